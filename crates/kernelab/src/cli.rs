@@ -1,0 +1,97 @@
+//! Command-line types (clap derive only; no logic).
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Evidence for GPU kernel changes: where the time goes, whether the change is correct, what
+/// changed in the machine code, and whether it is faster.
+#[derive(Parser, Debug)]
+#[command(name = "kernelab", version, about, propagate_version = true)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Rank a request's GPU time per kernel or kernel family from profiler files.
+    ///
+    /// Reads PyTorch profiler (Kineto) JSON (plain or gzip), rocprofv3 kernel_trace.csv (every
+    /// layout), kernel_stats.csv, memory_copy_trace.csv, the rocpd SQLite database
+    /// (*_results.db) and legacy rocprof results.stats.csv. The format is detected from the
+    /// content. Several files are read into one profile.
+    Profile(ProfileArgs),
+}
+
+/// How kernels become rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GroupArg {
+    /// One row per exact kernel name.
+    None,
+    /// One row per family: template arguments, parameters and clone suffixes removed.
+    Family,
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Tables for the terminal.
+    Table,
+    /// Markdown, to paste into a pull request.
+    Md,
+    /// JSON (schema in docs/json.md).
+    Json,
+    /// CSV, one row per kernel row.
+    Csv,
+}
+
+/// Where and how to write the result.
+#[derive(Args, Debug)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
+    /// Write to FILE instead of standard output (refuses to replace an existing file).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Replace FILE given to --out if it exists.
+    #[arg(long, requires = "out")]
+    pub force: bool,
+}
+
+/// Arguments of `kernelab profile`.
+#[derive(Args, Debug)]
+pub struct ProfileArgs {
+    /// Profiler files (format detected from content).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Group rows by family (default) or show every kernel name.
+    #[arg(long, value_enum, default_value_t = GroupArg::Family)]
+    pub group: GroupArg,
+    /// TOML file of family rules: [[family]] name = "...", match = "REGEX" (first match wins).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Number of rows before the "other" row.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Attribute kernel time to the innermost annotated range (Kineto user annotations).
+    #[arg(long)]
+    pub by_phase: bool,
+    /// Only kernels on this device (GPU index / agent id).
+    #[arg(long)]
+    pub device: Option<u32>,
+    /// Only kernels on this stream (or queue).
+    #[arg(long)]
+    pub stream: Option<u64>,
+    /// Only kernels whose full name matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub name: Option<String>,
+    /// Only kernels starting in START:END after the first kernel (units ns, us, ms, s; default ms).
+    #[arg(long, value_name = "START:END")]
+    pub time_range: Option<String>,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

@@ -1,0 +1,60 @@
+//! `kernelab`: evidence for GPU kernel changes. This binary only wires the library crates
+//! together; every command lives in `commands/`.
+
+mod cli;
+mod commands;
+mod output;
+mod progress;
+
+use clap::Parser;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// Everything worked.
+    Success,
+    /// Usage error or bad input.
+    Error,
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(s: ExitStatus) -> Self {
+        match s {
+            ExitStatus::Success => ExitCode::SUCCESS,
+            ExitStatus::Error => ExitCode::from(2),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        cli::Command::Profile(args) => commands::profile::run(args),
+    };
+    match result {
+        Ok(status) => status.into(),
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            let _ = writeln!(std::io::stderr(), "kernelab: error: {err:#}");
+            ExitStatus::Error.into()
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

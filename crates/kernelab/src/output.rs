@@ -1,0 +1,69 @@
+//! Writing results: standard output, or a file that is never silently replaced.
+
+use crate::cli::OutputArgs;
+use anyhow::{bail, Context, Result};
+use std::io::{IsTerminal, Write};
+
+/// Fails early if `--out` names an existing file and `--force` was not given.
+pub fn check_target(out: &OutputArgs) -> Result<()> {
+    if let Some(path) = &out.out {
+        if path.exists() && !out.force {
+            bail!(
+                "{}: already exists; not replacing it (use --force to replace)",
+                path.display()
+            );
+        }
+        if path.is_dir() {
+            bail!(
+                "{}: is a directory; --out needs a file path",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The width to fit terminal tables to, when standard output is a terminal and no file is named.
+pub fn terminal_width(out: &OutputArgs) -> Option<u16> {
+    if out.out.is_some() || !std::io::stdout().is_terminal() {
+        return None;
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .or(Some(200))
+}
+
+/// Writes `text` to standard output or, atomically, to the `--out` file.
+pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
+    match &out.out {
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text.as_bytes())?;
+            stdout.flush()?;
+            Ok(())
+        }
+        Some(path) => {
+            check_target(out)?;
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let file_name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let tmp = dir.join(format!(".{file_name}.kernelab-{}.tmp", std::process::id()));
+            std::fs::write(&tmp, text).with_context(|| format!("{}", tmp.display()))?;
+            if !out.force && path.exists() {
+                let _ = std::fs::remove_file(&tmp);
+                bail!(
+                    "{}: appeared while writing; not replacing it (use --force)",
+                    path.display()
+                );
+            }
+            std::fs::rename(&tmp, path).with_context(|| format!("{}", path.display()))?;
+            Ok(())
+        }
+    }
+}

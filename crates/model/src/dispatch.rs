@@ -1,0 +1,152 @@
+//! One kernel dispatch, one copy or fill, one annotated range, one launch call.
+
+use crate::profile::NameId;
+use crate::units::{Nanos, Timestamp};
+use serde::Serialize;
+
+/// Per-kernel resources as the input reports them. Every field is `None` when the input does
+/// not carry it; see `granules` for how to read the AMD register figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Resources {
+    /// Registers per thread (NVIDIA) or architectural VGPRs (AMD).
+    pub registers: Option<u32>,
+    /// AMD accumulation VGPRs (AGPRs).
+    pub agprs: Option<u32>,
+    /// AMD scalar registers.
+    pub sgprs: Option<u32>,
+    /// Shared memory (NVIDIA, static + dynamic) or LDS (AMD) in bytes per block/work-group.
+    pub shared_bytes: Option<u32>,
+    /// Scratch / local memory in bytes per thread (work-item).
+    pub scratch_bytes: Option<u32>,
+    /// True when the register figures are allocation granules from the AMD kernel descriptor
+    /// (rocprofv3), not the compiler's exact counts.
+    pub granules: bool,
+}
+
+/// The launch shape and resources of a dispatch, interned per profile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct LaunchConfig {
+    /// Grid in blocks (NVIDIA/Kineto) or work-items (rocprofv3), as the input writes it.
+    pub grid: Option<[u32; 3]>,
+    /// Block / work-group size in threads.
+    pub block: Option<[u32; 3]>,
+    /// Resources of the kernel.
+    pub resources: Resources,
+}
+
+/// One kernel execution on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelDispatch {
+    /// Kernel name as the input writes it (interned).
+    pub name: NameId,
+    /// Device (GPU index or agent id).
+    pub device: u32,
+    /// Stream or queue.
+    pub stream: u64,
+    /// Start on the device.
+    pub start: Timestamp,
+    /// Duration on the device.
+    pub duration: Nanos,
+    /// Index into the profile's launch-config interner.
+    pub launch: u32,
+    /// Correlation id linking the dispatch to its host launch call, when known.
+    pub correlation: Option<u64>,
+}
+
+impl KernelDispatch {
+    /// End of the dispatch on the device.
+    pub fn end(&self) -> Timestamp {
+        self.start.add(self.duration)
+    }
+}
+
+/// What kind of non-kernel GPU operation a transfer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TransferKind {
+    /// A memory copy.
+    Memcpy,
+    /// A memory fill.
+    Memset,
+}
+
+/// A memcpy or memset on a GPU, kept apart from kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// Copy or fill.
+    pub kind: TransferKind,
+    /// Device.
+    pub device: u32,
+    /// Stream or queue.
+    pub stream: u64,
+    /// Start.
+    pub start: Timestamp,
+    /// Duration.
+    pub duration: Nanos,
+    /// Bytes moved, when the input says.
+    pub bytes: Option<u64>,
+}
+
+/// Where an annotated range lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AnnotationScope {
+    /// A range on a GPU's timeline (Kineto `gpu_user_annotation`): encloses kernels by device time.
+    Gpu {
+        /// Device.
+        device: u32,
+    },
+    /// A range on a host thread (Kineto `user_annotation`, rocprofv3 markers): encloses kernels
+    /// whose launch call on that thread falls inside it.
+    Cpu {
+        /// Process id.
+        pid: i64,
+        /// Thread id.
+        tid: i64,
+    },
+}
+
+/// A named, annotated time range (a phase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Annotation {
+    /// Range name (interned).
+    pub name: NameId,
+    /// Where it lives.
+    pub scope: AnnotationScope,
+    /// Start.
+    pub start: Timestamp,
+    /// Duration.
+    pub duration: Nanos,
+}
+
+/// A host-side launch call (runtime API event) that carries a correlation id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// Correlation id shared with the dispatch.
+    pub correlation: u64,
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// When the call started.
+    pub start: Timestamp,
+}
+
+/// Per-kernel aggregates from an input that has no per-dispatch records (`kernel_stats.csv`,
+/// legacy `results.stats.csv`). Figures the input lacks are `None`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelAggregate {
+    /// Kernel name (interned).
+    pub name: NameId,
+    /// Number of calls.
+    pub calls: u64,
+    /// Total duration.
+    pub total: Nanos,
+    /// Shortest call.
+    pub min: Option<Nanos>,
+    /// Longest call.
+    pub max: Option<Nanos>,
+    /// Standard deviation in nanoseconds, as the tool computed it.
+    pub stddev_ns: Option<f64>,
+}

@@ -1,0 +1,27 @@
+//! The shared vocabulary of kernelab: kernel dispatches, profiles, families, units and the
+//! locations that errors point at. Every other kernelab crate speaks these types; this crate
+//! knows nothing of any file format or of the command line.
+//!
+//! ```
+//! use kernelab_model::{family_key, Nanos, Timestamp};
+//! assert_eq!(family_key("void at::native::vectorized_elementwise_kernel<4, Add>(int, Add)"),
+//!            "at::native::vectorized_elementwise_kernel");
+//! let start = Timestamp::from_ns(1_000);
+//! assert_eq!(Timestamp::from_ns(1_500).since(start), Some(Nanos::from_ns(500)));
+//! ```
+#![deny(missing_docs)]
+
+mod dispatch;
+mod family;
+mod location;
+mod profile;
+mod units;
+
+pub use dispatch::{
+    Annotation, AnnotationScope, KernelAggregate, KernelDispatch, Launch, LaunchConfig, Resources,
+    Transfer, TransferKind,
+};
+pub use family::{family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping, RuleError};
+pub use location::Location;
+pub use profile::{Interner, NameId, Profile, SourceInfo};
+pub use units::{parse_scaled_decimal, Nanos, Timestamp};

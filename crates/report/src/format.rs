@@ -1,0 +1,90 @@
+//! Number formatting shared by every renderer.
+
+/// The text shown for a figure the input does not have.
+pub const UNAVAILABLE: &str = "unavailable";
+
+/// An integer with thousands separators: `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A decimal with thousands separators in its integer part and `decimals` digits.
+pub fn decimal(x: f64, decimals: usize) -> String {
+    let text = format!("{:.*}", decimals, x.abs());
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let int = int
+        .parse::<u64>()
+        .map(thousands)
+        .unwrap_or_else(|_| int.to_string());
+    let sign = if x < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        "-"
+    } else {
+        ""
+    };
+    if frac.is_empty() {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    }
+}
+
+/// A duration in nanoseconds with a unit chosen by size: `812 ns`, `12.345 µs`, `1,221.134 ms`.
+pub fn duration_ns(ns: f64) -> String {
+    let a = ns.abs();
+    if a >= 1e6 {
+        format!("{} ms", decimal(ns / 1e6, 3))
+    } else if a >= 1e3 {
+        format!("{} µs", decimal(ns / 1e3, 3))
+    } else {
+        format!("{} ns", decimal(ns, 0))
+    }
+}
+
+/// An optional duration; `unavailable` when `None`.
+pub fn opt_duration_ns(ns: Option<f64>) -> String {
+    ns.map(duration_ns)
+        .unwrap_or_else(|| UNAVAILABLE.to_string())
+}
+
+/// A share (0..1) as a percentage with two decimals.
+pub fn share(x: f64) -> String {
+    format!("{:.2}%", x * 100.0)
+}
+
+/// A byte count: `512 B`, `48.0 KiB`.
+pub fn bytes(n: u64) -> String {
+    if n >= 1 << 20 {
+        format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64)
+    } else if n >= 1 << 10 {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    } else {
+        format!("{n} B")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(decimal(1204.7384, 3), "1,204.738");
+        assert_eq!(duration_ns(812.0), "812 ns");
+        assert_eq!(duration_ns(12_345.0), "12.345 µs");
+        assert_eq!(duration_ns(297_000_000.0), "297.000 ms");
+        assert_eq!(opt_duration_ns(None), "unavailable");
+        assert_eq!(share(1.0), "100.00%");
+        assert_eq!(bytes(49152), "48.0 KiB");
+        assert_eq!(decimal(-0.0001, 2), "0.00");
+    }
+}

@@ -1,0 +1,21 @@
+//! Renderers for kernelab results: a table model drawn by the terminal, Markdown and CSV
+//! renderers, and JSON documents with a `schema_version`. `format.rs` is the only place that
+//! formats durations, shares and unavailable figures.
+//!
+//! ```
+//! use kernelab_report::format::{duration_ns, share};
+//! assert_eq!(duration_ns(1_221_134_000.0), "1,221.134 ms");
+//! assert_eq!(share(0.0527), "5.27%");
+//! ```
+#![deny(missing_docs)]
+
+pub mod format;
+mod profile;
+pub mod render;
+mod table;
+
+pub use profile::{
+    profile_csv, profile_document, profile_tables, CsvRow, InputDoc, ProfileDocument,
+};
+pub use render::{render, OutputFormat};
+pub use table::{Align, Column, Section, Table};

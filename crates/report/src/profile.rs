@@ -1,0 +1,423 @@
+//! The `profile` view: tables and the JSON document of a ranking.
+
+use crate::format::{bytes, duration_ns, opt_duration_ns, share, thousands, UNAVAILABLE};
+use crate::table::{Align, Section, Table};
+use kernelab_model::SourceInfo;
+use kernelab_trace::{KernelRow, Outlier, PhaseRow, Ranking, Summary, ValueRange};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One input as written to JSON.
+#[derive(Serialize)]
+pub struct InputDoc {
+    /// Path as given.
+    pub path: String,
+    /// Detected format.
+    pub format: String,
+    /// Facts about the writer.
+    pub facts: BTreeMap<String, String>,
+    /// Reader notes.
+    pub notes: Vec<String>,
+}
+
+/// The JSON document of `kernelab profile` (schema in `docs/json.md`).
+#[derive(Serialize)]
+pub struct ProfileDocument<'a> {
+    /// Version of this document's layout.
+    pub schema_version: u32,
+    /// Always `"profile"`.
+    pub kind: &'static str,
+    /// kernelab version.
+    pub kernelab_version: &'static str,
+    /// `family` or `none`.
+    pub grouping: &'a str,
+    /// The inputs.
+    pub inputs: Vec<InputDoc>,
+    /// Whole-trace figures.
+    pub summary: &'a Summary,
+    /// Ranked rows.
+    pub kernels: &'a [KernelRow],
+    /// The rest, as one row.
+    pub other: Option<&'a KernelRow>,
+    /// Extreme slow calls.
+    pub outliers: &'a [Outlier],
+    /// Per-phase attribution.
+    pub phases: Option<&'a [PhaseRow]>,
+    /// Notes about the figures.
+    pub notes: Vec<String>,
+}
+
+/// Builds the JSON document.
+pub fn profile_document<'a>(
+    ranking: &'a Ranking,
+    sources: &[SourceInfo],
+    grouping: &'a str,
+) -> ProfileDocument<'a> {
+    ProfileDocument {
+        schema_version: 1,
+        kind: "profile",
+        kernelab_version: env!("CARGO_PKG_VERSION"),
+        grouping,
+        inputs: sources
+            .iter()
+            .map(|s| InputDoc {
+                path: s.path.display().to_string(),
+                format: s.format.clone(),
+                facts: s.facts.iter().cloned().collect(),
+                notes: s.notes.clone(),
+            })
+            .collect(),
+        summary: &ranking.summary,
+        kernels: &ranking.rows,
+        other: ranking.other.as_ref(),
+        outliers: &ranking.outliers,
+        phases: ranking.phases.as_deref(),
+        notes: notes(ranking, sources),
+    }
+}
+
+fn notes(ranking: &Ranking, sources: &[SourceInfo]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in sources {
+        for n in &s.notes {
+            let line = format!("{}: {n}", s.path.display());
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+    }
+    out.extend(ranking.notes.iter().cloned());
+    out
+}
+
+fn range(r: Option<ValueRange>, fmt: fn(u64) -> String) -> String {
+    match r {
+        None => "–".into(),
+        Some(v) if v.min == v.max => fmt(u64::from(v.min)),
+        Some(v) => format!("{}–{}", fmt(u64::from(v.min)), fmt(u64::from(v.max))),
+    }
+}
+
+fn plain(n: u64) -> String {
+    n.to_string()
+}
+
+/// Shortens a long kernel name for the terminal.
+fn shorten(name: &str, max: usize) -> String {
+    if max == 0 || name.chars().count() <= max {
+        return name.to_string();
+    }
+    let head: String = name.chars().take(max.saturating_sub(1)).collect();
+    format!("{head}…")
+}
+
+fn kernel_table(
+    title: &str,
+    rows: &[KernelRow],
+    other: Option<&KernelRow>,
+    name_width: usize,
+    family: bool,
+) -> Table {
+    let label = if family { "family" } else { "kernel" };
+    let mut t = Table::new(
+        title,
+        &[
+            ("#", Align::Right),
+            (label, Align::Left),
+            ("calls", Align::Right),
+            ("total", Align::Right),
+            ("mean", Align::Right),
+            ("median", Align::Right),
+            ("min", Align::Right),
+            ("max", Align::Right),
+            ("share", Align::Right),
+            ("grid", Align::Left),
+            ("block", Align::Left),
+            ("regs", Align::Right),
+            ("shared/LDS", Align::Right),
+            ("scratch", Align::Right),
+        ],
+    );
+    for r in rows.iter().chain(other) {
+        let mut name = shorten(&r.name, name_width);
+        if family && r.variants > 1 && r.rank > 0 {
+            name = format!("{name} ({} variants)", r.variants);
+        }
+        let regs = match r.registers {
+            None => "–".to_string(),
+            Some(_) => {
+                let mut s = range(r.registers, plain);
+                if r.register_granules {
+                    s.push('*');
+                }
+                s
+            }
+        };
+        t.push(vec![
+            if r.rank == 0 {
+                String::new()
+            } else {
+                r.rank.to_string()
+            },
+            name,
+            thousands(r.calls),
+            duration_ns(r.total_ns as f64),
+            duration_ns(r.mean_ns),
+            opt_duration_ns(r.median_ns),
+            opt_duration_ns(r.min_ns.map(|x| x as f64)),
+            opt_duration_ns(r.max_ns.map(|x| x as f64)),
+            share(r.share),
+            r.grid.clone().unwrap_or_else(|| "–".into()),
+            r.block.clone().unwrap_or_else(|| "–".into()),
+            regs,
+            range(r.shared_bytes, bytes),
+            range(r.scratch_bytes, bytes),
+        ]);
+    }
+    t
+}
+
+fn opt(ns: Option<u64>) -> String {
+    ns.map(|x| duration_ns(x as f64))
+        .unwrap_or_else(|| UNAVAILABLE.to_string())
+}
+
+/// Builds the sections of the profile view. `name_width` shortens names (0: never).
+pub fn profile_tables(
+    ranking: &Ranking,
+    sources: &[SourceInfo],
+    family: bool,
+    name_width: usize,
+) -> Vec<Section> {
+    let s = &ranking.summary;
+    let mut inputs = Vec::new();
+    for src in sources {
+        let facts: Vec<String> = src.facts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        inputs.push(format!(
+            "{} ({}{}{})",
+            src.path.display(),
+            src.format,
+            if facts.is_empty() { "" } else { "; " },
+            facts.join("; ")
+        ));
+    }
+    let mut summary = Table::new(
+        "Whole trace",
+        &[("figure", Align::Left), ("value", Align::Right)],
+    );
+    let pct_of_wall = |x: Option<u64>| match (x, s.wall_ns) {
+        (Some(v), Some(w)) if w > 0 => format!(" ({} of wall)", share(v as f64 / w as f64)),
+        _ => String::new(),
+    };
+    summary.push(vec![
+        "kernel GPU time (sum of durations)".into(),
+        duration_ns(s.kernel_time_ns as f64),
+    ]);
+    summary.push(vec![
+        "GPU busy (union over streams)".into(),
+        format!("{}{}", opt(s.busy_ns), pct_of_wall(s.busy_ns)),
+    ]);
+    summary.push(vec![
+        "trace wall (first kernel start to last end)".into(),
+        opt(s.wall_ns),
+    ]);
+    summary.push(vec![
+        "launch gaps (idle time on the busy timeline)".into(),
+        match (s.gap_ns, s.gap_count) {
+            (Some(g), Some(n)) => format!(
+                "{} in {} gaps{}",
+                duration_ns(g as f64),
+                thousands(n),
+                pct_of_wall(Some(g))
+            ),
+            _ => UNAVAILABLE.into(),
+        },
+    ]);
+    summary.push(vec!["kernels executed".into(), thousands(s.kernel_count)]);
+    summary.push(vec![
+        "distinct kernels / rows".into(),
+        format!(
+            "{} / {}",
+            thousands(s.distinct_kernels as u64),
+            thousands(s.groups as u64)
+        ),
+    ]);
+    let transfer = |ns: Option<u64>, n: Option<u64>| match (ns, n) {
+        (Some(t), Some(c)) => format!("{} in {} ops", duration_ns(t as f64), thousands(c)),
+        _ => UNAVAILABLE.into(),
+    };
+    summary.push(vec![
+        "memcpy (not in kernel time)".into(),
+        transfer(s.memcpy_ns, s.memcpy_count),
+    ]);
+    summary.push(vec![
+        "memset (not in kernel time)".into(),
+        transfer(s.memset_ns, s.memset_count),
+    ]);
+    if !s.devices.is_empty() {
+        summary.push(vec![
+            "devices / streams".into(),
+            format!(
+                "{} / {}",
+                s.devices
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(","),
+                s.streams
+                    .map(|n| n.to_string())
+                    .unwrap_or_else(|| UNAVAILABLE.into())
+            ),
+        ]);
+    }
+    let title = format!(
+        "Top {} {} by total GPU time",
+        ranking.rows.len(),
+        if family { "kernel families" } else { "kernels" }
+    );
+    let mut sections = vec![
+        Section::Lines {
+            title: "Inputs".into(),
+            lines: inputs,
+        },
+        Section::Table(summary),
+        Section::Table(kernel_table(
+            &title,
+            &ranking.rows,
+            ranking.other.as_ref(),
+            name_width,
+            family,
+        )),
+    ];
+    let outliers: Vec<String> = ranking
+        .outliers
+        .iter()
+        .map(|o| {
+            if o.calls_over == 1 {
+                format!(
+                    "one call of {} is {} ({:.0}x its median of {})",
+                    o.name,
+                    duration_ns(o.max_ns as f64),
+                    o.max_ns as f64 / o.median_ns,
+                    duration_ns(o.median_ns)
+                )
+            } else {
+                format!(
+                    "{} calls of {} exceed {}x its median of {}; the slowest is {}",
+                    o.calls_over,
+                    o.name,
+                    o.factor,
+                    duration_ns(o.median_ns),
+                    duration_ns(o.max_ns as f64)
+                )
+            }
+        })
+        .collect();
+    sections.push(Section::Lines {
+        title: "Outliers (slowest call > 10x median)".into(),
+        lines: outliers,
+    });
+    if let Some(phases) = &ranking.phases {
+        let mut t = Table::new(
+            "Kernel time by phase (innermost annotated range)",
+            &[
+                ("phase", Align::Left),
+                ("calls", Align::Right),
+                ("total", Align::Right),
+                ("share", Align::Right),
+                ("top row", Align::Left),
+            ],
+        );
+        for p in phases {
+            let top = p.kernels.first().map(|k| {
+                format!(
+                    "{} ({})",
+                    shorten(&k.name, name_width),
+                    duration_ns(k.total_ns as f64)
+                )
+            });
+            t.push(vec![
+                shorten(&p.phase, name_width),
+                thousands(p.calls),
+                duration_ns(p.total_ns as f64),
+                share(p.share),
+                top.unwrap_or_else(|| "–".into()),
+            ]);
+        }
+        sections.push(Section::Table(t));
+    }
+    let mut n = notes(ranking, sources);
+    if ranking.rows.iter().any(|r| r.register_granules) {
+        n.push("regs marked * are allocation granules (rocprofv3 kernel descriptor), not exact compiler counts".into());
+    }
+    sections.push(Section::Lines {
+        title: "Notes".into(),
+        lines: n,
+    });
+    sections
+}
+
+/// A flat CSV row (one per kernel row, plus the "other" row).
+#[derive(Serialize)]
+pub struct CsvRow<'a> {
+    rank: usize,
+    name: &'a str,
+    family: &'a str,
+    variants: usize,
+    calls: u64,
+    total_ns: u64,
+    mean_ns: f64,
+    median_ns: Option<f64>,
+    min_ns: Option<u64>,
+    max_ns: Option<u64>,
+    stddev_ns: Option<f64>,
+    share: f64,
+    grid: Option<&'a str>,
+    block: Option<&'a str>,
+    registers_min: Option<u32>,
+    registers_max: Option<u32>,
+    agprs_max: Option<u32>,
+    sgprs_max: Option<u32>,
+    shared_bytes_max: Option<u32>,
+    scratch_bytes_max: Option<u32>,
+    register_granules: bool,
+}
+
+impl<'a> From<&'a KernelRow> for CsvRow<'a> {
+    fn from(r: &'a KernelRow) -> Self {
+        CsvRow {
+            rank: r.rank,
+            name: &r.name,
+            family: &r.family,
+            variants: r.variants,
+            calls: r.calls,
+            total_ns: r.total_ns,
+            mean_ns: r.mean_ns,
+            median_ns: r.median_ns,
+            min_ns: r.min_ns,
+            max_ns: r.max_ns,
+            stddev_ns: r.stddev_ns,
+            share: r.share,
+            grid: r.grid.as_deref(),
+            block: r.block.as_deref(),
+            registers_min: r.registers.map(|v| v.min),
+            registers_max: r.registers.map(|v| v.max),
+            agprs_max: r.agprs.map(|v| v.max),
+            sgprs_max: r.sgprs.map(|v| v.max),
+            shared_bytes_max: r.shared_bytes.map(|v| v.max),
+            scratch_bytes_max: r.scratch_bytes.map(|v| v.max),
+            register_granules: r.register_granules,
+        }
+    }
+}
+
+/// The CSV text of a ranking: every row, then the "other" row (rank 0).
+pub fn profile_csv(ranking: &Ranking) -> Result<String, String> {
+    let rows: Vec<CsvRow<'_>> = ranking
+        .rows
+        .iter()
+        .chain(ranking.other.as_ref())
+        .map(CsvRow::from)
+        .collect();
+    crate::render::csv_rows(&rows)
+}

@@ -1,0 +1,27 @@
+//! One renderer per output format, all drawing the same [`Section`]s.
+
+mod csv;
+mod markdown;
+mod terminal;
+
+use crate::table::Section;
+
+pub use self::csv::csv_rows;
+
+/// An output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutputFormat {
+    /// Tables for a terminal.
+    Terminal,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+}
+
+/// Renders sections as text in `format`. `width` limits terminal tables (None: no limit).
+pub fn render(sections: &[Section], format: OutputFormat, width: Option<u16>) -> String {
+    match format {
+        OutputFormat::Terminal => terminal::render(sections, width),
+        OutputFormat::Markdown => markdown::render(sections),
+    }
+}

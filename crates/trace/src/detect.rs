@@ -1,0 +1,114 @@
+//! Format detection from content, never from the file name.
+
+use crate::input::SQLITE_MAGIC;
+use crate::rocprof::{classify_header, CsvKind};
+
+/// An input format kernelab recognizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// PyTorch profiler / Kineto Chrome-trace JSON (plain or gzip).
+    Kineto,
+    /// A rocprof or rocprofv3 CSV.
+    RocprofCsv(CsvKind),
+    /// A SQLite database (rocpd or Nsight Systems; told apart by its tables).
+    Sqlite,
+    /// Nsight Compute `--csv` output.
+    NcuCsv,
+    /// `nsys stats` CSV output.
+    NsysStatsCsv,
+}
+
+impl Format {
+    /// A short stable name, used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Kineto => "kineto",
+            Format::RocprofCsv(CsvKind::KernelTrace) => "rocprofv3-kernel-trace",
+            Format::RocprofCsv(CsvKind::KernelStats) => "rocprofv3-kernel-stats",
+            Format::RocprofCsv(CsvKind::LegacyStats) => "rocprof-stats",
+            Format::RocprofCsv(CsvKind::MemoryCopyTrace) => "rocprofv3-memory-copy-trace",
+            Format::Sqlite => "sqlite",
+            Format::NcuCsv => "ncu-csv",
+            Format::NsysStatsCsv => "nsys-stats-csv",
+        }
+    }
+}
+
+/// The first line of `head` split as CSV fields.
+pub fn csv_header(head: &[u8]) -> Option<Vec<String>> {
+    let line_end = memchr::memchr(b'\n', head).unwrap_or(head.len());
+    let line = &head[..line_end];
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(line);
+    let rec = rdr.records().next()?.ok()?;
+    Some(
+        rec.iter()
+            .map(|s| s.trim().trim_start_matches('\u{feff}').to_string())
+            .collect(),
+    )
+}
+
+/// Detects the format of decompressed content from its first bytes. On failure returns a
+/// description of what was seen.
+pub fn detect(head: &[u8]) -> Result<Format, String> {
+    if head.starts_with(SQLITE_MAGIC) {
+        return Ok(Format::Sqlite);
+    }
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let first = text.iter().copied().find(|c| !c.is_ascii_whitespace());
+    match first {
+        None => return Err("only whitespace".into()),
+        Some(b'{') | Some(b'[') => return Ok(Format::Kineto),
+        _ => {}
+    }
+    if text.starts_with(b"==PROF==") || text.starts_with(b"\"ID\",\"Process ID\"") {
+        return Ok(Format::NcuCsv);
+    }
+    if let Some(cols) = csv_header(text) {
+        if cols.len() >= 2 {
+            if let Some(kind) = classify_header(&cols) {
+                return Ok(Format::RocprofCsv(kind));
+            }
+            if cols.iter().any(|c| c == "Time (%)") && cols.iter().any(|c| c == "Total Time (ns)") {
+                return Ok(Format::NsysStatsCsv);
+            }
+            let shown: Vec<&str> = cols.iter().take(8).map(String::as_str).collect();
+            return Err(format!(
+                "CSV header [{}{}] is not one kernelab reads (expected a rocprofv3 kernel_trace.csv with Kernel_Name and Start_Timestamp, a kernel_stats.csv or results.stats.csv with Name, Calls, TotalDurationNs)",
+                shown.join(", "),
+                if cols.len() > 8 { ", …" } else { "" }
+            ));
+        }
+    }
+    let shown = String::from_utf8_lossy(&text[..text.len().min(32)]).into_owned();
+    Err(format!(
+        "starts with {shown:?}; expected Kineto JSON (`{{` or `[`), gzip, a SQLite database or a rocprof CSV header"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_by_content() {
+        assert_eq!(detect(b"  {\"traceEvents\": []}"), Ok(Format::Kineto));
+        assert_eq!(detect(b"SQLite format 3\0rest"), Ok(Format::Sqlite));
+        assert_eq!(
+            detect(b"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\"\n"),
+            Ok(Format::RocprofCsv(CsvKind::LegacyStats))
+        );
+        assert_eq!(
+            detect(
+                b"\"Kind\",\"Agent_Id\",\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n"
+            ),
+            Ok(Format::RocprofCsv(CsvKind::KernelTrace))
+        );
+        let err = detect(b"a,b,c\n1,2,3\n").expect_err("unknown");
+        assert!(err.contains("CSV header [a, b, c]"), "{err}");
+        assert!(detect(b"hello world").is_err());
+    }
+}

@@ -1,0 +1,119 @@
+//! Errors of the trace readers, each with the location it happened at.
+
+use kernelab_model::Location;
+use std::fmt;
+use std::path::Path;
+
+/// What went wrong.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Reading the file failed.
+    Io(std::io::Error),
+    /// The input does not have the expected shape.
+    Syntax {
+        /// What the reader expected.
+        expected: String,
+        /// What it found instead.
+        found: String,
+    },
+    /// The input ended early.
+    Truncated {
+        /// What the reader still expected.
+        expected: String,
+    },
+    /// The file is empty.
+    Empty,
+    /// The path is a directory.
+    IsDirectory,
+    /// The content is not a format kernelab reads.
+    UnknownFormat {
+        /// What was seen, and what is accepted.
+        detail: String,
+    },
+    /// A recognized format whose reader is not available.
+    Unsupported {
+        /// Which format, and what to do instead.
+        detail: String,
+    },
+    /// A SQLite database could not be queried.
+    Sqlite(String),
+}
+
+/// A reader error with its location.
+#[derive(Debug)]
+pub struct Error {
+    /// Where.
+    pub location: Location,
+    /// What.
+    pub kind: ErrorKind,
+}
+
+impl Error {
+    /// A new error at `location`.
+    pub fn new(location: Location, kind: ErrorKind) -> Self {
+        Error { location, kind }
+    }
+    /// A syntax error: expected one thing, found another.
+    pub fn syntax(
+        location: Location,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Self {
+        Error::new(
+            location,
+            ErrorKind::Syntax {
+                expected: expected.into(),
+                found: found.into(),
+            },
+        )
+    }
+    /// Attaches the file path (kept if one is set).
+    pub fn with_path(mut self, path: &Path) -> Self {
+        self.location = self.location.with_path(path);
+        self
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Io(e) => write!(f, "{e}"),
+            ErrorKind::Syntax { expected, found } => write!(f, "expected {expected}, found {found}"),
+            ErrorKind::Truncated { expected } => write!(f, "input ends early: expected {expected}"),
+            ErrorKind::Empty => write!(f, "the file is empty: expected a profile (Kineto JSON, rocprofv3 CSV or SQLite, rocprof stats CSV)"),
+            ErrorKind::IsDirectory => write!(f, "is a directory: expected a file (give the kernel_trace.csv or *_results.db inside it)"),
+            ErrorKind::UnknownFormat { detail } => write!(f, "unknown format: {detail}"),
+            ErrorKind::Unsupported { detail } => write!(f, "{detail}"),
+            ErrorKind::Sqlite(m) => write!(f, "SQLite: {m}"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.kind)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Shows at most `n` characters of `text` for an error message.
+pub(crate) fn snippet(text: &[u8], n: usize) -> String {
+    let s = String::from_utf8_lossy(&text[..text.len().min(n * 4)]);
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().count() > n {
+        out.push('…');
+    }
+    format!("{out:?}")
+}

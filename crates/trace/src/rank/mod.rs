@@ -1,0 +1,432 @@
+//! Ranking a profile's GPU time per kernel or family, with whole-trace figures, outliers and
+//! phases.
+
+mod phase;
+mod rows;
+mod timeline;
+
+pub use rows::{KernelRow, ValueRange};
+
+use kernelab_model::{FamilyRules, Grouping, KernelDispatch, NameId, Profile, TransferKind};
+use regex::Regex;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A time window relative to the first kernel start of the input, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimeRange {
+    /// Start offset (inclusive).
+    pub start_ns: i64,
+    /// End offset (exclusive); `None` for the end of the trace.
+    pub end_ns: Option<i64>,
+}
+
+/// Parses `START:END` with units `ns`, `us`, `ms` (the default) or `s`; either side may be empty.
+pub fn parse_time_range(text: &str) -> Result<TimeRange, String> {
+    let (a, b) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?}: expected START:END, e.g. 10ms:250ms"))?;
+    let one = |s: &str| -> Result<Option<i64>, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Ok(None);
+        }
+        let (num, scale) = if let Some(n) = s.strip_suffix("ns") {
+            (n, 0)
+        } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
+            (n, 3)
+        } else if let Some(n) = s.strip_suffix("ms") {
+            (n, 6)
+        } else if let Some(n) = s.strip_suffix('s') {
+            (n, 9)
+        } else {
+            (s, 6)
+        };
+        kernelab_model::parse_scaled_decimal(num, scale)
+            .map(Some)
+            .ok_or_else(|| format!("{s:?}: expected a time such as 250ms, 1.5s, 300us or 1000ns"))
+    };
+    let start_ns = one(a)?.unwrap_or(0);
+    let end_ns = one(b)?;
+    if end_ns.is_some_and(|e| e <= start_ns) {
+        return Err(format!("{text:?}: the end must be after the start"));
+    }
+    Ok(TimeRange { start_ns, end_ns })
+}
+
+/// Which dispatches to keep.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    /// Only this device.
+    pub device: Option<u32>,
+    /// Only this stream or queue.
+    pub stream: Option<u64>,
+    /// Only kernels whose full name matches.
+    pub name: Option<Regex>,
+    /// Only kernels that start in this window.
+    pub time_range: Option<TimeRange>,
+}
+
+/// How to rank.
+#[derive(Clone, Debug)]
+pub struct RankOptions {
+    /// Rows per exact name or per family.
+    pub grouping: Grouping,
+    /// User family rules (applied before the default family key).
+    pub rules: FamilyRules,
+    /// Number of rows before the "other" row.
+    pub top: usize,
+    /// Dispatch filters.
+    pub filters: Filters,
+    /// Attribute time to annotated phases.
+    pub by_phase: bool,
+    /// A kernel whose slowest call exceeds this many times its median is an outlier.
+    pub outlier_factor: f64,
+}
+
+impl Default for RankOptions {
+    fn default() -> Self {
+        RankOptions {
+            grouping: Grouping::Family,
+            rules: FamilyRules::default(),
+            top: 20,
+            filters: Filters::default(),
+            by_phase: false,
+            outlier_factor: 10.0,
+        }
+    }
+}
+
+/// Whole-trace figures. `None` means the input does not have what the figure needs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Sum of kernel durations.
+    pub kernel_time_ns: u64,
+    /// Union of kernel intervals over streams, per device, summed over devices.
+    pub busy_ns: Option<u64>,
+    /// First kernel start to last kernel end.
+    pub wall_ns: Option<u64>,
+    /// Idle time between busy stretches (positive launch gaps), per device, summed.
+    pub gap_ns: Option<u64>,
+    /// Number of idle gaps.
+    pub gap_count: Option<u64>,
+    /// Number of kernel executions.
+    pub kernel_count: u64,
+    /// Number of distinct kernel names.
+    pub distinct_kernels: usize,
+    /// Number of rows before truncation (families or names).
+    pub groups: usize,
+    /// Devices seen.
+    pub devices: Vec<u32>,
+    /// Number of distinct (device, stream) pairs with kernels.
+    pub streams: Option<usize>,
+    /// Sum of memcpy durations (kept apart from kernel time).
+    pub memcpy_ns: Option<u64>,
+    /// Number of memcpys.
+    pub memcpy_count: Option<u64>,
+    /// Sum of memset durations.
+    pub memset_ns: Option<u64>,
+    /// Number of memsets.
+    pub memset_count: Option<u64>,
+    /// Start of the first kernel, on the input's clock.
+    pub first_start_ns: Option<i64>,
+}
+
+/// A kernel whose slowest call is far slower than its median.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outlier {
+    /// Row name.
+    pub name: String,
+    /// Slowest call.
+    pub max_ns: u64,
+    /// Median call.
+    pub median_ns: f64,
+    /// Number of calls above the factor times the median.
+    pub calls_over: u64,
+    /// The factor used.
+    pub factor: f64,
+}
+
+/// Time attributed to one annotated range.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PhaseRow {
+    /// Range name, or `(no phase)`.
+    pub phase: String,
+    /// Kernel executions in it.
+    pub calls: u64,
+    /// Kernel time in it.
+    pub total_ns: u64,
+    /// Share of all kernel time.
+    pub share: f64,
+    /// Its top kernels or families.
+    pub kernels: Vec<KernelRow>,
+}
+
+/// The result of ranking.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ranking {
+    /// Top rows by total time.
+    pub rows: Vec<KernelRow>,
+    /// Everything below the top rows, as one row.
+    pub other: Option<KernelRow>,
+    /// Whole-trace figures.
+    pub summary: Summary,
+    /// Kernels with extreme slow calls.
+    pub outliers: Vec<Outlier>,
+    /// Per-phase attribution, when requested.
+    pub phases: Option<Vec<PhaseRow>>,
+    /// Things the reader should know about these figures.
+    pub notes: Vec<String>,
+}
+
+/// Why a profile cannot be ranked.
+#[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RankError {
+    /// Per-dispatch and aggregate-only inputs were mixed.
+    MixedInputs,
+}
+
+impl std::fmt::Display for RankError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RankError::MixedInputs => write!(
+                f,
+                "cannot combine per-dispatch traces with aggregate-only stats files in one ranking (give one kind)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RankError {}
+
+/// Ranks the profile's kernel time.
+pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking, RankError> {
+    if profile.has_dispatches() && !profile.aggregates.is_empty() {
+        return Err(RankError::MixedInputs);
+    }
+    let mut keys: HashMap<NameId, String> = HashMap::new();
+    let mut key_of = |id: NameId| -> String {
+        keys.entry(id)
+            .or_insert_with(|| {
+                let name = profile.names.name(id);
+                match options.grouping {
+                    Grouping::None => name.to_string(),
+                    _ => options.rules.family_of(name),
+                }
+            })
+            .clone()
+    };
+    if !profile.has_dispatches() {
+        return Ok(rows::rank_aggregates(profile, options, &mut key_of));
+    }
+    let selected = select(profile, &options.filters);
+    let summary = summarize(profile, &selected, options);
+    let mut notes = Vec::new();
+    let (rows, other, groups) = rows::rank_dispatches(
+        profile,
+        &selected,
+        options,
+        summary.kernel_time_ns,
+        &mut key_of,
+    );
+    let outliers = rows::outliers(profile, &selected, options.outlier_factor);
+    let summary = Summary { groups, ..summary };
+    let phases = if options.by_phase {
+        if profile.annotations.is_empty() {
+            notes.push("--by-phase: the input has no annotated ranges, so no phase table".into());
+            None
+        } else {
+            Some(phase_rows(
+                profile,
+                &selected,
+                options,
+                summary.kernel_time_ns,
+                &mut key_of,
+            ))
+        }
+    } else {
+        None
+    };
+    if selected.is_empty() {
+        notes.push("no kernel matched the filters".into());
+    }
+    Ok(Ranking {
+        rows,
+        other,
+        summary,
+        outliers,
+        phases,
+        notes,
+    })
+}
+
+fn select<'p>(profile: &'p Profile, f: &Filters) -> Vec<&'p KernelDispatch> {
+    let origin = profile
+        .dispatches
+        .iter()
+        .map(|d| d.start.ns())
+        .min()
+        .unwrap_or(0);
+    let mut name_ok: HashMap<NameId, bool> = HashMap::new();
+    profile
+        .dispatches
+        .iter()
+        .filter(|d| f.device.is_none_or(|x| d.device == x))
+        .filter(|d| f.stream.is_none_or(|x| d.stream == x))
+        .filter(|d| {
+            f.time_range.is_none_or(|r| {
+                let off = d.start.ns() - origin;
+                off >= r.start_ns && r.end_ns.is_none_or(|e| off < e)
+            })
+        })
+        .filter(|d| match &f.name {
+            None => true,
+            Some(re) => *name_ok
+                .entry(d.name)
+                .or_insert_with(|| re.is_match(profile.names.name(d.name))),
+        })
+        .collect()
+}
+
+fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOptions) -> Summary {
+    let t = timeline::timeline(selected);
+    let mut devices: Vec<u32> = selected.iter().map(|d| d.device).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let mut streams: Vec<(u32, u64)> = selected.iter().map(|d| (d.device, d.stream)).collect();
+    streams.sort_unstable();
+    streams.dedup();
+    let mut names: Vec<NameId> = selected.iter().map(|d| d.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    let f = &options.filters;
+    let origin = profile
+        .dispatches
+        .iter()
+        .map(|d| d.start.ns())
+        .min()
+        .unwrap_or(0);
+    let transfers: Vec<_> = profile
+        .transfers
+        .iter()
+        .filter(|x| f.device.is_none_or(|d| x.device == d))
+        .filter(|x| f.stream.is_none_or(|s| x.stream == s))
+        .filter(|x| {
+            f.time_range.is_none_or(|r| {
+                let off = x.start.ns() - origin;
+                off >= r.start_ns && r.end_ns.is_none_or(|e| off < e)
+            })
+        })
+        .collect();
+    let sum = |k: TransferKind| {
+        transfers
+            .iter()
+            .filter(|x| x.kind == k)
+            .map(|x| x.duration.ns())
+            .sum::<u64>()
+    };
+    let count = |k: TransferKind| transfers.iter().filter(|x| x.kind == k).count() as u64;
+    let empty = selected.is_empty();
+    Summary {
+        kernel_time_ns: selected.iter().map(|d| d.duration.ns()).sum(),
+        busy_ns: Some(t.busy_ns),
+        wall_ns: Some(t.wall_ns),
+        gap_ns: Some(t.gap_ns),
+        gap_count: Some(t.gaps),
+        kernel_count: selected.len() as u64,
+        distinct_kernels: names.len(),
+        groups: 0,
+        devices,
+        streams: Some(streams.len()),
+        memcpy_ns: Some(sum(TransferKind::Memcpy)),
+        memcpy_count: Some(count(TransferKind::Memcpy)),
+        memset_ns: Some(sum(TransferKind::Memset)),
+        memset_count: Some(count(TransferKind::Memset)),
+        first_start_ns: if empty {
+            None
+        } else {
+            selected.iter().map(|d| d.start.ns()).min()
+        },
+    }
+}
+
+fn phase_rows(
+    profile: &Profile,
+    selected: &[&KernelDispatch],
+    options: &RankOptions,
+    kernel_time: u64,
+    key_of: &mut dyn FnMut(NameId) -> String,
+) -> Vec<PhaseRow> {
+    let assigned = phase::assign(profile, selected);
+    let mut by_phase: HashMap<Option<NameId>, Vec<&KernelDispatch>> = HashMap::new();
+    for (d, a) in selected.iter().zip(assigned) {
+        by_phase.entry(a).or_default().push(d);
+    }
+    let mut out: Vec<PhaseRow> = by_phase
+        .into_iter()
+        .map(|(phase, ds)| {
+            let total: u64 = ds.iter().map(|d| d.duration.ns()).sum();
+            let (kernels, _, _) = rows::rank_dispatches(profile, &ds, options, kernel_time, key_of);
+            PhaseRow {
+                phase: phase
+                    .map(|p| profile.names.name(p).to_string())
+                    .unwrap_or_else(|| "(no phase)".into()),
+                calls: ds.len() as u64,
+                total_ns: total,
+                share: if kernel_time > 0 {
+                    total as f64 / kernel_time as f64
+                } else {
+                    0.0
+                },
+                kernels,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.phase.cmp(&b.phase))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_ranges_parse_with_units() {
+        assert_eq!(
+            parse_time_range("10ms:250ms"),
+            Ok(TimeRange {
+                start_ns: 10_000_000,
+                end_ns: Some(250_000_000)
+            })
+        );
+        assert_eq!(
+            parse_time_range("1.5s:"),
+            Ok(TimeRange {
+                start_ns: 1_500_000_000,
+                end_ns: None
+            })
+        );
+        assert_eq!(
+            parse_time_range(":300us"),
+            Ok(TimeRange {
+                start_ns: 0,
+                end_ns: Some(300_000)
+            })
+        );
+        assert_eq!(
+            parse_time_range("5:7"),
+            Ok(TimeRange {
+                start_ns: 5_000_000,
+                end_ns: Some(7_000_000)
+            })
+        );
+        assert!(parse_time_range("7ms:5ms").is_err());
+        assert!(parse_time_range("10ms").is_err());
+        assert!(parse_time_range("xms:").is_err());
+    }
+}

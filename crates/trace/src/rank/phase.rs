@@ -1,0 +1,122 @@
+//! Attributing each kernel to the innermost annotated range (phase) that encloses it.
+
+use kernelab_model::{AnnotationScope, KernelDispatch, NameId, Profile};
+use std::collections::HashMap;
+
+/// For every dispatch index in `selected`, the name of its innermost enclosing annotation, or
+/// `None`. A GPU-side range (Kineto `gpu_user_annotation`) encloses a kernel that starts inside
+/// it on the same device; a host-side range (`user_annotation`) encloses a kernel whose launch
+/// call (matched by correlation id) starts inside it on the same thread. GPU-side ranges win.
+pub fn assign(profile: &Profile, selected: &[&KernelDispatch]) -> Vec<Option<NameId>> {
+    let mut out = vec![None; selected.len()];
+    // GPU scope, keyed by device.
+    let mut gpu: HashMap<u32, Vec<(i64, i64, NameId)>> = HashMap::new();
+    let mut cpu: HashMap<(i64, i64), Vec<(i64, i64, NameId)>> = HashMap::new();
+    for a in &profile.annotations {
+        let iv = (a.start.ns(), a.start.add(a.duration).ns(), a.name);
+        match a.scope {
+            AnnotationScope::Gpu { device } => gpu.entry(device).or_default().push(iv),
+            AnnotationScope::Cpu { pid, tid } => cpu.entry((pid, tid)).or_default().push(iv),
+            _ => {}
+        }
+    }
+    let mut gpu_queries: HashMap<u32, Vec<(i64, usize)>> = HashMap::new();
+    for (i, d) in selected.iter().enumerate() {
+        gpu_queries
+            .entry(d.device)
+            .or_default()
+            .push((d.start.ns(), i));
+    }
+    for (dev, queries) in gpu_queries {
+        if let Some(anns) = gpu.get_mut(&dev) {
+            sweep(anns, queries, &mut out);
+        }
+    }
+    if !cpu.is_empty() && !profile.host_launches.is_empty() {
+        let launches: HashMap<u64, (i64, i64, i64)> = profile
+            .host_launches
+            .iter()
+            .map(|l| (l.correlation, (l.pid, l.tid, l.start.ns())))
+            .collect();
+        let mut cpu_queries: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
+        for (i, d) in selected.iter().enumerate() {
+            if out[i].is_some() {
+                continue;
+            }
+            if let Some(&(pid, tid, t)) = d.correlation.and_then(|c| launches.get(&c)) {
+                cpu_queries.entry((pid, tid)).or_default().push((t, i));
+            }
+        }
+        for (key, queries) in cpu_queries {
+            if let Some(anns) = cpu.get_mut(&key) {
+                sweep(anns, queries, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// Sweeps sorted query times over intervals with a stack of open intervals; the top of the
+/// stack is the innermost open interval.
+fn sweep(
+    anns: &mut [(i64, i64, NameId)],
+    mut queries: Vec<(i64, usize)>,
+    out: &mut [Option<NameId>],
+) {
+    // Earlier start first; for equal starts the longer (outer) range first.
+    anns.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    queries.sort_unstable();
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next = 0;
+    for (t, idx) in queries {
+        while next < anns.len() && anns[next].0 <= t {
+            while stack.last().is_some_and(|&top| anns[top].1 <= anns[next].0) {
+                stack.pop();
+            }
+            stack.push(next);
+            next += 1;
+        }
+        while stack.last().is_some_and(|&top| anns[top].1 <= t) {
+            stack.pop();
+        }
+        if out[idx].is_none() {
+            out[idx] = stack.last().map(|&top| anns[top].2);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernelab_model::{Annotation, Nanos, Timestamp};
+
+    #[test]
+    fn innermost_gpu_range_wins() {
+        let mut p = Profile::default();
+        let outer = p.names.intern_str("step");
+        let inner = p.names.intern_str("attention");
+        for (name, s, d) in [(outer, 0, 100), (inner, 10, 20)] {
+            p.annotations.push(Annotation {
+                name,
+                scope: AnnotationScope::Gpu { device: 0 },
+                start: Timestamp::from_ns(s),
+                duration: Nanos::from_ns(d),
+            });
+        }
+        let k = |s: i64| KernelDispatch {
+            name: NameId(9),
+            device: 0,
+            stream: 0,
+            start: Timestamp::from_ns(s),
+            duration: Nanos::from_ns(1),
+            launch: 0,
+            correlation: None,
+        };
+        let ds = [k(5), k(15), k(40), k(200)];
+        let refs: Vec<&KernelDispatch> = ds.iter().collect();
+        assert_eq!(
+            assign(&p, &refs),
+            vec![Some(outer), Some(inner), Some(outer), None]
+        );
+    }
+}

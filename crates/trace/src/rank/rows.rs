@@ -1,0 +1,431 @@
+//! Per-kernel (or per-family) rows.
+
+use super::{Outlier, RankOptions, Ranking, Summary};
+use kernelab_model::{KernelDispatch, LaunchConfig, NameId, Profile, Resources};
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap};
+
+/// The smallest and largest value of a resource over a row's dispatches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ValueRange {
+    /// Smallest.
+    pub min: u32,
+    /// Largest.
+    pub max: u32,
+}
+
+/// One ranked row: a kernel (grouping `none`) or a family. Figures the input lacks are `None`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelRow {
+    /// 1-based rank by total time (0 for the "other" row).
+    pub rank: usize,
+    /// The row's name: the kernel name, or the family key.
+    pub name: String,
+    /// The family key.
+    pub family: String,
+    /// Number of distinct kernel names in the row.
+    pub variants: usize,
+    /// Number of calls.
+    pub calls: u64,
+    /// Total time.
+    pub total_ns: u64,
+    /// Mean time per call.
+    pub mean_ns: f64,
+    /// Median time per call.
+    pub median_ns: Option<f64>,
+    /// Fastest call.
+    pub min_ns: Option<u64>,
+    /// Slowest call.
+    pub max_ns: Option<u64>,
+    /// Sample standard deviation of call times.
+    pub stddev_ns: Option<f64>,
+    /// Share of all kernel time (0..1).
+    pub share: f64,
+    /// Grid as `XxYxZ`, or `varies (N)`.
+    pub grid: Option<String>,
+    /// Block as `XxYxZ`, or `varies (N)`.
+    pub block: Option<String>,
+    /// Registers per thread (NVIDIA) or architectural VGPRs (AMD).
+    pub registers: Option<ValueRange>,
+    /// AMD AGPRs.
+    pub agprs: Option<ValueRange>,
+    /// AMD SGPRs.
+    pub sgprs: Option<ValueRange>,
+    /// Shared memory / LDS bytes.
+    pub shared_bytes: Option<ValueRange>,
+    /// Scratch / local memory bytes per thread.
+    pub scratch_bytes: Option<ValueRange>,
+    /// True when register figures are allocation granules, not compiler counts.
+    pub register_granules: bool,
+}
+
+fn shape(configs: &BTreeSet<Option<[u32; 3]>>) -> Option<String> {
+    let known: Vec<&[u32; 3]> = configs.iter().flatten().collect();
+    match known.len() {
+        0 => None,
+        1 => Some(format!("{}x{}x{}", known[0][0], known[0][1], known[0][2])),
+        n => Some(format!("varies ({n})")),
+    }
+}
+
+fn range(values: impl Iterator<Item = Option<u32>>) -> Option<ValueRange> {
+    let mut r: Option<ValueRange> = None;
+    for v in values.flatten() {
+        r = Some(match r {
+            None => ValueRange { min: v, max: v },
+            Some(x) => ValueRange {
+                min: x.min.min(v),
+                max: x.max.max(v),
+            },
+        });
+    }
+    r
+}
+
+/// Builds one row from the dispatches of a group.
+fn row(
+    profile: &Profile,
+    name: String,
+    family: String,
+    ds: &[&KernelDispatch],
+    kernel_time: u64,
+) -> KernelRow {
+    let mut durs: Vec<u64> = ds.iter().map(|d| d.duration.ns()).collect();
+    durs.sort_unstable();
+    let n = durs.len();
+    let total: u64 = durs.iter().sum();
+    let mean = if n > 0 { total as f64 / n as f64 } else { 0.0 };
+    let median = match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(durs[n / 2] as f64),
+        _ => Some((durs[n / 2 - 1] as f64 + durs[n / 2] as f64) / 2.0),
+    };
+    let stddev = (n > 1).then(|| {
+        let ss: f64 = durs.iter().map(|&x| (x as f64 - mean).powi(2)).sum();
+        (ss / (n - 1) as f64).sqrt()
+    });
+    let mut launch_ids: Vec<u32> = ds.iter().map(|d| d.launch).collect();
+    launch_ids.sort_unstable();
+    launch_ids.dedup();
+    let configs: Vec<LaunchConfig> = launch_ids
+        .iter()
+        .filter_map(|&i| profile.launches.get(i).copied())
+        .collect();
+    let res: Vec<Resources> = configs.iter().map(|c| c.resources).collect();
+    let mut names: Vec<NameId> = ds.iter().map(|d| d.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    KernelRow {
+        rank: 0,
+        name,
+        family,
+        variants: names.len(),
+        calls: n as u64,
+        total_ns: total,
+        mean_ns: mean,
+        median_ns: median,
+        min_ns: durs.first().copied(),
+        max_ns: durs.last().copied(),
+        stddev_ns: stddev,
+        share: if kernel_time > 0 {
+            total as f64 / kernel_time as f64
+        } else {
+            0.0
+        },
+        grid: shape(&configs.iter().map(|c| c.grid).collect()),
+        block: shape(&configs.iter().map(|c| c.block).collect()),
+        registers: range(res.iter().map(|r| r.registers)),
+        agprs: range(res.iter().map(|r| r.agprs)),
+        sgprs: range(res.iter().map(|r| r.sgprs)),
+        shared_bytes: range(res.iter().map(|r| r.shared_bytes)),
+        scratch_bytes: range(res.iter().map(|r| r.scratch_bytes)),
+        register_granules: res.iter().any(|r| r.granules),
+    }
+}
+
+type Ranked = (Vec<KernelRow>, Option<KernelRow>, usize);
+
+/// Groups dispatches into rows, ranks them by total time, keeps the top rows and folds the rest
+/// into "other".
+pub(super) fn rank_dispatches(
+    profile: &Profile,
+    selected: &[&KernelDispatch],
+    options: &RankOptions,
+    kernel_time: u64,
+    key_of: &mut dyn FnMut(NameId) -> String,
+) -> Ranked {
+    let mut groups: HashMap<String, Vec<&KernelDispatch>> = HashMap::new();
+    let mut family_of: HashMap<String, String> = HashMap::new();
+    let mut key_cache: HashMap<NameId, String> = HashMap::new();
+    for d in selected {
+        let key = key_cache
+            .entry(d.name)
+            .or_insert_with(|| key_of(d.name))
+            .clone();
+        if !family_of.contains_key(&key) {
+            let fam = if options.grouping == kernelab_model::Grouping::None {
+                options.rules.family_of(&key)
+            } else {
+                key.clone()
+            };
+            family_of.insert(key.clone(), fam);
+        }
+        groups.entry(key).or_default().push(d);
+    }
+    let mut rows: Vec<KernelRow> = groups
+        .iter()
+        .map(|(k, ds)| {
+            row(
+                profile,
+                k.clone(),
+                family_of.get(k).cloned().unwrap_or_default(),
+                ds,
+                kernel_time,
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let n_groups = rows.len();
+    for (i, r) in rows.iter_mut().enumerate() {
+        r.rank = i + 1;
+    }
+    let other = if rows.len() > options.top {
+        let rest = rows.split_off(options.top);
+        let ds: Vec<&KernelDispatch> = rest
+            .iter()
+            .flat_map(|r| groups[&r.name].iter().copied())
+            .collect();
+        let label = format!(
+            "other ({} {})",
+            rest.len(),
+            if options.grouping == kernelab_model::Grouping::None {
+                "kernels"
+            } else {
+                "families"
+            }
+        );
+        let mut o = row(profile, label.clone(), label, &ds, kernel_time);
+        o.variants = rest.iter().map(|r| r.variants).sum();
+        Some(o)
+    } else {
+        None
+    };
+    (rows, other, n_groups)
+}
+
+/// Ranks aggregate-only inputs (stats files): figures they lack stay `None`.
+pub(super) fn rank_aggregates(
+    profile: &Profile,
+    options: &RankOptions,
+    key_of: &mut dyn FnMut(NameId) -> String,
+) -> Ranking {
+    let f = &options.filters;
+    let mut notes = vec!["the input has per-kernel aggregates only: median, busy time, wall time and gaps are unavailable".to_string()];
+    if f.device.is_some() || f.stream.is_some() || f.time_range.is_some() {
+        notes.push(
+            "--device, --stream and --time-range need per-dispatch records and were not applied"
+                .into(),
+        );
+    }
+    struct Acc {
+        calls: u64,
+        total: u64,
+        min: Option<u64>,
+        max: Option<u64>,
+        stddev: Option<f64>,
+        parts: usize,
+        names: BTreeSet<NameId>,
+    }
+    let mut groups: HashMap<String, Acc> = HashMap::new();
+    for a in &profile.aggregates {
+        if let Some(re) = &f.name {
+            if !re.is_match(profile.names.name(a.name)) {
+                continue;
+            }
+        }
+        let key = key_of(a.name);
+        let acc = groups.entry(key).or_insert(Acc {
+            calls: 0,
+            total: 0,
+            min: None,
+            max: None,
+            stddev: None,
+            parts: 0,
+            names: BTreeSet::new(),
+        });
+        let first = acc.parts == 0;
+        acc.calls += a.calls;
+        acc.total += a.total.ns();
+        acc.min = if first {
+            a.min.map(|x| x.ns())
+        } else {
+            acc.min.zip(a.min).map(|(x, y)| x.min(y.ns()))
+        };
+        acc.max = if first {
+            a.max.map(|x| x.ns())
+        } else {
+            acc.max.zip(a.max).map(|(x, y)| x.max(y.ns()))
+        };
+        // A standard deviation cannot be combined without the means; keep it only when exact.
+        acc.stddev = if first { a.stddev_ns } else { None };
+        acc.parts += 1;
+        acc.names.insert(a.name);
+    }
+    let kernel_time: u64 = groups.values().map(|a| a.total).sum();
+    let kernel_count: u64 = groups.values().map(|a| a.calls).sum();
+    let distinct: usize = groups.values().map(|a| a.names.len()).sum();
+    let mut rows: Vec<KernelRow> = groups
+        .into_iter()
+        .map(|(k, a)| KernelRow {
+            rank: 0,
+            family: if options.grouping == kernelab_model::Grouping::None {
+                options.rules.family_of(&k)
+            } else {
+                k.clone()
+            },
+            name: k,
+            variants: a.names.len(),
+            calls: a.calls,
+            total_ns: a.total,
+            mean_ns: if a.calls > 0 {
+                a.total as f64 / a.calls as f64
+            } else {
+                0.0
+            },
+            median_ns: None,
+            min_ns: a.min,
+            max_ns: a.max,
+            stddev_ns: a.stddev,
+            share: if kernel_time > 0 {
+                a.total as f64 / kernel_time as f64
+            } else {
+                0.0
+            },
+            grid: None,
+            block: None,
+            registers: None,
+            agprs: None,
+            sgprs: None,
+            shared_bytes: None,
+            scratch_bytes: None,
+            register_granules: false,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    for (i, r) in rows.iter_mut().enumerate() {
+        r.rank = i + 1;
+    }
+    let groups_n = rows.len();
+    let other = (rows.len() > options.top).then(|| {
+        let rest = rows.split_off(options.top);
+        let label = format!("other ({} rows)", rest.len());
+        let calls: u64 = rest.iter().map(|r| r.calls).sum();
+        let total: u64 = rest.iter().map(|r| r.total_ns).sum();
+        KernelRow {
+            rank: 0,
+            name: label.clone(),
+            family: label,
+            variants: rest.iter().map(|r| r.variants).sum(),
+            calls,
+            total_ns: total,
+            mean_ns: if calls > 0 {
+                total as f64 / calls as f64
+            } else {
+                0.0
+            },
+            median_ns: None,
+            min_ns: rest
+                .iter()
+                .map(|r| r.min_ns)
+                .collect::<Option<Vec<_>>>()
+                .and_then(|v| v.into_iter().min()),
+            max_ns: rest
+                .iter()
+                .map(|r| r.max_ns)
+                .collect::<Option<Vec<_>>>()
+                .and_then(|v| v.into_iter().max()),
+            stddev_ns: None,
+            share: if kernel_time > 0 {
+                total as f64 / kernel_time as f64
+            } else {
+                0.0
+            },
+            grid: None,
+            block: None,
+            registers: None,
+            agprs: None,
+            sgprs: None,
+            shared_bytes: None,
+            scratch_bytes: None,
+            register_granules: false,
+        }
+    });
+    let summary = Summary {
+        kernel_time_ns: kernel_time,
+        kernel_count,
+        distinct_kernels: distinct,
+        groups: groups_n,
+        ..Summary::default()
+    };
+    if options.by_phase {
+        notes.push(
+            "--by-phase needs per-dispatch records and annotations; the input has neither".into(),
+        );
+    }
+    Ranking {
+        rows,
+        other,
+        summary,
+        outliers: Vec::new(),
+        phases: None,
+        notes,
+    }
+}
+
+/// Kernels (exact names, whatever the grouping) whose slowest call exceeds `factor` times their
+/// median, slowest first.
+pub(super) fn outliers(
+    profile: &Profile,
+    selected: &[&KernelDispatch],
+    factor: f64,
+) -> Vec<Outlier> {
+    let mut by_name: HashMap<NameId, Vec<u64>> = HashMap::new();
+    for d in selected {
+        by_name.entry(d.name).or_default().push(d.duration.ns());
+    }
+    let mut out: Vec<Outlier> = by_name
+        .into_iter()
+        .filter_map(|(name, mut durs)| {
+            durs.sort_unstable();
+            let n = durs.len();
+            let median = if n % 2 == 1 {
+                durs[n / 2] as f64
+            } else {
+                (durs[n / 2 - 1] as f64 + durs[n / 2] as f64) / 2.0
+            };
+            let max = *durs.last()?;
+            if median > 0.0 && max as f64 > factor * median {
+                let over = durs.iter().filter(|&&x| x as f64 > factor * median).count() as u64;
+                Some(Outlier {
+                    name: profile.names.name(name).to_string(),
+                    max_ns: max,
+                    median_ns: median,
+                    calls_over: over,
+                    factor,
+                })
+            } else {
+                None
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.max_ns.cmp(&a.max_ns).then_with(|| a.name.cmp(&b.name)));
+    out
+}

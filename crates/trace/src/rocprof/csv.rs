@@ -1,0 +1,398 @@
+//! rocprofv3 / rocprof CSV readers.
+
+use super::CsvKind;
+use crate::error::{Error, ErrorKind, Result};
+use kernelab_model::{
+    parse_scaled_decimal, KernelAggregate, KernelDispatch, LaunchConfig, Location, Nanos, Profile,
+    Resources, SourceInfo, Timestamp, Transfer, TransferKind,
+};
+use std::io::Read;
+
+/// Column synonyms: the first name is the one rocprofv3 writes today.
+const NAME: &[&str] = &["Kernel_Name", "KernelName"];
+const START: &[&str] = &["Start_Timestamp", "BeginNs"];
+const END: &[&str] = &["End_Timestamp", "EndNs"];
+const AGENT: &[&str] = &["Agent_Id", "GPU_ID", "gpu-id"];
+const STREAM: &[&str] = &["Stream_Id"];
+const QUEUE: &[&str] = &["Queue_Id", "queue-id"];
+const CORRELATION: &[&str] = &["Correlation_Id", "Correlation_ID"];
+const LDS: &[&str] = &[
+    "LDS_Block_Size",
+    "Lds_Block_Size",
+    "Group_Segment_Size",
+    "lds_size",
+    "lds",
+    "LDS_Per_Workgroup",
+];
+const SCRATCH: &[&str] = &[
+    "Scratch_Size",
+    "Private_Segment_Size",
+    "scr",
+    "Scratch_Per_Workitem",
+];
+const VGPR: &[&str] = &[
+    "VGPR_Count",
+    "Vgpr_Count",
+    "arch_vgpr",
+    "Arch_VGPR",
+    "arch_vgpr_count",
+];
+const AGPR: &[&str] = &[
+    "Accum_VGPR_Count",
+    "Accum_Vgpr_Count",
+    "accum_vgpr",
+    "Accum_VGPR",
+];
+const SGPR: &[&str] = &["SGPR_Count", "Sgpr_Count", "sgpr", "SGPR"];
+
+/// Column indexes found by name.
+struct Columns {
+    names: Vec<String>,
+}
+
+impl Columns {
+    fn find(&self, synonyms: &[&str]) -> Option<usize> {
+        synonyms
+            .iter()
+            .find_map(|s| self.names.iter().position(|c| c.eq_ignore_ascii_case(s)))
+    }
+    fn require(&self, synonyms: &[&str], line: u64) -> Result<usize> {
+        self.find(synonyms).ok_or_else(|| {
+            Error::syntax(
+                Location::line(line).with_field(synonyms[0]),
+                format!("a column named {}", synonyms.join(" or ")),
+                format!("header {}", self.names.join(",")),
+            )
+        })
+    }
+    fn xyz(&self, base: &str) -> Option<[usize; 3]> {
+        Some([
+            self.find(&[&format!("{base}_X")])?,
+            self.find(&[&format!("{base}_Y")])?,
+            self.find(&[&format!("{base}_Z")])?,
+        ])
+    }
+}
+
+/// One record being read, for located errors.
+struct Row<'a> {
+    rec: &'a csv::StringRecord,
+    line: u64,
+    header: &'a Columns,
+}
+
+impl Row<'_> {
+    fn text(&self, col: usize) -> &str {
+        self.rec.get(col).unwrap_or("").trim()
+    }
+    fn loc(&self, col: usize) -> Location {
+        Location::line(self.line)
+            .with_field(self.header.names.get(col).cloned().unwrap_or_default())
+    }
+    /// An exact integer; scientific notation that lost digits is refused.
+    fn int(&self, col: usize, what: &str) -> Result<i64> {
+        let t = self.text(col);
+        if t.contains(['e', 'E']) {
+            // rocprof writes integers in full; scientific notation means the value was
+            // rounded on the way (a spreadsheet round-trip), so nanoseconds are lost.
+            return Err(Error::syntax(
+                self.loc(col),
+                format!("{what} as an exact integer"),
+                format!("{t:?} in scientific notation (digits were lost; was the file saved through a spreadsheet?)"),
+            ));
+        }
+        parse_scaled_decimal(t, 0)
+            .ok_or_else(|| Error::syntax(self.loc(col), what.to_string(), format!("{t:?}")))
+    }
+    fn opt_u32(&self, col: Option<usize>, what: &str) -> Result<Option<u32>> {
+        match col {
+            None => Ok(None),
+            Some(c) if self.text(c).is_empty() => Ok(None),
+            Some(c) => {
+                let v = self.int(c, what)?;
+                u32::try_from(v)
+                    .map(Some)
+                    .map_err(|_| Error::syntax(self.loc(c), what.to_string(), v.to_string()))
+            }
+        }
+    }
+    /// An agent or device id: `1`, `"Agent 4"`, `"GPU 0"`.
+    fn agent(&self, col: Option<usize>) -> Result<u32> {
+        let Some(c) = col else { return Ok(0) };
+        let t = self.text(c);
+        let digits: String = t
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        digits.parse::<u32>().map_err(|_| {
+            Error::syntax(
+                self.loc(c),
+                "an agent id such as 1 or \"Agent 4\"",
+                format!("{t:?}"),
+            )
+        })
+    }
+}
+
+fn header(rdr: &mut csv::Reader<impl Read>) -> Result<Columns> {
+    let h = rdr.headers().map_err(|e| csv_error(&e))?;
+    Ok(Columns {
+        names: h.iter().map(|s| s.trim().to_string()).collect(),
+    })
+}
+
+fn csv_error(e: &csv::Error) -> Error {
+    let mut loc = Location::default();
+    if let Some(p) = e.position() {
+        loc.line = Some(p.line());
+        loc.byte = Some(p.byte());
+    }
+    match e.kind() {
+        csv::ErrorKind::Io(io) => Error::new(
+            loc,
+            ErrorKind::Io(std::io::Error::new(io.kind(), io.to_string())),
+        ),
+        csv::ErrorKind::Utf8 { .. } => Error::syntax(loc, "UTF-8 text", "invalid UTF-8"),
+        csv::ErrorKind::UnequalLengths {
+            expected_len, len, ..
+        } => Error::syntax(
+            loc,
+            format!("{expected_len} fields as in the header"),
+            format!("{len} fields"),
+        ),
+        _ => Error::syntax(loc, "CSV", e.to_string()),
+    }
+}
+
+fn reader<R: Read>(r: R) -> csv::Reader<R> {
+    csv::ReaderBuilder::new()
+        .flexible(false)
+        .has_headers(true)
+        .from_reader(r)
+}
+
+/// Reads a rocprof CSV of `kind` into `profile`.
+pub fn read<R: Read>(
+    r: R,
+    kind: CsvKind,
+    profile: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
+    let mut rdr = reader(r);
+    let cols = header(&mut rdr)?;
+    match kind {
+        CsvKind::KernelTrace => kernel_trace(&mut rdr, &cols, profile, source),
+        CsvKind::KernelStats | CsvKind::LegacyStats => stats(&mut rdr, &cols, profile, source),
+        CsvKind::MemoryCopyTrace => memory_copies(&mut rdr, &cols, profile),
+    }
+}
+
+fn records<R: Read>(
+    rdr: &mut csv::Reader<R>,
+    mut f: impl FnMut(&csv::StringRecord, u64) -> Result<()>,
+) -> Result<()> {
+    let mut rec = csv::StringRecord::new();
+    loop {
+        match rdr.read_record(&mut rec) {
+            Ok(true) => {
+                let line = rec.position().map(|p| p.line()).unwrap_or(0);
+                f(&rec, line)?;
+            }
+            Ok(false) => return Ok(()),
+            Err(e) => return Err(csv_error(&e)),
+        }
+    }
+}
+
+fn kernel_trace<R: Read>(
+    rdr: &mut csv::Reader<R>,
+    cols: &Columns,
+    p: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
+    let name = cols.require(NAME, 1)?;
+    let start = cols.require(START, 1)?;
+    let end = cols.require(END, 1)?;
+    let agent = cols.find(AGENT);
+    let stream = cols.find(STREAM).or(cols.find(QUEUE));
+    let corr = cols.find(CORRELATION);
+    let (lds, scratch, vgpr, agpr, sgpr) = (
+        cols.find(LDS),
+        cols.find(SCRATCH),
+        cols.find(VGPR),
+        cols.find(AGPR),
+        cols.find(SGPR),
+    );
+    let grid = cols.xyz("Grid_Size");
+    let block = cols.xyz("Workgroup_Size");
+    let layout = if cols.find(&["Guid"]).is_some() {
+        "rocpd convert (Guid first, title-cased columns)"
+    } else if cols.find(&["Stream_Id"]).is_some() {
+        "rocprofv3 22-column (ROCm 6.4/7.x)"
+    } else if cols.find(&["Dispatch_Id"]).is_some() && cols.find(&["Thread_Id"]).is_some() {
+        "rocprofv3 18-column (SDK 0.5)"
+    } else if cols.find(&["Kind"]).is_some() {
+        "rocprofv3 16-column (ROCm 6.2)"
+    } else {
+        "rocprof / omniperf per-dispatch table"
+    };
+    source.facts.push((
+        "layout".into(),
+        format!("{layout}, {} columns", cols.names.len()),
+    ));
+    if vgpr.is_some() {
+        source.notes.push(
+            "register counts are allocation granules from the kernel descriptor, not compiler counts (amd.md §1.12)".into(),
+        );
+    }
+    if let Some(l) = lds {
+        let n = &cols.names[l];
+        if n.eq_ignore_ascii_case("Group_Segment_Size") {
+            source
+                .notes
+                .push("LDS is the dispatch's group segment (static + dynamic), bytes".into());
+        } else if n.eq_ignore_ascii_case("LDS_Block_Size") && cols.find(&["Guid"]).is_none() {
+            source.notes.push(
+                "LDS is the kernel's static LDS rounded up to 512-byte blocks (LDS_Block_Size)"
+                    .into(),
+            );
+        }
+    }
+    records(rdr, |rec, line| {
+        let row = Row {
+            rec,
+            line,
+            header: cols,
+        };
+        let s = row.int(start, "a start timestamp in integer nanoseconds")?;
+        let e = row.int(end, "an end timestamp in integer nanoseconds")?;
+        let duration = u64::try_from(e - s).map_err(|_| {
+            Error::syntax(
+                row.loc(end),
+                "an end timestamp not before the start",
+                format!("{e} < {s}"),
+            )
+        })?;
+        let tri = |c: Option<[usize; 3]>| -> Result<Option<[u32; 3]>> {
+            let Some(c) = c else { return Ok(None) };
+            let mut v = [0u32; 3];
+            for (k, &i) in c.iter().enumerate() {
+                v[k] = row.opt_u32(Some(i), "a size")?.unwrap_or(0);
+            }
+            Ok(Some(v))
+        };
+        let launch = p.launches.intern(LaunchConfig {
+            grid: tri(grid)?,
+            block: tri(block)?,
+            resources: Resources {
+                registers: row.opt_u32(vgpr, "a VGPR count")?,
+                agprs: row.opt_u32(agpr, "an AGPR count")?,
+                sgprs: row.opt_u32(sgpr, "an SGPR count")?,
+                shared_bytes: row.opt_u32(lds, "an LDS size in bytes")?,
+                scratch_bytes: row.opt_u32(scratch, "a scratch size in bytes")?,
+                granules: vgpr.is_some(),
+            },
+        });
+        let correlation = match corr {
+            Some(c) => row.int(c, "a correlation id")?.try_into().ok(),
+            None => None,
+        };
+        let stream = match stream {
+            Some(c) => row.int(c, "a stream or queue id")?.try_into().unwrap_or(0),
+            None => 0,
+        };
+        p.dispatches.push(KernelDispatch {
+            name: p.names.intern_str(row.text(name)),
+            device: row.agent(agent)?,
+            stream,
+            start: Timestamp::from_ns(s),
+            duration: Nanos::from_ns(duration),
+            launch,
+            correlation,
+        });
+        Ok(())
+    })
+}
+
+fn stats<R: Read>(
+    rdr: &mut csv::Reader<R>,
+    cols: &Columns,
+    p: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
+    let name = cols.require(&["Name"], 1)?;
+    let calls = cols.require(&["Calls"], 1)?;
+    let total = cols.require(&["TotalDurationNs"], 1)?;
+    let (min, max, sd) = (
+        cols.find(&["MinNs"]),
+        cols.find(&["MaxNs"]),
+        cols.find(&["StdDev"]),
+    );
+    source.notes.push("aggregates only: no per-dispatch records, so median, busy time, wall time and gaps are unavailable".into());
+    records(rdr, |rec, line| {
+        let row = Row {
+            rec,
+            line,
+            header: cols,
+        };
+        let n = |c: Option<usize>, what: &str| -> Result<Option<Nanos>> {
+            match c {
+                Some(c) => Ok(Some(Nanos::from_ns(
+                    u64::try_from(row.int(c, what)?).unwrap_or(0),
+                ))),
+                None => Ok(None),
+            }
+        };
+        let stddev_ns = match sd {
+            Some(c) => Some(row.text(c).parse::<f64>().map_err(|_| {
+                Error::syntax(
+                    row.loc(c),
+                    "a standard deviation in ns",
+                    format!("{:?}", row.text(c)),
+                )
+            })?),
+            None => None,
+        };
+        p.aggregates.push(KernelAggregate {
+            name: p.names.intern_str(row.text(name)),
+            calls: u64::try_from(row.int(calls, "a call count")?).unwrap_or(0),
+            total: n(Some(total), "a total duration in ns")?.unwrap_or_default(),
+            min: n(min, "a minimum duration in ns")?,
+            max: n(max, "a maximum duration in ns")?,
+            stddev_ns,
+        });
+        Ok(())
+    })
+}
+
+fn memory_copies<R: Read>(rdr: &mut csv::Reader<R>, cols: &Columns, p: &mut Profile) -> Result<()> {
+    let start = cols.require(START, 1)?;
+    let end = cols.require(END, 1)?;
+    let dst = cols.find(&["Destination_Agent_Id"]);
+    let stream = cols.find(STREAM);
+    records(rdr, |rec, line| {
+        let row = Row {
+            rec,
+            line,
+            header: cols,
+        };
+        let s = row.int(start, "a start timestamp in integer nanoseconds")?;
+        let e = row.int(end, "an end timestamp in integer nanoseconds")?;
+        p.transfers.push(Transfer {
+            kind: TransferKind::Memcpy,
+            device: row.agent(dst)?,
+            stream: match stream {
+                Some(c) => row.int(c, "a stream id")?.try_into().unwrap_or(0),
+                None => 0,
+            },
+            start: Timestamp::from_ns(s),
+            duration: Nanos::from_ns(u64::try_from(e - s).unwrap_or(0)),
+            bytes: None,
+        });
+        Ok(())
+    })
+}

@@ -1,0 +1,45 @@
+//! AMD profilers: rocprofv3 CSV (`kernel_trace.csv` in the 16/18/22-column and rocpd-converted
+//! layouts, `kernel_stats.csv`, `memory_copy_trace.csv`), the rocpd SQLite database that ROCm 7
+//! writes by default (`*_results.db`), and the legacy rocprof `results.stats.csv`. Columns are
+//! found by name (case-insensitive, with the synonyms of `../shared/docs/formats/amd.md` §1.3),
+//! never by position. See `docs/formats/rocprof.md`.
+
+pub(crate) mod csv;
+pub(crate) mod rocpd;
+
+/// Which rocprof CSV a header belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CsvKind {
+    /// Per-dispatch kernel trace (rocprofv3 any layout, rocpd convert, omniperf timestamps).
+    KernelTrace,
+    /// Per-kernel statistics with min/max/stddev (rocprofv3 `kernel_stats.csv`).
+    KernelStats,
+    /// Per-kernel statistics without min/max (legacy rocprof `results.stats.csv`).
+    LegacyStats,
+    /// Memory copies (rocprofv3 `memory_copy_trace.csv`).
+    MemoryCopyTrace,
+}
+
+/// Classifies a CSV header line by its column names, or `None` if it is not a rocprof CSV.
+pub fn classify_header(columns: &[String]) -> Option<CsvKind> {
+    let has = |names: &[&str]| {
+        columns
+            .iter()
+            .any(|c| names.iter().any(|n| c.eq_ignore_ascii_case(n)))
+    };
+    let start = has(&["Start_Timestamp", "BeginNs"]);
+    if has(&["Kernel_Name", "KernelName"]) && start {
+        return Some(CsvKind::KernelTrace);
+    }
+    if has(&["Direction"]) && start {
+        return Some(CsvKind::MemoryCopyTrace);
+    }
+    if has(&["Name"]) && has(&["Calls"]) && has(&["TotalDurationNs"]) {
+        return Some(if has(&["MinNs"]) {
+            CsvKind::KernelStats
+        } else {
+            CsvKind::LegacyStats
+        });
+    }
+    None
+}

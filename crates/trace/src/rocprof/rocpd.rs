@@ -1,0 +1,193 @@
+//! The rocpd SQLite database (`*_results.db`) that rocprofv3 writes by default since ROCm 7.0.
+//! Read through its stable views (`kernels`, `memory_copies`, `rocpd_metadata`), never the
+//! GUID-suffixed tables (amd.md §1.10).
+
+use crate::error::{Error, ErrorKind, Result};
+use kernelab_model::{
+    KernelDispatch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp,
+    Transfer, TransferKind,
+};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn sql_err(view: &str) -> impl Fn(rusqlite::Error) -> Error + '_ {
+    move |e| {
+        Error::new(
+            Location::default().with_field(view),
+            ErrorKind::Sqlite(e.to_string()),
+        )
+    }
+}
+
+/// Opens a SQLite file read-only.
+pub fn open(path: &Path) -> Result<Connection> {
+    Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| Error::new(Location::default(), ErrorKind::Sqlite(e.to_string())))
+}
+
+/// The names of all tables and views.
+pub fn objects(conn: &Connection) -> Result<Vec<String>> {
+    let mut st = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
+        .map_err(sql_err("sqlite_master"))?;
+    let rows = st
+        .query_map([], |r| r.get::<_, String>(0))
+        .map_err(sql_err("sqlite_master"))?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(sql_err("sqlite_master"))
+}
+
+/// Reads every row of `view` as name → value maps (columns by name, never by position).
+fn rows(
+    conn: &Connection,
+    view: &str,
+    mut f: impl FnMut(&HashMap<String, Value>, u64) -> Result<()>,
+) -> Result<()> {
+    let mut st = conn
+        .prepare(&format!("SELECT * FROM \"{view}\""))
+        .map_err(sql_err(view))?;
+    let names: Vec<String> = st
+        .column_names()
+        .iter()
+        .map(|s| s.to_ascii_lowercase())
+        .collect();
+    let mut q = st.query([]).map_err(sql_err(view))?;
+    let mut n = 0u64;
+    let mut map = HashMap::new();
+    while let Some(r) = q.next().map_err(sql_err(view))? {
+        n += 1;
+        map.clear();
+        for (i, name) in names.iter().enumerate() {
+            map.insert(name.clone(), r.get::<_, Value>(i).map_err(sql_err(view))?);
+        }
+        f(&map, n)?;
+    }
+    Ok(())
+}
+
+fn int(map: &HashMap<String, Value>, key: &str) -> Option<i64> {
+    match map.get(key)? {
+        Value::Integer(i) => Some(*i),
+        Value::Real(r) if r.fract() == 0.0 => Some(*r as i64),
+        Value::Text(t) => t.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn text(map: &HashMap<String, Value>, key: &str) -> Option<String> {
+    match map.get(key)? {
+        Value::Text(t) => Some(t.clone()),
+        Value::Integer(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+/// Reads kernel dispatches and copies from a rocpd database.
+pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Result<()> {
+    let objs = objects(conn)?;
+    if objs.iter().any(|o| o == "rocpd_metadata") {
+        rows(conn, "rocpd_metadata", |m, _| {
+            if let (Some(tag), Some(v)) = (text(m, "tag"), text(m, "value")) {
+                if tag == "schema_version" {
+                    source.facts.push(("rocpd schema_version".into(), v));
+                }
+            }
+            Ok(())
+        })?;
+    }
+    if !objs.iter().any(|o| o == "kernels") {
+        return Err(Error::syntax(
+            Location::default().with_field("kernels"),
+            "the rocpd view `kernels`",
+            "no such view",
+        ));
+    }
+    if objs.iter().any(|o| o == "rocpd_info_agent") {
+        let mut gpus = Vec::new();
+        rows(conn, "rocpd_info_agent", |m, _| {
+            if text(m, "type").as_deref() == Some("GPU") {
+                let name = text(m, "product_name").unwrap_or_default();
+                let isa = text(m, "name").unwrap_or_default();
+                let s = format!("{name} ({isa})");
+                if !gpus.contains(&s) {
+                    gpus.push(s);
+                }
+            }
+            Ok(())
+        })?;
+        if !gpus.is_empty() {
+            source.facts.push(("device".into(), gpus.join(", ")));
+        }
+    }
+    source.notes.push("register counts are allocation granules from the kernel descriptor, not compiler counts (amd.md §1.12)".into());
+    rows(conn, "kernels", |m, row| {
+        let loc = |f: &str| Location::default().with_field(format!("kernels.{f} (row {row})"));
+        let start = int(m, "start")
+            .ok_or_else(|| Error::syntax(loc("start"), "integer nanoseconds", "NULL or text"))?;
+        let end = int(m, "end")
+            .ok_or_else(|| Error::syntax(loc("end"), "integer nanoseconds", "NULL or text"))?;
+        let duration = u64::try_from(end - start).map_err(|_| {
+            Error::syntax(
+                loc("end"),
+                "an end not before the start",
+                format!("{end} < {start}"),
+            )
+        })?;
+        let u = |k: &str| int(m, k).and_then(|v| u32::try_from(v).ok());
+        let xyz = |a: &str, b: &str, c: &str| Some([u(a)?, u(b)?, u(c)?]);
+        let launch = p.launches.intern(LaunchConfig {
+            grid: xyz("grid_x", "grid_y", "grid_z"),
+            block: xyz("workgroup_x", "workgroup_y", "workgroup_z"),
+            resources: Resources {
+                registers: u("vgpr_count"),
+                agprs: u("accum_vgpr_count"),
+                sgprs: u("sgpr_count"),
+                shared_bytes: u("lds_size"),
+                scratch_bytes: u("scratch_size"),
+                granules: true,
+            },
+        });
+        let name = text(m, "name").unwrap_or_default();
+        let device = int(m, "agent_type_index")
+            .or(int(m, "agent_abs_index"))
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0);
+        p.dispatches.push(KernelDispatch {
+            name: p.names.intern_str(&name),
+            device,
+            stream: int(m, "stream_id")
+                .and_then(|v| u64::try_from(v).ok())
+                .unwrap_or(0),
+            start: Timestamp::from_ns(start),
+            duration: Nanos::from_ns(duration),
+            launch,
+            correlation: int(m, "corr_id").and_then(|v| u64::try_from(v).ok()),
+        });
+        Ok(())
+    })?;
+    if objs.iter().any(|o| o == "memory_copies") {
+        rows(conn, "memory_copies", |m, _| {
+            if let (Some(s), Some(e)) = (int(m, "start"), int(m, "end")) {
+                p.transfers.push(Transfer {
+                    kind: TransferKind::Memcpy,
+                    device: int(m, "dst_agent_type_index")
+                        .and_then(|v| u32::try_from(v).ok())
+                        .unwrap_or(0),
+                    stream: int(m, "stream_id")
+                        .and_then(|v| u64::try_from(v).ok())
+                        .unwrap_or(0),
+                    start: Timestamp::from_ns(s),
+                    duration: Nanos::from_ns(u64::try_from(e - s).unwrap_or(0)),
+                    bytes: int(m, "size").and_then(|v| u64::try_from(v).ok()),
+                });
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
