@@ -56,7 +56,7 @@ pub struct KernelDispatch {
 impl KernelDispatch {
     /// End of the dispatch on the device.
     pub fn end(&self) -> Timestamp {
-        self.start.add(self.duration)
+        self.start.plus(self.duration)
     }
 }
 

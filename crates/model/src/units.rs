@@ -24,7 +24,7 @@ impl Timestamp {
         u64::try_from(d).ok().map(Nanos)
     }
     /// This timestamp moved later by `d` (saturating).
-    pub fn add(self, d: Nanos) -> Timestamp {
+    pub fn plus(self, d: Nanos) -> Timestamp {
         Timestamp(
             self.0
                 .saturating_add(i64::try_from(d.0).unwrap_or(i64::MAX)),
@@ -169,6 +169,6 @@ mod tests {
         let a = Timestamp::from_ns(10);
         assert_eq!(Timestamp::from_ns(25).since(a), Some(Nanos::from_ns(15)));
         assert_eq!(a.since(Timestamp::from_ns(25)), None);
-        assert_eq!(a.add(Nanos::from_ns(5)), Timestamp::from_ns(15));
+        assert_eq!(a.plus(Nanos::from_ns(5)), Timestamp::from_ns(15));
     }
 }

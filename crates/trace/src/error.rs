@@ -40,19 +40,32 @@ pub enum ErrorKind {
     Sqlite(String),
 }
 
-/// A reader error with its location.
+/// A reader error with its location (boxed, so results stay small).
 #[derive(Debug)]
 pub struct Error {
-    /// Where.
-    pub location: Location,
-    /// What.
-    pub kind: ErrorKind,
+    inner: Box<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    location: Location,
+    kind: ErrorKind,
 }
 
 impl Error {
     /// A new error at `location`.
     pub fn new(location: Location, kind: ErrorKind) -> Self {
-        Error { location, kind }
+        Error {
+            inner: Box::new(Inner { location, kind }),
+        }
+    }
+    /// Where it happened.
+    pub fn location(&self) -> &Location {
+        &self.inner.location
+    }
+    /// What happened.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.inner.kind
     }
     /// A syntax error: expected one thing, found another.
     pub fn syntax(
@@ -70,7 +83,7 @@ impl Error {
     }
     /// Attaches the file path (kept if one is set).
     pub fn with_path(mut self, path: &Path) -> Self {
-        self.location = self.location.with_path(path);
+        self.inner.location = std::mem::take(&mut self.inner.location).with_path(path);
         self
     }
 }
@@ -92,13 +105,13 @@ impl fmt::Display for ErrorKind {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.location, self.kind)
+        write!(f, "{}: {}", self.inner.location, self.inner.kind)
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
+        match &self.inner.kind {
             ErrorKind::Io(e) => Some(e),
             _ => None,
         }

@@ -182,13 +182,15 @@ impl<R: Read> Read for GzipErrors<R> {
 }
 
 fn gzip_error(path: &Path, gzip: bool, e: io::Error, consumed: &AtomicU64) -> Error {
-    let mut loc = Location::default().with_path(path);
+    let loc = Location::default().with_path(path);
     if gzip {
-        loc.byte = Some(consumed.load(Ordering::Relaxed));
+        let n = consumed.load(Ordering::Relaxed);
         return Error::new(
             loc,
             ErrorKind::Truncated {
-                expected: format!("a complete gzip stream ({e})"),
+                expected: format!(
+                    "a complete gzip stream; it is truncated or corrupt within its first {n} compressed bytes ({e})"
+                ),
             },
         );
     }

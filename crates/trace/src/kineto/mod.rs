@@ -219,10 +219,16 @@ fn json_error(e: &serde_json::Error, text: &[u8], at: u64) -> Error {
             line += 1;
         }
     }
+    let message = e.to_string();
+    let message = message
+        .split(" at line ")
+        .next()
+        .unwrap_or(&message)
+        .to_string();
     Error::syntax(
         Location::byte(at + offset as u64),
-        "a trace event with valid fields",
-        e.to_string(),
+        "a valid trace event",
+        format!("invalid JSON ({message})"),
     )
 }
 

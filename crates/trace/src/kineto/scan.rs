@@ -193,6 +193,9 @@ fn scan_nested(b: &[u8]) -> Scan {
     Scan::Incomplete
 }
 
+/// The end of a scanned value and the raw `cat` and `ph` strings, relative to the window.
+pub type Extent = (usize, Option<Range<usize>>, Option<Range<usize>>);
+
 /// A refillable window over a reader, with the stream offset of its first byte.
 pub struct Window<R> {
     reader: R,
@@ -307,7 +310,7 @@ impl<R: Read> Window<R> {
 
     /// Scans the next value (after whitespace) until it is complete in the window; returns its
     /// extent relative to `pos`. The caller consumes it with [`Window::consume`].
-    pub fn next_value(&mut self) -> Result<(usize, Option<Range<usize>>, Option<Range<usize>>)> {
+    pub fn next_value(&mut self) -> Result<Extent> {
         if self.peek()?.is_none() {
             return Err(Error::new(
                 Location::byte(self.offset(self.pos)),

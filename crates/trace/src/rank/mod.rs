@@ -217,7 +217,7 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking, RankErr
             })
             .clone()
     };
-    if !profile.has_dispatches() {
+    if !profile.aggregates.is_empty() {
         return Ok(rows::rank_aggregates(profile, options, &mut key_of));
     }
     let selected = select(profile, &options.filters);
@@ -248,7 +248,9 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking, RankErr
     } else {
         None
     };
-    if selected.is_empty() {
+    if profile.dispatches.is_empty() {
+        notes.push("the input has no kernel dispatches".into());
+    } else if selected.is_empty() {
         notes.push("no kernel matched the filters".into());
     }
     Ok(Ranking {
@@ -330,10 +332,10 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
     let empty = selected.is_empty();
     Summary {
         kernel_time_ns: selected.iter().map(|d| d.duration.ns()).sum(),
-        busy_ns: Some(t.busy_ns),
-        wall_ns: Some(t.wall_ns),
-        gap_ns: Some(t.gap_ns),
-        gap_count: Some(t.gaps),
+        busy_ns: (!empty).then_some(t.busy_ns),
+        wall_ns: (!empty).then_some(t.wall_ns),
+        gap_ns: (!empty).then_some(t.gap_ns),
+        gap_count: (!empty).then_some(t.gaps),
         kernel_count: selected.len() as u64,
         distinct_kernels: names.len(),
         groups: 0,

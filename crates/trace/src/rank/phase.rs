@@ -3,6 +3,9 @@
 use kernelab_model::{AnnotationScope, KernelDispatch, NameId, Profile};
 use std::collections::HashMap;
 
+/// An annotated range: start, end, name.
+type Range = (i64, i64, NameId);
+
 /// For every dispatch index in `selected`, the name of its innermost enclosing annotation, or
 /// `None`. A GPU-side range (Kineto `gpu_user_annotation`) encloses a kernel that starts inside
 /// it on the same device; a host-side range (`user_annotation`) encloses a kernel whose launch
@@ -10,10 +13,10 @@ use std::collections::HashMap;
 pub fn assign(profile: &Profile, selected: &[&KernelDispatch]) -> Vec<Option<NameId>> {
     let mut out = vec![None; selected.len()];
     // GPU scope, keyed by device.
-    let mut gpu: HashMap<u32, Vec<(i64, i64, NameId)>> = HashMap::new();
-    let mut cpu: HashMap<(i64, i64), Vec<(i64, i64, NameId)>> = HashMap::new();
+    let mut gpu: HashMap<u32, Vec<Range>> = HashMap::new();
+    let mut cpu: HashMap<(i64, i64), Vec<Range>> = HashMap::new();
     for a in &profile.annotations {
-        let iv = (a.start.ns(), a.start.add(a.duration).ns(), a.name);
+        let iv = (a.start.ns(), a.start.plus(a.duration).ns(), a.name);
         match a.scope {
             AnnotationScope::Gpu { device } => gpu.entry(device).or_default().push(iv),
             AnnotationScope::Cpu { pid, tid } => cpu.entry((pid, tid)).or_default().push(iv),

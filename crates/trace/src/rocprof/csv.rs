@@ -6,7 +6,7 @@ use kernelab_model::{
     parse_scaled_decimal, KernelAggregate, KernelDispatch, LaunchConfig, Location, Nanos, Profile,
     Resources, SourceInfo, Timestamp, Transfer, TransferKind,
 };
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 /// Column synonyms: the first name is the one rocprofv3 writes today.
 const NAME: &[&str] = &["Kernel_Name", "KernelName"];
@@ -139,16 +139,16 @@ impl Row<'_> {
 }
 
 fn header(rdr: &mut csv::Reader<impl Read>) -> Result<Columns> {
-    let h = rdr.headers().map_err(|e| csv_error(&e))?;
+    let h = rdr.headers().map_err(|e| csv_error(&e, 0))?;
     Ok(Columns {
         names: h.iter().map(|s| s.trim().to_string()).collect(),
     })
 }
 
-fn csv_error(e: &csv::Error) -> Error {
+fn csv_error(e: &csv::Error, offset: u64) -> Error {
     let mut loc = Location::default();
     if let Some(p) = e.position() {
-        loc.line = Some(p.line());
+        loc.line = Some(p.line() + offset);
         loc.byte = Some(p.byte());
     }
     match e.kind() {
@@ -182,8 +182,19 @@ pub fn read<R: Read>(
     profile: &mut Profile,
     source: &mut SourceInfo,
 ) -> Result<()> {
-    let mut rdr = reader(r);
-    let cols = header(&mut rdr)?;
+    let mut buffered = std::io::BufReader::with_capacity(1 << 20, r);
+    // csv-core reports record lines one short in CRLF files; correct it here.
+    let crlf = {
+        let head = buffered
+            .fill_buf()
+            .map_err(|e| Error::new(Location::byte(0), ErrorKind::Io(e)))?;
+        memchr::memchr(b'\n', head).is_some_and(|i| i > 0 && head[i - 1] == b'\r')
+    };
+    let mut rdr = Lines {
+        rdr: reader(buffered),
+        offset: u64::from(crlf),
+    };
+    let cols = header(&mut rdr.rdr)?;
     match kind {
         CsvKind::KernelTrace => kernel_trace(&mut rdr, &cols, profile, source),
         CsvKind::KernelStats | CsvKind::LegacyStats => stats(&mut rdr, &cols, profile, source),
@@ -191,25 +202,32 @@ pub fn read<R: Read>(
     }
 }
 
+/// A CSV reader and the correction to its line numbers.
+struct Lines<R> {
+    rdr: csv::Reader<R>,
+    offset: u64,
+}
+
 fn records<R: Read>(
-    rdr: &mut csv::Reader<R>,
+    lines: &mut Lines<R>,
     mut f: impl FnMut(&csv::StringRecord, u64) -> Result<()>,
 ) -> Result<()> {
     let mut rec = csv::StringRecord::new();
+    let (rdr, offset) = (&mut lines.rdr, lines.offset);
     loop {
         match rdr.read_record(&mut rec) {
             Ok(true) => {
-                let line = rec.position().map(|p| p.line()).unwrap_or(0);
+                let line = rec.position().map(|p| p.line()).unwrap_or(0) + offset;
                 f(&rec, line)?;
             }
             Ok(false) => return Ok(()),
-            Err(e) => return Err(csv_error(&e)),
+            Err(e) => return Err(csv_error(&e, offset)),
         }
     }
 }
 
 fn kernel_trace<R: Read>(
-    rdr: &mut csv::Reader<R>,
+    rdr: &mut Lines<R>,
     cols: &Columns,
     p: &mut Profile,
     source: &mut SourceInfo,
@@ -319,7 +337,7 @@ fn kernel_trace<R: Read>(
 }
 
 fn stats<R: Read>(
-    rdr: &mut csv::Reader<R>,
+    rdr: &mut Lines<R>,
     cols: &Columns,
     p: &mut Profile,
     source: &mut SourceInfo,
@@ -369,7 +387,7 @@ fn stats<R: Read>(
     })
 }
 
-fn memory_copies<R: Read>(rdr: &mut csv::Reader<R>, cols: &Columns, p: &mut Profile) -> Result<()> {
+fn memory_copies<R: Read>(rdr: &mut Lines<R>, cols: &Columns, p: &mut Profile) -> Result<()> {
     let start = cols.require(START, 1)?;
     let end = cols.require(END, 1)?;
     let dst = cols.find(&["Destination_Agent_Id"]);

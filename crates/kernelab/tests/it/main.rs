@@ -1,0 +1,61 @@
+//! Integration tests of the `kernelab` binary against real profiler files. One test binary for
+//! the crate (faster to link than one per file); modules group tests by topic.
+
+mod errors;
+mod oracle;
+mod output;
+mod profile;
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A fixture copied into this repository.
+pub fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures").join(name)
+}
+
+/// The shared fixtures folder (`../shared/fixtures` beside the checkout, or
+/// `$KERNELAB_SHARED/fixtures`), or `None` with a printed reason when it is absent.
+pub fn shared(rel: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("KERNELAB_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("../shared"));
+    let p = base.join("fixtures").join(rel);
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!(
+            "SKIP: {} is absent; it holds fixtures with no license stated, which stay outside the repository",
+            p.display()
+        );
+        None
+    }
+}
+
+/// The kernelab binary.
+pub fn kernelab() -> Command {
+    let mut c = Command::cargo_bin("kernelab").expect("binary built");
+    c.env_remove("COLUMNS");
+    c
+}
+
+/// Runs `kernelab profile ARGS --format json` and parses the document.
+pub fn profile_json(args: &[&str]) -> serde_json::Value {
+    let out = kernelab()
+        .arg("profile")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "kernelab failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("valid JSON")
+}

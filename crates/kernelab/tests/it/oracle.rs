@@ -1,0 +1,109 @@
+//! Every fixture against the independent oracle `tests/oracle/profile_oracle.py`, whose
+//! output is committed in `tests/expected/` (regenerate: see that script's docstring).
+
+use super::{fixture, profile_json, root, shared};
+use serde_json::Value;
+use std::path::Path;
+
+fn expected(rel: &str) -> Value {
+    let p = root().join("tests/expected").join(rel);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).expect("oracle JSON")
+}
+
+/// Compares `kernelab profile --group none` on `input` with the oracle document.
+fn check(input: &Path, oracle: &Value) {
+    let doc = profile_json(&[
+        input.to_str().expect("utf-8 path"),
+        "--group",
+        "none",
+        "--top",
+        "1000000",
+    ]);
+    let kernels = doc["kernels"].as_array().expect("kernels array");
+    let want = oracle["kernels"].as_object().expect("oracle kernels");
+    assert_eq!(
+        kernels.len(),
+        want.len(),
+        "{}: number of distinct kernels",
+        input.display()
+    );
+    assert!(doc["other"].is_null());
+    for row in kernels {
+        let name = row["name"].as_str().expect("name");
+        let w = &want[name];
+        assert!(
+            !w.is_null(),
+            "{}: kernel {name:?} not in the oracle",
+            input.display()
+        );
+        for key in ["calls", "total_ns", "min_ns", "max_ns", "median_ns"] {
+            if let Some(expected) = w.get(key) {
+                assert_eq!(
+                    row[key].as_f64(),
+                    expected.as_f64(),
+                    "{}: {name}: {key}",
+                    input.display()
+                );
+            }
+        }
+    }
+    let summary = &doc["summary"];
+    for (key, value) in oracle["summary"].as_object().expect("oracle summary") {
+        assert_eq!(&summary[key], value, "{}: summary.{key}", input.display());
+    }
+    let shares: f64 = kernels
+        .iter()
+        .map(|r| r["share"].as_f64().expect("share"))
+        .sum();
+    assert!((shares - 1.0).abs() < 1e-9, "shares sum to {shares}");
+}
+
+#[test]
+fn every_repository_fixture_matches_the_oracle() {
+    let dir = root().join("tests/expected");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("expected dir") {
+        let path = entry.expect("entry").path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some(fixture_name) = name.strip_suffix(".oracle.json") else {
+            continue;
+        };
+        check(&fixture(fixture_name), &expected(name));
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} fixtures checked");
+}
+
+#[test]
+fn shared_fixtures_match_the_oracle() {
+    for rel in [
+        "amd/rocpd_rocm7_gfx942_att_results.db",
+        "amd/rocprofv1_gfx1201_llamacpp_stats/results.stats.csv",
+        "amd/rocprofv1_gfx942_bmm_stats/results.stats.csv",
+    ] {
+        let Some(path) = shared(rel) else { continue };
+        check(&path, &expected(&format!("shared/{rel}.oracle.json")));
+    }
+}
+
+#[test]
+fn phases_match_the_oracle() {
+    for name in [
+        "kineto-rocm6.2-mi250-minitoy_train.json.gz",
+        "kineto-v100-resnet-rank0-ns_resolution.pt.trace.json.gz",
+    ] {
+        let doc = profile_json(&[fixture(name).to_str().expect("path"), "--by-phase"]);
+        let oracle = expected(&format!("{name}.oracle.json"));
+        let want = oracle["phases"].as_object().expect("phases");
+        let phases = doc["phases"].as_array().expect("phases array");
+        assert_eq!(phases.len(), want.len(), "{name}");
+        for p in phases {
+            let w = &want[p["phase"].as_str().expect("phase")];
+            assert_eq!(p["calls"], w["calls"], "{name} {}", p["phase"]);
+            assert_eq!(p["total_ns"], w["total_ns"], "{name} {}", p["phase"]);
+        }
+    }
+}

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""Independent oracle for `kernelab profile`: recomputes per-kernel and whole-trace figures
+from the same fixture files with the Python standard library (json with Decimal timestamps,
+csv, sqlite3), sharing no code with kernelab. Writes tests/expected/<fixture>.oracle.json.
+
+Usage: python3 tests/oracle/profile_oracle.py FIXTURE... [--out-dir tests/expected]
+"""
+import csv
+import gzip
+import json
+import re
+import sqlite3
+import statistics
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+
+def open_text(path):
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return raw
+
+
+def us_to_ns(v):
+    return int((Decimal(str(v)) * 1000).to_integral_value())
+
+
+def timeline(intervals):
+    """intervals: list of (device, start, end). Busy = union per device, summed."""
+    busy = gap = gaps = 0
+    by_dev = {}
+    for d, s, e in intervals:
+        by_dev.setdefault(d, []).append((s, e))
+    for ivs in by_dev.values():
+        ivs.sort()
+        cs, ce = ivs[0]
+        for s, e in ivs[1:]:
+            if s > ce:
+                busy += ce - cs
+                gap += s - ce
+                gaps += 1
+                cs, ce = s, e
+            elif e > ce:
+                ce = e
+        busy += ce - cs
+    first = min(s for _, s, _ in intervals)
+    last = max(e for _, _, e in intervals)
+    return busy, last - first, gap, gaps, first
+
+
+def finish(dispatches, memcpy, memset):
+    kernels = {}
+    for name, dev, s, e in dispatches:
+        kernels.setdefault(name, []).append(e - s)
+    out = {
+        name: {
+            "calls": len(d),
+            "total_ns": sum(d),
+            "min_ns": min(d),
+            "max_ns": max(d),
+            "median_ns": float(statistics.median(d)),
+        }
+        for name, d in kernels.items()
+    }
+    busy, wall, gap, gaps, first = timeline([(dev, s, e) for _, dev, s, e in dispatches])
+    return {
+        "summary": {
+            "kernel_time_ns": sum(e - s for _, _, s, e in dispatches),
+            "busy_ns": busy,
+            "wall_ns": wall,
+            "gap_ns": gap,
+            "gap_count": gaps,
+            "kernel_count": len(dispatches),
+            "distinct_kernels": len(kernels),
+            "memcpy_ns": sum(memcpy),
+            "memcpy_count": len(memcpy),
+            "memset_ns": sum(memset),
+            "memset_count": len(memset),
+            "first_start_ns": first,
+        },
+        "kernels": out,
+    }
+
+
+def innermost(ranges, t):
+    """ranges: list of (start, end, name); the enclosing range that starts last (then shortest)."""
+    best = None
+    for s, e, n in ranges:
+        if s <= t < e and (best is None or (s, -(e - s)) > (best[0], -(best[1] - best[0]))):
+            best = (s, e, n)
+    return best[2] if best else None
+
+
+def kineto_phases(events):
+    """Kernel time per innermost annotated range: GPU ranges by kernel start on the same
+    device; otherwise host ranges by the launch call (same correlation) on the same thread."""
+    gpu, cpu, launches = {}, {}, {}
+    for ev in events:
+        if ev.get("ph") != "X":
+            continue
+        cat, args = ev.get("cat"), ev.get("args", {})
+        if cat == "gpu_user_annotation":
+            s = us_to_ns(ev["ts"])
+            gpu.setdefault(args.get("device", ev.get("pid")), []).append((s, s + us_to_ns(ev["dur"]), ev["name"]))
+        elif cat == "user_annotation":
+            s = us_to_ns(ev["ts"])
+            cpu.setdefault((ev.get("pid"), ev.get("tid")), []).append((s, s + us_to_ns(ev["dur"]), ev["name"]))
+        elif cat in ("cuda_runtime", "cuda_driver") and "correlation" in args:
+            launches[args["correlation"]] = (ev.get("pid"), ev.get("tid"), us_to_ns(ev["ts"]))
+    phases = {}
+    for ev in events:
+        if ev.get("ph") != "X" or ev.get("cat") not in ("kernel", "Kernel"):
+            continue
+        args = ev.get("args", {})
+        s = us_to_ns(ev["ts"])
+        name = innermost(gpu.get(args.get("device", ev.get("pid")), []), s)
+        if name is None and args.get("correlation") in launches:
+            pid, tid, t = launches[args["correlation"]]
+            name = innermost(cpu.get((pid, tid), []), t)
+        p = phases.setdefault(name or "(no phase)", {"calls": 0, "total_ns": 0})
+        p["calls"] += 1
+        p["total_ns"] += us_to_ns(ev["dur"])
+    return phases
+
+
+def kineto(path):
+    doc = json.loads(open_text(path), parse_float=Decimal)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    result = kineto_events(events)
+    result["phases"] = kineto_phases(events)
+    return result
+
+
+def kineto_events(events):
+    dispatches, memcpy, memset = [], [], []
+    for ev in events:
+        if ev.get("ph") != "X":
+            continue
+        cat = ev.get("cat")
+        s = us_to_ns(ev["ts"]) if cat in ("kernel", "Kernel", "gpu_memcpy", "gpu_memset") else None
+        if cat in ("kernel", "Kernel"):
+            args = ev.get("args", {})
+            dev = args.get("device", ev.get("pid"))
+            dispatches.append((ev.get("name", ""), dev, s, s + us_to_ns(ev["dur"])))
+        elif cat == "gpu_memcpy":
+            memcpy.append(us_to_ns(ev["dur"]))
+        elif cat == "gpu_memset":
+            memset.append(us_to_ns(ev["dur"]))
+    return finish(dispatches, memcpy, memset)
+
+
+def pick(row, *names):
+    low = {k.lower(): v for k, v in row.items()}
+    for n in names:
+        if n.lower() in low:
+            return low[n.lower()]
+    return None
+
+
+def rocprof_trace(path):
+    rows = list(csv.DictReader(open_text(path).decode().splitlines()))
+    dispatches = []
+    for r in rows:
+        agent = pick(r, "Agent_Id", "GPU_ID") or "0"
+        dev = int(re.search(r"(\d+)$", agent).group(1))
+        s = int(pick(r, "Start_Timestamp", "BeginNs"))
+        e = int(pick(r, "End_Timestamp", "EndNs"))
+        dispatches.append((pick(r, "Kernel_Name", "KernelName"), dev, s, e))
+    return finish(dispatches, [], [])
+
+
+def stats_csv(path):
+    rows = list(csv.DictReader(open_text(path).decode().splitlines()))
+    kernels = {}
+    for r in rows:
+        k = kernels.setdefault(r["Name"], {"calls": 0, "total_ns": 0})
+        k["calls"] += int(r["Calls"])
+        k["total_ns"] += int(r["TotalDurationNs"])
+        if "MinNs" in r:
+            k["min_ns"] = int(r["MinNs"])
+            k["max_ns"] = int(r["MaxNs"])
+    return {
+        "summary": {
+            "kernel_time_ns": sum(k["total_ns"] for k in kernels.values()),
+            "kernel_count": sum(k["calls"] for k in kernels.values()),
+            "distinct_kernels": len(kernels),
+        },
+        "kernels": kernels,
+    }
+
+
+def rocpd(path):
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    q = 'SELECT name, agent_type_index, start, "end" FROM kernels'
+    dispatches = [(n, d, s, e) for n, d, s, e in con.execute(q)]
+    memcpy = [e - s for s, e in con.execute('SELECT start, "end" FROM memory_copies')]
+    return finish(dispatches, memcpy, [])
+
+
+def oracle(path):
+    raw = open_text(path)
+    if raw.startswith(b"SQLite format 3\0"):
+        return rocpd(path)
+    if raw.lstrip()[:1] in (b"{", b"["):
+        return kineto(path)
+    header = raw.split(b"\n", 1)[0].decode()
+    if "TotalDurationNs" in header:
+        return stats_csv(path)
+    return rocprof_trace(path)
+
+
+def main(argv):
+    out_dir = Path("tests/expected")
+    files = []
+    it = iter(argv)
+    for a in it:
+        if a == "--out-dir":
+            out_dir = Path(next(it))
+        else:
+            files.append(a)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        result = oracle(f)
+        result["fixture"] = Path(f).name
+        dest = out_dir / (Path(f).name + ".oracle.json")
+        dest.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+        print(f"{dest}: {result['summary']['kernel_count']} kernels")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
