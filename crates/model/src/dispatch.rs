@@ -149,4 +149,6 @@ pub struct KernelAggregate {
     pub max: Option<Nanos>,
     /// Standard deviation in nanoseconds, as the tool computed it.
     pub stddev_ns: Option<f64>,
+    /// Median in nanoseconds, where the tool reports one.
+    pub median_ns: Option<f64>,
 }

@@ -28,6 +28,8 @@ impl Format {
             Format::RocprofCsv(CsvKind::KernelStats) => "rocprofv3-kernel-stats",
             Format::RocprofCsv(CsvKind::LegacyStats) => "rocprof-stats",
             Format::RocprofCsv(CsvKind::MemoryCopyTrace) => "rocprofv3-memory-copy-trace",
+            Format::RocprofCsv(CsvKind::ApiTrace) => "rocprofv3-api-trace",
+            Format::RocprofCsv(CsvKind::KernelTop) => "rocprof-compute-kernel-top",
             Format::Sqlite => "sqlite",
             Format::NcuCsv => "ncu-csv",
             Format::NsysStatsCsv => "nsys-stats-csv",

@@ -6,6 +6,7 @@
 //! runtime launch calls) are parsed; every other event is skipped by the byte scanner, so
 //! memory does not grow with the number of CPU-side events.
 
+mod legacy;
 mod scan;
 
 use crate::error::{snippet, Error, ErrorKind, Result};
@@ -17,6 +18,7 @@ use scan::Window;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::Read;
 
 /// Options of the Kineto reader.
@@ -96,6 +98,7 @@ pub fn read<R: Read>(
         options,
         profile,
         counts: Counts::default(),
+        process_names: HashMap::new(),
     };
     if first == b'[' {
         read_events(&mut w, &mut state)?;
@@ -149,6 +152,9 @@ pub fn read<R: Read>(
         ));
     }
     let c = state.counts;
+    if c.legacy > 0 && c.legacy == c.parsed {
+        source.format = "rocprof-chrome-trace".into();
+    }
     source
         .facts
         .push(("events read".into(), c.parsed.to_string()));
@@ -167,14 +173,17 @@ pub fn read<R: Read>(
 #[derive(Default, Clone, Copy)]
 struct Counts {
     parsed: u64,
+    legacy: u64,
     skipped: u64,
     zero_duration: u64,
 }
 
-struct State<'o, 'p> {
+pub(crate) struct State<'o, 'p> {
     options: &'o KinetoOptions,
     profile: &'p mut Profile,
     counts: Counts,
+    /// `process_name` metadata by pid, for Chrome traces without `cat` (legacy rocprof).
+    process_names: HashMap<String, String>,
 }
 
 fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()> {
@@ -191,11 +200,22 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
             .as_ref()
             .map(|p| w.slice(p.clone()) == b"X")
             .unwrap_or(false);
+        let at = w.offset(w.pos);
         match kind {
             Some(kind) if is_complete => {
-                let at = w.offset(w.pos);
                 handle_event(w.slice(0..end), at, kind, st)?;
                 st.counts.parsed += 1;
+            }
+            // Chrome traces without `cat` (legacy rocprof `results.json`): kernels and copies
+            // are told apart by their process's name.
+            None if cat.is_none() && ph.is_some() => {
+                let ph = w.slice(ph.clone().unwrap_or_default()).to_vec();
+                if legacy::handle(w.slice(0..end), at, &ph, st)? {
+                    st.counts.parsed += 1;
+                    st.counts.legacy += 1;
+                } else {
+                    st.counts.skipped += 1;
+                }
             }
             _ => st.counts.skipped += 1,
         }
@@ -206,7 +226,7 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
     }
 }
 
-fn json_error(e: &serde_json::Error, text: &[u8], at: u64) -> Error {
+pub(crate) fn json_error(e: &serde_json::Error, text: &[u8], at: u64) -> Error {
     // Map serde's line/column inside the event back to a stream byte offset.
     let mut offset = 0usize;
     let mut line = 1usize;
@@ -232,7 +252,7 @@ fn json_error(e: &serde_json::Error, text: &[u8], at: u64) -> Error {
     )
 }
 
-fn time_field(raw: Option<&RawValue>, key: &str, at: u64) -> Result<i64> {
+pub(crate) fn time_field(raw: Option<&RawValue>, key: &str, at: u64) -> Result<i64> {
     let raw = raw.ok_or_else(|| {
         Error::syntax(
             Location::byte(at).with_field(key),
@@ -240,7 +260,7 @@ fn time_field(raw: Option<&RawValue>, key: &str, at: u64) -> Result<i64> {
             "none",
         )
     })?;
-    parse_scaled_decimal(raw.get(), 3).ok_or_else(|| {
+    parse_scaled_decimal(raw.get().trim_matches('"'), 3).ok_or_else(|| {
         Error::syntax(
             Location::byte(at).with_field(key),
             "a decimal number of microseconds",
@@ -249,7 +269,7 @@ fn time_field(raw: Option<&RawValue>, key: &str, at: u64) -> Result<i64> {
     })
 }
 
-fn int_of(raw: Option<&RawValue>) -> Option<i64> {
+pub(crate) fn int_of(raw: Option<&RawValue>) -> Option<i64> {
     let t = raw?.get().trim();
     if let Ok(v) = t.parse::<i64>() {
         return Some(v);

@@ -224,7 +224,7 @@ pub(super) fn rank_aggregates(
     key_of: &mut dyn FnMut(NameId) -> String,
 ) -> Ranking {
     let f = &options.filters;
-    let mut notes = vec!["the input has per-kernel aggregates only: median, busy time, wall time and gaps are unavailable".to_string()];
+    let mut notes = Vec::new();
     if f.device.is_some() || f.stream.is_some() || f.time_range.is_some() {
         notes.push(
             "--device, --stream and --time-range need per-dispatch records and were not applied"
@@ -237,6 +237,7 @@ pub(super) fn rank_aggregates(
         min: Option<u64>,
         max: Option<u64>,
         stddev: Option<f64>,
+        median: Option<f64>,
         parts: usize,
         names: BTreeSet<NameId>,
     }
@@ -254,6 +255,7 @@ pub(super) fn rank_aggregates(
             min: None,
             max: None,
             stddev: None,
+            median: None,
             parts: 0,
             names: BTreeSet::new(),
         });
@@ -272,6 +274,7 @@ pub(super) fn rank_aggregates(
         };
         // A standard deviation cannot be combined without the means; keep it only when exact.
         acc.stddev = if first { a.stddev_ns } else { None };
+        acc.median = if first { a.median_ns } else { None };
         acc.parts += 1;
         acc.names.insert(a.name);
     }
@@ -296,7 +299,7 @@ pub(super) fn rank_aggregates(
             } else {
                 0.0
             },
-            median_ns: None,
+            median_ns: a.median,
             min_ns: a.min,
             max_ns: a.max,
             stddev_ns: a.stddev,

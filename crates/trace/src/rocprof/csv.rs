@@ -3,8 +3,9 @@
 use super::CsvKind;
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::{
-    parse_scaled_decimal, KernelAggregate, KernelDispatch, LaunchConfig, Location, Nanos, Profile,
-    Resources, SourceInfo, Timestamp, Transfer, TransferKind,
+    parse_scaled_decimal, Annotation, AnnotationScope, KernelAggregate, KernelDispatch, Launch,
+    LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer,
+    TransferKind,
 };
 use std::io::{BufRead, Read};
 
@@ -197,7 +198,10 @@ pub fn read<R: Read>(
     let cols = header(&mut rdr.rdr)?;
     match kind {
         CsvKind::KernelTrace => kernel_trace(&mut rdr, &cols, profile, source),
-        CsvKind::KernelStats | CsvKind::LegacyStats => stats(&mut rdr, &cols, profile, source),
+        CsvKind::KernelStats | CsvKind::LegacyStats | CsvKind::KernelTop => {
+            stats(&mut rdr, &cols, profile, source)
+        }
+        CsvKind::ApiTrace => api_trace(&mut rdr, &cols, profile, source),
         CsvKind::MemoryCopyTrace => memory_copies(&mut rdr, &cols, profile),
     }
 }
@@ -342,20 +346,33 @@ fn stats<R: Read>(
     p: &mut Profile,
     source: &mut SourceInfo,
 ) -> Result<()> {
-    let name = cols.require(&["Name"], 1)?;
-    let calls = cols.require(&["Calls"], 1)?;
-    let total = cols.require(&["TotalDurationNs"], 1)?;
+    let name = cols.require(&["Name", "Kernel_Name"], 1)?;
+    let calls = cols.require(&["Calls", "Count"], 1)?;
+    let total = cols.require(&["TotalDurationNs", "Sum(ns)"], 1)?;
     let (min, max, sd) = (
         cols.find(&["MinNs"]),
         cols.find(&["MaxNs"]),
         cols.find(&["StdDev"]),
     );
-    source.notes.push("aggregates only: no per-dispatch records, so median, busy time, wall time and gaps are unavailable".into());
+    let median = cols.find(&["Median(ns)"]);
+    let mut notes = vec!["aggregates only: no per-dispatch records, so busy time, wall time and gaps are unavailable"];
+    if median.is_none() {
+        notes.push("the file has no median column, so medians are unavailable");
+    }
+    if cols.find(&["Sum(ns)"]).is_some() {
+        notes.push("rocprof-compute averages its figures over its profiling passes; totals are rounded to whole nanoseconds");
+    }
+    source.notes.extend(notes.into_iter().map(String::from));
     records(rdr, |rec, line| {
         let row = Row {
             rec,
             line,
             header: cols,
+        };
+        let float = |c: usize, what: &str| -> Result<f64> {
+            row.text(c).parse::<f64>().map_err(|_| {
+                Error::syntax(row.loc(c), what.to_string(), format!("{:?}", row.text(c)))
+            })
         };
         let n = |c: Option<usize>, what: &str| -> Result<Option<Nanos>> {
             match c {
@@ -365,26 +382,86 @@ fn stats<R: Read>(
                 None => Ok(None),
             }
         };
-        let stddev_ns = match sd {
-            Some(c) => Some(row.text(c).parse::<f64>().map_err(|_| {
-                Error::syntax(
-                    row.loc(c),
-                    "a standard deviation in ns",
-                    format!("{:?}", row.text(c)),
-                )
-            })?),
-            None => None,
+        let total_ns = if row.text(total).contains('.') {
+            let t = float(total, "a total duration in ns")?;
+            Nanos::from_ns(t.round().max(0.0) as u64)
+        } else {
+            n(Some(total), "a total duration in ns")?.unwrap_or_default()
         };
         p.aggregates.push(KernelAggregate {
             name: p.names.intern_str(row.text(name)),
             calls: u64::try_from(row.int(calls, "a call count")?).unwrap_or(0),
-            total: n(Some(total), "a total duration in ns")?.unwrap_or_default(),
+            total: total_ns,
             min: n(min, "a minimum duration in ns")?,
             max: n(max, "a maximum duration in ns")?,
-            stddev_ns,
+            stddev_ns: sd
+                .map(|c| float(c, "a standard deviation in ns"))
+                .transpose()?,
+            median_ns: median.map(|c| float(c, "a median in ns")).transpose()?,
         });
         Ok(())
     })
+}
+
+/// Host API calls (`hip_api_trace.csv`, older `hip_runtime_trace.csv`) become launch calls for
+/// `--by-phase`; marker rows (`marker_api_trace.csv`, domains `MARKER_*`) with a duration become
+/// annotated ranges named by their `Function` text.
+fn api_trace<R: Read>(
+    rdr: &mut Lines<R>,
+    cols: &Columns,
+    p: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
+    let domain = cols.require(&["Domain"], 1)?;
+    let function = cols.require(&["Function"], 1)?;
+    let corr = cols.require(CORRELATION, 1)?;
+    let start = cols.require(START, 1)?;
+    let end = cols.require(END, 1)?;
+    let pid = cols.find(&["Process_Id"]);
+    let tid = cols.find(&["Thread_Id"]);
+    let (mut ranges, mut calls) = (0u64, 0u64);
+    records(rdr, |rec, line| {
+        let row = Row {
+            rec,
+            line,
+            header: cols,
+        };
+        let s = row.int(start, "a start timestamp in integer nanoseconds")?;
+        let e = row.int(end, "an end timestamp in integer nanoseconds")?;
+        let pid = pid
+            .map(|c| row.int(c, "a process id"))
+            .transpose()?
+            .unwrap_or(0);
+        let tid = tid
+            .map(|c| row.int(c, "a thread id"))
+            .transpose()?
+            .unwrap_or(0);
+        if row.text(domain).starts_with("MARKER") {
+            if e > s {
+                p.annotations.push(Annotation {
+                    name: p.names.intern_str(row.text(function)),
+                    scope: AnnotationScope::Cpu { pid, tid },
+                    start: Timestamp::from_ns(s),
+                    duration: Nanos::from_ns(u64::try_from(e - s).unwrap_or(0)),
+                });
+                ranges += 1;
+            }
+        } else if let Ok(correlation) = u64::try_from(row.int(corr, "a correlation id")?) {
+            p.host_launches.push(Launch {
+                correlation,
+                pid,
+                tid,
+                start: Timestamp::from_ns(s),
+            });
+            calls += 1;
+        }
+        Ok(())
+    })?;
+    source
+        .facts
+        .push(("marker ranges".into(), ranges.to_string()));
+    source.facts.push(("API calls".into(), calls.to_string()));
+    Ok(())
 }
 
 fn memory_copies<R: Read>(rdr: &mut Lines<R>, cols: &Columns, p: &mut Profile) -> Result<()> {

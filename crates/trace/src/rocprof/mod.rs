@@ -18,6 +18,10 @@ pub enum CsvKind {
     LegacyStats,
     /// Memory copies (rocprofv3 `memory_copy_trace.csv`).
     MemoryCopyTrace,
+    /// Host API calls and markers (rocprofv3 `hip_api_trace.csv`, `marker_api_trace.csv`).
+    ApiTrace,
+    /// Per-kernel statistics of a rocprof-compute workload (`pmc_kernel_top.csv`).
+    KernelTop,
 }
 
 /// Classifies a CSV header line by its column names, or `None` if it is not a rocprof CSV.
@@ -33,6 +37,12 @@ pub fn classify_header(columns: &[String]) -> Option<CsvKind> {
     }
     if has(&["Direction"]) && start {
         return Some(CsvKind::MemoryCopyTrace);
+    }
+    if has(&["Domain"]) && has(&["Function"]) && has(&["Correlation_Id"]) && start {
+        return Some(CsvKind::ApiTrace);
+    }
+    if has(&["Kernel_Name"]) && has(&["Count"]) && has(&["Sum(ns)"]) {
+        return Some(CsvKind::KernelTop);
     }
     if has(&["Name"]) && has(&["Calls"]) && has(&["TotalDurationNs"]) {
         return Some(if has(&["MinNs"]) {
