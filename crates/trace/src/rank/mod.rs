@@ -67,6 +67,18 @@ pub struct Filters {
     pub time_range: Option<TimeRange>,
 }
 
+impl Filters {
+    /// Whether an operation on `device`/`stream` starting `offset_ns` after the first kernel
+    /// passes the device, stream and time filters.
+    fn keeps(&self, device: u32, stream: u64, offset_ns: i64) -> bool {
+        self.device.is_none_or(|x| device == x)
+            && self.stream.is_none_or(|x| stream == x)
+            && self
+                .time_range
+                .is_none_or(|r| offset_ns >= r.start_ns && r.end_ns.is_none_or(|e| offset_ns < e))
+    }
+}
+
 /// How to rank.
 #[derive(Clone, Debug)]
 pub struct RankOptions {
@@ -274,14 +286,7 @@ fn select<'p>(profile: &'p Profile, f: &Filters) -> Vec<&'p KernelDispatch> {
     profile
         .dispatches
         .iter()
-        .filter(|d| f.device.is_none_or(|x| d.device == x))
-        .filter(|d| f.stream.is_none_or(|x| d.stream == x))
-        .filter(|d| {
-            f.time_range.is_none_or(|r| {
-                let off = d.start.ns() - origin;
-                off >= r.start_ns && r.end_ns.is_none_or(|e| off < e)
-            })
-        })
+        .filter(|d| f.keeps(d.device, d.stream, d.start.ns() - origin))
         .filter(|d| match &f.name {
             None => true,
             Some(re) => *name_ok
@@ -312,14 +317,7 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
     let transfers: Vec<_> = profile
         .transfers
         .iter()
-        .filter(|x| f.device.is_none_or(|d| x.device == d))
-        .filter(|x| f.stream.is_none_or(|s| x.stream == s))
-        .filter(|x| {
-            f.time_range.is_none_or(|r| {
-                let off = x.start.ns() - origin;
-                off >= r.start_ns && r.end_ns.is_none_or(|e| off < e)
-            })
-        })
+        .filter(|x| f.keeps(x.device, x.stream, x.start.ns() - origin))
         .collect();
     let sum = |k: TransferKind| {
         transfers

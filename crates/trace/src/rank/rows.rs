@@ -1,7 +1,7 @@
 //! Per-kernel (or per-family) rows.
 
 use super::{Outlier, RankOptions, Ranking, Summary};
-use kernelab_model::{KernelDispatch, LaunchConfig, NameId, Profile, Resources};
+use kernelab_model::{KernelDispatch, LaunchConfig, NameId, Nanos, Profile, Resources};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap};
 
@@ -217,6 +217,95 @@ pub(super) fn rank_dispatches(
     (rows, other, n_groups)
 }
 
+/// Per-kernel aggregates being combined; figures that cannot be combined exactly become `None`.
+struct Aggregate {
+    calls: u64,
+    total: u64,
+    min: Option<u64>,
+    max: Option<u64>,
+    stddev: Option<f64>,
+    median: Option<f64>,
+    parts: usize,
+    variants: usize,
+}
+
+impl Aggregate {
+    fn new() -> Self {
+        Aggregate {
+            calls: 0,
+            total: 0,
+            min: None,
+            max: None,
+            stddev: None,
+            median: None,
+            parts: 0,
+            variants: 0,
+        }
+    }
+
+    /// Adds one more part (a kernel's stats line, or a whole row).
+    fn add(
+        &mut self,
+        calls: u64,
+        total: u64,
+        min: Option<u64>,
+        max: Option<u64>,
+        stddev: Option<f64>,
+        median: Option<f64>,
+    ) {
+        let first = self.parts == 0;
+        self.calls += calls;
+        self.total += total;
+        self.min = if first {
+            min
+        } else {
+            self.min.zip(min).map(|(x, y)| x.min(y))
+        };
+        self.max = if first {
+            max
+        } else {
+            self.max.zip(max).map(|(x, y)| x.max(y))
+        };
+        // Standard deviations and medians cannot be combined without the samples.
+        self.stddev = if first { stddev } else { None };
+        self.median = if first { median } else { None };
+        self.parts += 1;
+    }
+
+    fn row(&self, name: String, family: String, kernel_time: u64) -> KernelRow {
+        KernelRow {
+            rank: 0,
+            name,
+            family,
+            variants: self.variants,
+            calls: self.calls,
+            total_ns: self.total,
+            mean_ns: if self.calls > 0 {
+                self.total as f64 / self.calls as f64
+            } else {
+                0.0
+            },
+            median_ns: self.median,
+            min_ns: self.min,
+            max_ns: self.max,
+            stddev_ns: self.stddev,
+            share: if kernel_time > 0 {
+                self.total as f64 / kernel_time as f64
+            } else {
+                0.0
+            },
+            grid: None,
+            block: None,
+            registers: None,
+            agprs: None,
+            sgprs: None,
+            shared_bytes: None,
+            scratch_bytes: None,
+            register_granules: false,
+        }
+    }
+}
+
 /// Ranks aggregate-only inputs (stats files): figures they lack stay `None`.
 pub(super) fn rank_aggregates(
     profile: &Profile,
@@ -231,91 +320,51 @@ pub(super) fn rank_aggregates(
                 .into(),
         );
     }
-    struct Acc {
-        calls: u64,
-        total: u64,
-        min: Option<u64>,
-        max: Option<u64>,
-        stddev: Option<f64>,
-        median: Option<f64>,
-        parts: usize,
-        names: BTreeSet<NameId>,
+    if options.by_phase {
+        notes.push(
+            "--by-phase needs per-dispatch records and annotations; the input has neither".into(),
+        );
     }
-    let mut groups: HashMap<String, Acc> = HashMap::new();
+    let mut groups: HashMap<String, (Aggregate, BTreeSet<NameId>)> = HashMap::new();
     for a in &profile.aggregates {
-        if let Some(re) = &f.name {
-            if !re.is_match(profile.names.name(a.name)) {
-                continue;
-            }
+        if f.name
+            .as_ref()
+            .is_some_and(|re| !re.is_match(profile.names.name(a.name)))
+        {
+            continue;
         }
-        let key = key_of(a.name);
-        let acc = groups.entry(key).or_insert(Acc {
-            calls: 0,
-            total: 0,
-            min: None,
-            max: None,
-            stddev: None,
-            median: None,
-            parts: 0,
-            names: BTreeSet::new(),
-        });
-        let first = acc.parts == 0;
-        acc.calls += a.calls;
-        acc.total += a.total.ns();
-        acc.min = if first {
-            a.min.map(|x| x.ns())
-        } else {
-            acc.min.zip(a.min).map(|(x, y)| x.min(y.ns()))
-        };
-        acc.max = if first {
-            a.max.map(|x| x.ns())
-        } else {
-            acc.max.zip(a.max).map(|(x, y)| x.max(y.ns()))
-        };
-        // A standard deviation cannot be combined without the means; keep it only when exact.
-        acc.stddev = if first { a.stddev_ns } else { None };
-        acc.median = if first { a.median_ns } else { None };
-        acc.parts += 1;
-        acc.names.insert(a.name);
+        let (acc, names) = groups
+            .entry(key_of(a.name))
+            .or_insert_with(|| (Aggregate::new(), BTreeSet::new()));
+        acc.add(
+            a.calls,
+            a.total.ns(),
+            a.min.map(Nanos::ns),
+            a.max.map(Nanos::ns),
+            a.stddev_ns,
+            a.median_ns,
+        );
+        names.insert(a.name);
+        acc.variants = names.len();
     }
-    let kernel_time: u64 = groups.values().map(|a| a.total).sum();
-    let kernel_count: u64 = groups.values().map(|a| a.calls).sum();
-    let distinct: usize = groups.values().map(|a| a.names.len()).sum();
+    let kernel_time: u64 = groups.values().map(|(a, _)| a.total).sum();
+    let summary = Summary {
+        kernel_time_ns: kernel_time,
+        kernel_count: groups.values().map(|(a, _)| a.calls).sum(),
+        distinct_kernels: groups.values().map(|(_, n)| n.len()).sum(),
+        groups: groups.len(),
+        ..Summary::default()
+    };
+    let none = options.grouping == kernelab_model::Grouping::None;
     let mut rows: Vec<KernelRow> = groups
         .into_iter()
-        .map(|(k, a)| KernelRow {
-            rank: 0,
-            family: if options.grouping == kernelab_model::Grouping::None {
+        .map(|(k, (a, _))| {
+            let family = if none {
                 options.rules.family_of(&k)
             } else {
                 k.clone()
-            },
-            name: k,
-            variants: a.names.len(),
-            calls: a.calls,
-            total_ns: a.total,
-            mean_ns: if a.calls > 0 {
-                a.total as f64 / a.calls as f64
-            } else {
-                0.0
-            },
-            median_ns: a.median,
-            min_ns: a.min,
-            max_ns: a.max,
-            stddev_ns: a.stddev,
-            share: if kernel_time > 0 {
-                a.total as f64 / kernel_time as f64
-            } else {
-                0.0
-            },
-            grid: None,
-            block: None,
-            registers: None,
-            agprs: None,
-            sgprs: None,
-            shared_bytes: None,
-            scratch_bytes: None,
-            register_granules: false,
+            };
+            a.row(k, family, kernel_time)
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -326,63 +375,16 @@ pub(super) fn rank_aggregates(
     for (i, r) in rows.iter_mut().enumerate() {
         r.rank = i + 1;
     }
-    let groups_n = rows.len();
     let other = (rows.len() > options.top).then(|| {
         let rest = rows.split_off(options.top);
-        let label = format!("other ({} rows)", rest.len());
-        let calls: u64 = rest.iter().map(|r| r.calls).sum();
-        let total: u64 = rest.iter().map(|r| r.total_ns).sum();
-        KernelRow {
-            rank: 0,
-            name: label.clone(),
-            family: label,
-            variants: rest.iter().map(|r| r.variants).sum(),
-            calls,
-            total_ns: total,
-            mean_ns: if calls > 0 {
-                total as f64 / calls as f64
-            } else {
-                0.0
-            },
-            median_ns: None,
-            min_ns: rest
-                .iter()
-                .map(|r| r.min_ns)
-                .collect::<Option<Vec<_>>>()
-                .and_then(|v| v.into_iter().min()),
-            max_ns: rest
-                .iter()
-                .map(|r| r.max_ns)
-                .collect::<Option<Vec<_>>>()
-                .and_then(|v| v.into_iter().max()),
-            stddev_ns: None,
-            share: if kernel_time > 0 {
-                total as f64 / kernel_time as f64
-            } else {
-                0.0
-            },
-            grid: None,
-            block: None,
-            registers: None,
-            agprs: None,
-            sgprs: None,
-            shared_bytes: None,
-            scratch_bytes: None,
-            register_granules: false,
+        let mut acc = Aggregate::new();
+        for r in &rest {
+            acc.add(r.calls, r.total_ns, r.min_ns, r.max_ns, None, None);
+            acc.variants += r.variants;
         }
+        let label = format!("other ({} rows)", rest.len());
+        acc.row(label.clone(), label, kernel_time)
     });
-    let summary = Summary {
-        kernel_time_ns: kernel_time,
-        kernel_count,
-        distinct_kernels: distinct,
-        groups: groups_n,
-        ..Summary::default()
-    };
-    if options.by_phase {
-        notes.push(
-            "--by-phase needs per-dispatch records and annotations; the input has neither".into(),
-        );
-    }
     Ranking {
         rows,
         other,

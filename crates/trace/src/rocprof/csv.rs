@@ -105,6 +105,19 @@ impl Row<'_> {
         parse_scaled_decimal(t, 0)
             .ok_or_else(|| Error::syntax(self.loc(col), what.to_string(), format!("{t:?}")))
     }
+    /// Start and duration from two timestamp columns; the end may not precede the start.
+    fn interval(&self, start: usize, end: usize) -> Result<(Timestamp, Nanos)> {
+        let s = self.int(start, "a start timestamp in integer nanoseconds")?;
+        let e = self.int(end, "an end timestamp in integer nanoseconds")?;
+        let d = u64::try_from(e - s).map_err(|_| {
+            Error::syntax(
+                self.loc(end),
+                "an end timestamp not before the start",
+                format!("{e} < {s}"),
+            )
+        })?;
+        Ok((Timestamp::from_ns(s), Nanos::from_ns(d)))
+    }
     fn opt_u32(&self, col: Option<usize>, what: &str) -> Result<Option<u32>> {
         match col {
             None => Ok(None),
@@ -212,9 +225,11 @@ struct Lines<R> {
     offset: u64,
 }
 
+/// Calls `f` with every data row, located by its physical line.
 fn records<R: Read>(
     lines: &mut Lines<R>,
-    mut f: impl FnMut(&csv::StringRecord, u64) -> Result<()>,
+    header: &Columns,
+    mut f: impl FnMut(&Row<'_>) -> Result<()>,
 ) -> Result<()> {
     let mut rec = csv::StringRecord::new();
     let (rdr, offset) = (&mut lines.rdr, lines.offset);
@@ -222,7 +237,11 @@ fn records<R: Read>(
         match rdr.read_record(&mut rec) {
             Ok(true) => {
                 let line = rec.position().map(|p| p.line()).unwrap_or(0) + offset;
-                f(&rec, line)?;
+                f(&Row {
+                    rec: &rec,
+                    line,
+                    header,
+                })?;
             }
             Ok(false) => return Ok(()),
             Err(e) => return Err(csv_error(&e, offset)),
@@ -284,21 +303,8 @@ fn kernel_trace<R: Read>(
             );
         }
     }
-    records(rdr, |rec, line| {
-        let row = Row {
-            rec,
-            line,
-            header: cols,
-        };
-        let s = row.int(start, "a start timestamp in integer nanoseconds")?;
-        let e = row.int(end, "an end timestamp in integer nanoseconds")?;
-        let duration = u64::try_from(e - s).map_err(|_| {
-            Error::syntax(
-                row.loc(end),
-                "an end timestamp not before the start",
-                format!("{e} < {s}"),
-            )
-        })?;
+    records(rdr, cols, |row| {
+        let (start, duration) = row.interval(start, end)?;
         let tri = |c: Option<[usize; 3]>| -> Result<Option<[u32; 3]>> {
             let Some(c) = c else { return Ok(None) };
             let mut v = [0u32; 3];
@@ -331,8 +337,8 @@ fn kernel_trace<R: Read>(
             name: p.names.intern_str(row.text(name)),
             device: row.agent(agent)?,
             stream,
-            start: Timestamp::from_ns(s),
-            duration: Nanos::from_ns(duration),
+            start,
+            duration,
             launch,
             correlation,
         });
@@ -363,12 +369,7 @@ fn stats<R: Read>(
         notes.push("rocprof-compute averages its figures over its profiling passes; totals are rounded to whole nanoseconds");
     }
     source.notes.extend(notes.into_iter().map(String::from));
-    records(rdr, |rec, line| {
-        let row = Row {
-            rec,
-            line,
-            header: cols,
-        };
+    records(rdr, cols, |row| {
         let float = |c: usize, what: &str| -> Result<f64> {
             row.text(c).parse::<f64>().map_err(|_| {
                 Error::syntax(row.loc(c), what.to_string(), format!("{:?}", row.text(c)))
@@ -420,14 +421,8 @@ fn api_trace<R: Read>(
     let pid = cols.find(&["Process_Id"]);
     let tid = cols.find(&["Thread_Id"]);
     let (mut ranges, mut calls) = (0u64, 0u64);
-    records(rdr, |rec, line| {
-        let row = Row {
-            rec,
-            line,
-            header: cols,
-        };
-        let s = row.int(start, "a start timestamp in integer nanoseconds")?;
-        let e = row.int(end, "an end timestamp in integer nanoseconds")?;
+    records(rdr, cols, |row| {
+        let (start, duration) = row.interval(start, end)?;
         let pid = pid
             .map(|c| row.int(c, "a process id"))
             .transpose()?
@@ -437,12 +432,12 @@ fn api_trace<R: Read>(
             .transpose()?
             .unwrap_or(0);
         if row.text(domain).starts_with("MARKER") {
-            if e > s {
+            if duration.ns() > 0 {
                 p.annotations.push(Annotation {
                     name: p.names.intern_str(row.text(function)),
                     scope: AnnotationScope::Cpu { pid, tid },
-                    start: Timestamp::from_ns(s),
-                    duration: Nanos::from_ns(u64::try_from(e - s).unwrap_or(0)),
+                    start,
+                    duration,
                 });
                 ranges += 1;
             }
@@ -451,7 +446,7 @@ fn api_trace<R: Read>(
                 correlation,
                 pid,
                 tid,
-                start: Timestamp::from_ns(s),
+                start,
             });
             calls += 1;
         }
@@ -469,14 +464,8 @@ fn memory_copies<R: Read>(rdr: &mut Lines<R>, cols: &Columns, p: &mut Profile) -
     let end = cols.require(END, 1)?;
     let dst = cols.find(&["Destination_Agent_Id"]);
     let stream = cols.find(STREAM);
-    records(rdr, |rec, line| {
-        let row = Row {
-            rec,
-            line,
-            header: cols,
-        };
-        let s = row.int(start, "a start timestamp in integer nanoseconds")?;
-        let e = row.int(end, "an end timestamp in integer nanoseconds")?;
+    records(rdr, cols, |row| {
+        let (start, duration) = row.interval(start, end)?;
         p.transfers.push(Transfer {
             kind: TransferKind::Memcpy,
             device: row.agent(dst)?,
@@ -484,8 +473,8 @@ fn memory_copies<R: Read>(rdr: &mut Lines<R>, cols: &Columns, p: &mut Profile) -
                 Some(c) => row.int(c, "a stream id")?.try_into().unwrap_or(0),
                 None => 0,
             },
-            start: Timestamp::from_ns(s),
-            duration: Nanos::from_ns(u64::try_from(e - s).unwrap_or(0)),
+            start,
+            duration,
             bytes: None,
         });
         Ok(())
