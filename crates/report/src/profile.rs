@@ -296,7 +296,7 @@ pub fn profile_tables(
             if o.calls_over == 1 {
                 format!(
                     "one call of {} is {} ({:.0}x its median of {})",
-                    o.name,
+                    shorten(&o.name, name_width),
                     duration_ns(o.max_ns as f64),
                     o.max_ns as f64 / o.median_ns,
                     duration_ns(o.median_ns)
@@ -305,7 +305,7 @@ pub fn profile_tables(
                 format!(
                     "{} calls of {} exceed {}x its median of {}; the slowest is {}",
                     o.calls_over,
-                    o.name,
+                    shorten(&o.name, name_width),
                     o.factor,
                     duration_ns(o.median_ns),
                     duration_ns(o.max_ns as f64)

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Adding a format: one module, one [`Format`] variant, one detection arm in `detect.rs`,
-//! fixtures with expected outputs under `tests/`, and its page in `docs/formats/`.
+//! fixtures with expected outputs under `tests/`, and its section in `docs/formats.md`.
 #![deny(missing_docs)]
 
 mod detect;

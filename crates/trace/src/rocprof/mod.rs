@@ -2,7 +2,7 @@
 //! layouts, `kernel_stats.csv`, `memory_copy_trace.csv`), the rocpd SQLite database that ROCm 7
 //! writes by default (`*_results.db`), and the legacy rocprof `results.stats.csv`. Columns are
 //! found by name (case-insensitive, with the synonyms of `../shared/docs/formats/amd.md` §1.3),
-//! never by position. See `docs/formats/rocprof.md`.
+//! never by position. See `docs/formats.md`.
 
 pub(crate) mod csv;
 pub(crate) mod rocpd;
