@@ -18,8 +18,10 @@ mod detect;
 mod error;
 mod input;
 mod kineto;
+mod nsys;
 mod rank;
 mod rocprof;
+mod sqlite;
 
 pub use detect::{detect, Format};
 pub use error::{Error, ErrorKind, Result};
@@ -80,7 +82,7 @@ fn read_file_inner(
             ));
         }
         drop(opened);
-        return read_sqlite(path, profile, source);
+        return read_sqlite(path, options, profile, source);
     }
     let done = AtomicBool::new(false);
     let consumed = opened.consumed.clone();
@@ -102,9 +104,9 @@ fn read_file_inner(
     Ok(())
 }
 
-fn read_sqlite(path: &Path, profile: &mut Profile, mut source: SourceInfo) -> Result<()> {
-    let conn = rocprof::rocpd::open(path)?;
-    let objs = rocprof::rocpd::objects(&conn)?;
+fn read_sqlite(path: &Path, options: &ReadOptions, profile: &mut Profile, mut source: SourceInfo) -> Result<()> {
+    let conn = sqlite::open(path)?;
+    let objs = sqlite::objects(&conn)?;
     if objs
         .iter()
         .any(|o| o == "rocpd_metadata" || o == "rocpd_kernel_dispatch")
@@ -114,21 +116,16 @@ fn read_sqlite(path: &Path, profile: &mut Profile, mut source: SourceInfo) -> Re
         profile.sources.push(source);
         return Ok(());
     }
-    if objs
-        .iter()
-        .any(|o| o == "StringIds" || o.starts_with("CUPTI_ACTIVITY_KIND"))
-    {
-        return Err(Error::new(
-            Location::default(),
-            ErrorKind::Unsupported {
-                detail: "an Nsight Systems SQLite export: its reader is not part of this build yet (tracked in issue 3)".into(),
-            },
-        ));
+    if nsys::is_nsys(&objs) {
+        source.format = "nsys-sqlite".into();
+        nsys::read(&conn, options.host_launches, profile, &mut source)?;
+        profile.sources.push(source);
+        return Ok(());
     }
     Err(Error::new(
         Location::default(),
         ErrorKind::UnknownFormat {
-            detail: "a SQLite database without rocpd views (rocpd_metadata, kernels)".into(),
+            detail: "a SQLite database that is neither a rocpd database (rocpd_metadata, kernels) nor an Nsight Systems export (StringIds, CUPTI_ACTIVITY_KIND_*)".into(),
         },
     ))
 }

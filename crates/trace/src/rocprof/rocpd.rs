@@ -2,90 +2,13 @@
 //! Read through its stable views (`kernels`, `memory_copies`, `rocpd_metadata`), never the
 //! GUID-suffixed tables (amd.md §1.10).
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use kernelab_model::{
     KernelDispatch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp,
     Transfer, TransferKind,
 };
-use rusqlite::types::Value;
-use rusqlite::{Connection, OpenFlags};
-use std::collections::HashMap;
-use std::path::Path;
-
-fn sql_err(view: &str) -> impl Fn(rusqlite::Error) -> Error + '_ {
-    move |e| {
-        Error::new(
-            Location::default().with_field(view),
-            ErrorKind::Sqlite(e.to_string()),
-        )
-    }
-}
-
-/// Opens a SQLite file read-only.
-pub fn open(path: &Path) -> Result<Connection> {
-    Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| Error::new(Location::default(), ErrorKind::Sqlite(e.to_string())))
-}
-
-/// The names of all tables and views.
-pub fn objects(conn: &Connection) -> Result<Vec<String>> {
-    let mut st = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
-        .map_err(sql_err("sqlite_master"))?;
-    let rows = st
-        .query_map([], |r| r.get::<_, String>(0))
-        .map_err(sql_err("sqlite_master"))?;
-    rows.collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(sql_err("sqlite_master"))
-}
-
-/// Reads every row of `view` as name → value maps (columns by name, never by position).
-fn rows(
-    conn: &Connection,
-    view: &str,
-    mut f: impl FnMut(&HashMap<String, Value>, u64) -> Result<()>,
-) -> Result<()> {
-    let mut st = conn
-        .prepare(&format!("SELECT * FROM \"{view}\""))
-        .map_err(sql_err(view))?;
-    let names: Vec<String> = st
-        .column_names()
-        .iter()
-        .map(|s| s.to_ascii_lowercase())
-        .collect();
-    let mut q = st.query([]).map_err(sql_err(view))?;
-    let mut n = 0u64;
-    let mut map = HashMap::new();
-    while let Some(r) = q.next().map_err(sql_err(view))? {
-        n += 1;
-        map.clear();
-        for (i, name) in names.iter().enumerate() {
-            map.insert(name.clone(), r.get::<_, Value>(i).map_err(sql_err(view))?);
-        }
-        f(&map, n)?;
-    }
-    Ok(())
-}
-
-fn int(map: &HashMap<String, Value>, key: &str) -> Option<i64> {
-    match map.get(key)? {
-        Value::Integer(i) => Some(*i),
-        Value::Real(r) if r.fract() == 0.0 => Some(*r as i64),
-        Value::Text(t) => t.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-fn text(map: &HashMap<String, Value>, key: &str) -> Option<String> {
-    match map.get(key)? {
-        Value::Text(t) => Some(t.clone()),
-        Value::Integer(i) => Some(i.to_string()),
-        _ => None,
-    }
-}
+use crate::sqlite::{int, objects, rows, text};
+use rusqlite::Connection;
 
 /// Reads kernel dispatches and copies from a rocpd database.
 pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Result<()> {

@@ -1,0 +1,193 @@
+//! Nsight Systems SQLite export (`nsys export --type sqlite`, or the file `nsys stats` writes),
+//! both schema generations seen (`EXPORT_META_DATA` in 2022.x, `META_DATA_EXPORT` in 2024.x):
+//! kernels, memcpys, memsets, runtime launch calls (for phases), NVTX ranges and the GPU name.
+//! Names come from `StringIds` through `demangledName`, as `cuda_gpu_kern_sum` reports them.
+//! See `../shared/docs/formats/nvidia.md` §2.
+
+use crate::error::Result;
+use crate::sqlite::{columns, objects, sql_err};
+use kernelab_model::{
+    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Nanos, Profile, Resources, SourceInfo, Timestamp,
+    Transfer, TransferKind,
+};
+use rusqlite::Connection;
+use std::collections::HashMap;
+
+/// True when the database looks like an Nsight Systems export.
+pub fn is_nsys(objs: &[String]) -> bool {
+    objs.iter().any(|o| o == "StringIds") && objs.iter().any(|o| o.starts_with("CUPTI_ACTIVITY_KIND") || o == "TARGET_INFO_GPU")
+}
+
+fn strings(conn: &Connection) -> Result<HashMap<i64, String>> {
+    let mut st = conn.prepare("SELECT id, value FROM StringIds").map_err(sql_err("StringIds"))?;
+    let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).map_err(sql_err("StringIds"))?;
+    rows.collect::<std::result::Result<HashMap<_, _>, _>>().map_err(sql_err("StringIds"))
+}
+
+/// `col` if the table has it, else `NULL` (so optional columns read as unavailable).
+fn col_or_null(cols: &[String], col: &str) -> String {
+    if cols.iter().any(|c| c == col) {
+        format!("\"{col}\"")
+    } else {
+        "NULL".to_string()
+    }
+}
+
+fn u32_of(v: Option<i64>) -> Option<u32> {
+    v.and_then(|x| u32::try_from(x).ok())
+}
+
+/// Reads an Nsight Systems export.
+pub fn read(conn: &Connection, host_launches: bool, p: &mut Profile, source: &mut SourceInfo) -> Result<()> {
+    let objs = objects(conn)?;
+    for meta in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
+        if objs.iter().any(|o| o == meta) {
+            let q = format!("SELECT name, value FROM {meta} WHERE name IN ('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')");
+            let mut st = conn.prepare(&q).map_err(sql_err("META_DATA_EXPORT"))?;
+            let rows = st
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .map_err(sql_err("META_DATA_EXPORT"))?;
+            for row in rows {
+                let (k, v) = row.map_err(sql_err("META_DATA_EXPORT"))?;
+                source.facts.push((k.to_ascii_lowercase().replace("export_", "nsys "), v));
+            }
+        }
+    }
+    if objs.iter().any(|o| o == "TARGET_INFO_GPU") {
+        let mut st = conn.prepare("SELECT DISTINCT name FROM TARGET_INFO_GPU").map_err(sql_err("TARGET_INFO_GPU"))?;
+        let names: Vec<String> = st
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(sql_err("TARGET_INFO_GPU"))?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(sql_err("TARGET_INFO_GPU"))?;
+        if !names.is_empty() {
+            source.facts.push(("device".into(), names.join(", ")));
+        }
+    }
+    let names = strings(conn)?;
+    let name_of = |id: Option<i64>| id.and_then(|i| names.get(&i)).map(String::as_str).unwrap_or("");
+    if objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_KERNEL") {
+        let t = "CUPTI_ACTIVITY_KIND_KERNEL";
+        let cols = columns(conn, t)?;
+        let c = |n: &str| col_or_null(&cols, n);
+        let q = format!(
+            "SELECT start, \"end\", {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {t}",
+            c("deviceId"),
+            c("streamId"),
+            c("correlationId"),
+            c("demangledName"),
+            c("gridX"),
+            c("gridY"),
+            c("gridZ"),
+            c("blockX"),
+            c("blockY"),
+            c("blockZ"),
+            c("registersPerThread"),
+            c("staticSharedMemory"),
+            c("dynamicSharedMemory"),
+            c("localMemoryPerThread"),
+        );
+        let mut st = conn.prepare(&q).map_err(sql_err(t))?;
+        let mut rows = st.query([]).map_err(sql_err(t))?;
+        while let Some(r) = rows.next().map_err(sql_err(t))? {
+            let g = |i: usize| r.get::<_, Option<i64>>(i).map_err(sql_err(t));
+            let (start, end) = (g(0)?.unwrap_or(0), g(1)?.unwrap_or(0));
+            let xyz = |a: Option<i64>, b: Option<i64>, c: Option<i64>| Some([u32_of(a)?, u32_of(b)?, u32_of(c)?]);
+            let shared = match (g(13)?, g(14)?) {
+                (Some(s), Some(d)) => u32_of(Some(s + d)),
+                (s, d) => u32_of(s.or(d)),
+            };
+            let launch = p.launches.intern(LaunchConfig {
+                grid: xyz(g(6)?, g(7)?, g(8)?),
+                block: xyz(g(9)?, g(10)?, g(11)?),
+                resources: Resources {
+                    registers: u32_of(g(12)?),
+                    shared_bytes: shared,
+                    scratch_bytes: u32_of(g(15)?),
+                    ..Resources::default()
+                },
+            });
+            p.dispatches.push(KernelDispatch {
+                name: p.names.intern_str(name_of(g(5)?)),
+                device: u32_of(g(2)?).unwrap_or(0),
+                stream: g(3)?.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
+                start: Timestamp::from_ns(start),
+                duration: Nanos::from_ns(u64::try_from(end - start).unwrap_or(0)),
+                launch,
+                correlation: g(4)?.and_then(|c| u64::try_from(c).ok()),
+            });
+        }
+    }
+    for (t, kind) in [("CUPTI_ACTIVITY_KIND_MEMCPY", TransferKind::Memcpy), ("CUPTI_ACTIVITY_KIND_MEMSET", TransferKind::Memset)] {
+        if !objs.iter().any(|o| o == t) {
+            continue;
+        }
+        let cols = columns(conn, t)?;
+        let q = format!(
+            "SELECT start, \"end\", {}, {}, {} FROM {t}",
+            col_or_null(&cols, "deviceId"),
+            col_or_null(&cols, "streamId"),
+            col_or_null(&cols, "bytes")
+        );
+        let mut st = conn.prepare(&q).map_err(sql_err(t))?;
+        let mut rows = st.query([]).map_err(sql_err(t))?;
+        while let Some(r) = rows.next().map_err(sql_err(t))? {
+            let g = |i: usize| r.get::<_, Option<i64>>(i).map_err(sql_err(t));
+            let (start, end) = (g(0)?.unwrap_or(0), g(1)?.unwrap_or(0));
+            p.transfers.push(Transfer {
+                kind,
+                device: u32_of(g(2)?).unwrap_or(0),
+                stream: g(3)?.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
+                start: Timestamp::from_ns(start),
+                duration: Nanos::from_ns(u64::try_from(end - start).unwrap_or(0)),
+                bytes: g(4)?.and_then(|b| u64::try_from(b).ok()),
+            });
+        }
+    }
+    // Thread ids: globalTid = (pid << 24) | tid within the low 48 bits (nvidia.md §2.1).
+    let split = |gtid: i64| ((gtid >> 24) & 0xFF_FFFF, gtid & 0xFF_FFFF);
+    if host_launches && objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_RUNTIME") {
+        let t = "CUPTI_ACTIVITY_KIND_RUNTIME";
+        let mut st = conn
+            .prepare("SELECT correlationId, globalTid, start FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IS NOT NULL")
+            .map_err(sql_err(t))?;
+        let mut rows = st.query([]).map_err(sql_err(t))?;
+        while let Some(r) = rows.next().map_err(sql_err(t))? {
+            let (corr, gtid, start) = (
+                r.get::<_, i64>(0).map_err(sql_err(t))?,
+                r.get::<_, Option<i64>>(1).map_err(sql_err(t))?.unwrap_or(0),
+                r.get::<_, i64>(2).map_err(sql_err(t))?,
+            );
+            let (pid, tid) = split(gtid);
+            if let Ok(correlation) = u64::try_from(corr) {
+                p.host_launches.push(Launch { correlation, pid, tid, start: Timestamp::from_ns(start) });
+            }
+        }
+    }
+    if objs.iter().any(|o| o == "NVTX_EVENTS") {
+        let t = "NVTX_EVENTS";
+        // 59 = push/pop range, 60 = start/end range; marks and naming events have no end.
+        let mut st = conn
+            .prepare("SELECT start, \"end\", text, textId, globalTid FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND \"end\" IS NOT NULL")
+            .map_err(sql_err(t))?;
+        let mut rows = st.query([]).map_err(sql_err(t))?;
+        let mut n = 0u64;
+        while let Some(r) = rows.next().map_err(sql_err(t))? {
+            let start = r.get::<_, i64>(0).map_err(sql_err(t))?;
+            let end = r.get::<_, i64>(1).map_err(sql_err(t))?;
+            let text: Option<String> = r.get(2).map_err(sql_err(t))?;
+            let text_id: Option<i64> = r.get(3).map_err(sql_err(t))?;
+            let (pid, tid) = split(r.get::<_, Option<i64>>(4).map_err(sql_err(t))?.unwrap_or(0));
+            let name = text.unwrap_or_else(|| name_of(text_id).to_string());
+            p.annotations.push(Annotation {
+                name: p.names.intern_str(&name),
+                scope: AnnotationScope::Cpu { pid, tid },
+                start: Timestamp::from_ns(start),
+                duration: Nanos::from_ns(u64::try_from(end - start).unwrap_or(0)),
+            });
+            n += 1;
+        }
+        source.facts.push(("NVTX ranges".into(), n.to_string()));
+    }
+    Ok(())
+}
