@@ -221,8 +221,40 @@ def nsys(path):
     return result
 
 
+def ncu(path):
+    """Nsight Compute CSV: per launch, gpu__time_duration.sum (or the SpeedOfLight Duration),
+    thousands separators removed; no timeline, so only per-kernel figures and totals."""
+    lines = open_text(path).decode().splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith('"ID",'))
+    rows = [r for r in csv.reader(l for l in lines[start:] if l and not l.startswith("=="))]
+    header, body = rows[0], rows[1:]
+    scale = {"ns": 1, "nsecond": 1, "usecond": 1e3, "msecond": 1e6}
+    launches = {}
+    if "Metric Name" in header:
+        mi, ui, vi = header.index("Metric Name"), header.index("Metric Unit"), header.index("Metric Value")
+        for r in body:
+            if len(r) > vi and r[mi] in ("gpu__time_duration.sum", "Duration"):
+                launches[(r[0], r[header.index("Kernel Name")])] = float(r[vi].replace(",", "")) * scale[r[ui]]
+    else:
+        units, values = body[0], body[1:]
+        ti = header.index("gpu__time_duration.sum")
+        for r in values:
+            launches[(r[0], r[header.index("Kernel Name")])] = float(r[ti].replace(",", "")) * scale[units[ti]]
+    kernels = {}
+    for (_, name), ns in launches.items():
+        kernels.setdefault(name, []).append(round(ns))
+    out = {n: {"calls": len(d), "total_ns": sum(d), "min_ns": min(d), "max_ns": max(d),
+               "median_ns": float(statistics.median(d))} for n, d in kernels.items()}
+    return {"summary": {"kernel_time_ns": sum(sum(d) for d in kernels.values()),
+                        "kernel_count": len(launches), "distinct_kernels": len(kernels),
+                        "busy_ns": None, "wall_ns": None, "gap_ns": None},
+            "kernels": out}
+
+
 def oracle(path):
     raw = open_text(path)
+    if b'"ID","Process ID"' in raw[:1 << 16]:
+        return ncu(path)
     if raw.startswith(b"SQLite format 3\0") and b"StringIds" in raw[:1 << 20]:
         return nsys(path)
     if raw.startswith(b"SQLite format 3\0"):

@@ -23,6 +23,23 @@ pub enum Command {
     /// (*_results.db) and legacy rocprof results.stats.csv. The format is detected from the
     /// content. Several files are read into one profile.
     Profile(ProfileArgs),
+    /// Show per-launch hardware metrics from Nsight Compute CSV (details or raw page), in base
+    /// units (ns, byte, hz, byte/second).
+    Metrics(MetricsArgs),
+}
+
+/// Arguments of `kernelab metrics`.
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// Nsight Compute CSV files (`ncu --csv`, details or `--page raw`).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Metrics to show, by name (default: duration, DRAM bytes, throughputs, registers).
+    #[arg(long = "metric", value_name = "NAME")]
+    pub metrics: Vec<String>,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// How kernels become rows.

@@ -39,6 +39,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         cli::Command::Profile(args) => commands::profile::run(args),
+        cli::Command::Metrics(args) => commands::metrics::run(args),
     };
     match result {
         Ok(status) => status.into(),

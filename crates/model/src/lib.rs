@@ -14,6 +14,7 @@
 mod dispatch;
 mod family;
 mod location;
+mod metrics;
 mod profile;
 mod units;
 
@@ -23,5 +24,6 @@ pub use dispatch::{
 };
 pub use family::{family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping, RuleError};
 pub use location::Location;
+pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Interner, NameId, Profile, SourceInfo};
 pub use units::{parse_scaled_decimal, Nanos, Timestamp};

@@ -99,6 +99,11 @@ pub struct Profile {
     pub aggregates: Vec<KernelAggregate>,
     /// One entry per input file.
     pub sources: Vec<SourceInfo>,
+    /// True when dispatch start times are not known (Nsight Compute replays kernels one by
+    /// one): busy time, wall time and gaps are then unavailable.
+    pub untimed: bool,
+    /// Per-launch hardware metrics (Nsight Compute).
+    pub launch_metrics: Vec<crate::LaunchMetrics>,
 }
 
 impl Profile {

@@ -10,10 +10,12 @@
 #![deny(missing_docs)]
 
 pub mod format;
+mod metrics;
 mod profile;
 pub mod render;
 mod table;
 
+pub use metrics::{metric_columns, metrics_csv, metrics_tables, MetricsDocument, DEFAULT_METRICS};
 pub use profile::{
     profile_csv, profile_document, profile_tables, CsvRow, InputDoc, ProfileDocument,
 };

@@ -103,7 +103,7 @@ fn plain(n: u64) -> String {
 }
 
 /// Shortens a long kernel name for the terminal.
-fn shorten(name: &str, max: usize) -> String {
+pub(crate) fn shorten(name: &str, max: usize) -> String {
     if max == 0 || name.chars().count() <= max {
         return name.to_string();
     }

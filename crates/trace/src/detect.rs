@@ -66,7 +66,8 @@ pub fn detect(head: &[u8]) -> Result<Format, String> {
         Some(b'{') | Some(b'[') => return Ok(Format::Kineto),
         _ => {}
     }
-    if text.starts_with(b"==PROF==") || text.starts_with(b"\"ID\",\"Process ID\"") {
+    // Nsight Compute: the header may follow `==PROF==`/`==WARNING==` lines and program output.
+    if memchr::memmem::find(text, b"\"ID\",\"Process ID\"").is_some() {
         return Ok(Format::NcuCsv);
     }
     if let Some(cols) = csv_header(text) {

@@ -18,6 +18,7 @@ mod detect;
 mod error;
 mod input;
 mod kineto;
+mod ncu;
 mod nsys;
 mod rank;
 mod rocprof;
@@ -43,6 +44,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct ReadOptions {
     /// Collect host launch calls, needed to place kernels in CPU-side annotated ranges.
     pub host_launches: bool,
+    /// Read only per-launch metrics (Nsight Compute), without requiring durations.
+    pub metrics_only: bool,
 }
 
 /// Reads one file (any supported format, detected from content) into `profile`.
@@ -104,7 +107,12 @@ fn read_file_inner(
     Ok(())
 }
 
-fn read_sqlite(path: &Path, options: &ReadOptions, profile: &mut Profile, mut source: SourceInfo) -> Result<()> {
+fn read_sqlite(
+    path: &Path,
+    options: &ReadOptions,
+    profile: &mut Profile,
+    mut source: SourceInfo,
+) -> Result<()> {
     let conn = sqlite::open(path)?;
     let objs = sqlite::objects(&conn)?;
     if objs
@@ -147,13 +155,12 @@ fn read_stream(
             source,
         ),
         Format::RocprofCsv(kind) => rocprof::csv::read(reader, kind, profile, source),
-        Format::NcuCsv | Format::NsysStatsCsv | Format::Sqlite => Err(Error::new(
+        Format::NcuCsv => ncu::read(reader, options.metrics_only, profile, source),
+        Format::NsysStatsCsv => rocprof::csv::read(reader, CsvKind::KernelStats, profile, source),
+        Format::Sqlite => Err(Error::new(
             Location::byte(0),
             ErrorKind::Unsupported {
-                detail: format!(
-                    "{} input: its reader is not part of this build yet (tracked in issue 3)",
-                    format.name()
-                ),
+                detail: "a SQLite database given as a stream: open it from a file".into(),
             },
         )),
     }

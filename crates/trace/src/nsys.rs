@@ -7,21 +7,29 @@
 use crate::error::Result;
 use crate::sqlite::{columns, objects, sql_err};
 use kernelab_model::{
-    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Nanos, Profile, Resources, SourceInfo, Timestamp,
-    Transfer, TransferKind,
+    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Nanos, Profile, Resources,
+    SourceInfo, Timestamp, Transfer, TransferKind,
 };
 use rusqlite::Connection;
 use std::collections::HashMap;
 
 /// True when the database looks like an Nsight Systems export.
 pub fn is_nsys(objs: &[String]) -> bool {
-    objs.iter().any(|o| o == "StringIds") && objs.iter().any(|o| o.starts_with("CUPTI_ACTIVITY_KIND") || o == "TARGET_INFO_GPU")
+    objs.iter().any(|o| o == "StringIds")
+        && objs
+            .iter()
+            .any(|o| o.starts_with("CUPTI_ACTIVITY_KIND") || o == "TARGET_INFO_GPU")
 }
 
 fn strings(conn: &Connection) -> Result<HashMap<i64, String>> {
-    let mut st = conn.prepare("SELECT id, value FROM StringIds").map_err(sql_err("StringIds"))?;
-    let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))).map_err(sql_err("StringIds"))?;
-    rows.collect::<std::result::Result<HashMap<_, _>, _>>().map_err(sql_err("StringIds"))
+    let mut st = conn
+        .prepare("SELECT id, value FROM StringIds")
+        .map_err(sql_err("StringIds"))?;
+    let rows = st
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+        .map_err(sql_err("StringIds"))?;
+    rows.collect::<std::result::Result<HashMap<_, _>, _>>()
+        .map_err(sql_err("StringIds"))
 }
 
 /// `col` if the table has it, else `NULL` (so optional columns read as unavailable).
@@ -38,7 +46,12 @@ fn u32_of(v: Option<i64>) -> Option<u32> {
 }
 
 /// Reads an Nsight Systems export.
-pub fn read(conn: &Connection, host_launches: bool, p: &mut Profile, source: &mut SourceInfo) -> Result<()> {
+pub fn read(
+    conn: &Connection,
+    host_launches: bool,
+    p: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
     let objs = objects(conn)?;
     for meta in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
         if objs.iter().any(|o| o == meta) {
@@ -49,12 +62,16 @@ pub fn read(conn: &Connection, host_launches: bool, p: &mut Profile, source: &mu
                 .map_err(sql_err("META_DATA_EXPORT"))?;
             for row in rows {
                 let (k, v) = row.map_err(sql_err("META_DATA_EXPORT"))?;
-                source.facts.push((k.to_ascii_lowercase().replace("export_", "nsys "), v));
+                source
+                    .facts
+                    .push((k.to_ascii_lowercase().replace("export_", "nsys "), v));
             }
         }
     }
     if objs.iter().any(|o| o == "TARGET_INFO_GPU") {
-        let mut st = conn.prepare("SELECT DISTINCT name FROM TARGET_INFO_GPU").map_err(sql_err("TARGET_INFO_GPU"))?;
+        let mut st = conn
+            .prepare("SELECT DISTINCT name FROM TARGET_INFO_GPU")
+            .map_err(sql_err("TARGET_INFO_GPU"))?;
         let names: Vec<String> = st
             .query_map([], |r| r.get::<_, String>(0))
             .map_err(sql_err("TARGET_INFO_GPU"))?
@@ -65,7 +82,11 @@ pub fn read(conn: &Connection, host_launches: bool, p: &mut Profile, source: &mu
         }
     }
     let names = strings(conn)?;
-    let name_of = |id: Option<i64>| id.and_then(|i| names.get(&i)).map(String::as_str).unwrap_or("");
+    let name_of = |id: Option<i64>| {
+        id.and_then(|i| names.get(&i))
+            .map(String::as_str)
+            .unwrap_or("")
+    };
     if objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_KERNEL") {
         let t = "CUPTI_ACTIVITY_KIND_KERNEL";
         let cols = columns(conn, t)?;
@@ -92,7 +113,9 @@ pub fn read(conn: &Connection, host_launches: bool, p: &mut Profile, source: &mu
         while let Some(r) = rows.next().map_err(sql_err(t))? {
             let g = |i: usize| r.get::<_, Option<i64>>(i).map_err(sql_err(t));
             let (start, end) = (g(0)?.unwrap_or(0), g(1)?.unwrap_or(0));
-            let xyz = |a: Option<i64>, b: Option<i64>, c: Option<i64>| Some([u32_of(a)?, u32_of(b)?, u32_of(c)?]);
+            let xyz = |a: Option<i64>, b: Option<i64>, c: Option<i64>| {
+                Some([u32_of(a)?, u32_of(b)?, u32_of(c)?])
+            };
             let shared = match (g(13)?, g(14)?) {
                 (Some(s), Some(d)) => u32_of(Some(s + d)),
                 (s, d) => u32_of(s.or(d)),
@@ -118,7 +141,10 @@ pub fn read(conn: &Connection, host_launches: bool, p: &mut Profile, source: &mu
             });
         }
     }
-    for (t, kind) in [("CUPTI_ACTIVITY_KIND_MEMCPY", TransferKind::Memcpy), ("CUPTI_ACTIVITY_KIND_MEMSET", TransferKind::Memset)] {
+    for (t, kind) in [
+        ("CUPTI_ACTIVITY_KIND_MEMCPY", TransferKind::Memcpy),
+        ("CUPTI_ACTIVITY_KIND_MEMSET", TransferKind::Memset),
+    ] {
         if !objs.iter().any(|o| o == t) {
             continue;
         }
@@ -160,7 +186,12 @@ pub fn read(conn: &Connection, host_launches: bool, p: &mut Profile, source: &mu
             );
             let (pid, tid) = split(gtid);
             if let Ok(correlation) = u64::try_from(corr) {
-                p.host_launches.push(Launch { correlation, pid, tid, start: Timestamp::from_ns(start) });
+                p.host_launches.push(Launch {
+                    correlation,
+                    pid,
+                    tid,
+                    start: Timestamp::from_ns(start),
+                });
             }
         }
     }

@@ -82,10 +82,14 @@ pub(crate) fn text(map: &HashMap<String, Value>, key: &str) -> Option<String> {
     }
 }
 
-
 /// The column names of a table or view (empty if it does not exist).
 pub(crate) fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
-    let mut st = conn.prepare(&format!("PRAGMA table_info(\"{table}\")")).map_err(sql_err(table))?;
-    let rows = st.query_map([], |r| r.get::<_, String>(1)).map_err(sql_err(table))?;
-    rows.collect::<std::result::Result<Vec<_>, _>>().map_err(sql_err(table))
+    let mut st = conn
+        .prepare(&format!("PRAGMA table_info(\"{table}\")"))
+        .map_err(sql_err(table))?;
+    let rows = st
+        .query_map([], |r| r.get::<_, String>(1))
+        .map_err(sql_err(table))?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(sql_err(table))
 }

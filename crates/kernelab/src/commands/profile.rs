@@ -53,6 +53,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     let read_opts = ReadOptions {
         host_launches: args.by_phase,
+        ..ReadOptions::default()
     };
     let mut profile = Profile::default();
     for path in &args.files {

@@ -3,6 +3,7 @@
 
 mod amd;
 mod errors;
+mod nvidia;
 mod oracle;
 mod output;
 mod profile;

@@ -70,12 +70,14 @@ pub struct Filters {
 impl Filters {
     /// Whether an operation on `device`/`stream` starting `offset_ns` after the first kernel
     /// passes the device, stream and time filters.
-    fn keeps(&self, device: u32, stream: u64, offset_ns: i64) -> bool {
+    /// `offset_ns` is `None` for inputs without start times, which the time filter keeps.
+    fn keeps(&self, device: u32, stream: u64, offset_ns: Option<i64>) -> bool {
         self.device.is_none_or(|x| device == x)
             && self.stream.is_none_or(|x| stream == x)
             && self
                 .time_range
-                .is_none_or(|r| offset_ns >= r.start_ns && r.end_ns.is_none_or(|e| offset_ns < e))
+                .zip(offset_ns)
+                .is_none_or(|(r, off)| off >= r.start_ns && r.end_ns.is_none_or(|e| off < e))
     }
 }
 
@@ -260,6 +262,12 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking, RankErr
     } else {
         None
     };
+    if profile.untimed && options.filters.time_range.is_some() {
+        notes.push(
+            "--time-range needs start times, which this input does not have; every launch was kept"
+                .into(),
+        );
+    }
     if profile.dispatches.is_empty() {
         notes.push("the input has no kernel dispatches".into());
     } else if selected.is_empty() {
@@ -286,7 +294,13 @@ fn select<'p>(profile: &'p Profile, f: &Filters) -> Vec<&'p KernelDispatch> {
     profile
         .dispatches
         .iter()
-        .filter(|d| f.keeps(d.device, d.stream, d.start.ns() - origin))
+        .filter(|d| {
+            f.keeps(
+                d.device,
+                d.stream,
+                (!profile.untimed).then(|| d.start.ns() - origin),
+            )
+        })
         .filter(|d| match &f.name {
             None => true,
             Some(re) => *name_ok
@@ -317,7 +331,13 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
     let transfers: Vec<_> = profile
         .transfers
         .iter()
-        .filter(|x| f.keeps(x.device, x.stream, x.start.ns() - origin))
+        .filter(|x| {
+            f.keeps(
+                x.device,
+                x.stream,
+                (!profile.untimed).then(|| x.start.ns() - origin),
+            )
+        })
         .collect();
     let sum = |k: TransferKind| {
         transfers
@@ -327,7 +347,8 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
             .sum::<u64>()
     };
     let count = |k: TransferKind| transfers.iter().filter(|x| x.kind == k).count() as u64;
-    let empty = selected.is_empty();
+    // Without a timeline (Nsight Compute) the interval figures do not exist.
+    let empty = selected.is_empty() || profile.untimed;
     Summary {
         kernel_time_ns: selected.iter().map(|d| d.duration.ns()).sum(),
         busy_ns: (!empty).then_some(t.busy_ns),
@@ -339,10 +360,10 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
         groups: 0,
         devices,
         streams: Some(streams.len()),
-        memcpy_ns: Some(sum(TransferKind::Memcpy)),
-        memcpy_count: Some(count(TransferKind::Memcpy)),
-        memset_ns: Some(sum(TransferKind::Memset)),
-        memset_count: Some(count(TransferKind::Memset)),
+        memcpy_ns: (!profile.untimed).then(|| sum(TransferKind::Memcpy)),
+        memcpy_count: (!profile.untimed).then(|| count(TransferKind::Memcpy)),
+        memset_ns: (!profile.untimed).then(|| sum(TransferKind::Memset)),
+        memset_count: (!profile.untimed).then(|| count(TransferKind::Memset)),
         first_start_ns: if empty {
             None
         } else {

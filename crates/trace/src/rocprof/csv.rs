@@ -352,15 +352,15 @@ fn stats<R: Read>(
     p: &mut Profile,
     source: &mut SourceInfo,
 ) -> Result<()> {
+    // rocprofv3 kernel_stats.csv, legacy rocprof results.stats.csv, rocprof-compute
+    // pmc_kernel_top.csv and `nsys stats --report cuda_gpu_kern_sum` CSV.
     let name = cols.require(&["Name", "Kernel_Name"], 1)?;
-    let calls = cols.require(&["Calls", "Count"], 1)?;
-    let total = cols.require(&["TotalDurationNs", "Sum(ns)"], 1)?;
-    let (min, max, sd) = (
-        cols.find(&["MinNs"]),
-        cols.find(&["MaxNs"]),
-        cols.find(&["StdDev"]),
-    );
-    let median = cols.find(&["Median(ns)"]);
+    let calls = cols.require(&["Calls", "Count", "Instances"], 1)?;
+    let total = cols.require(&["TotalDurationNs", "Sum(ns)", "Total Time (ns)"], 1)?;
+    let min = cols.find(&["MinNs", "Min (ns)"]);
+    let max = cols.find(&["MaxNs", "Max (ns)"]);
+    let sd = cols.find(&["StdDev", "StdDev (ns)"]);
+    let median = cols.find(&["Median(ns)", "Med (ns)"]);
     let mut notes = vec!["aggregates only: no per-dispatch records, so busy time, wall time and gaps are unavailable"];
     if median.is_none() {
         notes.push("the file has no median column, so medians are unavailable");
@@ -383,8 +383,18 @@ fn stats<R: Read>(
                 None => Ok(None),
             }
         };
-        let total_ns = if row.text(total).contains('.') {
-            let t = float(total, "a total duration in ns")?;
+        let total_ns = if row.text(total).contains(['.', ',']) {
+            let t = row
+                .text(total)
+                .replace(',', "")
+                .parse::<f64>()
+                .map_err(|_| {
+                    Error::syntax(
+                        row.loc(total),
+                        "a total duration in ns",
+                        format!("{:?}", row.text(total)),
+                    )
+                })?;
             Nanos::from_ns(t.round().max(0.0) as u64)
         } else {
             n(Some(total), "a total duration in ns")?.unwrap_or_default()

@@ -3,11 +3,11 @@
 //! GUID-suffixed tables (amd.md §1.10).
 
 use crate::error::{Error, Result};
+use crate::sqlite::{int, objects, rows, text};
 use kernelab_model::{
     KernelDispatch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp,
     Transfer, TransferKind,
 };
-use crate::sqlite::{int, objects, rows, text};
 use rusqlite::Connection;
 
 /// Reads kernel dispatches and copies from a rocpd database.

@@ -1,0 +1,62 @@
+//! `kernelab metrics`: per-launch metric tables from Nsight Compute CSV.
+
+use crate::cli::{FormatArg, MetricsArgs};
+use crate::output;
+use crate::progress::BarProgress;
+use crate::ExitStatus;
+use anyhow::{anyhow, bail, Context, Result};
+use kernelab_model::Profile;
+use kernelab_report::{
+    metric_columns, metrics_csv, metrics_tables, render, MetricsDocument, OutputFormat,
+};
+use kernelab_trace::{read_file, ReadOptions};
+
+/// Runs the command.
+pub fn run(args: MetricsArgs) -> Result<ExitStatus> {
+    output::check_target(&args.output)?;
+    let mut profile = Profile::default();
+    for path in &args.files {
+        read_file(
+            path,
+            &ReadOptions {
+                metrics_only: true,
+                ..ReadOptions::default()
+            },
+            &mut profile,
+            &BarProgress::new(path),
+        )?;
+        if profile.launch_metrics.is_empty() {
+            bail!(
+                "{}: has no per-launch metrics (expected Nsight Compute CSV output)",
+                path.display()
+            );
+        }
+    }
+    let launches = &profile.launch_metrics;
+    let columns = metric_columns(launches, &args.metrics);
+    let text = match args.output.format {
+        FormatArg::Table => render(
+            &metrics_tables(launches, &columns, 60),
+            OutputFormat::Terminal,
+            output::terminal_width(&args.output),
+        ),
+        FormatArg::Md => render(
+            &metrics_tables(launches, &columns, 100),
+            OutputFormat::Markdown,
+            None,
+        ),
+        FormatArg::Json => {
+            let doc = MetricsDocument {
+                schema_version: 1,
+                kind: "metrics",
+                launches,
+            };
+            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
+        }
+        FormatArg::Csv => {
+            metrics_csv(launches, &columns).map_err(|e| anyhow!("writing CSV: {e}"))?
+        }
+    };
+    output::write(&args.output, &text)?;
+    Ok(ExitStatus::Success)
+}
