@@ -26,6 +26,9 @@ pub enum Command {
     /// Show per-launch hardware metrics from Nsight Compute CSV (details or raw page), in base
     /// units (ns, byte, hz, byte/second).
     Metrics(MetricsArgs),
+    /// Compare a baseline with a candidate: per-family time deltas, whole-trace figures side by
+    /// side, and whether each change is beyond the run-to-run noise.
+    Compare(CompareArgs),
 }
 
 /// Arguments of `kernelab metrics`.
@@ -78,12 +81,9 @@ pub struct OutputArgs {
     pub force: bool,
 }
 
-/// Arguments of `kernelab profile`.
+/// How kernels are grouped, filtered and cut (shared by `profile` and `compare`).
 #[derive(Args, Debug)]
-pub struct ProfileArgs {
-    /// Profiler files (format detected from content).
-    #[arg(required = true, value_name = "FILE")]
-    pub files: Vec<PathBuf>,
+pub struct RankArgs {
     /// Group rows by family (default) or show every kernel name.
     #[arg(long, value_enum, default_value_t = GroupArg::Family)]
     pub group: GroupArg,
@@ -93,9 +93,6 @@ pub struct ProfileArgs {
     /// Number of rows before the "other" row.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
-    /// Attribute kernel time to the innermost annotated range (Kineto user annotations).
-    #[arg(long)]
-    pub by_phase: bool,
     /// Only kernels on this device (GPU index / agent id).
     #[arg(long)]
     pub device: Option<u32>,
@@ -108,6 +105,44 @@ pub struct ProfileArgs {
     /// Only kernels starting in START:END after the first kernel (units ns, us, ms, s; default ms).
     #[arg(long, value_name = "START:END")]
     pub time_range: Option<String>,
+}
+
+/// Arguments of `kernelab profile`.
+#[derive(Args, Debug)]
+pub struct ProfileArgs {
+    /// Profiler files (format detected from content).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Grouping, filters and row count.
+    #[command(flatten)]
+    pub rank: RankArgs,
+    /// Attribute kernel time to the innermost annotated range (Kineto user annotations, NVTX,
+    /// rocprofv3 markers).
+    #[arg(long)]
+    pub by_phase: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Arguments of `kernelab compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Baseline and candidate profiles (one run each); or use --base and --cand.
+    #[arg(value_name = "FILE", num_args = 0..=2)]
+    pub pair: Vec<PathBuf>,
+    /// Baseline runs (repeated profiles of the same build).
+    #[arg(long = "base", value_name = "FILE", num_args = 1.., conflicts_with = "pair")]
+    pub base: Vec<PathBuf>,
+    /// Candidate runs.
+    #[arg(long = "cand", value_name = "FILE", num_args = 1.., conflicts_with = "pair")]
+    pub cand: Vec<PathBuf>,
+    /// Families whose code did not change; their deltas measure the noise of this comparison.
+    #[arg(long = "control", value_name = "FAMILY", num_args = 1..)]
+    pub controls: Vec<String>,
+    /// Grouping, filters and row count.
+    #[command(flatten)]
+    pub rank: RankArgs,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

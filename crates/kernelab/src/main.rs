@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod output;
 mod progress;
+mod settings;
 
 use clap::Parser;
 use std::io::Write;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Profile(args) => commands::profile::run(args),
         cli::Command::Metrics(args) => commands::metrics::run(args),
+        cli::Command::Compare(args) => commands::compare::run(args),
     };
     match result {
         Ok(status) => status.into(),

@@ -9,15 +9,17 @@
 //! ```
 #![deny(missing_docs)]
 
+mod compare;
 pub mod format;
 mod metrics;
 mod profile;
 pub mod render;
 mod table;
 
+pub use compare::{compare_csv, compare_tables, CompareDocument};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, MetricsDocument, DEFAULT_METRICS};
 pub use profile::{
-    profile_csv, profile_document, profile_tables, CsvRow, InputDoc, ProfileDocument,
+    input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc, ProfileDocument,
 };
 pub use render::{render, OutputFormat};
 pub use table::{Align, Column, Section, Table};

@@ -47,6 +47,19 @@ pub struct ProfileDocument<'a> {
     pub notes: Vec<String>,
 }
 
+/// The inputs as written to JSON.
+pub fn input_docs(sources: &[SourceInfo]) -> Vec<InputDoc> {
+    sources
+        .iter()
+        .map(|s| InputDoc {
+            path: s.path.display().to_string(),
+            format: s.format.clone(),
+            facts: s.facts.iter().cloned().collect(),
+            notes: s.notes.clone(),
+        })
+        .collect()
+}
+
 /// Builds the JSON document.
 pub fn profile_document<'a>(
     ranking: &'a Ranking,
@@ -58,15 +71,7 @@ pub fn profile_document<'a>(
         kind: "profile",
         kernelab_version: env!("CARGO_PKG_VERSION"),
         grouping,
-        inputs: sources
-            .iter()
-            .map(|s| InputDoc {
-                path: s.path.display().to_string(),
-                format: s.format.clone(),
-                facts: s.facts.iter().cloned().collect(),
-                notes: s.notes.clone(),
-            })
-            .collect(),
+        inputs: input_docs(sources),
         summary: &ranking.summary,
         kernels: &ranking.rows,
         other: ranking.other.as_ref(),

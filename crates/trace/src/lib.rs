@@ -14,6 +14,7 @@
 //! fixtures with expected outputs under `tests/`, and its section in `docs/formats.md`.
 #![deny(missing_docs)]
 
+mod compare;
 mod detect;
 mod error;
 mod input;
@@ -24,6 +25,9 @@ mod rank;
 mod rocprof;
 mod sqlite;
 
+pub use compare::{
+    by_family, compare, CompareOptions, Comparison, FamilyDelta, FigureDelta, Side, Status,
+};
 pub use detect::{detect, Format};
 pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};

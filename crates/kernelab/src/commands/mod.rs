@@ -1,4 +1,5 @@
 //! One module per command.
 
+pub mod compare;
 pub mod metrics;
 pub mod profile;

@@ -1,55 +1,21 @@
 //! `kernelab profile`: read files, rank, render.
 
-use crate::cli::{FormatArg, GroupArg, ProfileArgs};
+use crate::cli::{FormatArg, ProfileArgs};
 use crate::output;
 use crate::progress::BarProgress;
+use crate::settings::rank_options;
 use crate::ExitStatus;
 use anyhow::{anyhow, Context, Result};
-use kernelab_model::{FamilyRules, Grouping, Profile};
+use kernelab_model::{Grouping, Profile};
 use kernelab_report::{profile_csv, profile_document, profile_tables, render, OutputFormat};
-use kernelab_trace::{parse_time_range, rank, read_file, Filters, RankOptions, ReadOptions};
-use regex::Regex;
-
-fn options(args: &ProfileArgs) -> Result<RankOptions> {
-    let rules = match &args.rules {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-            FamilyRules::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
-        }
-        None => FamilyRules::default(),
-    };
-    let name = match &args.name {
-        Some(re) => {
-            Some(Regex::new(re).map_err(|e| anyhow!("--name: invalid regular expression: {e}"))?)
-        }
-        None => None,
-    };
-    let time_range = match &args.time_range {
-        Some(t) => Some(parse_time_range(t).map_err(|e| anyhow!("--time-range {e}"))?),
-        None => None,
-    };
-    Ok(RankOptions {
-        grouping: match args.group {
-            GroupArg::None => Grouping::None,
-            GroupArg::Family => Grouping::Family,
-        },
-        rules,
-        top: args.top,
-        filters: Filters {
-            device: args.device,
-            stream: args.stream,
-            name,
-            time_range,
-        },
-        by_phase: args.by_phase,
-        ..RankOptions::default()
-    })
-}
+use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
 
 /// Runs the command.
 pub fn run(args: ProfileArgs) -> Result<ExitStatus> {
-    let opts = options(&args)?;
+    let opts = RankOptions {
+        by_phase: args.by_phase,
+        ..rank_options(&args.rank)?
+    };
     output::check_target(&args.output)?;
     let read_opts = ReadOptions {
         host_launches: args.by_phase,

@@ -1,0 +1,89 @@
+//! `kernelab compare`: baseline versus candidate, per family.
+
+use crate::cli::{CompareArgs, FormatArg};
+use crate::output;
+use crate::progress::BarProgress;
+use crate::settings::rank_options;
+use crate::ExitStatus;
+use anyhow::{anyhow, bail, Context, Result};
+use kernelab_model::Profile;
+use kernelab_report::{
+    compare_csv, compare_tables, input_docs, render, CompareDocument, OutputFormat,
+};
+use kernelab_trace::{compare, read_file, CompareOptions, ReadOptions};
+use std::path::PathBuf;
+
+fn read_runs(paths: &[PathBuf]) -> Result<Vec<Profile>> {
+    paths
+        .iter()
+        .map(|path| {
+            let mut p = Profile::default();
+            read_file(
+                path,
+                &ReadOptions::default(),
+                &mut p,
+                &BarProgress::new(path),
+            )?;
+            Ok(p)
+        })
+        .collect()
+}
+
+/// Runs the command.
+pub fn run(args: CompareArgs) -> Result<ExitStatus> {
+    let (base_paths, cand_paths) = match (
+        args.pair.as_slice(),
+        args.base.is_empty(),
+        args.cand.is_empty(),
+    ) {
+        ([b, c], true, true) => (vec![b.clone()], vec![c.clone()]),
+        ([], false, false) => (args.base.clone(), args.cand.clone()),
+        _ => bail!("give BASE CAND, or --base FILE... and --cand FILE..."),
+    };
+    let options = CompareOptions {
+        rank: rank_options(&args.rank)?,
+        controls: args.controls.clone(),
+    };
+    output::check_target(&args.output)?;
+    let base = read_runs(&base_paths)?;
+    let cand = read_runs(&cand_paths)?;
+    let comparison = compare(&base, &cand, &options)?;
+    let bi = input_docs(
+        &base
+            .iter()
+            .flat_map(|p| p.sources.clone())
+            .collect::<Vec<_>>(),
+    );
+    let ci = input_docs(
+        &cand
+            .iter()
+            .flat_map(|p| p.sources.clone())
+            .collect::<Vec<_>>(),
+    );
+    let text = match args.output.format {
+        FormatArg::Table => render(
+            &compare_tables(&comparison, &bi, &ci, 70),
+            OutputFormat::Terminal,
+            output::terminal_width(&args.output),
+        ),
+        FormatArg::Md => render(
+            &compare_tables(&comparison, &bi, &ci, 100),
+            OutputFormat::Markdown,
+            None,
+        ),
+        FormatArg::Json => {
+            let doc = CompareDocument {
+                schema_version: 1,
+                kind: "compare",
+                kernelab_version: env!("CARGO_PKG_VERSION"),
+                base_inputs: &bi,
+                cand_inputs: &ci,
+                comparison: &comparison,
+            };
+            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
+        }
+        FormatArg::Csv => compare_csv(&comparison).map_err(|e| anyhow!("writing CSV: {e}"))?,
+    };
+    output::write(&args.output, &text)?;
+    Ok(ExitStatus::Success)
+}

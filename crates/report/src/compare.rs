@@ -1,0 +1,236 @@
+//! The `compare` view: per-family deltas and whole-trace figures side by side.
+
+use crate::format::{decimal, duration_ns, share, thousands, UNAVAILABLE};
+use crate::profile::{shorten, InputDoc};
+use crate::table::{Align, Section, Table};
+use kernelab_trace::{Comparison, FamilyDelta, Status};
+use serde::Serialize;
+
+fn signed_duration(ns: f64) -> String {
+    if ns > 0.0 {
+        format!("+{}", duration_ns(ns))
+    } else if ns < 0.0 {
+        format!("−{}", duration_ns(-ns))
+    } else {
+        "0".into()
+    }
+}
+
+fn calls(x: f64) -> String {
+    if x.fract() == 0.0 {
+        thousands(x as u64)
+    } else {
+        decimal(x, 1)
+    }
+}
+
+fn verdict(f: &FamilyDelta) -> String {
+    let s = match f.status {
+        Status::Faster => "faster",
+        Status::Slower => "slower",
+        Status::WithinNoise => "within noise",
+        Status::Changed => "changed (noise unknown)",
+        Status::Same => "same",
+        Status::OnlyBase => "only in baseline",
+        Status::OnlyCandidate => "only in candidate",
+        _ => "–",
+    };
+    if f.control {
+        format!("{s} (control)")
+    } else {
+        s.to_string()
+    }
+}
+
+fn row(f: &FamilyDelta, name_width: usize) -> Vec<String> {
+    let total = |present: usize, ns: f64| {
+        if present == 0 {
+            "–".to_string()
+        } else {
+            duration_ns(ns)
+        }
+    };
+    vec![
+        shorten(&f.family, name_width),
+        format!("{} → {}", calls(f.base.calls), calls(f.cand.calls)),
+        total(f.base.present_runs, f.base.total_ns),
+        total(f.cand.present_runs, f.cand.total_ns),
+        signed_duration(f.delta_ns),
+        f.ratio
+            .map(|r| format!("{r:.4}x"))
+            .unwrap_or_else(|| "–".into()),
+        share(f.base.share),
+        share(f.cand.share),
+        verdict(f),
+    ]
+}
+
+/// Builds the sections of the compare view.
+pub fn compare_tables(
+    c: &Comparison,
+    base: &[InputDoc],
+    cand: &[InputDoc],
+    name_width: usize,
+) -> Vec<Section> {
+    let inputs = base
+        .iter()
+        .map(|i| format!("baseline: {} ({})", i.path, i.format))
+        .chain(
+            cand.iter()
+                .map(|i| format!("candidate: {} ({})", i.path, i.format)),
+        )
+        .collect();
+    let mut t = Table::new(
+        "Per-family change (baseline → candidate; ratio = baseline / candidate)",
+        &[
+            ("family", Align::Left),
+            ("calls", Align::Right),
+            ("baseline", Align::Right),
+            ("candidate", Align::Right),
+            ("delta", Align::Right),
+            ("ratio", Align::Right),
+            ("share base", Align::Right),
+            ("share cand", Align::Right),
+            ("verdict", Align::Left),
+        ],
+    );
+    for f in c.families.iter().chain(&c.other) {
+        t.push(row(f, name_width));
+    }
+    let mut s = Table::new(
+        "Whole trace",
+        &[
+            ("figure", Align::Left),
+            ("baseline", Align::Right),
+            ("candidate", Align::Right),
+            ("delta", Align::Right),
+        ],
+    );
+    for f in &c.summary {
+        let fmt = |v: Option<f64>| match v {
+            None => UNAVAILABLE.to_string(),
+            Some(x) if f.figure == "kernel_count" => calls(x),
+            Some(x) => duration_ns(x),
+        };
+        let delta = match (f.base, f.cand) {
+            (Some(b), Some(c)) if f.figure == "kernel_count" => format!("{:+}", c - b),
+            (Some(b), Some(c)) => signed_duration(c - b),
+            _ => UNAVAILABLE.to_string(),
+        };
+        s.push(vec![
+            f.figure.trim_end_matches("_ns").replace('_', " "),
+            fmt(f.base),
+            fmt(f.cand),
+            delta,
+        ]);
+    }
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(n) = c.control_noise {
+        notes.push(format!(
+            "noise floor from the control families: ±{}",
+            share(n)
+        ));
+    }
+    let list = |names: &[String]| {
+        names
+            .iter()
+            .take(10)
+            .map(|n| shorten(n, name_width))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if !c.only_base_names.is_empty() {
+        notes.push(format!(
+            "{} kernel names only in the baseline: {}",
+            c.only_base_names.len(),
+            list(&c.only_base_names)
+        ));
+    }
+    if !c.only_cand_names.is_empty() {
+        notes.push(format!(
+            "{} kernel names only in the candidate: {}",
+            c.only_cand_names.len(),
+            list(&c.only_cand_names)
+        ));
+    }
+    notes.extend(c.notes.iter().cloned());
+    vec![
+        Section::Lines {
+            title: "Inputs".into(),
+            lines: inputs,
+        },
+        Section::Table(s),
+        Section::Table(t),
+        Section::Lines {
+            title: "Notes".into(),
+            lines: notes,
+        },
+    ]
+}
+
+/// The JSON document of `kernelab compare` (`kind: "compare"`).
+#[derive(Serialize)]
+pub struct CompareDocument<'a> {
+    /// Layout version.
+    pub schema_version: u32,
+    /// Always `"compare"`.
+    pub kind: &'static str,
+    /// kernelab version.
+    pub kernelab_version: &'static str,
+    /// Baseline inputs.
+    pub base_inputs: &'a [InputDoc],
+    /// Candidate inputs.
+    pub cand_inputs: &'a [InputDoc],
+    /// The comparison.
+    #[serde(flatten)]
+    pub comparison: &'a Comparison,
+}
+
+/// A flat CSV row per family.
+#[derive(Serialize)]
+struct CompareCsvRow<'a> {
+    family: &'a str,
+    status: Status,
+    control: bool,
+    base_calls: f64,
+    cand_calls: f64,
+    base_total_ns: f64,
+    cand_total_ns: f64,
+    delta_ns: f64,
+    ratio: Option<f64>,
+    change: Option<f64>,
+    base_share: f64,
+    cand_share: f64,
+    base_total_min_ns: f64,
+    base_total_max_ns: f64,
+    cand_total_min_ns: f64,
+    cand_total_max_ns: f64,
+}
+
+/// The CSV of a comparison.
+pub fn compare_csv(c: &Comparison) -> Result<String, String> {
+    let rows: Vec<CompareCsvRow<'_>> = c
+        .families
+        .iter()
+        .chain(&c.other)
+        .map(|f| CompareCsvRow {
+            family: &f.family,
+            status: f.status,
+            control: f.control,
+            base_calls: f.base.calls,
+            cand_calls: f.cand.calls,
+            base_total_ns: f.base.total_ns,
+            cand_total_ns: f.cand.total_ns,
+            delta_ns: f.delta_ns,
+            ratio: f.ratio,
+            change: f.change,
+            base_share: f.base.share,
+            cand_share: f.cand.share,
+            base_total_min_ns: f.base.total_min_ns,
+            base_total_max_ns: f.base.total_max_ns,
+            cand_total_min_ns: f.cand.total_min_ns,
+            cand_total_max_ns: f.cand.total_max_ns,
+        })
+        .collect();
+    crate::render::csv_rows(&rows)
+}
