@@ -6,18 +6,7 @@ use super::{fixture, kernelab, root};
 use serde_json::Value;
 
 fn compare_json(args: &[String]) -> Value {
-    let out = kernelab()
-        .arg("compare")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
+    super::json_of("compare", args)
 }
 
 fn runs(config: &str) -> Vec<String> {

@@ -47,10 +47,10 @@ pub fn kernelab() -> Command {
     c
 }
 
-/// Runs `kernelab profile ARGS --format json` and parses the document.
-pub fn profile_json(args: &[&str]) -> serde_json::Value {
+/// Runs `kernelab COMMAND ARGS --format json`, which must succeed, and parses the document.
+pub fn json_of<S: AsRef<std::ffi::OsStr>>(command: &str, args: &[S]) -> serde_json::Value {
     let out = kernelab()
-        .arg("profile")
+        .arg(command)
         .args(args)
         .args(["--format", "json"])
         .output()
@@ -61,4 +61,9 @@ pub fn profile_json(args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("valid JSON")
+}
+
+/// Runs `kernelab profile ARGS --format json` and parses the document.
+pub fn profile_json(args: &[&str]) -> serde_json::Value {
+    json_of("profile", args)
 }

@@ -4,18 +4,7 @@
 use super::{fixture, kernelab, profile_json};
 
 fn metrics_json(args: &[&str]) -> serde_json::Value {
-    let out = kernelab()
-        .arg("metrics")
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
+    super::json_of("metrics", args)
 }
 
 #[test]

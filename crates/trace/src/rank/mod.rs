@@ -283,13 +283,18 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking, RankErr
     })
 }
 
-fn select<'p>(profile: &'p Profile, f: &Filters) -> Vec<&'p KernelDispatch> {
-    let origin = profile
+/// The first kernel start: time ranges are offsets from it.
+fn origin(profile: &Profile) -> i64 {
+    profile
         .dispatches
         .iter()
         .map(|d| d.start.ns())
         .min()
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+fn select<'p>(profile: &'p Profile, f: &Filters) -> Vec<&'p KernelDispatch> {
+    let origin = origin(profile);
     let mut name_ok: HashMap<NameId, bool> = HashMap::new();
     profile
         .dispatches
@@ -322,12 +327,7 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
     names.sort_unstable();
     names.dedup();
     let f = &options.filters;
-    let origin = profile
-        .dispatches
-        .iter()
-        .map(|d| d.start.ns())
-        .min()
-        .unwrap_or(0);
+    let origin = origin(profile);
     let transfers: Vec<_> = profile
         .transfers
         .iter()

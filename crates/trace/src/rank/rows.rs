@@ -218,6 +218,7 @@ pub(super) fn rank_dispatches(
 }
 
 /// Per-kernel aggregates being combined; figures that cannot be combined exactly become `None`.
+#[derive(Default)]
 struct Aggregate {
     calls: u64,
     total: u64,
@@ -230,19 +231,6 @@ struct Aggregate {
 }
 
 impl Aggregate {
-    fn new() -> Self {
-        Aggregate {
-            calls: 0,
-            total: 0,
-            min: None,
-            max: None,
-            stddev: None,
-            median: None,
-            parts: 0,
-            variants: 0,
-        }
-    }
-
     /// Adds one more part (a kernel's stats line, or a whole row).
     fn add(
         &mut self,
@@ -335,7 +323,7 @@ pub(super) fn rank_aggregates(
         }
         let (acc, names) = groups
             .entry(key_of(a.name))
-            .or_insert_with(|| (Aggregate::new(), BTreeSet::new()));
+            .or_insert_with(|| (Aggregate::default(), BTreeSet::new()));
         acc.add(
             a.calls,
             a.total.ns(),
@@ -377,7 +365,7 @@ pub(super) fn rank_aggregates(
     }
     let other = (rows.len() > options.top).then(|| {
         let rest = rows.split_off(options.top);
-        let mut acc = Aggregate::new();
+        let mut acc = Aggregate::default();
         for r in &rest {
             acc.add(r.calls, r.total_ns, r.min_ns, r.max_ns, None, None);
             acc.variants += r.variants;
