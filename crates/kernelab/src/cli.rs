@@ -29,6 +29,80 @@ pub enum Command {
     /// Compare a baseline with a candidate: per-family time deltas, whole-trace figures side by
     /// side, and whether each change is beyond the run-to-run noise.
     Compare(CompareArgs),
+    /// Static evidence from code objects: resources, instruction classes, diffs between builds.
+    #[command(subcommand)]
+    Code(CodeCommand),
+}
+
+/// `kernelab code` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum CodeCommand {
+    /// Per kernel: resources and instruction-class counts. Reads cubins, fatbins and host
+    /// binaries with .nv_fatbin, HSACOs, offload bundles (.hip_fatbin, CCOB), and SASS,
+    /// llvm-objdump or compiler .s text.
+    Show(CodeShowArgs),
+    /// Compare the kernels of two builds: instruction classes, changed mnemonics, resources.
+    Diff(CodeDiffArgs),
+    /// Compare two build trees: which code objects changed, and how.
+    Matrix(CodeMatrixArgs),
+}
+
+/// Arguments of `kernelab code show`.
+#[derive(Args, Debug)]
+pub struct CodeShowArgs {
+    /// Code objects or disassembly text files.
+    #[arg(required = true, value_name = "OBJ")]
+    pub files: Vec<PathBuf>,
+    /// Do not run a disassembler (resources only).
+    #[arg(long)]
+    pub no_disassemble: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Arguments of `kernelab code diff`.
+#[derive(Args, Debug)]
+pub struct CodeDiffArgs {
+    /// Baseline build (code object or disassembly text).
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+    /// Candidate build.
+    #[arg(value_name = "CAND")]
+    pub cand: PathBuf,
+    /// Do not run a disassembler (resources only).
+    #[arg(long)]
+    pub no_disassemble: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Arguments of `kernelab code matrix`.
+#[derive(Args, Debug)]
+pub struct CodeMatrixArgs {
+    /// Baseline build directory (searched recursively).
+    #[arg(value_name = "BASE_DIR", required_unless_present = "base")]
+    pub base_dir: Option<PathBuf>,
+    /// Candidate build directory.
+    #[arg(value_name = "CAND_DIR", required_unless_present = "cand")]
+    pub cand_dir: Option<PathBuf>,
+    /// Baseline files, instead of a directory.
+    #[arg(long = "base", value_name = "FILE", num_args = 1.., conflicts_with = "base_dir")]
+    pub base: Vec<PathBuf>,
+    /// Candidate files, instead of a directory.
+    #[arg(long = "cand", value_name = "FILE", num_args = 1.., conflicts_with = "cand_dir")]
+    pub cand: Vec<PathBuf>,
+    /// Pair files by the first capture group of this regex on the file name (default: the
+    /// file name itself, relative to its directory).
+    #[arg(long, value_name = "REGEX")]
+    pub key: Option<String>,
+    /// Run the disassembler on changed objects too (slower).
+    #[arg(long)]
+    pub disassemble: bool,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Arguments of `kernelab metrics`.

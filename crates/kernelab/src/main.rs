@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         cli::Command::Profile(args) => commands::profile::run(args),
         cli::Command::Metrics(args) => commands::metrics::run(args),
         cli::Command::Compare(args) => commands::compare::run(args),
+        cli::Command::Code(cmd) => commands::code::run(cmd),
     };
     match result {
         Ok(status) => status.into(),

@@ -9,6 +9,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod code;
 mod compare;
 pub mod format;
 mod metrics;
@@ -16,10 +17,11 @@ mod profile;
 pub mod render;
 mod table;
 
+pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use compare::{compare_csv, compare_tables, CompareDocument};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, MetricsDocument, DEFAULT_METRICS};
 pub use profile::{
     input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc, ProfileDocument,
 };
-pub use render::{render, OutputFormat};
+pub use render::{csv_rows, render, OutputFormat};
 pub use table::{Align, Column, Section, Table};

@@ -1,0 +1,106 @@
+//! What a code object says about its kernels.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Which kind of code object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ObjectKind {
+    /// NVIDIA cubin (ELF, EM_CUDA).
+    Cubin,
+    /// AMD HSACO (ELF, EM_AMDGPU).
+    Hsaco,
+    /// A disassembly text dump (no binary).
+    Disassembly,
+}
+
+/// Per-kernel resources; `None` where the object does not say.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CodeResources {
+    /// Registers per thread (NVIDIA) or VGPRs (AMD, compiler count from metadata).
+    pub registers: Option<u32>,
+    /// AMD accumulation VGPRs.
+    pub agprs: Option<u32>,
+    /// AMD scalar registers.
+    pub sgprs: Option<u32>,
+    /// AMD VGPR spill count.
+    pub vgpr_spills: Option<u32>,
+    /// AMD SGPR spill count.
+    pub sgpr_spills: Option<u32>,
+    /// Named barriers (NVIDIA).
+    pub barriers: Option<u32>,
+    /// Static shared memory / LDS (AMD group segment) in bytes.
+    pub shared_bytes: Option<u64>,
+    /// Per-thread local memory frame (NVIDIA) or private segment / scratch (AMD), bytes.
+    pub local_bytes: Option<u64>,
+    /// Maximum stack size (NVIDIA), bytes.
+    pub stack_bytes: Option<u64>,
+    /// Constant bank 0 (kernel parameters) size (NVIDIA), bytes.
+    pub const0_bytes: Option<u64>,
+    /// Kernel argument segment size (AMD), bytes.
+    pub kernarg_bytes: Option<u64>,
+    /// Maximum threads per block / flat work-group size.
+    pub max_threads: Option<u32>,
+    /// Wavefront size (AMD).
+    pub wavefront_size: Option<u32>,
+}
+
+/// One kernel (entry function) in a code object.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KernelInfo {
+    /// Symbol name as in the object.
+    pub symbol: String,
+    /// Demangled name, when the symbol is mangled.
+    pub demangled: Option<String>,
+    /// Resources.
+    pub resources: CodeResources,
+    /// Size of the kernel's machine code in bytes.
+    pub code_size: Option<u64>,
+    /// SHA-256 of the kernel's machine code (hex), to tell changed builds apart.
+    pub code_sha256: Option<String>,
+    /// Instruction counts per class (from disassembly), when available.
+    pub classes: Option<BTreeMap<String, u64>>,
+    /// Instruction counts per mnemonic (from disassembly), when available.
+    pub mnemonics: Option<BTreeMap<String, u64>>,
+    /// Instructions counted (from disassembly).
+    pub instructions: Option<u64>,
+    /// Raw AMD kernel descriptor fields, when read.
+    pub descriptor: Option<BTreeMap<String, u64>>,
+}
+
+/// One code object (a file, or one entry extracted from a container).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CodeObject {
+    /// Where it came from: the path, plus `#entry` for extracted entries.
+    pub label: String,
+    /// Cubin, HSACO or disassembly text.
+    pub kind: ObjectKind,
+    /// Target: `sm_90a`, `gfx942`, `gfx1151`, ...
+    pub arch: Option<String>,
+    /// Facts: ELF ABI, code-object version, toolkit, disassembler used.
+    pub facts: BTreeMap<String, String>,
+    /// Kernels in symbol order.
+    pub kernels: Vec<KernelInfo>,
+    /// The object's bytes (for disassembly), not serialized.
+    #[serde(skip)]
+    pub bytes: Option<Vec<u8>>,
+}
+
+/// Demangles a C++ symbol, or `None` when it is not mangled.
+pub fn demangle(symbol: &str) -> Option<String> {
+    if !symbol.starts_with("_Z") {
+        return None;
+    }
+    cpp_demangle::Symbol::new(symbol)
+        .ok()
+        .map(|s| s.to_string())
+}
+
+/// Hex SHA-256 of bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,266 @@
+//! NVIDIA cubin: per-kernel resources from section headers and `.nv.info*` records, read with
+//! the `object` crate (no CUDA installation needed). See `../shared/docs/formats/nvidia.md` §5.
+
+use crate::codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};
+use crate::error::{malformed, Result};
+use object::elf;
+use object::read::elf::{ElfFile64, FileHeader, SectionHeader, Sym};
+use object::{LittleEndian as LE, Object, ObjectSection, ObjectSymbol, SectionIndex};
+use std::collections::{BTreeMap, HashMap};
+
+/// `e_machine` of CUDA ELF files.
+pub const EM_CUDA: u16 = 190;
+/// `st_other` flag of kernel entry symbols.
+const STO_CUDA_ENTRY: u8 = 0x10;
+
+const EIATTR_MAX_THREADS: u8 = 0x05;
+const EIATTR_FRAME_SIZE: u8 = 0x11;
+const EIATTR_MIN_STACK_SIZE: u8 = 0x12;
+const EIATTR_REQNTID: u8 = 0x10;
+const EIATTR_MAX_STACK_SIZE: u8 = 0x23;
+const EIATTR_REGCOUNT: u8 = 0x2f;
+const EIATTR_CUDA_API_VERSION: u8 = 0x37;
+const EIATTR_NUM_BARRIERS: u8 = 76;
+
+/// One `.nv.info` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NvInfo {
+    /// Attribute number (`EIATTR_*`).
+    pub attr: u8,
+    /// 16-bit value (BVAL/HVAL) or the SVAL payload.
+    pub value: NvValue,
+}
+
+/// The payload of an `.nv.info` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NvValue {
+    /// No payload.
+    None,
+    /// A 16-bit value.
+    Half(u16),
+    /// A sized payload.
+    Bytes(Vec<u8>),
+}
+
+impl NvValue {
+    fn u32s(&self) -> Vec<u32> {
+        match self {
+            NvValue::Bytes(b) => b
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+            NvValue::Half(h) => vec![u32::from(*h)],
+            NvValue::None => Vec::new(),
+        }
+    }
+}
+
+/// Parses `.nv.info` records (`u8 format, u8 attribute`, then by format: none, u16, or
+/// `u16 size` + payload). `base` is the section's file offset, for error positions.
+pub fn parse_nv_info(data: &[u8], base: u64) -> Result<Vec<NvInfo>> {
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    while i + 4 <= data.len() {
+        let (fmt, attr) = (data[i], data[i + 1]);
+        let half = u16::from_le_bytes([data[i + 2], data[i + 3]]);
+        match fmt {
+            1 => out.push(NvInfo {
+                attr,
+                value: NvValue::None,
+            }),
+            2 | 3 => out.push(NvInfo {
+                attr,
+                value: NvValue::Half(half),
+            }),
+            4 => {
+                let start = i + 4;
+                let end = start + usize::from(half);
+                let payload = data.get(start..end).ok_or_else(|| {
+                    malformed(
+                        base + i as u64,
+                        format!("an .nv.info record of {half} bytes inside the section"),
+                    )
+                })?;
+                out.push(NvInfo {
+                    attr,
+                    value: NvValue::Bytes(payload.to_vec()),
+                });
+                i = end;
+                continue;
+            }
+            other => {
+                return Err(malformed(
+                    base + i as u64,
+                    format!("an .nv.info record format 1 to 4, not {other}"),
+                ))
+            }
+        }
+        i += 4;
+    }
+    Ok(out)
+}
+
+/// The SM target from the ELF header: ABI v8 keeps it in bits 8–15, older ABIs in bits 0–7;
+/// `a` marks arch-specific (accelerator) targets.
+pub fn arch(e_flags: u32, abi_version: u8) -> String {
+    if abi_version >= 8 {
+        let sm = (e_flags >> 8) & 0xff;
+        let accel = e_flags & 0x8 != 0;
+        format!("sm_{sm}{}", if accel { "a" } else { "" })
+    } else {
+        let sm = e_flags & 0xff;
+        let accel = e_flags & 0x800 != 0;
+        format!("sm_{sm}{}", if accel { "a" } else { "" })
+    }
+}
+
+/// Reads a cubin.
+pub fn read(label: &str, data: &[u8]) -> Result<CodeObject> {
+    let file = ElfFile64::<LE>::parse(data)?;
+    let header = file.elf_header();
+    let ident = header.e_ident();
+    let e_flags = header.e_flags(LE);
+    let abi = ident.abi_version;
+    let mut facts = BTreeMap::new();
+    facts.insert("elf_osabi".into(), ident.os_abi.to_string());
+    facts.insert("elf_abi_version".into(), abi.to_string());
+    facts.insert("e_flags".into(), format!("{e_flags:#010x}"));
+    facts.insert("e_version".into(), header.e_version(LE).to_string());
+    // Global .nv.info: attributes keyed by symbol index.
+    let mut by_symbol: HashMap<u32, Vec<(u8, u32)>> = HashMap::new();
+    let mut per_kernel_info: HashMap<String, Vec<NvInfo>> = HashMap::new();
+    for s in file.sections() {
+        let name = s.name().unwrap_or("");
+        let offset = s.elf_section_header().sh_offset(LE);
+        if name == ".nv.info" {
+            for rec in parse_nv_info(s.data()?, offset)? {
+                let v = rec.value.u32s();
+                if v.len() >= 2 {
+                    by_symbol.entry(v[0]).or_default().push((rec.attr, v[1]));
+                }
+            }
+        } else if let Some(k) = name.strip_prefix(".nv.info.") {
+            per_kernel_info.insert(k.to_string(), parse_nv_info(s.data()?, offset)?);
+        }
+    }
+    let section_by_name: HashMap<String, SectionIndex> = file
+        .sections()
+        .filter_map(|s| Some((s.name().ok()?.to_string(), s.index())))
+        .collect();
+    let mut kernels = Vec::new();
+    for sym in file.symbols() {
+        let other = sym.elf_symbol().st_other();
+        if sym.elf_symbol().st_type() != elf::STT_FUNC || other & STO_CUDA_ENTRY == 0 {
+            continue;
+        }
+        let name = sym.name()?.to_string();
+        let mut r = CodeResources::default();
+        let mut k = KernelInfo {
+            symbol: name.clone(),
+            demangled: demangle(&name),
+            ..KernelInfo::default()
+        };
+        if let Some(&idx) = section_by_name.get(&format!(".text.{name}")) {
+            let text = file.section_by_index(idx)?;
+            let sh = text.elf_section_header();
+            r.registers = Some(sh.sh_info(LE) >> 24);
+            r.barriers = Some(((sh.sh_flags(LE) >> 20) & 0x1f) as u32);
+            let bytes = text.data()?;
+            k.code_size = Some(bytes.len() as u64);
+            k.code_sha256 = Some(sha256_hex(bytes));
+        }
+        if let Some(&idx) = section_by_name.get(&format!(".nv.shared.{name}")) {
+            r.shared_bytes = Some(file.section_by_index(idx)?.size());
+        } else {
+            r.shared_bytes = Some(0);
+        }
+        if let Some(&idx) = section_by_name.get(&format!(".nv.constant0.{name}")) {
+            r.const0_bytes = Some(file.section_by_index(idx)?.size());
+        }
+        for &(attr, v) in by_symbol
+            .get(&(sym.index().0 as u32))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            match attr {
+                EIATTR_REGCOUNT => r.registers = Some(v),
+                EIATTR_FRAME_SIZE => r.local_bytes = Some(u64::from(v)),
+                EIATTR_MAX_STACK_SIZE => r.stack_bytes = Some(u64::from(v)),
+                EIATTR_MIN_STACK_SIZE => {
+                    r.stack_bytes.get_or_insert(u64::from(v));
+                }
+                _ => {}
+            }
+        }
+        for rec in per_kernel_info.get(&name).map(Vec::as_slice).unwrap_or(&[]) {
+            let v = rec.value.u32s();
+            match rec.attr {
+                EIATTR_MAX_THREADS | EIATTR_REQNTID if v.len() == 3 => {
+                    r.max_threads = Some(v.iter().product())
+                }
+                EIATTR_NUM_BARRIERS => r.barriers = v.first().copied(),
+                EIATTR_CUDA_API_VERSION => {
+                    facts.insert(
+                        "cuda_api_version".into(),
+                        v.first().map(u32::to_string).unwrap_or_default(),
+                    );
+                }
+                EIATTR_FRAME_SIZE if !v.is_empty() => {
+                    r.local_bytes = v.last().map(|&x| u64::from(x))
+                }
+                _ => {}
+            }
+        }
+        r.local_bytes.get_or_insert(0);
+        r.stack_bytes.get_or_insert(0);
+        k.resources = r;
+        kernels.push(k);
+    }
+    Ok(CodeObject {
+        label: label.to_string(),
+        kind: ObjectKind::Cubin,
+        arch: Some(arch(e_flags, abi)),
+        facts,
+        kernels,
+        bytes: Some(data.to_vec()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_e_flags_layouts() {
+        assert_eq!(arch(0x004b054b, 7), "sm_75");
+        assert_eq!(arch(0x06005a04, 8), "sm_90");
+        assert_eq!(arch(0x005a0d5a, 7), "sm_90a");
+        assert_eq!(arch(0x06006402, 8), "sm_100");
+    }
+
+    #[test]
+    fn nv_info_records() {
+        // REGCOUNT sym 0x25 = 24, then an HVAL MAXREG_COUNT 0xff, then NVAL.
+        let data = [
+            0x04, 0x2f, 0x08, 0x00, 0x25, 0, 0, 0, 0x18, 0, 0, 0, 0x03, 0x1b, 0xff, 0x00, 0x01,
+            0x04, 0, 0,
+        ];
+        let recs = parse_nv_info(&data, 0).expect("parses");
+        assert_eq!(
+            recs[0],
+            NvInfo {
+                attr: 0x2f,
+                value: NvValue::Bytes(vec![0x25, 0, 0, 0, 0x18, 0, 0, 0])
+            }
+        );
+        assert_eq!(
+            recs[1],
+            NvInfo {
+                attr: 0x1b,
+                value: NvValue::Half(0xff)
+            }
+        );
+        assert_eq!(recs[2].value, NvValue::None);
+        assert!(parse_nv_info(&[0x04, 0x2f, 0x40, 0x00, 1], 100).is_err());
+    }
+}

@@ -1,0 +1,74 @@
+//! Running the vendor disassemblers when they are installed: `llvm-objdump` from LLVM 22 or 19
+//! for AMD code objects (LLVM 19 cannot disassemble gfx950), `cuobjdump -sass` or `nvdisasm`
+//! for cubins.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::process::Command;
+
+/// Text from a disassembler, and which tool and version made it.
+#[derive(Clone, Debug)]
+pub struct Disassembly {
+    /// The text.
+    pub text: String,
+    /// The tool and its version line.
+    pub tool: String,
+}
+
+fn version(tool: &str) -> Option<String> {
+    let out = Command::new(tool).arg("--version").output().ok()?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    text.lines()
+        .find(|l| l.to_ascii_lowercase().contains("version"))
+        .map(|l| l.trim().to_string())
+}
+
+/// LLVM objdumps that know the target, newest first (LLVM 19 lacks gfx950).
+fn llvm_objdumps(arch: &str) -> Vec<&'static str> {
+    let mut v = vec!["llvm-objdump-22", "llvm-objdump-21", "llvm-objdump-20"];
+    if arch != "gfx950" {
+        v.push("llvm-objdump-19");
+    }
+    v
+}
+
+/// Disassembles `path` (an HSACO for `arch` = `gfx…`, or a cubin for `arch` = `sm_…`), or
+/// returns `Ok(None)` when no suitable tool is installed.
+pub fn disassemble(path: &Path, arch: &str) -> Result<Option<Disassembly>> {
+    let candidates: Vec<(&str, Vec<String>)> = if arch.starts_with("gfx") {
+        llvm_objdumps(arch)
+            .into_iter()
+            .map(|t| (t, vec!["-d".to_string(), format!("--mcpu={arch}")]))
+            .collect()
+    } else {
+        vec![
+            ("cuobjdump", vec!["-sass".to_string()]),
+            ("nvdisasm", vec![]),
+        ]
+    };
+    for (tool, args) in candidates {
+        let Some(v) = version(tool) else { continue };
+        let out = Command::new(tool)
+            .args(&args)
+            .arg(path)
+            .output()
+            .map_err(|e| Error::Tool(format!("{tool}: {e}")))?;
+        if !out.status.success() {
+            return Err(Error::Tool(format!(
+                "{tool} {} {} failed: {}",
+                args.join(" "),
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            )));
+        }
+        return Ok(Some(Disassembly {
+            text: String::from_utf8_lossy(&out.stdout).into_owned(),
+            tool: format!("{tool} ({v})"),
+        }));
+    }
+    Ok(None)
+}

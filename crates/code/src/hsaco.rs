@@ -1,0 +1,234 @@
+//! AMD HSACO code objects: the `NT_AMDGPU_METADATA` msgpack note (code object v3+), the target
+//! from `e_flags`, each kernel's 64-byte descriptor, and its code bytes. See
+//! `../shared/docs/formats/amd.md` §2.
+
+use crate::codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};
+use crate::error::{malformed, Result};
+use object::read::elf::{ElfFile64, FileHeader, NoteIterator, SectionHeader};
+use object::{LittleEndian as LE, Object, ObjectSection, ObjectSymbol};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// `e_machine` of AMDGPU ELF files.
+pub const EM_AMDGPU: u16 = 224;
+const NT_AMDGPU_METADATA: u32 = 32;
+
+/// The gfx target of an `EF_AMDGPU_MACH` value.
+pub fn mach_name(mach: u32) -> Option<&'static str> {
+    Some(match mach {
+        0x20 => "gfx600",
+        0x21 => "gfx601",
+        0x22 => "gfx700",
+        0x2c => "gfx900",
+        0x2d => "gfx902",
+        0x2f => "gfx906",
+        0x30 => "gfx908",
+        0x31 => "gfx909",
+        0x33 => "gfx1010",
+        0x36 => "gfx1030",
+        0x3f => "gfx90a",
+        0x41 => "gfx1100",
+        0x42 => "gfx1101",
+        0x43 => "gfx1102",
+        0x44 => "gfx1103",
+        0x40 => "gfx940",
+        0x4b => "gfx941",
+        0x4c => "gfx942",
+        0x45 => "gfx1036",
+        0x46 => "gfx1150",
+        0x47 => "gfx1151",
+        0x48 => "gfx1200",
+        0x4e => "gfx1201",
+        0x4f => "gfx950",
+        0x4a => "gfx1152",
+        0x55 => "gfx1153",
+        _ => return None,
+    })
+}
+
+fn u(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(Value::as_u64)
+}
+
+/// Reads the kernel descriptor fields kernelab reports (amd.md §2.4).
+fn descriptor(kd: &[u8]) -> BTreeMap<String, u64> {
+    let u32_at = |o: usize| {
+        kd.get(o..o + 4)
+            .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            .unwrap_or(0)
+    };
+    let mut m = BTreeMap::new();
+    m.insert("group_segment_fixed_size".into(), u32_at(0));
+    m.insert("private_segment_fixed_size".into(), u32_at(4));
+    m.insert("kernarg_size".into(), u32_at(8));
+    m.insert("compute_pgm_rsrc3".into(), u32_at(44));
+    m.insert("compute_pgm_rsrc1".into(), u32_at(48));
+    m.insert("compute_pgm_rsrc2".into(), u32_at(52));
+    m
+}
+
+/// Reads an HSACO.
+pub fn read(label: &str, data: &[u8]) -> Result<CodeObject> {
+    let file = ElfFile64::<LE>::parse(data)?;
+    let header = file.elf_header();
+    let e_flags = header.e_flags(LE);
+    let abi = header.e_ident().abi_version;
+    let mut facts = BTreeMap::new();
+    facts.insert("e_flags".into(), format!("{e_flags:#x}"));
+    // ELFABIVERSION_AMDGPU_HSA_V3 = 1 → code object v3, … V6 = 4.
+    facts.insert(
+        "code_object_version".into(),
+        (u32::from(abi) + 2).to_string(),
+    );
+    let mut arch = mach_name(e_flags & 0xff).map(str::to_string);
+    let mut metadata: Option<Value> = None;
+    for s in file.elf_section_table().iter() {
+        if let Some(mut notes) = s
+            .notes(LE, data)
+            .map_err(|e| malformed(s.sh_offset(LE), format!("ELF notes ({e})")))?
+        {
+            while let Some(note) = next_note(&mut notes, s.sh_offset(LE))? {
+                if note.n_type(LE) == NT_AMDGPU_METADATA && note.name() == b"AMDGPU" {
+                    let v: Value = rmp_serde::from_slice(note.desc()).map_err(|e| {
+                        malformed(s.sh_offset(LE), format!("msgpack AMDGPU metadata ({e})"))
+                    })?;
+                    metadata = Some(v);
+                }
+            }
+        }
+    }
+    let mut kernels = Vec::new();
+    let meta_kernels: Vec<Value> = metadata
+        .as_ref()
+        .and_then(|m| m.get("amdhsa.kernels"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(t) = metadata
+        .as_ref()
+        .and_then(|m| m.get("amdhsa.target"))
+        .and_then(Value::as_str)
+    {
+        facts.insert("target".into(), t.to_string());
+        if let Some(gfx) = t.rsplit('-').next() {
+            arch = Some(gfx.split(':').next().unwrap_or(gfx).to_string());
+        }
+    }
+    let ranges = function_ranges(data);
+    let symbols: Vec<_> = file.symbols().collect();
+    let sym_bytes = |name: &str| -> Option<&[u8]> {
+        let s = symbols.iter().find(|s| s.name().ok() == Some(name))?;
+        let sec = file.section_by_index(s.section_index()?).ok()?;
+        let d = sec.data().ok()?;
+        let (start, end) = match ranges.get(name) {
+            Some(&(a, b)) => (a, b),
+            None => (s.address(), s.address() + s.size()),
+        };
+        let start = usize::try_from(start.checked_sub(sec.address())?).ok()?;
+        let end = usize::try_from(end.checked_sub(sec.address())?).ok()?;
+        d.get(start..end)
+    };
+    for k in &meta_kernels {
+        let name = k
+            .get(".name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let symbol = k
+            .get(".symbol")
+            .and_then(Value::as_str)
+            .unwrap_or(&name)
+            .to_string();
+        let function = symbol.strip_suffix(".kd").unwrap_or(&symbol).to_string();
+        let mut info = KernelInfo {
+            symbol: function.clone(),
+            demangled: demangle(&function),
+            ..KernelInfo::default()
+        };
+        let to32 = |key: &str| u(k, key).and_then(|x| u32::try_from(x).ok());
+        info.resources = CodeResources {
+            registers: to32(".vgpr_count"),
+            agprs: to32(".agpr_count"),
+            sgprs: to32(".sgpr_count"),
+            vgpr_spills: to32(".vgpr_spill_count"),
+            sgpr_spills: to32(".sgpr_spill_count"),
+            shared_bytes: u(k, ".group_segment_fixed_size"),
+            local_bytes: u(k, ".private_segment_fixed_size"),
+            kernarg_bytes: u(k, ".kernarg_segment_size"),
+            max_threads: to32(".max_flat_workgroup_size"),
+            wavefront_size: to32(".wavefront_size"),
+            ..CodeResources::default()
+        };
+        if let Some(kd) = sym_bytes(&symbol) {
+            info.descriptor = Some(descriptor(kd));
+        }
+        if let Some(code) = sym_bytes(&function) {
+            info.code_size = Some(code.len() as u64);
+            info.code_sha256 = Some(sha256_hex(code));
+        }
+        kernels.push(info);
+    }
+    if metadata.is_none() {
+        facts.insert(
+            "metadata".into(),
+            "no NT_AMDGPU_METADATA note (code object v2?)".into(),
+        );
+    }
+    Ok(CodeObject {
+        label: label.to_string(),
+        kind: ObjectKind::Hsaco,
+        arch,
+        facts,
+        kernels,
+        bytes: Some(data.to_vec()),
+    })
+}
+
+fn next_note<'d>(
+    notes: &mut NoteIterator<'d, object::elf::FileHeader64<LE>>,
+    offset: u64,
+) -> Result<Option<object::read::elf::Note<'d, object::elf::FileHeader64<LE>>>> {
+    notes
+        .next()
+        .map_err(|e| malformed(offset, format!("an ELF note ({e})")))
+}
+
+/// Address ranges `[start, end)` of the function symbols of an AMDGPU ELF. A symbol without a
+/// size (hand-written assembly often has none) extends to the next function symbol of its
+/// section, or the section's end.
+pub fn function_ranges(data: &[u8]) -> std::collections::HashMap<String, (u64, u64)> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(file) = ElfFile64::<LE>::parse(data) else {
+        return out;
+    };
+    let mut funcs: Vec<(u64, u64, String, usize)> = file
+        .symbols()
+        .filter(|s| s.kind() == object::SymbolKind::Text)
+        .filter_map(|s| {
+            Some((
+                s.address(),
+                s.size(),
+                s.name().ok()?.to_string(),
+                s.section_index()?.0,
+            ))
+        })
+        .collect();
+    funcs.sort();
+    for (i, (addr, size, name, sec)) in funcs.iter().enumerate() {
+        let end = if *size > 0 {
+            addr + size
+        } else {
+            let next = funcs[i + 1..]
+                .iter()
+                .find(|f| f.3 == *sec && f.0 > *addr)
+                .map(|f| f.0);
+            let sec_end = file
+                .section_by_index(object::SectionIndex(*sec))
+                .map(|s| s.address() + s.size())
+                .unwrap_or(*addr);
+            next.unwrap_or(sec_end)
+        };
+        out.insert(name.clone(), (*addr, end));
+    }
+    out
+}

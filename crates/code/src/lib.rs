@@ -1,0 +1,28 @@
+//! Static evidence from GPU code objects: per-kernel resources from NVIDIA cubins (also inside
+//! fatbins and host binaries) and AMD HSACOs (also inside clang offload bundles), instruction
+//! classes from disassembly (run or given as text), and diffs between builds.
+//!
+//! ```
+//! use kernelab_code::classes::{classify, Isa};
+//! assert_eq!(classify(Isa::Amdgcn, "ds_load_b128"), "lds_load");
+//! assert_eq!(classify(Isa::Sass, "LDG.E.128"), "global_load");
+//! ```
+#![deny(missing_docs)]
+
+pub mod classes;
+mod codeobj;
+pub mod cubin;
+mod diff;
+pub mod disasm;
+mod error;
+pub mod fatbin;
+pub mod hsaco;
+mod load;
+pub mod offload_bundle;
+
+pub use codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};
+pub use diff::{
+    diff, kernel_diff, matrix, Build, ChangeRow, KernelDiff, Matrix, MatrixPair, ObjectDiff,
+};
+pub use error::{Error, Result};
+pub use load::{load_bytes, load_file, LoadOptions};

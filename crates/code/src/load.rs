@@ -1,0 +1,204 @@
+//! Loading any supported input: detection by content, container extraction, disassembly.
+
+use crate::classes::Isa;
+use crate::codeobj::{demangle, CodeObject, KernelInfo, ObjectKind};
+use crate::disasm::{self, Functions};
+use crate::error::{Error, Result};
+use crate::{cubin, fatbin, hsaco, offload_bundle};
+use object::read::elf::{ElfFile64, FileHeader};
+use object::LittleEndian as LE;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What to do besides reading resources.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Run the vendor disassembler when it is installed, to count instruction classes.
+    pub disassemble: bool,
+}
+
+fn machine(data: &[u8]) -> Option<u16> {
+    let f = ElfFile64::<LE>::parse(data).ok()?;
+    Some(f.elf_header().e_machine(LE))
+}
+
+/// Loads one file: a cubin, HSACO, fatbin, offload bundle, host binary with embedded device
+/// code, or a disassembly text dump. Containers give one code object per device entry.
+pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Vec<CodeObject>> {
+    let data = std::fs::read(path).map_err(Error::Io)?;
+    load_bytes(&path.display().to_string(), &data, options)
+}
+
+/// Loads bytes (see [`load_file`]); `label` names the input in results.
+pub fn load_bytes(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObject>> {
+    if data.is_empty() {
+        return Err(Error::Unknown("the file is empty".into()));
+    }
+    match machine(data) {
+        Some(cubin::EM_CUDA) => {
+            return Ok(vec![with_disassembly(cubin::read(label, data)?, options)?])
+        }
+        Some(hsaco::EM_AMDGPU) => {
+            return Ok(vec![with_disassembly(hsaco::read(label, data)?, options)?])
+        }
+        _ => {}
+    }
+    if let Some(fb) = fatbin::fatbin_bytes(data) {
+        let mut out = Vec::new();
+        for (i, e) in fatbin::entries(&fb)?.into_iter().enumerate() {
+            if e.kind == fatbin::EntryKind::Elf {
+                let mut o = cubin::read(&format!("{label}#{i}"), &e.data)?;
+                o.facts.insert(
+                    "container".into(),
+                    format!(
+                        "fatbin entry {i} (sm_{}){}",
+                        e.arch,
+                        if e.compressed { ", compressed" } else { "" }
+                    ),
+                );
+                out.push(with_disassembly(o, options)?);
+            }
+        }
+        return Ok(out);
+    }
+    if let Some(b) = offload_bundle::bundle_bytes(data) {
+        let mut out = Vec::new();
+        for e in offload_bundle::entries(&b)? {
+            if machine(&e.data) == Some(hsaco::EM_AMDGPU) {
+                let mut o = hsaco::read(&format!("{label}#{}", e.id), &e.data)?;
+                o.facts
+                    .insert("container".into(), format!("offload bundle entry {}", e.id));
+                out.push(with_disassembly(o, options)?);
+            }
+        }
+        return Ok(out);
+    }
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Some(o) = from_text(label, text) {
+            return Ok(vec![o]);
+        }
+    }
+    Err(Error::Unknown(format!(
+        "{label}: expected a cubin, HSACO, fatbin, offload bundle, host object with .nv_fatbin or .hip_fatbin, or SASS / llvm-objdump / compiler assembly text"
+    )))
+}
+
+/// A code object built from a disassembly text dump.
+fn from_text(label: &str, text: &str) -> Option<CodeObject> {
+    let (isa, functions, tool) = if text.contains("Function : ") || text.contains(".headerflags") {
+        (
+            Isa::Sass,
+            disasm::parse_sass(text),
+            "cuobjdump/nvdisasm text",
+        )
+    } else if text.contains("file format elf64-amdgpu") {
+        (
+            Isa::Amdgcn,
+            disasm::parse_objdump(text, None),
+            "llvm-objdump text",
+        )
+    } else if text.contains(".amdgcn_target") || text.contains(".amdhsa_kernel") {
+        (
+            Isa::Amdgcn,
+            disasm::parse_compiler_asm(text),
+            "compiler assembly",
+        )
+    } else {
+        return None;
+    };
+    if functions.is_empty() {
+        return None;
+    }
+    let arch = text.lines().find_map(|l| {
+        let l = l.trim();
+        l.strip_prefix("arch = ").map(str::to_string).or_else(|| {
+            l.strip_prefix(".amdgcn_target \"")
+                .and_then(|t| t.trim_end_matches('"').rsplit('-').next())
+                .map(|g| g.split(':').next().unwrap_or(g).to_string())
+        })
+    });
+    let mut facts = BTreeMap::new();
+    facts.insert("disassembly".into(), tool.to_string());
+    let mut o = CodeObject {
+        label: label.to_string(),
+        kind: ObjectKind::Disassembly,
+        arch,
+        facts,
+        kernels: Vec::new(),
+        bytes: None,
+    };
+    for (name, f) in functions {
+        let mut k = KernelInfo {
+            symbol: name.clone(),
+            demangled: demangle(&name),
+            ..KernelInfo::default()
+        };
+        k.classes = Some(f.classes(isa));
+        k.instructions = Some(f.instructions);
+        k.mnemonics = Some(f.mnemonics);
+        o.kernels.push(k);
+    }
+    Some(o)
+}
+
+/// Attaches per-function counts to the kernels of `o` (by symbol, or demangled name).
+pub(crate) fn attach(o: &mut CodeObject, functions: &Functions, isa: Isa) {
+    for k in &mut o.kernels {
+        let found = functions
+            .iter()
+            .find(|(n, _)| n == &k.symbol || Some(n.as_str()) == k.demangled.as_deref())
+            .or_else(|| {
+                functions.iter().find(|(n, _)| {
+                    demangle(n).as_deref() == k.demangled.as_deref() && k.demangled.is_some()
+                })
+            });
+        if let Some((_, f)) = found {
+            k.classes = Some(f.classes(isa));
+            k.instructions = Some(f.instructions);
+            k.mnemonics = Some(f.mnemonics.clone());
+        }
+    }
+}
+
+fn with_disassembly(mut o: CodeObject, options: &LoadOptions) -> Result<CodeObject> {
+    if !options.disassemble {
+        return Ok(o);
+    }
+    let (Some(arch), Some(bytes)) = (o.arch.clone(), o.bytes.as_ref()) else {
+        return Ok(o);
+    };
+    // Tools read files: write the (possibly extracted) object to a temporary file.
+    let dir = std::env::temp_dir().join(format!("kernelab-code-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(Error::Io)?;
+    let tmp = dir.join(format!("obj-{}.bin", crate::codeobj::sha256_hex(bytes)));
+    std::fs::write(&tmp, bytes).map_err(Error::Io)?;
+    let result = disasm::disassemble(&tmp, &arch);
+    let _ = std::fs::remove_file(&tmp);
+    match result? {
+        Some(d) => {
+            let isa = if arch.starts_with("gfx") {
+                Isa::Amdgcn
+            } else {
+                Isa::Sass
+            };
+            let functions = if isa == Isa::Amdgcn {
+                disasm::parse_objdump(&d.text, Some(&hsaco::function_ranges(bytes)))
+            } else {
+                disasm::parse_sass(&d.text)
+            };
+            attach(&mut o, &functions, isa);
+            o.facts.insert("disassembler".into(), d.tool);
+        }
+        None => {
+            o.facts.insert(
+                "disassembler".into(),
+                if arch.starts_with("gfx") {
+                    format!("none: install llvm-objdump from LLVM {} to count instruction classes", if arch == "gfx950" { "22" } else { "19 or 22" })
+                } else {
+                    "none: cuobjdump/nvdisasm not installed; give a `cuobjdump -sass` text dump to count instruction classes".into()
+                },
+            );
+        }
+    }
+    Ok(o)
+}

@@ -1,0 +1,301 @@
+//! `kernelab code show|diff|matrix`.
+
+use crate::cli::{CodeCommand, CodeDiffArgs, CodeMatrixArgs, CodeShowArgs, FormatArg, OutputArgs};
+use crate::output;
+use crate::ExitStatus;
+use anyhow::{anyhow, bail, Context, Result};
+use kernelab_code::{diff, load_file, matrix, Build, CodeObject, LoadOptions};
+use kernelab_report::{
+    code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, render, OutputFormat, Section,
+};
+use regex::Regex;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Runs a `code` subcommand.
+pub fn run(cmd: CodeCommand) -> Result<ExitStatus> {
+    match cmd {
+        CodeCommand::Show(a) => show(a),
+        CodeCommand::Diff(a) => diff_cmd(a),
+        CodeCommand::Matrix(a) => matrix_cmd(a),
+    }
+}
+
+fn load(path: &Path, disassemble: bool) -> Result<Vec<CodeObject>> {
+    load_file(path, &LoadOptions { disassemble }).map_err(|e| anyhow!("{}: {e}", path.display()))
+}
+
+#[derive(Serialize)]
+struct Doc<'a, T: Serialize> {
+    schema_version: u32,
+    kind: &'static str,
+    kernelab_version: &'static str,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+fn emit<T: Serialize, R: Serialize>(
+    out: &OutputArgs,
+    kind: &'static str,
+    body: &T,
+    sections: impl Fn(usize) -> Vec<Section>,
+    csv: impl Fn() -> Vec<R>,
+) -> Result<()> {
+    let text = match out.format {
+        FormatArg::Table => render(
+            &sections(60),
+            OutputFormat::Terminal,
+            output::terminal_width(out),
+        ),
+        FormatArg::Md => render(&sections(100), OutputFormat::Markdown, None),
+        FormatArg::Json => {
+            let doc = Doc {
+                schema_version: 1,
+                kind,
+                kernelab_version: env!("CARGO_PKG_VERSION"),
+                body,
+            };
+            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
+        }
+        FormatArg::Csv => csv_rows(&csv()).map_err(|e| anyhow!("writing CSV: {e}"))?,
+    };
+    output::write(out, &text)
+}
+
+#[derive(Serialize)]
+struct Objects<'a> {
+    objects: &'a [CodeObject],
+}
+
+#[derive(Serialize)]
+struct KernelCsv {
+    object: String,
+    arch: Option<String>,
+    kernel: String,
+    registers: Option<u32>,
+    agprs: Option<u32>,
+    sgprs: Option<u32>,
+    vgpr_spills: Option<u32>,
+    sgpr_spills: Option<u32>,
+    barriers: Option<u32>,
+    shared_bytes: Option<u64>,
+    local_bytes: Option<u64>,
+    stack_bytes: Option<u64>,
+    code_bytes: Option<u64>,
+    instructions: Option<u64>,
+    code_sha256: Option<String>,
+}
+
+fn show(a: CodeShowArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let mut objects = Vec::new();
+    for f in &a.files {
+        objects.extend(load(f, !a.no_disassemble)?);
+    }
+    let csv = || {
+        objects
+            .iter()
+            .flat_map(|o| {
+                o.kernels.iter().map(move |k| KernelCsv {
+                    object: o.label.clone(),
+                    arch: o.arch.clone(),
+                    kernel: k.symbol.clone(),
+                    registers: k.resources.registers,
+                    agprs: k.resources.agprs,
+                    sgprs: k.resources.sgprs,
+                    vgpr_spills: k.resources.vgpr_spills,
+                    sgpr_spills: k.resources.sgpr_spills,
+                    barriers: k.resources.barriers,
+                    shared_bytes: k.resources.shared_bytes,
+                    local_bytes: k.resources.local_bytes,
+                    stack_bytes: k.resources.stack_bytes,
+                    code_bytes: k.code_size,
+                    instructions: k.instructions,
+                    code_sha256: k.code_sha256.clone(),
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    emit(
+        &a.output,
+        "code_show",
+        &Objects { objects: &objects },
+        |w| code_show_tables(&objects, w),
+        csv,
+    )?;
+    Ok(ExitStatus::Success)
+}
+
+#[derive(Serialize)]
+struct DiffCsv<'a> {
+    kernel: &'a str,
+    table: &'static str,
+    item: &'a str,
+    base: Option<u64>,
+    cand: Option<u64>,
+}
+
+fn diff_cmd(a: CodeDiffArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let base = load(&a.base, !a.no_disassemble)?;
+    let cand = load(&a.cand, !a.no_disassemble)?;
+    let d = diff(&base, &cand);
+    let csv = || {
+        d.kernels
+            .iter()
+            .flat_map(|k| {
+                let tag = |t: &'static str,
+                           rows: &'_ [kernelab_code::ChangeRow]|
+                 -> Vec<(&'static str, kernelab_code::ChangeRow)> {
+                    rows.iter().map(|r| (t, r.clone())).collect()
+                };
+                let mut all = tag("class", &k.classes);
+                all.extend(tag("mnemonic", &k.mnemonics));
+                all.extend(tag("resource", &k.resources));
+                all.into_iter().map(move |(t, r)| (k.symbol.clone(), t, r))
+            })
+            .collect::<Vec<_>>()
+    };
+    let rows = csv();
+    let csv_view = || {
+        rows.iter()
+            .map(|(k, t, r)| DiffCsv {
+                kernel: k,
+                table: t,
+                item: &r.item,
+                base: r.base,
+                cand: r.cand,
+            })
+            .collect::<Vec<_>>()
+    };
+    emit(
+        &a.output,
+        "code_diff",
+        &d,
+        |w| code_diff_tables(&d, w),
+        csv_view,
+    )?;
+    Ok(ExitStatus::Success)
+}
+
+/// Every regular file below `dir`, sorted.
+fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
+    if !dir.is_dir() {
+        bail!("{}: not a directory", dir.display());
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).with_context(|| d.display().to_string())? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn build(
+    dir: Option<&Path>,
+    files: &[PathBuf],
+    key: Option<&Regex>,
+    disassemble: bool,
+) -> Result<Build> {
+    let listed = match dir {
+        Some(d) => files_below(d)?
+            .into_iter()
+            .map(|p| {
+                (
+                    p.strip_prefix(d)
+                        .map(Path::to_path_buf)
+                        .unwrap_or_else(|_| p.clone()),
+                    p,
+                )
+            })
+            .collect(),
+        None => files
+            .iter()
+            .map(|p| (PathBuf::from(p.file_name().unwrap_or_default()), p.clone()))
+            .collect::<Vec<_>>(),
+    };
+    let mut out = Build::new();
+    for (rel, path) in listed {
+        let rel = rel.display().to_string();
+        let k = match key {
+            Some(re) => match re.captures(&rel).and_then(|c| c.get(1).or(c.get(0))) {
+                Some(m) => m.as_str().to_string(),
+                None => continue,
+            },
+            None => rel.clone(),
+        };
+        let objects = match load_file(&path, &LoadOptions { disassemble }) {
+            Ok(o) => o,
+            // Files that are not code objects (logs, JSON metadata) are skipped.
+            Err(kernelab_code::Error::Unknown(_)) => continue,
+            Err(e) => bail!("{}: {e}", path.display()),
+        };
+        if out
+            .insert(k.clone(), (path.display().to_string(), objects))
+            .is_some()
+        {
+            bail!("two files have the key {k:?}; give --key a pattern that tells them apart");
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Serialize)]
+struct MatrixCsv<'a> {
+    key: &'a str,
+    base: &'a str,
+    cand: &'a str,
+    changed: bool,
+    changed_kernels: String,
+}
+
+fn matrix_cmd(a: CodeMatrixArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let key = a
+        .key
+        .as_deref()
+        .map(Regex::new)
+        .transpose()
+        .map_err(|e| anyhow!("--key: {e}"))?;
+    let base = build(a.base_dir.as_deref(), &a.base, key.as_ref(), a.disassemble)?;
+    let cand = build(a.cand_dir.as_deref(), &a.cand, key.as_ref(), a.disassemble)?;
+    if base.is_empty() || cand.is_empty() {
+        bail!(
+            "no code objects found in the {} build",
+            if base.is_empty() {
+                "baseline"
+            } else {
+                "candidate"
+            }
+        );
+    }
+    let m = matrix(&base, &cand);
+    let csv = || {
+        m.pairs
+            .iter()
+            .map(|p| MatrixCsv {
+                key: &p.key,
+                base: &p.base,
+                cand: &p.cand,
+                changed: p.changed,
+                changed_kernels: p.changed_kernels.join(";"),
+            })
+            .collect::<Vec<_>>()
+    };
+    emit(
+        &a.output,
+        "code_matrix",
+        &m,
+        |w| code_matrix_tables(&m, w),
+        csv,
+    )?;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,50 @@
+// A hand-written gfx1151 kernel (the way kernel engineers keep raw-assembly kernels): loads
+// 16 bytes from LDS with one 128-bit load and stores them to global memory.
+// Build: llvm-mc-19 -triple=amdgcn-amd-amdhsa -mcpu=gfx1151 -filetype=obj X.s -o X.o
+//        ld.lld-19 -shared X.o -o X.co
+  .amdgcn_target "amdgcn-amd-amdhsa--gfx1151"
+  .text
+  .globl lds_copy
+  .p2align 8
+  .type lds_copy,@function
+lds_copy:
+  s_load_b64 s[0:1], s[0:1], 0x0
+  v_mov_b32 v1, 0
+  ds_load_b128 v[2:5], v1
+  s_waitcnt lgkmcnt(0)
+  global_store_b128 v1, v[2:5], s[0:1]
+  s_endpgm
+.Lfunc_end0:
+  .size lds_copy, .Lfunc_end0-lds_copy
+
+  .rodata
+  .p2align 6
+  .amdhsa_kernel lds_copy
+    .amdhsa_next_free_vgpr 6
+    .amdhsa_next_free_sgpr 8
+    .amdhsa_group_segment_fixed_size 64
+    .amdhsa_user_sgpr_kernarg_segment_ptr 1
+    .amdhsa_wavefront_size32 1
+  .end_amdhsa_kernel
+
+  .amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.target: amdgcn-amd-amdhsa--gfx1151
+amdhsa.kernels:
+  - .name: lds_copy
+    .symbol: lds_copy.kd
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 64
+    .private_segment_fixed_size: 0
+    .wavefront_size: 32
+    .sgpr_count: 8
+    .vgpr_count: 6
+    .vgpr_spill_count: 0
+    .sgpr_spill_count: 0
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .size: 8, .offset: 0, .value_kind: global_buffer, .address_space: global }
+...
+  .end_amdgpu_metadata
