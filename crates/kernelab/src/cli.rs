@@ -32,6 +32,114 @@ pub enum Command {
     /// Static evidence from code objects: resources, instruction classes, diffs between builds.
     #[command(subcommand)]
     Code(CodeCommand),
+    /// Correctness gates on output tensors (.npy, .npz, safetensors, raw). Exit status 0 when
+    /// every gate passes, 1 when one fails, 2 on bad input.
+    #[command(subcommand)]
+    Check(CheckCommand),
+}
+
+/// How to read tensor files.
+#[derive(Args, Debug, Clone)]
+pub struct TensorArgs {
+    /// Element type of raw files, or the type that uint16 / 2-byte void npy data holds (bf16).
+    #[arg(long, value_name = "DTYPE")]
+    pub dtype: Option<String>,
+    /// Shape of raw files, e.g. 1,128,32,128.
+    #[arg(long, value_name = "DIMS", value_delimiter = ',')]
+    pub shape: Option<Vec<usize>>,
+}
+
+/// `kernelab check` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum CheckCommand {
+    /// Byte-exact equality of every tensor.
+    Bitwise(CheckPairArgs),
+    /// Closeness under rtol/atol (defaults per dtype, as torch.testing) or a ULP limit.
+    Close(CheckCloseArgs),
+    /// Error of a low-precision output against a higher-precision reference (f32/f64).
+    Oracle(CheckCloseArgs),
+    /// NaN and Inf counts per tensor.
+    Finite(CheckFilesArgs),
+    /// Repeated runs bit-identical (content hashes).
+    Repeat(CheckFilesArgs),
+    /// Every gate over the configs of a TOML manifest.
+    Sweep(CheckSweepArgs),
+}
+
+/// Two files.
+#[derive(Args, Debug)]
+pub struct CheckPairArgs {
+    /// First file (baseline).
+    pub a: PathBuf,
+    /// Second file (candidate).
+    pub b: PathBuf,
+    /// Treat +0 and -0 as equal.
+    #[arg(long)]
+    pub zero_equal: bool,
+    /// Treat NaNs with different payloads as equal.
+    #[arg(long)]
+    pub nan_equal: bool,
+    /// How many differing elements to list.
+    #[arg(long, default_value_t = 10)]
+    pub first: usize,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: TensorArgs,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Two files compared under a tolerance (B is the reference).
+#[derive(Args, Debug)]
+pub struct CheckCloseArgs {
+    /// The output.
+    pub a: PathBuf,
+    /// The reference.
+    pub b: PathBuf,
+    /// Relative tolerance (default per dtype of A).
+    #[arg(long)]
+    pub rtol: Option<f64>,
+    /// Absolute tolerance (default per dtype of A).
+    #[arg(long)]
+    pub atol: Option<f64>,
+    /// Allow at most N units in the last place instead (same dtype only).
+    #[arg(long, value_name = "N", conflicts_with_all = ["rtol", "atol"])]
+    pub ulp: Option<u64>,
+    /// NaN equals NaN.
+    #[arg(long)]
+    pub nan_equal: bool,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: TensorArgs,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// One or more files.
+#[derive(Args, Debug)]
+pub struct CheckFilesArgs {
+    /// Files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: TensorArgs,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// A sweep manifest.
+#[derive(Args, Debug)]
+pub struct CheckSweepArgs {
+    /// TOML manifest: [[config]] name, baseline, candidate, repeats = [...], oracle; optional
+    /// [tolerance] rtol/atol and dtype. Paths are relative to the manifest.
+    pub manifest: PathBuf,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `kernelab code` subcommands.

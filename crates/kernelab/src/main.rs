@@ -16,6 +16,8 @@ use std::process::ExitCode;
 pub enum ExitStatus {
     /// Everything worked.
     Success,
+    /// A gate failed.
+    Failure,
     /// Usage error or bad input.
     Error,
 }
@@ -24,6 +26,7 @@ impl From<ExitStatus> for ExitCode {
     fn from(s: ExitStatus) -> Self {
         match s {
             ExitStatus::Success => ExitCode::SUCCESS,
+            ExitStatus::Failure => ExitCode::from(1),
             ExitStatus::Error => ExitCode::from(2),
         }
     }
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         cli::Command::Metrics(args) => commands::metrics::run(args),
         cli::Command::Compare(args) => commands::compare::run(args),
         cli::Command::Code(cmd) => commands::code::run(cmd),
+        cli::Command::Check(cmd) => commands::check::run(cmd),
     };
     match result {
         Ok(status) => status.into(),

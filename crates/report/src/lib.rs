@@ -9,6 +9,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod check;
 mod code;
 mod compare;
 pub mod format;
@@ -17,6 +18,7 @@ mod profile;
 pub mod render;
 mod table;
 
+pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables};
 pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use compare::{compare_csv, compare_tables, CompareDocument};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, MetricsDocument, DEFAULT_METRICS};

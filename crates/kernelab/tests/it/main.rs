@@ -2,6 +2,7 @@
 //! the crate (faster to link than one per file); modules group tests by topic.
 
 mod amd;
+mod check;
 mod code;
 mod compare;
 mod errors;

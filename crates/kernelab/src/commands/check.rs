@@ -1,0 +1,187 @@
+//! `kernelab check bitwise|close|oracle|finite|repeat|sweep`.
+
+use crate::cli::{
+    CheckCloseArgs, CheckCommand, CheckFilesArgs, CheckPairArgs, FormatArg, OutputArgs, TensorArgs,
+};
+use crate::output;
+use crate::ExitStatus;
+use anyhow::{anyhow, bail, Context, Result};
+use kernelab_report::{
+    bitwise_tables, close_tables, finite_tables, render, repeat_tables, sweep_tables, OutputFormat,
+    Section,
+};
+use kernelab_tensor::{
+    bitwise_files, close_files, finite_file, open, repeat, sweep, BitwiseOptions, DType, ReadSpec,
+    TensorFile, Tolerance,
+};
+use serde::Serialize;
+use std::path::Path;
+
+/// Runs a `check` subcommand.
+pub fn run(cmd: CheckCommand) -> Result<ExitStatus> {
+    match cmd {
+        CheckCommand::Bitwise(a) => bitwise_cmd(a),
+        CheckCommand::Close(a) => close_cmd(a, "close"),
+        CheckCommand::Oracle(a) => close_cmd(a, "oracle"),
+        CheckCommand::Finite(a) => finite_cmd(a),
+        CheckCommand::Repeat(a) => repeat_cmd(a),
+        CheckCommand::Sweep(a) => {
+            output::check_target(&a.output)?;
+            let s = sweep(&a.manifest)?;
+            emit(&a.output, "check_sweep", s.pass, &s, sweep_tables(&s))
+        }
+    }
+}
+
+fn spec(r: &TensorArgs) -> Result<ReadSpec> {
+    let dtype = match &r.dtype {
+        Some(d) => Some(DType::parse(d).ok_or_else(|| anyhow!("--dtype {d:?}: expected bf16, f16, f32, f64, f8e4m3fn, f8e5m2, i8..i64, u8..u64 or bool"))?),
+        None => None,
+    };
+    Ok(ReadSpec {
+        dtype,
+        shape: r.shape.clone(),
+    })
+}
+
+fn load(p: &Path, r: &TensorArgs) -> Result<TensorFile> {
+    Ok(open(p, &spec(r)?)?)
+}
+
+#[derive(Serialize)]
+struct Doc<'a, T: Serialize> {
+    schema_version: u32,
+    kind: &'static str,
+    pass: bool,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+fn emit<T: Serialize>(
+    out: &OutputArgs,
+    kind: &'static str,
+    pass: bool,
+    body: &T,
+    sections: Vec<Section>,
+) -> Result<ExitStatus> {
+    let text = match out.format {
+        FormatArg::Table => render(
+            &sections,
+            OutputFormat::Terminal,
+            output::terminal_width(out),
+        ),
+        FormatArg::Md => render(&sections, OutputFormat::Markdown, None),
+        FormatArg::Json => {
+            serde_json::to_string_pretty(&Doc {
+                schema_version: 1,
+                kind,
+                pass,
+                body,
+            })
+            .context("serializing JSON")?
+                + "\n"
+        }
+        FormatArg::Csv => bail!("--format csv is not offered for check; use json"),
+    };
+    output::write(out, &text)?;
+    Ok(if pass {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
+}
+
+fn bitwise_cmd(a: CheckPairArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let (x, y) = (load(&a.a, &a.read)?, load(&a.b, &a.read)?);
+    let c = bitwise_files(
+        &x,
+        &y,
+        BitwiseOptions {
+            zero_equal: a.zero_equal,
+            nan_equal: a.nan_equal,
+            first: a.first,
+        },
+    );
+    emit(&a.output, "check_bitwise", c.pass, &c, bitwise_tables(&c))
+}
+
+fn close_cmd(a: CheckCloseArgs, kind: &'static str) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let (x, y) = (load(&a.a, &a.read)?, load(&a.b, &a.read)?);
+    let tol = match (a.rtol, a.atol, a.ulp) {
+        (None, None, None) => None,
+        (r, t, u) => {
+            let (dr, dt) = x
+                .tensors
+                .first()
+                .map(|t| t.dtype.default_tolerance())
+                .unwrap_or((0.0, 0.0));
+            Some(Tolerance {
+                rtol: r.unwrap_or(dr),
+                atol: t.unwrap_or(dt),
+                ulp: u,
+                nan_equal: a.nan_equal,
+            })
+        }
+    };
+    let c = close_files(&x, &y, tol, a.nan_equal);
+    let title = if kind == "oracle" {
+        "Oracle error"
+    } else {
+        "Close"
+    };
+    emit(
+        &a.output,
+        if kind == "oracle" {
+            "check_oracle"
+        } else {
+            "check_close"
+        },
+        c.pass,
+        &c,
+        close_tables(&c, title),
+    )
+}
+
+fn finite_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let mut all = Vec::new();
+    for f in &a.files {
+        all.push((f.display().to_string(), finite_file(&load(f, &a.read)?)));
+    }
+    let pass = all
+        .iter()
+        .all(|(_, t)| t.iter().all(|(_, r)| r.all_finite()));
+    #[derive(Serialize)]
+    struct Files<'a> {
+        files: &'a [(String, Vec<(String, kernelab_tensor::FiniteReport)>)],
+    }
+    emit(
+        &a.output,
+        "check_finite",
+        pass,
+        &Files { files: &all },
+        finite_tables(&all),
+    )
+}
+
+fn repeat_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    if a.files.len() < 2 {
+        bail!("check repeat needs at least two files");
+    }
+    let files = a
+        .files
+        .iter()
+        .map(|f| load(f, &a.read))
+        .collect::<Result<Vec<_>>>()?;
+    let r = repeat(&files);
+    emit(
+        &a.output,
+        "check_repeat",
+        r.identical,
+        &r,
+        repeat_tables(&r),
+    )
+}

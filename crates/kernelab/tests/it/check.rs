@@ -1,0 +1,308 @@
+//! `kernelab check`: the gates on real H200 outputs and on cases whose expected figures NumPy
+//! computed (`tests/oracle/tensor_cases.py` → `tests/expected/tensor_cases.json`).
+
+use super::{fixture, kernelab, root, shared};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn t(name: &str) -> String {
+    fixture(&format!("tensor/{name}")).display().to_string()
+}
+
+fn expected() -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/expected/tensor_cases.json")).expect("read"),
+    )
+    .expect("json")
+}
+
+/// Runs `kernelab check ARGS --format json`; returns the exit code and the document.
+fn check(args: &[&str]) -> (i32, Value) {
+    let out = kernelab()
+        .arg("check")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let code = out.status.code().expect("exit code");
+    assert!(code != 2, "{}", String::from_utf8_lossy(&out.stderr));
+    (code, serde_json::from_slice(&out.stdout).expect("json"))
+}
+
+fn close_to(a: &Value, b: &Value) -> bool {
+    let (x, y) = (a.as_f64().expect("a"), b.as_f64().expect("b"));
+    (x - y).abs() <= 1e-12 * y.abs().max(1e-300)
+}
+
+#[test]
+fn h200_outputs_of_two_configs_are_bitwise_equal() {
+    let Some(a) = shared("nvidia/h200/gdn_wu_T128_w4s2.safetensors") else {
+        return;
+    };
+    let Some(b) = shared("nvidia/h200/gdn_wu_T128_w8s3.safetensors") else {
+        return;
+    };
+    let (code, doc) = check(&["bitwise", a.to_str().expect("p"), b.to_str().expect("p")]);
+    assert_eq!(code, 0);
+    let names: Vec<&str> = doc["tensors"]
+        .as_array()
+        .expect("t")
+        .iter()
+        .map(|x| x["name"].as_str().expect("n"))
+        .collect();
+    assert_eq!(names, vec!["u", "w"]);
+    for x in doc["tensors"].as_array().expect("t") {
+        assert_eq!(x["dtype"], "bf16");
+        assert_eq!(x["shape"], serde_json::json!([1, 128, 32, 128]));
+        assert_eq!(x["result"]["differing"], 0);
+    }
+    let (code, doc) = check(&["finite", a.to_str().expect("p")]);
+    assert_eq!((code, doc["pass"].as_bool()), (0, Some(true)));
+    let (code, _) = check(&["repeat", a.to_str().expect("p"), b.to_str().expect("p")]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_flipped_bit_fails_with_its_index() {
+    let e = expected();
+    let (code, doc) = check(&["bitwise", &t("a.npy"), &t("a_flip.npy")]);
+    assert_eq!(code, 1);
+    let r = &doc["tensors"][0]["result"];
+    assert_eq!(r["differing"], e["flip"]["differing"]);
+    assert_eq!(r["first"][0]["index"], e["flip"]["first"]);
+    assert_eq!(check(&["bitwise", &t("a.npy"), &t("a_copy.npy")]).0, 0);
+}
+
+#[test]
+fn negative_zero_and_nan_options() {
+    assert_eq!(
+        check(&["bitwise", &t("zero_pos.npy"), &t("zero_neg.npy")]).0,
+        1
+    );
+    let (code, doc) = check(&[
+        "bitwise",
+        &t("zero_pos.npy"),
+        &t("zero_neg.npy"),
+        "--zero-equal",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let (_, doc) = check(&["bitwise", &t("zero_pos.npy"), &t("zero_neg.npy")]);
+    assert_eq!(doc["tensors"][0]["result"]["first"][0]["b"], "-0");
+}
+
+#[test]
+fn nan_and_inf_are_counted() {
+    let e = &expected()["nonfinite"];
+    let (code, doc) = check(&["finite", &t("a_nonfinite.npy")]);
+    assert_eq!(code, 1);
+    let r = &doc["files"][0][1][0][1];
+    assert_eq!(
+        (&r["nan"], &r["pos_inf"], &r["neg_inf"], &r["first"]),
+        (&e["nan"], &e["pos_inf"], &e["neg_inf"], &e["first"])
+    );
+}
+
+#[test]
+fn close_figures_match_numpy() {
+    let e = &expected()["close"];
+    let (code, doc) = check(&["close", &t("a_perturbed.npy"), &t("a.npy")]);
+    assert_eq!(code, 0);
+    let r = &doc["tensors"][0]["result"];
+    for k in ["max_abs_err", "max_rel_err", "rel_l2_err"] {
+        assert!(close_to(&r[k], &e[k]), "{k}: {} vs {}", r[k], e[k]);
+    }
+    assert_eq!(r["mismatches"], e["mismatches"]);
+    assert_eq!(r["max_ulp"], e["max_ulp"]);
+    let hist: Vec<u64> = r["ulp_histogram"]
+        .as_array()
+        .expect("h")
+        .iter()
+        .take(8)
+        .map(|b| b[1].as_u64().expect("n"))
+        .collect();
+    let want: Vec<u64> = e["ulp_histogram"]
+        .as_array()
+        .expect("h")
+        .iter()
+        .map(|v| v.as_u64().expect("n"))
+        .collect();
+    assert_eq!(hist, want);
+    let (code, doc) = check(&["close", &t("a_perturbed.npy"), &t("a.npy"), "--ulp", "4"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        doc["tensors"][0]["result"]["mismatches"],
+        e["mismatches_ulp_4"]
+    );
+}
+
+#[test]
+fn oracle_error_of_bf16_stored_as_uint16() {
+    let e = &expected()["oracle"];
+    let (code, doc) = check(&[
+        "oracle",
+        &t("out_bf16.npy"),
+        &t("ref_f64.npy"),
+        "--dtype",
+        "bf16",
+    ]);
+    assert_eq!(code, 0, "{doc}");
+    let r = &doc["tensors"][0]["result"];
+    assert_eq!(doc["tensors"][0]["dtype"], "bf16");
+    for k in ["max_abs_err", "max_rel_err", "rel_l2_err"] {
+        assert!(close_to(&r[k], &e[k]), "{k}: {} vs {}", r[k], e[k]);
+    }
+    assert_eq!(r["mismatches"], e["mismatches"]);
+    // Seven elements one ULP apart.
+    let (code, doc) = check(&[
+        "close",
+        &t("out_bf16_b.npy"),
+        &t("out_bf16.npy"),
+        "--dtype",
+        "bf16",
+        "--ulp",
+        "0",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        doc["tensors"][0]["result"]["mismatches"],
+        expected()["bf16_pair"]["differing"]
+    );
+    assert_eq!(doc["tensors"][0]["result"]["max_ulp"], 1);
+}
+
+#[test]
+fn npz_members_by_name_stored_and_compressed() {
+    let e = &expected()["npz"];
+    assert_eq!(
+        check(&["bitwise", &t("wu.npz"), &t("wu_compressed.npz")]).0,
+        0
+    );
+    let (code, doc) = check(&["bitwise", &t("wu.npz"), &t("wu_changed.npz")]);
+    assert_eq!(code, 1);
+    let u = doc["tensors"]
+        .as_array()
+        .expect("t")
+        .iter()
+        .find(|x| x["name"] == "u")
+        .cloned()
+        .expect("u");
+    assert_eq!(u["result"]["differing"], e["u_differing"]);
+    assert_eq!(u["result"]["first"][0]["index"], e["u_first"]);
+    let (code, doc) = check(&["bitwise", &t("wu.npz"), &t("w_only.npz")]);
+    assert_eq!(code, 1);
+    let u = doc["tensors"]
+        .as_array()
+        .expect("t")
+        .iter()
+        .find(|x| x["name"] == "u")
+        .cloned()
+        .expect("u");
+    assert!(
+        u["problem"].as_str().expect("problem").contains("only"),
+        "{u}"
+    );
+}
+
+#[test]
+fn shape_mismatch_and_raw_files() {
+    let (code, doc) = check(&["bitwise", &t("a.npy"), &t("a_shape.npy")]);
+    assert_eq!(code, 1);
+    assert!(doc["tensors"][0]["problem"]
+        .as_str()
+        .expect("p")
+        .contains("shape [64, 32] vs [32, 64]"));
+    assert_eq!(
+        check(&[
+            "bitwise",
+            &t("a.npy"),
+            &t("a.bin"),
+            "--dtype",
+            "f32",
+            "--shape",
+            "64,32"
+        ])
+        .0,
+        0
+    );
+}
+
+#[test]
+fn bad_tensor_files_exit_2() {
+    let out = kernelab()
+        .args(["check", "bitwise"])
+        .arg(t("a.npy"))
+        .arg(t("a_truncated.npy"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a_truncated.npy") && err.contains("byte") && err.contains("truncated"),
+        "{err}"
+    );
+    let out = kernelab()
+        .args(["check", "finite"])
+        .arg(t("a.bin"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--dtype and --shape"));
+}
+
+#[test]
+fn sweep_manifest_gates() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let m = dir.path().join("sweep.toml");
+    let fx = root().join("tests/fixtures/tensor");
+    let p = |n: &str| fx.join(n).display().to_string();
+    let mut text = String::from("[tolerance]\nrtol = 1e-5\natol = 1e-5\n");
+    for i in 0..3 {
+        text += &format!(
+            "[[config]]\nname = \"c{i}\"\nbaseline = \"{}\"\ncandidate = \"{}\"\nrepeats = [\"{}\"]\noracle = \"{}\"\n",
+            p("a.npy"),
+            p("a_copy.npy"),
+            p("a.npy"),
+            p("a_perturbed.npy")
+        );
+    }
+    text += &format!(
+        "[[config]]\nname = \"bad\"\nbaseline = \"{}\"\ncandidate = \"{}\"\n",
+        p("a.npy"),
+        p("a_nonfinite.npy")
+    );
+    std::fs::write(&m, text).expect("write");
+    let (code, doc) = check(&["sweep", m.to_str().expect("p")]);
+    assert_eq!(code, 1);
+    let lines: Vec<&str> = doc["gates"]
+        .as_array()
+        .expect("g")
+        .iter()
+        .map(|g| g["line"].as_str().expect("l"))
+        .collect();
+    assert_eq!(
+        lines[0],
+        "3 of 4 configs bitwise equal (baseline vs candidate)"
+    );
+    assert_eq!(
+        lines[1],
+        "3 of 3 configs: repeated candidate runs bit-identical"
+    );
+    assert_eq!(
+        lines[2],
+        "3 of 4 configs finite: config bad has 1 NaN and 2 Inf"
+    );
+    assert!(
+        lines[3].starts_with("3 of 3 configs within tolerance of the oracle"),
+        "{}",
+        lines[3]
+    );
+    let bad: PathBuf = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[config]]\nname = 1\n").expect("write");
+    let out = kernelab()
+        .args(["check", "sweep"])
+        .arg(&bad)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
+}

@@ -1,0 +1,333 @@
+//! The `check` views: correctness gates on output tensors.
+
+use crate::format::{share, thousands};
+use crate::table::{Align, Section, Table};
+use kernelab_tensor::{
+    BitwiseReport, CloseReport, FileComparison, FiniteReport, RepeatReport, SweepReport,
+};
+
+fn sci(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+fn status(pass: bool) -> String {
+    if pass {
+        "pass".into()
+    } else {
+        "FAIL".into()
+    }
+}
+
+/// Sections of a bitwise comparison.
+pub fn bitwise_tables(c: &FileComparison<BitwiseReport>) -> Vec<Section> {
+    let mut t = Table::new(
+        format!("Bitwise: {} vs {}", c.a.display(), c.b.display()),
+        &[
+            ("tensor", Align::Left),
+            ("dtype", Align::Left),
+            ("shape", Align::Left),
+            ("elements", Align::Right),
+            ("differing", Align::Right),
+            ("share", Align::Right),
+            ("status", Align::Left),
+        ],
+    );
+    let mut first = Table::new(
+        "First differing elements",
+        &[
+            ("tensor", Align::Left),
+            ("index", Align::Left),
+            ("A", Align::Right),
+            ("B", Align::Right),
+        ],
+    );
+    for x in &c.tensors {
+        match (&x.result, &x.problem) {
+            (Some(r), _) => {
+                t.push(vec![
+                    x.name.clone(),
+                    x.dtype.clone(),
+                    format!("{:?}", x.shape),
+                    thousands(r.elements),
+                    thousands(r.differing),
+                    share(if r.elements > 0 {
+                        r.differing as f64 / r.elements as f64
+                    } else {
+                        0.0
+                    }),
+                    if r.differing == 0 {
+                        "bit-exact".into()
+                    } else {
+                        "FAIL".into()
+                    },
+                ]);
+                for m in &r.first {
+                    first.push(vec![
+                        x.name.clone(),
+                        format!("{:?}", m.index),
+                        m.a.clone(),
+                        m.b.clone(),
+                    ]);
+                }
+            }
+            (None, p) => t.push(vec![
+                x.name.clone(),
+                x.dtype.clone(),
+                format!("{:?}", x.shape),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                format!("FAIL: {}", p.clone().unwrap_or_default()),
+            ]),
+        }
+    }
+    let verdict = if c.pass {
+        "bit-exact: every tensor equal byte for byte".to_string()
+    } else {
+        "NOT bit-exact".to_string()
+    };
+    vec![
+        Section::Lines {
+            title: "Verdict".into(),
+            lines: vec![verdict],
+        },
+        Section::Table(t),
+        Section::Table(first),
+    ]
+}
+
+/// Sections of a close or oracle comparison.
+pub fn close_tables(c: &FileComparison<CloseReport>, title: &str) -> Vec<Section> {
+    let mut t = Table::new(
+        format!("{title}: {} vs {}", c.a.display(), c.b.display()),
+        &[
+            ("tensor", Align::Left),
+            ("dtype", Align::Left),
+            ("max abs err", Align::Right),
+            ("max rel err", Align::Right),
+            ("rel L2 err", Align::Right),
+            ("max ULP", Align::Right),
+            ("mismatches", Align::Right),
+            ("tolerance", Align::Left),
+            ("status", Align::Left),
+        ],
+    );
+    let mut hist: Option<Table> = None;
+    for x in &c.tensors {
+        match (&x.result, &x.problem) {
+            (Some(r), _) => {
+                let tol = match r.tolerance.ulp {
+                    Some(u) => format!("≤ {u} ULP"),
+                    None => format!("rtol {} atol {}", r.tolerance.rtol, r.tolerance.atol),
+                };
+                t.push(vec![
+                    x.name.clone(),
+                    x.dtype.clone(),
+                    sci(r.max_abs_err),
+                    sci(r.max_rel_err),
+                    sci(r.rel_l2_err),
+                    r.max_ulp.map(thousands).unwrap_or_else(|| "–".into()),
+                    format!("{} of {}", thousands(r.mismatches), thousands(r.elements)),
+                    tol,
+                    status(r.mismatches == 0),
+                ]);
+                if let Some(h) = &r.ulp_histogram {
+                    let table = hist.get_or_insert_with(|| {
+                        let mut cols = vec![("tensor".to_string(), Align::Left)];
+                        cols.extend(h.iter().map(|(b, _)| (format!("{b} ULP"), Align::Right)));
+                        let cols: Vec<(&str, Align)> =
+                            cols.iter().map(|(n, a)| (n.as_str(), *a)).collect();
+                        Table::new("ULP-distance histogram", &cols)
+                    });
+                    let mut row = vec![x.name.clone()];
+                    row.extend(h.iter().map(|(_, n)| thousands(*n)));
+                    table.push(row);
+                }
+            }
+            (None, p) => t.push(vec![
+                x.name.clone(),
+                x.dtype.clone(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                "–".into(),
+                format!("FAIL: {}", p.clone().unwrap_or_default()),
+            ]),
+        }
+    }
+    let mut out = vec![
+        Section::Lines {
+            title: "Verdict".into(),
+            lines: vec![if c.pass {
+                "within tolerance".into()
+            } else {
+                "NOT within tolerance".into()
+            }],
+        },
+        Section::Table(t),
+    ];
+    out.extend(hist.map(Section::Table));
+    out
+}
+
+/// Sections of a finiteness check.
+pub fn finite_tables(files: &[(String, Vec<(String, FiniteReport)>)]) -> Vec<Section> {
+    let mut t = Table::new(
+        "Finite",
+        &[
+            ("file", Align::Left),
+            ("tensor", Align::Left),
+            ("elements", Align::Right),
+            ("NaN", Align::Right),
+            ("+inf", Align::Right),
+            ("-inf", Align::Right),
+            ("first non-finite", Align::Left),
+            ("status", Align::Left),
+        ],
+    );
+    for (file, tensors) in files {
+        for (name, r) in tensors {
+            t.push(vec![
+                file.clone(),
+                name.clone(),
+                thousands(r.elements),
+                thousands(r.nan),
+                thousands(r.pos_inf),
+                thousands(r.neg_inf),
+                r.first
+                    .as_ref()
+                    .map(|i| format!("{i:?}"))
+                    .unwrap_or_else(|| "–".into()),
+                if r.all_finite() {
+                    "all finite".into()
+                } else {
+                    "FAIL".into()
+                },
+            ]);
+        }
+    }
+    vec![Section::Table(t)]
+}
+
+/// Sections of a repeat check.
+pub fn repeat_tables(r: &RepeatReport) -> Vec<Section> {
+    let mut t = Table::new(
+        "Content hashes (SHA-256)",
+        &[
+            ("file", Align::Left),
+            ("tensor", Align::Left),
+            ("sha256", Align::Left),
+        ],
+    );
+    for (path, tensors) in &r.files {
+        for (name, h) in tensors {
+            t.push(vec![
+                path.display().to_string(),
+                name.clone(),
+                h[..16.min(h.len())].to_string(),
+            ]);
+        }
+    }
+    let verdict = if r.identical {
+        format!("all {} runs bit-identical", r.files.len())
+    } else {
+        format!(
+            "{} tensors differ from the first run: {}",
+            r.differing.len(),
+            r.differing.join("; ")
+        )
+    };
+    vec![
+        Section::Lines {
+            title: "Verdict".into(),
+            lines: vec![verdict],
+        },
+        Section::Table(t),
+    ]
+}
+
+/// Sections of a sweep.
+pub fn sweep_tables(s: &SweepReport) -> Vec<Section> {
+    let mut t = Table::new(
+        "Per config",
+        &[
+            ("config", Align::Left),
+            ("bitwise", Align::Left),
+            ("repeat", Align::Left),
+            ("finite", Align::Left),
+            ("oracle max abs err", Align::Right),
+            ("oracle", Align::Left),
+        ],
+    );
+    for c in &s.configs {
+        let bit = c.bitwise.as_ref().map(|b| {
+            let n: u64 = b
+                .tensors
+                .iter()
+                .filter_map(|t| t.result.as_ref().map(|r| r.differing))
+                .sum();
+            if b.pass {
+                "equal".to_string()
+            } else if n > 0 {
+                format!("{} differ", thousands(n))
+            } else {
+                "FAIL (structure)".into()
+            }
+        });
+        let rep = c.repeat.as_ref().map(|r| {
+            if r.identical {
+                "identical".to_string()
+            } else {
+                "DIFFER".into()
+            }
+        });
+        let fin = if c.finite.is_empty() {
+            None
+        } else {
+            let nan: u64 = c.finite.iter().map(|(_, f)| f.nan).sum();
+            let inf: u64 = c.finite.iter().map(|(_, f)| f.pos_inf + f.neg_inf).sum();
+            Some(if nan + inf == 0 {
+                "finite".to_string()
+            } else {
+                format!("{nan} NaN, {inf} Inf")
+            })
+        };
+        let worst = c.oracle.as_ref().map(|o| {
+            o.tensors
+                .iter()
+                .filter_map(|t| t.result.as_ref().map(|r| r.max_abs_err))
+                .fold(0.0, f64::max)
+        });
+        let dash = || "–".to_string();
+        t.push(vec![
+            c.name.clone(),
+            bit.unwrap_or_else(dash),
+            rep.unwrap_or_else(dash),
+            fin.unwrap_or_else(|| {
+                if c.errors.is_empty() {
+                    dash()
+                } else {
+                    format!("unreadable: {}", c.errors.join("; "))
+                }
+            }),
+            worst.map(sci).unwrap_or_else(dash),
+            c.oracle
+                .as_ref()
+                .map(|o| status(o.pass))
+                .unwrap_or_else(dash),
+        ]);
+    }
+    vec![
+        Section::Lines {
+            title: "Gates".into(),
+            lines: s.gates.iter().map(|g| g.line.clone()).collect(),
+        },
+        Section::Table(t),
+    ]
+}

@@ -1,0 +1,375 @@
+//! Comparisons of tensors: bitwise, close (tolerances or ULPs), finiteness and content hashes.
+//! Work is split into chunks of elements compared on all cores (rayon); memory stays constant.
+
+use crate::dtype::DType;
+use crate::file::Tensor;
+use rayon::prelude::*;
+use serde::Serialize;
+
+const CHUNK: usize = 1 << 20;
+
+/// An element value for reports: a number, or `NaN` / `inf` / `-inf` / `-0` spelled out.
+pub fn show(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else if x == 0.0 && x.is_sign_negative() {
+        "-0".into()
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Options of a bitwise comparison (both off by default).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitwiseOptions {
+    /// Treat +0 and −0 as equal.
+    pub zero_equal: bool,
+    /// Treat NaNs with different payloads as equal.
+    pub nan_equal: bool,
+    /// How many differing elements to list.
+    pub first: usize,
+}
+
+/// One differing element.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mismatch {
+    /// Flat (C-order) index.
+    pub flat: usize,
+    /// Multi-index.
+    pub index: Vec<usize>,
+    /// Value in A.
+    pub a: String,
+    /// Value in B.
+    pub b: String,
+}
+
+/// The result of a bitwise comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BitwiseReport {
+    /// Elements compared.
+    pub elements: u64,
+    /// Elements that differ.
+    pub differing: u64,
+    /// The first differing elements (by index).
+    pub first: Vec<Mismatch>,
+}
+
+fn chunks(n: usize) -> impl ParallelIterator<Item = (usize, usize)> {
+    (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(move |c| (c * CHUNK, ((c + 1) * CHUNK).min(n)))
+}
+
+fn is_zero(dt: DType, e: &[u8]) -> bool {
+    let bits = dt.bits(e);
+    let sign = 1u64 << (dt.size() * 8 - 1);
+    bits & !sign == 0
+}
+
+/// Compares two tensors of the same dtype and element count byte for byte.
+pub fn bitwise(a: &Tensor, b: &Tensor, opt: BitwiseOptions) -> BitwiseReport {
+    let (dt, s) = (a.dtype, a.dtype.size());
+    let (ab, bb) = (a.bytes(), b.bytes());
+    let n = a.elements().min(b.elements());
+    let float = dt.is_float();
+    let (differing, mut first) = chunks(n)
+        .map(|(lo, hi)| {
+            let (x, y) = (&ab[lo * s..hi * s], &bb[lo * s..hi * s]);
+            if x == y {
+                return (0u64, Vec::new());
+            }
+            let mut count = 0u64;
+            let mut first = Vec::new();
+            for i in 0..hi - lo {
+                let (ea, eb) = (&x[i * s..(i + 1) * s], &y[i * s..(i + 1) * s]);
+                if ea == eb {
+                    continue;
+                }
+                if float && opt.zero_equal && is_zero(dt, ea) && is_zero(dt, eb) {
+                    continue;
+                }
+                if float && opt.nan_equal && dt.value(ea).is_nan() && dt.value(eb).is_nan() {
+                    continue;
+                }
+                count += 1;
+                if first.len() < opt.first {
+                    first.push(lo + i);
+                }
+            }
+            (count, first)
+        })
+        .reduce(
+            || (0, Vec::new()),
+            |(c1, mut f1), (c2, f2)| {
+                f1.extend(f2);
+                (c1 + c2, f1)
+            },
+        );
+    first.sort_unstable();
+    first.truncate(opt.first);
+    let first = first
+        .into_iter()
+        .map(|i| Mismatch {
+            flat: i,
+            index: a.index_of(i),
+            a: show(dt.value(&ab[i * s..(i + 1) * s])),
+            b: show(dt.value(&bb[i * s..(i + 1) * s])),
+        })
+        .collect();
+    BitwiseReport {
+        elements: n as u64,
+        differing,
+        first,
+    }
+}
+
+/// Tolerances of a close comparison: |a − b| ≤ atol + rtol·|b|, or a ULP limit.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Tolerance {
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Instead, at most this many units in the last place (same dtype only).
+    pub ulp: Option<u64>,
+    /// NaN compares equal to NaN.
+    pub nan_equal: bool,
+}
+
+/// ULP-distance histogram bucket bounds (inclusive upper bounds).
+pub const ULP_BUCKETS: [(&str, u64); 8] = [
+    ("0", 0),
+    ("1", 1),
+    ("2", 2),
+    ("3-4", 4),
+    ("5-8", 8),
+    ("9-16", 16),
+    ("17-256", 256),
+    (">256", u64::MAX),
+];
+
+/// The result of a close comparison (B is the reference).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CloseReport {
+    /// Elements compared.
+    pub elements: u64,
+    /// Largest |a − b| over finite pairs.
+    pub max_abs_err: f64,
+    /// Where it is.
+    pub max_abs_index: Option<Vec<usize>>,
+    /// Largest |a − b| / |b| over finite pairs with b ≠ 0.
+    pub max_rel_err: f64,
+    /// ‖a − b‖₂ / ‖b‖₂ over finite pairs.
+    pub rel_l2_err: f64,
+    /// Elements outside the tolerance (NaN in either counts unless both are NaN and `nan_equal`).
+    pub mismatches: u64,
+    /// The tolerance used.
+    pub tolerance: Tolerance,
+    /// ULP-distance histogram (same dtype only): (bucket, count); pairs with a non-finite value
+    /// are counted under "non-finite".
+    pub ulp_histogram: Option<Vec<(String, u64)>>,
+    /// Largest ULP distance (same dtype only).
+    pub max_ulp: Option<u64>,
+}
+
+#[derive(Default, Clone)]
+struct Acc {
+    max_abs: f64,
+    max_abs_at: Option<usize>,
+    max_rel: f64,
+    diff2: f64,
+    ref2: f64,
+    mismatches: u64,
+    hist: [u64; 9],
+    max_ulp: u64,
+}
+
+impl Acc {
+    fn merge(mut self, o: Acc) -> Acc {
+        if o.max_abs > self.max_abs || (self.max_abs_at.is_none() && o.max_abs_at.is_some()) {
+            self.max_abs = o.max_abs;
+            self.max_abs_at = o.max_abs_at;
+        }
+        self.max_rel = self.max_rel.max(o.max_rel);
+        self.diff2 += o.diff2;
+        self.ref2 += o.ref2;
+        self.mismatches += o.mismatches;
+        for (x, y) in self.hist.iter_mut().zip(o.hist) {
+            *x += y;
+        }
+        self.max_ulp = self.max_ulp.max(o.max_ulp);
+        self
+    }
+}
+
+/// Compares `a` against the reference `b` (dtypes may differ: an output against a
+/// higher-precision oracle).
+pub fn close(a: &Tensor, b: &Tensor, tol: Tolerance) -> CloseReport {
+    let (da, db) = (a.dtype, b.dtype);
+    let (sa, sb) = (da.size(), db.size());
+    let (ab, bb) = (a.bytes(), b.bytes());
+    let n = a.elements().min(b.elements());
+    let same = da == db && da.is_float();
+    let acc = chunks(n)
+        .map(|(lo, hi)| {
+            let mut acc = Acc::default();
+            for i in lo..hi {
+                let (ea, eb) = (&ab[i * sa..(i + 1) * sa], &bb[i * sb..(i + 1) * sb]);
+                let (x, y) = (da.value(ea), db.value(eb));
+                let finite = x.is_finite() && y.is_finite();
+                let ulp = if same && finite {
+                    Some((da.ulp_key(ea) - db.ulp_key(eb)).unsigned_abs())
+                } else {
+                    None
+                };
+                if same {
+                    let bucket = match ulp {
+                        None => 8,
+                        Some(u) => ULP_BUCKETS.iter().position(|(_, hi)| u <= *hi).unwrap_or(7),
+                    };
+                    acc.hist[bucket] += 1;
+                    acc.max_ulp = acc.max_ulp.max(ulp.unwrap_or(0));
+                }
+                let ok = if x.is_nan() || y.is_nan() {
+                    tol.nan_equal && x.is_nan() && y.is_nan()
+                } else if !finite {
+                    x == y
+                } else if let Some(limit) = tol.ulp.filter(|_| same) {
+                    ulp.is_some_and(|u| u <= limit)
+                } else {
+                    (x - y).abs() <= tol.atol + tol.rtol * y.abs()
+                };
+                if !ok {
+                    acc.mismatches += 1;
+                }
+                if finite {
+                    let d = (x - y).abs();
+                    if d > acc.max_abs || acc.max_abs_at.is_none() {
+                        acc.max_abs = d;
+                        acc.max_abs_at = Some(i);
+                    }
+                    if y != 0.0 {
+                        acc.max_rel = acc.max_rel.max(d / y.abs());
+                    }
+                    acc.diff2 += d * d;
+                    acc.ref2 += y * y;
+                }
+            }
+            acc
+        })
+        .reduce(Acc::default, Acc::merge);
+    let hist = same.then(|| {
+        let mut v: Vec<(String, u64)> = ULP_BUCKETS
+            .iter()
+            .zip(acc.hist)
+            .map(|((l, _), c)| (l.to_string(), c))
+            .collect();
+        v.push(("non-finite".into(), acc.hist[8]));
+        v
+    });
+    CloseReport {
+        elements: n as u64,
+        max_abs_err: acc.max_abs,
+        max_abs_index: acc.max_abs_at.map(|i| a.index_of(i)),
+        max_rel_err: acc.max_rel,
+        rel_l2_err: if acc.ref2 > 0.0 {
+            (acc.diff2 / acc.ref2).sqrt()
+        } else if acc.diff2 == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        },
+        mismatches: acc.mismatches,
+        tolerance: tol,
+        ulp_histogram: hist,
+        max_ulp: same.then_some(acc.max_ulp),
+    }
+}
+
+/// NaN and infinity counts of one tensor.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FiniteReport {
+    /// Elements checked.
+    pub elements: u64,
+    /// NaNs.
+    pub nan: u64,
+    /// +inf.
+    pub pos_inf: u64,
+    /// −inf.
+    pub neg_inf: u64,
+    /// The first non-finite element.
+    pub first: Option<Vec<usize>>,
+}
+
+impl FiniteReport {
+    /// True when every element is finite.
+    pub fn all_finite(&self) -> bool {
+        self.nan + self.pos_inf + self.neg_inf == 0
+    }
+}
+
+/// Counts non-finite elements.
+pub fn finite(a: &Tensor) -> FiniteReport {
+    let dt = a.dtype;
+    if !dt.is_float() {
+        return FiniteReport {
+            elements: a.elements() as u64,
+            ..FiniteReport::default()
+        };
+    }
+    let s = dt.size();
+    let bytes = a.bytes();
+    let (nan, pos, neg, first) = chunks(a.elements())
+        .map(|(lo, hi)| {
+            let (mut nan, mut pos, mut neg, mut first) = (0u64, 0u64, 0u64, None);
+            for i in lo..hi {
+                let x = dt.value(&bytes[i * s..(i + 1) * s]);
+                if x.is_finite() {
+                    continue;
+                }
+                if x.is_nan() {
+                    nan += 1;
+                } else if x > 0.0 {
+                    pos += 1;
+                } else {
+                    neg += 1;
+                }
+                first.get_or_insert(i);
+            }
+            (nan, pos, neg, first)
+        })
+        .reduce(
+            || (0, 0, 0, None),
+            |a, b| {
+                (
+                    a.0 + b.0,
+                    a.1 + b.1,
+                    a.2 + b.2,
+                    match (a.3, b.3) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, y) => x.or(y),
+                    },
+                )
+            },
+        );
+    FiniteReport {
+        elements: a.elements() as u64,
+        nan,
+        pos_inf: pos,
+        neg_inf: neg,
+        first: first.map(|i| a.index_of(i)),
+    }
+}
+
+/// SHA-256 of a tensor's bytes (hex).
+pub fn content_hash(a: &Tensor) -> String {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(a.bytes());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}

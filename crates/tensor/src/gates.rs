@@ -1,0 +1,448 @@
+//! Gates over whole files: tensors paired by name (safetensors keys, npz members), structural
+//! differences reported as failures, repeat hashes, and config sweeps from a TOML manifest.
+
+use crate::compare::{
+    bitwise, close, content_hash, finite, BitwiseOptions, BitwiseReport, CloseReport, FiniteReport,
+    Tolerance,
+};
+use crate::error::{Error, Result};
+use crate::file::{open, ReadSpec, Tensor, TensorFile};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One tensor's result, or why it could not be compared.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TensorResult<T> {
+    /// Tensor name (A's, when the single tensors of two files are paired).
+    pub name: String,
+    /// Element type in A.
+    pub dtype: String,
+    /// Shape in A.
+    pub shape: Vec<usize>,
+    /// The comparison, when the pair is comparable.
+    pub result: Option<T>,
+    /// Why the pair failed structurally (shape, dtype, presence).
+    pub problem: Option<String>,
+}
+
+/// A file-level comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FileComparison<T> {
+    /// First file.
+    pub a: PathBuf,
+    /// Second file (reference for close comparisons).
+    pub b: PathBuf,
+    /// Per tensor.
+    pub tensors: Vec<TensorResult<T>>,
+    /// True when every tensor passes and nothing is missing.
+    pub pass: bool,
+}
+
+fn pairs<'a>(
+    a: &'a TensorFile,
+    b: &'a TensorFile,
+) -> Vec<(String, Option<&'a Tensor>, Option<&'a Tensor>)> {
+    if a.tensors.len() == 1 && b.tensors.len() == 1 {
+        return vec![(
+            a.tensors[0].name.clone(),
+            Some(&a.tensors[0]),
+            Some(&b.tensors[0]),
+        )];
+    }
+    let mut out: Vec<(String, Option<&Tensor>, Option<&Tensor>)> = a
+        .tensors
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                Some(t),
+                b.tensors.iter().find(|u| u.name == t.name),
+            )
+        })
+        .collect();
+    out.extend(
+        b.tensors
+            .iter()
+            .filter(|u| !a.tensors.iter().any(|t| t.name == u.name))
+            .map(|u| (u.name.clone(), None, Some(u))),
+    );
+    out
+}
+
+/// Compares every tensor pair of two files with `f`; `same_dtype` makes a dtype difference a
+/// structural failure; `ok` says whether a result passes.
+pub fn compare_files<T>(
+    a: &TensorFile,
+    b: &TensorFile,
+    same_dtype: bool,
+    f: impl Fn(&Tensor, &Tensor) -> T,
+    ok: impl Fn(&T) -> bool,
+) -> FileComparison<T> {
+    let mut tensors = Vec::new();
+    for (name, ta, tb) in pairs(a, b) {
+        let describe = |t: Option<&Tensor>| {
+            t.map(|t| (format!("{:?}", t.dtype).to_lowercase(), t.shape.clone()))
+                .unwrap_or_default()
+        };
+        let (dtype, shape) = describe(ta.or(tb));
+        let problem = match (ta, tb) {
+            (Some(_), None) => Some(format!("present in {} only", a.path.display())),
+            (None, Some(_)) => Some(format!("present in {} only", b.path.display())),
+            (Some(x), Some(y)) if x.shape != y.shape => {
+                Some(format!("shape {:?} vs {:?}", x.shape, y.shape))
+            }
+            (Some(x), Some(y)) if same_dtype && x.dtype != y.dtype => {
+                Some(format!("dtype {:?} vs {:?}", x.dtype, y.dtype))
+            }
+            (Some(x), Some(y)) if x.elements() != y.elements() => {
+                Some("element counts differ".into())
+            }
+            _ => None,
+        };
+        let result = match (problem.is_none(), ta, tb) {
+            (true, Some(x), Some(y)) => Some(f(x, y)),
+            _ => None,
+        };
+        tensors.push(TensorResult {
+            name,
+            dtype,
+            shape,
+            result,
+            problem,
+        });
+    }
+    let pass = tensors
+        .iter()
+        .all(|t| t.problem.is_none() && t.result.as_ref().is_some_and(&ok));
+    FileComparison {
+        a: a.path.clone(),
+        b: b.path.clone(),
+        tensors,
+        pass,
+    }
+}
+
+/// Bitwise comparison of two files.
+pub fn bitwise_files(
+    a: &TensorFile,
+    b: &TensorFile,
+    opt: BitwiseOptions,
+) -> FileComparison<BitwiseReport> {
+    compare_files(a, b, true, |x, y| bitwise(x, y, opt), |r| r.differing == 0)
+}
+
+/// Close comparison of two files; `tol` of `None` takes the per-dtype defaults of the
+/// reference's... of A's dtype (the lower precision, as for an output against an oracle).
+pub fn close_files(
+    a: &TensorFile,
+    b: &TensorFile,
+    tol: Option<Tolerance>,
+    nan_equal: bool,
+) -> FileComparison<CloseReport> {
+    compare_files(
+        a,
+        b,
+        false,
+        |x, y| {
+            let t = tol.unwrap_or_else(|| {
+                let (rtol, atol) = x.dtype.default_tolerance();
+                Tolerance {
+                    rtol,
+                    atol,
+                    ulp: None,
+                    nan_equal,
+                }
+            });
+            close(x, y, t)
+        },
+        |r| r.mismatches == 0,
+    )
+}
+
+/// Finiteness of every tensor of a file.
+pub fn finite_file(a: &TensorFile) -> Vec<(String, FiniteReport)> {
+    a.tensors
+        .iter()
+        .map(|t| (t.name.clone(), finite(t)))
+        .collect()
+}
+
+/// Content hashes of repeated runs, and which differ from the first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RepeatReport {
+    /// Per file: (path, [(tensor, sha256)]).
+    pub files: Vec<(PathBuf, Vec<(String, String)>)>,
+    /// `file: tensor` entries that differ from the first file.
+    pub differing: Vec<String>,
+    /// True when every file is identical to the first.
+    pub identical: bool,
+}
+
+/// Hashes every tensor of every file and compares with the first.
+pub fn repeat(files: &[TensorFile]) -> RepeatReport {
+    let hashed: Vec<(PathBuf, Vec<(String, String)>)> = files
+        .iter()
+        .map(|f| {
+            (
+                f.path.clone(),
+                f.tensors
+                    .iter()
+                    .map(|t| (t.name.clone(), content_hash(t)))
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut differing = Vec::new();
+    // Single-tensor files (npy, raw) pair whatever their names, like the other gates.
+    let single = hashed.iter().all(|(_, t)| t.len() == 1);
+    if let Some((_, first)) = hashed.first() {
+        for (path, tensors) in &hashed[1..] {
+            for (name, h) in tensors {
+                let reference = if single {
+                    first.first()
+                } else {
+                    first.iter().find(|(n, _)| n == name)
+                };
+                if reference.map(|(_, x)| x) != Some(h) {
+                    differing.push(format!("{}: {name}", path.display()));
+                }
+            }
+            for (name, _) in first {
+                if !single && !tensors.iter().any(|(n, _)| n == name) {
+                    differing.push(format!("{}: {name} missing", path.display()));
+                }
+            }
+        }
+    }
+    RepeatReport {
+        identical: differing.is_empty(),
+        files: hashed,
+        differing,
+    }
+}
+
+/// A sweep manifest (TOML). Paths are relative to the manifest.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Tolerance of the oracle gate (defaults per dtype when absent).
+    pub tolerance: Option<ManifestTolerance>,
+    /// Element type for files that need one (bf16 stored as uint16, raw files).
+    pub dtype: Option<String>,
+    /// The configs.
+    #[serde(rename = "config")]
+    pub configs: Vec<ManifestConfig>,
+}
+
+/// Oracle tolerance in a manifest.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestTolerance {
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+}
+
+/// One config of a sweep.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestConfig {
+    /// Config name.
+    pub name: String,
+    /// Output of the previous build.
+    pub baseline: PathBuf,
+    /// Output of the candidate build.
+    pub candidate: PathBuf,
+    /// Repeated candidate outputs.
+    #[serde(default)]
+    pub repeats: Vec<PathBuf>,
+    /// High-precision reference.
+    pub oracle: Option<PathBuf>,
+}
+
+/// One config's gates (`None`: gate not run for this config).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConfigResult {
+    /// Config name.
+    pub name: String,
+    /// Baseline vs candidate bitwise.
+    pub bitwise: Option<FileComparison<BitwiseReport>>,
+    /// Candidate repeats identical.
+    pub repeat: Option<RepeatReport>,
+    /// Candidate finiteness per tensor.
+    pub finite: Vec<(String, FiniteReport)>,
+    /// Candidate vs oracle.
+    pub oracle: Option<FileComparison<CloseReport>>,
+    /// Files that could not be read.
+    pub errors: Vec<String>,
+}
+
+/// One summary line per gate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GateLine {
+    /// Gate name.
+    pub gate: String,
+    /// Configs that passed.
+    pub passed: usize,
+    /// Configs the gate ran on.
+    pub total: usize,
+    /// The sentence.
+    pub line: String,
+}
+
+/// The result of a sweep.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SweepReport {
+    /// Per config.
+    pub configs: Vec<ConfigResult>,
+    /// Per gate.
+    pub gates: Vec<GateLine>,
+    /// True when every gate passed for every config and every file could be read.
+    pub pass: bool,
+}
+
+/// Runs a sweep manifest.
+pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
+    let text = std::fs::read_to_string(manifest_path).map_err(|e| Error::io(manifest_path, e))?;
+    let m: Manifest = toml::from_str(&text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+            .unwrap_or(1);
+        Error {
+            path: manifest_path.to_path_buf(),
+            offset: None,
+            message: format!("line {line}: {}", e.message()),
+        }
+    })?;
+    let dir = manifest_path.parent().unwrap_or(Path::new("."));
+    let spec = ReadSpec {
+        dtype: m.dtype.as_deref().and_then(crate::DType::parse),
+        shape: None,
+    };
+    let tol = m.tolerance.map(|t| Tolerance {
+        rtol: t.rtol,
+        atol: t.atol,
+        ulp: None,
+        nan_equal: false,
+    });
+    let mut configs = Vec::new();
+    for c in &m.configs {
+        let mut errors = Vec::new();
+        let mut load = |p: &Path| match open(&dir.join(p), &spec) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                errors.push(e.to_string());
+                None
+            }
+        };
+        let base = load(&c.baseline);
+        let cand = load(&c.candidate);
+        let reps: Vec<TensorFile> = c.repeats.iter().filter_map(|p| load(p)).collect();
+        let oracle = c.oracle.as_ref().and_then(|p| load(p));
+        let bitwise = base.as_ref().zip(cand.as_ref()).map(|(b, x)| {
+            bitwise_files(
+                b,
+                x,
+                BitwiseOptions {
+                    first: 5,
+                    ..BitwiseOptions::default()
+                },
+            )
+        });
+        let repeat = (!c.repeats.is_empty()).then(|| {
+            let mut all: Vec<TensorFile> = cand.iter().cloned().collect();
+            all.extend(reps);
+            repeat(&all)
+        });
+        let finite = cand.as_ref().map(finite_file).unwrap_or_default();
+        let oracle = cand
+            .as_ref()
+            .zip(oracle.as_ref())
+            .map(|(x, o)| close_files(x, o, tol, false));
+        configs.push(ConfigResult {
+            name: c.name.clone(),
+            bitwise,
+            repeat,
+            finite,
+            oracle,
+            errors,
+        });
+    }
+    let n = configs.len();
+    let count = |f: &dyn Fn(&ConfigResult) -> Option<bool>| -> (usize, usize) {
+        let v: Vec<bool> = configs.iter().filter_map(f).collect();
+        (v.iter().filter(|x| **x).count(), v.len())
+    };
+    let mut gates = Vec::new();
+    let (p, t) = count(&|c| c.bitwise.as_ref().map(|b| b.pass));
+    gates.push(GateLine {
+        gate: "bitwise".into(),
+        passed: p,
+        total: t,
+        line: format!("{p} of {t} configs bitwise equal (baseline vs candidate)"),
+    });
+    let (p, t) = count(&|c| c.repeat.as_ref().map(|r| r.identical));
+    if t > 0 {
+        gates.push(GateLine {
+            gate: "repeat".into(),
+            passed: p,
+            total: t,
+            line: format!("{p} of {t} configs: repeated candidate runs bit-identical"),
+        });
+    }
+    let (p, t) =
+        count(&|c| (!c.finite.is_empty()).then(|| c.finite.iter().all(|(_, f)| f.all_finite())));
+    let bad: Vec<String> = configs
+        .iter()
+        .filter_map(|c| {
+            let nan: u64 = c.finite.iter().map(|(_, f)| f.nan).sum();
+            let inf: u64 = c.finite.iter().map(|(_, f)| f.pos_inf + f.neg_inf).sum();
+            (nan + inf > 0).then(|| format!("config {} has {nan} NaN and {inf} Inf", c.name))
+        })
+        .collect();
+    gates.push(GateLine {
+        gate: "finite".into(),
+        passed: p,
+        total: t,
+        line: if bad.is_empty() {
+            format!("{p} of {t} configs finite")
+        } else {
+            format!("{p} of {t} configs finite: {}", bad.join("; "))
+        },
+    });
+    let (p, t) = count(&|c| c.oracle.as_ref().map(|o| o.pass));
+    if t > 0 {
+        let worst = configs
+            .iter()
+            .filter_map(|c| c.oracle.as_ref())
+            .flat_map(|o| {
+                o.tensors
+                    .iter()
+                    .filter_map(|t| t.result.as_ref().map(|r| r.max_abs_err))
+            })
+            .fold(0.0f64, f64::max);
+        gates.push(GateLine {
+            gate: "oracle".into(),
+            passed: p,
+            total: t,
+            line: format!("{p} of {t} configs within tolerance of the oracle (largest max abs error {worst:.3e})"),
+        });
+    }
+    let unreadable = configs.iter().filter(|c| !c.errors.is_empty()).count();
+    if unreadable > 0 {
+        gates.push(GateLine {
+            gate: "readable".into(),
+            passed: n - unreadable,
+            total: n,
+            line: format!("{} of {n} configs had every file readable", n - unreadable),
+        });
+    }
+    let pass = gates.iter().all(|g| g.passed == g.total);
+    Ok(SweepReport {
+        configs,
+        gates,
+        pass,
+    })
+}

@@ -1,0 +1,28 @@
+//! Tensor files and the correctness gates kernelab runs on kernel outputs: bitwise equality,
+//! closeness under tolerances or ULPs, error against a high-precision oracle, finiteness,
+//! determinism over repeats, and sweeps over many configs.
+//!
+//! ```
+//! use kernelab_tensor::DType;
+//! assert_eq!(DType::parse("bf16"), Some(DType::BF16));
+//! assert_eq!(DType::BF16.default_tolerance(), (1.6e-2, 1e-5));
+//! ```
+#![deny(missing_docs)]
+
+pub mod compare;
+mod dtype;
+mod error;
+mod file;
+mod gates;
+
+pub use compare::{
+    bitwise, close, content_hash, finite, show, BitwiseOptions, BitwiseReport, CloseReport,
+    FiniteReport, Mismatch, Tolerance,
+};
+pub use dtype::DType;
+pub use error::{Error, Result};
+pub use file::{open, ReadSpec, Tensor, TensorFile};
+pub use gates::{
+    bitwise_files, close_files, compare_files, finite_file, repeat, sweep, ConfigResult,
+    FileComparison, GateLine, Manifest, RepeatReport, SweepReport, TensorResult,
+};
