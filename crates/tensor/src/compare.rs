@@ -2,6 +2,7 @@
 //! Work is split into chunks of elements compared on all cores (rayon); memory stays constant.
 
 use crate::dtype::DType;
+use crate::fast::{self, Acc};
 use crate::file::Tensor;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -81,7 +82,13 @@ pub fn bitwise(a: &Tensor, b: &Tensor, opt: BitwiseOptions) -> BitwiseReport {
     let (differing, mut first) = chunks(n)
         .map(|(lo, hi)| {
             let (x, y) = (&ab[lo * s..hi * s], &bb[lo * s..hi * s]);
-            if x == y {
+            let equal = x == y;
+            let release = || {
+                a.release(lo * s, hi * s);
+                b.release(lo * s, hi * s);
+            };
+            if equal {
+                release();
                 return (0u64, Vec::new());
             }
             let mut count = 0u64;
@@ -102,6 +109,7 @@ pub fn bitwise(a: &Tensor, b: &Tensor, opt: BitwiseOptions) -> BitwiseReport {
                     first.push(lo + i);
                 }
             }
+            release();
             (count, first)
         })
         .reduce(
@@ -178,34 +186,23 @@ pub struct CloseReport {
     pub max_ulp: Option<u64>,
 }
 
-#[derive(Default, Clone)]
-struct Acc {
-    max_abs: f64,
-    max_abs_at: Option<usize>,
-    max_rel: f64,
-    diff2: f64,
-    ref2: f64,
-    mismatches: u64,
-    hist: [u64; 9],
-    max_ulp: u64,
-}
+/// The monomorphic chunk comparison for a dtype pair, when there is one.
+type ChunkFn = fn(&[u8], &[u8], usize, usize, Tolerance, bool) -> Acc;
 
-impl Acc {
-    fn merge(mut self, o: Acc) -> Acc {
-        if o.max_abs > self.max_abs || (self.max_abs_at.is_none() && o.max_abs_at.is_some()) {
-            self.max_abs = o.max_abs;
-            self.max_abs_at = o.max_abs_at;
-        }
-        self.max_rel = self.max_rel.max(o.max_rel);
-        self.diff2 += o.diff2;
-        self.ref2 += o.ref2;
-        self.mismatches += o.mismatches;
-        for (x, y) in self.hist.iter_mut().zip(o.hist) {
-            *x += y;
-        }
-        self.max_ulp = self.max_ulp.max(o.max_ulp);
-        self
-    }
+fn fast_path(a: DType, b: DType) -> Option<ChunkFn> {
+    use fast::{close_chunk as c, Bf16, F16, F32, F64};
+    Some(match (a, b) {
+        (DType::BF16, DType::BF16) => c::<Bf16, Bf16>,
+        (DType::F16, DType::F16) => c::<F16, F16>,
+        (DType::F32, DType::F32) => c::<F32, F32>,
+        (DType::F64, DType::F64) => c::<F64, F64>,
+        (DType::BF16, DType::F32) => c::<Bf16, F32>,
+        (DType::BF16, DType::F64) => c::<Bf16, F64>,
+        (DType::F16, DType::F32) => c::<F16, F32>,
+        (DType::F16, DType::F64) => c::<F16, F64>,
+        (DType::F32, DType::F64) => c::<F32, F64>,
+        _ => return None,
+    })
 }
 
 /// Compares `a` against the reference `b` (dtypes may differ: an output against a
@@ -216,8 +213,15 @@ pub fn close(a: &Tensor, b: &Tensor, tol: Tolerance) -> CloseReport {
     let (ab, bb) = (a.bytes(), b.bytes());
     let n = a.elements().min(b.elements());
     let same = da == db && da.is_float();
+    let fast = fast_path(da, db);
     let acc = chunks(n)
         .map(|(lo, hi)| {
+            if let Some(f) = fast {
+                let acc = f(ab, bb, lo, hi, tol, same);
+                a.release(lo * sa, hi * sa);
+                b.release(lo * sb, hi * sb);
+                return acc;
+            }
             let mut acc = Acc::default();
             for i in lo..hi {
                 let (ea, eb) = (&ab[i * sa..(i + 1) * sa], &bb[i * sb..(i + 1) * sb]);
@@ -261,9 +265,11 @@ pub fn close(a: &Tensor, b: &Tensor, tol: Tolerance) -> CloseReport {
                     acc.ref2 += y * y;
                 }
             }
+            a.release(lo * sa, hi * sa);
+            b.release(lo * sb, hi * sb);
             acc
         })
-        .reduce(Acc::default, Acc::merge);
+        .reduce(Acc::default, fast::merge_into);
     let hist = same.then(|| {
         let mut v: Vec<(String, u64)> = ULP_BUCKETS
             .iter()

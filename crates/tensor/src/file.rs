@@ -41,6 +41,26 @@ impl Tensor {
             Data::Owned(v) => v,
         }
     }
+    /// Tells the kernel that bytes `[start, end)` of this tensor are done with, so that a
+    /// comparison of tensors larger than memory keeps a bounded resident set.
+    pub fn release(&self, start: usize, end: usize) {
+        if let Data::Mapped { map, offset, .. } = &self.data {
+            let page = 4096;
+            let lo = (offset + start).div_ceil(page) * page;
+            let hi = ((offset + end) / page) * page;
+            if hi > lo {
+                // SAFETY: the mapping is a read-only view of a file. MADV_DONTNEED drops the
+                // pages from this process only; any later access faults them back in from the
+                // file, unchanged, so no data is lost and no reference becomes invalid. Only
+                // whole pages inside this tensor's chunk are released.
+                #[allow(unsafe_code)]
+                unsafe {
+                    let _ =
+                        map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, lo, hi - lo);
+                }
+            }
+        }
+    }
     /// Number of elements.
     pub fn elements(&self) -> usize {
         self.bytes().len() / self.dtype.size()
@@ -85,6 +105,7 @@ fn map(file: &File, path: &Path) -> Result<Arc<Mmap>> {
     // memory can be compared.
     #[allow(unsafe_code)]
     let m = unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, e))?;
+    let _ = m.advise(memmap2::Advice::Sequential);
     Ok(Arc::new(m))
 }
 

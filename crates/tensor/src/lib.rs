@@ -12,6 +12,7 @@
 pub mod compare;
 mod dtype;
 mod error;
+mod fast;
 mod file;
 mod gates;
 
