@@ -36,6 +36,120 @@ pub enum Command {
     /// every gate passes, 1 when one fails, 2 on bad input.
     #[command(subcommand)]
     Check(CheckCommand),
+    /// Paired A/B timing: fresh processes in ABBA pairs, an A/A pre-flight, Hodges-Lehmann
+    /// with an exact Wilcoxon interval, and a verdict (FASTER / SLOWER / SAME / INCONCLUSIVE)
+    /// with its resolution. Every sample is appended to a JSONL file as it is measured.
+    Ab(Box<AbArgs>),
+}
+
+/// The statistical design (shared by `ab` and `ab analyze`).
+#[derive(Args, Debug, Clone)]
+pub struct DesignArgs {
+    /// Practical threshold δ: smaller changes are negligible (e.g. 0.5% or 0.005).
+    #[arg(long, default_value = "0.5%", value_name = "PCT")]
+    pub threshold: String,
+    /// Target resolution (95% half-width) of the default sequential rule.
+    #[arg(long, default_value = "0.5%", value_name = "PCT")]
+    pub resolution: String,
+    /// Stop on width only, when the half-width is at most ±R (no early stop on significance).
+    #[arg(long, value_name = "PCT", conflicts_with_all = ["watch", "fixed"])]
+    pub until: Option<String>,
+    /// Anytime-valid confidence sequence, checked after every pair.
+    #[arg(long, conflicts_with = "fixed")]
+    pub watch: bool,
+    /// Use every pair, one interval (no sequential stopping).
+    #[arg(long)]
+    pub fixed: bool,
+    /// Error rate α.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// First planned look.
+    #[arg(long, default_value_t = 8)]
+    pub min_pairs: usize,
+    /// Last planned look (maximum pairs).
+    #[arg(long, default_value_t = 256)]
+    pub max_pairs: usize,
+    /// Metrics where higher is better (throughputs); by name.
+    #[arg(long = "higher-is-better", value_name = "NAME")]
+    pub higher_is_better: Vec<String>,
+}
+
+/// Arguments of `kernelab ab`.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct AbArgs {
+    /// `analyze FILE`: the same analysis on recorded samples.
+    #[command(subcommand)]
+    pub analyze: Option<AbCommand>,
+    /// Baseline command (split like a shell would; run without a shell unless --shell).
+    #[arg(long, value_name = "CMD")]
+    pub baseline: Option<String>,
+    /// Candidate command.
+    #[arg(long, value_name = "CMD")]
+    pub candidate: Option<String>,
+    /// Run the commands through `sh -c`.
+    #[arg(long)]
+    pub shell: bool,
+    /// Warm-up runs of each command (not recorded).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Per-run timeout in seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// A metric printed by the command: NAME=REGEX (first capture group, last match).
+    #[arg(long = "metric-regex", value_name = "NAME=REGEX")]
+    pub metric_regex: Vec<String>,
+    /// A metric from the last JSON object line the command prints (dots descend).
+    #[arg(long = "metric-json", value_name = "KEY")]
+    pub metric_json: Vec<String>,
+    /// A/A pre-flight pairs (the baseline in both slots).
+    #[arg(long, default_value_t = 16)]
+    pub aa_pairs: usize,
+    /// Skip the A/A pre-flight.
+    #[arg(long)]
+    pub no_aa: bool,
+    /// Accept the verdict even when the A/A pre-flight shows a harness bias.
+    #[arg(long)]
+    pub accept_bias: bool,
+    /// Stop after this many failed runs.
+    #[arg(long, default_value_t = 5)]
+    pub max_failures: usize,
+    /// Samples file (JSONL); default `kernelab-ab-<time>.jsonl`. Never overwritten.
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
+    /// Continue an interrupted run from its samples file.
+    #[arg(long, value_name = "FILE", conflicts_with = "samples")]
+    pub resume: Option<PathBuf>,
+    /// The design.
+    #[command(flatten)]
+    pub design: DesignArgs,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `kernelab ab` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum AbCommand {
+    /// Analyse recorded samples: a kernelab JSONL samples file, or paired samples from another
+    /// harness (CSV with columns a,b[,order][,aa], or JSON {"pairs": [{"a","b","order"}], "aa": [...]}).
+    Analyze(AbAnalyzeArgs),
+}
+
+/// Arguments of `kernelab ab analyze`.
+#[derive(Args, Debug)]
+pub struct AbAnalyzeArgs {
+    /// The samples file.
+    pub file: PathBuf,
+    /// Metric to analyse (default: the first).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// The design.
+    #[command(flatten)]
+    pub design: DesignArgs,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// How to read tensor files.
@@ -328,4 +442,15 @@ pub struct CompareArgs {
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 }

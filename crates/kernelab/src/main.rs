@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         cli::Command::Compare(args) => commands::compare::run(args),
         cli::Command::Code(cmd) => commands::code::run(cmd),
         cli::Command::Check(cmd) => commands::check::run(cmd),
+        cli::Command::Ab(args) => commands::ab::run(*args),
     };
     match result {
         Ok(status) => status.into(),

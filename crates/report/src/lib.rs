@@ -9,6 +9,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod ab;
 mod check;
 mod code;
 mod compare;
@@ -18,6 +19,7 @@ mod profile;
 pub mod render;
 mod table;
 
+pub use ab::{ab_sections, analysis_lines};
 pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables};
 pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use compare::{compare_csv, compare_tables, CompareDocument};

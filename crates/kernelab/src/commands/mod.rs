@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod ab;
 pub mod check;
 pub mod code;
 pub mod compare;

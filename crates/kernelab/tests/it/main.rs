@@ -1,6 +1,7 @@
 //! Integration tests of the `kernelab` binary against real profiler files. One test binary for
 //! the crate (faster to link than one per file); modules group tests by topic.
 
+mod ab;
 mod amd;
 mod check;
 mod code;

@@ -1,0 +1,18 @@
+//! Things that run programs for kernelab: the process A/B runner (fresh processes in ABBA
+//! pairs, an A/A pre-flight, metrics from wall time or the program's output, every run appended
+//! to a JSONL samples file so that an interrupted run can be resumed).
+//!
+//! ```
+//! use kernelab_bench::metric::{extract, MetricSpec, Source};
+//! let spec = MetricSpec { name: "wall".into(), source: Source::Wall, direction: Default::default() };
+//! assert_eq!(extract(&spec, "", 1.5), Some(1.5));
+//! ```
+#![deny(missing_docs)]
+
+pub mod metric;
+pub mod record;
+mod runner;
+
+pub use runner::{
+    pairs_from, run_ab, AbError, AbResult, AbSettings, Executor, ProcessExecutor, RunOutcome,
+};

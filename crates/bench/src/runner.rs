@@ -1,0 +1,380 @@
+//! The process A/B runner: warm-ups, an A/A pre-flight, then ABBA pairs of fresh processes
+//! until the stopping rule says stop. Every run is appended to the samples file at once.
+
+use crate::metric::{extract, MetricSpec, Value};
+use crate::record::{Record, Slot, Writer};
+use kernelab_stats::{
+    aa_check, abba_order, analyze, next, AaCheck, Analysis, Design, Next, Order, Pair,
+};
+use serde::Serialize;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+/// What one run produced.
+#[derive(Clone, Debug, Default)]
+pub struct RunOutcome {
+    /// Standard output.
+    pub stdout: String,
+    /// Wall time in seconds.
+    pub wall_s: f64,
+    /// Exit code (`None` when killed).
+    pub exit_code: Option<i32>,
+    /// Killed at the timeout.
+    pub timed_out: bool,
+}
+
+/// Runs one slot's command. Tests use a mock that returns planned values.
+pub trait Executor {
+    /// Runs the baseline (`Slot::A`) or candidate (`Slot::B`); in the A/A pre-flight the
+    /// candidate slot runs the baseline command.
+    fn run(&mut self, slot: Slot, aa: bool) -> std::io::Result<RunOutcome>;
+}
+
+/// Runs commands as fresh processes.
+pub struct ProcessExecutor {
+    /// Baseline argv.
+    pub baseline: Vec<String>,
+    /// Candidate argv.
+    pub candidate: Vec<String>,
+    /// Run each through `sh -c` (the argv is joined).
+    pub shell: bool,
+    /// Per-run timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl Executor for ProcessExecutor {
+    fn run(&mut self, slot: Slot, aa: bool) -> std::io::Result<RunOutcome> {
+        let argv = if slot == Slot::A || aa {
+            &self.baseline
+        } else {
+            &self.candidate
+        };
+        let mut cmd = if self.shell {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(argv.join(" "));
+            c
+        } else {
+            let (prog, args) = argv
+                .split_first()
+                .ok_or_else(|| std::io::Error::other("empty command"))?;
+            let mut c = Command::new(prog);
+            c.args(args);
+            c
+        };
+        cmd.stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .stdin(Stdio::null());
+        let start = Instant::now();
+        let mut child = cmd.spawn()?;
+        let mut out = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("no stdout"))?;
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        let status = match self.timeout {
+            Some(t) => match child.wait_timeout(t)? {
+                Some(s) => Some(s),
+                None => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    None
+                }
+            },
+            None => Some(child.wait()?),
+        };
+        let wall_s = start.elapsed().as_secs_f64();
+        let stdout = reader.join().unwrap_or_default();
+        Ok(RunOutcome {
+            stdout,
+            wall_s,
+            exit_code: status.and_then(|s| s.code()),
+            timed_out: status.is_none(),
+        })
+    }
+}
+
+/// Settings of an A/B run.
+#[derive(Clone, Debug)]
+pub struct AbSettings {
+    /// Metrics; the first one drives the stopping rule.
+    pub metrics: Vec<MetricSpec>,
+    /// Statistical design of the primary metric.
+    pub design: Design,
+    /// Warm-up runs of each command before measuring (not recorded as samples).
+    pub warmup: usize,
+    /// A/A pre-flight pairs (0: none).
+    pub aa_pairs: usize,
+    /// Stop after this many failed runs.
+    pub max_failures: usize,
+    /// Order of the first pair.
+    pub start: Order,
+}
+
+/// The outcome of an A/B run.
+#[derive(Clone, Debug, Serialize)]
+pub struct AbResult {
+    /// The A/A pre-flight, when run.
+    pub aa: Option<AaCheck>,
+    /// One analysis per metric (the primary first).
+    pub analyses: Vec<(String, Analysis)>,
+    /// Failed runs (recorded in the samples file).
+    pub failures: usize,
+    /// Successful runs.
+    pub runs: usize,
+}
+
+/// Why an A/B run stopped without a result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AbError {
+    /// Too many runs failed.
+    #[error("{failures} runs failed (limit {limit}); the last: {last}. Fix the command, or raise --max-failures")]
+    TooManyFailures {
+        /// Failures so far.
+        failures: usize,
+        /// The limit.
+        limit: usize,
+        /// The last failure.
+        last: String,
+    },
+    /// Writing the samples file failed.
+    #[error("samples file: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Completed pairs of one phase from records (both slots present), per metric.
+pub fn pairs_from(records: &[Record], aa: bool, metric: &str) -> Vec<Pair> {
+    let mut by_pair: std::collections::BTreeMap<usize, (Option<f64>, Option<f64>, Order)> =
+        std::collections::BTreeMap::new();
+    for r in records {
+        if let Record::Run {
+            pair,
+            aa: a,
+            order,
+            slot,
+            values,
+            ..
+        } = r
+        {
+            if *a != aa {
+                continue;
+            }
+            let Some(v) = values.iter().find(|v| v.name == metric).map(|v| v.value) else {
+                continue;
+            };
+            let e = by_pair.entry(*pair).or_insert((None, None, *order));
+            match slot {
+                Slot::A => e.0 = Some(v),
+                Slot::B => e.1 = Some(v),
+            }
+        }
+    }
+    by_pair
+        .into_values()
+        .filter_map(|(a, b, order)| {
+            Some(Pair {
+                order,
+                a: a?,
+                b: b?,
+            })
+        })
+        .collect()
+}
+
+struct State<'w> {
+    writer: &'w mut Writer,
+    failures: usize,
+    runs: usize,
+    limit: usize,
+}
+
+impl State<'_> {
+    /// Runs one slot; returns its values, or records the failure.
+    fn one(
+        &mut self,
+        exec: &mut dyn Executor,
+        s: &AbSettings,
+        pair: usize,
+        aa: bool,
+        order: Order,
+        slot: Slot,
+    ) -> Result<Option<Vec<Value>>, AbError> {
+        let out = exec.run(slot, aa);
+        let reason = match &out {
+            Err(e) => Some(format!("could not start: {e}")),
+            Ok(o) if o.timed_out => Some("timed out".to_string()),
+            Ok(o) if o.exit_code != Some(0) => Some(format!("exit code {:?}", o.exit_code)),
+            _ => None,
+        };
+        let values = match (&out, reason) {
+            (Ok(o), None) => {
+                let v: Vec<Option<Value>> = s
+                    .metrics
+                    .iter()
+                    .map(|m| {
+                        extract(m, &o.stdout, o.wall_s).map(|value| Value {
+                            name: m.name.clone(),
+                            value,
+                        })
+                    })
+                    .collect();
+                match v.iter().position(Option::is_none) {
+                    Some(i) => Err(format!(
+                        "metric {} missing from the output",
+                        s.metrics[i].name
+                    )),
+                    None => Ok(v.into_iter().flatten().collect::<Vec<_>>()),
+                }
+            }
+            (_, Some(r)) => Err(r),
+            (Err(e), None) => Err(e.to_string()),
+        };
+        match values {
+            Ok(values) => {
+                let exit_code = out.as_ref().ok().and_then(|o| o.exit_code).unwrap_or(0);
+                self.writer.write(&Record::Run {
+                    pair,
+                    aa,
+                    order,
+                    slot,
+                    values: values.clone(),
+                    exit_code,
+                })?;
+                self.runs += 1;
+                Ok(Some(values))
+            }
+            Err(reason) => {
+                self.writer.write(&Record::Failure {
+                    pair,
+                    aa,
+                    slot,
+                    reason: reason.clone(),
+                })?;
+                self.failures += 1;
+                if self.failures > self.limit {
+                    return Err(AbError::TooManyFailures {
+                        failures: self.failures,
+                        limit: self.limit,
+                        last: reason,
+                    });
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Runs one pair in its order; `None` when either run failed (the pair is retried).
+    fn pair(
+        &mut self,
+        exec: &mut dyn Executor,
+        s: &AbSettings,
+        k: usize,
+        aa: bool,
+    ) -> Result<bool, AbError> {
+        let order = abba_order(k, s.start);
+        let slots = if order == Order::AB {
+            [Slot::A, Slot::B]
+        } else {
+            [Slot::B, Slot::A]
+        };
+        for slot in slots {
+            if self.one(exec, s, k, aa, order, slot)?.is_none() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Runs (or resumes, from `resumed` records) an A/B comparison, appending every run to `writer`.
+pub fn run_ab(
+    exec: &mut dyn Executor,
+    s: &AbSettings,
+    writer: &mut Writer,
+    resumed: &[Record],
+    progress: &mut dyn FnMut(&str),
+) -> Result<AbResult, AbError> {
+    let primary = s
+        .metrics
+        .first()
+        .map(|m| m.name.clone())
+        .unwrap_or_default();
+    let failures = resumed
+        .iter()
+        .filter(|r| matches!(r, Record::Failure { .. }))
+        .count();
+    let mut st = State {
+        writer,
+        failures,
+        runs: 0,
+        limit: s.max_failures,
+    };
+    for _ in 0..s.warmup {
+        let _ = exec.run(Slot::A, false);
+        let _ = exec.run(Slot::B, false);
+    }
+    let mut records: Vec<Record> = resumed.to_vec();
+    let mut aa_done = pairs_from(&records, true, &primary).len();
+    while aa_done < s.aa_pairs {
+        if st.pair(exec, s, aa_done, true)? {
+            aa_done += 1;
+            progress(&format!("A/A pair {aa_done}/{}", s.aa_pairs));
+        }
+    }
+    // Re-read what was written so far (the writer only appends).
+    records = crate::record::read(&st.writer.path).map_err(std::io::Error::other)?;
+    let aa = (s.aa_pairs > 0).then(|| aa_check(&pairs_from(&records, true, &primary), &s.design));
+    let design = s.design;
+    let mut main = pairs_from(&records, false, &primary);
+    loop {
+        if let Next::Stop(_) = next(&main, &design) {
+            break;
+        }
+        let k = main.len();
+        if st.pair(exec, s, k, false)? {
+            records = crate::record::read(&st.writer.path).map_err(std::io::Error::other)?;
+            main = pairs_from(&records, false, &primary);
+            if main.len() <= k {
+                return Err(AbError::Io(std::io::Error::other(
+                    "a completed pair did not appear in the samples file",
+                )));
+            }
+            progress(&format!("pair {} (max {})", main.len(), design.max_pairs));
+        }
+    }
+    let used = analyze(&main, &design).pairs;
+    let analyses = s
+        .metrics
+        .iter()
+        .map(|m| {
+            let pairs = pairs_from(&records, false, &m.name);
+            let d = Design {
+                direction: m.direction,
+                stop: kernelab_stats::StopRule::Fixed,
+                ..design
+            };
+            let a = if m.name == primary {
+                analyze(&main, &design)
+            } else {
+                analyze(&pairs[..used.min(pairs.len())], &d)
+            };
+            (m.name.clone(), a)
+        })
+        .collect();
+    Ok(AbResult {
+        aa,
+        analyses,
+        failures: st.failures,
+        runs: st.runs
+            + resumed
+                .iter()
+                .filter(|r| matches!(r, Record::Run { .. }))
+                .count(),
+    })
+}

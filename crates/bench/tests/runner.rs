@@ -1,0 +1,152 @@
+//! The runner with a mock executor (no real timing enters a test): ABBA order, the A/A
+//! pre-flight, failures recorded and counted, the failure limit, and resuming a killed run.
+
+use kernelab_bench::metric::{MetricSpec, Source};
+use kernelab_bench::record::{read, Record, Slot, Writer};
+use kernelab_bench::{run_ab, AbError, AbSettings, Executor, RunOutcome};
+use kernelab_stats::{Design, Order, StopRule, Verdict};
+
+/// Baseline prints 100, candidate 103 (A/A: 100); fails on the runs listed in `fail`.
+struct Mock {
+    calls: Vec<(Slot, bool)>,
+    fail: Vec<usize>,
+}
+
+impl Executor for Mock {
+    fn run(&mut self, slot: Slot, aa: bool) -> std::io::Result<RunOutcome> {
+        let i = self.calls.len();
+        self.calls.push((slot, aa));
+        let v = if slot == Slot::B && !aa {
+            103.0 + (i % 3) as f64 * 0.01
+        } else {
+            100.0 + (i % 5) as f64 * 0.01
+        };
+        let code = if self.fail.contains(&i) { 1 } else { 0 };
+        Ok(RunOutcome {
+            stdout: format!("t={v}\n"),
+            wall_s: 0.0,
+            exit_code: Some(code),
+            timed_out: false,
+        })
+    }
+}
+
+fn settings() -> AbSettings {
+    AbSettings {
+        metrics: vec![MetricSpec {
+            name: "t".into(),
+            source: Source::Regex(regex::Regex::new(r"t=([0-9.]+)").expect("re")),
+            direction: Default::default(),
+        }],
+        design: Design {
+            max_pairs: 16,
+            stop: StopRule::Fixed,
+            ..Design::default()
+        },
+        warmup: 1,
+        aa_pairs: 4,
+        max_failures: 3,
+        start: Order::AB,
+    }
+}
+
+#[test]
+fn abba_order_aa_first_and_every_run_recorded() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.jsonl");
+    let mut w = Writer::append(&path).expect("open");
+    let mut m = Mock {
+        calls: Vec::new(),
+        fail: Vec::new(),
+    };
+    let r = run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}).expect("runs");
+    // 1 warm-up pair, 4 A/A pairs, 16 pairs.
+    assert_eq!(m.calls.len(), 2 + 2 * 4 + 2 * 16);
+    let main: Vec<Slot> = m.calls[10..18].iter().map(|c| c.0).collect();
+    assert_eq!(
+        main,
+        vec![
+            Slot::A,
+            Slot::B,
+            Slot::B,
+            Slot::A,
+            Slot::A,
+            Slot::B,
+            Slot::B,
+            Slot::A
+        ]
+    );
+    assert!(m.calls[2..10].iter().all(|c| c.1), "A/A comes first");
+    assert_eq!(read(&path).expect("read").len(), 40);
+    assert_eq!(r.analyses[0].1.verdict, Verdict::Slower);
+    assert!(!r.aa.expect("aa").harness_bias);
+}
+
+#[test]
+fn failures_are_recorded_and_limited() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.jsonl");
+    let mut w = Writer::append(&path).expect("open");
+    let mut m = Mock {
+        calls: Vec::new(),
+        fail: vec![12, 20],
+    };
+    let r = run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}).expect("runs");
+    assert_eq!(r.failures, 2);
+    let recs = read(&path).expect("read");
+    assert_eq!(
+        recs.iter()
+            .filter(|r| matches!(r, Record::Failure { .. }))
+            .count(),
+        2
+    );
+    assert_eq!(
+        r.analyses[0].1.pairs, 16,
+        "failed pairs are retried, not dropped from the count"
+    );
+    let mut w = Writer::append(&dir.path().join("t.jsonl")).expect("open");
+    let mut m = Mock {
+        calls: Vec::new(),
+        fail: (10..100).collect(),
+    };
+    match run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}) {
+        Err(AbError::TooManyFailures {
+            failures: 4,
+            limit: 3,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn resume_continues_where_the_file_ends() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.jsonl");
+    {
+        let mut w = Writer::append(&path).expect("open");
+        let mut m = Mock {
+            calls: Vec::new(),
+            fail: Vec::new(),
+        };
+        run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}).expect("runs");
+    }
+    // Keep the A/A pairs and the first 5 pairs plus half of the 6th, then tear the last line.
+    let text = std::fs::read_to_string(&path).expect("read");
+    let kept: Vec<&str> = text.lines().take(8 + 11).collect();
+    std::fs::write(&path, kept.join("\n") + "\n{\"kind\":\"ru").expect("write");
+    let resumed = read(&path).expect("torn line ignored");
+    assert_eq!(resumed.len(), 19);
+    let mut w = Writer::append(&path).expect("open");
+    let mut m = Mock {
+        calls: Vec::new(),
+        fail: Vec::new(),
+    };
+    let mut s = settings();
+    s.warmup = 0;
+    let r = run_ab(&mut m, &s, &mut w, &resumed, &mut |_| {}).expect("runs");
+    assert_eq!(r.analyses[0].1.pairs, 16);
+    // Pair 5 (index) is redone whole; pairs 6..15 follow: 11 pairs = 22 runs, no A/A.
+    assert_eq!(m.calls.len(), 22);
+    assert!(m.calls.iter().all(|c| !c.1));
+}

@@ -1,0 +1,413 @@
+//! `kernelab ab` and `kernelab ab analyze`.
+
+use crate::cli::{AbAnalyzeArgs, AbArgs, AbCommand, DesignArgs, FormatArg, OutputArgs};
+use crate::output;
+use crate::ExitStatus;
+use anyhow::{anyhow, bail, Context, Result};
+use kernelab_bench::metric::{MetricSpec, Source};
+use kernelab_bench::record::{self, Record, Writer};
+use kernelab_bench::{pairs_from, run_ab, AbResult, AbSettings, ProcessExecutor};
+use kernelab_report::{ab_sections, render, OutputFormat};
+use kernelab_stats::{aa_check, analyze, Design, Direction, Order, Pair, StopRule};
+use regex::Regex;
+use serde::Serialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// `0.5%` → 0.005; `0.005` → 0.005.
+fn fraction(s: &str) -> Result<f64> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    };
+    v.map_err(|_| anyhow!("{s:?}: expected a fraction such as 0.005 or a percentage such as 0.5%"))
+}
+
+fn design(d: &DesignArgs, direction: Direction) -> Result<Design> {
+    let stop = if d.fixed {
+        StopRule::Fixed
+    } else if d.watch {
+        StopRule::Watch
+    } else if let Some(u) = &d.until {
+        StopRule::Until {
+            resolution: fraction(u)?,
+        }
+    } else {
+        StopRule::Auto {
+            resolution: fraction(&d.resolution)?,
+        }
+    };
+    if !(0.0..0.5).contains(&d.alpha) || d.alpha == 0.0 {
+        bail!("--alpha {}: expected a value in (0, 0.5)", d.alpha);
+    }
+    if d.min_pairs < 2 || d.max_pairs < d.min_pairs {
+        bail!("--min-pairs/--max-pairs: expected 2 <= min <= max");
+    }
+    Ok(Design {
+        alpha: d.alpha,
+        threshold: fraction(&d.threshold)?,
+        min_pairs: d.min_pairs,
+        max_pairs: d.max_pairs,
+        stop,
+        direction,
+    })
+}
+
+fn direction(d: &DesignArgs, name: &str) -> Direction {
+    if d.higher_is_better.iter().any(|n| n == name) {
+        Direction::HigherIsBetter
+    } else {
+        Direction::LowerIsBetter
+    }
+}
+
+#[derive(Serialize)]
+struct Doc<'a> {
+    schema_version: u32,
+    kind: &'static str,
+    samples: Option<String>,
+    #[serde(flatten)]
+    result: &'a AbResult,
+}
+
+fn emit(out: &OutputArgs, r: &AbResult, samples: Option<&Path>, header: &[String]) -> Result<()> {
+    let text = match out.format {
+        FormatArg::Table => render(&ab_sections(r, header), OutputFormat::Terminal, None),
+        FormatArg::Md => format!(
+            "```\n{}```\n",
+            render(&ab_sections(r, header), OutputFormat::Terminal, None)
+        ),
+        FormatArg::Json => {
+            let doc = Doc {
+                schema_version: 1,
+                kind: "ab",
+                samples: samples.map(|p| p.display().to_string()),
+                result: r,
+            };
+            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
+        }
+        FormatArg::Csv => {
+            bail!("--format csv is not offered for ab; the samples file is the raw data")
+        }
+    };
+    output::write(out, &text)
+}
+
+/// Runs the command.
+pub fn run(args: AbArgs) -> Result<ExitStatus> {
+    if let Some(AbCommand::Analyze(a)) = args.analyze {
+        return analyze_cmd(a);
+    }
+    output::check_target(&args.output)?;
+    let resumed: Vec<Record> = match &args.resume {
+        Some(p) => record::read(p).map_err(|e| anyhow!(e))?,
+        None => Vec::new(),
+    };
+    let header = resumed.iter().find_map(|r| match r {
+        Record::Header {
+            baseline,
+            candidate,
+            metrics,
+            start,
+            ..
+        } => Some((baseline.clone(), candidate.clone(), metrics.clone(), *start)),
+        _ => None,
+    });
+    let split = |s: &Option<String>, what: &str| -> Result<Vec<String>> {
+        let s = s
+            .as_deref()
+            .ok_or_else(|| anyhow!("--{what} is required (or --resume FILE)"))?;
+        shlex::split(s)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| anyhow!("--{what} {s:?}: unbalanced quotes or empty"))
+    };
+    let (baseline, candidate) = match (&header, args.resume.is_some()) {
+        (Some((b, c, _, _)), true) => (b.clone(), c.clone()),
+        (None, true) => bail!(
+            "{}: no header record; not a kernelab samples file",
+            args.resume
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ),
+        _ => (
+            split(&args.baseline, "baseline")?,
+            split(&args.candidate, "candidate")?,
+        ),
+    };
+    let mut metrics = Vec::new();
+    for m in &args.metric_regex {
+        let (name, re) = m
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--metric-regex {m:?}: expected NAME=REGEX"))?;
+        let re = Regex::new(re).map_err(|e| anyhow!("--metric-regex {name}: {e}"))?;
+        metrics.push(MetricSpec {
+            name: name.to_string(),
+            source: Source::Regex(re),
+            direction: direction(&args.design, name),
+        });
+    }
+    for k in &args.metric_json {
+        metrics.push(MetricSpec {
+            name: k.clone(),
+            source: Source::JsonKey(k.clone()),
+            direction: direction(&args.design, k),
+        });
+    }
+    if metrics.is_empty() {
+        metrics.push(MetricSpec {
+            name: "wall_s".into(),
+            source: Source::Wall,
+            direction: Direction::LowerIsBetter,
+        });
+    }
+    let primary_dir = metrics[0].direction;
+    let start = header.as_ref().map(|h| h.3).unwrap_or_else(|| {
+        // A coin flip for the first pair's order, recorded in the header.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        if t % 2 == 0 {
+            Order::AB
+        } else {
+            Order::BA
+        }
+    });
+    let path = match (&args.resume, &args.samples) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => p.clone(),
+        (None, None) => {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            std::path::PathBuf::from(format!("kernelab-ab-{t}.jsonl"))
+        }
+    };
+    if args.resume.is_none() && path.exists() {
+        bail!(
+            "{}: already exists; not overwriting samples (use --resume to continue it)",
+            path.display()
+        );
+    }
+    let mut writer = Writer::append(&path).with_context(|| path.display().to_string())?;
+    if args.resume.is_none() {
+        writer.write(&Record::Header {
+            schema_version: 1,
+            baseline: baseline.clone(),
+            candidate: candidate.clone(),
+            metrics: metrics.iter().map(|m| m.name.clone()).collect(),
+            start,
+        })?;
+    }
+    let settings = AbSettings {
+        design: design(&args.design, primary_dir)?,
+        metrics,
+        warmup: if args.resume.is_some() {
+            0
+        } else {
+            args.warmup
+        },
+        aa_pairs: if args.no_aa { 0 } else { args.aa_pairs },
+        max_failures: args.max_failures,
+        start,
+    };
+    let mut exec = ProcessExecutor {
+        baseline: baseline.clone(),
+        candidate: candidate.clone(),
+        shell: args.shell,
+        timeout: args.timeout.map(Duration::from_secs_f64),
+    };
+    let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut progress = |m: &str| {
+        if !quiet {
+            eprint!("\r\x1b[2K{m}");
+        }
+    };
+    let result = run_ab(&mut exec, &settings, &mut writer, &resumed, &mut progress)?;
+    if !quiet {
+        eprintln!();
+    }
+    let head = vec![
+        format!("baseline  {}", baseline.join(" ")),
+        format!("candidate {}", candidate.join(" ")),
+        format!(
+            "design   ABBA pairs of fresh processes (first pair {:?}), samples in {}",
+            start,
+            path.display()
+        ),
+    ];
+    emit(&args.output, &result, Some(&path), &head)?;
+    if result.aa.as_ref().is_some_and(|a| a.harness_bias) && !args.accept_bias {
+        bail!("the A/A pre-flight interval excludes 1 (harness bias); the verdict above is not trustworthy (use --accept-bias to accept it)");
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Paired samples from another harness: CSV `a,b[,order][,aa]` or JSON `{"pairs": [...], "aa": [...]}`.
+fn external(path: &Path) -> Result<(Vec<Pair>, Vec<Pair>)> {
+    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
+    let t = text.trim_start();
+    if t.starts_with('{') && !t.starts_with("{\"kind\"") {
+        #[derive(serde::Deserialize)]
+        struct P {
+            a: f64,
+            b: f64,
+            #[serde(default)]
+            order: Option<Order>,
+        }
+        #[derive(serde::Deserialize)]
+        struct F {
+            pairs: Vec<P>,
+            #[serde(default)]
+            aa: Vec<P>,
+        }
+        let f: F = serde_json::from_str(&text).map_err(|e| {
+            anyhow!(
+                "{}: line {}: expected {{\"pairs\": [{{\"a\", \"b\", \"order\"}}]}} ({e})",
+                path.display(),
+                e.line()
+            )
+        })?;
+        let conv = |v: Vec<P>| -> Vec<Pair> {
+            v.into_iter()
+                .enumerate()
+                .map(|(k, p)| Pair {
+                    a: p.a,
+                    b: p.b,
+                    order: p
+                        .order
+                        .unwrap_or(if k % 2 == 0 { Order::AB } else { Order::BA }),
+                })
+                .collect()
+        };
+        return Ok((conv(f.pairs), conv(f.aa)));
+    }
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines
+        .next()
+        .ok_or_else(|| anyhow!("{}: empty file", path.display()))?;
+    let cols: Vec<String> = header
+        .split(',')
+        .map(|c| c.trim().trim_matches('"').to_ascii_lowercase())
+        .collect();
+    let col = |n: &str| cols.iter().position(|c| c == n);
+    let (Some(ia), Some(ib)) = (col("a"), col("b")) else {
+        bail!("{}: line 1: expected a CSV header with columns a and b (optionally order, aa), found {header:?}", path.display());
+    };
+    let (mut main, mut aa) = (Vec::new(), Vec::new());
+    for (i, l) in lines {
+        let f: Vec<&str> = l.split(',').map(str::trim).collect();
+        let num = |j: usize, what: &str| -> Result<f64> {
+            f.get(j)
+                .and_then(|s| s.parse::<f64>().ok())
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .ok_or_else(|| {
+                    anyhow!(
+                        "{}: line {}: column {what}: expected a positive number",
+                        path.display(),
+                        i + 1
+                    )
+                })
+        };
+        let k = main.len() + aa.len();
+        let order = match col("order")
+            .and_then(|j| f.get(j))
+            .map(|s| s.trim_matches('"').to_ascii_uppercase())
+        {
+            Some(o) if o == "BA" => Order::BA,
+            Some(o) if o == "AB" => Order::AB,
+            _ => {
+                if k % 2 == 0 {
+                    Order::AB
+                } else {
+                    Order::BA
+                }
+            }
+        };
+        let p = Pair {
+            a: num(ia, "a")?,
+            b: num(ib, "b")?,
+            order,
+        };
+        let is_aa = col("aa")
+            .and_then(|j| f.get(j))
+            .is_some_and(|s| matches!(s.to_ascii_lowercase().as_str(), "1" | "true" | "yes"));
+        if is_aa {
+            aa.push(p)
+        } else {
+            main.push(p)
+        }
+    }
+    Ok((main, aa))
+}
+
+fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let first = std::fs::read_to_string(&a.file).with_context(|| a.file.display().to_string())?;
+    let (name, main, aa, failures, runs) = if first.trim_start().starts_with("{\"kind\"") {
+        let recs = record::read(&a.file).map_err(|e| anyhow!(e))?;
+        let metrics = recs
+            .iter()
+            .find_map(|r| {
+                if let Record::Header { metrics, .. } = r {
+                    Some(metrics.clone())
+                } else {
+                    None
+                }
+            })
+            .unwrap_or_default();
+        let name = a
+            .metric
+            .clone()
+            .or_else(|| metrics.first().cloned())
+            .ok_or_else(|| anyhow!("{}: no header record naming the metrics", a.file.display()))?;
+        let failures = recs
+            .iter()
+            .filter(|r| matches!(r, Record::Failure { .. }))
+            .count();
+        let runs = recs
+            .iter()
+            .filter(|r| matches!(r, Record::Run { .. }))
+            .count();
+        (
+            name.clone(),
+            pairs_from(&recs, false, &name),
+            pairs_from(&recs, true, &name),
+            failures,
+            runs,
+        )
+    } else {
+        let (m, aa) = external(&a.file)?;
+        let runs = 2 * (m.len() + aa.len());
+        (
+            a.metric.clone().unwrap_or_else(|| "value".into()),
+            m,
+            aa,
+            0,
+            runs,
+        )
+    };
+    if main.is_empty() {
+        bail!("{}: no complete pairs to analyse", a.file.display());
+    }
+    let d = design(&a.design, direction(&a.design, &name))?;
+    let result = AbResult {
+        aa: (!aa.is_empty()).then(|| aa_check(&aa, &d)),
+        analyses: vec![(name, analyze(&main, &d))],
+        failures,
+        runs,
+    };
+    emit(
+        &a.output,
+        &result,
+        Some(&a.file),
+        &[format!("samples  {}", a.file.display())],
+    )?;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,188 @@
+//! `kernelab ab` end to end with tiny real processes, and `ab analyze` on recorded and external
+//! samples.
+
+use super::kernelab;
+use serde_json::Value;
+
+fn ab_json(args: &[&str]) -> (i32, Value, String) {
+    let out = kernelab()
+        .arg("ab")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let code = out.status.code().expect("code");
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (code, doc, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn printed_metric_slower_candidate() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = dir.path().join("s.jsonl");
+    let (code, doc, err) = ab_json(&[
+        "--baseline",
+        "sh -c 'echo t=100'",
+        "--candidate",
+        "sh -c 'echo t=103'",
+        "--metric-regex",
+        "t=t=([0-9.]+)",
+        "--samples",
+        s.to_str().expect("p"),
+        "--aa-pairs",
+        "8",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let a = &doc["analyses"][0][1];
+    assert_eq!(a["verdict"], "SLOWER");
+    assert!((a["ratio"].as_f64().expect("ratio") - 1.03).abs() < 1e-9);
+    assert_eq!(doc["aa"]["harness_bias"], false);
+    // Every run is in the samples file, and it is never overwritten.
+    let lines = std::fs::read_to_string(&s).expect("read").lines().count();
+    assert_eq!(lines, 1 + 16 + 16, "header, 8 A/A pairs, 8 pairs");
+    let (code, _, err) = ab_json(&[
+        "--baseline",
+        "true",
+        "--candidate",
+        "true",
+        "--samples",
+        s.to_str().expect("p"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("already exists"), "{err}");
+    // The same samples give the same answer.
+    let out = kernelab()
+        .args(["ab", "analyze"])
+        .arg(&s)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let again: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(again["analyses"][0][1]["ratio"], a["ratio"]);
+    assert_eq!(again["analyses"][0][1]["ci"], a["ci"]);
+}
+
+#[test]
+fn json_metric_higher_is_better_and_failures() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let s = dir.path().join("s.jsonl");
+    let (code, doc, err) = ab_json(&[
+        "--baseline",
+        r#"echo '{"tok_s": 1000}'"#,
+        "--candidate",
+        r#"echo '{"tok_s": 1100}'"#,
+        "--metric-json",
+        "tok_s",
+        "--higher-is-better",
+        "tok_s",
+        "--no-aa",
+        "--samples",
+        s.to_str().expect("p"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        doc["analyses"][0][1]["verdict"], "FASTER",
+        "more tokens per second is better"
+    );
+    // A candidate that exits non-zero: failures are recorded, then the run stops.
+    let s2 = dir.path().join("f.jsonl");
+    let (code, _, err) = ab_json(&[
+        "--baseline",
+        "true",
+        "--candidate",
+        "false",
+        "--no-aa",
+        "--max-failures",
+        "2",
+        "--samples",
+        s2.to_str().expect("p"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("runs failed") && err.contains("exit code"),
+        "{err}"
+    );
+    let failures = std::fs::read_to_string(&s2)
+        .expect("read")
+        .matches("\"failure\"")
+        .count();
+    assert_eq!(failures, 3);
+    // A timeout is a failure too.
+    let s3 = dir.path().join("t.jsonl");
+    let (code, _, err) = ab_json(&[
+        "--baseline",
+        "sleep 5",
+        "--candidate",
+        "true",
+        "--timeout",
+        "0.2",
+        "--no-aa",
+        "--max-failures",
+        "0",
+        "--warmup",
+        "0",
+        "--samples",
+        s3.to_str().expect("p"),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("timed out"), "{err}");
+}
+
+#[test]
+fn analyze_external_paired_samples() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let csv = dir.path().join("pairs.csv");
+    let mut text = String::from("a,b,order,aa\n");
+    for k in 0..32 {
+        let jitter = (k * 7 % 11) as f64 * 0.001;
+        text += &format!(
+            "{},{},{},0\n",
+            10.0 + jitter,
+            10.0 + jitter,
+            if k % 2 == 0 { "AB" } else { "BA" }
+        );
+        text += &format!("{},{},AB,1\n", 10.0 + jitter, 10.0 + jitter);
+    }
+    std::fs::write(&csv, text).expect("write");
+    let out = kernelab()
+        .args(["ab", "analyze"])
+        .arg(&csv)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["analyses"][0][1]["verdict"], "SAME");
+    assert!(doc["aa"].is_object());
+    let json = dir.path().join("pairs.json");
+    std::fs::write(
+        &json,
+        r#"{"pairs": [{"a": 1.0, "b": 2.0}, {"a": 1.0, "b": 2.0, "order": "BA"}]}"#,
+    )
+    .expect("write");
+    let out = kernelab()
+        .args(["ab", "analyze"])
+        .arg(&json)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        doc["analyses"][0][1]["verdict"], "INCONCLUSIVE",
+        "two pairs give no interval"
+    );
+    std::fs::write(&csv, "x,y\n1,2\n").expect("write");
+    let out = kernelab()
+        .args(["ab", "analyze"])
+        .arg(&csv)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
+}

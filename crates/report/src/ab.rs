@@ -1,0 +1,124 @@
+//! The `ab` view: the summary block of ab-statistics.md §5 ("What to print").
+
+use crate::format::thousands;
+use crate::table::Section;
+use kernelab_bench::AbResult;
+use kernelab_stats::Analysis;
+
+fn pct(x: f64) -> String {
+    format!("{:+.2}%", x * 100.0)
+}
+
+fn ci(c: Option<(f64, f64)>) -> String {
+    c.map(|(l, h)| format!("[{l:.4}, {h:.4}]"))
+        .unwrap_or_else(|| "unavailable (too few pairs)".into())
+}
+
+/// Lines describing one analysis.
+pub fn analysis_lines(name: &str, a: &Analysis) -> Vec<String> {
+    let mut l = vec![
+        format!("metric   {name}"),
+        format!(
+            "looks    {}   (stopped: {})   pairs {} of {} ({} runs)",
+            if a.looks.is_empty() {
+                "–".to_string()
+            } else {
+                a.looks
+                    .iter()
+                    .map(|k| k.pairs.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            },
+            a.stopped_by,
+            thousands(a.pairs as u64),
+            thousands(a.pairs_available as u64),
+            thousands(2 * a.pairs as u64)
+        ),
+        format!(
+            "result   B/A ratio {:.4}  {:.1}% CI {}   (Hodges-Lehmann, exact Wilcoxon)",
+            a.ratio,
+            a.level * 100.0,
+            ci(a.ci)
+        ),
+        format!("verdict  {}", a.verdict_text),
+    ];
+    let res = a
+        .resolution
+        .map(|h| format!("±{:.2}%", h * 100.0))
+        .unwrap_or_else(|| "unavailable".into());
+    let mde = a
+        .mde
+        .map(|m| format!("{:.2}%", m * 100.0))
+        .unwrap_or_else(|| "unavailable".into());
+    l.push(format!(
+        "resolution {res}   MDE(80%) ≈ {mde}   median+sign CI {}",
+        ci(a.sign_ci)
+    ));
+    let mut noise = format!(
+        "noise    per-pair robust sd {}   outlier pairs {}/{}",
+        a.noise_sd
+            .map(|s| format!("{:.2}%", s * 100.0))
+            .unwrap_or_else(|| "unavailable".into()),
+        a.outliers,
+        a.pairs
+    );
+    if let Some(d) = &a.drift {
+        noise += &format!(
+            "   drift of A over the run {} (Kendall τ {:.2}; removed by pairing)",
+            pct(d.change),
+            d.tau
+        );
+    }
+    l.push(noise);
+    if let Some(o) = &a.order_effect {
+        l.push(format!(
+            "order    2nd-in-pair effect {} [{}, {}] (cancelled by ABBA)",
+            pct(o.estimate),
+            pct(o.ci.0),
+            pct(o.ci.1)
+        ));
+    }
+    if let Some(n) = a.pairs_for_resolution.filter(|&n| n > a.pairs) {
+        l.push(format!(
+            "plan     about {} more pairs for the requested resolution at this noise",
+            thousands((n - a.pairs) as u64)
+        ));
+    }
+    for w in &a.warnings {
+        l.push(format!("warning  {w}"));
+    }
+    l
+}
+
+/// The sections of an A/B result.
+pub fn ab_sections(r: &AbResult, header: &[String]) -> Vec<Section> {
+    let mut lines: Vec<String> = header.to_vec();
+    if let Some(aa) = &r.aa {
+        lines.push(format!(
+            "A/A      {:.4} {} {}",
+            aa.analysis.ratio,
+            ci(aa.analysis.ci),
+            if aa.harness_bias {
+                "HARNESS BIAS: the A/A interval excludes 1; the A/B verdict is not trustworthy"
+            } else {
+                "ok"
+            }
+        ));
+    }
+    lines.push(format!(
+        "runs     {} measured, {} failed (recorded)",
+        thousands(r.runs as u64),
+        thousands(r.failures as u64)
+    ));
+    let mut out = vec![Section::Lines {
+        title: "kernelab ab".into(),
+        lines,
+    }];
+    for (name, a) in &r.analyses {
+        out.push(Section::Lines {
+            title: format!("Result: {name}"),
+            lines: analysis_lines(name, a),
+        });
+    }
+    out
+}

@@ -1,0 +1,24 @@
+//! Paired A/B statistics for timing comparisons on noisy machines, as designed in
+//! `../shared/docs/ab-statistics.md`: adjacent pairs in ABBA order, per-pair log ratios, the
+//! Hodges–Lehmann estimate with the exact Wilcoxon signed-rank interval, three-way verdicts
+//! against a practical threshold, planned looks with Bonferroni, and A/A calibration.
+//!
+//! ```
+//! use kernelab_stats::{analyze, abba_order, Design, Order, Pair, Verdict};
+//! let pairs: Vec<Pair> = (0..64)
+//!     .map(|k| Pair { order: abba_order(k, Order::AB), a: 100.0 + (k % 7) as f64 * 0.01, b: 103.0 + (k % 5) as f64 * 0.01 })
+//!     .collect();
+//! let a = analyze(&pairs, &Design::default());
+//! assert_eq!(a.verdict, Verdict::Slower);
+//! assert!(a.ratio > 1.029 && a.ratio < 1.031);
+//! ```
+#![deny(missing_docs)]
+
+mod design;
+pub mod rank;
+
+pub use design::{
+    aa_check, abba_order, analyze, drift, log_ratios, next, order_effect, planned_looks, verdict,
+    AaCheck, Analysis, Design, Direction, Drift, Look, Next, Order, OrderEffect, Pair, StopRule,
+    Verdict,
+};
