@@ -4,7 +4,7 @@
 //!
 //! Usage: `cargo run --release -p kernelab-stats --example simulate -- [EXPERIMENTS]`
 
-#[path = "../tests/noise.rs"]
+#[path = "../tests/support/noise.rs"]
 mod noise;
 
 use kernelab_stats::{analyze, Design, Verdict};

@@ -2,6 +2,7 @@
 //! A/A experiments the false "changed" rate stays at or below α (plus three Monte-Carlo
 //! standard errors), and a 1% slowdown is detected at least 90% of the time.
 
+#[path = "support/noise.rs"]
 mod noise;
 
 use kernelab_stats::{analyze, Design, Verdict};

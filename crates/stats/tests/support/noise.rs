@@ -10,9 +10,11 @@ use kernelab_stats::{abba_order, Order, Pair};
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator from a seed.
     pub fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03)
     }
+    /// The next 64 random bits.
     pub fn u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -20,9 +22,11 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+    /// Uniform in [0, 1).
     pub fn uniform(&mut self) -> f64 {
         (self.u64() >> 11) as f64 / (1u64 << 53) as f64
     }
+    /// Standard normal (Box–Muller).
     pub fn normal(&mut self) -> f64 {
         let (u, v) = (self.uniform().max(1e-300), self.uniform());
         (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
@@ -46,6 +50,7 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// A machine with its own drift slope and thermal phase.
     pub fn new(seed: u64) -> Self {
         let mut rng = Rng::new(seed);
         let slope = (rng.uniform() * 2.0 - 1.0) * 0.03 / 100.0;
