@@ -186,3 +186,67 @@ fn analyze_external_paired_samples() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
 }
+
+/// Hodges–Lehmann of the first `n` pairs' log ratios, computed here independently.
+fn hl_of_csv(text: &str, n: usize) -> f64 {
+    let d: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .filter(|l| l.ends_with(",0"))
+        .take(n)
+        .map(|l| {
+            let f: Vec<f64> = l
+                .split(',')
+                .take(2)
+                .map(|x| x.parse().expect("number"))
+                .collect();
+            (f[1] / f[0]).ln()
+        })
+        .collect();
+    let mut w = Vec::new();
+    for i in 0..d.len() {
+        for j in i..d.len() {
+            w.push((d[i] + d[j]) / 2.0);
+        }
+    }
+    w.sort_by(f64::total_cmp);
+    let m = w.len();
+    (if m % 2 == 1 {
+        w[m / 2]
+    } else {
+        (w[m / 2 - 1] + w[m / 2]) / 2.0
+    })
+    .exp()
+}
+
+#[test]
+fn real_h200_kernel_pairs() {
+    let f = super::fixture("h200_ab/inproc_w4s3_w8s2.csv");
+    let out = kernelab()
+        .args(["ab", "analyze"])
+        .arg(&f)
+        .args(["--metric", "median_us", "--format", "json"])
+        .output()
+        .expect("runs");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let a = &doc["analyses"][0][1];
+    assert_eq!(a["verdict"], "SLOWER");
+    let n = a["pairs"].as_u64().expect("pairs") as usize;
+    let want = hl_of_csv(&std::fs::read_to_string(&f).expect("read"), n);
+    assert!((a["ratio"].as_f64().expect("ratio") - want).abs() < 1e-12);
+    assert_eq!(doc["aa"]["harness_bias"], false);
+    // The A/A control: no false call.
+    let f = super::fixture("h200_ab/inproc_aa_w4s3.csv");
+    let out = kernelab()
+        .args(["ab", "analyze"])
+        .arg(&f)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let v = doc["analyses"][0][1]["verdict"]
+        .as_str()
+        .expect("verdict")
+        .to_string();
+    assert!(v == "SAME" || v == "INCONCLUSIVE", "{v}");
+}
