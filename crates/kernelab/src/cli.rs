@@ -8,6 +8,10 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "kernelab", version, about, propagate_version = true)]
 pub struct Cli {
+    /// Append this command's result, with its provenance, to the evidence bundle DIR
+    /// (default: $KERNELAB_BUNDLE when set).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub record: Option<PathBuf>,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -40,6 +44,39 @@ pub enum Command {
     /// with an exact Wilcoxon interval, and a verdict (FASTER / SLOWER / SAME / INCONCLUSIVE)
     /// with its resolution. Every sample is appended to a JSONL file as it is measured.
     Ab(Box<AbArgs>),
+    /// Render an evidence bundle (made with --record DIR) as a PR-ready Markdown body, a
+    /// self-contained HTML page with plots, or a JSON summary.
+    Report(ReportArgs),
+}
+
+/// Report formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown, to paste into a pull request.
+    Md,
+    /// A self-contained HTML page with SVG plots.
+    Html,
+    /// A JSON summary: one headline per record.
+    Json,
+}
+
+/// Arguments of `kernelab report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The bundle directory.
+    pub dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
+    pub format: ReportFormat,
+    /// Title of the report.
+    #[arg(long, default_value = "kernelab evidence")]
+    pub title: String,
+    /// Write to FILE instead of standard output (refuses to replace an existing file).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Replace FILE given to --out if it exists.
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 /// The statistical design (shared by `ab` and `ab analyze`).

@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod output;
 mod progress;
+mod record;
 mod settings;
 
 use clap::Parser;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    record::init(cli.record.clone());
     let result = match cli.command {
         cli::Command::Profile(args) => commands::profile::run(args),
         cli::Command::Metrics(args) => commands::metrics::run(args),
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         cli::Command::Code(cmd) => commands::code::run(cmd),
         cli::Command::Check(cmd) => commands::check::run(cmd),
         cli::Command::Ab(args) => commands::ab::run(*args),
+        cli::Command::Report(args) => commands::report::run(args),
     };
     match result {
         Ok(status) => status.into(),

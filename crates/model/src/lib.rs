@@ -16,6 +16,7 @@ mod family;
 mod location;
 mod metrics;
 mod profile;
+mod provenance;
 mod units;
 
 pub use dispatch::{
@@ -26,4 +27,5 @@ pub use family::{family_key, normalize_kernel_name, FamilyRule, FamilyRules, Gro
 pub use location::Location;
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Interner, NameId, Profile, SourceInfo};
+pub use provenance::{GitState, InputFile, Provenance};
 pub use units::{parse_scaled_decimal, Nanos, Timestamp};

@@ -10,22 +10,26 @@
 #![deny(missing_docs)]
 
 mod ab;
+pub mod bundle;
 mod check;
 mod code;
 mod compare;
+mod evidence;
 pub mod format;
 mod metrics;
 mod profile;
 pub mod render;
+mod svg;
 mod table;
 
 pub use ab::{ab_sections, analysis_lines};
 pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables};
 pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use compare::{compare_csv, compare_tables, CompareDocument};
+pub use evidence::{evidence, Block, Headline, Part};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, MetricsDocument, DEFAULT_METRICS};
 pub use profile::{
     input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc, ProfileDocument,
 };
-pub use render::{csv_rows, render, OutputFormat};
+pub use render::{csv_rows, evidence_html, evidence_markdown, render, OutputFormat};
 pub use table::{Align, Column, Section, Table};

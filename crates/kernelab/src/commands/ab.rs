@@ -67,26 +67,51 @@ struct Doc<'a> {
     schema_version: u32,
     kind: &'static str,
     samples: Option<String>,
+    /// Per-pair log ratios of the primary metric (the pairs used), for plots.
+    log_ratios: Vec<f64>,
+    /// Per-pair log ratios of the A/A pre-flight.
+    aa_log_ratios: Vec<f64>,
     #[serde(flatten)]
     result: &'a AbResult,
 }
 
-fn emit(out: &OutputArgs, r: &AbResult, samples: Option<&Path>, header: &[String]) -> Result<()> {
+/// The plots' pairs: the primary metric's pairs used, and the A/A pairs, with its direction.
+struct Plotted<'a> {
+    main: &'a [Pair],
+    aa: &'a [Pair],
+    direction: Direction,
+}
+
+fn emit(
+    out: &OutputArgs,
+    r: &AbResult,
+    samples: Option<&Path>,
+    header: &[String],
+    plotted: Plotted<'_>,
+) -> Result<()> {
+    let (main, aa, dir) = (plotted.main, plotted.aa, plotted.direction);
+    let used = r
+        .analyses
+        .first()
+        .map_or(main.len(), |(_, a)| a.pairs.min(main.len()));
+    let doc = Doc {
+        schema_version: 1,
+        kind: "ab",
+        samples: samples.map(|p| p.display().to_string()),
+        log_ratios: kernelab_stats::log_ratios(&main[..used], dir),
+        aa_log_ratios: kernelab_stats::log_ratios(aa, dir),
+        result: r,
+    };
+    let inputs: Vec<std::path::PathBuf> =
+        samples.map(|p| vec![p.to_path_buf()]).unwrap_or_default();
+    crate::record::record("ab", &doc, &inputs, None)?;
     let text = match out.format {
         FormatArg::Table => render(&ab_sections(r, header), OutputFormat::Terminal, None),
         FormatArg::Md => format!(
             "```\n{}```\n",
             render(&ab_sections(r, header), OutputFormat::Terminal, None)
         ),
-        FormatArg::Json => {
-            let doc = Doc {
-                schema_version: 1,
-                kind: "ab",
-                samples: samples.map(|p| p.display().to_string()),
-                result: r,
-            };
-            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
-        }
+        FormatArg::Json => serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n",
         FormatArg::Csv => {
             bail!("--format csv is not offered for ab; the samples file is the raw data")
         }
@@ -239,7 +264,27 @@ pub fn run(args: AbArgs) -> Result<ExitStatus> {
             path.display()
         ),
     ];
-    emit(&args.output, &result, Some(&path), &head)?;
+    let recs = record::read(&path).map_err(|e| anyhow!(e))?;
+    let primary = settings
+        .metrics
+        .first()
+        .map(|m| m.name.clone())
+        .unwrap_or_default();
+    let (main, aa) = (
+        pairs_from(&recs, false, &primary),
+        pairs_from(&recs, true, &primary),
+    );
+    emit(
+        &args.output,
+        &result,
+        Some(&path),
+        &head,
+        Plotted {
+            main: &main,
+            aa: &aa,
+            direction: settings.design.direction,
+        },
+    )?;
     if result.aa.as_ref().is_some_and(|a| a.harness_bias) && !args.accept_bias {
         bail!("the A/A pre-flight interval excludes 1 (harness bias); the verdict above is not trustworthy (use --accept-bias to accept it)");
     }
@@ -403,11 +448,17 @@ fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
         failures,
         runs,
     };
+    let direction = d.direction;
     emit(
         &a.output,
         &result,
         Some(&a.file),
         &[format!("samples  {}", a.file.display())],
+        Plotted {
+            main: &main,
+            aa: &aa,
+            direction,
+        },
     )?;
     Ok(ExitStatus::Success)
 }

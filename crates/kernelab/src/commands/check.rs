@@ -15,7 +15,7 @@ use kernelab_tensor::{
     TensorFile, Tolerance,
 };
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Runs a `check` subcommand.
 pub fn run(cmd: CheckCommand) -> Result<ExitStatus> {
@@ -28,7 +28,14 @@ pub fn run(cmd: CheckCommand) -> Result<ExitStatus> {
         CheckCommand::Sweep(a) => {
             output::check_target(&a.output)?;
             let s = sweep(&a.manifest)?;
-            emit(&a.output, "check_sweep", s.pass, &s, sweep_tables(&s))
+            emit(
+                &a.output,
+                "check_sweep",
+                std::slice::from_ref(&a.manifest),
+                s.pass,
+                &s,
+                sweep_tables(&s),
+            )
         }
     }
 }
@@ -60,10 +67,22 @@ struct Doc<'a, T: Serialize> {
 fn emit<T: Serialize>(
     out: &OutputArgs,
     kind: &'static str,
+    inputs: &[PathBuf],
     pass: bool,
     body: &T,
     sections: Vec<Section>,
 ) -> Result<ExitStatus> {
+    crate::record::record(
+        kind,
+        &Doc {
+            schema_version: 1,
+            kind,
+            pass,
+            body,
+        },
+        inputs,
+        None,
+    )?;
     let text = match out.format {
         FormatArg::Table => render(
             &sections,
@@ -103,7 +122,14 @@ fn bitwise_cmd(a: CheckPairArgs) -> Result<ExitStatus> {
             first: a.first,
         },
     );
-    emit(&a.output, "check_bitwise", c.pass, &c, bitwise_tables(&c))
+    emit(
+        &a.output,
+        "check_bitwise",
+        &[a.a.clone(), a.b.clone()],
+        c.pass,
+        &c,
+        bitwise_tables(&c),
+    )
 }
 
 fn close_cmd(a: CheckCloseArgs, kind: &'static str) -> Result<ExitStatus> {
@@ -138,6 +164,7 @@ fn close_cmd(a: CheckCloseArgs, kind: &'static str) -> Result<ExitStatus> {
         } else {
             "check_close"
         },
+        &[a.a.clone(), a.b.clone()],
         c.pass,
         &c,
         close_tables(&c, title),
@@ -160,6 +187,7 @@ fn finite_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
     emit(
         &a.output,
         "check_finite",
+        &a.files,
         pass,
         &Files { files: &all },
         finite_tables(&all),
@@ -180,6 +208,7 @@ fn repeat_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
     emit(
         &a.output,
         "check_repeat",
+        &a.files,
         r.identical,
         &r,
         repeat_tables(&r),

@@ -37,10 +37,22 @@ struct Doc<'a, T: Serialize> {
 fn emit<T: Serialize, R: Serialize>(
     out: &OutputArgs,
     kind: &'static str,
+    inputs: &[PathBuf],
     body: &T,
     sections: impl Fn(usize) -> Vec<Section>,
     csv: impl Fn() -> Vec<R>,
 ) -> Result<()> {
+    crate::record::record(
+        kind,
+        &Doc {
+            schema_version: 1,
+            kind,
+            kernelab_version: env!("CARGO_PKG_VERSION"),
+            body,
+        },
+        inputs,
+        None,
+    )?;
     let text = match out.format {
         FormatArg::Table => render(
             &sections(60),
@@ -119,6 +131,7 @@ fn show(a: CodeShowArgs) -> Result<ExitStatus> {
     emit(
         &a.output,
         "code_show",
+        &a.files,
         &Objects { objects: &objects },
         |w| code_show_tables(&objects, w),
         csv,
@@ -171,6 +184,7 @@ fn diff_cmd(a: CodeDiffArgs) -> Result<ExitStatus> {
     emit(
         &a.output,
         "code_diff",
+        &[a.base.clone(), a.cand.clone()],
         &d,
         |w| code_diff_tables(&d, w),
         csv_view,
@@ -293,6 +307,7 @@ fn matrix_cmd(a: CodeMatrixArgs) -> Result<ExitStatus> {
     emit(
         &a.output,
         "code_matrix",
+        &[],
         &m,
         |w| code_matrix_tables(&m, w),
         csv,

@@ -60,6 +60,16 @@ pub fn run(args: CompareArgs) -> Result<ExitStatus> {
             .flat_map(|p| p.sources.clone())
             .collect::<Vec<_>>(),
     );
+    let doc = CompareDocument {
+        schema_version: 1,
+        kind: "compare",
+        kernelab_version: env!("CARGO_PKG_VERSION"),
+        base_inputs: &bi,
+        cand_inputs: &ci,
+        comparison: &comparison,
+    };
+    let all_inputs: Vec<PathBuf> = base_paths.iter().chain(&cand_paths).cloned().collect();
+    crate::record::record("compare", &doc, &all_inputs, None)?;
     let text = match args.output.format {
         FormatArg::Table => render(
             &compare_tables(&comparison, &bi, &ci, 70),

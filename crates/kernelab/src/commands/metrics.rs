@@ -34,6 +34,16 @@ pub fn run(args: MetricsArgs) -> Result<ExitStatus> {
     }
     let launches = &profile.launch_metrics;
     let columns = metric_columns(launches, &args.metrics);
+    crate::record::record(
+        "metrics",
+        &MetricsDocument {
+            schema_version: 1,
+            kind: "metrics",
+            launches,
+        },
+        &args.files,
+        None,
+    )?;
     let text = match args.output.format {
         FormatArg::Table => render(
             &metrics_tables(launches, &columns, 60),

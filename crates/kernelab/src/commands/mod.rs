@@ -6,3 +6,4 @@ pub mod code;
 pub mod compare;
 pub mod metrics;
 pub mod profile;
+pub mod report;

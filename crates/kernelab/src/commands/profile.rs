@@ -28,6 +28,19 @@ pub fn run(args: ProfileArgs) -> Result<ExitStatus> {
     }
     let ranking = rank(&profile, &opts)?;
     let family = opts.grouping == Grouping::Family;
+    let grouping = if family { "family" } else { "none" };
+    let gpu = profile.sources.iter().find_map(|s| {
+        s.facts
+            .iter()
+            .find(|(k, _)| k == "device")
+            .map(|(_, v)| v.clone())
+    });
+    crate::record::record(
+        "profile",
+        &profile_document(&ranking, &profile.sources, grouping),
+        &args.files,
+        gpu,
+    )?;
     let text = match args.output.format {
         FormatArg::Table => render(
             &profile_tables(&ranking, &profile.sources, family, 80),

@@ -11,6 +11,7 @@ mod nvidia;
 mod oracle;
 mod output;
 mod profile;
+mod report;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};

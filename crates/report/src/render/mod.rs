@@ -1,12 +1,16 @@
 //! One renderer per output format, all drawing the same [`Section`]s.
 
 mod csv;
+mod evidence_md;
+mod html;
 mod markdown;
 mod terminal;
 
 use crate::table::Section;
 
 pub use self::csv::csv_rows;
+pub use self::evidence_md::markdown as evidence_markdown;
+pub use self::html::html as evidence_html;
 
 /// An output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,259 @@
+//! Evidence bundles built from the real fixtures by the commands, rendered as Markdown, JSON and
+//! HTML; the HTML page is opened in headless Chromium when it is installed (.ci/run installs it).
+
+use super::{fixture, kernelab};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn record(dir: &Path, args: &[&str]) {
+    let out = kernelab()
+        .args(args)
+        .arg("--record")
+        .arg(dir)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.code().is_some_and(|c| c < 2),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn p(name: &str) -> String {
+    fixture(name).display().to_string()
+}
+
+fn bundle(dir: &Path) {
+    record(
+        dir,
+        &[
+            "profile",
+            &p("kineto_qwen3next_4l_prompt8192_baseline.json.gz"),
+        ],
+    );
+    let mut compare = vec!["compare".to_string(), "--base".into()];
+    compare.extend((1..=3).map(|i| p(&format!("h200_pair/gdn_w4s3_run{i}.json.gz"))));
+    compare.push("--cand".into());
+    compare.extend((1..=3).map(|i| p(&format!("h200_pair/gdn_w8s2_run{i}.json.gz"))));
+    let compare: Vec<&str> = compare.iter().map(String::as_str).collect();
+    record(dir, &compare);
+    record(
+        dir,
+        &[
+            "check",
+            "bitwise",
+            &p("tensor/wu.npz"),
+            &p("tensor/wu_compressed.npz"),
+        ],
+    );
+    record(
+        dir,
+        &[
+            "check",
+            "oracle",
+            &p("tensor/out_bf16.npy"),
+            &p("tensor/ref_f64.npy"),
+            "--dtype",
+            "bf16",
+        ],
+    );
+    record(
+        dir,
+        &[
+            "code",
+            "diff",
+            &p("code/recompute_w_u_fwd_kernel_w4s3.cubin"),
+            &p("code/recompute_w_u_fwd_kernel_w8s2.cubin"),
+            "--no-disassemble",
+        ],
+    );
+    record(dir, &["metrics", &p("ncu_recompute_metrics.csv")]);
+    record(
+        dir,
+        &[
+            "ab",
+            "analyze",
+            &p("h200_ab/inproc_w4s3_w8s2.csv"),
+            "--metric",
+            "median_us",
+        ],
+    );
+}
+
+#[test]
+fn bundle_records_have_provenance_and_are_never_overwritten() {
+    let dir = tempfile::tempdir().expect("tmp");
+    bundle(dir.path());
+    let mut files: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("e").path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 7);
+    let first: Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).expect("read")).expect("json");
+    assert_eq!(first["schema_version"], 1);
+    assert_eq!(first["kind"], "profile");
+    let prov = &first["provenance"];
+    assert_eq!(prov["inputs"][0]["bytes"], 119_691);
+    assert_eq!(prov["inputs"][0]["sha256"].as_str().map(str::len), Some(64));
+    assert_eq!(prov["gpu"], "NVIDIA H200");
+    assert!(prov["argv"]
+        .as_array()
+        .expect("argv")
+        .iter()
+        .any(|a| a == "profile"));
+    // A second recording of the same command gets the next number; nothing is replaced.
+    let before = std::fs::read(&files[0]).expect("read");
+    record(
+        dir.path(),
+        &[
+            "profile",
+            &p("kineto_qwen3next_4l_prompt8192_baseline.json.gz"),
+        ],
+    );
+    assert_eq!(std::fs::read(&files[0]).expect("read"), before);
+    assert!(dir.path().join("0008-profile.json").exists());
+    // KERNELAB_BUNDLE works like --record.
+    let env_dir = tempfile::tempdir().expect("tmp");
+    let out = kernelab()
+        .env("KERNELAB_BUNDLE", env_dir.path())
+        .args(["check", "finite", &p("tensor/a.npy")])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert!(env_dir.path().join("0001-check_finite.json").exists());
+}
+
+#[test]
+fn markdown_and_json_reports() {
+    let dir = tempfile::tempdir().expect("tmp");
+    bundle(dir.path());
+    let out = kernelab()
+        .arg("report")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "## Where the GPU time goes",
+        "## Correctness",
+        "## Static code evidence",
+        "## Counters",
+        "## Timing",
+        "## Request-level impact",
+        "## Reproduction",
+        "recompute_w_u_fwd_kernel slower 412.864 µs → 483.164 µs (0.8545x)",
+        "w (f32 [8, 16]): bit-exact",
+        "SLOWER by 7.61%",
+        "kernelab check bitwise",
+    ] {
+        assert!(md.contains(needle), "missing {needle:?}:\n{md}");
+    }
+    let out = kernelab()
+        .arg("report")
+        .arg(dir.path())
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(doc["records"].as_array().expect("records").len(), 7);
+    // The same bundle gives the same report.
+    let again = kernelab()
+        .arg("report")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(
+        again.stdout,
+        kernelab()
+            .arg("report")
+            .arg(dir.path())
+            .output()
+            .expect("runs")
+            .stdout
+    );
+    // Bad bundles.
+    let empty = tempfile::tempdir().expect("tmp");
+    kernelab().arg("report").arg(empty.path()).assert().code(2);
+    std::fs::write(empty.path().join("0001-x.json"), "{").expect("write");
+    let out = kernelab()
+        .arg("report")
+        .arg(empty.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0001-x.json"));
+}
+
+#[test]
+fn html_report_loads_in_headless_chromium() {
+    let dir = tempfile::tempdir().expect("tmp");
+    bundle(dir.path());
+    let html = dir.path().join("report.html");
+    kernelab()
+        .arg("report")
+        .arg(dir.path())
+        .args(["--format", "html", "--out"])
+        .arg(&html)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).expect("read");
+    assert_eq!(
+        page.matches("<svg").count(),
+        3,
+        "share bars, class-change bars, ratio strip plot"
+    );
+    assert!(!page.contains("<script"), "self-contained, no scripts");
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        eprintln!("SKIP: no chromium installed (.ci/run installs Debian's chromium)");
+        return;
+    };
+    let profile = tempfile::tempdir().expect("tmp");
+    let out = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(dom.contains("<h1>kernelab evidence</h1>"), "{dom}");
+    assert_eq!(dom.matches("<svg").count(), 3);
+    assert!(dom.matches("<circle").count() >= 8, "one point per pair");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !log.contains("CONSOLE") && !log.contains("Uncaught"),
+        "page errors: {log}"
+    );
+}

@@ -1,0 +1,119 @@
+//! The report's three small charts as inline SVG: horizontal bars (kernel shares, instruction
+//! class changes) and a strip plot of per-pair ratios with the interval and the A/A band.
+//! Written by hand: each is a few rectangles, circles and labels; a plotting crate would add a
+//! font and layout stack for no gain in what a reviewer sees.
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Horizontal bars: (label, value, value text). Negative values extend left of the axis.
+pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
+    let (w, label_w, row_h) = (760.0, 300.0, 22.0);
+    let h = 30.0 + row_h * rows.len() as f64 + 10.0;
+    let max = rows
+        .iter()
+        .map(|r| r.1.abs())
+        .fold(0.0f64, f64::max)
+        .max(1e-12);
+    let has_neg = rows.iter().any(|r| r.1 < 0.0);
+    let plot_w = w - label_w - 90.0;
+    let zero = if has_neg {
+        label_w + plot_w / 2.0
+    } else {
+        label_w
+    };
+    let scale = if has_neg {
+        plot_w / 2.0 / max
+    } else {
+        plot_w / max
+    };
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\">\n<text x=\"4\" y=\"18\" class=\"title\">{}</text>\n",
+        esc(title),
+        esc(title)
+    );
+    for (i, (label, v, text)) in rows.iter().enumerate() {
+        let y = 30.0 + row_h * i as f64;
+        let len = v.abs() * scale;
+        let x = if *v < 0.0 { zero - len } else { zero };
+        let short: String = label.chars().take(44).collect();
+        s += &format!(
+            "<text x=\"{}\" y=\"{}\" class=\"label\" text-anchor=\"end\">{}</text><rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{len:.1}\" height=\"{:.1}\" class=\"{}\"><title>{}: {}</title></rect><text x=\"{:.1}\" y=\"{}\" class=\"value\">{}</text>\n",
+            label_w - 6.0,
+            y + 14.0,
+            esc(&short),
+            y + 3.0,
+            row_h - 6.0,
+            if *v < 0.0 { "bar neg" } else { "bar" },
+            esc(label),
+            esc(text),
+            zero.max(x + len) + 4.0,
+            y + 14.0,
+            esc(text)
+        );
+    }
+    s += &format!(
+        "<line x1=\"{zero}\" y1=\"26\" x2=\"{zero}\" y2=\"{}\" class=\"axis\"/>\n</svg>\n",
+        h - 6.0
+    );
+    s
+}
+
+/// A strip plot of per-pair changes (%), with the interval as a band and the A/A range.
+pub fn strip(title: &str, changes: &[f64], ci: Option<(f64, f64)>, aa: &[f64]) -> String {
+    let (w, h) = (760.0, 170.0);
+    let all = changes
+        .iter()
+        .chain(aa)
+        .copied()
+        .chain(ci.into_iter().flat_map(|(l, u)| [l, u]))
+        .chain([0.0]);
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    let pad = ((hi - lo) * 0.1).max(0.5);
+    let (lo, hi) = (lo - pad, hi + pad);
+    let x = |v: f64| 40.0 + (v - lo) / (hi - lo) * (w - 80.0);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\">\n<text x=\"4\" y=\"18\" class=\"title\">{}</text>\n",
+        esc(title),
+        esc(title)
+    );
+    if let Some((l, u)) = ci {
+        s += &format!("<rect x=\"{:.1}\" y=\"30\" width=\"{:.1}\" height=\"70\" class=\"band\"><title>interval {l:.2}% to {u:.2}%</title></rect>\n", x(l), (x(u) - x(l)).max(1.0));
+    }
+    for (i, c) in changes.iter().enumerate() {
+        let jitter = 40.0 + (i * 37 % 50) as f64;
+        s += &format!("<circle cx=\"{:.1}\" cy=\"{jitter:.1}\" r=\"3\" class=\"pt\"><title>pair {}: {c:+.2}%</title></circle>\n", x(*c), i + 1);
+    }
+    if !aa.is_empty() {
+        let (al, ah) = aa
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        s += &format!("<rect x=\"{:.1}\" y=\"110\" width=\"{:.1}\" height=\"14\" class=\"aa\"><title>A/A pairs range {al:.2}% to {ah:.2}%</title></rect><text x=\"{:.1}\" y=\"121\" class=\"label\">A/A</text>\n", x(al), (x(ah) - x(al)).max(1.0), x(ah) + 4.0);
+        for c in aa {
+            s += &format!(
+                "<circle cx=\"{:.1}\" cy=\"117\" r=\"2\" class=\"aapt\"/>\n",
+                x(*c)
+            );
+        }
+    }
+    s += &format!(
+        "<line x1=\"{0:.1}\" y1=\"26\" x2=\"{0:.1}\" y2=\"130\" class=\"axis\"/>\n",
+        x(0.0)
+    );
+    for t in [lo, (lo + hi) / 2.0, hi] {
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"150\" class=\"value\" text-anchor=\"middle\">{t:+.1}%</text>\n",
+            x(t)
+        );
+    }
+    s += "<text x=\"4\" y=\"166\" class=\"label\">candidate vs baseline per pair (%); band: interval; A/A: pre-flight pairs</text>\n</svg>\n";
+    s
+}
