@@ -304,10 +304,15 @@ fn matrix_cmd(a: CodeMatrixArgs) -> Result<ExitStatus> {
             })
             .collect::<Vec<_>>()
     };
+    let inputs: Vec<PathBuf> = base
+        .values()
+        .chain(cand.values())
+        .map(|(label, _)| PathBuf::from(label))
+        .collect();
     emit(
         &a.output,
         "code_matrix",
-        &[],
+        &inputs,
         &m,
         |w| code_matrix_tables(&m, w),
         csv,
