@@ -67,3 +67,20 @@ pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
         }
     }
 }
+
+/// The terminal or Markdown text of `sections(name_width)` for the table and md formats.
+pub fn sections_text(
+    out: &OutputArgs,
+    sections: impl Fn(usize) -> Vec<kernelab_report::Section>,
+) -> Option<String> {
+    use kernelab_report::{render, OutputFormat};
+    match out.format {
+        crate::cli::FormatArg::Table => Some(render(
+            &sections(60),
+            OutputFormat::Terminal,
+            terminal_width(out),
+        )),
+        crate::cli::FormatArg::Md => Some(render(&sections(100), OutputFormat::Markdown, None)),
+        _ => None,
+    }
+}

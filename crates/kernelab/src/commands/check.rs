@@ -7,8 +7,7 @@ use crate::output;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_report::{
-    bitwise_tables, close_tables, finite_tables, render, repeat_tables, sweep_tables, OutputFormat,
-    Section,
+    bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables, Section,
 };
 use kernelab_tensor::{
     bitwise_files, close_files, finite_file, open, repeat, sweep, BitwiseOptions, DType, ReadSpec,
@@ -72,35 +71,19 @@ fn emit<T: Serialize>(
     body: &T,
     sections: Vec<Section>,
 ) -> Result<ExitStatus> {
-    crate::record::record(
+    let doc = Doc {
+        schema_version: 1,
         kind,
-        &Doc {
-            schema_version: 1,
-            kind,
-            pass,
-            body,
-        },
-        inputs,
-        None,
-    )?;
-    let text = match out.format {
-        FormatArg::Table => render(
-            &sections,
-            OutputFormat::Terminal,
-            output::terminal_width(out),
-        ),
-        FormatArg::Md => render(&sections, OutputFormat::Markdown, None),
-        FormatArg::Json => {
-            serde_json::to_string_pretty(&Doc {
-                schema_version: 1,
-                kind,
-                pass,
-                body,
-            })
-            .context("serializing JSON")?
-                + "\n"
+        pass,
+        body,
+    };
+    crate::record::record(kind, &doc, inputs, None)?;
+    let text = match output::sections_text(out, |_| sections.clone()) {
+        Some(t) => t,
+        None if out.format == FormatArg::Json => {
+            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
         }
-        FormatArg::Csv => bail!("--format csv is not offered for check; use json"),
+        None => bail!("--format csv is not offered for check; use json"),
     };
     output::write(out, &text)?;
     Ok(if pass {

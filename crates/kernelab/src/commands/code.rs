@@ -5,9 +5,7 @@ use crate::output;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_code::{diff, load_file, matrix, Build, CodeObject, LoadOptions};
-use kernelab_report::{
-    code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, render, OutputFormat, Section,
-};
+use kernelab_report::{code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, Section};
 use regex::Regex;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -42,34 +40,19 @@ fn emit<T: Serialize, R: Serialize>(
     sections: impl Fn(usize) -> Vec<Section>,
     csv: impl Fn() -> Vec<R>,
 ) -> Result<()> {
-    crate::record::record(
+    let doc = Doc {
+        schema_version: 1,
         kind,
-        &Doc {
-            schema_version: 1,
-            kind,
-            kernelab_version: env!("CARGO_PKG_VERSION"),
-            body,
-        },
-        inputs,
-        None,
-    )?;
-    let text = match out.format {
-        FormatArg::Table => render(
-            &sections(60),
-            OutputFormat::Terminal,
-            output::terminal_width(out),
-        ),
-        FormatArg::Md => render(&sections(100), OutputFormat::Markdown, None),
-        FormatArg::Json => {
-            let doc = Doc {
-                schema_version: 1,
-                kind,
-                kernelab_version: env!("CARGO_PKG_VERSION"),
-                body,
-            };
+        kernelab_version: env!("CARGO_PKG_VERSION"),
+        body,
+    };
+    crate::record::record(kind, &doc, inputs, None)?;
+    let text = match output::sections_text(out, sections) {
+        Some(t) => t,
+        None if out.format == FormatArg::Json => {
             serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
         }
-        FormatArg::Csv => csv_rows(&csv()).map_err(|e| anyhow!("writing CSV: {e}"))?,
+        None => csv_rows(&csv()).map_err(|e| anyhow!("writing CSV: {e}"))?,
     };
     output::write(out, &text)
 }

@@ -81,17 +81,7 @@ pub fn run(args: CompareArgs) -> Result<ExitStatus> {
             OutputFormat::Markdown,
             None,
         ),
-        FormatArg::Json => {
-            let doc = CompareDocument {
-                schema_version: 1,
-                kind: "compare",
-                kernelab_version: env!("CARGO_PKG_VERSION"),
-                base_inputs: &bi,
-                cand_inputs: &ci,
-                comparison: &comparison,
-            };
-            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
-        }
+        FormatArg::Json => serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n",
         FormatArg::Csv => compare_csv(&comparison).map_err(|e| anyhow!("writing CSV: {e}"))?,
     };
     output::write(&args.output, &text)?;
