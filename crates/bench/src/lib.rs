@@ -9,6 +9,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod kernel;
 pub mod metric;
 pub mod record;
 mod runner;

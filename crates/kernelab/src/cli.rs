@@ -44,6 +44,11 @@ pub enum Command {
     /// with an exact Wilcoxon interval, and a verdict (FASTER / SLOWER / SAME / INCONCLUSIVE)
     /// with its resolution. Every sample is appended to a JSONL file as it is measured.
     Ab(Box<AbArgs>),
+    /// Launch two builds of one GPU kernel from their code objects (CUDA cubin/fatbin, HIP
+    /// code object): poisoned outputs, bitwise/repeat/graph/oracle/finite gates, then ABBA
+    /// timing with CUDA events and a verdict. Exit status 0 when every gate passes.
+    #[command(subcommand)]
+    Kernel(KernelCommand),
     /// Render an evidence bundle (made with --record DIR) as a PR-ready Markdown body, a
     /// self-contained HTML page with plots, or a JSON summary.
     Report(ReportArgs),
@@ -288,6 +293,33 @@ pub struct CheckSweepArgs {
     /// TOML manifest: [[config]] name, baseline, candidate, repeats = [...], oracle; optional
     /// [tolerance] rtol/atol and dtype. Paths are relative to the manifest.
     pub manifest: PathBuf,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `kernelab kernel` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum KernelCommand {
+    /// Run a launch spec (TOML; see docs/kernel-spec.md).
+    Run(KernelRunArgs),
+}
+
+/// Arguments of `kernelab kernel run`.
+#[derive(Args, Debug)]
+pub struct KernelRunArgs {
+    /// The launch spec.
+    pub spec: PathBuf,
+    /// Append every timed sample to this JSONL file (default: kernel-samples.jsonl beside
+    /// --out, or in the current directory).
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
+    /// Override timing.rounds.
+    #[arg(long)]
+    pub rounds: Option<usize>,
+    /// Check the spec and resolve both builds without opening a GPU.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

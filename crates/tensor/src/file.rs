@@ -34,6 +34,20 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// A tensor over bytes held in memory (as read back from a device).
+    pub fn owned(
+        name: impl Into<String>,
+        dtype: DType,
+        shape: Vec<usize>,
+        bytes: Vec<u8>,
+    ) -> Tensor {
+        Tensor {
+            name: name.into(),
+            dtype,
+            shape,
+            data: Data::Owned(Arc::new(bytes)),
+        }
+    }
     /// The raw little-endian bytes.
     pub fn bytes(&self) -> &[u8] {
         match &self.data {

@@ -1,0 +1,389 @@
+//! Argument marshalling: host data for every buffer, and the parameter list of each build
+//! (buffers, scalars, null pointers, Triton's trailing scratch pointers) ready to pack into the
+//! driver's `kernelParams` array.
+
+use super::spec::{eval, Arg, ArgKind, Build, Init, Role, Size, Spec};
+use kernelab_tensor::DType;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// One device buffer to allocate.
+#[derive(Clone, Debug)]
+pub struct Buffer {
+    /// Argument name.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape.
+    pub shape: Vec<usize>,
+    /// Role.
+    pub role: Role,
+    /// Initial contents (inputs and in/out buffers); `None` for outputs (poisoned instead).
+    pub init: Option<Vec<u8>>,
+}
+
+impl Buffer {
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.shape.iter().product::<usize>() * self.dtype.size()
+    }
+}
+
+/// One kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Param {
+    /// The device address of buffer `i`.
+    Buffer(usize),
+    /// A scalar, as its little-endian bytes.
+    Scalar(Vec<u8>),
+    /// A null pointer.
+    Null,
+    /// A scratch allocation of this many bytes (Triton's global/profile scratch).
+    Scratch(usize),
+}
+
+/// A build ready to load and launch.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// `baseline` or `candidate`.
+    pub label: &'static str,
+    /// The code object.
+    pub code: PathBuf,
+    /// Kernel symbol.
+    pub symbol: String,
+    /// Grid.
+    pub grid: [u32; 3],
+    /// Block.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+    /// Parameters in order.
+    pub params: Vec<Param>,
+    /// Where Triton settings came from, when they did.
+    pub triton: Option<PathBuf>,
+}
+
+/// The fields of Triton's compile metadata JSON that a launch needs.
+#[derive(Clone, Debug, Deserialize)]
+pub struct TritonMeta {
+    /// Kernel name.
+    pub name: String,
+    /// Warps per program.
+    pub num_warps: u32,
+    /// Dynamic shared memory, bytes.
+    #[serde(default)]
+    pub shared: u32,
+    /// Global scratch bytes per program (Triton ≥ 3.3 passes a pointer for it).
+    pub global_scratch_size: Option<u64>,
+    /// Profile scratch bytes (Triton ≥ 3.5 passes a second pointer).
+    pub profile_scratch_size: Option<u64>,
+}
+
+impl TritonMeta {
+    /// Reads a metadata JSON.
+    pub fn read(path: &Path) -> Result<TritonMeta, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}: line {}: not Triton compile metadata ({e})",
+                path.display(),
+                e.line()
+            )
+        })
+    }
+
+    /// The trailing pointer parameters Triton appends, sized for `programs` programs.
+    pub fn trailing(&self, programs: u64) -> Vec<Param> {
+        let scratch = |size: u64| {
+            if size == 0 {
+                Param::Null
+            } else {
+                Param::Scratch((size * programs) as usize)
+            }
+        };
+        let mut out = Vec::new();
+        if let Some(g) = self.global_scratch_size {
+            out.push(scratch(g));
+        }
+        if let Some(p) = self.profile_scratch_size {
+            out.push(scratch(p));
+        }
+        out
+    }
+}
+
+/// The buffers of a spec with their initial contents.
+pub fn buffers(spec: &Spec) -> Result<Vec<Buffer>, String> {
+    let mut out = Vec::new();
+    for (i, a) in spec.args.iter().enumerate() {
+        let ArgKind::Buffer(dtype) = ArgKind::of(a)? else {
+            continue;
+        };
+        let shape = a
+            .shape
+            .iter()
+            .flatten()
+            .map(|s| dim(s, spec, &a.name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n: usize = shape.iter().product();
+        let role = a.role.unwrap_or(Role::In);
+        let init = match (&a.init, role) {
+            (None, Role::Out) => None,
+            (None, _) => Some(fill(
+                &Init::Normal {
+                    mean: 0.0,
+                    std: 1.0,
+                },
+                dtype,
+                n,
+                seed(a, i),
+            )),
+            (Some(Init::File { path, key }), _) => {
+                Some(from_file(&spec.resolve(path), key, a, dtype, n)?)
+            }
+            (Some(init), _) => Some(fill(init, dtype, n, seed(a, i))),
+        };
+        out.push(Buffer {
+            name: a.name.clone(),
+            dtype,
+            shape,
+            role,
+            init,
+        });
+    }
+    Ok(out)
+}
+
+fn seed(a: &Arg, i: usize) -> u64 {
+    a.seed.unwrap_or(i as u64 + 1)
+}
+
+fn dim(s: &Size, spec: &Spec, name: &str) -> Result<usize, String> {
+    let v = eval(s, &spec.sizes).map_err(|e| format!("argument `{name}`: {e}"))?;
+    usize::try_from(v).map_err(|_| format!("argument `{name}`: negative size {v}"))
+}
+
+fn from_file(
+    path: &Path,
+    key: &Option<String>,
+    a: &Arg,
+    dtype: DType,
+    n: usize,
+) -> Result<Vec<u8>, String> {
+    let f = kernelab_tensor::open(path, &Default::default()).map_err(|e| e.to_string())?;
+    let t = match key {
+        Some(k) => f.tensors.iter().find(|t| &t.name == k),
+        None => f.tensors.first(),
+    }
+    .ok_or_else(|| {
+        format!(
+            "{}: no tensor {:?} for argument `{}`",
+            path.display(),
+            key,
+            a.name
+        )
+    })?;
+    if t.dtype != dtype || t.elements() != n {
+        return Err(format!(
+            "{}: tensor `{}` is {:?} with {} elements; argument `{}` needs {:?} with {n}",
+            path.display(),
+            t.name,
+            t.dtype,
+            t.elements(),
+            a.name,
+            dtype
+        ));
+    }
+    Ok(t.bytes().to_vec())
+}
+
+/// SplitMix64: a small, well-known generator, enough for reproducible test data (written by
+/// hand so that the bytes of a seeded input never change with a dependency's version).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Fills `n` elements of `dtype` from an initialiser (not `File`).
+pub fn fill(init: &Init, dtype: DType, n: usize, seed: u64) -> Vec<u8> {
+    let mut rng = SplitMix(seed);
+    let mut out = Vec::with_capacity(n * dtype.size());
+    for _ in 0..n {
+        let v = match init {
+            Init::Normal { mean, std } => {
+                // Box–Muller; 1 − u keeps the logarithm finite.
+                let (u, w) = (1.0 - rng.unit(), rng.unit());
+                mean + std * (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * w).cos()
+            }
+            Init::Uniform { low, high } => low + (high - low) * rng.unit(),
+            Init::Int { low, high } => {
+                let span = (high - low + 1).max(1) as u64;
+                (*low + (rng.next() % span) as i64) as f64
+            }
+            Init::Constant { value } => *value,
+            Init::File { .. } => 0.0,
+        };
+        encode(dtype, v, &mut out);
+    }
+    out
+}
+
+/// Appends `v` as one element of `dtype` (round to nearest even, saturating integers).
+pub fn encode(dtype: DType, v: f64, out: &mut Vec<u8>) {
+    match dtype {
+        DType::F64 => out.extend_from_slice(&v.to_le_bytes()),
+        DType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
+        DType::F16 => out.extend_from_slice(&half::f16::from_f64(v).to_le_bytes()),
+        DType::BF16 => out.extend_from_slice(&half::bf16::from_f64(v).to_le_bytes()),
+        DType::F8E4M3 | DType::F8E5M2 => {
+            // E5M2 is the top byte of f16; E4M3 via the nearest representable by search.
+            let b = if dtype == DType::F8E5M2 {
+                (half::f16::from_f64(v).to_bits() >> 8) as u8
+            } else {
+                (0u8..=0x7e)
+                    .chain(0x80..=0xfe)
+                    .min_by(|&a, &b| {
+                        let da = (DType::F8E4M3.value(&[a]) - v).abs();
+                        let db = (DType::F8E4M3.value(&[b]) - v).abs();
+                        da.total_cmp(&db)
+                    })
+                    .unwrap_or(0)
+            };
+            out.push(b);
+        }
+        DType::I8 => out.push(v as i8 as u8),
+        DType::U8 | DType::Bool => out.push(v as u8),
+        DType::I16 => out.extend_from_slice(&(v as i16).to_le_bytes()),
+        DType::U16 => out.extend_from_slice(&(v as u16).to_le_bytes()),
+        DType::I32 => out.extend_from_slice(&(v as i32).to_le_bytes()),
+        DType::U32 => out.extend_from_slice(&(v as u32).to_le_bytes()),
+        DType::I64 => out.extend_from_slice(&(v as i64).to_le_bytes()),
+        DType::U64 => out.extend_from_slice(&(v as u64).to_le_bytes()),
+        // DType is non-exhaustive; a type added later is written as zero bytes of its size.
+        _ => out.extend(std::iter::repeat_n(0u8, dtype.size())),
+    }
+}
+
+fn dims3(v: &Option<Vec<Size>>, spec: &Spec, what: &str) -> Result<Option<[u32; 3]>, String> {
+    let Some(v) = v else { return Ok(None) };
+    if v.is_empty() || v.len() > 3 {
+        return Err(format!("{what}: give 1 to 3 sizes"));
+    }
+    let mut out = [1u32; 3];
+    for (o, s) in out.iter_mut().zip(v) {
+        let x = eval(s, &spec.sizes).map_err(|e| format!("{what}: {e}"))?;
+        *o = u32::try_from(x)
+            .ok()
+            .filter(|&x| x > 0)
+            .ok_or_else(|| format!("{what}: {x} is not a positive 32-bit size"))?;
+    }
+    Ok(Some(out))
+}
+
+/// Resolves one build: symbol, geometry and parameters, reading Triton metadata when present.
+pub fn resolve(spec: &Spec, build: &Build, label: &'static str) -> Result<Resolved, String> {
+    let code = spec.resolve(&build.code);
+    let (b, l) = (&build.launch, &spec.launch);
+    let triton_path = b
+        .triton
+        .as_ref()
+        .or(l.triton.as_ref())
+        .map(|p| spec.resolve(p))
+        .or_else(|| Some(code.with_extension("json")).filter(|p| p.is_file()));
+    let meta = triton_path.as_deref().map(TritonMeta::read).transpose()?;
+    let ctx = |m: String| format!("{label}: {m}");
+    let symbol = b
+        .symbol
+        .clone()
+        .or_else(|| l.symbol.clone())
+        .or_else(|| meta.as_ref().map(|m| m.name.clone()))
+        .ok_or_else(|| ctx("no kernel symbol: set launch.symbol".into()))?;
+    let grid = dims3(&b.grid, spec, "grid")?
+        .or(dims3(&l.grid, spec, "grid")?)
+        .ok_or_else(|| ctx("no grid: set launch.grid".into()))?;
+    let block = match (
+        dims3(&b.block, spec, "block")?.or(dims3(&l.block, spec, "block")?),
+        &meta,
+    ) {
+        (Some(x), _) => x,
+        (None, Some(m)) => [32 * m.num_warps, 1, 1],
+        (None, None) => return Err(ctx("no block: set launch.block".into())),
+    };
+    let shared = match (b.shared.as_ref().or(l.shared.as_ref()), &meta) {
+        (Some(s), _) => {
+            u32::try_from(eval(s, &spec.sizes)?).map_err(|_| ctx("shared: out of range".into()))?
+        }
+        (None, Some(m)) => m.shared,
+        (None, None) => 0,
+    };
+    let mut params = Vec::new();
+    let mut buffer = 0;
+    for a in &spec.args {
+        params.push(match ArgKind::of(a)? {
+            ArgKind::Buffer(_) => {
+                buffer += 1;
+                Param::Buffer(buffer - 1)
+            }
+            ArgKind::Null => Param::Null,
+            ArgKind::Scalar(dt) => {
+                let s = b
+                    .values
+                    .get(&a.name)
+                    .or(a.value.as_ref())
+                    .ok_or_else(|| ctx(format!("scalar `{}` has no value", a.name)))?;
+                let v =
+                    eval(s, &spec.sizes).map_err(|e| ctx(format!("scalar `{}`: {e}", a.name)))?;
+                let mut bytes = Vec::new();
+                encode(dt, v as f64, &mut bytes);
+                Param::Scalar(bytes)
+            }
+        });
+    }
+    if let Some(m) = &meta {
+        let programs = grid.iter().map(|&g| u64::from(g)).product();
+        params.extend(m.trailing(programs));
+    }
+    Ok(Resolved {
+        label,
+        code,
+        symbol,
+        grid,
+        block,
+        shared,
+        params,
+        triton: triton_path,
+    })
+}
+
+/// Packs parameters into the values `kernelParams` points at, given buffer and scratch
+/// addresses (scratch addresses in the order the scratch parameters appear).
+pub fn pack(params: &[Param], buffers: &[u64], scratch: &[u64]) -> Result<Vec<Vec<u8>>, String> {
+    let mut s = scratch.iter();
+    params
+        .iter()
+        .map(|p| match p {
+            Param::Buffer(i) => buffers
+                .get(*i)
+                .map(|a| a.to_le_bytes().to_vec())
+                .ok_or_else(|| format!("buffer {i} not allocated")),
+            Param::Scalar(b) => Ok(b.clone()),
+            Param::Null => Ok(0u64.to_le_bytes().to_vec()),
+            Param::Scratch(_) => s
+                .next()
+                .map(|a| a.to_le_bytes().to_vec())
+                .ok_or_else(|| "scratch not allocated".to_string()),
+        })
+        .collect()
+}

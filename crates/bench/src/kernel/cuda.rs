@@ -1,0 +1,252 @@
+//! The CUDA backend: the driver API through `cudarc` with dynamic loading (so the binary builds
+//! and runs its other commands where no CUDA is installed), telemetry through NVML.
+
+use super::gpu::{DevicePtr, EventId, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry};
+use cudarc::driver::{result, sys};
+use std::ffi::{c_void, CString};
+
+/// A CUDA context on one device with one stream.
+pub struct Cuda {
+    name: String,
+    l2: Option<usize>,
+    stream: sys::CUstream,
+    modules: Vec<sys::CUmodule>,
+    kernels: Vec<sys::CUfunction>,
+    graphs: Vec<sys::CUgraphExec>,
+    events: Vec<sys::CUevent>,
+    next_event: usize,
+    allocations: Vec<DevicePtr>,
+    nvml: Option<(nvml_wrapper::Nvml, u32)>,
+}
+
+fn err(what: &str) -> impl Fn(result::DriverError) -> String + '_ {
+    move |e| format!("CUDA {what}: {e}")
+}
+
+impl Cuda {
+    /// Opens device `ordinal`; a clear error (no panic) where no CUDA driver is installed.
+    pub fn open(ordinal: i32) -> GpuResult<Cuda> {
+        // cudarc panics when it cannot load libcuda; look for it first.
+        // SAFETY: loading the system's CUDA driver library runs its initialisers, which is what
+        // every CUDA program does; the handle is dropped straight away (cudarc loads its own).
+        #[allow(unsafe_code)]
+        let found = ["libcuda.so.1", "libcuda.so", "nvcuda.dll"]
+            .iter()
+            .any(|n| unsafe { libloading::Library::new(n) }.is_ok());
+        if !found {
+            return Err("no CUDA driver: libcuda.so.1 is not installed on this machine".into());
+        }
+        // cudarc also panics when a symbol it binds is missing from an older driver.
+        let init = std::panic::catch_unwind(result::init).map_err(|_| {
+            "the CUDA driver is older than CUDA 12.8 (a driver symbol is missing)".to_string()
+        })?;
+        init.map_err(err("init"))?;
+        let dev = result::device::get(ordinal).map_err(err("device"))?;
+        // SAFETY: `dev` is a valid device handle from cuDeviceGet; the primary context is
+        // retained for the life of the process and made current on this thread only.
+        #[allow(unsafe_code)]
+        let l2 = unsafe {
+            let ctx = result::primary_ctx::retain(dev).map_err(err("context"))?;
+            result::ctx::set_current(ctx).map_err(err("context"))?;
+            result::device::get_attribute(
+                dev,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+            )
+            .ok()
+            .and_then(|v| usize::try_from(v).ok())
+        };
+        let name = result::device::get_name(dev).map_err(err("device name"))?;
+        let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
+            .map_err(err("stream"))?;
+        let nvml = nvml_wrapper::Nvml::init().ok().map(|n| (n, ordinal as u32));
+        Ok(Cuda {
+            name,
+            l2,
+            stream,
+            modules: Vec::new(),
+            kernels: Vec::new(),
+            graphs: Vec::new(),
+            events: Vec::new(),
+            next_event: 0,
+            allocations: Vec::new(),
+            nvml,
+        })
+    }
+}
+
+// SAFETY (for every `unsafe` block below): the handles passed to the driver were all created by
+// this struct on the current context and are only destroyed in `Drop`; device pointers come from
+// `alloc` and the byte counts passed with them never exceed the allocation (the caller sizes
+// host buffers from the same `Buffer::bytes`); `kernelParams` points at `params`, which outlives
+// the call (cuLaunchKernel copies the values before returning).
+#[allow(unsafe_code)]
+impl Gpu for Cuda {
+    fn device_name(&self) -> String {
+        self.name.clone()
+    }
+    fn l2_bytes(&self) -> Option<usize> {
+        self.l2
+    }
+    fn alloc(&mut self, bytes: usize) -> GpuResult<DevicePtr> {
+        let p = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(err("allocation"))?;
+        self.allocations.push(p);
+        Ok(p)
+    }
+    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> GpuResult<()> {
+        unsafe { result::memcpy_htod_sync(dst, data) }.map_err(err("copy to device"))?;
+        // A copy from pageable memory may return before its DMA lands, and the launch stream
+        // does not synchronise with the legacy stream: wait for the whole context.
+        result::ctx::synchronize().map_err(err("copy to device"))
+    }
+    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> GpuResult<()> {
+        self.sync()?;
+        unsafe { result::memcpy_dtoh_sync(out, src) }.map_err(err("copy to host"))
+    }
+    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> GpuResult<()> {
+        unsafe { result::memset_d8_async(dst, value, bytes, self.stream) }.map_err(err("memset"))
+    }
+    fn load(&mut self, image: &[u8], symbol: &str, shared: u32) -> GpuResult<KernelId> {
+        // The driver reads the image up to its own size field; a NUL-terminated copy keeps PTX
+        // text safe too.
+        let mut owned = image.to_vec();
+        owned.push(0);
+        let module = unsafe { result::module::load_data(owned.as_ptr() as *const c_void) }
+            .map_err(err(
+                "module load (is the code object for this GPU's architecture?)",
+            ))?;
+        self.modules.push(module);
+        let name = CString::new(symbol).map_err(|_| format!("symbol {symbol:?} contains NUL"))?;
+        let f = unsafe { result::module::get_function(module, name) }
+            .map_err(|e| format!("CUDA: kernel `{symbol}` not found in the code object: {e}"))?;
+        if shared > 48 * 1024 {
+            unsafe {
+                result::function::set_function_attribute(
+                    f,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+            }
+            .map_err(err("dynamic shared memory limit"))?;
+        }
+        self.kernels.push(f);
+        Ok(KernelId(self.kernels.len() - 1))
+    }
+    fn param_sizes(&mut self, k: KernelId) -> Option<Vec<usize>> {
+        let f = *self.kernels.get(k.0)?;
+        let mut sizes = Vec::new();
+        for i in 0..4096 {
+            let r = std::panic::catch_unwind(move || {
+                let (mut off, mut size) = (0usize, 0usize);
+                let r = unsafe { sys::cuFuncGetParamInfo(f, i, &mut off, &mut size) };
+                (r, size)
+            })
+            .ok()?;
+            if r.0 != sys::CUresult::CUDA_SUCCESS {
+                break;
+            }
+            sizes.push(r.1);
+        }
+        Some(sizes)
+    }
+    fn launch(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> GpuResult<()> {
+        let f = *self.kernels.get(k.0).ok_or("unknown kernel")?;
+        let mut ptrs: Vec<*mut c_void> = params.iter().map(|p| p.as_ptr() as *mut c_void).collect();
+        unsafe {
+            result::launch_kernel(
+                f,
+                (g.grid[0], g.grid[1], g.grid[2]),
+                (g.block[0], g.block[1], g.block[2]),
+                g.shared,
+                self.stream,
+                &mut ptrs,
+            )
+        }
+        .map_err(err("launch"))
+    }
+    fn capture(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> GpuResult<GraphId> {
+        unsafe {
+            result::stream::begin_capture(
+                self.stream,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            )
+        }
+        .map_err(err("graph capture"))?;
+        let launched = self.launch(k, g, params);
+        let graph =
+            unsafe { result::stream::end_capture(self.stream) }.map_err(err("graph capture"))?;
+        launched?;
+        let mut exec = std::mem::MaybeUninit::uninit();
+        unsafe { sys::cuGraphInstantiateWithFlags(exec.as_mut_ptr(), graph, 0).result() }
+            .map_err(err("graph instantiate"))?;
+        unsafe {
+            let _ = result::graph::destroy(graph);
+            self.graphs.push(exec.assume_init());
+        }
+        Ok(GraphId(self.graphs.len() - 1))
+    }
+    fn replay(&mut self, graph: GraphId) -> GpuResult<()> {
+        let g = *self.graphs.get(graph.0).ok_or("unknown graph")?;
+        unsafe { result::graph::launch(g, self.stream) }.map_err(err("graph launch"))
+    }
+    fn record(&mut self) -> GpuResult<EventId> {
+        if self.next_event == self.events.len() {
+            let e = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+                .map_err(err("event"))?;
+            self.events.push(e);
+        }
+        let id = self.next_event;
+        self.next_event += 1;
+        unsafe { result::event::record(self.events[id], self.stream) }
+            .map_err(err("event record"))?;
+        Ok(EventId(id))
+    }
+    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> GpuResult<f64> {
+        let (a, b) = (self.events[start.0], self.events[end.0]);
+        unsafe { result::event::synchronize(b) }.map_err(err("event wait"))?;
+        let ms = unsafe { result::event::elapsed(a, b) }.map_err(err("event time"))?;
+        self.next_event = 0;
+        Ok(f64::from(ms))
+    }
+    fn sync(&mut self) -> GpuResult<()> {
+        self.next_event = 0;
+        unsafe { result::stream::synchronize(self.stream) }.map_err(err("kernel execution"))
+    }
+    fn telemetry(&mut self) -> Telemetry {
+        use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+        let Some((nvml, i)) = &self.nvml else {
+            return Telemetry::default();
+        };
+        let Ok(d) = nvml.device_by_index(*i) else {
+            return Telemetry::default();
+        };
+        Telemetry {
+            sm_mhz: d.clock_info(Clock::SM).ok(),
+            temp_c: d.temperature(TemperatureSensor::Gpu).ok(),
+            power_w: d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0),
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+impl Drop for Cuda {
+    fn drop(&mut self) {
+        // SAFETY: every handle was created by this struct and is destroyed once, after the
+        // stream has drained.
+        unsafe {
+            let _ = result::stream::synchronize(self.stream);
+            for &g in &self.graphs {
+                let _ = result::graph::exec_destroy(g);
+            }
+            for &e in &self.events {
+                let _ = result::event::destroy(e);
+            }
+            for &p in &self.allocations {
+                let _ = result::free_sync(p);
+            }
+            for &m in &self.modules {
+                let _ = result::module::unload(m);
+            }
+            let _ = result::stream::destroy(self.stream);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! What the launcher needs from a GPU API, so that the gate and timing logic is written once
+//! and tested without a GPU (a host mock implements this trait in the tests).
+
+/// A device pointer.
+pub type DevicePtr = u64;
+
+/// A loaded kernel (index into the backend's own table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelId(pub usize);
+
+/// A captured graph (index into the backend's own table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphId(pub usize);
+
+/// A recorded event (index into the backend's own table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventId(pub usize);
+
+/// Launch geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// Grid.
+    pub grid: [u32; 3],
+    /// Block.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+}
+
+/// Clock, temperature and power at one moment (each unavailable when the API has no answer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Telemetry {
+    /// SM clock, MHz.
+    pub sm_mhz: Option<u32>,
+    /// GPU temperature, °C.
+    pub temp_c: Option<u32>,
+    /// Board power, W.
+    pub power_w: Option<f64>,
+}
+
+/// A GPU API error, already worded for the user.
+pub type GpuResult<T> = Result<T, String>;
+
+/// The operations the launcher uses.
+pub trait Gpu {
+    /// The device's name.
+    fn device_name(&self) -> String;
+    /// L2 cache size in bytes, when known.
+    fn l2_bytes(&self) -> Option<usize>;
+    /// Allocates device memory.
+    fn alloc(&mut self, bytes: usize) -> GpuResult<DevicePtr>;
+    /// Copies host bytes to the device.
+    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> GpuResult<()>;
+    /// Copies device bytes to the host.
+    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> GpuResult<()>;
+    /// Sets `bytes` bytes to `value` (asynchronously, on the launch stream).
+    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> GpuResult<()>;
+    /// Loads a code object and looks up a kernel; `shared` is the dynamic shared memory the
+    /// launches will ask for (raising the function's limit when it is above the default).
+    fn load(&mut self, image: &[u8], symbol: &str, shared: u32) -> GpuResult<KernelId>;
+    /// The byte sizes of the kernel's parameters, when the API can tell.
+    fn param_sizes(&mut self, k: KernelId) -> Option<Vec<usize>>;
+    /// Launches on the stream (asynchronous).
+    fn launch(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> GpuResult<()>;
+    /// Captures one launch into a graph.
+    fn capture(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> GpuResult<GraphId>;
+    /// Replays a graph on the stream.
+    fn replay(&mut self, graph: GraphId) -> GpuResult<()>;
+    /// Records an event on the stream.
+    fn record(&mut self) -> GpuResult<EventId>;
+    /// Milliseconds between two recorded events (waits for the second).
+    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> GpuResult<f64>;
+    /// Waits for the stream.
+    fn sync(&mut self) -> GpuResult<()>;
+    /// Clock, temperature and power now.
+    fn telemetry(&mut self) -> Telemetry;
+}

@@ -1,0 +1,21 @@
+//! The kernel launcher: two builds of one GPU kernel loaded from their code objects, checked
+//! (poisoned outputs, bitwise, repeat, graph replay, oracle, finite) and timed as ABBA pairs.
+
+pub mod args;
+pub mod cuda;
+pub mod gpu;
+pub mod hip;
+pub mod run;
+pub mod spec;
+
+pub use gpu::Gpu;
+pub use run::{run, KernelRun, Sample};
+pub use spec::{Backend, Spec, SpecError};
+
+/// Opens the spec's backend.
+pub fn open(spec: &Spec) -> Result<Box<dyn Gpu>, String> {
+    Ok(match spec.backend {
+        Backend::Cuda => Box::new(cuda::Cuda::open(spec.device)?),
+        Backend::Hip => Box::new(hip::Hip::open(spec.device)?),
+    })
+}

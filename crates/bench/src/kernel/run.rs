@@ -1,0 +1,494 @@
+//! The launcher: correctness gates on separate outputs, then ABBA-interleaved timing on shared
+//! outputs, written once against the [`Gpu`] trait.
+
+use super::args::{self, Buffer, Param, Resolved};
+use super::gpu::{DevicePtr, Geometry, Gpu, KernelId, Telemetry};
+use super::spec::{Role, Spec};
+use kernelab_stats::rank::median;
+use kernelab_stats::{abba_order, analyze, Analysis, Design, Order, Pair, StopRule};
+use kernelab_tensor::Tensor;
+use kernelab_tensor::{bitwise, close, finite, BitwiseOptions, Tolerance};
+use serde::Serialize;
+
+/// Byte written into outputs before each correctness run: 0xFF is a NaN in every float type
+/// (and −1 in signed integers), so elements a kernel fails to write show up.
+pub const POISON: u8 = 0xFF;
+
+/// One gate's outcome.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Gate {
+    /// What was checked.
+    pub name: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// Numbers behind it.
+    pub detail: String,
+}
+
+/// One build as launched.
+#[derive(Clone, Debug, Serialize)]
+pub struct BuildInfo {
+    /// `baseline` or `candidate`.
+    pub label: String,
+    /// Code object.
+    pub code: String,
+    /// Symbol.
+    pub symbol: String,
+    /// Grid.
+    pub grid: [u32; 3],
+    /// Block.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+    /// Parameters passed.
+    pub params: usize,
+    /// Triton metadata used.
+    pub triton: Option<String>,
+}
+
+/// One timed sample.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sample {
+    /// Round.
+    pub round: usize,
+    /// `baseline` or `candidate`.
+    pub build: &'static str,
+    /// Sample within the round.
+    pub sample: usize,
+    /// Launches between the two events.
+    pub batch: usize,
+    /// Event time divided by the batch, µs.
+    pub us_per_launch: f64,
+    /// Telemetry at the end of the sample.
+    #[serde(flatten)]
+    pub telemetry: Telemetry,
+}
+
+/// One round: a pair.
+#[derive(Clone, Debug, Serialize)]
+pub struct Round {
+    /// Index.
+    pub round: usize,
+    /// Which ran first.
+    pub order: Order,
+    /// Median baseline µs per launch.
+    pub baseline_us: f64,
+    /// Median candidate µs per launch.
+    pub candidate_us: f64,
+    /// Baseline / candidate.
+    pub speedup: f64,
+    /// Telemetry at the end of the round.
+    #[serde(flatten)]
+    pub telemetry: Telemetry,
+}
+
+/// Everything `kernelab kernel run` found.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelRun {
+    /// Device name.
+    pub device: String,
+    /// The two builds.
+    pub builds: Vec<BuildInfo>,
+    /// Gates, in order.
+    pub gates: Vec<Gate>,
+    /// Launches per timed sample.
+    pub batch: usize,
+    /// Whether an L2 flush ran before each timed launch.
+    pub l2_flush: bool,
+    /// Rounds.
+    pub rounds: Vec<Round>,
+    /// Candidate/baseline analysis (absent when a gate failed and timing was skipped).
+    pub analysis: Option<Analysis>,
+}
+
+impl KernelRun {
+    /// True when every gate held.
+    pub fn gates_passed(&self) -> bool {
+        self.gates.iter().all(|g| g.passed)
+    }
+}
+
+struct Loaded {
+    build: Resolved,
+    kernel: KernelId,
+    scratch: Vec<DevicePtr>,
+}
+
+impl Loaded {
+    fn geometry(&self) -> Geometry {
+        Geometry {
+            grid: self.build.grid,
+            block: self.build.block,
+            shared: self.build.shared,
+        }
+    }
+}
+
+fn load(gpu: &mut dyn Gpu, build: Resolved) -> Result<Loaded, String> {
+    let image = std::fs::read(&build.code)
+        .map_err(|e| format!("{}: cannot read: {e}", build.code.display()))?;
+    let kernel = gpu
+        .load(&image, &build.symbol, build.shared)
+        .map_err(|e| format!("{}: {e}", build.code.display()))?;
+    if let Some(sizes) = gpu.param_sizes(kernel) {
+        let ours: Vec<usize> = build
+            .params
+            .iter()
+            .map(|p| if let Param::Scalar(b) = p { b.len() } else { 8 })
+            .collect();
+        if !sizes.is_empty() && sizes != ours {
+            return Err(format!(
+                "{}: kernel `{}` takes {} parameters of sizes {:?} bytes; the spec gives {} of sizes {:?}",
+                build.code.display(),
+                build.symbol,
+                sizes.len(),
+                sizes,
+                ours.len(),
+                ours
+            ));
+        }
+    }
+    let mut scratch = Vec::new();
+    for p in &build.params {
+        if let Param::Scratch(n) = p {
+            scratch.push(gpu.alloc(*n)?);
+        }
+    }
+    Ok(Loaded {
+        build,
+        kernel,
+        scratch,
+    })
+}
+
+/// Device copies of the buffers: inputs shared, outputs per slot.
+struct Slot {
+    ptrs: Vec<DevicePtr>,
+}
+
+fn slot(gpu: &mut dyn Gpu, bufs: &[Buffer], shared_inputs: Option<&Slot>) -> Result<Slot, String> {
+    let mut ptrs = Vec::new();
+    for (i, b) in bufs.iter().enumerate() {
+        let p = match (shared_inputs, b.role) {
+            (Some(s), Role::In) => s.ptrs[i],
+            _ => {
+                let p = gpu.alloc(b.bytes())?;
+                if let Some(init) = &b.init {
+                    gpu.upload(p, init)?;
+                }
+                p
+            }
+        };
+        ptrs.push(p);
+    }
+    Ok(Slot { ptrs })
+}
+
+/// Poisons outputs and restores in/out buffers before a correctness run.
+fn prepare(gpu: &mut dyn Gpu, bufs: &[Buffer], s: &Slot) -> Result<(), String> {
+    for (b, &p) in bufs.iter().zip(&s.ptrs) {
+        match (b.role, &b.init) {
+            (Role::Out, _) => gpu.fill(p, POISON, b.bytes())?,
+            (Role::Inout, Some(init)) => gpu.upload(p, init)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn outputs(gpu: &mut dyn Gpu, bufs: &[Buffer], s: &Slot) -> Result<Vec<Tensor>, String> {
+    let mut out = Vec::new();
+    for (b, &p) in bufs.iter().zip(&s.ptrs) {
+        if b.role != Role::In {
+            let mut host = vec![0u8; b.bytes()];
+            gpu.download(p, &mut host)?;
+            out.push(Tensor::owned(
+                b.name.clone(),
+                b.dtype,
+                b.shape.clone(),
+                host,
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn params(l: &Loaded, s: &Slot) -> Result<Vec<Vec<u8>>, String> {
+    args::pack(&l.build.params, &s.ptrs, &l.scratch)
+}
+
+fn run_once(
+    gpu: &mut dyn Gpu,
+    l: &Loaded,
+    bufs: &[Buffer],
+    s: &Slot,
+) -> Result<Vec<Tensor>, String> {
+    prepare(gpu, bufs, s)?;
+    gpu.launch(l.kernel, l.geometry(), &params(l, s)?)?;
+    gpu.sync()
+        .map_err(|e| format!("{} ({}): {e}", l.build.label, l.build.symbol))?;
+    outputs(gpu, bufs, s)
+}
+
+/// Compares two output sets bitwise; one gate line.
+fn bitwise_gate(name: &str, a: &[Tensor], b: &[Tensor]) -> Gate {
+    let mut differing = 0u64;
+    let mut elements = 0u64;
+    let mut first = None;
+    for (x, y) in a.iter().zip(b) {
+        let r = bitwise(
+            x,
+            y,
+            BitwiseOptions {
+                first: 1,
+                ..Default::default()
+            },
+        );
+        elements += r.elements;
+        differing += r.differing;
+        if first.is_none() {
+            first = r
+                .first
+                .first()
+                .map(|m| format!("; first at {}{:?}: {} vs {}", x.name, m.index, m.a, m.b));
+        }
+    }
+    Gate {
+        name: name.into(),
+        passed: differing == 0,
+        detail: format!(
+            "{differing} of {elements} elements differ{}",
+            first.unwrap_or_default()
+        ),
+    }
+}
+
+/// Runs the gates.
+fn gates(
+    gpu: &mut dyn Gpu,
+    spec: &Spec,
+    bufs: &[Buffer],
+    a: &Loaded,
+    b: &Loaded,
+) -> Result<Vec<Gate>, String> {
+    let sa = slot(gpu, bufs, None)?;
+    let sb = slot(gpu, bufs, Some(&sa))?;
+    let out_a = run_once(gpu, a, bufs, &sa)?;
+    let out_b = run_once(gpu, b, bufs, &sb)?;
+    let mut g = Vec::new();
+    for (label, outs) in [("baseline", &out_a), ("candidate", &out_b)] {
+        let (mut bad, mut n) = (0u64, 0u64);
+        for t in outs.iter() {
+            let f = finite(t);
+            n += f.elements;
+            bad += f.nan + f.pos_inf + f.neg_inf;
+        }
+        g.push(Gate {
+            name: format!("{label} outputs all finite (poisoned with NaN before the run)"),
+            passed: bad == 0,
+            detail: format!("{bad} of {n} elements NaN or infinite"),
+        });
+    }
+    if spec.gates.bitwise {
+        g.push(bitwise_gate(
+            "baseline vs candidate bitwise",
+            &out_a,
+            &out_b,
+        ));
+    }
+    for r in 1..spec.gates.repeat.max(1) {
+        let again = run_once(gpu, b, bufs, &sb)?;
+        g.push(bitwise_gate(
+            &format!("candidate repeat {} vs first run bitwise", r + 1),
+            &out_b,
+            &again,
+        ));
+    }
+    if spec.gates.graph {
+        prepare(gpu, bufs, &sb)?;
+        let graph = gpu.capture(b.kernel, b.geometry(), &params(b, &sb)?)?;
+        gpu.replay(graph)?;
+        gpu.sync()?;
+        let replayed = outputs(gpu, bufs, &sb)?;
+        g.push(bitwise_gate(
+            "candidate graph replay vs eager bitwise",
+            &out_b,
+            &replayed,
+        ));
+    }
+    if let Some(path) = &spec.gates.oracle {
+        let path = spec.resolve(path);
+        let f = kernelab_tensor::open(&path, &Default::default()).map_err(|e| e.to_string())?;
+        for t in &out_b {
+            let Some(o) = f.tensors.iter().find(|o| o.name == t.name) else {
+                return Err(format!(
+                    "{}: no tensor named `{}` (the output's name)",
+                    path.display(),
+                    t.name
+                ));
+            };
+            let (rt, at) = t.dtype.default_tolerance();
+            let tol = Tolerance {
+                rtol: spec.gates.rtol.unwrap_or(rt),
+                atol: spec.gates.atol.unwrap_or(at),
+                ulp: None,
+                nan_equal: false,
+            };
+            let r = close(t, o, tol);
+            g.push(Gate {
+                name: format!(
+                    "candidate `{}` vs oracle (rtol {}, atol {})",
+                    t.name, tol.rtol, tol.atol
+                ),
+                passed: r.mismatches == 0,
+                detail: format!(
+                    "{} of {} elements outside; max abs error {}",
+                    r.mismatches, r.elements, r.max_abs_err
+                ),
+            });
+        }
+    }
+    Ok(g)
+}
+
+/// Launches `n` times between two events; µs per launch.
+fn timed(
+    gpu: &mut dyn Gpu,
+    l: &Loaded,
+    p: &[Vec<u8>],
+    n: usize,
+    flush: Option<(DevicePtr, usize)>,
+) -> Result<f64, String> {
+    if let Some((ptr, bytes)) = flush {
+        gpu.fill(ptr, 0, bytes)?;
+    }
+    let start = gpu.record()?;
+    for _ in 0..n {
+        gpu.launch(l.kernel, l.geometry(), p)?;
+    }
+    let end = gpu.record()?;
+    Ok(gpu.elapsed_ms(start, end)? * 1000.0 / n as f64)
+}
+
+/// The whole run: gates, then (when they pass) timing.
+pub fn run(
+    gpu: &mut dyn Gpu,
+    spec: &Spec,
+    on_sample: &mut dyn FnMut(&Sample) -> Result<(), String>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<KernelRun, String> {
+    let bufs = args::buffers(spec)?;
+    let a = load(gpu, args::resolve(spec, &spec.baseline, "baseline")?)?;
+    let b = load(gpu, args::resolve(spec, &spec.candidate, "candidate")?)?;
+    let builds = [&a, &b]
+        .iter()
+        .map(|l| BuildInfo {
+            label: l.build.label.into(),
+            code: l.build.code.display().to_string(),
+            symbol: l.build.symbol.clone(),
+            grid: l.build.grid,
+            block: l.build.block,
+            shared: l.build.shared,
+            params: l.build.params.len(),
+            triton: l.build.triton.as_ref().map(|p| p.display().to_string()),
+        })
+        .collect();
+    let gates = gates(gpu, spec, &bufs, &a, &b)?;
+    let mut out = KernelRun {
+        device: gpu.device_name(),
+        builds,
+        gates,
+        batch: 0,
+        l2_flush: spec.timing.l2_flush,
+        rounds: Vec::new(),
+        analysis: None,
+    };
+    if !out.gates_passed() {
+        return Ok(out);
+    }
+    // Timing: one slot of outputs shared by both builds (the same addresses for both).
+    let s = slot(gpu, &bufs, None)?;
+    let (pa, pb) = (params(&a, &s)?, params(&b, &s)?);
+    let t = &spec.timing;
+    let flush = match (t.l2_flush, gpu.l2_bytes()) {
+        (true, Some(l2)) => Some((gpu.alloc(4 * l2)?, 4 * l2)),
+        (true, None) => {
+            return Err("timing.l2_flush: the device does not report its L2 size".into())
+        }
+        _ => None,
+    };
+    for _ in 0..t.warmup {
+        gpu.launch(a.kernel, a.geometry(), &pa)?;
+        gpu.launch(b.kernel, b.geometry(), &pb)?;
+    }
+    gpu.sync()?;
+    let batch = if flush.is_some() {
+        1
+    } else if t.batch > 0 {
+        t.batch
+    } else {
+        let one: Vec<f64> = (0..5)
+            .map(|_| timed(gpu, &a, &pa, 1, None))
+            .collect::<Result<_, _>>()?;
+        let us: f64 = median(&one).unwrap_or(1.0).max(0.5);
+        ((200.0 / us).ceil() as usize).clamp(1, 1000)
+    };
+    out.batch = batch;
+    for k in 0..t.rounds {
+        let order = abba_order(k, Order::AB);
+        let seq: [(&Loaded, &[Vec<u8>], &'static str); 2] = match order {
+            Order::AB => [(&a, &pa, "baseline"), (&b, &pb, "candidate")],
+            Order::BA => [(&b, &pb, "candidate"), (&a, &pa, "baseline")],
+        };
+        let (mut ta, mut tb) = (Vec::new(), Vec::new());
+        for (l, p, label) in seq {
+            for i in 0..t.samples.max(1) {
+                let us = timed(gpu, l, p, batch, flush)?;
+                on_sample(&Sample {
+                    round: k,
+                    build: label,
+                    sample: i,
+                    batch,
+                    us_per_launch: us,
+                    telemetry: gpu.telemetry(),
+                })?;
+                if label == "baseline" {
+                    ta.push(us)
+                } else {
+                    tb.push(us)
+                }
+            }
+        }
+        let (ma, mb) = (
+            median(&ta).unwrap_or(f64::NAN),
+            median(&tb).unwrap_or(f64::NAN),
+        );
+        out.rounds.push(Round {
+            round: k,
+            order,
+            baseline_us: ma,
+            candidate_us: mb,
+            speedup: ma / mb,
+            telemetry: gpu.telemetry(),
+        });
+        progress(k + 1, t.rounds);
+    }
+    let pairs: Vec<Pair> = out
+        .rounds
+        .iter()
+        .map(|r| Pair {
+            order: r.order,
+            a: r.baseline_us,
+            b: r.candidate_us,
+        })
+        .collect();
+    let design = Design {
+        threshold: t.threshold,
+        min_pairs: pairs.len(),
+        max_pairs: pairs.len(),
+        stop: StopRule::Fixed,
+        ..Design::default()
+    };
+    out.analysis = Some(analyze(&pairs, &design));
+    Ok(out)
+}

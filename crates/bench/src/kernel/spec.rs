@@ -1,0 +1,463 @@
+//! The launch spec: a TOML file naming two builds of one kernel, its launch geometry and its
+//! arguments in order. See `docs/kernel-spec.md` for the format with examples.
+
+use kernelab_tensor::DType;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A spec error, naming what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SpecError {
+    /// The spec file (or the file it names).
+    pub path: PathBuf,
+    /// What was expected.
+    pub message: String,
+}
+
+/// A size: an integer or an expression over the size variables (`B*T`, `cdiv(T, BT)`, `N/4`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Size {
+    /// A literal.
+    Int(i64),
+    /// An expression.
+    Expr(String),
+}
+
+/// How a buffer is filled before the runs.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Init {
+    /// Seeded normal values.
+    Normal {
+        /// Mean.
+        #[serde(default)]
+        mean: f64,
+        /// Standard deviation.
+        #[serde(default = "one")]
+        std: f64,
+    },
+    /// Seeded uniform values in `[low, high)`.
+    Uniform {
+        /// Lower bound.
+        #[serde(default)]
+        low: f64,
+        /// Upper bound.
+        #[serde(default = "one")]
+        high: f64,
+    },
+    /// Seeded integers in `[low, high]`.
+    Int {
+        /// Lower bound.
+        low: i64,
+        /// Upper bound (inclusive).
+        high: i64,
+    },
+    /// One value everywhere.
+    Constant {
+        /// The value.
+        value: f64,
+    },
+    /// A tensor file (npy, npz, safetensors); `key` picks the tensor when there are several.
+    File {
+        /// The file, relative to the spec.
+        path: PathBuf,
+        /// Tensor name inside the file.
+        key: Option<String>,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Role of a buffer.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Read only.
+    In,
+    /// Written (poisoned before each run, compared after).
+    Out,
+    /// Read and written (re-initialised before each run, compared after).
+    Inout,
+}
+
+/// One kernel argument, in order.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Arg {
+    /// Its name.
+    pub name: String,
+    /// Element type of a buffer, or the type of a scalar (`i32`, `i64`, `u32`, `u64`, `f32`, `f64`).
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Buffer shape; absent for scalars and null pointers.
+    pub shape: Option<Vec<Size>>,
+    /// Buffer role (default `in`).
+    pub role: Option<Role>,
+    /// Buffer initialisation (default: normal(0, 1) for inputs).
+    pub init: Option<Init>,
+    /// Seed of a random initialisation (default: the argument's position).
+    pub seed: Option<u64>,
+    /// Scalar value.
+    pub value: Option<Size>,
+}
+
+/// Launch settings shared by both builds unless a build overrides them.
+#[derive(Clone, Debug, Deserialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Launch {
+    /// Kernel symbol.
+    pub symbol: Option<String>,
+    /// Grid (up to 3 sizes).
+    pub grid: Option<Vec<Size>>,
+    /// Block (up to 3 sizes).
+    pub block: Option<Vec<Size>>,
+    /// Dynamic shared memory, bytes.
+    pub shared: Option<Size>,
+    /// Triton metadata JSON: a path, or absent to use `<cubin stem>.json` when it sits beside.
+    pub triton: Option<PathBuf>,
+    /// Scalar values of this build, by argument name (overriding the argument's `value`).
+    #[serde(default)]
+    pub values: BTreeMap<String, Size>,
+}
+
+/// One build.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Build {
+    /// The code object, relative to the spec.
+    pub code: PathBuf,
+    /// Overrides.
+    #[serde(flatten)]
+    pub launch: Launch,
+}
+
+/// Correctness gate settings.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Gates {
+    /// Candidate repeated executions compared bitwise with the first.
+    pub repeat: usize,
+    /// Capture the launch in a graph and compare its replay with eager.
+    pub graph: bool,
+    /// Reference outputs (npy/npz/safetensors, tensors named as the out arguments).
+    pub oracle: Option<PathBuf>,
+    /// Oracle relative tolerance.
+    pub rtol: Option<f64>,
+    /// Oracle absolute tolerance.
+    pub atol: Option<f64>,
+    /// Require baseline and candidate to agree bitwise (false: compare to the oracle only).
+    pub bitwise: bool,
+}
+
+impl Default for Gates {
+    fn default() -> Self {
+        Gates {
+            repeat: 3,
+            graph: true,
+            oracle: None,
+            rtol: None,
+            atol: None,
+            bitwise: true,
+        }
+    }
+}
+
+/// Timing settings.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timing {
+    /// Rounds; each round times both builds (ABBA order) and yields one pair.
+    pub rounds: usize,
+    /// Launches per timed sample: 0 picks enough for about 200 µs per sample.
+    pub batch: usize,
+    /// Timed samples per build per round (the round's value is their median).
+    pub samples: usize,
+    /// Warm-up launches of each build before timing.
+    pub warmup: usize,
+    /// Write a buffer larger than L2 between launches (timed launches then run one per event pair).
+    pub l2_flush: bool,
+    /// Practical threshold (fraction) of the verdict.
+    pub threshold: f64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            rounds: 30,
+            batch: 0,
+            samples: 5,
+            warmup: 20,
+            l2_flush: false,
+            threshold: 0.01,
+        }
+    }
+}
+
+/// A whole spec.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// `cuda` (default) or `hip`.
+    #[serde(default)]
+    pub backend: Backend,
+    /// Device ordinal.
+    #[serde(default)]
+    pub device: i32,
+    /// Named sizes.
+    #[serde(default)]
+    pub sizes: BTreeMap<String, i64>,
+    /// Shared launch settings.
+    #[serde(default)]
+    pub launch: Launch,
+    /// The baseline build.
+    pub baseline: Build,
+    /// The candidate build.
+    pub candidate: Build,
+    /// Arguments in order.
+    #[serde(rename = "arg", default)]
+    pub args: Vec<Arg>,
+    /// Gates.
+    #[serde(default)]
+    pub gates: Gates,
+    /// Timing.
+    #[serde(default)]
+    pub timing: Timing,
+    /// The directory relative paths are resolved against.
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+/// Which GPU API.
+#[derive(Clone, Copy, Debug, Deserialize, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// NVIDIA driver API.
+    #[default]
+    Cuda,
+    /// AMD HIP runtime.
+    Hip,
+}
+
+impl Spec {
+    /// Reads and checks a spec file.
+    pub fn read(path: &Path) -> Result<Spec, SpecError> {
+        let err = |message: String| SpecError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        Spec::parse(&text, path.parent().unwrap_or(Path::new("."))).map_err(err)
+    }
+
+    /// Parses spec text; relative paths resolve against `dir`.
+    pub fn parse(text: &str, dir: &Path) -> Result<Spec, String> {
+        let mut spec: Spec = toml::from_str(text).map_err(|e| e.to_string())?;
+        spec.dir = dir.to_path_buf();
+        spec.check()?;
+        Ok(spec)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.args.is_empty() {
+            return Err("no [[arg]] entries: list the kernel's arguments in order".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for a in &self.args {
+            if !seen.insert(a.name.as_str()) {
+                return Err(format!("argument `{}` is listed twice", a.name));
+            }
+            let what = ArgKind::of(a)?;
+            if let ArgKind::Buffer(_) = what {
+                for s in a.shape.iter().flatten() {
+                    eval(s, &self.sizes)
+                        .map_err(|e| format!("argument `{}` shape: {e}", a.name))?;
+                }
+            }
+        }
+        for b in [&self.baseline, &self.candidate] {
+            for name in b.launch.values.keys() {
+                match self.args.iter().find(|a| &a.name == name) {
+                    Some(a) if matches!(ArgKind::of(a)?, ArgKind::Scalar(_)) => {}
+                    _ => return Err(format!("values: `{name}` is not a scalar argument")),
+                }
+            }
+        }
+        if self.timing.rounds < 2 {
+            return Err("timing.rounds must be at least 2".into());
+        }
+        Ok(())
+    }
+
+    /// Resolves a path from the spec against the spec's directory.
+    pub fn resolve(&self, p: &Path) -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.dir.join(p)
+        }
+    }
+}
+
+/// What an argument is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A device buffer of this element type.
+    Buffer(DType),
+    /// A scalar of this type.
+    Scalar(DType),
+    /// A null pointer (`type = "null"`), for optional pointer arguments.
+    Null,
+}
+
+impl ArgKind {
+    /// Classifies an argument: a shape makes it a buffer, a value a scalar.
+    pub fn of(a: &Arg) -> Result<ArgKind, String> {
+        if a.ty == "null" || a.ty == "ptr" && a.shape.is_none() {
+            return Ok(ArgKind::Null);
+        }
+        let dt = DType::parse(&a.ty)
+            .ok_or_else(|| format!("argument `{}`: unknown type `{}`", a.name, a.ty))?;
+        match (&a.shape, &a.value) {
+            (Some(_), None) => Ok(ArgKind::Buffer(dt)),
+            (None, Some(_)) | (None, None) if !matches!(dt, DType::Bool) => Ok(ArgKind::Scalar(dt)),
+            _ => Err(format!(
+                "argument `{}`: give `shape` for a buffer or `value` for a scalar, not both",
+                a.name
+            )),
+        }
+    }
+}
+
+/// Evaluates a size expression: integers, names, `+ - * / %` (integer), parentheses and
+/// `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
+pub fn eval(s: &Size, sizes: &BTreeMap<String, i64>) -> Result<i64, String> {
+    match s {
+        Size::Int(v) => Ok(*v),
+        Size::Expr(e) => {
+            let toks = tokens(e)?;
+            let mut p = Parser {
+                toks: &toks,
+                pos: 0,
+                sizes,
+            };
+            let v = p.sum()?;
+            match p.toks.get(p.pos) {
+                None => Ok(v),
+                Some(t) => Err(format!("`{e}`: unexpected `{t}`")),
+            }
+        }
+    }
+}
+
+fn tokens(e: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = e.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c.is_ascii_alphanumeric() || c == '_' {
+            let mut w = String::new();
+            while let Some(&c) = chars
+                .peek()
+                .filter(|c| c.is_ascii_alphanumeric() || **c == '_')
+            {
+                w.push(c);
+                chars.next();
+            }
+            out.push(w);
+        } else if "+-*/%(),".contains(c) {
+            out.push(c.to_string());
+            chars.next();
+        } else {
+            return Err(format!("`{e}`: unexpected character `{c}`"));
+        }
+    }
+    Ok(out)
+}
+
+struct Parser<'a> {
+    toks: &'a [String],
+    pos: usize,
+    sizes: &'a BTreeMap<String, i64>,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&str> {
+        self.toks.get(self.pos).map(String::as_str)
+    }
+    fn expect(&mut self, t: &str) -> Result<(), String> {
+        if self.peek() == Some(t) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(format!("expected `{t}`"))
+        }
+    }
+    fn sum(&mut self) -> Result<i64, String> {
+        let mut v = self.product()?;
+        while let Some(op @ ("+" | "-")) = self.peek() {
+            let op = op.to_string();
+            self.pos += 1;
+            let r = self.product()?;
+            v = if op == "+" {
+                v.checked_add(r)
+            } else {
+                v.checked_sub(r)
+            }
+            .ok_or("overflow")?;
+        }
+        Ok(v)
+    }
+    fn product(&mut self) -> Result<i64, String> {
+        let mut v = self.atom()?;
+        while let Some(op @ ("*" | "/" | "%")) = self.peek() {
+            let op = op.to_string();
+            self.pos += 1;
+            let r = self.atom()?;
+            v = match op.as_str() {
+                "*" => v.checked_mul(r),
+                "/" => v.checked_div(r),
+                _ => v.checked_rem(r),
+            }
+            .ok_or("overflow or division by zero")?;
+        }
+        Ok(v)
+    }
+    fn atom(&mut self) -> Result<i64, String> {
+        let t = self.peek().ok_or("expression ends early")?.to_string();
+        self.pos += 1;
+        if t == "(" {
+            let v = self.sum()?;
+            self.expect(")")?;
+            return Ok(v);
+        }
+        if t == "-" {
+            return Ok(-self.atom()?);
+        }
+        if let Ok(v) = t.parse::<i64>() {
+            return Ok(v);
+        }
+        if matches!(t.as_str(), "cdiv" | "min" | "max") && self.peek() == Some("(") {
+            self.pos += 1;
+            let a = self.sum()?;
+            self.expect(",")?;
+            let b = self.sum()?;
+            self.expect(")")?;
+            return match t.as_str() {
+                "cdiv" if b > 0 => Ok((a + b - 1).div_euclid(b)),
+                "cdiv" => Err("cdiv by a non-positive number".into()),
+                "min" => Ok(a.min(b)),
+                _ => Ok(a.max(b)),
+            };
+        }
+        self.sizes
+            .get(&t)
+            .copied()
+            .ok_or_else(|| format!("unknown size `{t}` (define it under [sizes])"))
+    }
+}

@@ -1,0 +1,405 @@
+//! The kernel launcher without a GPU: spec parsing, size expressions, argument marshalling
+//! against the real Triton metadata and cubins of tests/fixtures, and the gate and timing
+//! logic against a host mock of the GPU API.
+
+use kernelab_bench::kernel::args::{self, pack, Param};
+use kernelab_bench::kernel::gpu::{
+    DevicePtr, EventId, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
+};
+use kernelab_bench::kernel::run;
+use kernelab_bench::kernel::run::POISON;
+use kernelab_bench::kernel::spec::{eval, Size, Spec};
+use kernelab_stats::Verdict;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+}
+
+fn spec_file(name: &str) -> Spec {
+    Spec::read(&fixtures().join("kernel").join(name)).expect("fixture spec parses")
+}
+
+#[test]
+fn size_expressions() {
+    let sizes: BTreeMap<String, i64> = [("T", 8192), ("BT", 64), ("B", 2), ("HV", 32)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let e = |s: &str| eval(&Size::Expr(s.into()), &sizes);
+    assert_eq!(e("cdiv(T, BT)"), Ok(128));
+    assert_eq!(e("cdiv(T + 1, BT)"), Ok(129));
+    assert_eq!(e("B*HV"), Ok(64));
+    assert_eq!(e("(T - 2) / 4 % 7"), Ok((8190 / 4) % 7));
+    assert_eq!(e("max(B, min(HV, 3)) * -2"), Ok(-6));
+    assert!(e("T / 0").is_err());
+    assert!(e("NOPE").unwrap_err().contains("unknown size `NOPE`"));
+    assert!(e("T +").is_err());
+    assert!(e("T $ 2").unwrap_err().contains("unexpected character"));
+}
+
+#[test]
+fn spec_errors_name_the_problem() {
+    let dir = Path::new(".");
+    let base = "[baseline]\ncode = \"a.cubin\"\n[candidate]\ncode = \"b.cubin\"\n";
+    assert!(Spec::parse(base, dir).unwrap_err().contains("no [[arg]]"));
+    let twice = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [4]\n[[arg]]\nname = \"x\"\ntype = \"i32\"\nvalue = 1\n");
+    assert!(Spec::parse(&twice, dir)
+        .unwrap_err()
+        .contains("listed twice"));
+    let bad_type = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f33\"\nshape = [4]\n");
+    assert!(Spec::parse(&bad_type, dir)
+        .unwrap_err()
+        .contains("unknown type `f33`"));
+    let bad_size = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [\"Q\"]\n");
+    assert!(Spec::parse(&bad_size, dir)
+        .unwrap_err()
+        .contains("unknown size `Q`"));
+    let unknown_key = format!(
+        "{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [4]\nrole = \"out\"\ncolour = 1\n"
+    );
+    assert!(Spec::parse(&unknown_key, dir)
+        .unwrap_err()
+        .contains("colour"));
+}
+
+#[test]
+fn triton_metadata_sets_block_shared_and_trailing_pointers() {
+    let spec = spec_file("recompute_w4s3_vs_w8s2.toml");
+    let a = args::resolve(&spec, &spec.baseline, "baseline").expect("baseline resolves");
+    let b = args::resolve(&spec, &spec.candidate, "candidate").expect("candidate resolves");
+    // From recompute_w_u_fwd_kernel_w4s3.json: num_warps 4, shared 32768; w8s2: 8 and 24576.
+    assert_eq!((a.block, a.shared), ([128, 1, 1], 32768));
+    assert_eq!((b.block, b.shared), ([256, 1, 1], 24576));
+    assert_eq!(a.grid, [128, 32, 1]);
+    assert_eq!(a.symbol, "recompute_w_u_fwd_kernel");
+    // 7 pointers, T as i32, then Triton 3.6's global and profile scratch (size 0: null).
+    let expected: Vec<Param> = (0..5)
+        .map(Param::Buffer)
+        .chain([
+            Param::Buffer(5),
+            Param::Buffer(6),
+            Param::Scalar(8192i32.to_le_bytes().to_vec()),
+            Param::Null,
+            Param::Null,
+        ])
+        .collect();
+    assert_eq!(a.params, expected);
+    let packed = pack(&a.params, &[1, 2, 3, 4, 5, 6, 7], &[]).expect("packs");
+    assert_eq!(
+        packed.iter().map(Vec::len).collect::<Vec<_>>(),
+        [8, 8, 8, 8, 8, 8, 8, 4, 8, 8]
+    );
+    assert_eq!(packed[6], 7u64.to_le_bytes());
+    assert_eq!(packed[9], [0; 8]);
+}
+
+#[test]
+fn per_build_values_and_grids() {
+    let spec = spec_file("copy_scalar_vs_vec4.toml");
+    let a = args::resolve(&spec, &spec.baseline, "baseline").expect("resolves");
+    let b = args::resolve(&spec, &spec.candidate, "candidate").expect("resolves");
+    assert_eq!(
+        a.params[2],
+        Param::Scalar(67_108_864u64.to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        b.params[2],
+        Param::Scalar(16_777_216u64.to_le_bytes().to_vec())
+    );
+    assert_eq!((a.grid[0], b.grid[0]), (262_144, 65_536));
+    assert_eq!(
+        (a.symbol.as_str(), b.symbol.as_str()),
+        ("copy_scalar", "copy_vec4")
+    );
+}
+
+#[test]
+fn seeded_initialisers_are_reproducible_and_distributed() {
+    use kernelab_bench::kernel::spec::Init;
+    use kernelab_tensor::DType;
+    let n = 100_000;
+    let x = args::fill(
+        &Init::Normal {
+            mean: 1.0,
+            std: 2.0,
+        },
+        DType::F32,
+        n,
+        7,
+    );
+    assert_eq!(
+        x,
+        args::fill(
+            &Init::Normal {
+                mean: 1.0,
+                std: 2.0
+            },
+            DType::F32,
+            n,
+            7
+        )
+    );
+    assert_ne!(
+        x,
+        args::fill(
+            &Init::Normal {
+                mean: 1.0,
+                std: 2.0
+            },
+            DType::F32,
+            n,
+            8
+        )
+    );
+    let v: Vec<f64> = x
+        .chunks(4)
+        .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .collect();
+    let mean = v.iter().sum::<f64>() / n as f64;
+    let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+    assert!(
+        (mean - 1.0).abs() < 0.03 && (sd - 2.0).abs() < 0.03,
+        "mean {mean} sd {sd}"
+    );
+    let ints = args::fill(&Init::Int { low: -3, high: 3 }, DType::I32, 1000, 1);
+    let iv: Vec<i32> = ints
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert!(iv.iter().all(|v| (-3..=3).contains(v)) && iv.contains(&-3) && iv.contains(&3));
+    let bf = args::fill(&Init::Constant { value: 1.5 }, DType::BF16, 2, 0);
+    assert_eq!(bf, [0xC0, 0x3F, 0xC0, 0x3F]);
+}
+
+/// A host "GPU": memory in a map, kernels that copy `src` to `dst` (optionally wrongly), and
+/// a clock that advances by a per-kernel cost at each launch.
+#[derive(Default)]
+struct Mock {
+    mem: BTreeMap<DevicePtr, Vec<u8>>,
+    next: DevicePtr,
+    kernels: Vec<String>,
+    graphs: Vec<(KernelId, Vec<Vec<u8>>)>,
+    clock_us: f64,
+    events: Vec<f64>,
+    launches: usize,
+}
+
+impl Mock {
+    fn buf(&mut self, p: DevicePtr) -> GpuResult<&mut Vec<u8>> {
+        self.mem
+            .get_mut(&p)
+            .ok_or_else(|| format!("bad pointer {p:#x}"))
+    }
+    fn ptr(b: &[u8]) -> DevicePtr {
+        u64::from_le_bytes(b[..8].try_into().expect("8-byte pointer"))
+    }
+}
+
+impl Gpu for Mock {
+    fn device_name(&self) -> String {
+        "mock".into()
+    }
+    fn l2_bytes(&self) -> Option<usize> {
+        Some(1024)
+    }
+    fn alloc(&mut self, bytes: usize) -> GpuResult<DevicePtr> {
+        self.next += 0x1_0000;
+        self.mem.insert(self.next, vec![0xAB; bytes]);
+        Ok(self.next)
+    }
+    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> GpuResult<()> {
+        self.buf(dst)?.copy_from_slice(data);
+        Ok(())
+    }
+    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> GpuResult<()> {
+        out.copy_from_slice(self.buf(src)?);
+        Ok(())
+    }
+    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> GpuResult<()> {
+        self.buf(dst)?[..bytes].fill(value);
+        Ok(())
+    }
+    fn load(&mut self, _image: &[u8], symbol: &str, _shared: u32) -> GpuResult<KernelId> {
+        self.kernels.push(symbol.to_string());
+        Ok(KernelId(self.kernels.len() - 1))
+    }
+    fn param_sizes(&mut self, _k: KernelId) -> Option<Vec<usize>> {
+        None
+    }
+    fn launch(&mut self, k: KernelId, _g: Geometry, params: &[Vec<u8>]) -> GpuResult<()> {
+        let name = self.kernels[k.0].clone();
+        let src = self.buf(Mock::ptr(&params[0]))?.clone();
+        let flip = (self.launches % 2) as u8;
+        let dst = self.buf(Mock::ptr(&params[1]))?;
+        match name.as_str() {
+            "copy" | "slow_copy" => dst.copy_from_slice(&src),
+            "half_copy" => dst[..src.len() / 2].copy_from_slice(&src[..src.len() / 2]),
+            "flaky_copy" => {
+                dst.copy_from_slice(&src);
+                dst[0] ^= flip;
+            }
+            other => return Err(format!("mock has no kernel {other}")),
+        }
+        self.launches += 1;
+        self.clock_us += if name == "slow_copy" { 12.0 } else { 10.0 };
+        Ok(())
+    }
+    fn capture(&mut self, k: KernelId, _g: Geometry, params: &[Vec<u8>]) -> GpuResult<GraphId> {
+        self.graphs.push((k, params.to_vec()));
+        Ok(GraphId(self.graphs.len() - 1))
+    }
+    fn replay(&mut self, graph: GraphId) -> GpuResult<()> {
+        let (k, p) = self.graphs[graph.0].clone();
+        self.launch(
+            k,
+            Geometry {
+                grid: [1; 3],
+                block: [1; 3],
+                shared: 0,
+            },
+            &p,
+        )
+    }
+    fn record(&mut self) -> GpuResult<EventId> {
+        self.events.push(self.clock_us);
+        Ok(EventId(self.events.len() - 1))
+    }
+    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> GpuResult<f64> {
+        Ok((self.events[end.0] - self.events[start.0]) / 1000.0)
+    }
+    fn sync(&mut self) -> GpuResult<()> {
+        Ok(())
+    }
+    fn telemetry(&mut self) -> Telemetry {
+        Telemetry {
+            sm_mhz: Some(1980),
+            temp_c: None,
+            power_w: None,
+        }
+    }
+}
+
+fn mock_spec(baseline: &str, candidate: &str) -> Spec {
+    let code = fixtures().join("code/copy_variants_sm90.cubin");
+    let text = format!(
+        r#"
+[sizes]
+N = 1000
+[launch]
+grid = ["cdiv(N, 256)"]
+block = [256]
+[baseline]
+code = {code:?}
+symbol = "{baseline}"
+[candidate]
+code = {code:?}
+symbol = "{candidate}"
+[[arg]]
+name = "src"
+type = "f32"
+shape = ["N"]
+[[arg]]
+name = "dst"
+type = "f32"
+shape = ["N"]
+role = "out"
+[timing]
+rounds = 10
+batch = 4
+samples = 3
+warmup = 2
+"#
+    );
+    Spec::parse(&text, Path::new(".")).expect("mock spec parses")
+}
+
+fn run_mock(baseline: &str, candidate: &str) -> run::KernelRun {
+    let mut gpu = Mock::default();
+    let mut samples = 0;
+    let r = run::run(
+        &mut gpu,
+        &mock_spec(baseline, candidate),
+        &mut |_| {
+            samples += 1;
+            Ok(())
+        },
+        &mut |_, _| {},
+    )
+    .expect("mock run completes");
+    if r.gates_passed() {
+        assert_eq!(samples, 10 * 2 * 3, "every sample reported");
+    }
+    r
+}
+
+#[test]
+fn equal_builds_pass_every_gate_and_time_as_same() {
+    let r = run_mock("copy", "copy");
+    assert!(r.gates_passed(), "{:?}", r.gates);
+    let names: Vec<&str> = r.gates.iter().map(|g| g.name.as_str()).collect();
+    assert!(names
+        .iter()
+        .any(|n| n.contains("baseline vs candidate bitwise")));
+    assert!(names.iter().any(|n| n.contains("graph replay")));
+    assert_eq!(names.iter().filter(|n| n.contains("repeat")).count(), 2);
+    assert_eq!(r.batch, 4);
+    assert_eq!(r.rounds.len(), 10);
+    assert!(r
+        .rounds
+        .iter()
+        .all(|x| (x.baseline_us - 10.0).abs() < 1e-9 && x.speedup == 1.0));
+    // ABBA: the order alternates.
+    assert_ne!(r.rounds[0].order, r.rounds[1].order);
+    assert_eq!(r.analysis.expect("timed").verdict, Verdict::Same);
+}
+
+#[test]
+fn a_slower_candidate_is_called_slower() {
+    let r = run_mock("copy", "slow_copy");
+    assert!(r.gates_passed());
+    let a = r.analysis.expect("timed");
+    assert_eq!(a.verdict, Verdict::Slower);
+    assert!((a.ratio - 1.2).abs() < 1e-9, "ratio {}", a.ratio);
+}
+
+#[test]
+fn unwritten_outputs_show_as_nan_and_stop_timing() {
+    let r = run_mock("copy", "half_copy");
+    let finite = r
+        .gates
+        .iter()
+        .find(|g| g.name.starts_with("candidate outputs all finite"))
+        .expect("gate");
+    assert!(!finite.passed);
+    assert_eq!(finite.detail, "500 of 1000 elements NaN or infinite");
+    let bitwise = r
+        .gates
+        .iter()
+        .find(|g| g.name == "baseline vs candidate bitwise")
+        .expect("gate");
+    assert!(
+        !bitwise.passed && bitwise.detail.starts_with("500 of 1000 elements differ"),
+        "{}",
+        bitwise.detail
+    );
+    assert!(r.rounds.is_empty() && r.analysis.is_none());
+    assert_eq!(POISON, 0xFF);
+}
+
+#[test]
+fn nondeterministic_candidate_fails_the_repeat_gate() {
+    let r = run_mock("copy", "flaky_copy");
+    let repeat = r
+        .gates
+        .iter()
+        .find(|g| g.name.contains("repeat 2"))
+        .expect("gate");
+    assert!(!repeat.passed);
+    assert!(
+        repeat.detail.starts_with("1 of 1000 elements differ"),
+        "{}",
+        repeat.detail
+    );
+}

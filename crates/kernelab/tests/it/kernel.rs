@@ -1,0 +1,134 @@
+//! `kernelab kernel run`: spec resolution against the real Triton cubins and metadata, and the
+//! errors a machine without a GPU gives. (The launches themselves ran on an H200; see
+//! docs/benchmarks.md.)
+
+use crate::{fixture, kernelab};
+
+#[test]
+fn dry_run_resolves_triton_builds_from_their_metadata() {
+    let out = kernelab()
+        .args(["kernel", "run", "--dry-run", "--format", "json"])
+        .arg(fixture("kernel/recompute_w4s3_vs_w4s4.toml"))
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["kind"], "kernel_dry_run");
+    let b = &v["builds"];
+    assert_eq!(b[0]["block"], serde_json::json!([128, 1, 1]));
+    assert_eq!(b[0]["shared"], 32768);
+    assert_eq!(b[1]["shared"], 40960, "w4s4 metadata asks for 40 KiB");
+    assert_eq!(
+        b[0]["params"],
+        serde_json::json!([
+            "k",
+            "v",
+            "beta",
+            "w",
+            "u",
+            "A",
+            "g",
+            "4-byte scalar",
+            "null",
+            "null"
+        ])
+    );
+    // k is [1, 8192, 32, 128] bf16 = 64 MiB.
+    assert_eq!(v["buffers"][0]["bytes"], 8192 * 32 * 128 * 2);
+}
+
+#[test]
+fn dry_run_markdown_lists_both_builds() {
+    let out = kernelab()
+        .args(["kernel", "run", "--dry-run", "--format", "md"])
+        .arg(fixture("kernel/copy_scalar_vs_vec4.toml"))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("| baseline") && text.contains("copy_scalar"),
+        "{text}"
+    );
+    assert!(
+        text.contains("copy_vec4") && text.contains("[65536, 1, 1]"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_spec_names_the_file_and_the_problem() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("bad.toml");
+    std::fs::write(&p, "[baseline]\ncode = \"a\"\n[candidate]\ncode = \"b\"\n[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [\"M\"]\n").expect("write");
+    let out = kernelab()
+        .args(["kernel", "run"])
+        .arg(&p)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml") && err.contains("unknown size `M`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn without_a_cuda_driver_the_error_says_so() {
+    let has_cuda = [
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "/usr/lib64/libcuda.so.1",
+        "/usr/local/nvidia/lib64/libcuda.so.1",
+    ]
+    .iter()
+    .any(|p| std::path::Path::new(p).exists());
+    if has_cuda {
+        eprintln!("SKIP: this machine has a CUDA driver; the no-driver error cannot be shown here");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let samples = dir.path().join("s.jsonl");
+    let out = kernelab()
+        .args(["kernel", "run"])
+        .arg(fixture("kernel/copy_scalar_vs_vec4.toml"))
+        .arg("--samples")
+        .arg(&samples)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no CUDA driver"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        !samples.exists(),
+        "no samples file is created when no GPU opens"
+    );
+}
+
+#[test]
+fn without_a_hip_runtime_the_error_says_so() {
+    if std::path::Path::new("/opt/rocm/lib/libamdhip64.so").exists() {
+        eprintln!("SKIP: this machine has a HIP runtime");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spec = std::fs::read_to_string(fixture("kernel/copy_scalar_vs_vec4.toml"))
+        .expect("fixture")
+        .replace("../code/", &format!("{}/", fixture("code").display()));
+    let p = dir.path().join("hip.toml");
+    std::fs::write(&p, format!("backend = \"hip\"\n{spec}")).expect("write");
+    let out = kernelab()
+        .args(["kernel", "run"])
+        .arg(&p)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no HIP runtime"), "{err}");
+}

@@ -1,0 +1,112 @@
+//! The `kernel run` view: builds, the gates as a list, a timing table per round and the
+//! verdict with its interval.
+
+use crate::ab::analysis_lines;
+use crate::table::{Align, Section, Table};
+use kernelab_bench::kernel::KernelRun;
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "–".into())
+}
+
+/// The sections of a kernel run.
+pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
+    let mut builds = Table::new(
+        format!("kernelab kernel run on {}", r.device),
+        &[
+            ("build", Align::Left),
+            ("symbol", Align::Left),
+            ("grid", Align::Left),
+            ("block", Align::Left),
+            ("dyn shared B", Align::Right),
+            ("params", Align::Right),
+            ("code object", Align::Left),
+        ],
+    );
+    for b in &r.builds {
+        builds.push(vec![
+            b.label.clone(),
+            b.symbol.clone(),
+            format!("{}×{}×{}", b.grid[0], b.grid[1], b.grid[2]),
+            format!("{}×{}×{}", b.block[0], b.block[1], b.block[2]),
+            b.shared.to_string(),
+            b.params.to_string(),
+            b.code.clone(),
+        ]);
+    }
+    let mut out = vec![Section::Table(builds)];
+    let passed = r.gates.iter().filter(|g| g.passed).count();
+    out.push(Section::Lines {
+        title: format!("Gates: {passed} of {} passed", r.gates.len()),
+        lines: r
+            .gates
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} {}: {}",
+                    if g.passed { "PASS" } else { "FAIL" },
+                    g.name,
+                    g.detail
+                )
+            })
+            .collect(),
+    });
+    if !r.gates_passed() {
+        out.push(Section::Lines {
+            title: "Timing".into(),
+            lines: vec!["not run: a gate failed".into()],
+        });
+        return out;
+    }
+    let mut t = Table::new(
+        format!(
+            "Timing: {} rounds, ABBA, µs per launch (batch of {} launches per event pair{})",
+            r.rounds.len(),
+            r.batch,
+            if r.l2_flush {
+                ", L2 flushed before each"
+            } else {
+                ""
+            }
+        ),
+        &[
+            ("round", Align::Right),
+            ("order", Align::Left),
+            ("baseline µs", Align::Right),
+            ("candidate µs", Align::Right),
+            ("speedup", Align::Right),
+            ("status", Align::Left),
+            ("SM MHz", Align::Right),
+            ("°C", Align::Right),
+            ("W", Align::Right),
+        ],
+    );
+    for x in &r.rounds {
+        let status = if x.speedup > 1.0 {
+            "candidate faster"
+        } else if x.speedup < 1.0 {
+            "candidate slower"
+        } else {
+            "equal"
+        };
+        t.push(vec![
+            x.round.to_string(),
+            format!("{:?}", x.order),
+            format!("{:.3}", x.baseline_us),
+            format!("{:.3}", x.candidate_us),
+            format!("{:.4}×", x.speedup),
+            status.into(),
+            opt(x.telemetry.sm_mhz),
+            opt(x.telemetry.temp_c),
+            opt(x.telemetry.power_w.map(|w| format!("{w:.0}"))),
+        ]);
+    }
+    out.push(Section::Table(t));
+    if let Some(a) = &r.analysis {
+        out.push(Section::Lines {
+            title: "Verdict (candidate / baseline time)".into(),
+            lines: analysis_lines("µs per launch", a),
+        });
+    }
+    out
+}
