@@ -132,3 +132,68 @@ fn without_a_hip_runtime_the_error_says_so() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no HIP runtime"), "{err}");
 }
+
+fn h200(name: &str) -> serde_json::Value {
+    let p = fixture(&format!("h200_kernel/{name}.json"));
+    serde_json::from_slice(&std::fs::read(&p).expect("H200 record")).expect("JSON")
+}
+
+/// The records `bench/h200/run_kernel.sh` wrote on an H200: the Triton configs agree bitwise,
+/// the A/A pair is SAME, and the verdicts agree with an independent look at the rounds.
+#[test]
+fn h200_records_hold_the_expected_results() {
+    for name in [
+        "recompute_w4s3_aa",
+        "recompute_w4s3_vs_w4s4",
+        "recompute_w4s3_vs_w8s2",
+        "copy_scalar_vs_vec4",
+    ] {
+        let v = h200(name);
+        assert_eq!(v["kind"], "kernel_run");
+        assert_eq!(v["pass"], true, "{name}");
+        let gates = v["gates"].as_array().expect("gates");
+        assert_eq!(gates.len(), 6, "{name}");
+        for g in gates {
+            assert!(
+                g["detail"].as_str().expect("detail").starts_with("0 of "),
+                "{name}: {g}"
+            );
+        }
+        // Independent check: the median of per-round log ratios lies inside the reported CI.
+        let mut d: Vec<f64> = v["rounds"]
+            .as_array()
+            .expect("rounds")
+            .iter()
+            .map(|r| {
+                (r["candidate_us"].as_f64().expect("b") / r["baseline_us"].as_f64().expect("a"))
+                    .ln()
+            })
+            .collect();
+        d.sort_by(f64::total_cmp);
+        let med = d[d.len() / 2].exp();
+        let ci = &v["analysis"]["ci"];
+        let (lo, hi) = (ci[0].as_f64().expect("lo"), ci[1].as_f64().expect("hi"));
+        assert!(
+            lo - 0.002 <= med && med <= hi + 0.002,
+            "{name}: median ratio {med} vs CI [{lo}, {hi}]"
+        );
+    }
+    assert_eq!(h200("recompute_w4s3_aa")["analysis"]["verdict"], "SAME");
+    assert_eq!(
+        h200("recompute_w4s3_vs_w8s2")["analysis"]["verdict"],
+        "SLOWER"
+    );
+    let copy = h200("copy_scalar_vs_vec4");
+    assert_eq!(copy["analysis"]["verdict"], "FASTER");
+    // copy_vec4 moves 2 × 256 MiB per launch; at its median time that is close to the
+    // H200's measured 4.1 TB/s copy ceiling (tests/fixtures ceilings).
+    let mut b: Vec<f64> = copy["rounds"]
+        .as_array()
+        .expect("rounds")
+        .iter()
+        .map(|r| r["candidate_us"].as_f64().expect("us"))
+        .collect();
+    b.sort_by(f64::total_cmp);
+    let tbs = 2.0 * 268_435_456.0 / (b[b.len() / 2] * 1e-6) / 1e12;
+    assert!((3.5..4.3).contains(&tbs), "copy_vec4 at {tbs} TB/s");
+}
