@@ -257,3 +257,54 @@ fn html_report_loads_in_headless_chromium() {
         "page errors: {log}"
     );
 }
+
+/// A `kernel run` record (the real H200 one) in a bundle: gates, verdict and its chart.
+#[test]
+fn kernel_run_records_render_in_reports() {
+    let dir = tempfile::tempdir().expect("tmp");
+    record(dir.path(), &["check", "finite", &p("tensor/wu.npz")]);
+    let first = std::fs::read_dir(dir.path())
+        .expect("bundle")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a record");
+    let mut rec: Value =
+        serde_json::from_slice(&std::fs::read(&first).expect("read")).expect("json");
+    rec["kind"] = "kernel_run".into();
+    rec["result"] = serde_json::from_slice(
+        &std::fs::read(fixture("h200_kernel/recompute_w4s3_vs_w8s2.json")).expect("H200 record"),
+    )
+    .expect("json");
+    std::fs::write(
+        dir.path().join("0002-kernel_run.json"),
+        serde_json::to_vec(&rec).expect("json"),
+    )
+    .expect("write");
+    let out = kernelab()
+        .arg("report")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "## Timing",
+        "6 of 6 gates passed; SLOWER by 16.20%",
+        "PASS baseline vs candidate bitwise: 0 of 67108864 elements differ",
+    ] {
+        assert!(md.contains(needle), "missing {needle:?}:\n{md}");
+    }
+    let html = kernelab()
+        .arg("report")
+        .arg(dir.path())
+        .args(["--format", "html"])
+        .output()
+        .expect("runs");
+    let html = String::from_utf8_lossy(&html.stdout);
+    assert!(html.contains("Per-round change, candidate vs baseline") && html.contains("<svg"));
+}

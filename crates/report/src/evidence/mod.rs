@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 mod parts;
 
-use parts::{ab_part, check_part, code_part, compare_part, metrics_part, profile_part, short};
+use parts::{
+    ab_part, check_part, code_part, compare_part, kernel_part, metrics_part, profile_part, short,
+};
 
 /// A piece of a part.
 #[derive(Clone, Debug)]
@@ -85,7 +87,7 @@ pub fn evidence(records: &[(PathBuf, Record)]) -> (Vec<Part>, Vec<Headline>) {
             &["code_diff", "code_matrix", "code_show"][..],
         ),
         ("Counters", &["metrics"][..]),
-        ("Timing", &["ab"][..]),
+        ("Timing", &["kernel_run", "ab"][..]),
         ("Request-level impact", &["compare"][..]),
     ];
     let mut parts = Vec::new();
@@ -113,6 +115,7 @@ pub fn evidence(records: &[(PathBuf, Record)]) -> (Vec<Part>, Vec<Headline>) {
                     let (b, h) = ab_part(&rec.result);
                     (b, h, None)
                 }
+                "kernel_run" => kernel_part(&rec.result),
                 k if k.starts_with("check_") => check_part(k, &rec.result),
                 k => {
                     let (b, h) = code_part(k, &rec.result);

@@ -371,6 +371,70 @@ pub(super) fn ab_part(r: &Value) -> (Vec<Block>, String) {
     )
 }
 
+/// A `kernel run` record: the gates, the verdict and the per-round changes.
+pub(super) fn kernel_part(r: &Value) -> (Vec<Block>, String, Option<bool>) {
+    let gates = r["gates"].as_array().cloned().unwrap_or_default();
+    let passed = gates
+        .iter()
+        .filter(|g| g["passed"].as_bool() == Some(true))
+        .count();
+    let mut lines: Vec<String> = gates
+        .iter()
+        .map(|g| {
+            let ok = if g["passed"].as_bool() == Some(true) {
+                "PASS"
+            } else {
+                "FAIL"
+            };
+            format!("{ok} {}: {}", s(&g["name"]), s(&g["detail"]))
+        })
+        .collect();
+    let a = &r["analysis"];
+    let head = if a.is_object() {
+        lines.push(format!(
+            "{} (ratio {:.4}, CI {}, {} rounds of batch {})",
+            s(&a["verdict_text"]),
+            num(&a["ratio"]).unwrap_or(f64::NAN),
+            a["ci"]
+                .as_array()
+                .map(|c| format!(
+                    "[{:.4}, {:.4}]",
+                    num(&c[0]).unwrap_or(f64::NAN),
+                    num(&c[1]).unwrap_or(f64::NAN)
+                ))
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            a["pairs"],
+            r["batch"]
+        ));
+        format!(
+            "{passed} of {} gates passed; {}",
+            gates.len(),
+            s(&a["verdict_text"])
+        )
+    } else {
+        format!("{passed} of {} gates passed; timing not run", gates.len())
+    };
+    let changes: Vec<f64> = r["rounds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| Some((num(&x["candidate_us"])? / num(&x["baseline_us"])? - 1.0) * 100.0))
+        .collect();
+    let ci = a["ci"]
+        .as_array()
+        .and_then(|c| Some(((num(&c[0])? - 1.0) * 100.0, (num(&c[1])? - 1.0) * 100.0)));
+    let mut blocks = vec![Block::Lines(lines)];
+    if !changes.is_empty() {
+        blocks.push(Block::Chart(svg::strip(
+            "Per-round change, candidate vs baseline",
+            &changes,
+            ci,
+            &[],
+        )));
+    }
+    (blocks, head, Some(passed == gates.len()))
+}
+
 pub(super) fn metrics_part(r: &Value) -> (Vec<Block>, String) {
     let launches = r["launches"].as_array().cloned().unwrap_or_default();
     let mut t = Table::new(
