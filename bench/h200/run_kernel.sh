@@ -6,7 +6,7 @@ set -u
 KL=${1:-target/release/kernelab}
 OUT=${OUT:-bench/out/kernel}
 mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "$OUT/gpu.csv" 2>&1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1
 for spec in tests/fixtures/kernel/*.toml; do
   name=$(basename "$spec" .toml)
   echo "== $name"

@@ -34,33 +34,39 @@ fn size_expressions() {
     assert_eq!(e("(T - 2) / 4 % 7"), Ok((8190 / 4) % 7));
     assert_eq!(e("max(B, min(HV, 3)) * -2"), Ok(-6));
     assert!(e("T / 0").is_err());
-    assert!(e("NOPE").unwrap_err().contains("unknown size `NOPE`"));
+    assert!(e("NOPE")
+        .expect_err("must fail")
+        .contains("unknown size `NOPE`"));
     assert!(e("T +").is_err());
-    assert!(e("T $ 2").unwrap_err().contains("unexpected character"));
+    assert!(e("T $ 2")
+        .expect_err("must fail")
+        .contains("unexpected character"));
 }
 
 #[test]
 fn spec_errors_name_the_problem() {
     let dir = Path::new(".");
     let base = "[baseline]\ncode = \"a.cubin\"\n[candidate]\ncode = \"b.cubin\"\n";
-    assert!(Spec::parse(base, dir).unwrap_err().contains("no [[arg]]"));
+    assert!(Spec::parse(base, dir)
+        .expect_err("must fail")
+        .contains("no [[arg]]"));
     let twice = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [4]\n[[arg]]\nname = \"x\"\ntype = \"i32\"\nvalue = 1\n");
     assert!(Spec::parse(&twice, dir)
-        .unwrap_err()
+        .expect_err("must fail")
         .contains("listed twice"));
     let bad_type = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f33\"\nshape = [4]\n");
     assert!(Spec::parse(&bad_type, dir)
-        .unwrap_err()
+        .expect_err("must fail")
         .contains("unknown type `f33`"));
     let bad_size = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [\"Q\"]\n");
     assert!(Spec::parse(&bad_size, dir)
-        .unwrap_err()
+        .expect_err("must fail")
         .contains("unknown size `Q`"));
     let unknown_key = format!(
         "{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [4]\nrole = \"out\"\ncolour = 1\n"
     );
     assert!(Spec::parse(&unknown_key, dir)
-        .unwrap_err()
+        .expect_err("must fail")
         .contains("colour"));
 }
 

@@ -173,7 +173,8 @@ impl Default for Gates {
 pub struct Timing {
     /// Rounds; each round times both builds (ABBA order) and yields one pair.
     pub rounds: usize,
-    /// Launches per timed sample: 0 picks enough for about 200 µs per sample.
+    /// Launches per timed sample: 0 times single launches of kernels of 20 µs or more and
+    /// batches shorter ones to about 200 µs.
     pub batch: usize,
     /// Timed samples per build per round (the round's value is their median).
     pub samples: usize,
