@@ -409,3 +409,75 @@ fn nondeterministic_candidate_fails_the_repeat_gate() {
         repeat.detail
     );
 }
+
+fn write_npy_f32(path: &Path, bytes: &[u8]) {
+    let n = bytes.len() / 4;
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(bytes);
+    std::fs::write(path, out).expect("write npy");
+}
+
+#[test]
+fn oracle_gate_uses_the_file_and_its_tolerance() {
+    use kernelab_bench::kernel::spec::Init;
+    use kernelab_tensor::DType;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The mock copies src (normal, seed 1 = its position + 1) into dst: the exact oracle.
+    let exact = args::fill(
+        &Init::Normal {
+            mean: 0.0,
+            std: 1.0,
+        },
+        DType::F32,
+        1000,
+        1,
+    );
+    let oracle = dir.path().join("dst.npy");
+    write_npy_f32(&oracle, &exact);
+    let mut spec = mock_spec("copy", "copy");
+    spec.gates.oracle = Some(oracle.clone());
+    let mut gpu = Mock::default();
+    let r = run::run(&mut gpu, &spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs");
+    let g = r
+        .gates
+        .iter()
+        .find(|g| g.name.contains("vs oracle"))
+        .expect("oracle gate");
+    assert!(g.passed, "{}", g.detail);
+    assert!(
+        g.detail
+            .starts_with("0 of 1000 elements outside; max abs error 0"),
+        "{}",
+        g.detail
+    );
+    // Shift every value by 0.01: outside f32's default tolerance, inside atol = 0.02.
+    let shifted: Vec<u8> = exact
+        .chunks(4)
+        .flat_map(|c| (f32::from_le_bytes([c[0], c[1], c[2], c[3]]) + 0.01).to_le_bytes())
+        .collect();
+    write_npy_f32(&oracle, &shifted);
+    let mut gpu = Mock::default();
+    let r = run::run(&mut gpu, &spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs");
+    let g = r
+        .gates
+        .iter()
+        .find(|g| g.name.contains("vs oracle"))
+        .expect("oracle gate");
+    assert!(
+        !g.passed && g.detail.starts_with("1000 of 1000 elements outside"),
+        "{}",
+        g.detail
+    );
+    assert!(r.analysis.is_none(), "no timing after a failed gate");
+    spec.gates.atol = Some(0.02);
+    let mut gpu = Mock::default();
+    let r = run::run(&mut gpu, &spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs");
+    assert!(r.gates_passed(), "{:?}", r.gates);
+}
