@@ -93,7 +93,16 @@ pub fn bitwise(a: &Tensor, b: &Tensor, opt: BitwiseOptions) -> BitwiseReport {
             }
             let mut count = 0u64;
             let mut first = Vec::new();
-            for i in 0..hi - lo {
+            // Whole sub-blocks compare as one memcmp; only a differing one goes element by
+            // element (a few scattered differences then cost almost nothing).
+            const SUB: usize = 64;
+            let m = hi - lo;
+            let differing_elements = (0..m.div_ceil(SUB)).flat_map(|k| {
+                let (i, end) = (k * SUB, ((k + 1) * SUB).min(m));
+                let same = x[i * s..end * s] == y[i * s..end * s];
+                (i..end).filter(move |_| !same)
+            });
+            for i in differing_elements {
                 let (ea, eb) = (&x[i * s..(i + 1) * s], &y[i * s..(i + 1) * s]);
                 if ea == eb {
                     continue;

@@ -6,6 +6,8 @@ use crate::compare::Tolerance;
 /// A float element type decoded straight from little-endian bytes.
 pub(crate) trait Elem {
     const SIZE: usize;
+    /// For 2-byte floats, the exponent mask (all ones: Inf or NaN); 0 for other types.
+    const EXP16: u16 = 0;
     /// The value.
     fn get(b: &[u8]) -> f64;
     /// A key whose order is the values' order (for ULP distances).
@@ -13,10 +15,11 @@ pub(crate) trait Elem {
 }
 
 macro_rules! half_elem {
-    ($name:ident, $decode:expr) => {
+    ($name:ident, $exp:expr, $decode:expr) => {
         pub(crate) struct $name;
         impl Elem for $name {
             const SIZE: usize = 2;
+            const EXP16: u16 = $exp;
             #[inline(always)]
             fn get(b: &[u8]) -> f64 {
                 let bits = u16::from_le_bytes([b[0], b[1]]);
@@ -36,10 +39,10 @@ macro_rules! half_elem {
     };
 }
 
-half_elem!(Bf16, |bits: u16| f64::from(f32::from_bits(
+half_elem!(Bf16, 0x7f80, |bits: u16| f64::from(f32::from_bits(
     u32::from(bits) << 16
 )));
-half_elem!(F16, |bits: u16| half::f16::from_bits(bits).to_f64());
+half_elem!(F16, 0x7c00, |bits: u16| half::f16::from_bits(bits).to_f64());
 
 pub(crate) struct F32;
 impl Elem for F32 {
@@ -115,6 +118,92 @@ pub(crate) struct Acc {
     pub max_ulp: u64,
 }
 
+/// Running figures of [`close_chunk`]: plain scalars, so that they live in registers.
+struct Run {
+    acc: Acc,
+    max_abs: f64,
+    max_at: usize,
+}
+
+/// Compares one element pair (flat index `at`).
+#[inline(always)]
+fn step<A: Elem, B: Elem>(
+    ea: &[u8],
+    eb: &[u8],
+    at: usize,
+    tol: &Tolerance,
+    same: bool,
+    r: &mut Run,
+) {
+    let acc = &mut r.acc;
+    let (x, y) = (A::get(ea), B::get(eb));
+    let d = (x - y).abs();
+    if d.is_finite() && y.is_finite() {
+        let mut bad = d > tol.atol + tol.rtol * y.abs();
+        if same {
+            let u = (A::key(ea) - B::key(eb)).unsigned_abs();
+            acc.hist[bucket(u)] += 1;
+            acc.max_ulp = acc.max_ulp.max(u);
+            if let Some(limit) = tol.ulp {
+                bad = u > limit;
+            }
+        }
+        acc.mismatches += u64::from(bad);
+        if d > r.max_abs {
+            r.max_abs = d;
+            r.max_at = at;
+        }
+        // Divide only when the ratio may beat the current maximum (rare).
+        let ay = y.abs();
+        if d > acc.max_rel * ay && ay != 0.0 {
+            acc.max_rel = d / ay;
+        }
+        acc.diff2 += d * d;
+        acc.ref2 += y * y;
+    } else {
+        if same {
+            acc.hist[8] += 1;
+        }
+        let ok = if x.is_nan() || y.is_nan() {
+            tol.nan_equal && x.is_nan() && y.is_nan()
+        } else {
+            x == y
+        };
+        acc.mismatches += u64::from(!ok);
+    }
+}
+
+/// Elements per block of the equal-bytes fast path.
+const BLOCK: usize = 16;
+
+/// The fast path for 2-byte floats of the same type: a block whose bytes are equal and whose
+/// values are all finite adds only `y²` terms and ULP-0 counts (difference 0, no mismatch
+/// under any tolerance). Returns false, changing nothing, when the block does not qualify.
+#[inline(always)]
+fn equal_block<A: Elem>(xa: &[u8], yb: &[u8], at: usize, r: &mut Run) -> bool {
+    if xa != yb {
+        return false;
+    }
+    let mut finite = true;
+    let mut part = [0.0f64; 4];
+    for (k, e) in yb.chunks_exact(2).enumerate() {
+        let bits = u16::from_le_bytes([e[0], e[1]]);
+        finite &= bits & A::EXP16 != A::EXP16;
+        let y = A::get(e);
+        part[k % 4] += y * y;
+    }
+    if !finite {
+        return false;
+    }
+    r.acc.ref2 += (part[0] + part[1]) + (part[2] + part[3]);
+    r.acc.hist[0] += BLOCK as u64;
+    if r.max_abs < 0.0 {
+        r.max_abs = 0.0;
+        r.max_at = at;
+    }
+    true
+}
+
 /// Compares elements `lo..hi` of `a` (type A) against the reference `b` (type B).
 #[inline(never)]
 pub(crate) fn close_chunk<A: Elem, B: Elem>(
@@ -125,55 +214,48 @@ pub(crate) fn close_chunk<A: Elem, B: Elem>(
     tol: Tolerance,
     same: bool,
 ) -> Acc {
-    let mut acc = Acc::default();
     let xs = &a[lo * A::SIZE..hi * A::SIZE];
     let ys = &b[lo * B::SIZE..hi * B::SIZE];
-    let mut max_abs = -1.0f64;
-    let mut max_at = 0usize;
-    for (i, (ea, eb)) in xs
-        .chunks_exact(A::SIZE)
-        .zip(ys.chunks_exact(B::SIZE))
-        .enumerate()
-    {
-        let (x, y) = (A::get(ea), B::get(eb));
-        let d = (x - y).abs();
-        if d.is_finite() && y.is_finite() {
-            let mut bad = d > tol.atol + tol.rtol * y.abs();
-            if same {
-                let u = (A::key(ea) - B::key(eb)).unsigned_abs();
-                acc.hist[bucket(u)] += 1;
-                acc.max_ulp = acc.max_ulp.max(u);
-                if let Some(limit) = tol.ulp {
-                    bad = u > limit;
-                }
+    let mut r = Run {
+        acc: Acc::default(),
+        max_abs: -1.0,
+        max_at: 0,
+    };
+    let n = hi - lo;
+    let fast = same && A::SIZE == 2 && A::EXP16 != 0;
+    let mut i = 0;
+    while i < n {
+        if fast && i + BLOCK <= n {
+            let (xa, yb) = (&xs[2 * i..2 * (i + BLOCK)], &ys[2 * i..2 * (i + BLOCK)]);
+            if equal_block::<A>(xa, yb, lo + i, &mut r) {
+                i += BLOCK;
+                continue;
             }
-            acc.mismatches += u64::from(bad);
-            if d > max_abs {
-                max_abs = d;
-                max_at = lo + i;
+            for k in 0..BLOCK {
+                let j = i + k;
+                step::<A, B>(
+                    &xa[2 * k..2 * k + 2],
+                    &yb[2 * k..2 * k + 2],
+                    lo + j,
+                    &tol,
+                    same,
+                    &mut r,
+                );
             }
-            // Divide only when the ratio may beat the current maximum (rare).
-            let ay = y.abs();
-            if d > acc.max_rel * ay && ay != 0.0 {
-                acc.max_rel = d / ay;
-            }
-            acc.diff2 += d * d;
-            acc.ref2 += y * y;
-        } else {
-            if same {
-                acc.hist[8] += 1;
-            }
-            let ok = if x.is_nan() || y.is_nan() {
-                tol.nan_equal && x.is_nan() && y.is_nan()
-            } else {
-                x == y
-            };
-            acc.mismatches += u64::from(!ok);
+            i += BLOCK;
+            continue;
         }
+        let (ea, eb) = (
+            &xs[i * A::SIZE..(i + 1) * A::SIZE],
+            &ys[i * B::SIZE..(i + 1) * B::SIZE],
+        );
+        step::<A, B>(ea, eb, lo + i, &tol, same, &mut r);
+        i += 1;
     }
-    if max_abs >= 0.0 {
-        acc.max_abs = max_abs;
-        acc.max_abs_at = Some(max_at);
+    let mut acc = r.acc;
+    if r.max_abs >= 0.0 {
+        acc.max_abs = r.max_abs;
+        acc.max_abs_at = Some(r.max_at);
     }
     acc
 }
@@ -197,7 +279,74 @@ pub(crate) fn merge_into(mut x: Acc, o: Acc) -> Acc {
 
 #[cfg(test)]
 mod tests {
-    use super::bucket;
+    use super::{bucket, close_chunk, step, Bf16, Run};
+    use crate::compare::Tolerance;
+
+    /// The equal-block fast path gives what the element-by-element path gives, with equal
+    /// blocks, blocks holding equal NaN / Inf bits, differing blocks and a ragged tail.
+    #[test]
+    fn equal_block_path_matches_the_element_path() {
+        let n = 16 * 40 + 7;
+        let mut state = 12345u64;
+        let mut a = Vec::new();
+        for _ in 0..n {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let bits = (((state >> 40) as u16) & 0x803f) | 0x3f80;
+            a.extend_from_slice(&bits.to_le_bytes());
+        }
+        let mut b = a.clone();
+        for i in [3usize, 16 * 7 + 2, 16 * 20, n - 2] {
+            b[2 * i] ^= 1; // one ULP apart
+        }
+        for (i, bits) in [
+            (16 * 11 + 5, 0x7fc0u16),
+            (16 * 12 + 1, 0x7f80),
+            (16 * 13, 0xff80),
+        ] {
+            a[2 * i..2 * i + 2].copy_from_slice(&bits.to_le_bytes());
+            b[2 * i..2 * i + 2].copy_from_slice(&bits.to_le_bytes());
+        }
+        for nan_equal in [false, true] {
+            let tol = Tolerance {
+                rtol: 1e-3,
+                atol: 1e-5,
+                ulp: None,
+                nan_equal,
+            };
+            let fast = close_chunk::<Bf16, Bf16>(&a, &b, 0, n, tol, true);
+            let mut r = Run {
+                acc: Default::default(),
+                max_abs: -1.0,
+                max_at: 0,
+            };
+            for i in 0..n {
+                step::<Bf16, Bf16>(
+                    &a[2 * i..2 * i + 2],
+                    &b[2 * i..2 * i + 2],
+                    i,
+                    &tol,
+                    true,
+                    &mut r,
+                );
+            }
+            let slow = r.acc;
+            assert_eq!(fast.hist, slow.hist);
+            assert_eq!(fast.mismatches, slow.mismatches);
+            assert_eq!(fast.max_ulp, slow.max_ulp);
+            assert_eq!((fast.max_abs, fast.max_abs_at), (r.max_abs, Some(r.max_at)));
+            assert_eq!(fast.diff2, slow.diff2);
+            assert!(
+                (fast.ref2 - slow.ref2).abs() <= 1e-12 * slow.ref2,
+                "{} vs {}",
+                fast.ref2,
+                slow.ref2
+            );
+            assert_eq!(fast.hist[8], 3, "NaN and the two infinities are non-finite");
+            assert_eq!(fast.mismatches, u64::from(!nan_equal) + 4);
+        }
+    }
 
     #[test]
     fn buckets() {
