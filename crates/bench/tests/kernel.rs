@@ -481,3 +481,71 @@ fn oracle_gate_uses_the_file_and_its_tolerance() {
     let r = run::run(&mut gpu, &spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs");
     assert!(r.gates_passed(), "{:?}", r.gates);
 }
+
+#[test]
+fn float_scalars_and_file_initialisers() {
+    use kernelab_bench::kernel::spec::Init;
+    use kernelab_tensor::DType;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = args::fill(
+        &Init::Uniform {
+            low: -1.0,
+            high: 1.0,
+        },
+        DType::F32,
+        6,
+        3,
+    );
+    write_npy_f32(&dir.path().join("x.npy"), &data);
+    let text = r#"
+[launch]
+symbol = "k"
+grid = [1]
+block = [32]
+[baseline]
+code = "a.cubin"
+[candidate]
+code = "a.cubin"
+values = { scale = 0.25 }
+[[arg]]
+name = "x"
+type = "f32"
+shape = [2, 3]
+init = { kind = "file", path = "x.npy" }
+[[arg]]
+name = "scale"
+type = "f32"
+value = 0.125
+[[arg]]
+name = "n"
+type = "i64"
+value = 6
+"#;
+    let spec = Spec::parse(text, dir.path()).expect("parses");
+    let bufs = args::buffers(&spec).expect("buffers");
+    assert_eq!(
+        bufs[0].init.as_deref(),
+        Some(&data[..]),
+        "the file's bytes, unchanged"
+    );
+    let a = args::resolve(&spec, &spec.baseline, "baseline").expect("resolves");
+    let b = args::resolve(&spec, &spec.candidate, "candidate").expect("resolves");
+    assert_eq!(a.params[1], Param::Scalar(0.125f32.to_le_bytes().to_vec()));
+    assert_eq!(b.params[1], Param::Scalar(0.25f32.to_le_bytes().to_vec()));
+    assert_eq!(a.params[2], Param::Scalar(6i64.to_le_bytes().to_vec()));
+    // A float for an integer scalar, and a file of the wrong size, are refused by name.
+    let bad = text.replace("value = 6", "value = 6.5");
+    let spec = Spec::parse(&bad, dir.path()).expect("parses");
+    let e = args::resolve(&spec, &spec.baseline, "baseline").expect_err("must fail");
+    assert!(
+        e.contains("scalar `n`") && e.contains("expected an integer"),
+        "{e}"
+    );
+    let wrong = text.replace("shape = [2, 3]", "shape = [7]");
+    let spec = Spec::parse(&wrong, dir.path()).expect("parses");
+    let e = args::buffers(&spec).expect_err("must fail");
+    assert!(
+        e.contains("x.npy") && e.contains("6 elements") && e.contains("with 7"),
+        "{e}"
+    );
+}

@@ -343,10 +343,14 @@ pub fn resolve(spec: &Spec, build: &Build, label: &'static str) -> Result<Resolv
                     .get(&a.name)
                     .or(a.value.as_ref())
                     .ok_or_else(|| ctx(format!("scalar `{}` has no value", a.name)))?;
-                let v =
-                    eval(s, &spec.sizes).map_err(|e| ctx(format!("scalar `{}`: {e}", a.name)))?;
+                let v = match s {
+                    Size::Float(f) if dt.is_float() => *f,
+                    _ => eval(s, &spec.sizes)
+                        .map_err(|e| ctx(format!("scalar `{}`: {e}", a.name)))?
+                        as f64,
+                };
                 let mut bytes = Vec::new();
-                encode(dt, v as f64, &mut bytes);
+                encode(dt, v, &mut bytes);
                 Param::Scalar(bytes)
             }
         });

@@ -16,12 +16,15 @@ pub struct SpecError {
     pub message: String,
 }
 
-/// A size: an integer or an expression over the size variables (`B*T`, `cdiv(T, BT)`, `N/4`).
+/// A size: an integer or an expression over the size variables (`B*T`, `cdiv(T, BT)`, `N/4`);
+/// float literals are accepted for float scalar arguments only.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum Size {
     /// A literal.
     Int(i64),
+    /// A float literal (float scalars).
+    Float(f64),
     /// An expression.
     Expr(String),
 }
@@ -339,6 +342,7 @@ impl ArgKind {
 pub fn eval(s: &Size, sizes: &BTreeMap<String, i64>) -> Result<i64, String> {
     match s {
         Size::Int(v) => Ok(*v),
+        Size::Float(v) => Err(format!("{v}: expected an integer size")),
         Size::Expr(e) => {
             let toks = tokens(e)?;
             let mut p = Parser {
