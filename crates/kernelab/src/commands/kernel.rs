@@ -138,7 +138,14 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
         samples: Some(samples_path.display().to_string()),
         body: &r,
     };
-    crate::record::record("kernel_run", &doc, std::slice::from_ref(&a.spec), None)?;
+    // The record hashes everything the result depends on: the spec and the files it names.
+    let mut inputs = vec![
+        a.spec.clone(),
+        spec.resolve(&spec.baseline.code),
+        spec.resolve(&spec.candidate.code),
+    ];
+    inputs.extend(spec.gates.oracle.as_ref().map(|o| spec.resolve(o)));
+    crate::record::record("kernel_run", &doc, &inputs, None)?;
     let text = match output::sections_text(&a.output, |_| kernel_sections(&r)) {
         Some(t) => t,
         None => serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n",
