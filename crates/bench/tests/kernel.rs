@@ -424,6 +424,20 @@ fn write_npy_f32(path: &Path, bytes: &[u8]) {
     std::fs::write(path, out).expect("write npy");
 }
 
+/// Runs a spec on a fresh mock.
+fn run_spec(spec: &Spec) -> run::KernelRun {
+    let mut gpu = Mock::default();
+    run::run(&mut gpu, spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs")
+}
+
+/// The oracle gate of a run.
+fn oracle_gate(r: &run::KernelRun) -> &run::Gate {
+    r.gates
+        .iter()
+        .find(|g| g.name.contains("vs oracle"))
+        .expect("oracle gate")
+}
+
 #[test]
 fn oracle_gate_uses_the_file_and_its_tolerance() {
     use kernelab_bench::kernel::spec::Init;
@@ -443,13 +457,8 @@ fn oracle_gate_uses_the_file_and_its_tolerance() {
     write_npy_f32(&oracle, &exact);
     let mut spec = mock_spec("copy", "copy");
     spec.gates.oracle = Some(oracle.clone());
-    let mut gpu = Mock::default();
-    let r = run::run(&mut gpu, &spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs");
-    let g = r
-        .gates
-        .iter()
-        .find(|g| g.name.contains("vs oracle"))
-        .expect("oracle gate");
+    let r = run_spec(&spec);
+    let g = oracle_gate(&r);
     assert!(g.passed, "{}", g.detail);
     assert!(
         g.detail
@@ -463,13 +472,8 @@ fn oracle_gate_uses_the_file_and_its_tolerance() {
         .flat_map(|c| (f32::from_le_bytes([c[0], c[1], c[2], c[3]]) + 0.01).to_le_bytes())
         .collect();
     write_npy_f32(&oracle, &shifted);
-    let mut gpu = Mock::default();
-    let r = run::run(&mut gpu, &spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs");
-    let g = r
-        .gates
-        .iter()
-        .find(|g| g.name.contains("vs oracle"))
-        .expect("oracle gate");
+    let r = run_spec(&spec);
+    let g = oracle_gate(&r);
     assert!(
         !g.passed && g.detail.starts_with("1000 of 1000 elements outside"),
         "{}",
@@ -477,8 +481,7 @@ fn oracle_gate_uses_the_file_and_its_tolerance() {
     );
     assert!(r.analysis.is_none(), "no timing after a failed gate");
     spec.gates.atol = Some(0.02);
-    let mut gpu = Mock::default();
-    let r = run::run(&mut gpu, &spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs");
+    let r = run_spec(&spec);
     assert!(r.gates_passed(), "{:?}", r.gates);
 }
 

@@ -52,3 +52,15 @@ impl Progress for BarProgress {
         self.bar.finish_and_clear();
     }
 }
+
+/// A bar counting `len` steps (rounds, pairs) on standard error, drawn only on a terminal.
+pub fn count_bar(len: u64, template: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
+    if std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+    }
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}

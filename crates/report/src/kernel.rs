@@ -3,6 +3,7 @@
 
 use crate::ab::analysis_lines;
 use crate::table::{Align, Section, Table};
+use kernelab_bench::kernel::plan::Plan;
 use kernelab_bench::kernel::KernelRun;
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -109,4 +110,30 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
         });
     }
     out
+}
+
+/// The sections of a dry run: both builds as they would launch.
+pub fn kernel_plan_sections(p: &Plan, title: &str) -> Vec<Section> {
+    let mut t = Table::new(
+        title,
+        &[
+            ("build", Align::Left),
+            ("symbol", Align::Left),
+            ("grid", Align::Left),
+            ("block", Align::Left),
+            ("dyn shared B", Align::Right),
+            ("params", Align::Left),
+        ],
+    );
+    for b in &p.builds {
+        t.push(vec![
+            b.label.into(),
+            b.symbol.clone(),
+            format!("{:?}", b.grid),
+            format!("{:?}", b.block),
+            b.shared.to_string(),
+            b.params.join(", "),
+        ]);
+    }
+    vec![Section::Table(t)]
 }

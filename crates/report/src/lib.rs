@@ -28,7 +28,7 @@ pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables, swee
 pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use compare::{compare_csv, compare_tables, CompareDocument};
 pub use evidence::{evidence, Block, Headline, Part};
-pub use kernel::kernel_sections;
+pub use kernel::{kernel_plan_sections, kernel_sections};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, MetricsDocument, DEFAULT_METRICS};
 pub use profile::{
     input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc, ProfileDocument,

@@ -1,7 +1,9 @@
 //! The CUDA backend: the driver API through `cudarc` with dynamic loading (so the binary builds
 //! and runs its other commands where no CUDA is installed), telemetry through NVML.
 
-use super::gpu::{DevicePtr, EventId, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry};
+use super::gpu::{
+    DevicePtr, EventId, EventPool, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
+};
 use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
 
@@ -13,8 +15,7 @@ pub struct Cuda {
     modules: Vec<sys::CUmodule>,
     kernels: Vec<sys::CUfunction>,
     graphs: Vec<sys::CUgraphExec>,
-    events: Vec<sys::CUevent>,
-    next_event: usize,
+    events: EventPool<sys::CUevent>,
     allocations: Vec<DevicePtr>,
     nvml: Option<(nvml_wrapper::Nvml, u32)>,
 }
@@ -66,8 +67,7 @@ impl Cuda {
             modules: Vec::new(),
             kernels: Vec::new(),
             graphs: Vec::new(),
-            events: Vec::new(),
-            next_event: 0,
+            events: EventPool::default(),
             allocations: Vec::new(),
             nvml,
         })
@@ -189,26 +189,21 @@ impl Gpu for Cuda {
         unsafe { result::graph::launch(g, self.stream) }.map_err(err("graph launch"))
     }
     fn record(&mut self) -> GpuResult<EventId> {
-        if self.next_event == self.events.len() {
-            let e = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
-                .map_err(err("event"))?;
-            self.events.push(e);
-        }
-        let id = self.next_event;
-        self.next_event += 1;
-        unsafe { result::event::record(self.events[id], self.stream) }
-            .map_err(err("event record"))?;
-        Ok(EventId(id))
+        let (id, e) = self.events.take(|| {
+            result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(err("event"))
+        })?;
+        unsafe { result::event::record(e, self.stream) }.map_err(err("event record"))?;
+        Ok(id)
     }
     fn elapsed_ms(&mut self, start: EventId, end: EventId) -> GpuResult<f64> {
-        let (a, b) = (self.events[start.0], self.events[end.0]);
+        let (a, b) = (self.events.get(start)?, self.events.get(end)?);
         unsafe { result::event::synchronize(b) }.map_err(err("event wait"))?;
         let ms = unsafe { result::event::elapsed(a, b) }.map_err(err("event time"))?;
-        self.next_event = 0;
+        self.events.reset();
         Ok(f64::from(ms))
     }
     fn sync(&mut self) -> GpuResult<()> {
-        self.next_event = 0;
+        self.events.reset();
         unsafe { result::stream::synchronize(self.stream) }.map_err(err("kernel execution"))
     }
     fn telemetry(&mut self) -> Telemetry {
@@ -237,7 +232,7 @@ impl Drop for Cuda {
             for &g in &self.graphs {
                 let _ = result::graph::exec_destroy(g);
             }
-            for &e in &self.events {
+            for &e in self.events.all() {
                 let _ = result::event::destroy(e);
             }
             for &p in &self.allocations {

@@ -75,3 +75,46 @@ pub trait Gpu {
     /// Clock, temperature and power now.
     fn telemetry(&mut self) -> Telemetry;
 }
+
+/// Events reused from sample to sample: a backend records into the next free one and frees
+/// them all once it has waited for the last (`reset`), so a run of any length holds a few.
+#[derive(Debug)]
+pub struct EventPool<E> {
+    events: Vec<E>,
+    next: usize,
+}
+
+impl<E: Copy> Default for EventPool<E> {
+    fn default() -> Self {
+        EventPool {
+            events: Vec::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<E: Copy> EventPool<E> {
+    /// The next free event, made with `create` when every one is in use.
+    pub fn take(&mut self, create: impl FnOnce() -> GpuResult<E>) -> GpuResult<(EventId, E)> {
+        if self.next == self.events.len() {
+            self.events.push(create()?);
+        }
+        self.next += 1;
+        Ok((EventId(self.next - 1), self.events[self.next - 1]))
+    }
+    /// The event behind an id.
+    pub fn get(&self, id: EventId) -> GpuResult<E> {
+        self.events
+            .get(id.0)
+            .copied()
+            .ok_or_else(|| "unknown event".to_string())
+    }
+    /// Frees every event (the stream has been waited for).
+    pub fn reset(&mut self) {
+        self.next = 0;
+    }
+    /// Every event made, for destruction.
+    pub fn all(&self) -> &[E] {
+        &self.events
+    }
+}

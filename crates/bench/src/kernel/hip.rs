@@ -6,7 +6,9 @@
 //! binary builds, that a missing runtime is a clear error, and the shared launcher logic (via
 //! the CUDA backend and a host mock).
 
-use super::gpu::{DevicePtr, EventId, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry};
+use super::gpu::{
+    DevicePtr, EventId, EventPool, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
+};
 use libloading::{Library, Symbol};
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 
@@ -21,8 +23,7 @@ pub struct Hip {
     stream: Handle,
     kernels: Vec<Handle>,
     graphs: Vec<Handle>,
-    events: Vec<Handle>,
-    next_event: usize,
+    events: EventPool<Handle>,
 }
 
 // hipDeviceAttributeL2CacheSize in hip_runtime_api.h (ROCm 6.x enum order).
@@ -49,8 +50,7 @@ impl Hip {
             stream: std::ptr::null_mut(),
             kernels: Vec::new(),
             graphs: Vec::new(),
-            events: Vec::new(),
-            next_event: 0,
+            events: EventPool::default(),
         };
         h.call(
             "hipSetDevice",
@@ -92,13 +92,22 @@ impl Hip {
     where
         F: FnOnce(Symbol<T>) -> HipError,
     {
-        // SAFETY: each caller names the entry point with the signature hip_runtime_api.h gives it.
-        let sym: Symbol<T> = unsafe { self.lib.get(name.as_bytes()) }
-            .map_err(|e| format!("HIP: {name} not found: {e}"))?;
-        match f(sym) {
-            0 => Ok(()),
-            code => Err(format!("HIP {name} failed with error {code}")),
-        }
+        call(&self.lib, name, f)
+    }
+}
+
+/// [`Hip::call`] on the library alone, for use while another field is borrowed.
+#[allow(unsafe_code)]
+fn call<T, F>(lib: &Library, name: &str, f: F) -> GpuResult<()>
+where
+    F: FnOnce(Symbol<T>) -> HipError,
+{
+    // SAFETY: each caller names the entry point with the signature hip_runtime_api.h gives it.
+    let sym: Symbol<T> =
+        unsafe { lib.get(name.as_bytes()) }.map_err(|e| format!("HIP: {name} not found: {e}"))?;
+    match f(sym) {
+        0 => Ok(()),
+        code => Err(format!("HIP {name} failed with error {code}")),
     }
 }
 
@@ -241,25 +250,25 @@ impl Gpu for Hip {
         )
     }
     fn record(&mut self) -> GpuResult<EventId> {
-        if self.next_event == self.events.len() {
+        let lib = &self.lib;
+        let (id, e) = self.events.take(|| {
             let mut e: Handle = std::ptr::null_mut();
-            self.call(
+            call(
+                lib,
                 "hipEventCreate",
                 |f: Symbol<unsafe extern "C" fn(*mut Handle) -> HipError>| unsafe { f(&mut e) },
             )?;
-            self.events.push(e);
-        }
-        let (id, s) = (self.next_event, self.stream);
-        self.next_event += 1;
-        let e = self.events[id];
+            Ok(e)
+        })?;
+        let s = self.stream;
         self.call(
             "hipEventRecord",
             |f: Symbol<unsafe extern "C" fn(Handle, Handle) -> HipError>| unsafe { f(e, s) },
         )?;
-        Ok(EventId(id))
+        Ok(id)
     }
     fn elapsed_ms(&mut self, start: EventId, end: EventId) -> GpuResult<f64> {
-        let (a, b) = (self.events[start.0], self.events[end.0]);
+        let (a, b) = (self.events.get(start)?, self.events.get(end)?);
         self.call(
             "hipEventSynchronize",
             |f: Symbol<unsafe extern "C" fn(Handle) -> HipError>| unsafe { f(b) },
@@ -271,11 +280,11 @@ impl Gpu for Hip {
                 f(&mut ms, a, b)
             },
         )?;
-        self.next_event = 0;
+        self.events.reset();
         Ok(f64::from(ms))
     }
     fn sync(&mut self) -> GpuResult<()> {
-        self.next_event = 0;
+        self.events.reset();
         let s = self.stream;
         self.call(
             "hipStreamSynchronize",

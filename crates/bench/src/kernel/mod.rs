@@ -5,6 +5,7 @@ pub mod args;
 pub mod cuda;
 pub mod gpu;
 pub mod hip;
+pub mod plan;
 pub mod run;
 pub mod spec;
 

@@ -4,11 +4,11 @@ use crate::cli::{FormatArg, KernelCommand, KernelRunArgs};
 use crate::output;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use kernelab_bench::kernel::{self, args, Spec};
-use kernelab_report::{kernel_sections, Align, Section, Table};
+use kernelab_bench::kernel::plan::{plan, Plan};
+use kernelab_bench::kernel::{self, Spec};
+use kernelab_report::{kernel_plan_sections, kernel_sections};
 use serde::Serialize;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Runs a `kernel` subcommand.
@@ -23,56 +23,32 @@ struct Doc<'a, T: Serialize> {
     schema_version: u32,
     kind: &'static str,
     pass: bool,
-    samples: Option<String>,
+    samples: String,
     #[serde(flatten)]
     body: &'a T,
 }
 
+#[derive(Serialize)]
+struct PlanDoc<'a> {
+    schema_version: u32,
+    kind: &'static str,
+    #[serde(flatten)]
+    plan: &'a Plan,
+}
+
 fn dry_run(a: &KernelRunArgs, spec: &Spec) -> Result<ExitStatus> {
-    let bufs = args::buffers(spec).map_err(|e| anyhow!("{}: {e}", a.spec.display()))?;
-    let mut t = Table::new(
-        format!("{}: both builds resolved (no GPU opened)", a.spec.display()),
-        &[
-            ("build", Align::Left),
-            ("symbol", Align::Left),
-            ("grid", Align::Left),
-            ("block", Align::Left),
-            ("dyn shared B", Align::Right),
-            ("params", Align::Left),
-        ],
-    );
-    let mut builds = Vec::new();
-    for (b, label) in [(&spec.baseline, "baseline"), (&spec.candidate, "candidate")] {
-        let r = args::resolve(spec, b, label).map_err(|e| anyhow!("{}: {e}", a.spec.display()))?;
-        let params: Vec<String> = r
-            .params
-            .iter()
-            .map(|p| match p {
-                args::Param::Buffer(i) => bufs[*i].name.clone(),
-                args::Param::Scalar(v) => format!("{}-byte scalar", v.len()),
-                args::Param::Null => "null".into(),
-                args::Param::Scratch(n) => format!("scratch {n} B"),
-            })
-            .collect();
-        t.push(vec![
-            label.into(),
-            r.symbol.clone(),
-            format!("{:?}", r.grid),
-            format!("{:?}", r.block),
-            r.shared.to_string(),
-            params.join(", "),
-        ]);
-        builds.push(serde_json::json!({
-            "label": label, "symbol": r.symbol, "grid": r.grid, "block": r.block,
-            "shared": r.shared, "params": params,
-            "triton": r.triton.map(|p| p.display().to_string()),
-        }));
-    }
-    let doc = serde_json::json!({"schema_version": 1, "kind": "kernel_dry_run", "builds": builds,
-        "buffers": bufs.iter().map(|b| serde_json::json!({"name": b.name, "dtype": format!("{:?}", b.dtype), "shape": b.shape, "bytes": b.bytes()})).collect::<Vec<_>>()});
-    let text = match output::sections_text(&a.output, |_| vec![Section::Table(t.clone())]) {
+    let p = plan(spec).map_err(|e| anyhow!("{}: {e}", a.spec.display()))?;
+    let title = format!("{}: both builds resolved (no GPU opened)", a.spec.display());
+    let text = match output::sections_text(&a.output, |_| kernel_plan_sections(&p, &title)) {
         Some(t) => t,
-        None if a.output.format == FormatArg::Json => serde_json::to_string_pretty(&doc)? + "\n",
+        None if a.output.format == FormatArg::Json => {
+            let doc = PlanDoc {
+                schema_version: 1,
+                kind: "kernel_dry_run",
+                plan: &p,
+            };
+            serde_json::to_string_pretty(&doc)? + "\n"
+        }
         None => bail!("--format csv is not offered for kernel run; use json"),
     };
     output::write(&a.output, &text)?;
@@ -106,16 +82,10 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
         .open(&samples_path)
         .with_context(|| format!("{}: cannot open the samples file", samples_path.display()))?;
     let mut w = std::io::BufWriter::new(file);
-    let bar = ProgressBar::with_draw_target(
-        Some(spec.timing.rounds as u64),
-        ProgressDrawTarget::hidden(),
+    let bar = crate::progress::count_bar(
+        spec.timing.rounds as u64,
+        "timing {bar:30} round {pos}/{len} eta {eta}",
     );
-    if std::io::stderr().is_terminal() {
-        bar.set_draw_target(ProgressDrawTarget::stderr());
-    }
-    if let Ok(style) = ProgressStyle::with_template("timing {bar:30} round {pos}/{len} eta {eta}") {
-        bar.set_style(style);
-    }
     let spec_name = a.spec.display().to_string();
     let result = kernel::run(
         gpu.as_mut(),
@@ -135,7 +105,7 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
         schema_version: 1,
         kind: "kernel_run",
         pass,
-        samples: Some(samples_path.display().to_string()),
+        samples: samples_path.display().to_string(),
         body: &r,
     };
     // The record hashes everything the result depends on: the spec and the files it names.
