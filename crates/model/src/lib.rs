@@ -11,8 +11,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod ab;
 mod dispatch;
 mod family;
+pub mod kernel_run;
 mod location;
 mod metrics;
 mod profile;

@@ -2,7 +2,7 @@
 
 use crate::format::thousands;
 use crate::table::Section;
-use kernelab_bench::AbResult;
+use kernelab_model::ab::AbResult;
 use kernelab_stats::Analysis;
 
 fn pct(x: f64) -> String {
@@ -114,10 +114,10 @@ pub fn ab_sections(r: &AbResult, header: &[String]) -> Vec<Section> {
         title: "kernelab ab".into(),
         lines,
     }];
-    for (name, a) in &r.analyses {
+    for m in &r.analyses {
         out.push(Section::Lines {
-            title: format!("Result: {name}"),
-            lines: analysis_lines(name, a),
+            title: format!("Result: {}", m.metric),
+            lines: analysis_lines(&m.metric, &m.analysis),
         });
     }
     out

@@ -3,8 +3,7 @@
 
 use crate::ab::analysis_lines;
 use crate::table::{Align, Section, Table};
-use kernelab_bench::kernel::plan::Plan;
-use kernelab_bench::kernel::KernelRun;
+use kernelab_model::kernel_run::{KernelRun, Plan};
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "–".into())
@@ -127,7 +126,7 @@ pub fn kernel_plan_sections(p: &Plan, title: &str) -> Vec<Section> {
     );
     for b in &p.builds {
         t.push(vec![
-            b.label.into(),
+            b.label.clone(),
             b.symbol.clone(),
             format!("{:?}", b.grid),
             format!("{:?}", b.block),

@@ -49,7 +49,7 @@ pub enum Direction {
 }
 
 /// How to stop.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopRule {
     /// Planned looks at 8, 16, 32, … pairs with Bonferroni over the looks; stop at a decisive
@@ -70,7 +70,7 @@ pub enum StopRule {
 }
 
 /// Settings of an analysis.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Design {
     /// Error rate.
     pub alpha: f64,
@@ -100,7 +100,7 @@ impl Default for Design {
 }
 
 /// The three-way verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Verdict {
     /// The candidate is faster (interval below 1).
@@ -114,7 +114,7 @@ pub enum Verdict {
 }
 
 /// The result at one look.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Look {
     /// Pairs used.
     pub pairs: usize,
@@ -129,7 +129,7 @@ pub struct Look {
 }
 
 /// Order effect: how much slower the second run of a pair is, with its interval.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OrderEffect {
     /// Estimated second-in-pair effect (fraction).
     pub estimate: f64,
@@ -138,7 +138,7 @@ pub struct OrderEffect {
 }
 
 /// Drift of the baseline over the run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Drift {
     /// Kendall's tau of baseline values against time.
     pub tau: f64,
@@ -147,7 +147,7 @@ pub struct Drift {
 }
 
 /// A complete analysis.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     /// Pairs used for the final answer.
     pub pairs: usize,
@@ -513,7 +513,7 @@ pub fn drift(pairs: &[Pair]) -> Option<Drift> {
 }
 
 /// A/A calibration: does the harness show a difference between two identical slots?
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AaCheck {
     /// The A/A analysis (fixed design at 1 − α).
     pub analysis: Analysis,

@@ -4,10 +4,10 @@ use crate::cli::{AbAnalyzeArgs, AbArgs, AbCommand, DesignArgs, FormatArg, Output
 use crate::output;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
-use kernelab_bench::metric::{MetricSpec, Source};
-use kernelab_bench::record::{self, Record, Writer};
-use kernelab_bench::{pairs_from, run_ab, AbResult, AbSettings, ProcessExecutor};
 use kernelab_report::{ab_sections, render, OutputFormat};
+use kernelab_runner::metric::{MetricSpec, Source};
+use kernelab_runner::record::{self, Record, Writer};
+use kernelab_runner::{pairs_from, run_ab, AbResult, AbSettings, MetricAnalysis, ProcessExecutor};
 use kernelab_stats::{aa_check, analyze, Design, Direction, Order, Pair, StopRule};
 use regex::Regex;
 use serde::Serialize;
@@ -93,7 +93,7 @@ fn emit(
     let used = r
         .analyses
         .first()
-        .map_or(main.len(), |(_, a)| a.pairs.min(main.len()));
+        .map_or(main.len(), |m| m.analysis.pairs.min(main.len()));
     let doc = Doc {
         schema_version: 1,
         kind: "ab",
@@ -444,7 +444,10 @@ fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
     let d = design(&a.design, direction(&a.design, &name))?;
     let result = AbResult {
         aa: (!aa.is_empty()).then(|| aa_check(&aa, &d)),
-        analyses: vec![(name, analyze(&main, &d))],
+        analyses: vec![MetricAnalysis {
+            metric: name,
+            analysis: analyze(&main, &d),
+        }],
         failures,
         runs,
     };

@@ -4,8 +4,9 @@ use crate::cli::{FormatArg, KernelCommand, KernelRunArgs};
 use crate::output;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
-use kernelab_bench::kernel::plan::{plan, Plan};
-use kernelab_bench::kernel::{self, Spec};
+use kernelab_launcher::plan::plan;
+use kernelab_launcher::Plan;
+use kernelab_launcher::{self, Spec};
 use kernelab_report::{kernel_plan_sections, kernel_sections};
 use serde::Serialize;
 use std::io::Write;
@@ -75,7 +76,7 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
             .map(|d| d.join("kernel-samples.jsonl"))
             .unwrap_or_else(|| PathBuf::from("kernel-samples.jsonl"))
     });
-    let mut gpu = kernel::open(&spec).map_err(|e| anyhow!("{e}"))?;
+    let mut gpu = kernelab_launcher::open(&spec).map_err(|e| anyhow!("{e}"))?;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -87,7 +88,7 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
         "timing {bar:30} round {pos}/{len} eta {eta}",
     );
     let spec_name = a.spec.display().to_string();
-    let result = kernel::run(
+    let result = kernelab_launcher::run(
         gpu.as_mut(),
         &spec,
         &mut |s| {

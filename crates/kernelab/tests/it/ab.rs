@@ -35,7 +35,7 @@ fn printed_metric_slower_candidate() {
         "0",
     ]);
     assert_eq!(code, 0, "{err}");
-    let a = &doc["analyses"][0][1];
+    let a = &doc["analyses"][0]["analysis"];
     assert_eq!(a["verdict"], "SLOWER");
     assert!((a["ratio"].as_f64().expect("ratio") - 1.03).abs() < 1e-9);
     assert_eq!(doc["aa"]["harness_bias"], false);
@@ -60,8 +60,8 @@ fn printed_metric_slower_candidate() {
         .output()
         .expect("runs");
     let again: Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(again["analyses"][0][1]["ratio"], a["ratio"]);
-    assert_eq!(again["analyses"][0][1]["ci"], a["ci"]);
+    assert_eq!(again["analyses"][0]["analysis"]["ratio"], a["ratio"]);
+    assert_eq!(again["analyses"][0]["analysis"]["ci"], a["ci"]);
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn json_metric_higher_is_better_and_failures() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
-        doc["analyses"][0][1]["verdict"], "FASTER",
+        doc["analyses"][0]["analysis"]["verdict"], "FASTER",
         "more tokens per second is better"
     );
     // A candidate that exits non-zero: failures are recorded, then the run stops.
@@ -158,7 +158,7 @@ fn analyze_external_paired_samples() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(doc["analyses"][0][1]["verdict"], "SAME");
+    assert_eq!(doc["analyses"][0]["analysis"]["verdict"], "SAME");
     assert!(doc["aa"].is_object());
     let json = dir.path().join("pairs.json");
     std::fs::write(
@@ -174,7 +174,7 @@ fn analyze_external_paired_samples() {
         .expect("runs");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(
-        doc["analyses"][0][1]["verdict"], "INCONCLUSIVE",
+        doc["analyses"][0]["analysis"]["verdict"], "INCONCLUSIVE",
         "two pairs give no interval"
     );
     std::fs::write(&csv, "x,y\n1,2\n").expect("write");
@@ -229,7 +229,7 @@ fn real_h200_kernel_pairs() {
         .output()
         .expect("runs");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let a = &doc["analyses"][0][1];
+    let a = &doc["analyses"][0]["analysis"];
     assert_eq!(a["verdict"], "SLOWER");
     let n = a["pairs"].as_u64().expect("pairs") as usize;
     let want = hl_of_csv(&std::fs::read_to_string(&f).expect("read"), n);
@@ -244,7 +244,7 @@ fn real_h200_kernel_pairs() {
         .output()
         .expect("runs");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let v = doc["analyses"][0][1]["verdict"]
+    let v = doc["analyses"][0]["analysis"]["verdict"]
         .as_str()
         .expect("verdict")
         .to_string();

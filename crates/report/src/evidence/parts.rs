@@ -317,7 +317,7 @@ pub(super) fn code_part(kind: &str, r: &Value) -> (Vec<Block>, String) {
 }
 
 pub(super) fn ab_part(r: &Value) -> (Vec<Block>, String) {
-    let a = &r["analyses"][0][1];
+    let a = &r["analyses"][0]["analysis"];
     let mut lines = vec![
         s(&a["verdict_text"]),
         format!(

@@ -1,9 +1,9 @@
 //! The runner with a mock executor (no real timing enters a test): ABBA order, the A/A
 //! pre-flight, failures recorded and counted, the failure limit, and resuming a killed run.
 
-use kernelab_bench::metric::{MetricSpec, Source};
-use kernelab_bench::record::{read, Record, Slot, Writer};
-use kernelab_bench::{run_ab, AbError, AbSettings, Executor, RunOutcome};
+use kernelab_runner::metric::{MetricSpec, Source};
+use kernelab_runner::record::{read, Record, Slot, Writer};
+use kernelab_runner::{run_ab, AbError, AbSettings, Executor, RunOutcome};
 use kernelab_stats::{Design, Order, StopRule, Verdict};
 
 /// Baseline prints 100, candidate 103 (A/A: 100); fails on the runs listed in `fail`.
@@ -78,7 +78,7 @@ fn abba_order_aa_first_and_every_run_recorded() {
     );
     assert!(m.calls[2..10].iter().all(|c| c.1), "A/A comes first");
     assert_eq!(read(&path).expect("read").len(), 40);
-    assert_eq!(r.analyses[0].1.verdict, Verdict::Slower);
+    assert_eq!(r.analyses[0].analysis.verdict, Verdict::Slower);
     assert!(!r.aa.expect("aa").harness_bias);
 }
 
@@ -101,7 +101,7 @@ fn failures_are_recorded_and_limited() {
         2
     );
     assert_eq!(
-        r.analyses[0].1.pairs, 16,
+        r.analyses[0].analysis.pairs, 16,
         "failed pairs are retried, not dropped from the count"
     );
     let mut w = Writer::append(&dir.path().join("t.jsonl")).expect("open");
@@ -145,7 +145,7 @@ fn resume_continues_where_the_file_ends() {
     let mut s = settings();
     s.warmup = 0;
     let r = run_ab(&mut m, &s, &mut w, &resumed, &mut |_| {}).expect("runs");
-    assert_eq!(r.analyses[0].1.pairs, 16);
+    assert_eq!(r.analyses[0].analysis.pairs, 16);
     // Pair 5 (index) is redone whole; pairs 6..15 follow: 11 pairs = 22 runs, no A/A.
     assert_eq!(m.calls.len(), 22);
     assert!(m.calls.iter().all(|c| !c.1));

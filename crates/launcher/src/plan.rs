@@ -1,50 +1,9 @@
 //! What a spec resolves to without a GPU: both builds' symbol, geometry and parameter list,
 //! and the buffers (`kernelab kernel run --dry-run`).
 
-use super::args::{self, Param};
-use super::spec::Spec;
-use serde::Serialize;
-
-/// One build as it would launch.
-#[derive(Clone, Debug, Serialize)]
-pub struct PlannedBuild {
-    /// `baseline` or `candidate`.
-    pub label: &'static str,
-    /// Kernel symbol.
-    pub symbol: String,
-    /// Grid.
-    pub grid: [u32; 3],
-    /// Block.
-    pub block: [u32; 3],
-    /// Dynamic shared memory, bytes.
-    pub shared: u32,
-    /// Parameters in order: buffer names, `N-byte scalar`, `null`, `scratch N B`.
-    pub params: Vec<String>,
-    /// Triton metadata used.
-    pub triton: Option<String>,
-}
-
-/// One buffer.
-#[derive(Clone, Debug, Serialize)]
-pub struct PlannedBuffer {
-    /// Argument name.
-    pub name: String,
-    /// Element type.
-    pub dtype: String,
-    /// Shape.
-    pub shape: Vec<usize>,
-    /// Size in bytes.
-    pub bytes: usize,
-}
-
-/// A resolved spec.
-#[derive(Clone, Debug, Serialize)]
-pub struct Plan {
-    /// Baseline and candidate.
-    pub builds: Vec<PlannedBuild>,
-    /// Buffers in argument order.
-    pub buffers: Vec<PlannedBuffer>,
-}
+use crate::args::{self, Param};
+use crate::spec::Spec;
+use kernelab_model::kernel_run::{Plan, PlannedBuffer, PlannedBuild};
 
 /// Resolves both builds and the buffers of a spec.
 pub fn plan(spec: &Spec) -> Result<Plan, String> {
@@ -63,7 +22,7 @@ pub fn plan(spec: &Spec) -> Result<Plan, String> {
             })
             .collect();
         builds.push(PlannedBuild {
-            label,
+            label: label.to_string(),
             symbol: r.symbol,
             grid: r.grid,
             block: r.block,

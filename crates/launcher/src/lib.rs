@@ -1,5 +1,6 @@
 //! The kernel launcher: two builds of one GPU kernel loaded from their code objects, checked
 //! (poisoned outputs, bitwise, repeat, graph replay, oracle, finite) and timed as ABBA pairs.
+#![deny(missing_docs)]
 
 pub mod args;
 pub mod cuda;
@@ -10,7 +11,10 @@ pub mod run;
 pub mod spec;
 
 pub use gpu::Gpu;
-pub use run::{run, KernelRun, Sample};
+pub use kernelab_model::kernel_run::{
+    BuildInfo, Gate, KernelRun, Plan, PlannedBuffer, PlannedBuild, Round, Sample, Telemetry,
+};
+pub use run::run;
 pub use spec::{Backend, Spec, SpecError};
 
 /// Opens the spec's backend.

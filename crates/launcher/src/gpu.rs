@@ -1,6 +1,8 @@
 //! What the launcher needs from a GPU API, so that the gate and timing logic is written once
 //! and tested without a GPU (a host mock implements this trait in the tests).
 
+pub use kernelab_model::kernel_run::Telemetry;
+
 /// A device pointer.
 pub type DevicePtr = u64;
 
@@ -25,17 +27,6 @@ pub struct Geometry {
     pub block: [u32; 3],
     /// Dynamic shared memory, bytes.
     pub shared: u32,
-}
-
-/// Clock, temperature and power at one moment (each unavailable when the API has no answer).
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Telemetry {
-    /// SM clock, MHz.
-    pub sm_mhz: Option<u32>,
-    /// GPU temperature, °C.
-    pub temp_c: Option<u32>,
-    /// Board power, W.
-    pub power_w: Option<f64>,
 }
 
 /// A GPU API error, already worded for the user.

@@ -3,10 +3,8 @@
 
 use crate::metric::{extract, MetricSpec, Value};
 use crate::record::{Record, Slot, Writer};
-use kernelab_stats::{
-    aa_check, abba_order, analyze, next, AaCheck, Analysis, Design, Next, Order, Pair,
-};
-use serde::Serialize;
+pub use kernelab_model::ab::{AbResult, MetricAnalysis};
+use kernelab_stats::{aa_check, abba_order, analyze, next, Design, Next, Order, Pair};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -114,19 +112,6 @@ pub struct AbSettings {
     pub max_failures: usize,
     /// Order of the first pair.
     pub start: Order,
-}
-
-/// The outcome of an A/B run.
-#[derive(Clone, Debug, Serialize)]
-pub struct AbResult {
-    /// The A/A pre-flight, when run.
-    pub aa: Option<AaCheck>,
-    /// One analysis per metric (the primary first).
-    pub analyses: Vec<(String, Analysis)>,
-    /// Failed runs (recorded in the samples file).
-    pub failures: usize,
-    /// Successful runs.
-    pub runs: usize,
 }
 
 /// Why an A/B run stopped without a result.
@@ -364,7 +349,10 @@ pub fn run_ab(
             } else {
                 analyze(&pairs[..used.min(pairs.len())], &d)
             };
-            (m.name.clone(), a)
+            MetricAnalysis {
+                metric: m.name.clone(),
+                analysis: a,
+            }
         })
         .collect();
     Ok(AbResult {

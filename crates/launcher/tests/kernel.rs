@@ -2,13 +2,13 @@
 //! against the real Triton metadata and cubins of tests/fixtures, and the gate and timing
 //! logic against a host mock of the GPU API.
 
-use kernelab_bench::kernel::args::{self, pack, Param};
-use kernelab_bench::kernel::gpu::{
+use kernelab_launcher::args::{self, pack, Param};
+use kernelab_launcher::gpu::{
     DevicePtr, EventId, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
 };
-use kernelab_bench::kernel::run;
-use kernelab_bench::kernel::run::POISON;
-use kernelab_bench::kernel::spec::{eval, Size, Spec};
+use kernelab_launcher::run;
+use kernelab_launcher::run::POISON;
+use kernelab_launcher::spec::{eval, Size, Spec};
 use kernelab_stats::Verdict;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -123,7 +123,7 @@ fn per_build_values_and_grids() {
 
 #[test]
 fn seeded_initialisers_are_reproducible_and_distributed() {
-    use kernelab_bench::kernel::spec::Init;
+    use kernelab_launcher::spec::Init;
     use kernelab_tensor::DType;
     let n = 100_000;
     let x = args::fill(
@@ -321,7 +321,7 @@ warmup = 2
     Spec::parse(&text, Path::new(".")).expect("mock spec parses")
 }
 
-fn run_mock(baseline: &str, candidate: &str) -> run::KernelRun {
+fn run_mock(baseline: &str, candidate: &str) -> kernelab_launcher::KernelRun {
     let mut gpu = Mock::default();
     let mut samples = 0;
     let r = run::run(
@@ -425,13 +425,13 @@ fn write_npy_f32(path: &Path, bytes: &[u8]) {
 }
 
 /// Runs a spec on a fresh mock.
-fn run_spec(spec: &Spec) -> run::KernelRun {
+fn run_spec(spec: &Spec) -> kernelab_launcher::KernelRun {
     let mut gpu = Mock::default();
     run::run(&mut gpu, spec, &mut |_| Ok(()), &mut |_, _| {}).expect("runs")
 }
 
 /// The oracle gate of a run.
-fn oracle_gate(r: &run::KernelRun) -> &run::Gate {
+fn oracle_gate(r: &kernelab_launcher::KernelRun) -> &kernelab_launcher::Gate {
     r.gates
         .iter()
         .find(|g| g.name.contains("vs oracle"))
@@ -440,7 +440,7 @@ fn oracle_gate(r: &run::KernelRun) -> &run::Gate {
 
 #[test]
 fn oracle_gate_uses_the_file_and_its_tolerance() {
-    use kernelab_bench::kernel::spec::Init;
+    use kernelab_launcher::spec::Init;
     use kernelab_tensor::DType;
     let dir = tempfile::tempdir().expect("tempdir");
     // The mock copies src (normal, seed 1 = its position + 1) into dst: the exact oracle.
@@ -487,7 +487,7 @@ fn oracle_gate_uses_the_file_and_its_tolerance() {
 
 #[test]
 fn float_scalars_and_file_initialisers() {
-    use kernelab_bench::kernel::spec::Init;
+    use kernelab_launcher::spec::Init;
     use kernelab_tensor::DType;
     let dir = tempfile::tempdir().expect("tempdir");
     let data = args::fill(

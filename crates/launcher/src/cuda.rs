@@ -1,7 +1,7 @@
 //! The CUDA backend: the driver API through `cudarc` with dynamic loading (so the binary builds
 //! and runs its other commands where no CUDA is installed), telemetry through NVML.
 
-use super::gpu::{
+use crate::gpu::{
     DevicePtr, EventId, EventPool, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
 };
 use cudarc::driver::{result, sys};

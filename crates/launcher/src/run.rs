@@ -1,112 +1,18 @@
 //! The launcher: correctness gates on separate outputs, then ABBA-interleaved timing on shared
 //! outputs, written once against the [`Gpu`] trait.
 
-use super::args::{self, Buffer, Param, Resolved};
-use super::gpu::{DevicePtr, Geometry, Gpu, KernelId, Telemetry};
-use super::spec::{Role, Spec};
+use crate::args::{self, Buffer, Param, Resolved};
+use crate::gpu::{DevicePtr, Geometry, Gpu, KernelId};
+use crate::spec::{Role, Spec};
+use kernelab_model::kernel_run::{BuildInfo, Gate, KernelRun, Round, Sample};
 use kernelab_stats::rank::median;
-use kernelab_stats::{abba_order, analyze, Analysis, Design, Order, Pair, StopRule};
+use kernelab_stats::{abba_order, analyze, Design, Order, Pair, StopRule};
 use kernelab_tensor::Tensor;
 use kernelab_tensor::{bitwise, close, finite, BitwiseOptions, Tolerance};
-use serde::Serialize;
 
 /// Byte written into outputs before each correctness run: 0xFF is a NaN in every float type
 /// (and −1 in signed integers), so elements a kernel fails to write show up.
 pub const POISON: u8 = 0xFF;
-
-/// One gate's outcome.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Gate {
-    /// What was checked.
-    pub name: String,
-    /// Whether it held.
-    pub passed: bool,
-    /// Numbers behind it.
-    pub detail: String,
-}
-
-/// One build as launched.
-#[derive(Clone, Debug, Serialize)]
-pub struct BuildInfo {
-    /// `baseline` or `candidate`.
-    pub label: String,
-    /// Code object.
-    pub code: String,
-    /// Symbol.
-    pub symbol: String,
-    /// Grid.
-    pub grid: [u32; 3],
-    /// Block.
-    pub block: [u32; 3],
-    /// Dynamic shared memory, bytes.
-    pub shared: u32,
-    /// Parameters passed.
-    pub params: usize,
-    /// Triton metadata used.
-    pub triton: Option<String>,
-}
-
-/// One timed sample.
-#[derive(Clone, Debug, Serialize)]
-pub struct Sample {
-    /// Round.
-    pub round: usize,
-    /// `baseline` or `candidate`.
-    pub build: &'static str,
-    /// Sample within the round.
-    pub sample: usize,
-    /// Launches between the two events.
-    pub batch: usize,
-    /// Event time divided by the batch, µs.
-    pub us_per_launch: f64,
-    /// Telemetry at the end of the sample.
-    #[serde(flatten)]
-    pub telemetry: Telemetry,
-}
-
-/// One round: a pair.
-#[derive(Clone, Debug, Serialize)]
-pub struct Round {
-    /// Index.
-    pub round: usize,
-    /// Which ran first.
-    pub order: Order,
-    /// Median baseline µs per launch.
-    pub baseline_us: f64,
-    /// Median candidate µs per launch.
-    pub candidate_us: f64,
-    /// Baseline / candidate.
-    pub speedup: f64,
-    /// Telemetry at the end of the round.
-    #[serde(flatten)]
-    pub telemetry: Telemetry,
-}
-
-/// Everything `kernelab kernel run` found.
-#[derive(Clone, Debug, Serialize)]
-pub struct KernelRun {
-    /// Device name.
-    pub device: String,
-    /// The two builds.
-    pub builds: Vec<BuildInfo>,
-    /// Gates, in order.
-    pub gates: Vec<Gate>,
-    /// Launches per timed sample.
-    pub batch: usize,
-    /// Whether an L2 flush ran before each timed launch.
-    pub l2_flush: bool,
-    /// Rounds.
-    pub rounds: Vec<Round>,
-    /// Candidate/baseline analysis (absent when a gate failed and timing was skipped).
-    pub analysis: Option<Analysis>,
-}
-
-impl KernelRun {
-    /// True when every gate held.
-    pub fn gates_passed(&self) -> bool {
-        self.gates.iter().all(|g| g.passed)
-    }
-}
 
 struct Loaded {
     build: Resolved,
@@ -452,7 +358,7 @@ pub fn run(
                 let us = timed(gpu, l, p, batch, flush)?;
                 on_sample(&Sample {
                     round: k,
-                    build: label,
+                    build: label.to_string(),
                     sample: i,
                     batch,
                     us_per_launch: us,

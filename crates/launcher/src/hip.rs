@@ -6,7 +6,7 @@
 //! binary builds, that a missing runtime is a clear error, and the shared launcher logic (via
 //! the CUDA backend and a host mock).
 
-use super::gpu::{
+use crate::gpu::{
     DevicePtr, EventId, EventPool, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
 };
 use libloading::{Library, Symbol};

@@ -2,7 +2,7 @@
 //! (buffers, scalars, null pointers, Triton's trailing scratch pointers) ready to pack into the
 //! driver's `kernelParams` array.
 
-use super::spec::{eval, Arg, ArgKind, Build, Init, Role, Size, Spec};
+use crate::spec::{eval, Arg, ArgKind, Build, Init, Role, Size, Spec};
 use kernelab_tensor::DType;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};

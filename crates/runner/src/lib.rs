@@ -3,17 +3,17 @@
 //! to a JSONL samples file so that an interrupted run can be resumed).
 //!
 //! ```
-//! use kernelab_bench::metric::{extract, MetricSpec, Source};
+//! use kernelab_runner::metric::{extract, MetricSpec, Source};
 //! let spec = MetricSpec { name: "wall".into(), source: Source::Wall, direction: Default::default() };
 //! assert_eq!(extract(&spec, "", 1.5), Some(1.5));
 //! ```
 #![deny(missing_docs)]
 
-pub mod kernel;
 pub mod metric;
 pub mod record;
 mod runner;
 
 pub use runner::{
-    pairs_from, run_ab, AbError, AbResult, AbSettings, Executor, ProcessExecutor, RunOutcome,
+    pairs_from, run_ab, AbError, AbResult, AbSettings, Executor, MetricAnalysis, ProcessExecutor,
+    RunOutcome,
 };

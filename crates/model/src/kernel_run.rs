@@ -1,0 +1,151 @@
+//! What `kernelab kernel run` finds (gates, builds, timed rounds) and what a spec resolves to
+//! without a GPU: plain result types, so that renderers need no GPU crate.
+
+use kernelab_stats::{Analysis, Order};
+use serde::{Deserialize, Serialize};
+
+/// Clock, temperature and power at one moment (each unavailable when the API has no answer).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Telemetry {
+    /// SM clock, MHz.
+    pub sm_mhz: Option<u32>,
+    /// GPU temperature, °C.
+    pub temp_c: Option<u32>,
+    /// Board power, W.
+    pub power_w: Option<f64>,
+}
+
+/// One gate's outcome.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Gate {
+    /// What was checked.
+    pub name: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// Numbers behind it.
+    pub detail: String,
+}
+
+/// One build as launched.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// `baseline` or `candidate`.
+    pub label: String,
+    /// Code object.
+    pub code: String,
+    /// Symbol.
+    pub symbol: String,
+    /// Grid.
+    pub grid: [u32; 3],
+    /// Block.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+    /// Parameters passed.
+    pub params: usize,
+    /// Triton metadata used.
+    pub triton: Option<String>,
+}
+
+/// One timed sample.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Sample {
+    /// Round.
+    pub round: usize,
+    /// `baseline` or `candidate`.
+    pub build: String,
+    /// Sample within the round.
+    pub sample: usize,
+    /// Launches between the two events.
+    pub batch: usize,
+    /// Event time divided by the batch, µs.
+    pub us_per_launch: f64,
+    /// Telemetry at the end of the sample.
+    #[serde(flatten)]
+    pub telemetry: Telemetry,
+}
+
+/// One round: a pair.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Round {
+    /// Index.
+    pub round: usize,
+    /// Which ran first.
+    pub order: Order,
+    /// Median baseline µs per launch.
+    pub baseline_us: f64,
+    /// Median candidate µs per launch.
+    pub candidate_us: f64,
+    /// Baseline / candidate.
+    pub speedup: f64,
+    /// Telemetry at the end of the round.
+    #[serde(flatten)]
+    pub telemetry: Telemetry,
+}
+
+/// Everything `kernelab kernel run` found.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KernelRun {
+    /// Device name.
+    pub device: String,
+    /// The two builds.
+    pub builds: Vec<BuildInfo>,
+    /// Gates, in order.
+    pub gates: Vec<Gate>,
+    /// Launches per timed sample.
+    pub batch: usize,
+    /// Whether an L2 flush ran before each timed launch.
+    pub l2_flush: bool,
+    /// Rounds.
+    pub rounds: Vec<Round>,
+    /// Candidate/baseline analysis (absent when a gate failed and timing was skipped).
+    pub analysis: Option<Analysis>,
+}
+
+impl KernelRun {
+    /// True when every gate held.
+    pub fn gates_passed(&self) -> bool {
+        self.gates.iter().all(|g| g.passed)
+    }
+}
+
+/// One build as it would launch.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PlannedBuild {
+    /// `baseline` or `candidate`.
+    pub label: String,
+    /// Kernel symbol.
+    pub symbol: String,
+    /// Grid.
+    pub grid: [u32; 3],
+    /// Block.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+    /// Parameters in order: buffer names, `N-byte scalar`, `null`, `scratch N B`.
+    pub params: Vec<String>,
+    /// Triton metadata used.
+    pub triton: Option<String>,
+}
+
+/// One buffer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PlannedBuffer {
+    /// Argument name.
+    pub name: String,
+    /// Element type.
+    pub dtype: String,
+    /// Shape.
+    pub shape: Vec<usize>,
+    /// Size in bytes.
+    pub bytes: usize,
+}
+
+/// A resolved spec.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Plan {
+    /// Baseline and candidate.
+    pub builds: Vec<PlannedBuild>,
+    /// Buffers in argument order.
+    pub buffers: Vec<PlannedBuffer>,
+}
