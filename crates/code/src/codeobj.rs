@@ -1,10 +1,10 @@
 //! What a code object says about its kernels.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Which kind of code object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ObjectKind {
@@ -17,7 +17,7 @@ pub enum ObjectKind {
 }
 
 /// Per-kernel resources; `None` where the object does not say.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodeResources {
     /// Registers per thread (NVIDIA) or VGPRs (AMD, compiler count from metadata).
     pub registers: Option<u32>,
@@ -48,7 +48,7 @@ pub struct CodeResources {
 }
 
 /// One kernel (entry function) in a code object.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelInfo {
     /// Symbol name as in the object.
     pub symbol: String,
@@ -71,7 +71,7 @@ pub struct KernelInfo {
 }
 
 /// One code object (a file, or one entry extracted from a container).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CodeObject {
     /// Where it came from: the path, plus `#entry` for extracted entries.
     pub label: String,

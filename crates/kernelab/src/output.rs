@@ -68,6 +68,11 @@ pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
     }
 }
 
+/// A document as pretty JSON with a final newline.
+pub fn json<T: serde::Serialize>(doc: &T) -> Result<String> {
+    Ok(serde_json::to_string_pretty(doc).context("serializing JSON")? + "\n")
+}
+
 /// The terminal or Markdown text of `sections(name_width)` for the table and md formats.
 pub fn sections_text(
     out: &OutputArgs,

@@ -2,8 +2,8 @@
 //! evidence bundle.
 
 use anyhow::{Context, Result};
-use kernelab_model::{GitState, InputFile, Provenance};
-use kernelab_report::bundle::{self, Record, RECORD_SCHEMA_VERSION};
+use kernelab_model::{Document, GitState, InputFile, Provenance, SCHEMA_VERSION};
+use kernelab_report::bundle::{self, Record};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -90,10 +90,9 @@ fn host() -> Option<String> {
         .or_else(|| std::env::var("HOSTNAME").ok())
 }
 
-/// Records `doc` as a `kind` result when a bundle was requested; `inputs` are hashed.
+/// Records `doc` (its kind names the record) when a bundle was requested; `inputs` are hashed.
 pub fn record<T: Serialize>(
-    kind: &str,
-    doc: &T,
+    doc: &Document<T>,
     inputs: &[PathBuf],
     gpu: Option<String>,
 ) -> Result<()> {
@@ -124,8 +123,8 @@ pub fn record<T: Serialize>(
     };
     let result = serde_json::to_value(doc).context("serializing the record")?;
     let rec = Record {
-        schema_version: RECORD_SCHEMA_VERSION,
-        kind: kind.to_string(),
+        schema_version: SCHEMA_VERSION,
+        kind: doc.kind.clone(),
         provenance,
         result,
     };

@@ -13,7 +13,9 @@
 
 pub mod ab;
 mod dispatch;
+mod document;
 mod family;
+pub mod float;
 pub mod kernel_run;
 mod location;
 mod metrics;
@@ -25,6 +27,7 @@ pub use dispatch::{
     Annotation, AnnotationScope, KernelAggregate, KernelDispatch, Launch, LaunchConfig, Resources,
     Transfer, TransferKind,
 };
+pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use family::{family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping, RuleError};
 pub use location::Location;
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};

@@ -1,12 +1,65 @@
 //! The evidence bundle: a directory of versioned JSON records, one per recorded command, each
 //! with its provenance. Records are written atomically and never replace an existing one.
 
-use kernelab_model::Provenance;
+use crate::documents::Evidence;
+use kernelab_model::{Provenance, SCHEMA_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Version of the record layout.
-pub const RECORD_SCHEMA_VERSION: u32 = 1;
+/// Why a bundle could not be read. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BundleError {
+    /// The folder or a record could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The folder or record file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A file is not a kernelab record.
+    #[error("{path}: line {line}: expected {expected} ({message})")]
+    Malformed {
+        /// The record file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// What was expected.
+        expected: String,
+        /// The parser's words.
+        message: String,
+    },
+    /// The record's result lacks a field its kind needs, or holds a value of the wrong type.
+    #[error("{path}: `result`: expected a `{kind}` result ({message})")]
+    Result {
+        /// The record file.
+        path: PathBuf,
+        /// The record's kind.
+        kind: String,
+        /// The parser's words (names the field).
+        message: String,
+    },
+    /// The record was written with another layout version.
+    #[error("{path}: record schema_version {found}; this kernelab reads schema_version {SCHEMA_VERSION} (re-record it with this kernelab)")]
+    Version {
+        /// The record file.
+        path: PathBuf,
+        /// Its version.
+        found: u32,
+    },
+}
+
+/// A record read back: its file, the record and its typed result.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The record file.
+    pub path: PathBuf,
+    /// The record as stored.
+    pub record: Record,
+    /// Its result in the type its kind names.
+    pub evidence: Evidence,
+}
 
 /// One recorded command.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -61,11 +114,16 @@ pub fn write(dir: &Path, record: &Record) -> std::io::Result<PathBuf> {
     }
 }
 
-/// Reads every record of a bundle, in record order. Files that are not records are an error
-/// naming the file.
-pub fn read(dir: &Path) -> Result<Vec<(PathBuf, Record)>, String> {
+/// Reads every record of a bundle, in record order, each result into the type its kind names.
+/// Files that are not records, records of another layout version and results that lack a field
+/// are errors naming the file.
+pub fn read(dir: &Path) -> Result<Vec<Entry>, BundleError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BundleError::Io { path, source }
+    };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .map_err(io(dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.extension().is_some_and(|x| x == "json")
@@ -77,18 +135,41 @@ pub fn read(dir: &Path) -> Result<Vec<(PathBuf, Record)>, String> {
     files.sort();
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let r: Record = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "{}: line {}: expected a kernelab record ({e})",
-                f.display(),
-                e.line()
-            )
+        let text = std::fs::read_to_string(&f).map_err(io(&f))?;
+        let record: Record = serde_json::from_str(&text).map_err(|e| BundleError::Malformed {
+            path: f.clone(),
+            line: e.line(),
+            expected: "a kernelab record".into(),
+            message: e.to_string(),
         })?;
-        if r.schema_version > RECORD_SCHEMA_VERSION {
-            return Err(format!("{}: record schema_version {} is newer than this kernelab reads ({RECORD_SCHEMA_VERSION})", f.display(), r.schema_version));
+        if record.schema_version != SCHEMA_VERSION {
+            return Err(BundleError::Version {
+                path: f,
+                found: record.schema_version,
+            });
         }
-        out.push((f, r));
+        let evidence = match Evidence::read(&record.kind, &record.result) {
+            None => {
+                return Err(BundleError::Result {
+                    path: f.clone(),
+                    kind: record.kind.clone(),
+                    message: "a record kind this kernelab does not know".into(),
+                })
+            }
+            Some(Ok(e)) => e,
+            Some(Err(e)) => {
+                return Err(BundleError::Result {
+                    path: f.clone(),
+                    kind: record.kind.clone(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        out.push(Entry {
+            path: f,
+            record,
+            evidence,
+        });
     }
     Ok(out)
 }

@@ -3,7 +3,8 @@
 use crate::format::{share, thousands};
 use crate::table::{Align, Section, Table};
 use kernelab_tensor::{
-    BitwiseReport, CloseReport, FileComparison, FiniteReport, RepeatReport, SweepReport,
+    BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, SweepReport,
+    TensorFinite, TensorHash,
 };
 
 fn sci(x: f64) -> String {
@@ -138,13 +139,13 @@ pub fn close_tables(c: &FileComparison<CloseReport>, title: &str) -> Vec<Section
                 if let Some(h) = &r.ulp_histogram {
                     let table = hist.get_or_insert_with(|| {
                         let mut cols = vec![("tensor".to_string(), Align::Left)];
-                        cols.extend(h.iter().map(|(b, _)| (format!("{b} ULP"), Align::Right)));
+                        cols.extend(h.iter().map(|b| (format!("{} ULP", b.ulps), Align::Right)));
                         let cols: Vec<(&str, Align)> =
                             cols.iter().map(|(n, a)| (n.as_str(), *a)).collect();
                         Table::new("ULP-distance histogram", &cols)
                     });
                     let mut row = vec![x.name.clone()];
-                    row.extend(h.iter().map(|(_, n)| thousands(*n)));
+                    row.extend(h.iter().map(|b| thousands(b.count)));
                     table.push(row);
                 }
             }
@@ -177,7 +178,7 @@ pub fn close_tables(c: &FileComparison<CloseReport>, title: &str) -> Vec<Section
 }
 
 /// Sections of a finiteness check.
-pub fn finite_tables(files: &[(String, Vec<(String, FiniteReport)>)]) -> Vec<Section> {
+pub fn finite_tables(files: &[FileFinite]) -> Vec<Section> {
     let mut t = Table::new(
         "Finite",
         &[
@@ -191,10 +192,10 @@ pub fn finite_tables(files: &[(String, Vec<(String, FiniteReport)>)]) -> Vec<Sec
             ("status", Align::Left),
         ],
     );
-    for (file, tensors) in files {
-        for (name, r) in tensors {
+    for f in files {
+        for TensorFinite { name, report: r } in &f.tensors {
             t.push(vec![
-                file.clone(),
+                f.path.clone(),
                 name.clone(),
                 thousands(r.elements),
                 thousands(r.nan),
@@ -225,16 +226,16 @@ pub fn repeat_tables(r: &RepeatReport) -> Vec<Section> {
             ("sha256", Align::Left),
         ],
     );
-    for (path, tensors) in &r.files {
-        for (name, h) in tensors {
+    for f in &r.files {
+        for TensorHash { name, sha256: h } in &f.tensors {
             t.push(vec![
-                path.display().to_string(),
+                f.path.display().to_string(),
                 name.clone(),
                 h[..16.min(h.len())].to_string(),
             ]);
         }
     }
-    let verdict = if r.identical {
+    let verdict = if r.pass {
         format!("all {} runs bit-identical", r.files.len())
     } else {
         format!(
@@ -281,7 +282,7 @@ pub fn sweep_tables(s: &SweepReport) -> Vec<Section> {
             }
         });
         let rep = c.repeat.as_ref().map(|r| {
-            if r.identical {
+            if r.pass {
                 "identical".to_string()
             } else {
                 "DIFFER".into()
@@ -290,8 +291,12 @@ pub fn sweep_tables(s: &SweepReport) -> Vec<Section> {
         let fin = if c.finite.is_empty() {
             None
         } else {
-            let nan: u64 = c.finite.iter().map(|(_, f)| f.nan).sum();
-            let inf: u64 = c.finite.iter().map(|(_, f)| f.pos_inf + f.neg_inf).sum();
+            let nan: u64 = c.finite.iter().map(|f| f.report.nan).sum();
+            let inf: u64 = c
+                .finite
+                .iter()
+                .map(|f| f.report.pos_inf + f.report.neg_inf)
+                .sum();
             Some(if nan + inf == 0 {
                 "finite".to_string()
             } else {

@@ -168,24 +168,6 @@ pub fn compare_tables(
     ]
 }
 
-/// The JSON document of `kernelab compare` (`kind: "compare"`).
-#[derive(Serialize)]
-pub struct CompareDocument<'a> {
-    /// Layout version.
-    pub schema_version: u32,
-    /// Always `"compare"`.
-    pub kind: &'static str,
-    /// kernelab version.
-    pub kernelab_version: &'static str,
-    /// Baseline inputs.
-    pub base_inputs: &'a [InputDoc],
-    /// Candidate inputs.
-    pub cand_inputs: &'a [InputDoc],
-    /// The comparison.
-    #[serde(flatten)]
-    pub comparison: &'a Comparison,
-}
-
 /// A flat CSV row per family.
 #[derive(Serialize)]
 struct CompareCsvRow<'a> {

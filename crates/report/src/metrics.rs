@@ -3,7 +3,6 @@
 use crate::format::{decimal, duration_ns, thousands};
 use crate::table::{Align, Section, Table};
 use kernelab_model::{LaunchMetrics, MetricValue};
-use serde::Serialize;
 
 /// Metrics shown when the user names none (those present in the input are used).
 pub const DEFAULT_METRICS: [&str; 8] = [
@@ -70,17 +69,6 @@ pub fn metrics_tables(
         t.push(row);
     }
     vec![Section::Table(t)]
-}
-
-/// The JSON document of `kernelab metrics` (`kind: "metrics"`).
-#[derive(Serialize)]
-pub struct MetricsDocument<'a> {
-    /// Layout version.
-    pub schema_version: u32,
-    /// Always `"metrics"`.
-    pub kind: &'static str,
-    /// The launches with every metric, in base units.
-    pub launches: &'a [LaunchMetrics],
 }
 
 /// A flat CSV of the chosen metrics (numbers in base units; empty when unavailable).

@@ -1,14 +1,16 @@
 //! The `profile` view: tables and the JSON document of a ranking.
 
+use crate::documents::ProfileBody;
 use crate::format::{bytes, duration_ns, opt_duration_ns, share, thousands, UNAVAILABLE};
 use crate::table::{Align, Section, Table};
+use kernelab_model::Document;
 use kernelab_model::SourceInfo;
-use kernelab_trace::{KernelRow, Outlier, PhaseRow, Ranking, Summary, ValueRange};
-use serde::Serialize;
+use kernelab_trace::{KernelRow, Ranking, ValueRange};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One input as written to JSON.
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct InputDoc {
     /// Path as given.
     pub path: String,
@@ -17,33 +19,6 @@ pub struct InputDoc {
     /// Facts about the writer.
     pub facts: BTreeMap<String, String>,
     /// Reader notes.
-    pub notes: Vec<String>,
-}
-
-/// The JSON document of `kernelab profile` (schema in `docs/json.md`).
-#[derive(Serialize)]
-pub struct ProfileDocument<'a> {
-    /// Version of this document's layout.
-    pub schema_version: u32,
-    /// Always `"profile"`.
-    pub kind: &'static str,
-    /// kernelab version.
-    pub kernelab_version: &'static str,
-    /// `family` or `none`.
-    pub grouping: &'a str,
-    /// The inputs.
-    pub inputs: Vec<InputDoc>,
-    /// Whole-trace figures.
-    pub summary: &'a Summary,
-    /// Ranked rows.
-    pub kernels: &'a [KernelRow],
-    /// The rest, as one row.
-    pub other: Option<&'a KernelRow>,
-    /// Extreme slow calls.
-    pub outliers: &'a [Outlier],
-    /// Per-phase attribution.
-    pub phases: Option<&'a [PhaseRow]>,
-    /// Notes about the figures.
     pub notes: Vec<String>,
 }
 
@@ -60,25 +35,25 @@ pub fn input_docs(sources: &[SourceInfo]) -> Vec<InputDoc> {
         .collect()
 }
 
-/// Builds the JSON document.
-pub fn profile_document<'a>(
-    ranking: &'a Ranking,
+/// Builds the JSON document (schema in `docs/json.md`).
+pub fn profile_document(
+    ranking: &Ranking,
     sources: &[SourceInfo],
-    grouping: &'a str,
-) -> ProfileDocument<'a> {
-    ProfileDocument {
-        schema_version: 1,
-        kind: "profile",
-        kernelab_version: env!("CARGO_PKG_VERSION"),
-        grouping,
-        inputs: input_docs(sources),
-        summary: &ranking.summary,
-        kernels: &ranking.rows,
-        other: ranking.other.as_ref(),
-        outliers: &ranking.outliers,
-        phases: ranking.phases.as_deref(),
-        notes: notes(ranking, sources),
-    }
+    grouping: &str,
+) -> Document<ProfileBody> {
+    Document::new(
+        "profile",
+        ProfileBody {
+            grouping: grouping.to_string(),
+            inputs: input_docs(sources),
+            summary: ranking.summary.clone(),
+            kernels: ranking.rows.clone(),
+            other: ranking.other.clone(),
+            outliers: ranking.outliers.clone(),
+            phases: ranking.phases.clone(),
+            notes: notes(ranking, sources),
+        },
+    )
 }
 
 fn notes(ranking: &Ranking, sources: &[SourceInfo]) -> Vec<String> {

@@ -5,7 +5,7 @@ use crate::dtype::DType;
 use crate::fast::{self, Acc};
 use crate::file::Tensor;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const CHUNK: usize = 1 << 20;
 
@@ -38,7 +38,7 @@ pub struct BitwiseOptions {
 }
 
 /// One differing element.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Mismatch {
     /// Flat (C-order) index.
     pub flat: usize,
@@ -51,7 +51,7 @@ pub struct Mismatch {
 }
 
 /// The result of a bitwise comparison.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BitwiseReport {
     /// Elements compared.
     pub elements: u64,
@@ -147,7 +147,7 @@ pub fn bitwise(a: &Tensor, b: &Tensor, opt: BitwiseOptions) -> BitwiseReport {
 }
 
 /// Tolerances of a close comparison: |a − b| ≤ atol + rtol·|b|, or a ULP limit.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tolerance {
     /// Relative tolerance.
     pub rtol: f64,
@@ -171,26 +171,38 @@ pub const ULP_BUCKETS: [(&str, u64); 8] = [
     (">256", u64::MAX),
 ];
 
+/// One bucket of the ULP-distance histogram.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UlpBucket {
+    /// The distances it holds: `0`, `1`, `2`, `3-4`, …, `>256`, `non-finite`.
+    pub ulps: String,
+    /// Element pairs in it.
+    pub count: u64,
+}
+
 /// The result of a close comparison (B is the reference).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CloseReport {
     /// Elements compared.
     pub elements: u64,
     /// Largest |a − b| over finite pairs.
+    #[serde(with = "kernelab_model::float")]
     pub max_abs_err: f64,
     /// Where it is.
     pub max_abs_index: Option<Vec<usize>>,
     /// Largest |a − b| / |b| over finite pairs with b ≠ 0.
+    #[serde(with = "kernelab_model::float")]
     pub max_rel_err: f64,
     /// ‖a − b‖₂ / ‖b‖₂ over finite pairs.
+    #[serde(with = "kernelab_model::float")]
     pub rel_l2_err: f64,
     /// Elements outside the tolerance (NaN in either counts unless both are NaN and `nan_equal`).
     pub mismatches: u64,
     /// The tolerance used.
     pub tolerance: Tolerance,
-    /// ULP-distance histogram (same dtype only): (bucket, count); pairs with a non-finite value
-    /// are counted under "non-finite".
-    pub ulp_histogram: Option<Vec<(String, u64)>>,
+    /// ULP-distance histogram (same dtype only); pairs with a non-finite value are counted under
+    /// the bucket "non-finite".
+    pub ulp_histogram: Option<Vec<UlpBucket>>,
     /// Largest ULP distance (same dtype only).
     pub max_ulp: Option<u64>,
 }
@@ -280,12 +292,18 @@ pub fn close(a: &Tensor, b: &Tensor, tol: Tolerance) -> CloseReport {
         })
         .reduce(Acc::default, fast::merge_into);
     let hist = same.then(|| {
-        let mut v: Vec<(String, u64)> = ULP_BUCKETS
+        let mut v: Vec<UlpBucket> = ULP_BUCKETS
             .iter()
             .zip(acc.hist)
-            .map(|((l, _), c)| (l.to_string(), c))
+            .map(|((l, _), c)| UlpBucket {
+                ulps: l.to_string(),
+                count: c,
+            })
             .collect();
-        v.push(("non-finite".into(), acc.hist[8]));
+        v.push(UlpBucket {
+            ulps: "non-finite".into(),
+            count: acc.hist[8],
+        });
         v
     });
     CloseReport {
@@ -308,7 +326,7 @@ pub fn close(a: &Tensor, b: &Tensor, tol: Tolerance) -> CloseReport {
 }
 
 /// NaN and infinity counts of one tensor.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FiniteReport {
     /// Elements checked.
     pub elements: u64,

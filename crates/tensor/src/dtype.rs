@@ -1,9 +1,9 @@
 //! Element types and their decoding.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An element type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum DType {

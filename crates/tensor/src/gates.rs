@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// One tensor's result, or why it could not be compared.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TensorResult<T> {
     /// Tensor name (A's, when the single tensors of two files are paired).
     pub name: String,
@@ -26,7 +26,7 @@ pub struct TensorResult<T> {
 }
 
 /// A file-level comparison.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FileComparison<T> {
     /// First file.
     pub a: PathBuf,
@@ -160,62 +160,115 @@ pub fn close_files(
 }
 
 /// Finiteness of every tensor of a file.
-pub fn finite_file(a: &TensorFile) -> Vec<(String, FiniteReport)> {
-    a.tensors
-        .iter()
-        .map(|t| (t.name.clone(), finite(t)))
-        .collect()
+pub fn finite_file(a: &TensorFile) -> FileFinite {
+    FileFinite {
+        path: a.path.display().to_string(),
+        tensors: a
+            .tensors
+            .iter()
+            .map(|t| TensorFinite {
+                name: t.name.clone(),
+                report: finite(t),
+            })
+            .collect(),
+    }
+}
+
+/// One tensor's finiteness.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TensorFinite {
+    /// Tensor name.
+    pub name: String,
+    /// Its counts.
+    #[serde(flatten)]
+    pub report: FiniteReport,
+}
+
+/// The finiteness of every tensor of one file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileFinite {
+    /// The file.
+    pub path: String,
+    /// Its tensors.
+    pub tensors: Vec<TensorFinite>,
+}
+
+impl FileFinite {
+    /// True when every tensor is all finite.
+    pub fn all_finite(&self) -> bool {
+        self.tensors.iter().all(|t| t.report.all_finite())
+    }
+}
+
+/// One tensor's content hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TensorHash {
+    /// Tensor name.
+    pub name: String,
+    /// SHA-256 of its dtype, shape and bytes, hex.
+    pub sha256: String,
+}
+
+/// The content hashes of one file's tensors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileHashes {
+    /// The file.
+    pub path: PathBuf,
+    /// Its tensors.
+    pub tensors: Vec<TensorHash>,
 }
 
 /// Content hashes of repeated runs, and which differ from the first.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RepeatReport {
-    /// Per file: (path, [(tensor, sha256)]).
-    pub files: Vec<(PathBuf, Vec<(String, String)>)>,
+    /// Per file, the content hash of each tensor.
+    pub files: Vec<FileHashes>,
     /// `file: tensor` entries that differ from the first file.
     pub differing: Vec<String>,
     /// True when every file is identical to the first.
-    pub identical: bool,
+    pub pass: bool,
 }
 
 /// Hashes every tensor of every file and compares with the first.
 pub fn repeat(files: &[TensorFile]) -> RepeatReport {
-    let hashed: Vec<(PathBuf, Vec<(String, String)>)> = files
+    let hashed: Vec<FileHashes> = files
         .iter()
-        .map(|f| {
-            (
-                f.path.clone(),
-                f.tensors
-                    .iter()
-                    .map(|t| (t.name.clone(), content_hash(t)))
-                    .collect(),
-            )
+        .map(|f| FileHashes {
+            path: f.path.clone(),
+            tensors: f
+                .tensors
+                .iter()
+                .map(|t| TensorHash {
+                    name: t.name.clone(),
+                    sha256: content_hash(t),
+                })
+                .collect(),
         })
         .collect();
     let mut differing = Vec::new();
     // Single-tensor files (npy, raw) pair whatever their names, like the other gates.
-    let single = hashed.iter().all(|(_, t)| t.len() == 1);
-    if let Some((_, first)) = hashed.first() {
-        for (path, tensors) in &hashed[1..] {
-            for (name, h) in tensors {
+    let single = hashed.iter().all(|f| f.tensors.len() == 1);
+    if let Some(first) = hashed.first() {
+        for f in &hashed[1..] {
+            for t in &f.tensors {
                 let reference = if single {
-                    first.first()
+                    first.tensors.first()
                 } else {
-                    first.iter().find(|(n, _)| n == name)
+                    first.tensors.iter().find(|r| r.name == t.name)
                 };
-                if reference.map(|(_, x)| x) != Some(h) {
-                    differing.push(format!("{}: {name}", path.display()));
+                if reference.map(|r| &r.sha256) != Some(&t.sha256) {
+                    differing.push(format!("{}: {}", f.path.display(), t.name));
                 }
             }
-            for (name, _) in first {
-                if !single && !tensors.iter().any(|(n, _)| n == name) {
-                    differing.push(format!("{}: {name} missing", path.display()));
+            for r in &first.tensors {
+                if !single && !f.tensors.iter().any(|t| t.name == r.name) {
+                    differing.push(format!("{}: {} missing", f.path.display(), r.name));
                 }
             }
         }
     }
     RepeatReport {
-        identical: differing.is_empty(),
+        pass: differing.is_empty(),
         files: hashed,
         differing,
     }
@@ -262,7 +315,7 @@ pub struct ManifestConfig {
 }
 
 /// One config's gates (`None`: gate not run for this config).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfigResult {
     /// Config name.
     pub name: String,
@@ -271,7 +324,7 @@ pub struct ConfigResult {
     /// Candidate repeats identical.
     pub repeat: Option<RepeatReport>,
     /// Candidate finiteness per tensor.
-    pub finite: Vec<(String, FiniteReport)>,
+    pub finite: Vec<TensorFinite>,
     /// Candidate vs oracle.
     pub oracle: Option<FileComparison<CloseReport>>,
     /// Files that could not be read.
@@ -279,7 +332,7 @@ pub struct ConfigResult {
 }
 
 /// One summary line per gate.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GateLine {
     /// Gate name.
     pub gate: String,
@@ -292,7 +345,7 @@ pub struct GateLine {
 }
 
 /// The result of a sweep.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepReport {
     /// Per config.
     pub configs: Vec<ConfigResult>,
@@ -356,7 +409,10 @@ pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
             all.extend(reps);
             repeat(&all)
         });
-        let finite = cand.as_ref().map(finite_file).unwrap_or_default();
+        let finite = cand
+            .as_ref()
+            .map(|f| finite_file(f).tensors)
+            .unwrap_or_default();
         let oracle = cand
             .as_ref()
             .zip(oracle.as_ref())
@@ -383,7 +439,7 @@ pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
         total: t,
         line: format!("{p} of {t} configs bitwise equal (baseline vs candidate)"),
     });
-    let (p, t) = count(&|c| c.repeat.as_ref().map(|r| r.identical));
+    let (p, t) = count(&|c| c.repeat.as_ref().map(|r| r.pass));
     if t > 0 {
         gates.push(GateLine {
             gate: "repeat".into(),
@@ -393,12 +449,16 @@ pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
         });
     }
     let (p, t) =
-        count(&|c| (!c.finite.is_empty()).then(|| c.finite.iter().all(|(_, f)| f.all_finite())));
+        count(&|c| (!c.finite.is_empty()).then(|| c.finite.iter().all(|f| f.report.all_finite())));
     let bad: Vec<String> = configs
         .iter()
         .filter_map(|c| {
-            let nan: u64 = c.finite.iter().map(|(_, f)| f.nan).sum();
-            let inf: u64 = c.finite.iter().map(|(_, f)| f.pos_inf + f.neg_inf).sum();
+            let nan: u64 = c.finite.iter().map(|f| f.report.nan).sum();
+            let inf: u64 = c
+                .finite
+                .iter()
+                .map(|f| f.report.pos_inf + f.report.neg_inf)
+                .sum();
             (nan + inf > 0).then(|| format!("config {} has {nan} NaN and {inf} Inf", c.name))
         })
         .collect();

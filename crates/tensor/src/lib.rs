@@ -18,12 +18,13 @@ mod gates;
 
 pub use compare::{
     bitwise, close, content_hash, finite, show, BitwiseOptions, BitwiseReport, CloseReport,
-    FiniteReport, Mismatch, Tolerance,
+    FiniteReport, Mismatch, Tolerance, UlpBucket,
 };
 pub use dtype::DType;
 pub use error::{Error, Result};
 pub use file::{open, ReadSpec, Tensor, TensorFile};
 pub use gates::{
     bitwise_files, close_files, compare_files, finite_file, repeat, sweep, ConfigResult,
-    FileComparison, GateLine, Manifest, RepeatReport, SweepReport, TensorResult,
+    FileComparison, FileFinite, FileHashes, GateLine, Manifest, RepeatReport, SweepReport,
+    TensorFinite, TensorHash, TensorResult,
 };

@@ -3,7 +3,7 @@
 
 use crate::rank::{rank, RankError, RankOptions, Ranking};
 use kernelab_model::Profile;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How to compare.
@@ -16,7 +16,7 @@ pub struct CompareOptions {
 }
 
 /// One side's figures for a family over its runs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Side {
     /// Runs in which the family appears.
     pub present_runs: usize,
@@ -33,7 +33,7 @@ pub struct Side {
 }
 
 /// The verdict on one family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Status {
@@ -54,7 +54,7 @@ pub enum Status {
 }
 
 /// Per-family comparison row.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FamilyDelta {
     /// Family key (or kernel name with grouping `none`).
     pub family: String,
@@ -75,10 +75,10 @@ pub struct FamilyDelta {
 }
 
 /// A whole-trace figure on both sides (medians over runs; `None` when unavailable).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FigureDelta {
     /// Figure name (as in the profile summary: `kernel_time_ns`, `busy_ns`, ...).
-    pub figure: &'static str,
+    pub figure: String,
     /// Baseline.
     pub base: Option<f64>,
     /// Candidate.
@@ -86,7 +86,7 @@ pub struct FigureDelta {
 }
 
 /// The result of comparing.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// Runs on each side.
     pub base_runs: usize,
@@ -264,7 +264,7 @@ pub fn compare(
             (v.len() == rs.len() && !v.is_empty()).then(|| median(&mut v))
         };
         FigureDelta {
-            figure: name,
+            figure: name.to_string(),
             base: pick(&rb),
             cand: pick(&rc),
         }

@@ -4,13 +4,14 @@ use crate::cli::{AbAnalyzeArgs, AbArgs, AbCommand, DesignArgs, FormatArg, Output
 use crate::output;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
+use kernelab_model::Document;
+use kernelab_report::documents::AbBody;
 use kernelab_report::{ab_sections, render, OutputFormat};
 use kernelab_runner::metric::{MetricSpec, Source};
 use kernelab_runner::record::{self, Record, Writer};
 use kernelab_runner::{pairs_from, run_ab, AbResult, AbSettings, MetricAnalysis, ProcessExecutor};
 use kernelab_stats::{aa_check, analyze, Design, Direction, Order, Pair, StopRule};
 use regex::Regex;
-use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
 
@@ -62,19 +63,6 @@ fn direction(d: &DesignArgs, name: &str) -> Direction {
     }
 }
 
-#[derive(Serialize)]
-struct Doc<'a> {
-    schema_version: u32,
-    kind: &'static str,
-    samples: Option<String>,
-    /// Per-pair log ratios of the primary metric (the pairs used), for plots.
-    log_ratios: Vec<f64>,
-    /// Per-pair log ratios of the A/A pre-flight.
-    aa_log_ratios: Vec<f64>,
-    #[serde(flatten)]
-    result: &'a AbResult,
-}
-
 /// The plots' pairs: the primary metric's pairs used, and the A/A pairs, with its direction.
 struct Plotted<'a> {
     main: &'a [Pair],
@@ -94,24 +82,25 @@ fn emit(
         .analyses
         .first()
         .map_or(main.len(), |m| m.analysis.pairs.min(main.len()));
-    let doc = Doc {
-        schema_version: 1,
-        kind: "ab",
-        samples: samples.map(|p| p.display().to_string()),
-        log_ratios: kernelab_stats::log_ratios(&main[..used], dir),
-        aa_log_ratios: kernelab_stats::log_ratios(aa, dir),
-        result: r,
-    };
+    let doc = Document::new(
+        "ab",
+        AbBody {
+            samples: samples.map(|p| p.display().to_string()),
+            log_ratios: kernelab_stats::log_ratios(&main[..used], dir),
+            aa_log_ratios: kernelab_stats::log_ratios(aa, dir),
+            result: r.clone(),
+        },
+    );
     let inputs: Vec<std::path::PathBuf> =
         samples.map(|p| vec![p.to_path_buf()]).unwrap_or_default();
-    crate::record::record("ab", &doc, &inputs, None)?;
+    crate::record::record(&doc, &inputs, None)?;
     let text = match out.format {
         FormatArg::Table => render(&ab_sections(r, header), OutputFormat::Terminal, None),
         FormatArg::Md => format!(
             "```\n{}```\n",
             render(&ab_sections(r, header), OutputFormat::Terminal, None)
         ),
-        FormatArg::Json => serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n",
+        FormatArg::Json => output::json(&doc)?,
         FormatArg::Csv => {
             bail!("--format csv is not offered for ab; the samples file is the raw data")
         }
@@ -220,7 +209,7 @@ pub fn run(args: AbArgs) -> Result<ExitStatus> {
     let mut writer = Writer::append(&path).with_context(|| path.display().to_string())?;
     if args.resume.is_none() {
         writer.write(&Record::Header {
-            schema_version: 1,
+            schema_version: kernelab_model::SCHEMA_VERSION,
             baseline: baseline.clone(),
             candidate: candidate.clone(),
             metrics: metrics.iter().map(|m| m.name.clone()).collect(),

@@ -5,7 +5,9 @@ use crate::cli::{
 };
 use crate::output;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
+use kernelab_model::Document;
+use kernelab_report::documents::FiniteFiles;
 use kernelab_report::{
     bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables, Section,
 };
@@ -54,15 +56,6 @@ fn load(p: &Path, r: &TensorArgs) -> Result<TensorFile> {
     Ok(open(p, &spec(r)?)?)
 }
 
-#[derive(Serialize)]
-struct Doc<'a, T: Serialize> {
-    schema_version: u32,
-    kind: &'static str,
-    pass: bool,
-    #[serde(flatten)]
-    body: &'a T,
-}
-
 fn emit<T: Serialize>(
     out: &OutputArgs,
     kind: &'static str,
@@ -71,18 +64,11 @@ fn emit<T: Serialize>(
     body: &T,
     sections: Vec<Section>,
 ) -> Result<ExitStatus> {
-    let doc = Doc {
-        schema_version: 1,
-        kind,
-        pass,
-        body,
-    };
-    crate::record::record(kind, &doc, inputs, None)?;
+    let doc = Document::new(kind, body);
+    crate::record::record(&doc, inputs, None)?;
     let text = match output::sections_text(out, |_| sections.clone()) {
         Some(t) => t,
-        None if out.format == FormatArg::Json => {
-            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
-        }
+        None if out.format == FormatArg::Json => output::json(&doc)?,
         None => bail!("--format csv is not offered for check; use json"),
     };
     output::write(out, &text)?;
@@ -156,24 +142,19 @@ fn close_cmd(a: CheckCloseArgs, kind: &'static str) -> Result<ExitStatus> {
 
 fn finite_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
-    let mut all = Vec::new();
+    let mut files = Vec::new();
     for f in &a.files {
-        all.push((f.display().to_string(), finite_file(&load(f, &a.read)?)));
+        files.push(finite_file(&load(f, &a.read)?));
     }
-    let pass = all
-        .iter()
-        .all(|(_, t)| t.iter().all(|(_, r)| r.all_finite()));
-    #[derive(Serialize)]
-    struct Files<'a> {
-        files: &'a [(String, Vec<(String, kernelab_tensor::FiniteReport)>)],
-    }
+    let pass = files.iter().all(|f| f.all_finite());
+    let sections = finite_tables(&files);
     emit(
         &a.output,
         "check_finite",
         &a.files,
         pass,
-        &Files { files: &all },
-        finite_tables(&all),
+        &FiniteFiles { pass, files },
+        sections,
     )
 }
 
@@ -192,7 +173,7 @@ fn repeat_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
         &a.output,
         "check_repeat",
         &a.files,
-        r.identical,
+        r.pass,
         &r,
         repeat_tables(&r),
     )

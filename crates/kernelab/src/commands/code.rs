@@ -5,6 +5,7 @@ use crate::output;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_code::{diff, load_file, matrix, Build, CodeObject, LoadOptions};
+use kernelab_model::Document;
 use kernelab_report::{code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, Section};
 use regex::Regex;
 use serde::Serialize;
@@ -23,15 +24,6 @@ fn load(path: &Path, disassemble: bool) -> Result<Vec<CodeObject>> {
     load_file(path, &LoadOptions { disassemble }).map_err(|e| anyhow!("{}: {e}", path.display()))
 }
 
-#[derive(Serialize)]
-struct Doc<'a, T: Serialize> {
-    schema_version: u32,
-    kind: &'static str,
-    kernelab_version: &'static str,
-    #[serde(flatten)]
-    body: &'a T,
-}
-
 fn emit<T: Serialize, R: Serialize>(
     out: &OutputArgs,
     kind: &'static str,
@@ -40,18 +32,11 @@ fn emit<T: Serialize, R: Serialize>(
     sections: impl Fn(usize) -> Vec<Section>,
     csv: impl Fn() -> Vec<R>,
 ) -> Result<()> {
-    let doc = Doc {
-        schema_version: 1,
-        kind,
-        kernelab_version: env!("CARGO_PKG_VERSION"),
-        body,
-    };
-    crate::record::record(kind, &doc, inputs, None)?;
+    let doc = Document::new(kind, body);
+    crate::record::record(&doc, inputs, None)?;
     let text = match output::sections_text(out, sections) {
         Some(t) => t,
-        None if out.format == FormatArg::Json => {
-            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
-        }
+        None if out.format == FormatArg::Json => output::json(&doc)?,
         None => csv_rows(&csv()).map_err(|e| anyhow!("writing CSV: {e}"))?,
     };
     output::write(out, &text)

@@ -5,11 +5,10 @@ use crate::output;
 use crate::progress::BarProgress;
 use crate::settings::rank_options;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Context, Result};
-use kernelab_model::Profile;
-use kernelab_report::{
-    compare_csv, compare_tables, input_docs, render, CompareDocument, OutputFormat,
-};
+use anyhow::{anyhow, bail, Result};
+use kernelab_model::{Document, Profile};
+use kernelab_report::documents::CompareBody;
+use kernelab_report::{compare_csv, compare_tables, input_docs, render, OutputFormat};
 use kernelab_trace::{compare, read_file, CompareOptions, ReadOptions};
 use std::path::PathBuf;
 
@@ -60,29 +59,34 @@ pub fn run(args: CompareArgs) -> Result<ExitStatus> {
             .flat_map(|p| p.sources.clone())
             .collect::<Vec<_>>(),
     );
-    let doc = CompareDocument {
-        schema_version: 1,
-        kind: "compare",
-        kernelab_version: env!("CARGO_PKG_VERSION"),
-        base_inputs: &bi,
-        cand_inputs: &ci,
-        comparison: &comparison,
-    };
+    let doc = Document::new(
+        "compare",
+        CompareBody {
+            base_inputs: bi,
+            cand_inputs: ci,
+            comparison,
+        },
+    );
+    let (bi, ci, comparison) = (
+        &doc.body.base_inputs,
+        &doc.body.cand_inputs,
+        &doc.body.comparison,
+    );
     let all_inputs: Vec<PathBuf> = base_paths.iter().chain(&cand_paths).cloned().collect();
-    crate::record::record("compare", &doc, &all_inputs, None)?;
+    crate::record::record(&doc, &all_inputs, None)?;
     let text = match args.output.format {
         FormatArg::Table => render(
-            &compare_tables(&comparison, &bi, &ci, 70),
+            &compare_tables(comparison, bi, ci, 70),
             OutputFormat::Terminal,
             output::terminal_width(&args.output),
         ),
         FormatArg::Md => render(
-            &compare_tables(&comparison, &bi, &ci, 100),
+            &compare_tables(comparison, bi, ci, 100),
             OutputFormat::Markdown,
             None,
         ),
-        FormatArg::Json => serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n",
-        FormatArg::Csv => compare_csv(&comparison).map_err(|e| anyhow!("writing CSV: {e}"))?,
+        FormatArg::Json => output::json(&doc)?,
+        FormatArg::Csv => compare_csv(comparison).map_err(|e| anyhow!("writing CSV: {e}"))?,
     };
     output::write(&args.output, &text)?;
     Ok(ExitStatus::Success)

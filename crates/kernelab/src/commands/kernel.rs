@@ -5,10 +5,10 @@ use crate::output;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_launcher::plan::plan;
-use kernelab_launcher::Plan;
 use kernelab_launcher::{self, Spec};
+use kernelab_model::Document;
+use kernelab_report::documents::KernelRunBody;
 use kernelab_report::{kernel_plan_sections, kernel_sections};
-use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -19,36 +19,13 @@ pub fn run(cmd: KernelCommand) -> Result<ExitStatus> {
     }
 }
 
-#[derive(Serialize)]
-struct Doc<'a, T: Serialize> {
-    schema_version: u32,
-    kind: &'static str,
-    pass: bool,
-    samples: String,
-    #[serde(flatten)]
-    body: &'a T,
-}
-
-#[derive(Serialize)]
-struct PlanDoc<'a> {
-    schema_version: u32,
-    kind: &'static str,
-    #[serde(flatten)]
-    plan: &'a Plan,
-}
-
 fn dry_run(a: &KernelRunArgs, spec: &Spec) -> Result<ExitStatus> {
     let p = plan(spec).map_err(|e| anyhow!("{}: {e}", a.spec.display()))?;
     let title = format!("{}: both builds resolved (no GPU opened)", a.spec.display());
     let text = match output::sections_text(&a.output, |_| kernel_plan_sections(&p, &title)) {
         Some(t) => t,
         None if a.output.format == FormatArg::Json => {
-            let doc = PlanDoc {
-                schema_version: 1,
-                kind: "kernel_dry_run",
-                plan: &p,
-            };
-            serde_json::to_string_pretty(&doc)? + "\n"
+            output::json(&Document::new("kernel_dry_run", &p))?
         }
         None => bail!("--format csv is not offered for kernel run; use json"),
     };
@@ -102,13 +79,15 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
         .with_context(|| samples_path.display().to_string())?;
     let r = result.map_err(|e| anyhow!("{e}"))?;
     let pass = r.gates_passed();
-    let doc = Doc {
-        schema_version: 1,
-        kind: "kernel_run",
-        pass,
-        samples: samples_path.display().to_string(),
-        body: &r,
-    };
+    let doc = Document::new(
+        "kernel_run",
+        KernelRunBody {
+            pass,
+            samples: samples_path.display().to_string(),
+            run: r,
+        },
+    );
+    let r = &doc.body.run;
     // The record hashes everything the result depends on: the spec and the files it names.
     let mut inputs = vec![
         a.spec.clone(),
@@ -116,10 +95,10 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
         spec.resolve(&spec.candidate.code),
     ];
     inputs.extend(spec.gates.oracle.as_ref().map(|o| spec.resolve(o)));
-    crate::record::record("kernel_run", &doc, &inputs, None)?;
-    let text = match output::sections_text(&a.output, |_| kernel_sections(&r)) {
+    crate::record::record(&doc, &inputs, None)?;
+    let text = match output::sections_text(&a.output, |_| kernel_sections(r)) {
         Some(t) => t,
-        None => serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n",
+        None => output::json(&doc)?,
     };
     output::write(&a.output, &text)?;
     Ok(if pass {

@@ -4,11 +4,10 @@ use crate::cli::{FormatArg, MetricsArgs};
 use crate::output;
 use crate::progress::BarProgress;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Context, Result};
-use kernelab_model::Profile;
-use kernelab_report::{
-    metric_columns, metrics_csv, metrics_tables, render, MetricsDocument, OutputFormat,
-};
+use anyhow::{anyhow, bail, Result};
+use kernelab_model::{Document, Profile};
+use kernelab_report::documents::MetricsBody;
+use kernelab_report::{metric_columns, metrics_csv, metrics_tables, render, OutputFormat};
 use kernelab_trace::{read_file, ReadOptions};
 
 /// Runs the command.
@@ -34,16 +33,13 @@ pub fn run(args: MetricsArgs) -> Result<ExitStatus> {
     }
     let launches = &profile.launch_metrics;
     let columns = metric_columns(launches, &args.metrics);
-    crate::record::record(
+    let doc = Document::new(
         "metrics",
-        &MetricsDocument {
-            schema_version: 1,
-            kind: "metrics",
-            launches,
+        MetricsBody {
+            launches: launches.clone(),
         },
-        &args.files,
-        None,
-    )?;
+    );
+    crate::record::record(&doc, &args.files, None)?;
     let text = match args.output.format {
         FormatArg::Table => render(
             &metrics_tables(launches, &columns, 60),
@@ -55,14 +51,7 @@ pub fn run(args: MetricsArgs) -> Result<ExitStatus> {
             OutputFormat::Markdown,
             None,
         ),
-        FormatArg::Json => {
-            let doc = MetricsDocument {
-                schema_version: 1,
-                kind: "metrics",
-                launches,
-            };
-            serde_json::to_string_pretty(&doc).context("serializing JSON")? + "\n"
-        }
+        FormatArg::Json => output::json(&doc)?,
         FormatArg::Csv => {
             metrics_csv(launches, &columns).map_err(|e| anyhow!("writing CSV: {e}"))?
         }

@@ -5,7 +5,7 @@ use crate::output;
 use crate::progress::BarProgress;
 use crate::settings::rank_options;
 use crate::ExitStatus;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use kernelab_model::{Grouping, Profile};
 use kernelab_report::{profile_csv, profile_document, profile_tables, render, OutputFormat};
 use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
@@ -35,12 +35,8 @@ pub fn run(args: ProfileArgs) -> Result<ExitStatus> {
             .find(|(k, _)| k == "device")
             .map(|(_, v)| v.clone())
     });
-    crate::record::record(
-        "profile",
-        &profile_document(&ranking, &profile.sources, grouping),
-        &args.files,
-        gpu,
-    )?;
+    let doc = profile_document(&ranking, &profile.sources, grouping);
+    crate::record::record(&doc, &args.files, gpu)?;
     let text = match args.output.format {
         FormatArg::Table => render(
             &profile_tables(&ranking, &profile.sources, family, 80),
@@ -52,16 +48,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitStatus> {
             OutputFormat::Markdown,
             None,
         ),
-        FormatArg::Json => {
-            let doc = profile_document(
-                &ranking,
-                &profile.sources,
-                if family { "family" } else { "none" },
-            );
-            let mut s = serde_json::to_string_pretty(&doc).context("serializing JSON")?;
-            s.push('\n');
-            s
-        }
+        FormatArg::Json => output::json(&doc)?,
         FormatArg::Csv => profile_csv(&ranking).map_err(|e| anyhow!("writing CSV: {e}"))?,
     };
     output::write(&args.output, &text)?;

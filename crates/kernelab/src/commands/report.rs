@@ -3,15 +3,14 @@
 use crate::cli::{FormatArg, OutputArgs, ReportArgs, ReportFormat};
 use crate::output;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Result};
+use kernelab_model::Document;
 use kernelab_report::bundle;
 use kernelab_report::{evidence, evidence_html, evidence_markdown, Headline};
 use serde::Serialize;
 
 #[derive(Serialize)]
 struct Summary<'a> {
-    schema_version: u32,
-    kind: &'static str,
     title: &'a str,
     records: &'a [Headline],
 }
@@ -30,7 +29,7 @@ pub fn run(args: ReportArgs) -> Result<ExitStatus> {
             args.dir.display()
         );
     }
-    let records = bundle::read(&args.dir).map_err(|e| anyhow!(e))?;
+    let records = bundle::read(&args.dir)?;
     if records.is_empty() {
         bail!(
             "{}: no records; run commands with --record {} first",
@@ -42,16 +41,13 @@ pub fn run(args: ReportArgs) -> Result<ExitStatus> {
     let text = match args.format {
         ReportFormat::Md => evidence_markdown(&args.title, &heads, &parts),
         ReportFormat::Html => evidence_html(&args.title, &heads, &parts),
-        ReportFormat::Json => {
-            serde_json::to_string_pretty(&Summary {
-                schema_version: 1,
-                kind: "report",
+        ReportFormat::Json => output::json(&Document::new(
+            "report",
+            Summary {
                 title: &args.title,
                 records: &heads,
-            })
-            .context("serializing JSON")?
-                + "\n"
-        }
+            },
+        ))?,
     };
     output::write(&out, &text)?;
     Ok(ExitStatus::Success)

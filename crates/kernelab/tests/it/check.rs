@@ -95,7 +95,8 @@ fn nan_and_inf_are_counted() {
     let e = &expected()["nonfinite"];
     let (code, doc) = check(&["finite", &t("a_nonfinite.npy")]);
     assert_eq!(code, 1);
-    let r = &doc["files"][0][1][0][1];
+    let r = &doc["files"][0]["tensors"][0];
+    assert_eq!(doc["files"][0]["tensors"][0]["name"], "a_nonfinite");
     assert_eq!(
         (&r["nan"], &r["pos_inf"], &r["neg_inf"], &r["first"]),
         (&e["nan"], &e["pos_inf"], &e["neg_inf"], &e["first"])
@@ -118,7 +119,7 @@ fn close_figures_match_numpy() {
         .expect("h")
         .iter()
         .take(8)
-        .map(|b| b[1].as_u64().expect("n"))
+        .map(|b| b["count"].as_u64().expect("n"))
         .collect();
     let want: Vec<u64> = e["ulp_histogram"]
         .as_array()

@@ -93,7 +93,8 @@ fn bundle_records_have_provenance_and_are_never_overwritten() {
     assert_eq!(files.len(), 7);
     let first: Value =
         serde_json::from_str(&std::fs::read_to_string(&files[0]).expect("read")).expect("json");
-    assert_eq!(first["schema_version"], 1);
+    assert_eq!(first["schema_version"], 2);
+    assert_eq!(first["result"]["schema_version"], 2);
     assert_eq!(first["kind"], "profile");
     let prov = &first["provenance"];
     assert_eq!(prov["inputs"][0]["bytes"], 119_691);
@@ -307,4 +308,63 @@ fn kernel_run_records_render_in_reports() {
         .expect("runs");
     let html = String::from_utf8_lossy(&html.stdout);
     assert!(html.contains("Per-round change, candidate vs baseline") && html.contains("<svg"));
+}
+
+/// Rewrites one record of the bundle and returns what `kernelab report` printed on error.
+fn report_error(edit: impl Fn(&mut Value)) -> String {
+    let dir = tempfile::tempdir().expect("tmp");
+    record(
+        dir.path(),
+        &[
+            "check",
+            "bitwise",
+            &p("tensor/wu.npz"),
+            &p("tensor/wu_compressed.npz"),
+        ],
+    );
+    let file = dir.path().join("0001-check_bitwise.json");
+    let mut rec: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("read")).expect("json");
+    edit(&mut rec);
+    std::fs::write(&file, serde_json::to_string(&rec).expect("json")).expect("write");
+    let out = kernelab()
+        .arg("report")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "no partial report");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_record_missing_a_field_is_an_error_naming_the_file_and_field() {
+    let err = report_error(|r| {
+        r["result"]["tensors"][0]["result"]
+            .as_object_mut()
+            .expect("result")
+            .remove("elements");
+    });
+    assert!(err.contains("0001-check_bitwise.json"), "{err}");
+    assert!(err.contains("missing field `elements`"), "{err}");
+    assert_eq!(err.matches("missing field").count(), 1, "said once: {err}");
+    let err = report_error(|r| r["result"]["pass"] = Value::from("yes"));
+    assert!(
+        err.contains("invalid type: string \"yes\", expected a boolean"),
+        "{err}"
+    );
+}
+
+#[test]
+fn records_of_another_schema_version_are_refused() {
+    let err = report_error(|r| r["schema_version"] = Value::from(1));
+    assert!(
+        err.contains("0001-check_bitwise.json: record schema_version 1; this kernelab reads schema_version 2"),
+        "{err}"
+    );
+    let err = report_error(|r| r["kind"] = Value::from("check_telepathy"));
+    assert!(
+        err.contains("a record kind this kernelab does not know"),
+        "{err}"
+    );
 }

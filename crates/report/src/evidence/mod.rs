@@ -2,16 +2,18 @@
 //! performance pull request argues: why (profile), correct (gates), why faster (machine code),
 //! counters, how much (timing), what it does to the request (compare), how to reproduce.
 
-use crate::bundle::Record;
+use crate::bundle::{Entry, Record};
+use crate::documents::Evidence;
 use crate::format::UNAVAILABLE;
 use crate::table::Table;
 use serde::Serialize;
-use std::path::PathBuf;
 
 mod parts;
 
 use parts::{
-    ab_part, check_part, code_part, compare_part, kernel_part, metrics_part, profile_part, short,
+    ab_part, bitwise_lines, check_part, close_lines, code_diff_part, code_matrix_part,
+    code_show_part, compare_part, finite_lines, kernel_part, metrics_part, profile_part,
+    repeat_lines, short, sweep_lines,
 };
 
 /// A piece of a part.
@@ -67,8 +69,33 @@ fn command(r: &Record) -> String {
         .join(" ")
 }
 
+/// One record's blocks, headline and gate result.
+fn part(e: &Evidence) -> (Vec<Block>, String, Option<bool>) {
+    let plain = |(b, h): (Vec<Block>, String)| (b, h, None);
+    match e {
+        Evidence::Profile(r) => plain(profile_part(r)),
+        Evidence::Compare(r) => plain(compare_part(r)),
+        Evidence::Metrics(r) => plain(metrics_part(r)),
+        Evidence::Ab(r) => plain(ab_part(r)),
+        Evidence::KernelRun(r) => kernel_part(r),
+        Evidence::CodeDiff(r) => plain(code_diff_part(r)),
+        Evidence::CodeMatrix(r) => plain(code_matrix_part(r)),
+        Evidence::CodeShow(r) => plain(code_show_part(r)),
+        Evidence::CheckBitwise(r) => check_part("bitwise", r, r.pass, bitwise_lines),
+        Evidence::CheckClose(r, oracle) => check_part(
+            if *oracle { "oracle" } else { "close" },
+            r,
+            r.pass,
+            close_lines,
+        ),
+        Evidence::CheckFinite(r) => check_part("finite", r, r.pass, finite_lines),
+        Evidence::CheckRepeat(r) => check_part("repeat", r, r.pass, repeat_lines),
+        Evidence::CheckSweep(r) => check_part("sweep", r, r.pass, sweep_lines),
+    }
+}
+
 /// Builds the report's parts and the per-record headlines.
-pub fn evidence(records: &[(PathBuf, Record)]) -> (Vec<Part>, Vec<Headline>) {
+pub fn evidence(entries: &[Entry]) -> (Vec<Part>, Vec<Headline>) {
     let order = [
         ("Where the GPU time goes", &["profile"][..]),
         (
@@ -94,34 +121,12 @@ pub fn evidence(records: &[(PathBuf, Record)]) -> (Vec<Part>, Vec<Headline>) {
     let mut heads = Vec::new();
     for (title, kinds) in order {
         let mut blocks = Vec::new();
-        for (path, rec) in records
+        for entry in entries
             .iter()
-            .filter(|(_, r)| kinds.contains(&r.kind.as_str()))
+            .filter(|e| kinds.contains(&e.record.kind.as_str()))
         {
-            let (b, head, pass) = match rec.kind.as_str() {
-                "profile" => {
-                    let (b, h) = profile_part(&rec.result);
-                    (b, h, None)
-                }
-                "compare" => {
-                    let (b, h) = compare_part(&rec.result);
-                    (b, h, None)
-                }
-                "metrics" => {
-                    let (b, h) = metrics_part(&rec.result);
-                    (b, h, None)
-                }
-                "ab" => {
-                    let (b, h) = ab_part(&rec.result);
-                    (b, h, None)
-                }
-                "kernel_run" => kernel_part(&rec.result),
-                k if k.starts_with("check_") => check_part(k, &rec.result),
-                k => {
-                    let (b, h) = code_part(k, &rec.result);
-                    (b, h, None)
-                }
-            };
+            let rec = &entry.record;
+            let (b, head, pass) = part(&entry.evidence);
             let inputs: Vec<String> = rec
                 .provenance
                 .inputs
@@ -135,7 +140,7 @@ pub fn evidence(records: &[(PathBuf, Record)]) -> (Vec<Part>, Vec<Headline>) {
             )]));
             blocks.extend(b);
             heads.push(Headline {
-                file: path.display().to_string(),
+                file: entry.path.display().to_string(),
                 kind: rec.kind.clone(),
                 headline: head,
                 pass,
@@ -148,9 +153,10 @@ pub fn evidence(records: &[(PathBuf, Record)]) -> (Vec<Part>, Vec<Headline>) {
             });
         }
     }
+    let records: Vec<&Record> = entries.iter().map(|e| &e.record).collect();
     let mut repro = String::new();
     let mut inputs = Vec::new();
-    for (_, r) in records {
+    for r in &records {
         repro += &command(r);
         repro.push('\n');
         for i in &r.provenance.inputs {
@@ -167,7 +173,7 @@ pub fn evidence(records: &[(PathBuf, Record)]) -> (Vec<Part>, Vec<Headline>) {
             }
         }
     }
-    let first = records.first().map(|(_, r)| &r.provenance);
+    let first = records.first().map(|r| &r.provenance);
     let mut facts = Vec::new();
     if let Some(p) = first {
         facts.push(format!(
@@ -192,7 +198,7 @@ pub fn evidence(records: &[(PathBuf, Record)]) -> (Vec<Part>, Vec<Headline>) {
             p.started,
             records
                 .last()
-                .map(|(_, r)| r.provenance.finished.clone())
+                .map(|r| r.provenance.finished.clone())
                 .unwrap_or_default()
         ));
     }

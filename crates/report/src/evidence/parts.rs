@@ -1,32 +1,35 @@
-//! Building one report part per record kind from the record's JSON result.
+//! Building one report part per record kind from the record's typed result.
 
 use super::Block;
-use crate::format::{duration_ns, share, thousands, UNAVAILABLE};
+use crate::documents::{
+    AbBody, CodeShowBody, CompareBody, FiniteFiles, KernelRunBody, MetricsBody, ProfileBody,
+};
+use crate::format::{duration_ns, opt_duration_ns, share, thousands, UNAVAILABLE};
 use crate::svg;
 use crate::table::{Align, Table};
-use serde_json::Value;
-
-fn num(v: &Value) -> Option<f64> {
-    v.as_f64()
-}
-
-fn ns(v: &Value) -> String {
-    num(v)
-        .map(duration_ns)
-        .unwrap_or_else(|| UNAVAILABLE.to_string())
-}
-
-fn s(v: &Value) -> String {
-    v.as_str().unwrap_or("").to_string()
-}
+use kernelab_code::{Matrix, ObjectDiff};
+use kernelab_model::MetricValue;
+use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, RepeatReport, SweepReport};
+use kernelab_trace::Status;
 
 /// A count that may be a median over runs: whole numbers without decimals.
-fn count(v: &Value) -> String {
-    match num(v) {
-        Some(x) if x.fract() == 0.0 && x >= 0.0 => thousands(x as u64),
-        Some(x) => format!("{x:.1}"),
-        None => "–".into(),
+fn count(x: f64) -> String {
+    if x.fract() == 0.0 && x >= 0.0 {
+        thousands(x as u64)
+    } else {
+        format!("{x:.1}")
     }
+}
+
+/// A confidence interval of ratios, `[lo, hi]`.
+fn interval(ci: Option<(f64, f64)>) -> String {
+    ci.map(|(l, h)| format!("[{l:.4}, {h:.4}]"))
+        .unwrap_or_else(|| UNAVAILABLE.into())
+}
+
+/// A ratio interval as percent changes.
+fn pct_interval(ci: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    ci.map(|(l, h)| ((l - 1.0) * 100.0, (h - 1.0) * 100.0))
 }
 
 pub(super) fn short(name: &str, n: usize) -> String {
@@ -37,9 +40,12 @@ pub(super) fn short(name: &str, n: usize) -> String {
     }
 }
 
-pub(super) fn profile_part(r: &Value) -> (Vec<Block>, String) {
-    let k = r["kernels"].as_array().cloned().unwrap_or_default();
-    let sm = &r["summary"];
+fn ns_u64(x: Option<u64>) -> String {
+    opt_duration_ns(x.map(|v| v as f64))
+}
+
+pub(super) fn profile_part(r: &ProfileBody) -> (Vec<Block>, String) {
+    let sm = &r.summary;
     let mut t = Table::new(
         "Top kernels by GPU time",
         &[
@@ -51,33 +57,33 @@ pub(super) fn profile_part(r: &Value) -> (Vec<Block>, String) {
         ],
     );
     let mut bars = Vec::new();
-    for row in k.iter().take(10) {
-        let name = short(&s(&row["name"]), 70);
+    for row in r.kernels.iter().take(10) {
+        let name = short(&row.name, 70);
         t.push(vec![
-            row["rank"].to_string(),
+            row.rank.to_string(),
             name.clone(),
-            thousands(row["calls"].as_u64().unwrap_or(0)),
-            ns(&row["total_ns"]),
-            share(num(&row["share"]).unwrap_or(0.0)),
+            thousands(row.calls),
+            duration_ns(row.total_ns as f64),
+            share(row.share),
         ]);
-        let sh = num(&row["share"]).unwrap_or(0.0);
-        bars.push((name, sh * 100.0, share(sh)));
+        bars.push((name, row.share * 100.0, share(row.share)));
     }
     let lines = vec![format!(
         "kernel GPU time {} over {} kernels; GPU busy {}; trace wall {}; launch gaps {}",
-        ns(&sm["kernel_time_ns"]),
-        thousands(sm["kernel_count"].as_u64().unwrap_or(0)),
-        ns(&sm["busy_ns"]),
-        ns(&sm["wall_ns"]),
-        ns(&sm["gap_ns"])
+        duration_ns(sm.kernel_time_ns as f64),
+        thousands(sm.kernel_count),
+        ns_u64(sm.busy_ns),
+        ns_u64(sm.wall_ns),
+        ns_u64(sm.gap_ns)
     )];
-    let head = k
+    let head = r
+        .kernels
         .first()
         .map(|row| {
             format!(
                 "{} takes {} of kernel time",
-                short(&s(&row["name"]), 60),
-                share(num(&row["share"]).unwrap_or(0.0))
+                short(&row.name, 60),
+                share(row.share)
             )
         })
         .unwrap_or_else(|| "no kernels".into());
@@ -91,8 +97,19 @@ pub(super) fn profile_part(r: &Value) -> (Vec<Block>, String) {
     )
 }
 
-pub(super) fn compare_part(r: &Value) -> (Vec<Block>, String) {
-    let fams = r["families"].as_array().cloned().unwrap_or_default();
+fn status_text(s: Status) -> String {
+    serde_json::to_value(s)
+        .ok()
+        .and_then(|v| v.as_str().map(|x| x.replace('_', " ")))
+        .unwrap_or_default()
+}
+
+fn ratio_text(r: Option<f64>) -> String {
+    r.map(|x| format!("{x:.4}x")).unwrap_or_else(|| "–".into())
+}
+
+pub(super) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
+    let fams = &r.comparison.families;
     let mut t = Table::new(
         "Per-family change (baseline → candidate)",
         &[
@@ -106,337 +123,290 @@ pub(super) fn compare_part(r: &Value) -> (Vec<Block>, String) {
     );
     for f in fams.iter().take(12) {
         t.push(vec![
-            short(&s(&f["family"]), 60),
-            format!(
-                "{} → {}",
-                count(&f["base"]["calls"]),
-                count(&f["cand"]["calls"])
-            ),
-            ns(&f["base"]["total_ns"]),
-            ns(&f["cand"]["total_ns"]),
-            num(&f["ratio"])
-                .map(|x| format!("{x:.4}x"))
-                .unwrap_or_else(|| "–".into()),
-            s(&f["status"]).replace('_', " "),
+            short(&f.family, 60),
+            format!("{} → {}", count(f.base.calls), count(f.cand.calls)),
+            duration_ns(f.base.total_ns),
+            duration_ns(f.cand.total_ns),
+            ratio_text(f.ratio),
+            status_text(f.status),
         ]);
     }
-    let changed: Vec<&Value> = fams
+    let changed = fams
         .iter()
-        .filter(|f| matches!(f["status"].as_str(), Some("faster" | "slower" | "changed")))
-        .collect();
-    let head = match changed.first() {
+        .find(|f| matches!(f.status, Status::Faster | Status::Slower | Status::Changed));
+    let head = match changed {
         Some(f) => format!(
-            "{} {} {} → {} ({:.4}x)",
-            s(&f["family"]),
-            s(&f["status"]),
-            ns(&f["base"]["total_ns"]),
-            ns(&f["cand"]["total_ns"]),
-            num(&f["ratio"]).unwrap_or(f64::NAN)
+            "{} {} {} → {} ({})",
+            f.family,
+            status_text(f.status),
+            duration_ns(f.base.total_ns),
+            duration_ns(f.cand.total_ns),
+            ratio_text(f.ratio)
         ),
         None => "no family changed beyond the noise".into(),
     };
     (vec![Block::Table(t)], head)
 }
 
-pub(super) fn check_part(kind: &str, r: &Value) -> (Vec<Block>, String, Option<bool>) {
-    let pass = r["pass"].as_bool();
-    let mut lines = Vec::new();
-    match kind {
-        "check_sweep" => lines.extend(
-            r["gates"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|g| s(&g["line"])),
-        ),
-        "check_finite" => {
-            for f in r["files"].as_array().into_iter().flatten() {
-                for t in f[1].as_array().into_iter().flatten() {
-                    let x = &t[1];
-                    lines.push(format!(
-                        "{} {}: {} NaN, {} +inf, {} −inf",
-                        s(&f[0]),
-                        s(&t[0]),
-                        x["nan"],
-                        x["pos_inf"],
-                        x["neg_inf"]
-                    ));
-                }
-            }
-        }
-        "check_repeat" => lines.push(if r["identical"].as_bool() == Some(true) {
-            format!(
-                "{} runs bit-identical",
-                r["files"].as_array().map_or(0, Vec::len)
-            )
-        } else {
-            format!("runs differ: {}", r["differing"])
-        }),
-        _ => {
-            for t in r["tensors"].as_array().into_iter().flatten() {
-                let res = &t["result"];
-                let line = if let Some(p) = t["problem"].as_str() {
-                    format!("{}: FAIL ({p})", s(&t["name"]))
-                } else if kind == "check_bitwise" {
-                    let d = res["differing"].as_u64().unwrap_or(0);
-                    if d == 0 {
-                        format!(
-                            "{} ({} {}): bit-exact",
-                            s(&t["name"]),
-                            s(&t["dtype"]),
-                            t["shape"].to_string().replace(',', ", ")
-                        )
-                    } else {
-                        format!(
-                            "{}: {} of {} elements differ",
-                            s(&t["name"]),
-                            thousands(d),
-                            thousands(res["elements"].as_u64().unwrap_or(0))
-                        )
-                    }
-                } else {
-                    format!(
-                        "{}: max abs error {:.3e}, max rel error {:.3e}, rel L2 {:.3e}, {} mismatches",
-                        s(&t["name"]),
-                        num(&res["max_abs_err"]).unwrap_or(f64::NAN),
-                        num(&res["max_rel_err"]).unwrap_or(f64::NAN),
-                        num(&res["rel_l2_err"]).unwrap_or(f64::NAN),
-                        res["mismatches"]
-                    )
-                };
-                lines.push(line);
-            }
-        }
-    }
-    let what = kind.trim_start_matches("check_");
-    let head = format!(
-        "{what}: {}",
-        if pass == Some(true) { "pass" } else { "FAIL" }
-    );
-    (vec![Block::Lines(lines)], head, pass)
+fn shape_text(shape: &[usize]) -> String {
+    format!(
+        "[{}]",
+        shape
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
-pub(super) fn code_part(kind: &str, r: &Value) -> (Vec<Block>, String) {
+pub(super) fn bitwise_lines(r: &FileComparison<BitwiseReport>) -> Vec<String> {
+    r.tensors
+        .iter()
+        .map(|t| match (&t.problem, &t.result) {
+            (Some(p), _) => format!("{}: FAIL ({p})", t.name),
+            (None, Some(res)) if res.differing == 0 => format!(
+                "{} ({} {}): bit-exact",
+                t.name,
+                t.dtype,
+                shape_text(&t.shape)
+            ),
+            (None, Some(res)) => format!(
+                "{}: {} of {} elements differ",
+                t.name,
+                thousands(res.differing),
+                thousands(res.elements)
+            ),
+            (None, None) => format!("{}: FAIL (not compared)", t.name),
+        })
+        .collect()
+}
+
+pub(super) fn close_lines(r: &FileComparison<CloseReport>) -> Vec<String> {
+    r.tensors
+        .iter()
+        .map(|t| match (&t.problem, &t.result) {
+            (Some(p), _) => format!("{}: FAIL ({p})", t.name),
+            (None, Some(res)) => format!(
+                "{}: max abs error {:.3e}, max rel error {:.3e}, rel L2 {:.3e}, {} mismatches",
+                t.name, res.max_abs_err, res.max_rel_err, res.rel_l2_err, res.mismatches
+            ),
+            (None, None) => format!("{}: FAIL (not compared)", t.name),
+        })
+        .collect()
+}
+
+pub(super) fn finite_lines(r: &FiniteFiles) -> Vec<String> {
+    r.files
+        .iter()
+        .flat_map(|f| {
+            f.tensors.iter().map(move |t| {
+                format!(
+                    "{} {}: {} NaN, {} +inf, {} −inf",
+                    f.path, t.name, t.report.nan, t.report.pos_inf, t.report.neg_inf
+                )
+            })
+        })
+        .collect()
+}
+
+pub(super) fn repeat_lines(r: &RepeatReport) -> Vec<String> {
+    vec![if r.pass {
+        format!("{} runs bit-identical", r.files.len())
+    } else {
+        format!("runs differ: {}", r.differing.join("; "))
+    }]
+}
+
+pub(super) fn sweep_lines(r: &SweepReport) -> Vec<String> {
+    r.gates.iter().map(|g| g.line.clone()).collect()
+}
+
+/// A check record's part: its lines and the pass/fail headline.
+pub(super) fn check_part<T>(
+    what: &str,
+    r: &T,
+    pass: bool,
+    lines: fn(&T) -> Vec<String>,
+) -> (Vec<Block>, String, Option<bool>) {
+    let head = format!("{what}: {}", if pass { "pass" } else { "FAIL" });
+    (vec![Block::Lines(lines(r))], head, Some(pass))
+}
+
+pub(super) fn code_diff_part(r: &ObjectDiff) -> (Vec<Block>, String) {
     let mut blocks = Vec::new();
     let mut head = String::new();
-    match kind {
-        "code_diff" => {
-            for k in r["kernels"].as_array().into_iter().flatten() {
-                let mut t = Table::new(
-                    format!("Instruction classes: {}", short(&s(&k["symbol"]), 60)),
-                    &[
-                        ("item", Align::Left),
-                        ("baseline", Align::Right),
-                        ("candidate", Align::Right),
-                        ("change", Align::Right),
-                    ],
-                );
-                let mut bars = Vec::new();
-                for row in k["classes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .chain(k["resources"].as_array().into_iter().flatten())
-                {
-                    let (b, c) = (row["base"].as_u64(), row["cand"].as_u64());
-                    if b == c {
-                        continue;
-                    }
-                    let cr = crate::code::change(&kernelab_code::ChangeRow {
-                        item: s(&row["item"]),
-                        base: b,
-                        cand: c,
-                    });
-                    t.push(vec![
-                        s(&row["item"]),
-                        b.map(thousands).unwrap_or_else(|| "–".into()),
-                        c.map(thousands).unwrap_or_else(|| "–".into()),
-                        cr.clone(),
-                    ]);
-                    if let (Some(b), Some(c)) = (b, c) {
-                        if !row["item"].as_str().unwrap_or("").contains("bytes") {
-                            bars.push((s(&row["item"]), c as f64 - b as f64, cr.clone()));
-                        }
-                    }
-                    if head.is_empty() {
-                        head = format!(
-                            "{} {} → {}",
-                            s(&row["item"]),
-                            b.unwrap_or(0),
-                            c.unwrap_or(0)
-                        );
-                    }
-                }
-                if t.rows.is_empty() {
-                    blocks.push(Block::Lines(vec![format!(
-                        "{}: no instruction class or resource changed",
-                        s(&k["symbol"])
-                    )]));
-                } else {
-                    blocks.push(Block::Table(t));
-                    blocks.push(Block::Chart(svg::bars(
-                        "Instruction-class and resource changes (candidate − baseline)",
-                        &bars,
-                    )));
+    for k in &r.kernels {
+        let mut t = Table::new(
+            format!("Instruction classes: {}", short(&k.symbol, 60)),
+            &[
+                ("item", Align::Left),
+                ("baseline", Align::Right),
+                ("candidate", Align::Right),
+                ("change", Align::Right),
+            ],
+        );
+        let mut bars = Vec::new();
+        for row in k.classes.iter().chain(&k.resources) {
+            let (b, c) = (row.base, row.cand);
+            if b == c {
+                continue;
+            }
+            let cr = crate::code::change(row);
+            t.push(vec![
+                row.item.clone(),
+                b.map(thousands).unwrap_or_else(|| "–".into()),
+                c.map(thousands).unwrap_or_else(|| "–".into()),
+                cr.clone(),
+            ]);
+            if let (Some(b), Some(c)) = (b, c) {
+                if !row.item.contains("bytes") {
+                    bars.push((row.item.clone(), c as f64 - b as f64, cr.clone()));
                 }
             }
-            let callouts: Vec<String> = r["callouts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(s)
-                .collect();
-            blocks.push(Block::Lines(if callouts.is_empty() {
-                vec!["no spills, no scratch or stack growth".into()]
-            } else {
-                callouts
-            }));
             if head.is_empty() {
-                head = "machine code unchanged in every compared class".into();
+                let side = |x: Option<u64>| x.map_or_else(|| "–".to_string(), |v| v.to_string());
+                head = format!("{} {} → {}", row.item, side(b), side(c));
             }
         }
-        "code_matrix" => {
-            head = format!(
-                "{} of {} code objects changed; {} distinct kernel symbols",
-                r["changed"], r["total"], r["distinct_symbols"]
-            );
-            blocks.push(Block::Lines(vec![head.clone()]));
+        if t.rows.is_empty() {
+            blocks.push(Block::Lines(vec![format!(
+                "{}: no instruction class or resource changed",
+                k.symbol
+            )]));
+        } else {
+            blocks.push(Block::Table(t));
+            blocks.push(Block::Chart(svg::bars(
+                "Instruction-class and resource changes (candidate − baseline)",
+                &bars,
+            )));
         }
-        _ => {
-            let n: usize = r["objects"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|o| o["kernels"].as_array().map_or(0, Vec::len))
-                .sum();
-            head = format!("{n} kernels read");
-            blocks.push(Block::Lines(vec![head.clone()]));
-        }
+    }
+    blocks.push(Block::Lines(if r.callouts.is_empty() {
+        vec!["no spills, no scratch or stack growth".into()]
+    } else {
+        r.callouts.clone()
+    }));
+    if head.is_empty() {
+        head = "machine code unchanged in every compared class".into();
     }
     (blocks, head)
 }
 
-pub(super) fn ab_part(r: &Value) -> (Vec<Block>, String) {
-    let a = &r["analyses"][0]["analysis"];
+pub(super) fn code_matrix_part(r: &Matrix) -> (Vec<Block>, String) {
+    let head = format!(
+        "{} of {} code objects changed; {} distinct kernel symbols",
+        r.changed, r.total, r.distinct_symbols
+    );
+    (vec![Block::Lines(vec![head.clone()])], head)
+}
+
+pub(super) fn code_show_part(r: &CodeShowBody) -> (Vec<Block>, String) {
+    let n: usize = r.objects.iter().map(|o| o.kernels.len()).sum();
+    let head = format!("{n} kernels read");
+    (vec![Block::Lines(vec![head.clone()])], head)
+}
+
+fn percents(log_ratios: &[f64]) -> Vec<f64> {
+    log_ratios.iter().map(|d| d.exp_m1() * 100.0).collect()
+}
+
+pub(super) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
+    let Some(primary) = r.result.analyses.first() else {
+        return (
+            vec![Block::Lines(vec!["no metric was analysed".into()])],
+            "no metric was analysed".into(),
+        );
+    };
+    let a = &primary.analysis;
     let mut lines = vec![
-        s(&a["verdict_text"]),
+        a.verdict_text.clone(),
         format!(
-            "ratio {:.4}, {:.1}% CI {}, resolution ±{:.2}%, {} pairs ({})",
-            num(&a["ratio"]).unwrap_or(f64::NAN),
-            num(&a["level"]).unwrap_or(0.0) * 100.0,
-            a["ci"]
-                .as_array()
-                .map(|c| format!(
-                    "[{:.4}, {:.4}]",
-                    num(&c[0]).unwrap_or(f64::NAN),
-                    num(&c[1]).unwrap_or(f64::NAN)
-                ))
+            "ratio {:.4}, {:.1}% CI {}, resolution {}, {} pairs ({})",
+            a.ratio,
+            a.level * 100.0,
+            interval(a.ci),
+            a.resolution
+                .map(|x| format!("±{:.2}%", x * 100.0))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
-            num(&a["resolution"]).unwrap_or(f64::NAN) * 100.0,
-            a["pairs"],
-            s(&a["stopped_by"])
+            a.pairs,
+            a.stopped_by
         ),
     ];
-    if let Some(aa) = r["aa"].as_object() {
+    if let Some(aa) = &r.result.aa {
         lines.push(format!(
             "A/A pre-flight ratio {:.4}: {}",
-            num(&aa["analysis"]["ratio"]).unwrap_or(f64::NAN),
-            if aa["harness_bias"].as_bool() == Some(true) {
+            aa.analysis.ratio,
+            if aa.harness_bias {
                 "HARNESS BIAS"
             } else {
                 "ok"
             }
         ));
     }
-    let pct = |v: &Value| -> Vec<f64> {
-        v.as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_f64)
-            .map(|d| d.exp_m1() * 100.0)
-            .collect()
-    };
-    let ci = a["ci"]
-        .as_array()
-        .and_then(|c| Some(((num(&c[0])? - 1.0) * 100.0, (num(&c[1])? - 1.0) * 100.0)));
     let chart = svg::strip(
         "Per-pair change, candidate vs baseline",
-        &pct(&r["log_ratios"]),
-        ci,
-        &pct(&r["aa_log_ratios"]),
+        &percents(&r.log_ratios),
+        pct_interval(a.ci),
+        &percents(&r.aa_log_ratios),
     );
     (
         vec![Block::Lines(lines), Block::Chart(chart)],
-        s(&a["verdict_text"]),
+        a.verdict_text.clone(),
     )
 }
 
 /// A `kernel run` record: the gates, the verdict and the per-round changes.
-pub(super) fn kernel_part(r: &Value) -> (Vec<Block>, String, Option<bool>) {
-    let gates = r["gates"].as_array().cloned().unwrap_or_default();
-    let passed = gates
-        .iter()
-        .filter(|g| g["passed"].as_bool() == Some(true))
-        .count();
-    let mut lines: Vec<String> = gates
+pub(super) fn kernel_part(r: &KernelRunBody) -> (Vec<Block>, String, Option<bool>) {
+    let run = &r.run;
+    let passed = run.gates.iter().filter(|g| g.passed).count();
+    let mut lines: Vec<String> = run
+        .gates
         .iter()
         .map(|g| {
-            let ok = if g["passed"].as_bool() == Some(true) {
-                "PASS"
-            } else {
-                "FAIL"
-            };
-            format!("{ok} {}: {}", s(&g["name"]), s(&g["detail"]))
+            let ok = if g.passed { "PASS" } else { "FAIL" };
+            format!("{ok} {}: {}", g.name, g.detail)
         })
         .collect();
-    let a = &r["analysis"];
-    let head = if a.is_object() {
-        lines.push(format!(
-            "{} (ratio {:.4}, CI {}, {} rounds of batch {})",
-            s(&a["verdict_text"]),
-            num(&a["ratio"]).unwrap_or(f64::NAN),
-            a["ci"]
-                .as_array()
-                .map(|c| format!(
-                    "[{:.4}, {:.4}]",
-                    num(&c[0]).unwrap_or(f64::NAN),
-                    num(&c[1]).unwrap_or(f64::NAN)
-                ))
-                .unwrap_or_else(|| UNAVAILABLE.into()),
-            a["pairs"],
-            r["batch"]
-        ));
-        format!(
-            "{passed} of {} gates passed; {}",
-            gates.len(),
-            s(&a["verdict_text"])
-        )
-    } else {
-        format!("{passed} of {} gates passed; timing not run", gates.len())
+    let head = match &run.analysis {
+        Some(a) => {
+            lines.push(format!(
+                "{} (ratio {:.4}, CI {}, {} rounds of batch {})",
+                a.verdict_text,
+                a.ratio,
+                interval(a.ci),
+                a.pairs,
+                run.batch
+            ));
+            format!(
+                "{passed} of {} gates passed; {}",
+                run.gates.len(),
+                a.verdict_text
+            )
+        }
+        None => format!(
+            "{passed} of {} gates passed; timing not run",
+            run.gates.len()
+        ),
     };
-    let changes: Vec<f64> = r["rounds"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|x| Some((num(&x["candidate_us"])? / num(&x["baseline_us"])? - 1.0) * 100.0))
+    let changes: Vec<f64> = run
+        .rounds
+        .iter()
+        .map(|x| (x.candidate_us / x.baseline_us - 1.0) * 100.0)
+        .filter(|x| x.is_finite())
         .collect();
-    let ci = a["ci"]
-        .as_array()
-        .and_then(|c| Some(((num(&c[0])? - 1.0) * 100.0, (num(&c[1])? - 1.0) * 100.0)));
     let mut blocks = vec![Block::Lines(lines)];
     if !changes.is_empty() {
         blocks.push(Block::Chart(svg::strip(
             "Per-round change, candidate vs baseline",
             &changes,
-            ci,
+            pct_interval(run.analysis.as_ref().and_then(|a| a.ci)),
             &[],
         )));
     }
-    (blocks, head, Some(passed == gates.len()))
+    (blocks, head, Some(passed == run.gates.len()))
 }
 
-pub(super) fn metrics_part(r: &Value) -> (Vec<Block>, String) {
-    let launches = r["launches"].as_array().cloned().unwrap_or_default();
+pub(super) fn metrics_part(r: &MetricsBody) -> (Vec<Block>, String) {
     let mut t = Table::new(
         "Per-launch counters",
         &[
@@ -446,27 +416,26 @@ pub(super) fn metrics_part(r: &Value) -> (Vec<Block>, String) {
             ("DRAM bytes", Align::Right),
         ],
     );
-    for l in &launches {
-        let m = &l["metrics"];
-        let dur = if m["gpu__time_duration.sum"].is_object() {
-            &m["gpu__time_duration.sum"]["value"]
-        } else {
-            &m["Duration"]["value"]
-        };
-        let dram = ["dram__bytes.sum", "dram__bytes_read.sum"]
-            .iter()
-            .find_map(|k| m[*k]["value"].as_f64())
+    let number = |l: &kernelab_model::LaunchMetrics, keys: &[&str]| {
+        keys.iter().find_map(|k| match l.metrics.get(*k)?.value {
+            MetricValue::Number(x) => Some(x),
+            MetricValue::Text(_) => None,
+        })
+    };
+    for l in &r.launches {
+        let dur = number(l, &["gpu__time_duration.sum", "Duration"]);
+        let dram = number(l, &["dram__bytes.sum", "dram__bytes_read.sum"])
             .map(|x| thousands(x as u64))
             .unwrap_or_else(|| "–".into());
         t.push(vec![
-            s(&l["id"]),
-            short(&s(&l["kernel"]), 60),
-            ns(dur),
+            l.id.clone(),
+            short(&l.kernel, 60),
+            opt_duration_ns(dur),
             dram,
         ]);
     }
     (
         vec![Block::Table(t)],
-        format!("{} profiled launches", launches.len()),
+        format!("{} profiled launches", r.launches.len()),
     )
 }

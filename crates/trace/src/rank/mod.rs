@@ -9,7 +9,7 @@ pub use rows::{KernelRow, ValueRange};
 
 use kernelab_model::{FamilyRules, Grouping, KernelDispatch, NameId, Profile, TransferKind};
 use regex::Regex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// A time window relative to the first kernel start of the input, in nanoseconds.
@@ -112,7 +112,7 @@ impl Default for RankOptions {
 }
 
 /// Whole-trace figures. `None` means the input does not have what the figure needs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Sum of kernel durations.
     pub kernel_time_ns: u64,
@@ -147,7 +147,7 @@ pub struct Summary {
 }
 
 /// A kernel whose slowest call is far slower than its median.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Outlier {
     /// Row name.
     pub name: String,
@@ -162,7 +162,7 @@ pub struct Outlier {
 }
 
 /// Time attributed to one annotated range.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PhaseRow {
     /// Range name, or `(no phase)`.
     pub phase: String,
@@ -177,7 +177,7 @@ pub struct PhaseRow {
 }
 
 /// The result of ranking.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ranking {
     /// Top rows by total time.
     pub rows: Vec<KernelRow>,

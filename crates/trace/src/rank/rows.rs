@@ -2,11 +2,11 @@
 
 use super::{Outlier, RankOptions, Ranking, Summary};
 use kernelab_model::{KernelDispatch, LaunchConfig, NameId, Nanos, Profile, Resources};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 
 /// The smallest and largest value of a resource over a row's dispatches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ValueRange {
     /// Smallest.
     pub min: u32,
@@ -15,7 +15,7 @@ pub struct ValueRange {
 }
 
 /// One ranked row: a kernel (grouping `none`) or a family. Figures the input lacks are `None`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelRow {
     /// 1-based rank by total time (0 for the "other" row).
     pub rank: usize,
