@@ -98,9 +98,4 @@ pub fn demangle(symbol: &str) -> Option<String> {
         .map(|s| s.to_string())
 }
 
-/// Hex SHA-256 of bytes.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    let d = sha2::Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use kernelab_model::sha256_hex;

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod ab;
+mod digest;
 mod dispatch;
 mod document;
 mod family;
@@ -23,6 +24,7 @@ mod profile;
 mod provenance;
 mod units;
 
+pub use digest::{sha256_hex, sha256_reader};
 pub use dispatch::{
     Annotation, AnnotationScope, KernelAggregate, KernelDispatch, Launch, LaunchConfig, Resources,
     Transfer, TransferKind,

@@ -1,12 +1,17 @@
 //! The `ab` view: the summary block of ab-statistics.md §5 ("What to print").
 
-use crate::format::thousands;
+use crate::format::{percent, thousands, UNAVAILABLE};
 use crate::table::Section;
 use kernelab_model::ab::AbResult;
 use kernelab_stats::Analysis;
 
 fn pct(x: f64) -> String {
-    format!("{:+.2}%", x * 100.0)
+    percent(x, true)
+}
+
+fn opt_pct(x: Option<f64>, prefix: &str) -> String {
+    x.map(|v| format!("{prefix}{}", percent(v, false)))
+        .unwrap_or_else(|| UNAVAILABLE.into())
 }
 
 fn ci(c: Option<(f64, f64)>) -> String {
@@ -42,23 +47,15 @@ pub fn analysis_lines(name: &str, a: &Analysis) -> Vec<String> {
         ),
         format!("verdict  {}", a.verdict_text),
     ];
-    let res = a
-        .resolution
-        .map(|h| format!("±{:.2}%", h * 100.0))
-        .unwrap_or_else(|| "unavailable".into());
-    let mde = a
-        .mde
-        .map(|m| format!("{:.2}%", m * 100.0))
-        .unwrap_or_else(|| "unavailable".into());
+    let res = opt_pct(a.resolution, "±");
+    let mde = opt_pct(a.mde, "");
     l.push(format!(
         "resolution {res}   MDE(80%) ≈ {mde}   median+sign CI {}",
         ci(a.sign_ci)
     ));
     let mut noise = format!(
         "noise    per-pair robust sd {}   outlier pairs {}/{}",
-        a.noise_sd
-            .map(|s| format!("{:.2}%", s * 100.0))
-            .unwrap_or_else(|| "unavailable".into()),
+        opt_pct(a.noise_sd, ""),
         a.outliers,
         a.pairs
     );

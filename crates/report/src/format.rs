@@ -54,9 +54,35 @@ pub fn opt_duration_ns(ns: Option<f64>) -> String {
         .unwrap_or_else(|| UNAVAILABLE.to_string())
 }
 
-/// A share (0..1) as a percentage with two decimals.
+/// A share (0..1) as a percentage with two decimals: `0.0527` → `5.27%`.
 pub fn share(x: f64) -> String {
-    format!("{:.2}%", x * 100.0)
+    percent(x, false)
+}
+
+/// A fraction as a percentage with two decimals, with an explicit sign when `signed`:
+/// `0.0527` → `5.27%` or `+5.27%`. The one percentage formatter of every renderer.
+pub fn percent(fraction: f64, signed: bool) -> String {
+    if signed {
+        format!("{:+.2}%", fraction * 100.0)
+    } else {
+        format!("{:.2}%", fraction * 100.0)
+    }
+}
+
+/// Text escaped for HTML and SVG, in element content and in quoted attributes alike.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A byte count: `512 B`, `48.0 KiB`.
@@ -86,5 +112,11 @@ mod tests {
         assert_eq!(share(1.0), "100.00%");
         assert_eq!(bytes(49152), "48.0 KiB");
         assert_eq!(decimal(-0.0001, 2), "0.00");
+        assert_eq!(percent(0.0527, true), "+5.27%");
+        assert_eq!(percent(-0.0527, true), "-5.27%");
+        assert_eq!(
+            html_escape(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
     }
 }

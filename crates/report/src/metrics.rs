@@ -36,7 +36,7 @@ fn cell(l: &LaunchMetrics, name: &str) -> String {
         MetricValue::Text(t) => t.clone(),
         MetricValue::Number(x) => match m.unit.as_str() {
             "ns" => duration_ns(*x),
-            "%" => format!("{x:.2}%"),
+            "%" => crate::format::percent(*x / 100.0, false),
             "byte" if x.fract() == 0.0 && *x >= 0.0 => format!("{} B", thousands(*x as u64)),
             u => {
                 let n = if x.fract() == 0.0 {

@@ -3,12 +3,7 @@
 //! Written by hand: each is a few rectangles, circles and labels; a plotting crate would add a
 //! font and layout stack for no gain in what a reviewer sees.
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::format::html_escape as esc;
 
 /// Horizontal bars: (label, value, value text). Negative values extend left of the axis.
 pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {

@@ -10,6 +10,8 @@
 #![deny(missing_docs)]
 
 pub mod metric;
+pub mod pairs;
+pub mod provenance;
 pub mod record;
 mod runner;
 

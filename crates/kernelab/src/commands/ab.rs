@@ -8,6 +8,7 @@ use kernelab_model::Document;
 use kernelab_report::documents::AbBody;
 use kernelab_report::{ab_sections, render, OutputFormat};
 use kernelab_runner::metric::{MetricSpec, Source};
+use kernelab_runner::pairs::{read_pairs, PairedSamples};
 use kernelab_runner::record::{self, Record, Writer};
 use kernelab_runner::{pairs_from, run_ab, AbResult, AbSettings, MetricAnalysis, ProcessExecutor};
 use kernelab_stats::{aa_check, analyze, Design, Direction, Order, Pair, StopRule};
@@ -280,153 +281,15 @@ pub fn run(args: AbArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// Paired samples from another harness: CSV `a,b[,order][,aa]` or JSON `{"pairs": [...], "aa": [...]}`.
-fn external(path: &Path) -> Result<(Vec<Pair>, Vec<Pair>)> {
-    let text = std::fs::read_to_string(path).with_context(|| path.display().to_string())?;
-    let t = text.trim_start();
-    if t.starts_with('{') && !t.starts_with("{\"kind\"") {
-        #[derive(serde::Deserialize)]
-        struct P {
-            a: f64,
-            b: f64,
-            #[serde(default)]
-            order: Option<Order>,
-        }
-        #[derive(serde::Deserialize)]
-        struct F {
-            pairs: Vec<P>,
-            #[serde(default)]
-            aa: Vec<P>,
-        }
-        let f: F = serde_json::from_str(&text).map_err(|e| {
-            anyhow!(
-                "{}: line {}: expected {{\"pairs\": [{{\"a\", \"b\", \"order\"}}]}} ({e})",
-                path.display(),
-                e.line()
-            )
-        })?;
-        let conv = |v: Vec<P>| -> Vec<Pair> {
-            v.into_iter()
-                .enumerate()
-                .map(|(k, p)| Pair {
-                    a: p.a,
-                    b: p.b,
-                    order: p
-                        .order
-                        .unwrap_or(if k % 2 == 0 { Order::AB } else { Order::BA }),
-                })
-                .collect()
-        };
-        return Ok((conv(f.pairs), conv(f.aa)));
-    }
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = lines
-        .next()
-        .ok_or_else(|| anyhow!("{}: empty file", path.display()))?;
-    let cols: Vec<String> = header
-        .split(',')
-        .map(|c| c.trim().trim_matches('"').to_ascii_lowercase())
-        .collect();
-    let col = |n: &str| cols.iter().position(|c| c == n);
-    let (Some(ia), Some(ib)) = (col("a"), col("b")) else {
-        bail!("{}: line 1: expected a CSV header with columns a and b (optionally order, aa), found {header:?}", path.display());
-    };
-    let (mut main, mut aa) = (Vec::new(), Vec::new());
-    for (i, l) in lines {
-        let f: Vec<&str> = l.split(',').map(str::trim).collect();
-        let num = |j: usize, what: &str| -> Result<f64> {
-            f.get(j)
-                .and_then(|s| s.parse::<f64>().ok())
-                .filter(|x| x.is_finite() && *x > 0.0)
-                .ok_or_else(|| {
-                    anyhow!(
-                        "{}: line {}: column {what}: expected a positive number",
-                        path.display(),
-                        i + 1
-                    )
-                })
-        };
-        let k = main.len() + aa.len();
-        let order = match col("order")
-            .and_then(|j| f.get(j))
-            .map(|s| s.trim_matches('"').to_ascii_uppercase())
-        {
-            Some(o) if o == "BA" => Order::BA,
-            Some(o) if o == "AB" => Order::AB,
-            _ => {
-                if k % 2 == 0 {
-                    Order::AB
-                } else {
-                    Order::BA
-                }
-            }
-        };
-        let p = Pair {
-            a: num(ia, "a")?,
-            b: num(ib, "b")?,
-            order,
-        };
-        let is_aa = col("aa")
-            .and_then(|j| f.get(j))
-            .is_some_and(|s| matches!(s.to_ascii_lowercase().as_str(), "1" | "true" | "yes"));
-        if is_aa {
-            aa.push(p)
-        } else {
-            main.push(p)
-        }
-    }
-    Ok((main, aa))
-}
-
 fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
-    let first = std::fs::read_to_string(&a.file).with_context(|| a.file.display().to_string())?;
-    let (name, main, aa, failures, runs) = if first.trim_start().starts_with("{\"kind\"") {
-        let recs = record::read(&a.file).map_err(|e| anyhow!(e))?;
-        let metrics = recs
-            .iter()
-            .find_map(|r| {
-                if let Record::Header { metrics, .. } = r {
-                    Some(metrics.clone())
-                } else {
-                    None
-                }
-            })
-            .unwrap_or_default();
-        let name = a
-            .metric
-            .clone()
-            .or_else(|| metrics.first().cloned())
-            .ok_or_else(|| anyhow!("{}: no header record naming the metrics", a.file.display()))?;
-        let failures = recs
-            .iter()
-            .filter(|r| matches!(r, Record::Failure { .. }))
-            .count();
-        let runs = recs
-            .iter()
-            .filter(|r| matches!(r, Record::Run { .. }))
-            .count();
-        (
-            name.clone(),
-            pairs_from(&recs, false, &name),
-            pairs_from(&recs, true, &name),
-            failures,
-            runs,
-        )
-    } else {
-        let (m, aa) = external(&a.file)?;
-        let runs = 2 * (m.len() + aa.len());
-        (
-            a.metric.clone().unwrap_or_else(|| "value".into()),
-            m,
-            aa,
-            0,
-            runs,
-        )
-    };
+    let PairedSamples {
+        metric: name,
+        main,
+        aa,
+        failures,
+        runs,
+    } = read_pairs(&a.file, a.metric.as_deref())?;
     if main.is_empty() {
         bail!("{}: no complete pairs to analyse", a.file.display());
     }

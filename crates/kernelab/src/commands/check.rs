@@ -104,22 +104,13 @@ fn bitwise_cmd(a: CheckPairArgs) -> Result<ExitStatus> {
 fn close_cmd(a: CheckCloseArgs, kind: &'static str) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let (x, y) = (load(&a.a, &a.read)?, load(&a.b, &a.read)?);
-    let tol = match (a.rtol, a.atol, a.ulp) {
-        (None, None, None) => None,
-        (r, t, u) => {
-            let (dr, dt) = x
-                .tensors
-                .first()
-                .map(|t| t.dtype.default_tolerance())
-                .unwrap_or((0.0, 0.0));
-            Some(Tolerance {
-                rtol: r.unwrap_or(dr),
-                atol: t.unwrap_or(dt),
-                ulp: u,
-                nan_equal: a.nan_equal,
-            })
-        }
-    };
+    let tol = Tolerance::requested(
+        x.tensors.first().map(|t| t.dtype),
+        a.rtol,
+        a.atol,
+        a.ulp,
+        a.nan_equal,
+    );
     let c = close_files(&x, &y, tol, a.nan_equal);
     let title = if kind == "oracle" {
         "Oracle error"

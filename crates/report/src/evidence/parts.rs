@@ -4,7 +4,7 @@ use super::Block;
 use crate::documents::{
     AbBody, CodeShowBody, CompareBody, FiniteFiles, KernelRunBody, MetricsBody, ProfileBody,
 };
-use crate::format::{duration_ns, opt_duration_ns, share, thousands, UNAVAILABLE};
+use crate::format::{duration_ns, opt_duration_ns, percent, share, thousands, UNAVAILABLE};
 use crate::svg;
 use crate::table::{Align, Table};
 use kernelab_code::{Matrix, ObjectDiff};
@@ -326,7 +326,7 @@ pub(super) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
             a.level * 100.0,
             interval(a.ci),
             a.resolution
-                .map(|x| format!("±{:.2}%", x * 100.0))
+                .map(|x| format!("±{}", percent(x, false)))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             a.pairs,
             a.stopped_by

@@ -3,11 +3,7 @@
 use crate::evidence::{Block, Headline, Part};
 use crate::table::{Align, Table};
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
+use crate::format::html_escape as esc;
 
 /// `**bold**` spans in a line, as HTML.
 fn inline(s: &str) -> String {

@@ -1,0 +1,100 @@
+//! Where a result came from: the command line, the inputs' SHA-256, the host, the git state of
+//! the working directory and RFC 3339 times. Gathering it runs `git`, so it lives here, with the
+//! other things that run programs.
+
+use kernelab_model::{GitState, InputFile, Provenance};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::SystemTime;
+
+/// RFC 3339 UTC time of `t`, to the second (`2026-11-18T11:06:40Z`); times before 1970 or
+/// outside jiff's range are written as the epoch.
+pub fn rfc3339(t: SystemTime) -> String {
+    jiff::Timestamp::try_from(t)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+fn git() -> Option<GitState> {
+    let out = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let commit = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let status = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .output()
+        .ok()?;
+    Some(GitState {
+        commit,
+        dirty: !status.stdout.is_empty(),
+    })
+}
+
+fn host() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+}
+
+/// The provenance of a result of `argv` started at `started`: every input that is a regular
+/// file is hashed; `gpu` where the inputs name the device.
+pub fn collect(
+    argv: Vec<String>,
+    started: String,
+    inputs: &[PathBuf],
+    gpu: Option<String>,
+) -> Provenance {
+    let inputs = inputs
+        .iter()
+        .map(|p| {
+            let h = if p.is_file() {
+                std::fs::File::open(p)
+                    .ok()
+                    .and_then(|f| kernelab_model::sha256_reader(f).ok())
+            } else {
+                None
+            };
+            InputFile {
+                path: p.display().to_string(),
+                sha256: h.as_ref().map(|x| x.0.clone()),
+                bytes: h.map(|x| x.1),
+            }
+        })
+        .collect();
+    Provenance {
+        argv,
+        kernelab_version: kernelab_model::KERNELAB_VERSION.to_string(),
+        inputs,
+        host: host(),
+        gpu,
+        git: git(),
+        started,
+        finished: rfc3339(SystemTime::now()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc3339;
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        // Expected values from `date -u -d @1795000000` and `date -u -d @951782400` (GNU coreutils).
+        assert_eq!(
+            rfc3339(SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_000_000)),
+            "2026-11-18T11:06:40Z"
+        );
+        assert_eq!(
+            rfc3339(SystemTime::UNIX_EPOCH + Duration::from_millis(951_782_400_999)),
+            "2000-02-29T00:00:00Z"
+        );
+    }
+}
