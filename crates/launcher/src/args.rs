@@ -3,7 +3,7 @@
 //! driver's `kernelParams` array.
 
 use crate::spec::{eval, Arg, ArgKind, Build, Init, Role, Size, Spec};
-use kernelab_tensor::DType;
+use kernelab_tensor::{encode_e4m3fn, encode_e5m2, DType};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -247,9 +247,9 @@ pub fn encode(dtype: DType, v: f64, out: &mut Vec<u8>) {
         DType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
         DType::F16 => out.extend_from_slice(&half::f16::from_f64(v).to_le_bytes()),
         DType::BF16 => out.extend_from_slice(&half::bf16::from_f64(v).to_le_bytes()),
-        // E5M2 is the top byte of an f16.
-        DType::F8E5M2 => out.push((half::f16::from_f64(v).to_bits() >> 8) as u8),
-        DType::F8E4M3 => out.push(e4m3(v)),
+        // fp8 as ml_dtypes casts a float64 (ties to even; out of range: NaN or infinity).
+        DType::F8E5M2 => out.push(encode_e5m2(v)),
+        DType::F8E4M3 => out.push(encode_e4m3fn(v)),
         DType::I8 => out.push(v as i8 as u8),
         DType::U8 | DType::Bool => out.push(v as u8),
         DType::I16 => out.extend_from_slice(&(v as i16).to_le_bytes()),
@@ -260,30 +260,6 @@ pub fn encode(dtype: DType, v: f64, out: &mut Vec<u8>) {
         DType::U64 => out.extend_from_slice(&(v as u64).to_le_bytes()),
         // DType is non-exhaustive; a type added later is written as zero bytes of its size.
         _ => out.extend(std::iter::repeat_n(0u8, dtype.size())),
-    }
-}
-
-/// The nearest OCP E4M3 code to `v` (ties to the smaller magnitude; values past ±448 saturate;
-/// NaN and values that round to zero give +0), by binary search over the 127 non-negative
-/// finite codes, whose values increase with the code.
-fn e4m3(v: f64) -> u8 {
-    static MAGNITUDES: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
-    let m = MAGNITUDES.get_or_init(|| (0u8..=0x7e).map(|c| DType::F8E4M3.value(&[c])).collect());
-    if v.is_nan() {
-        return 0;
-    }
-    let a = v.abs();
-    let i = m.partition_point(|&x| x < a);
-    let code = match i {
-        0 => 0,
-        i if i == m.len() => i - 1,
-        i if a - m[i - 1] <= m[i] - a => i - 1,
-        i => i,
-    } as u8;
-    if v < 0.0 && code != 0 {
-        code | 0x80
-    } else {
-        code
     }
 }
 
@@ -405,36 +381,25 @@ pub fn pack(params: &[Param], buffers: &[u64], scratch: &[u64]) -> Result<Vec<Ve
 
 #[cfg(test)]
 mod tests {
-    use super::e4m3;
+    use super::{encode, fill, Init};
     use kernelab_tensor::DType;
 
-    /// The binary search picks what an exhaustive nearest-value search over every finite
-    /// code picks (first minimum in code order).
+    fn one(dtype: DType, v: f64) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode(dtype, v, &mut out);
+        out
+    }
+
+    /// fp8 scalars and fills round to the nearest code, ties to even (the E5M2 byte used to be
+    /// the truncated top byte of an f16: 1.2 became 1.0), with ml_dtypes' overflow rules.
     #[test]
-    fn e4m3_matches_exhaustive_search() {
-        let brute = |v: f64| {
-            (0u8..=0x7e)
-                .chain(0x80..=0xfe)
-                .min_by(|&a, &b| {
-                    let da = (DType::F8E4M3.value(&[a]) - v).abs();
-                    let db = (DType::F8E4M3.value(&[b]) - v).abs();
-                    da.total_cmp(&db)
-                })
-                .unwrap_or(0)
-        };
-        let mut values: Vec<f64> = (0u8..=0xfe)
-            .filter(|c| c & 0x7f != 0x7f)
-            .flat_map(|c| {
-                let x = DType::F8E4M3.value(&[c]);
-                [x, x * 1.03, x * 0.97, x + 1e-4, x - 1e-4]
-            })
-            .collect();
-        values.extend([0.0, -0.0, 1e-9, -1e-9, 500.0, -500.0, 0.5 * (1.0 + 1.125)]);
-        for v in values {
-            assert_eq!(e4m3(v), brute(v), "v = {v}");
-        }
-        // Far past the range every distance rounds to the same f64, where the exhaustive
-        // search fell back to code 0; the binary search saturates.
-        assert_eq!((e4m3(1e30), e4m3(-1e30)), (0x7e, 0xfe));
+    fn fp8_values_round_to_nearest_even() {
+        assert_eq!(one(DType::F8E5M2, 1.2), [0x3d]); // 1.25
+        assert_eq!(one(DType::F8E4M3, 1.2), [0x3a]); // 1.25
+        assert_eq!(one(DType::F8E4M3, 1.0625), [0x38]); // tie -> even 1.0
+        assert_eq!(one(DType::F8E4M3, -500.0), [0xff]); // past 464: NaN, as ml_dtypes
+        assert_eq!(one(DType::F8E5M2, 1e6), [0x7c]); // +inf
+        let bytes = fill(&Init::Constant { value: 1.2 }, DType::F8E5M2, 3, 0);
+        assert_eq!(bytes, [0x3d; 3]);
     }
 }

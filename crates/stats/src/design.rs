@@ -199,15 +199,16 @@ pub fn log_ratios(pairs: &[Pair], direction: Direction) -> Vec<f64> {
         .collect()
 }
 
-/// The verdict of an interval on the ratio, against δ.
-pub fn verdict(ci: Option<(f64, f64)>, threshold: f64) -> (Verdict, String) {
+/// The verdict of an interval on the ratio against δ, worded with the ratio's point estimate
+/// (the Hodges–Lehmann estimate, or the median under `Watch`).
+pub fn verdict(estimate: f64, ci: Option<(f64, f64)>, threshold: f64) -> (Verdict, String) {
     let Some((lo, hi)) = ci else {
         return (
             Verdict::Inconclusive,
             "INCONCLUSIVE: too few pairs for an interval".into(),
         );
     };
-    let (l, u) = (lo - 1.0, hi - 1.0);
+    let (l, u, e) = (lo - 1.0, hi - 1.0, estimate - 1.0);
     let pct = |x: f64| format!("{:.2}%", x * 100.0);
     if l > 0.0 {
         let q = if l > threshold {
@@ -219,12 +220,7 @@ pub fn verdict(ci: Option<(f64, f64)>, threshold: f64) -> (Verdict, String) {
         };
         (
             Verdict::Slower,
-            format!(
-                "SLOWER by {} (CI {} to {}), {q}",
-                pct((l + u) / 2.0),
-                pct(l),
-                pct(u)
-            ),
+            format!("SLOWER by {} (CI {} to {}), {q}", pct(e), pct(l), pct(u)),
         )
     } else if u < 0.0 {
         let q = if -u > threshold {
@@ -236,12 +232,7 @@ pub fn verdict(ci: Option<(f64, f64)>, threshold: f64) -> (Verdict, String) {
         };
         (
             Verdict::Faster,
-            format!(
-                "FASTER by {} (CI {} to {}), {q}",
-                pct(-(l + u) / 2.0),
-                pct(-u),
-                pct(-l)
-            ),
+            format!("FASTER by {} (CI {} to {}), {q}", pct(-e), pct(-u), pct(-l)),
         )
     } else if -threshold < l && u < threshold {
         (
@@ -269,7 +260,7 @@ fn look(d: &[f64], level_alpha: f64, threshold: f64) -> Look {
         ratio: hl.exp(),
         ci,
         level: 1.0 - level_alpha,
-        verdict: verdict(ci, threshold).0,
+        verdict: verdict(hl.exp(), ci, threshold).0,
     }
 }
 
@@ -388,11 +379,11 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
                 }
                 if cs.0.is_finite() && cs.1.is_finite() {
                     let ci = Some((cs.0.exp(), cs.1.exp()));
-                    let (v, _) = verdict(ci, design.threshold);
+                    let hl = median(&d[..n]).unwrap_or(0.0);
+                    let (v, _) = verdict(hl.exp(), ci, design.threshold);
                     if v != Verdict::Inconclusive {
                         used = n;
                         stopped_by = format!("confidence sequence decisive at {n} pairs");
-                        let hl = median(&d[..n]).unwrap_or(0.0);
                         final_look = Some(Look {
                             pairs: n,
                             ratio: hl.exp(),
@@ -413,14 +404,14 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
                     ratio: hl.exp(),
                     ci,
                     level: 1.0 - design.alpha,
-                    verdict: verdict(ci, design.threshold).0,
+                    verdict: verdict(hl.exp(), ci, design.threshold).0,
                 });
             }
         }
     }
     let fl = final_look.unwrap_or_else(|| look(&d, design.alpha, design.threshold));
     let du = &d[..used];
-    let (v, text) = verdict(fl.ci, design.threshold);
+    let (v, text) = verdict(fl.ratio, fl.ci, design.threshold);
     let resolution = half_width(fl.ci);
     let mde = resolution.map(|h| h * if used < 10 { 1.5 } else { 1.43 });
     let noise_sd = robust_sd(du);
@@ -559,5 +550,61 @@ pub fn next(pairs: &[Pair], design: &Design) -> Next {
         Next::Stop(Box::new(a))
     } else {
         Next::Continue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_states_the_estimate_not_the_interval_midpoint() {
+        // Midpoint 5%, estimate 3%.
+        let (v, text) = verdict(1.03, Some((1.01, 1.09)), 0.005);
+        assert_eq!(v, Verdict::Slower);
+        assert_eq!(
+            text,
+            "SLOWER by 3.00% (CI 1.00% to 9.00%), ≥ threshold 0.50%"
+        );
+        // Midpoint 5.5% faster, estimate 2% faster.
+        let (v, text) = verdict(0.98, Some((0.90, 0.99)), 0.005);
+        assert_eq!(v, Verdict::Faster);
+        assert_eq!(
+            text,
+            "FASTER by 2.00% (CI 1.00% to 10.00%), ≥ threshold 0.50%"
+        );
+    }
+
+    #[test]
+    fn analysis_text_states_the_hodges_lehmann_ratio() {
+        // Right-skewed log ratios: most pairs about 2% slower, a few much slower, so the
+        // Hodges–Lehmann estimate sits well below the middle of its interval.
+        let pairs: Vec<Pair> = (0..32)
+            .map(|k| {
+                let slow = if k % 8 == 0 {
+                    1.25
+                } else {
+                    1.02 + 0.0005 * k as f64
+                };
+                Pair {
+                    order: abba_order(k, Order::AB),
+                    a: 100.0,
+                    b: 100.0 * slow,
+                }
+            })
+            .collect();
+        let design = Design {
+            stop: StopRule::Fixed,
+            ..Design::default()
+        };
+        let a = analyze(&pairs, &design);
+        let (lo, hi) = a.ci.expect("interval at 32 pairs");
+        let stated = format!("SLOWER by {:.2}% ", (a.ratio - 1.0) * 100.0);
+        let midpoint = format!("SLOWER by {:.2}% ", ((lo + hi) / 2.0 - 1.0) * 100.0);
+        assert_ne!(stated, midpoint, "the case must separate the two");
+        assert!(a.verdict_text.starts_with(&stated), "{}", a.verdict_text);
+        let d = log_ratios(&pairs, Direction::LowerIsBetter);
+        let hl = crate::rank::hodges_lehmann(&d).expect("estimate");
+        assert!((a.ratio - hl.exp()).abs() < 1e-15);
     }
 }

@@ -98,14 +98,16 @@ pub fn sign_ci(d: &[f64], alpha: f64) -> Option<(f64, f64)> {
     let n = d.len();
     let mut s = d.to_vec();
     s.sort_by(f64::total_cmp);
-    // P(B ≤ j) for B ~ Binomial(n, 1/2).
+    // P(B ≤ j) for B ~ Binomial(n, 1/2), the pmf carried as a logarithm: 2^-n underflows to
+    // zero from n = 1075 (and loses precision as a subnormal before), which made every
+    // P(B ≤ j) zero and the interval vanish for long runs.
     let mut cdf = Vec::with_capacity(n + 1);
-    let mut pmf = 0.5f64.powi(n as i32);
+    let mut ln_pmf = -(n as f64) * std::f64::consts::LN_2;
     let mut acc = 0.0;
     for j in 0..=n {
-        acc += pmf;
+        acc += ln_pmf.exp();
         cdf.push(acc);
-        pmf = pmf * (n - j) as f64 / (j + 1) as f64;
+        ln_pmf += ((n - j) as f64 / (j + 1) as f64).ln();
     }
     let k = cdf.iter().take_while(|&&p| p <= alpha / 2.0).count();
     if k == 0 || k > n {
@@ -244,5 +246,20 @@ mod tests {
         assert!(lo <= 9.5 && hi >= 9.5);
         // Binomial(20, 1/2): P(B <= 5) = 0.0207 <= 0.025 < P(B <= 6) -> k = 6.
         assert_eq!((lo, hi), (5.0, 14.0));
+    }
+
+    #[test]
+    fn sign_interval_exists_for_long_runs() {
+        // 2^-2000 is zero in f64; the interval must still be there, and near the normal
+        // approximation k ≈ n/2 − 1.96·√n/2 (SciPy's exact k for these n is checked in
+        // tests/scipy.rs).
+        let d: Vec<f64> = (0..2000).map(f64::from).collect();
+        let (lo, hi) = sign_ci(&d, 0.05).expect("interval at n = 2000");
+        let k = lo + 1.0;
+        assert!(
+            (k - (1000.0 - 1.96 * 2000f64.sqrt() / 2.0)).abs() < 2.0,
+            "k = {k}"
+        );
+        assert_eq!(hi, 2000.0 - k);
     }
 }

@@ -150,7 +150,7 @@ impl DType {
             DType::F32 => f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
             DType::F16 => half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
             DType::BF16 => half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f64(),
-            DType::F8E5M2 => half::f16::from_bits(u16::from(b[0]) << 8).to_f64(),
+            DType::F8E5M2 => decode_e5m2(b[0]),
             DType::F8E4M3 => e4m3(b[0]),
             DType::I8 => f64::from(b[0] as i8),
             DType::I16 => f64::from(i16::from_le_bytes([b[0], b[1]])),
@@ -191,6 +191,101 @@ impl DType {
     }
 }
 
+/// An OCP FP8 format: exponent bias, mantissa bits, and the largest finite code magnitude.
+struct Fp8 {
+    bias: i32,
+    mantissa: u32,
+    max_finite: u32,
+    /// The code magnitude an overflow becomes: NaN (E4M3FN has no infinity) or infinity.
+    overflow: u8,
+    /// The code magnitude of NaN.
+    nan: u8,
+}
+
+const E4M3FN: Fp8 = Fp8 {
+    bias: 7,
+    mantissa: 3,
+    max_finite: 0x7e,
+    overflow: 0x7f,
+    nan: 0x7f,
+};
+
+const E5M2: Fp8 = Fp8 {
+    bias: 15,
+    mantissa: 2,
+    max_finite: 0x7b,
+    overflow: 0x7c,
+    nan: 0x7e,
+};
+
+/// Encodes `v` in `f`: `v` is first rounded to f32 (as ml_dtypes and PyTorch convert a
+/// float64), then to the nearest code, ties to even.
+fn encode_fp8(v: f64, f: &Fp8) -> u8 {
+    let x = v as f32;
+    let sign = if x.is_sign_negative() { 0x80 } else { 0 };
+    if x.is_nan() {
+        return sign | f.nan;
+    }
+    if x.is_infinite() {
+        return sign | f.overflow;
+    }
+    let a = f64::from(x.abs());
+    let m = f.mantissa as i32;
+    let min_normal_exp = 1 - f.bias;
+    // The binade of `a` (subnormals share the smallest one) and the spacing of codes in it.
+    let exp = if a < pow2(min_normal_exp) {
+        min_normal_exp
+    } else {
+        ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023
+    };
+    // Exact: scaling by a power of two. `steps` counts code spacings from zero in this binade.
+    let steps = (a / pow2(exp - m)).round_ties_even() as u32;
+    // Codes are contiguous in value: a subnormal's code is its step count, a normal's is the
+    // biased exponent above the mantissa plus the fraction; rounding up to the next binade
+    // (steps = 2^(m+1)) lands on that binade's first code.
+    let code = if a < pow2(min_normal_exp) {
+        steps
+    } else {
+        (((exp + f.bias) as u32) << m) + steps - (1 << m)
+    };
+    if code > f.max_finite {
+        sign | f.overflow
+    } else {
+        sign | code as u8
+    }
+}
+
+/// 2^e for the small exponents of the fp8 formats.
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+/// The OCP FP8 E4M3 (`float8_e4m3fn`) code of `v`, as ml_dtypes casts a float32 or float64:
+/// `v` is rounded to f32, then to the nearest code with ties to even; magnitudes from 464 up
+/// (past the largest finite value 448 by half a step or more), ±infinity and NaN give NaN
+/// (`0x7f`, or `0xff` with the sign bit); the sign of zero is kept.
+pub fn encode_e4m3fn(v: f64) -> u8 {
+    encode_fp8(v, &E4M3FN)
+}
+
+/// The OCP FP8 E5M2 (`float8_e5m2`) code of `v`, as ml_dtypes casts a float32 or float64:
+/// `v` is rounded to f32, then to the nearest code with ties to even; magnitudes from 61440 up
+/// (past the largest finite value 57344 by half a step or more) give ±infinity (`0x7c`,
+/// `0xfc`); NaN gives `0x7e` (`0xfe` with the sign bit); the sign of zero is kept.
+pub fn encode_e5m2(v: f64) -> u8 {
+    encode_fp8(v, &E5M2)
+}
+
+/// The value of an OCP FP8 E4M3 (`float8_e4m3fn`) code: no infinities, `0x7f` and `0xff` NaN.
+pub fn decode_e4m3fn(b: u8) -> f64 {
+    e4m3(b)
+}
+
+/// The value of an OCP FP8 E5M2 (`float8_e5m2`) code: the top byte of an IEEE binary16.
+pub fn decode_e5m2(b: u8) -> f64 {
+    half::f16::from_bits(u16::from(b) << 8).to_f64()
+}
+
 fn e4m3(b: u8) -> f64 {
     let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
     let e = i32::from((b >> 3) & 0xf);
@@ -218,6 +313,62 @@ mod tests {
         assert!(DType::F8E4M3.value(&[0x7f]).is_nan());
         assert_eq!(DType::F8E5M2.value(&[0x3c]), 1.0);
         assert_eq!(DType::I16.value(&(-3i16).to_le_bytes()), -3.0);
+    }
+
+    #[test]
+    fn fp8_encoding_rounds_to_nearest_even() {
+        // 1.2 lies between the E5M2 codes 1.0 (0x3c) and 1.25 (0x3d), nearer 1.25; truncating
+        // the f16 bits gave 1.0.
+        assert_eq!(encode_e5m2(1.2), 0x3d);
+        assert_eq!(decode_e5m2(encode_e5m2(1.2)), 1.25);
+        // E4M3 steps are 0.125 in [1, 2): 1.2 -> 1.25 (0x3a).
+        assert_eq!(encode_e4m3fn(1.2), 0x3a);
+        // Ties go to the even code: 1.0625 -> 1.0 (0x38), 1.1875 -> 1.25 (0x3a); E5M2 1.125 ->
+        // 1.0 (0x3c), 1.375 -> 1.5 (0x3e).
+        assert_eq!(encode_e4m3fn(1.0625), 0x38);
+        assert_eq!(encode_e4m3fn(1.1875), 0x3a);
+        assert_eq!(encode_e5m2(1.125), 0x3c);
+        assert_eq!(encode_e5m2(1.375), 0x3e);
+        // Subnormals: the smallest E4M3 step is 2^-9; half of it is a tie to +0, a little more
+        // rounds up; negative values that round to zero keep their sign.
+        assert_eq!(encode_e4m3fn(2f64.powi(-10)), 0x00);
+        assert_eq!(encode_e4m3fn(2f64.powi(-10) * 1.001), 0x01);
+        assert_eq!(encode_e4m3fn(-2f64.powi(-11)), 0x80);
+        assert_eq!(encode_e5m2(-0.0), 0x80);
+        // Rounding up past a binade's last code lands on the next binade's first.
+        assert_eq!(encode_e4m3fn(1.96), 0x40);
+        assert_eq!(decode_e4m3fn(0x40), 2.0);
+    }
+
+    #[test]
+    fn fp8_overflow_nan_and_infinity_follow_ml_dtypes() {
+        // E4M3FN: 448 is the largest value; up to the tie at 464 it rounds there, beyond it
+        // (and for infinities) the result is NaN, signed.
+        assert_eq!(encode_e4m3fn(464.0), 0x7e);
+        assert_eq!(encode_e4m3fn(-464.0), 0xfe);
+        assert_eq!(encode_e4m3fn(464.5), 0x7f);
+        assert_eq!(encode_e4m3fn(-1e30), 0xff);
+        assert_eq!(encode_e4m3fn(f64::INFINITY), 0x7f);
+        assert_eq!(encode_e4m3fn(f64::NEG_INFINITY), 0xff);
+        assert_eq!(encode_e4m3fn(f64::NAN), 0x7f);
+        assert_eq!(encode_e4m3fn(-f64::NAN), 0xff);
+        // E5M2: 57344 is the largest finite value; the tie at 61440 goes to the even code,
+        // which is infinity.
+        assert_eq!(encode_e5m2(61439.0), 0x7b);
+        assert_eq!(encode_e5m2(61440.0), 0x7c);
+        assert_eq!(encode_e5m2(-1e30), 0xfc);
+        assert_eq!(encode_e5m2(f64::NAN), 0x7e);
+        assert_eq!(encode_e5m2(-f64::NAN), 0xfe);
+        assert_eq!(decode_e5m2(0x7c), f64::INFINITY);
+    }
+
+    #[test]
+    fn fp8_float64_input_is_rounded_to_f32_first() {
+        // 1 + 2^-4 + 2^-40 is above the E4M3 tie 1.0625, but its f32 rounding is the tie
+        // itself, which goes to the even code 1.0: ml_dtypes' float64 cast gives 0x38 too.
+        assert_eq!(encode_e4m3fn(1.0 + 2f64.powi(-4) + 2f64.powi(-40)), 0x38);
+        assert_eq!(encode_e4m3fn(1.0 + 2f64.powi(-4) + 2f64.powi(-20)), 0x39);
+        assert_eq!(encode_e5m2(1.0 + 2f64.powi(-3) + 2f64.powi(-40)), 0x3c);
     }
 
     #[test]

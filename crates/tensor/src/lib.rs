@@ -20,7 +20,7 @@ pub use compare::{
     bitwise, close, content_hash, finite, show, BitwiseOptions, BitwiseReport, CloseReport,
     FiniteReport, Mismatch, Tolerance, UlpBucket,
 };
-pub use dtype::DType;
+pub use dtype::{decode_e4m3fn, decode_e5m2, encode_e4m3fn, encode_e5m2, DType};
 pub use error::{Error, Result};
 pub use file::{open, ReadSpec, Tensor, TensorFile};
 pub use gates::{
