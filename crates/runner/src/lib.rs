@@ -9,11 +9,12 @@
 //! ```
 #![deny(missing_docs)]
 
+mod error;
 pub mod metric;
 pub mod record;
 mod runner;
 
+pub use error::{Error, Result};
 pub use runner::{
-    pairs_from, run_ab, AbError, AbResult, AbSettings, Executor, MetricAnalysis, ProcessExecutor,
-    RunOutcome,
+    pairs_from, run_ab, AbResult, AbSettings, Executor, MetricAnalysis, ProcessExecutor, RunOutcome,
 };
