@@ -114,8 +114,12 @@ pub fn arch(e_flags: u32, abi_version: u8) -> String {
     }
 }
 
-/// Reads a cubin.
+/// Reads a cubin; errors name it by `label`.
 pub fn read(label: &str, data: &[u8]) -> Result<CodeObject> {
+    read_elf(label, data).map_err(|e| e.with_path(label))
+}
+
+fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
     let file = ElfFile64::<LE>::parse(data)?;
     let header = file.elf_header();
     let ident = header.e_ident();

@@ -1,50 +1,84 @@
 //! Errors of the code-object readers.
 
-use std::fmt;
+use kernelab_model::Location;
+use std::path::{Path, PathBuf};
 
-/// A code-object or disassembly error, located by byte offset or line where known.
-#[derive(Debug)]
+/// A code-object or disassembly error, located by file and byte offset where known.
+///
+/// The cause of an I/O error is its [`source`](std::error::Error::source), not part of its
+/// message: print the chain (`{:#}` of an `anyhow::Error`) to show both.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be read.
-    Io(std::io::Error),
+    #[error("{}: cannot read", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
     /// The bytes are not what the reader expected.
+    #[error("{location}: expected {expected}")]
     Malformed {
-        /// Byte offset, when known.
-        offset: Option<u64>,
+        /// The file (or container entry) and byte offset, where known.
+        location: Location,
         /// What was expected.
         expected: String,
     },
     /// The content is not a code object or disassembly kernelab reads.
-    Unknown(String),
+    #[error("{location}: not a code object or disassembly kernelab reads: {detail}")]
+    Unknown {
+        /// The file.
+        location: Location,
+        /// What was seen, and what is accepted.
+        detail: String,
+    },
     /// A disassembler could not be run or failed.
-    Tool(String),
+    #[error("{location}: disassembler: {message}")]
+    Tool {
+        /// The code object being disassembled.
+        location: Location,
+        /// What went wrong.
+        message: String,
+    },
+    /// The temporary copy of a code object for the disassembler could not be written.
+    #[error("{}: cannot write the disassembler's input", path.display())]
+    TempFile {
+        /// The temporary file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Error {
+    /// Names the file (or container entry) where no file is named yet.
+    pub fn with_path(self, path: impl AsRef<Path>) -> Self {
         match self {
-            Error::Io(e) => write!(f, "{e}"),
-            Error::Malformed {
-                offset: Some(o),
+            Error::Malformed { location, expected } => Error::Malformed {
+                location: location.with_path(path.as_ref()),
                 expected,
-            } => write!(f, "byte {o}: expected {expected}"),
-            Error::Malformed {
-                offset: None,
-                expected,
-            } => write!(f, "expected {expected}"),
-            Error::Unknown(s) => write!(f, "not a code object or disassembly kernelab reads: {s}"),
-            Error::Tool(s) => write!(f, "disassembler: {s}"),
+            },
+            Error::Unknown { location, detail } => Error::Unknown {
+                location: location.with_path(path.as_ref()),
+                detail,
+            },
+            Error::Tool { location, message } => Error::Tool {
+                location: location.with_path(path.as_ref()),
+                message,
+            },
+            other => other,
         }
     }
 }
 
-impl std::error::Error for Error {}
-
 impl From<object::read::Error> for Error {
     fn from(e: object::read::Error) -> Self {
         Error::Malformed {
-            offset: None,
+            location: Location::default(),
             expected: format!("a valid ELF file ({e})"),
         }
     }
@@ -53,10 +87,29 @@ impl From<object::read::Error> for Error {
 /// Shorthand.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// A malformed-input error at `offset`.
+/// A malformed-input error at byte `offset`.
 pub(crate) fn malformed(offset: u64, expected: impl Into<String>) -> Error {
     Error::Malformed {
-        offset: Some(offset),
+        location: Location::byte(offset),
         expected: expected.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_file_and_offset() {
+        let e = malformed(12, "a fatbin container header").with_path("k.fatbin");
+        assert_eq!(
+            e.to_string(),
+            "k.fatbin: byte 12: expected a fatbin container header"
+        );
+        // The first path attached wins: a container entry keeps its own name.
+        let e = malformed(4, "an ELF note")
+            .with_path("k.so#1")
+            .with_path("k.so");
+        assert_eq!(e.to_string(), "k.so#1: byte 4: expected an ELF note");
     }
 }

@@ -2,7 +2,7 @@
 //! executables and shared libraries): list entries and extract cubins and PTX, compressed
 //! entries included (LZ4 block or ZSTD). See `../shared/docs/formats/nvidia.md` §6.
 
-use crate::error::{malformed, Error, Result};
+use crate::error::{malformed, Result};
 use object::{Object, ObjectSection};
 use std::io::Read;
 
@@ -59,7 +59,12 @@ fn decompress(payload: &[u8], size: usize, at: usize) -> Result<Vec<u8>> {
         ruzstd::decoding::StreamingDecoder::new(payload)
             .map_err(|e| malformed(at as u64, format!("a ZSTD-compressed fatbin entry ({e})")))?
             .read_to_end(&mut out)
-            .map_err(Error::Io)?;
+            .map_err(|e| {
+                malformed(
+                    at as u64,
+                    format!("a complete ZSTD-compressed fatbin entry ({e})"),
+                )
+            })?;
         return Ok(out);
     }
     lz4_flex::block::decompress(payload, size)

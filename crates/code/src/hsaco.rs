@@ -67,8 +67,12 @@ fn descriptor(kd: &[u8]) -> BTreeMap<String, u64> {
     m
 }
 
-/// Reads an HSACO.
+/// Reads an HSACO; errors name it by `label`.
 pub fn read(label: &str, data: &[u8]) -> Result<CodeObject> {
+    read_elf(label, data).map_err(|e| e.with_path(label))
+}
+
+fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
     let file = ElfFile64::<LE>::parse(data)?;
     let header = file.elf_header();
     let e_flags = header.e_flags(LE);

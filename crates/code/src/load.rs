@@ -5,6 +5,7 @@ use crate::codeobj::{demangle, CodeObject, KernelInfo, ObjectKind};
 use crate::disasm::{self, Functions};
 use crate::error::{Error, Result};
 use crate::{cubin, fatbin, hsaco, offload_bundle};
+use kernelab_model::Location;
 use object::read::elf::{ElfFile64, FileHeader};
 use object::LittleEndian as LE;
 use std::collections::BTreeMap;
@@ -25,14 +26,21 @@ fn machine(data: &[u8]) -> Option<u16> {
 /// Loads one file: a cubin, HSACO, fatbin, offload bundle, host binary with embedded device
 /// code, or a disassembly text dump. Containers give one code object per device entry.
 pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Vec<CodeObject>> {
-    let data = std::fs::read(path).map_err(Error::Io)?;
+    let data = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     load_bytes(&path.display().to_string(), &data, options)
 }
 
 /// Loads bytes (see [`load_file`]); `label` names the input in results.
 pub fn load_bytes(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObject>> {
+    load(label, data, options).map_err(|e| e.with_path(label))
+}
+
+fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObject>> {
     if data.is_empty() {
-        return Err(Error::Unknown("the file is empty".into()));
+        return Err(unknown("the file is empty"));
     }
     match machine(data) {
         Some(cubin::EM_CUDA) => {
@@ -78,9 +86,16 @@ pub fn load_bytes(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec
             return Ok(vec![o]);
         }
     }
-    Err(Error::Unknown(format!(
-        "{label}: expected a cubin, HSACO, fatbin, offload bundle, host object with .nv_fatbin or .hip_fatbin, or SASS / llvm-objdump / compiler assembly text"
-    )))
+    Err(unknown(
+        "expected a cubin, HSACO, fatbin, offload bundle, host object with .nv_fatbin or .hip_fatbin, or SASS / llvm-objdump / compiler assembly text",
+    ))
+}
+
+fn unknown(detail: &str) -> Error {
+    Error::Unknown {
+        location: Location::default(),
+        detail: detail.to_string(),
+    }
 }
 
 /// A code object built from a disassembly text dump.
@@ -169,9 +184,13 @@ fn with_disassembly(mut o: CodeObject, options: &LoadOptions) -> Result<CodeObje
     };
     // Tools read files: write the (possibly extracted) object to a temporary file.
     let dir = std::env::temp_dir().join(format!("kernelab-code-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(Error::Io)?;
     let tmp = dir.join(format!("obj-{}.bin", crate::codeobj::sha256_hex(bytes)));
-    std::fs::write(&tmp, bytes).map_err(Error::Io)?;
+    std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::write(&tmp, bytes))
+        .map_err(|source| Error::TempFile {
+            path: tmp.clone(),
+            source,
+        })?;
     let result = disasm::disassemble(&tmp, &arch);
     let _ = std::fs::remove_file(&tmp);
     match result? {

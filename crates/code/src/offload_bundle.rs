@@ -2,7 +2,7 @@
 //! host objects (`.hip_fatbin`) or as files: list entries and extract the device code objects.
 //! See `../shared/docs/formats/amd.md` §2.5.
 
-use crate::error::{malformed, Error, Result};
+use crate::error::{malformed, Result};
 use object::{Object, ObjectSection};
 use std::io::Read;
 
@@ -56,11 +56,11 @@ fn decompress(d: &[u8]) -> Result<Vec<u8>> {
         ruzstd::decoding::StreamingDecoder::new(body)
             .map_err(|e| malformed(header as u64, format!("zstd data ({e})")))?
             .read_to_end(&mut out)
-            .map_err(Error::Io)?;
+            .map_err(|e| malformed(header as u64, format!("complete zstd data ({e})")))?;
     } else {
         flate2::read::ZlibDecoder::new(body)
             .read_to_end(&mut out)
-            .map_err(Error::Io)?;
+            .map_err(|e| malformed(header as u64, format!("complete zlib data ({e})")))?;
     }
     Ok(out)
 }

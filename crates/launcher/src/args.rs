@@ -2,7 +2,9 @@
 //! (buffers, scalars, null pointers, Triton's trailing scratch pointers) ready to pack into the
 //! driver's `kernelParams` array.
 
+use crate::error::{Error, Result};
 use crate::spec::{eval, Arg, ArgKind, Build, Init, Role, Size, Spec};
+use kernelab_model::Location;
 use kernelab_tensor::{encode_e4m3fn, encode_e5m2, DType};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -81,15 +83,14 @@ pub struct TritonMeta {
 
 impl TritonMeta {
     /// Reads a metadata JSON.
-    pub fn read(path: &Path) -> Result<TritonMeta, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "{}: line {}: not Triton compile metadata ({e})",
-                path.display(),
-                e.line()
-            )
+    pub fn read(path: &Path) -> Result<TritonMeta> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| Error::Triton {
+            location: Location::line(source.line() as u64).with_path(path),
+            source,
         })
     }
 
@@ -114,7 +115,11 @@ impl TritonMeta {
 }
 
 /// The buffers of a spec with their initial contents.
-pub fn buffers(spec: &Spec) -> Result<Vec<Buffer>, String> {
+pub fn buffers(spec: &Spec) -> Result<Vec<Buffer>> {
+    spec_buffers(spec).map_err(|e| spec.locate(e))
+}
+
+fn spec_buffers(spec: &Spec) -> Result<Vec<Buffer>> {
     let mut out = Vec::new();
     for (i, a) in spec.args.iter().enumerate() {
         let ArgKind::Buffer(dtype) = ArgKind::of(a)? else {
@@ -125,7 +130,7 @@ pub fn buffers(spec: &Spec) -> Result<Vec<Buffer>, String> {
             .iter()
             .flatten()
             .map(|s| dim(s, spec, &a.name))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>>>()?;
         let n: usize = shape.iter().product();
         let role = a.role.unwrap_or(Role::In);
         let init = match (&a.init, role) {
@@ -159,9 +164,9 @@ fn seed(a: &Arg, i: usize) -> u64 {
     a.seed.unwrap_or(i as u64 + 1)
 }
 
-fn dim(s: &Size, spec: &Spec, name: &str) -> Result<usize, String> {
-    let v = eval(s, &spec.sizes).map_err(|e| format!("argument `{name}`: {e}"))?;
-    usize::try_from(v).map_err(|_| format!("argument `{name}`: negative size {v}"))
+fn dim(s: &Size, spec: &Spec, name: &str) -> Result<usize> {
+    let v = eval(s, &spec.sizes).map_err(|e| e.within(format_args!("argument `{name}`")))?;
+    usize::try_from(v).map_err(|_| Error::spec(format!("argument `{name}`: negative size {v}")))
 }
 
 fn from_file(
@@ -170,29 +175,29 @@ fn from_file(
     a: &Arg,
     dtype: DType,
     n: usize,
-) -> Result<Vec<u8>, String> {
-    let f = kernelab_tensor::open(path, &Default::default()).map_err(|e| e.to_string())?;
+) -> Result<Vec<u8>> {
+    let f = kernelab_tensor::open(path, &Default::default())?;
     let t = match key {
         Some(k) => f.tensors.iter().find(|t| &t.name == k),
         None => f.tensors.first(),
     }
     .ok_or_else(|| {
-        format!(
-            "{}: no tensor {:?} for argument `{}`",
-            path.display(),
-            key,
-            a.name
+        Error::spec_in(
+            path,
+            format!("no tensor {:?} for argument `{}`", key, a.name),
         )
     })?;
     if t.dtype != dtype || t.elements() != n {
-        return Err(format!(
-            "{}: tensor `{}` is {:?} with {} elements; argument `{}` needs {:?} with {n}",
-            path.display(),
-            t.name,
-            t.dtype,
-            t.elements(),
-            a.name,
-            dtype
+        return Err(Error::spec_in(
+            path,
+            format!(
+                "tensor `{}` is {:?} with {} elements; argument `{}` needs {:?} with {n}",
+                t.name,
+                t.dtype,
+                t.elements(),
+                a.name,
+                dtype
+            ),
         ));
     }
     Ok(t.bytes().to_vec())
@@ -263,24 +268,28 @@ pub fn encode(dtype: DType, v: f64, out: &mut Vec<u8>) {
     }
 }
 
-fn dims3(v: &Option<Vec<Size>>, spec: &Spec, what: &str) -> Result<Option<[u32; 3]>, String> {
+fn dims3(v: &Option<Vec<Size>>, spec: &Spec, what: &str) -> Result<Option<[u32; 3]>> {
     let Some(v) = v else { return Ok(None) };
     if v.is_empty() || v.len() > 3 {
-        return Err(format!("{what}: give 1 to 3 sizes"));
+        return Err(Error::spec(format!("{what}: give 1 to 3 sizes")));
     }
     let mut out = [1u32; 3];
     for (o, s) in out.iter_mut().zip(v) {
-        let x = eval(s, &spec.sizes).map_err(|e| format!("{what}: {e}"))?;
+        let x = eval(s, &spec.sizes).map_err(|e| e.within(what))?;
         *o = u32::try_from(x)
             .ok()
             .filter(|&x| x > 0)
-            .ok_or_else(|| format!("{what}: {x} is not a positive 32-bit size"))?;
+            .ok_or_else(|| Error::spec(format!("{what}: {x} is not a positive 32-bit size")))?;
     }
     Ok(Some(out))
 }
 
 /// Resolves one build: symbol, geometry and parameters, reading Triton metadata when present.
-pub fn resolve(spec: &Spec, build: &Build, label: &'static str) -> Result<Resolved, String> {
+pub fn resolve(spec: &Spec, build: &Build, label: &'static str) -> Result<Resolved> {
+    resolve_build(spec, build, label).map_err(|e| spec.locate(e))
+}
+
+fn resolve_build(spec: &Spec, build: &Build, label: &'static str) -> Result<Resolved> {
     let code = spec.resolve(&build.code);
     let (b, l) = (&build.launch, &spec.launch);
     let triton_path = b
@@ -290,27 +299,27 @@ pub fn resolve(spec: &Spec, build: &Build, label: &'static str) -> Result<Resolv
         .map(|p| spec.resolve(p))
         .or_else(|| Some(code.with_extension("json")).filter(|p| p.is_file()));
     let meta = triton_path.as_deref().map(TritonMeta::read).transpose()?;
-    let ctx = |m: String| format!("{label}: {m}");
+    let ctx = |m: &str| Error::spec(format!("{label}: {m}"));
     let symbol = b
         .symbol
         .clone()
         .or_else(|| l.symbol.clone())
         .or_else(|| meta.as_ref().map(|m| m.name.clone()))
-        .ok_or_else(|| ctx("no kernel symbol: set launch.symbol".into()))?;
+        .ok_or_else(|| ctx("no kernel symbol: set launch.symbol"))?;
     let grid = dims3(&b.grid, spec, "grid")?
         .or(dims3(&l.grid, spec, "grid")?)
-        .ok_or_else(|| ctx("no grid: set launch.grid".into()))?;
+        .ok_or_else(|| ctx("no grid: set launch.grid"))?;
     let block = match (
         dims3(&b.block, spec, "block")?.or(dims3(&l.block, spec, "block")?),
         &meta,
     ) {
         (Some(x), _) => x,
         (None, Some(m)) => [32 * m.num_warps, 1, 1],
-        (None, None) => return Err(ctx("no block: set launch.block".into())),
+        (None, None) => return Err(ctx("no block: set launch.block")),
     };
     let shared = match (b.shared.as_ref().or(l.shared.as_ref()), &meta) {
         (Some(s), _) => {
-            u32::try_from(eval(s, &spec.sizes)?).map_err(|_| ctx("shared: out of range".into()))?
+            u32::try_from(eval(s, &spec.sizes)?).map_err(|_| ctx("shared: out of range"))?
         }
         (None, Some(m)) => m.shared,
         (None, None) => 0,
@@ -329,11 +338,11 @@ pub fn resolve(spec: &Spec, build: &Build, label: &'static str) -> Result<Resolv
                     .values
                     .get(&a.name)
                     .or(a.value.as_ref())
-                    .ok_or_else(|| ctx(format!("scalar `{}` has no value", a.name)))?;
+                    .ok_or_else(|| ctx(&format!("scalar `{}` has no value", a.name)))?;
                 let v = match s {
                     Size::Float(f) if dt.is_float() => *f,
                     _ => eval(s, &spec.sizes)
-                        .map_err(|e| ctx(format!("scalar `{}`: {e}", a.name)))?
+                        .map_err(|e| e.within(format_args!("{label}: scalar `{}`", a.name)))?
                         as f64,
                 };
                 let mut bytes = Vec::new();
@@ -360,7 +369,7 @@ pub fn resolve(spec: &Spec, build: &Build, label: &'static str) -> Result<Resolv
 
 /// Packs parameters into the values `kernelParams` points at, given buffer and scratch
 /// addresses (scratch addresses in the order the scratch parameters appear).
-pub fn pack(params: &[Param], buffers: &[u64], scratch: &[u64]) -> Result<Vec<Vec<u8>>, String> {
+pub fn pack(params: &[Param], buffers: &[u64], scratch: &[u64]) -> Result<Vec<Vec<u8>>> {
     let mut s = scratch.iter();
     params
         .iter()
@@ -368,13 +377,13 @@ pub fn pack(params: &[Param], buffers: &[u64], scratch: &[u64]) -> Result<Vec<Ve
             Param::Buffer(i) => buffers
                 .get(*i)
                 .map(|a| a.to_le_bytes().to_vec())
-                .ok_or_else(|| format!("buffer {i} not allocated")),
+                .ok_or_else(|| Error::Internal(format!("buffer {i} not allocated"))),
             Param::Scalar(b) => Ok(b.clone()),
             Param::Null => Ok(0u64.to_le_bytes().to_vec()),
             Param::Scratch(_) => s
                 .next()
                 .map(|a| a.to_le_bytes().to_vec())
-                .ok_or_else(|| "scratch not allocated".to_string()),
+                .ok_or_else(|| Error::Internal("scratch not allocated".into())),
         })
         .collect()
 }

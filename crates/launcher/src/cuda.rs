@@ -1,9 +1,8 @@
 //! The CUDA backend: the driver API through `cudarc` with dynamic loading (so the binary builds
 //! and runs its other commands where no CUDA is installed), telemetry through NVML.
 
-use crate::gpu::{
-    DevicePtr, EventId, EventPool, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
-};
+use crate::error::{Error, Result};
+use crate::gpu::{DevicePtr, EventId, EventPool, Geometry, Gpu, GraphId, KernelId, Telemetry};
 use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
 
@@ -20,13 +19,13 @@ pub struct Cuda {
     nvml: Option<(nvml_wrapper::Nvml, u32)>,
 }
 
-fn err(what: &str) -> impl Fn(result::DriverError) -> String + '_ {
-    move |e| format!("CUDA {what}: {e}")
+fn err(what: &str) -> impl Fn(result::DriverError) -> Error + '_ {
+    move |e| Error::gpu(format!("CUDA {what}"), e)
 }
 
 impl Cuda {
     /// Opens device `ordinal`; a clear error (no panic) where no CUDA driver is installed.
-    pub fn open(ordinal: i32) -> GpuResult<Cuda> {
+    pub fn open(ordinal: i32) -> Result<Cuda> {
         // cudarc panics when it cannot load libcuda; look for it first.
         // SAFETY: loading the system's CUDA driver library runs its initialisers, which is what
         // every CUDA program does; the handle is dropped straight away (cudarc loads its own).
@@ -35,12 +34,13 @@ impl Cuda {
             .iter()
             .any(|n| unsafe { libloading::Library::new(n) }.is_ok());
         if !found {
-            return Err("no CUDA driver: libcuda.so.1 is not installed on this machine".into());
+            return Err(Error::NoRuntime {
+                what: "CUDA driver",
+                library: "libcuda.so.1",
+            });
         }
         // cudarc also panics when a symbol it binds is missing from an older driver.
-        let init = std::panic::catch_unwind(result::init).map_err(|_| {
-            "the CUDA driver is older than CUDA 12.8 (a driver symbol is missing)".to_string()
-        })?;
+        let init = std::panic::catch_unwind(result::init).map_err(|_| Error::OldDriver)?;
         init.map_err(err("init"))?;
         let dev = result::device::get(ordinal).map_err(err("device"))?;
         // SAFETY: `dev` is a valid device handle from cuDeviceGet; the primary context is
@@ -87,25 +87,25 @@ impl Gpu for Cuda {
     fn l2_bytes(&self) -> Option<usize> {
         self.l2
     }
-    fn alloc(&mut self, bytes: usize) -> GpuResult<DevicePtr> {
+    fn alloc(&mut self, bytes: usize) -> Result<DevicePtr> {
         let p = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(err("allocation"))?;
         self.allocations.push(p);
         Ok(p)
     }
-    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> GpuResult<()> {
+    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> Result<()> {
         unsafe { result::memcpy_htod_sync(dst, data) }.map_err(err("copy to device"))?;
         // A copy from pageable memory may return before its DMA lands, and the launch stream
         // does not synchronise with the legacy stream: wait for the whole context.
         result::ctx::synchronize().map_err(err("copy to device"))
     }
-    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> GpuResult<()> {
+    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> Result<()> {
         self.sync()?;
         unsafe { result::memcpy_dtoh_sync(out, src) }.map_err(err("copy to host"))
     }
-    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> GpuResult<()> {
+    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> Result<()> {
         unsafe { result::memset_d8_async(dst, value, bytes, self.stream) }.map_err(err("memset"))
     }
-    fn load(&mut self, image: &[u8], symbol: &str, shared: u32) -> GpuResult<KernelId> {
+    fn load(&mut self, image: &[u8], symbol: &str, shared: u32) -> Result<KernelId> {
         // The driver reads the image up to its own size field; a NUL-terminated copy keeps PTX
         // text safe too.
         let mut owned = image.to_vec();
@@ -115,9 +115,13 @@ impl Gpu for Cuda {
                 "module load (is the code object for this GPU's architecture?)",
             ))?;
         self.modules.push(module);
-        let name = CString::new(symbol).map_err(|_| format!("symbol {symbol:?} contains NUL"))?;
-        let f = unsafe { result::module::get_function(module, name) }
-            .map_err(|e| format!("CUDA: kernel `{symbol}` not found in the code object: {e}"))?;
+        let name = CString::new(symbol)
+            .map_err(|_| Error::spec(format!("symbol {symbol:?} contains NUL")))?;
+        let f =
+            unsafe { result::module::get_function(module, name) }.map_err(|e| Error::NoKernel {
+                symbol: symbol.to_string(),
+                source: Box::new(err("get function")(e)),
+            })?;
         if shared > 48 * 1024 {
             unsafe {
                 result::function::set_function_attribute(
@@ -148,8 +152,11 @@ impl Gpu for Cuda {
         }
         Some(sizes)
     }
-    fn launch(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> GpuResult<()> {
-        let f = *self.kernels.get(k.0).ok_or("unknown kernel")?;
+    fn launch(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> Result<()> {
+        let f = *self
+            .kernels
+            .get(k.0)
+            .ok_or_else(|| Error::Internal(format!("unknown kernel {}", k.0)))?;
         let mut ptrs: Vec<*mut c_void> = params.iter().map(|p| p.as_ptr() as *mut c_void).collect();
         unsafe {
             result::launch_kernel(
@@ -163,7 +170,7 @@ impl Gpu for Cuda {
         }
         .map_err(err("launch"))
     }
-    fn capture(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> GpuResult<GraphId> {
+    fn capture(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> Result<GraphId> {
         unsafe {
             result::stream::begin_capture(
                 self.stream,
@@ -184,25 +191,28 @@ impl Gpu for Cuda {
         }
         Ok(GraphId(self.graphs.len() - 1))
     }
-    fn replay(&mut self, graph: GraphId) -> GpuResult<()> {
-        let g = *self.graphs.get(graph.0).ok_or("unknown graph")?;
+    fn replay(&mut self, graph: GraphId) -> Result<()> {
+        let g = *self
+            .graphs
+            .get(graph.0)
+            .ok_or_else(|| Error::Internal(format!("unknown graph {}", graph.0)))?;
         unsafe { result::graph::launch(g, self.stream) }.map_err(err("graph launch"))
     }
-    fn record(&mut self) -> GpuResult<EventId> {
+    fn record(&mut self) -> Result<EventId> {
         let (id, e) = self.events.take(|| {
             result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(err("event"))
         })?;
         unsafe { result::event::record(e, self.stream) }.map_err(err("event record"))?;
         Ok(id)
     }
-    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> GpuResult<f64> {
+    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> Result<f64> {
         let (a, b) = (self.events.get(start)?, self.events.get(end)?);
         unsafe { result::event::synchronize(b) }.map_err(err("event wait"))?;
         let ms = unsafe { result::event::elapsed(a, b) }.map_err(err("event time"))?;
         self.events.reset();
         Ok(f64::from(ms))
     }
-    fn sync(&mut self) -> GpuResult<()> {
+    fn sync(&mut self) -> Result<()> {
         self.events.reset();
         unsafe { result::stream::synchronize(self.stream) }.map_err(err("kernel execution"))
     }

@@ -6,9 +6,8 @@
 //! binary builds, that a missing runtime is a clear error, and the shared launcher logic (via
 //! the CUDA backend and a host mock).
 
-use crate::gpu::{
-    DevicePtr, EventId, EventPool, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
-};
+use crate::error::{Error, Result};
+use crate::gpu::{DevicePtr, EventId, EventPool, Geometry, Gpu, GraphId, KernelId, Telemetry};
 use libloading::{Library, Symbol};
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 
@@ -37,12 +36,15 @@ const DEVICE_TO_HOST: c_int = 2;
 #[allow(unsafe_code)]
 impl Hip {
     /// Opens device `ordinal`; a clear error where the HIP runtime is not installed.
-    pub fn open(ordinal: i32) -> GpuResult<Hip> {
+    pub fn open(ordinal: i32) -> Result<Hip> {
         // SAFETY: loading the HIP runtime runs its initialisers, as every HIP program does.
         let lib = ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.7"]
             .iter()
             .find_map(|n| unsafe { Library::new(n) }.ok())
-            .ok_or("no HIP runtime: libamdhip64.so is not installed on this machine")?;
+            .ok_or(Error::NoRuntime {
+                what: "HIP runtime",
+                library: "libamdhip64.so",
+            })?;
         let mut h = Hip {
             lib,
             name: String::new(),
@@ -88,7 +90,7 @@ impl Hip {
     }
 
     /// Looks up `name` and calls it through `f`; a non-zero status becomes an error naming it.
-    fn call<T, F>(&self, name: &str, f: F) -> GpuResult<()>
+    fn call<T, F>(&self, name: &str, f: F) -> Result<()>
     where
         F: FnOnce(Symbol<T>) -> HipError,
     {
@@ -98,16 +100,19 @@ impl Hip {
 
 /// [`Hip::call`] on the library alone, for use while another field is borrowed.
 #[allow(unsafe_code)]
-fn call<T, F>(lib: &Library, name: &str, f: F) -> GpuResult<()>
+fn call<T, F>(lib: &Library, name: &str, f: F) -> Result<()>
 where
     F: FnOnce(Symbol<T>) -> HipError,
 {
     // SAFETY: each caller names the entry point with the signature hip_runtime_api.h gives it.
-    let sym: Symbol<T> =
-        unsafe { lib.get(name.as_bytes()) }.map_err(|e| format!("HIP: {name} not found: {e}"))?;
+    let sym: Symbol<T> = unsafe { lib.get(name.as_bytes()) }
+        .map_err(|e| Error::gpu(format!("HIP {name}"), format!("not found ({e})")))?;
     match f(sym) {
         0 => Ok(()),
-        code => Err(format!("HIP {name} failed with error {code}")),
+        code => Err(Error::gpu(
+            format!("HIP {name}"),
+            format!("failed with error {code}"),
+        )),
     }
 }
 
@@ -136,7 +141,7 @@ impl Gpu for Hip {
     fn l2_bytes(&self) -> Option<usize> {
         self.l2
     }
-    fn alloc(&mut self, bytes: usize) -> GpuResult<DevicePtr> {
+    fn alloc(&mut self, bytes: usize) -> Result<DevicePtr> {
         let mut p: Handle = std::ptr::null_mut();
         self.call(
             "hipMalloc",
@@ -146,18 +151,18 @@ impl Gpu for Hip {
         )?;
         Ok(p as DevicePtr)
     }
-    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> GpuResult<()> {
+    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> Result<()> {
         self.call("hipMemcpy", |f: Symbol<unsafe extern "C" fn(Handle, *const c_void, usize, c_int) -> HipError>| unsafe {
             f(dst as Handle, data.as_ptr().cast(), data.len(), HOST_TO_DEVICE)
         })
     }
-    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> GpuResult<()> {
+    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> Result<()> {
         self.sync()?;
         self.call("hipMemcpy", |f: Symbol<unsafe extern "C" fn(Handle, *const c_void, usize, c_int) -> HipError>| unsafe {
             f(out.as_mut_ptr().cast(), src as *const c_void, out.len(), DEVICE_TO_HOST)
         })
     }
-    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> GpuResult<()> {
+    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> Result<()> {
         let s = self.stream;
         self.call(
             "hipMemsetAsync",
@@ -166,7 +171,7 @@ impl Gpu for Hip {
             },
         )
     }
-    fn load(&mut self, image: &[u8], symbol: &str, _shared: u32) -> GpuResult<KernelId> {
+    fn load(&mut self, image: &[u8], symbol: &str, _shared: u32) -> Result<KernelId> {
         let mut module: Handle = std::ptr::null_mut();
         self.call(
             "hipModuleLoadData",
@@ -174,20 +179,27 @@ impl Gpu for Hip {
                 f(&mut module, image.as_ptr().cast())
             },
         )?;
-        let name = CString::new(symbol).map_err(|_| format!("symbol {symbol:?} contains NUL"))?;
+        let name = CString::new(symbol)
+            .map_err(|_| Error::spec(format!("symbol {symbol:?} contains NUL")))?;
         let mut func: Handle = std::ptr::null_mut();
         self.call("hipModuleGetFunction", |f: Symbol<unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> HipError>| unsafe {
             f(&mut func, module, name.as_ptr())
         })
-        .map_err(|e| format!("kernel `{symbol}` not found in the code object ({e})"))?;
+        .map_err(|e| Error::NoKernel {
+            symbol: symbol.to_string(),
+            source: Box::new(e),
+        })?;
         self.kernels.push(func);
         Ok(KernelId(self.kernels.len() - 1))
     }
     fn param_sizes(&mut self, _k: KernelId) -> Option<Vec<usize>> {
         None
     }
-    fn launch(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> GpuResult<()> {
-        let func = *self.kernels.get(k.0).ok_or("unknown kernel")?;
+    fn launch(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> Result<()> {
+        let func = *self
+            .kernels
+            .get(k.0)
+            .ok_or_else(|| Error::Internal(format!("unknown kernel {}", k.0)))?;
         let mut ptrs: Vec<*mut c_void> = params.iter().map(|p| p.as_ptr() as *mut c_void).collect();
         let s = self.stream;
         self.call("hipModuleLaunchKernel", |f: Symbol<Launch>| unsafe {
@@ -206,7 +218,7 @@ impl Gpu for Hip {
             )
         })
     }
-    fn capture(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> GpuResult<GraphId> {
+    fn capture(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> Result<GraphId> {
         let s = self.stream;
         self.call(
             "hipStreamBeginCapture",
@@ -241,15 +253,18 @@ impl Gpu for Hip {
         self.graphs.push(exec);
         Ok(GraphId(self.graphs.len() - 1))
     }
-    fn replay(&mut self, graph: GraphId) -> GpuResult<()> {
-        let g = *self.graphs.get(graph.0).ok_or("unknown graph")?;
+    fn replay(&mut self, graph: GraphId) -> Result<()> {
+        let g = *self
+            .graphs
+            .get(graph.0)
+            .ok_or_else(|| Error::Internal(format!("unknown graph {}", graph.0)))?;
         let s = self.stream;
         self.call(
             "hipGraphLaunch",
             |f: Symbol<unsafe extern "C" fn(Handle, Handle) -> HipError>| unsafe { f(g, s) },
         )
     }
-    fn record(&mut self) -> GpuResult<EventId> {
+    fn record(&mut self) -> Result<EventId> {
         let lib = &self.lib;
         let (id, e) = self.events.take(|| {
             let mut e: Handle = std::ptr::null_mut();
@@ -267,7 +282,7 @@ impl Gpu for Hip {
         )?;
         Ok(id)
     }
-    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> GpuResult<f64> {
+    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> Result<f64> {
         let (a, b) = (self.events.get(start)?, self.events.get(end)?);
         self.call(
             "hipEventSynchronize",
@@ -283,7 +298,7 @@ impl Gpu for Hip {
         self.events.reset();
         Ok(f64::from(ms))
     }
-    fn sync(&mut self) -> GpuResult<()> {
+    fn sync(&mut self) -> Result<()> {
         self.events.reset();
         let s = self.stream;
         self.call(

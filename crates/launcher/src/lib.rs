@@ -4,21 +4,23 @@
 
 pub mod args;
 pub mod cuda;
+mod error;
 pub mod gpu;
 pub mod hip;
 pub mod plan;
 pub mod run;
 pub mod spec;
 
+pub use error::{Error, Result};
 pub use gpu::Gpu;
 pub use kernelab_model::kernel_run::{
     BuildInfo, Gate, KernelRun, Plan, PlannedBuffer, PlannedBuild, Round, Sample, Telemetry,
 };
 pub use run::run;
-pub use spec::{Backend, Spec, SpecError};
+pub use spec::{Backend, Spec};
 
 /// Opens the spec's backend.
-pub fn open(spec: &Spec) -> Result<Box<dyn Gpu>, String> {
+pub fn open(spec: &Spec) -> Result<Box<dyn Gpu>> {
     Ok(match spec.backend {
         Backend::Cuda => Box::new(cuda::Cuda::open(spec.device)?),
         Backend::Hip => Box::new(hip::Hip::open(spec.device)?),

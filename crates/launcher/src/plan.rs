@@ -2,11 +2,12 @@
 //! and the buffers (`kernelab kernel run --dry-run`).
 
 use crate::args::{self, Param};
+use crate::error::Result;
 use crate::spec::Spec;
 use kernelab_model::kernel_run::{Plan, PlannedBuffer, PlannedBuild};
 
 /// Resolves both builds and the buffers of a spec.
-pub fn plan(spec: &Spec) -> Result<Plan, String> {
+pub fn plan(spec: &Spec) -> Result<Plan> {
     let bufs = args::buffers(spec)?;
     let mut builds = Vec::new();
     for (b, label) in [(&spec.baseline, "baseline"), (&spec.candidate, "candidate")] {

@@ -2,6 +2,7 @@
 //! outputs, written once against the [`Gpu`] trait.
 
 use crate::args::{self, Buffer, Param, Resolved};
+use crate::error::{Error, Result};
 use crate::gpu::{DevicePtr, Geometry, Gpu, KernelId};
 use crate::spec::{Role, Spec};
 use kernelab_model::kernel_run::{BuildInfo, Gate, KernelRun, Round, Sample};
@@ -30,12 +31,17 @@ impl Loaded {
     }
 }
 
-fn load(gpu: &mut dyn Gpu, build: Resolved) -> Result<Loaded, String> {
-    let image = std::fs::read(&build.code)
-        .map_err(|e| format!("{}: cannot read: {e}", build.code.display()))?;
+fn load(gpu: &mut dyn Gpu, build: Resolved) -> Result<Loaded> {
+    let image = std::fs::read(&build.code).map_err(|source| Error::Read {
+        path: build.code.clone(),
+        source,
+    })?;
     let kernel = gpu
         .load(&image, &build.symbol, build.shared)
-        .map_err(|e| format!("{}: {e}", build.code.display()))?;
+        .map_err(|e| Error::Load {
+            path: build.code.clone(),
+            source: Box::new(e),
+        })?;
     if let Some(sizes) = gpu.param_sizes(kernel) {
         let ours: Vec<usize> = build
             .params
@@ -43,14 +49,16 @@ fn load(gpu: &mut dyn Gpu, build: Resolved) -> Result<Loaded, String> {
             .map(|p| if let Param::Scalar(b) = p { b.len() } else { 8 })
             .collect();
         if !sizes.is_empty() && sizes != ours {
-            return Err(format!(
-                "{}: kernel `{}` takes {} parameters of sizes {:?} bytes; the spec gives {} of sizes {:?}",
-                build.code.display(),
-                build.symbol,
-                sizes.len(),
-                sizes,
-                ours.len(),
-                ours
+            return Err(Error::spec_in(
+                &build.code,
+                format!(
+                    "kernel `{}` takes {} parameters of sizes {:?} bytes; the spec gives {} of sizes {:?}",
+                    build.symbol,
+                    sizes.len(),
+                    sizes,
+                    ours.len(),
+                    ours
+                ),
             ));
         }
     }
@@ -72,7 +80,7 @@ struct Slot {
     ptrs: Vec<DevicePtr>,
 }
 
-fn slot(gpu: &mut dyn Gpu, bufs: &[Buffer], shared_inputs: Option<&Slot>) -> Result<Slot, String> {
+fn slot(gpu: &mut dyn Gpu, bufs: &[Buffer], shared_inputs: Option<&Slot>) -> Result<Slot> {
     let mut ptrs = Vec::new();
     for (i, b) in bufs.iter().enumerate() {
         let p = match (shared_inputs, b.role) {
@@ -91,7 +99,7 @@ fn slot(gpu: &mut dyn Gpu, bufs: &[Buffer], shared_inputs: Option<&Slot>) -> Res
 }
 
 /// Poisons outputs and restores in/out buffers before a correctness run.
-fn prepare(gpu: &mut dyn Gpu, bufs: &[Buffer], s: &Slot) -> Result<(), String> {
+fn prepare(gpu: &mut dyn Gpu, bufs: &[Buffer], s: &Slot) -> Result<()> {
     for (b, &p) in bufs.iter().zip(&s.ptrs) {
         match (b.role, &b.init) {
             (Role::Out, _) => gpu.fill(p, POISON, b.bytes())?,
@@ -102,7 +110,7 @@ fn prepare(gpu: &mut dyn Gpu, bufs: &[Buffer], s: &Slot) -> Result<(), String> {
     Ok(())
 }
 
-fn outputs(gpu: &mut dyn Gpu, bufs: &[Buffer], s: &Slot) -> Result<Vec<Tensor>, String> {
+fn outputs(gpu: &mut dyn Gpu, bufs: &[Buffer], s: &Slot) -> Result<Vec<Tensor>> {
     let mut out = Vec::new();
     for (b, &p) in bufs.iter().zip(&s.ptrs) {
         if b.role != Role::In {
@@ -119,20 +127,18 @@ fn outputs(gpu: &mut dyn Gpu, bufs: &[Buffer], s: &Slot) -> Result<Vec<Tensor>, 
     Ok(out)
 }
 
-fn params(l: &Loaded, s: &Slot) -> Result<Vec<Vec<u8>>, String> {
+fn params(l: &Loaded, s: &Slot) -> Result<Vec<Vec<u8>>> {
     args::pack(&l.build.params, &s.ptrs, &l.scratch)
 }
 
-fn run_once(
-    gpu: &mut dyn Gpu,
-    l: &Loaded,
-    bufs: &[Buffer],
-    s: &Slot,
-) -> Result<Vec<Tensor>, String> {
+fn run_once(gpu: &mut dyn Gpu, l: &Loaded, bufs: &[Buffer], s: &Slot) -> Result<Vec<Tensor>> {
     prepare(gpu, bufs, s)?;
     gpu.launch(l.kernel, l.geometry(), &params(l, s)?)?;
-    gpu.sync()
-        .map_err(|e| format!("{} ({}): {e}", l.build.label, l.build.symbol))?;
+    gpu.sync().map_err(|e| Error::Kernel {
+        label: l.build.label,
+        symbol: l.build.symbol.clone(),
+        source: Box::new(e),
+    })?;
     outputs(gpu, bufs, s)
 }
 
@@ -176,7 +182,7 @@ fn gates(
     bufs: &[Buffer],
     a: &Loaded,
     b: &Loaded,
-) -> Result<Vec<Gate>, String> {
+) -> Result<Vec<Gate>> {
     let sa = slot(gpu, bufs, None)?;
     let sb = slot(gpu, bufs, Some(&sa))?;
     let out_a = run_once(gpu, a, bufs, &sa)?;
@@ -224,13 +230,12 @@ fn gates(
     }
     if let Some(path) = &spec.gates.oracle {
         let path = spec.resolve(path);
-        let f = kernelab_tensor::open(&path, &Default::default()).map_err(|e| e.to_string())?;
+        let f = kernelab_tensor::open(&path, &Default::default())?;
         for t in &out_b {
             let Some(o) = f.tensors.iter().find(|o| o.name == t.name) else {
-                return Err(format!(
-                    "{}: no tensor named `{}` (the output's name)",
-                    path.display(),
-                    t.name
+                return Err(Error::spec_in(
+                    &path,
+                    format!("no tensor named `{}` (the output's name)", t.name),
                 ));
             };
             let (rt, at) = t.dtype.default_tolerance();
@@ -264,7 +269,7 @@ fn timed(
     p: &[Vec<u8>],
     n: usize,
     flush: Option<(DevicePtr, usize)>,
-) -> Result<f64, String> {
+) -> Result<f64> {
     if let Some((ptr, bytes)) = flush {
         gpu.fill(ptr, 0, bytes)?;
     }
@@ -280,9 +285,9 @@ fn timed(
 pub fn run(
     gpu: &mut dyn Gpu,
     spec: &Spec,
-    on_sample: &mut dyn FnMut(&Sample) -> Result<(), String>,
+    on_sample: &mut dyn FnMut(&Sample) -> Result<()>,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<KernelRun, String> {
+) -> Result<KernelRun> {
     let bufs = args::buffers(spec)?;
     let a = load(gpu, args::resolve(spec, &spec.baseline, "baseline")?)?;
     let b = load(gpu, args::resolve(spec, &spec.candidate, "candidate")?)?;
@@ -319,7 +324,9 @@ pub fn run(
     let flush = match (t.l2_flush, gpu.l2_bytes()) {
         (true, Some(l2)) => Some((gpu.alloc(4 * l2)?, 4 * l2)),
         (true, None) => {
-            return Err("timing.l2_flush: the device does not report its L2 size".into())
+            return Err(spec.locate(Error::spec(
+                "timing.l2_flush: the device does not report its L2 size",
+            )))
         }
         _ => None,
     };
@@ -335,7 +342,7 @@ pub fn run(
     } else {
         let one: Vec<f64> = (0..5)
             .map(|_| timed(gpu, &a, &pa, 1, None))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_>>()?;
         let us: f64 = median(&one).unwrap_or(1.0).max(0.5);
         // Events per launch from 20 µs up; below, a batch long enough (≈ 200 µs) that the
         // event resolution and launch overhead stop mattering.

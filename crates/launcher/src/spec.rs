@@ -1,20 +1,12 @@
 //! The launch spec: a TOML file naming two builds of one kernel, its launch geometry and its
 //! arguments in order. See `docs/kernel-spec.md` for the format with examples.
 
+use crate::error::{Error, Result};
+use kernelab_model::Location;
 use kernelab_tensor::DType;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// A spec error, naming what is wrong.
-#[derive(Debug, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct SpecError {
-    /// The spec file (or the file it names).
-    pub path: PathBuf,
-    /// What was expected.
-    pub message: String,
-}
 
 /// A size: an integer or an expression over the size variables (`B*T`, `cdiv(T, BT)`, `N/4`);
 /// float literals are accepted for float scalar arguments only.
@@ -234,6 +226,9 @@ pub struct Spec {
     /// The directory relative paths are resolved against.
     #[serde(skip)]
     pub dir: PathBuf,
+    /// The spec file, when it was read from one (errors name it).
+    #[serde(skip)]
+    pub path: Option<PathBuf>,
 }
 
 /// Which GPU API.
@@ -249,37 +244,64 @@ pub enum Backend {
 
 impl Spec {
     /// Reads and checks a spec file.
-    pub fn read(path: &Path) -> Result<Spec, SpecError> {
-        let err = |message: String| SpecError {
+    pub fn read(path: &Path) -> Result<Spec> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
             path: path.to_path_buf(),
-            message,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        Spec::parse(&text, path.parent().unwrap_or(Path::new("."))).map_err(err)
+            source,
+        })?;
+        Spec::parse_in(&text, path.parent().unwrap_or(Path::new(".")), Some(path))
     }
 
     /// Parses spec text; relative paths resolve against `dir`.
-    pub fn parse(text: &str, dir: &Path) -> Result<Spec, String> {
-        let mut spec: Spec = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str, dir: &Path) -> Result<Spec> {
+        Spec::parse_in(text, dir, None)
+    }
+
+    /// Parses spec text read from `path`, when it was.
+    fn parse_in(text: &str, dir: &Path, path: Option<&Path>) -> Result<Spec> {
+        let mut spec: Spec = toml::from_str(text).map_err(|e| {
+            let location = Location {
+                line: e
+                    .span()
+                    .map(|s| text[..s.start.min(text.len())].matches('\n').count() as u64 + 1),
+                ..Location::default()
+            };
+            Error::Spec {
+                location,
+                message: e.message().to_string(),
+            }
+            .with_path(path)
+        })?;
         spec.dir = dir.to_path_buf();
-        spec.check()?;
+        spec.path = path.map(Path::to_path_buf);
+        spec.check().map_err(|e| spec.locate(e))?;
         Ok(spec)
     }
 
-    fn check(&self) -> Result<(), String> {
+    /// Places a spec problem in this spec's file (when it was read from one).
+    pub(crate) fn locate(&self, e: Error) -> Error {
+        e.with_path(self.path.as_deref())
+    }
+
+    fn check(&self) -> Result<()> {
         if self.args.is_empty() {
-            return Err("no [[arg]] entries: list the kernel's arguments in order".into());
+            return Err(Error::spec(
+                "no [[arg]] entries: list the kernel's arguments in order",
+            ));
         }
         let mut seen = std::collections::BTreeSet::new();
         for a in &self.args {
             if !seen.insert(a.name.as_str()) {
-                return Err(format!("argument `{}` is listed twice", a.name));
+                return Err(Error::spec(format!(
+                    "argument `{}` is listed twice",
+                    a.name
+                )));
             }
             let what = ArgKind::of(a)?;
             if let ArgKind::Buffer(_) = what {
                 for s in a.shape.iter().flatten() {
                     eval(s, &self.sizes)
-                        .map_err(|e| format!("argument `{}` shape: {e}", a.name))?;
+                        .map_err(|e| e.within(format_args!("argument `{}` shape", a.name)))?;
                 }
             }
         }
@@ -287,12 +309,16 @@ impl Spec {
             for name in b.launch.values.keys() {
                 match self.args.iter().find(|a| &a.name == name) {
                     Some(a) if matches!(ArgKind::of(a)?, ArgKind::Scalar(_)) => {}
-                    _ => return Err(format!("values: `{name}` is not a scalar argument")),
+                    _ => {
+                        return Err(Error::spec(format!(
+                            "values: `{name}` is not a scalar argument"
+                        )))
+                    }
                 }
             }
         }
         if self.timing.rounds < 2 {
-            return Err("timing.rounds must be at least 2".into());
+            return Err(Error::spec("timing.rounds must be at least 2"));
         }
         Ok(())
     }
@@ -320,29 +346,30 @@ pub enum ArgKind {
 
 impl ArgKind {
     /// Classifies an argument: a shape makes it a buffer, a value a scalar.
-    pub fn of(a: &Arg) -> Result<ArgKind, String> {
+    pub fn of(a: &Arg) -> Result<ArgKind> {
         if a.ty == "null" || a.ty == "ptr" && a.shape.is_none() {
             return Ok(ArgKind::Null);
         }
-        let dt = DType::parse(&a.ty)
-            .ok_or_else(|| format!("argument `{}`: unknown type `{}`", a.name, a.ty))?;
+        let dt = DType::parse(&a.ty).ok_or_else(|| {
+            Error::spec(format!("argument `{}`: unknown type `{}`", a.name, a.ty))
+        })?;
         match (&a.shape, &a.value) {
             (Some(_), None) => Ok(ArgKind::Buffer(dt)),
             (None, Some(_)) | (None, None) if !matches!(dt, DType::Bool) => Ok(ArgKind::Scalar(dt)),
-            _ => Err(format!(
+            _ => Err(Error::spec(format!(
                 "argument `{}`: give `shape` for a buffer or `value` for a scalar, not both",
                 a.name
-            )),
+            ))),
         }
     }
 }
 
 /// Evaluates a size expression: integers, names, `+ - * / %` (integer), parentheses and
 /// `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
-pub fn eval(s: &Size, sizes: &BTreeMap<String, i64>) -> Result<i64, String> {
+pub fn eval(s: &Size, sizes: &BTreeMap<String, i64>) -> Result<i64> {
     match s {
         Size::Int(v) => Ok(*v),
-        Size::Float(v) => Err(format!("{v}: expected an integer size")),
+        Size::Float(v) => Err(Error::spec(format!("{v}: expected an integer size"))),
         Size::Expr(e) => {
             let toks = tokens(e)?;
             let mut p = Parser {
@@ -353,13 +380,13 @@ pub fn eval(s: &Size, sizes: &BTreeMap<String, i64>) -> Result<i64, String> {
             let v = p.sum()?;
             match p.toks.get(p.pos) {
                 None => Ok(v),
-                Some(t) => Err(format!("`{e}`: unexpected `{t}`")),
+                Some(t) => Err(Error::spec(format!("`{e}`: unexpected `{t}`"))),
             }
         }
     }
 }
 
-fn tokens(e: &str) -> Result<Vec<String>, String> {
+fn tokens(e: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let mut chars = e.chars().peekable();
     while let Some(&c) = chars.peek() {
@@ -379,7 +406,7 @@ fn tokens(e: &str) -> Result<Vec<String>, String> {
             out.push(c.to_string());
             chars.next();
         } else {
-            return Err(format!("`{e}`: unexpected character `{c}`"));
+            return Err(Error::spec(format!("`{e}`: unexpected character `{c}`")));
         }
     }
     Ok(out)
@@ -395,15 +422,15 @@ impl Parser<'_> {
     fn peek(&self) -> Option<&str> {
         self.toks.get(self.pos).map(String::as_str)
     }
-    fn expect(&mut self, t: &str) -> Result<(), String> {
+    fn expect(&mut self, t: &str) -> Result<()> {
         if self.peek() == Some(t) {
             self.pos += 1;
             Ok(())
         } else {
-            Err(format!("expected `{t}`"))
+            Err(Error::spec(format!("expected `{t}`")))
         }
     }
-    fn sum(&mut self) -> Result<i64, String> {
+    fn sum(&mut self) -> Result<i64> {
         let mut v = self.product()?;
         while let Some(op @ ("+" | "-")) = self.peek() {
             let op = op.to_string();
@@ -414,11 +441,11 @@ impl Parser<'_> {
             } else {
                 v.checked_sub(r)
             }
-            .ok_or("overflow")?;
+            .ok_or_else(|| Error::spec("overflow"))?;
         }
         Ok(v)
     }
-    fn product(&mut self) -> Result<i64, String> {
+    fn product(&mut self) -> Result<i64> {
         let mut v = self.atom()?;
         while let Some(op @ ("*" | "/" | "%")) = self.peek() {
             let op = op.to_string();
@@ -429,12 +456,15 @@ impl Parser<'_> {
                 "/" => v.checked_div(r),
                 _ => v.checked_rem(r),
             }
-            .ok_or("overflow or division by zero")?;
+            .ok_or_else(|| Error::spec("overflow or division by zero"))?;
         }
         Ok(v)
     }
-    fn atom(&mut self) -> Result<i64, String> {
-        let t = self.peek().ok_or("expression ends early")?.to_string();
+    fn atom(&mut self) -> Result<i64> {
+        let t = self
+            .peek()
+            .ok_or_else(|| Error::spec("expression ends early"))?
+            .to_string();
         self.pos += 1;
         if t == "(" {
             let v = self.sum()?;
@@ -455,7 +485,7 @@ impl Parser<'_> {
             self.expect(")")?;
             return match t.as_str() {
                 "cdiv" if b > 0 => Ok((a + b - 1).div_euclid(b)),
-                "cdiv" => Err("cdiv by a non-positive number".into()),
+                "cdiv" => Err(Error::spec("cdiv by a non-positive number")),
                 "min" => Ok(a.min(b)),
                 _ => Ok(a.max(b)),
             };
@@ -463,6 +493,6 @@ impl Parser<'_> {
         self.sizes
             .get(&t)
             .copied()
-            .ok_or_else(|| format!("unknown size `{t}` (define it under [sizes])"))
+            .ok_or_else(|| Error::spec(format!("unknown size `{t}` (define it under [sizes])")))
     }
 }

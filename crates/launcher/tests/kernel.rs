@@ -3,12 +3,11 @@
 //! logic against a host mock of the GPU API.
 
 use kernelab_launcher::args::{self, pack, Param};
-use kernelab_launcher::gpu::{
-    DevicePtr, EventId, Geometry, Gpu, GpuResult, GraphId, KernelId, Telemetry,
-};
+use kernelab_launcher::gpu::{DevicePtr, EventId, Geometry, Gpu, GraphId, KernelId, Telemetry};
 use kernelab_launcher::run;
 use kernelab_launcher::run::POISON;
 use kernelab_launcher::spec::{eval, Size, Spec};
+use kernelab_launcher::{Error, Result};
 use kernelab_stats::Verdict;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,18 +27,20 @@ fn size_expressions() {
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     let e = |s: &str| eval(&Size::Expr(s.into()), &sizes);
-    assert_eq!(e("cdiv(T, BT)"), Ok(128));
-    assert_eq!(e("cdiv(T + 1, BT)"), Ok(129));
-    assert_eq!(e("B*HV"), Ok(64));
-    assert_eq!(e("(T - 2) / 4 % 7"), Ok((8190 / 4) % 7));
-    assert_eq!(e("max(B, min(HV, 3)) * -2"), Ok(-6));
+    assert_eq!(e("cdiv(T, BT)").ok(), Some(128));
+    assert_eq!(e("cdiv(T + 1, BT)").ok(), Some(129));
+    assert_eq!(e("B*HV").ok(), Some(64));
+    assert_eq!(e("(T - 2) / 4 % 7").ok(), Some((8190 / 4) % 7));
+    assert_eq!(e("max(B, min(HV, 3)) * -2").ok(), Some(-6));
     assert!(e("T / 0").is_err());
     assert!(e("NOPE")
         .expect_err("must fail")
+        .to_string()
         .contains("unknown size `NOPE`"));
     assert!(e("T +").is_err());
     assert!(e("T $ 2")
         .expect_err("must fail")
+        .to_string()
         .contains("unexpected character"));
 }
 
@@ -49,25 +50,44 @@ fn spec_errors_name_the_problem() {
     let base = "[baseline]\ncode = \"a.cubin\"\n[candidate]\ncode = \"b.cubin\"\n";
     assert!(Spec::parse(base, dir)
         .expect_err("must fail")
+        .to_string()
         .contains("no [[arg]]"));
     let twice = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [4]\n[[arg]]\nname = \"x\"\ntype = \"i32\"\nvalue = 1\n");
     assert!(Spec::parse(&twice, dir)
         .expect_err("must fail")
+        .to_string()
         .contains("listed twice"));
     let bad_type = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f33\"\nshape = [4]\n");
     assert!(Spec::parse(&bad_type, dir)
         .expect_err("must fail")
+        .to_string()
         .contains("unknown type `f33`"));
     let bad_size = format!("{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [\"Q\"]\n");
     assert!(Spec::parse(&bad_size, dir)
         .expect_err("must fail")
+        .to_string()
         .contains("unknown size `Q`"));
     let unknown_key = format!(
         "{base}[[arg]]\nname = \"x\"\ntype = \"f32\"\nshape = [4]\nrole = \"out\"\ncolour = 1\n"
     );
-    assert!(Spec::parse(&unknown_key, dir)
+    let e = Spec::parse(&unknown_key, dir)
         .expect_err("must fail")
-        .contains("colour"));
+        .to_string();
+    assert!(e.starts_with("line 10: unknown field `colour`"), "{e}");
+    // Read from a file, every error names it (with the line where TOML gives one).
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("k.toml");
+    for (text, expected) in [
+        (unknown_key.as_str(), "line 10: unknown field `colour`"),
+        (bad_size.as_str(), "argument `x` shape: unknown size `Q`"),
+    ] {
+        std::fs::write(&file, text).expect("write");
+        let e = Spec::read(&file).expect_err("must fail").to_string();
+        assert!(
+            e.starts_with(&format!("{}: {expected}", file.display())),
+            "{e}"
+        );
+    }
 }
 
 #[test]
@@ -192,11 +212,19 @@ struct Mock {
     launches: usize,
 }
 
+/// A failure of the mock GPU.
+fn mock_error(message: String) -> Error {
+    Error::Gpu {
+        call: "mock".into(),
+        message,
+    }
+}
+
 impl Mock {
-    fn buf(&mut self, p: DevicePtr) -> GpuResult<&mut Vec<u8>> {
+    fn buf(&mut self, p: DevicePtr) -> Result<&mut Vec<u8>> {
         self.mem
             .get_mut(&p)
-            .ok_or_else(|| format!("bad pointer {p:#x}"))
+            .ok_or_else(|| mock_error(format!("bad pointer {p:#x}")))
     }
     fn ptr(b: &[u8]) -> DevicePtr {
         u64::from_le_bytes(b[..8].try_into().expect("8-byte pointer"))
@@ -210,31 +238,31 @@ impl Gpu for Mock {
     fn l2_bytes(&self) -> Option<usize> {
         Some(1024)
     }
-    fn alloc(&mut self, bytes: usize) -> GpuResult<DevicePtr> {
+    fn alloc(&mut self, bytes: usize) -> Result<DevicePtr> {
         self.next += 0x1_0000;
         self.mem.insert(self.next, vec![0xAB; bytes]);
         Ok(self.next)
     }
-    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> GpuResult<()> {
+    fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> Result<()> {
         self.buf(dst)?.copy_from_slice(data);
         Ok(())
     }
-    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> GpuResult<()> {
+    fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> Result<()> {
         out.copy_from_slice(self.buf(src)?);
         Ok(())
     }
-    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> GpuResult<()> {
+    fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> Result<()> {
         self.buf(dst)?[..bytes].fill(value);
         Ok(())
     }
-    fn load(&mut self, _image: &[u8], symbol: &str, _shared: u32) -> GpuResult<KernelId> {
+    fn load(&mut self, _image: &[u8], symbol: &str, _shared: u32) -> Result<KernelId> {
         self.kernels.push(symbol.to_string());
         Ok(KernelId(self.kernels.len() - 1))
     }
     fn param_sizes(&mut self, _k: KernelId) -> Option<Vec<usize>> {
         None
     }
-    fn launch(&mut self, k: KernelId, _g: Geometry, params: &[Vec<u8>]) -> GpuResult<()> {
+    fn launch(&mut self, k: KernelId, _g: Geometry, params: &[Vec<u8>]) -> Result<()> {
         let name = self.kernels[k.0].clone();
         let src = self.buf(Mock::ptr(&params[0]))?.clone();
         let flip = (self.launches % 2) as u8;
@@ -246,17 +274,17 @@ impl Gpu for Mock {
                 dst.copy_from_slice(&src);
                 dst[0] ^= flip;
             }
-            other => return Err(format!("mock has no kernel {other}")),
+            other => return Err(mock_error(format!("mock has no kernel {other}"))),
         }
         self.launches += 1;
         self.clock_us += if name == "slow_copy" { 12.0 } else { 10.0 };
         Ok(())
     }
-    fn capture(&mut self, k: KernelId, _g: Geometry, params: &[Vec<u8>]) -> GpuResult<GraphId> {
+    fn capture(&mut self, k: KernelId, _g: Geometry, params: &[Vec<u8>]) -> Result<GraphId> {
         self.graphs.push((k, params.to_vec()));
         Ok(GraphId(self.graphs.len() - 1))
     }
-    fn replay(&mut self, graph: GraphId) -> GpuResult<()> {
+    fn replay(&mut self, graph: GraphId) -> Result<()> {
         let (k, p) = self.graphs[graph.0].clone();
         self.launch(
             k,
@@ -268,14 +296,14 @@ impl Gpu for Mock {
             &p,
         )
     }
-    fn record(&mut self) -> GpuResult<EventId> {
+    fn record(&mut self) -> Result<EventId> {
         self.events.push(self.clock_us);
         Ok(EventId(self.events.len() - 1))
     }
-    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> GpuResult<f64> {
+    fn elapsed_ms(&mut self, start: EventId, end: EventId) -> Result<f64> {
         Ok((self.events[end.0] - self.events[start.0]) / 1000.0)
     }
-    fn sync(&mut self) -> GpuResult<()> {
+    fn sync(&mut self) -> Result<()> {
         Ok(())
     }
     fn telemetry(&mut self) -> Telemetry {
@@ -539,14 +567,16 @@ value = 6
     // A float for an integer scalar, and a file of the wrong size, are refused by name.
     let bad = text.replace("value = 6", "value = 6.5");
     let spec = Spec::parse(&bad, dir.path()).expect("parses");
-    let e = args::resolve(&spec, &spec.baseline, "baseline").expect_err("must fail");
+    let e = args::resolve(&spec, &spec.baseline, "baseline")
+        .expect_err("must fail")
+        .to_string();
     assert!(
         e.contains("scalar `n`") && e.contains("expected an integer"),
         "{e}"
     );
     let wrong = text.replace("shape = [2, 3]", "shape = [7]");
     let spec = Spec::parse(&wrong, dir.path()).expect("parses");
-    let e = args::buffers(&spec).expect_err("must fail");
+    let e = args::buffers(&spec).expect_err("must fail").to_string();
     assert!(
         e.contains("x.npy") && e.contains("6 elements") && e.contains("with 7"),
         "{e}"

@@ -9,13 +9,14 @@
 //! ```
 #![deny(missing_docs)]
 
+mod error;
 pub mod metric;
 pub mod pairs;
 pub mod provenance;
 pub mod record;
 mod runner;
 
+pub use error::{Error, Result};
 pub use runner::{
-    pairs_from, run_ab, AbError, AbResult, AbSettings, Executor, MetricAnalysis, ProcessExecutor,
-    RunOutcome,
+    pairs_from, run_ab, AbResult, AbSettings, Executor, MetricAnalysis, ProcessExecutor, RunOutcome,
 };

@@ -2,8 +2,8 @@
 //! by another harness as CSV (columns `a`, `b`, optional `order` and `aa`, found by name) or JSON
 //! (`{"pairs": [{"a", "b", "order"}], "aa": [...]}`).
 
-use crate::pairs_from;
 use crate::record::{self, Record};
+use crate::{pairs_from, Error};
 use kernelab_model::Location;
 use kernelab_stats::{Order, Pair};
 use std::path::Path;
@@ -23,35 +23,13 @@ pub struct PairedSamples {
     pub runs: usize,
 }
 
-/// Why paired samples could not be read.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum PairsError {
-    /// The file could not be read.
-    #[error("{path}: {source}", path = .path.display())]
-    Io {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The content is not what was expected.
-    #[error("{location}: expected {expected}")]
-    Malformed {
-        /// Where.
-        location: Location,
-        /// What was expected.
-        expected: String,
-    },
-}
-
-fn malformed(path: &Path, line: Option<u64>, expected: impl Into<String>) -> PairsError {
+fn malformed(path: &Path, line: Option<u64>, expected: impl Into<String>) -> Error {
     let location = Location {
         line,
         ..Location::default()
     }
     .with_path(path);
-    PairsError::Malformed {
+    Error::BadPairs {
         location,
         expected: expected.into(),
     }
@@ -67,8 +45,8 @@ fn default_order(k: usize) -> Order {
 }
 
 /// Reads the pairs of `metric` (default: the samples file's primary metric, or `value`).
-pub fn read_pairs(path: &Path, metric: Option<&str>) -> Result<PairedSamples, PairsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PairsError::Io {
+pub fn read_pairs(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Error> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })?;
@@ -82,8 +60,8 @@ pub fn read_pairs(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Pa
     }
 }
 
-fn samples_file(path: &Path, metric: Option<&str>) -> Result<PairedSamples, PairsError> {
-    let recs = record::read(path).map_err(|e| malformed(path, None, e.to_string()))?;
+fn samples_file(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Error> {
+    let recs = record::read(path)?;
     let name = match metric {
         Some(m) => m.to_string(),
         None => recs
@@ -109,7 +87,7 @@ fn samples_file(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Pair
     })
 }
 
-fn json_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamples, PairsError> {
+fn json_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamples, Error> {
     #[derive(serde::Deserialize)]
     struct P {
         a: f64,
@@ -150,7 +128,7 @@ fn json_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSam
     })
 }
 
-fn csv_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamples, PairsError> {
+fn csv_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamples, Error> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .flexible(true)
@@ -179,7 +157,7 @@ fn csv_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamp
         if row.iter().all(str::is_empty) {
             continue;
         }
-        let num = |j: usize, what: &str| -> Result<f64, PairsError> {
+        let num = |j: usize, what: &str| -> Result<f64, Error> {
             row.get(j)
                 .and_then(|s| s.parse::<f64>().ok())
                 .filter(|x| x.is_finite() && *x > 0.0)

@@ -1,7 +1,9 @@
 //! The JSONL sample file: one line per event, written the moment it happens, so an interrupted
 //! run loses nothing and can be resumed.
 
+use crate::error::{Error, Result};
 use crate::metric::Value;
+use kernelab_model::Location;
 use kernelab_stats::Order;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -100,12 +102,16 @@ impl Writer {
 }
 
 /// Reads a samples file; a torn last line (the run was killed mid-write) is ignored.
-pub fn read(path: &Path) -> Result<Vec<Record>, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<Vec<Record>> {
+    let cannot_read = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(cannot_read)?;
     let lines: Vec<String> = std::io::BufReader::new(f)
         .lines()
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .collect::<std::io::Result<_>>()
+        .map_err(cannot_read)?;
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         if l.trim().is_empty() {
@@ -114,12 +120,11 @@ pub fn read(path: &Path) -> Result<Vec<Record>, String> {
         match serde_json::from_str::<Record>(l) {
             Ok(r) => out.push(r),
             Err(_) if i + 1 == lines.len() => {}
-            Err(e) => {
-                return Err(format!(
-                    "{}: line {}: expected a sample record ({e})",
-                    path.display(),
-                    i + 1
-                ))
+            Err(source) => {
+                return Err(Error::BadLine {
+                    location: Location::line(i as u64 + 1).with_path(path),
+                    source,
+                })
             }
         }
     }

@@ -1,6 +1,7 @@
 //! The process A/B runner: warm-ups, an A/A pre-flight, then ABBA pairs of fresh processes
 //! until the stopping rule says stop. Every run is appended to the samples file at once.
 
+use crate::error::Error;
 use crate::metric::{extract, MetricSpec, Value};
 use crate::record::{Record, Slot, Writer};
 pub use kernelab_model::ab::{AbResult, MetricAnalysis};
@@ -114,25 +115,6 @@ pub struct AbSettings {
     pub start: Order,
 }
 
-/// Why an A/B run stopped without a result.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AbError {
-    /// Too many runs failed.
-    #[error("{failures} runs failed (limit {limit}); the last: {last}. Fix the command, or raise --max-failures")]
-    TooManyFailures {
-        /// Failures so far.
-        failures: usize,
-        /// The limit.
-        limit: usize,
-        /// The last failure.
-        last: String,
-    },
-    /// Writing the samples file failed.
-    #[error("samples file: {0}")]
-    Io(#[from] std::io::Error),
-}
-
 /// Completed pairs of one phase from records (both slots present), per metric.
 pub fn pairs_from(records: &[Record], aa: bool, metric: &str) -> Vec<Pair> {
     let mut by_pair: std::collections::BTreeMap<usize, (Option<f64>, Option<f64>, Order)> =
@@ -180,6 +162,14 @@ struct State<'w> {
 }
 
 impl State<'_> {
+    /// Appends one record to the samples file.
+    fn write(&mut self, r: &Record) -> Result<(), Error> {
+        self.writer.write(r).map_err(|source| Error::Write {
+            path: self.writer.path.clone(),
+            source,
+        })
+    }
+
     /// Runs one slot; returns its values, or records the failure.
     fn one(
         &mut self,
@@ -189,7 +179,7 @@ impl State<'_> {
         aa: bool,
         order: Order,
         slot: Slot,
-    ) -> Result<Option<Vec<Value>>, AbError> {
+    ) -> Result<Option<Vec<Value>>, Error> {
         let out = exec.run(slot, aa);
         let reason = match &out {
             Err(e) => Some(format!("could not start: {e}")),
@@ -223,7 +213,7 @@ impl State<'_> {
         match values {
             Ok(values) => {
                 let exit_code = out.as_ref().ok().and_then(|o| o.exit_code).unwrap_or(0);
-                self.writer.write(&Record::Run {
+                self.write(&Record::Run {
                     pair,
                     aa,
                     order,
@@ -235,7 +225,7 @@ impl State<'_> {
                 Ok(Some(values))
             }
             Err(reason) => {
-                self.writer.write(&Record::Failure {
+                self.write(&Record::Failure {
                     pair,
                     aa,
                     slot,
@@ -243,7 +233,7 @@ impl State<'_> {
                 })?;
                 self.failures += 1;
                 if self.failures > self.limit {
-                    return Err(AbError::TooManyFailures {
+                    return Err(Error::TooManyFailures {
                         failures: self.failures,
                         limit: self.limit,
                         last: reason,
@@ -261,7 +251,7 @@ impl State<'_> {
         s: &AbSettings,
         k: usize,
         aa: bool,
-    ) -> Result<bool, AbError> {
+    ) -> Result<bool, Error> {
         let order = abba_order(k, s.start);
         let slots = if order == Order::AB {
             [Slot::A, Slot::B]
@@ -284,7 +274,7 @@ pub fn run_ab(
     writer: &mut Writer,
     resumed: &[Record],
     progress: &mut dyn FnMut(&str),
-) -> Result<AbResult, AbError> {
+) -> Result<AbResult, Error> {
     let primary = s
         .metrics
         .first()
@@ -313,7 +303,7 @@ pub fn run_ab(
         }
     }
     // Re-read what was written so far (the writer only appends).
-    records = crate::record::read(&st.writer.path).map_err(std::io::Error::other)?;
+    records = crate::record::read(&st.writer.path)?;
     let aa = (s.aa_pairs > 0).then(|| aa_check(&pairs_from(&records, true, &primary), &s.design));
     let design = s.design;
     let mut main = pairs_from(&records, false, &primary);
@@ -323,12 +313,12 @@ pub fn run_ab(
         }
         let k = main.len();
         if st.pair(exec, s, k, false)? {
-            records = crate::record::read(&st.writer.path).map_err(std::io::Error::other)?;
+            records = crate::record::read(&st.writer.path)?;
             main = pairs_from(&records, false, &primary);
             if main.len() <= k {
-                return Err(AbError::Io(std::io::Error::other(
-                    "a completed pair did not appear in the samples file",
-                )));
+                return Err(Error::LostPair {
+                    path: st.writer.path.clone(),
+                });
             }
             progress(&format!("pair {} (max {})", main.len(), design.max_pairs));
         }

@@ -3,7 +3,7 @@
 
 use kernelab_runner::metric::{MetricSpec, Source};
 use kernelab_runner::record::{read, Record, Slot, Writer};
-use kernelab_runner::{run_ab, AbError, AbSettings, Executor, RunOutcome};
+use kernelab_runner::{run_ab, AbSettings, Error, Executor, RunOutcome};
 use kernelab_stats::{Design, Order, StopRule, Verdict};
 
 /// Baseline prints 100, candidate 103 (A/A: 100); fails on the runs listed in `fail`.
@@ -110,7 +110,7 @@ fn failures_are_recorded_and_limited() {
         fail: (10..100).collect(),
     };
     match run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}) {
-        Err(AbError::TooManyFailures {
+        Err(Error::TooManyFailures {
             failures: 4,
             limit: 3,
             ..

@@ -1,53 +1,114 @@
 //! Errors of the tensor readers.
 
-use std::fmt;
-use std::path::{Path, PathBuf};
+use kernelab_model::Location;
+use std::path::Path;
 
-/// A tensor-file error, naming the file and the byte offset.
-#[derive(Debug)]
-pub struct Error {
-    /// The file.
-    pub path: PathBuf,
-    /// Byte offset, when known.
-    pub offset: Option<u64>,
-    /// What was expected, or what failed.
-    pub message: String,
+/// A tensor-file error, naming the file and, where known, the byte offset or manifest line.
+///
+/// The cause of an [`Error::Io`] is its [`source`](std::error::Error::source), not part of its
+/// message: print the chain (`{:#}` of an `anyhow::Error`) to show both.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be read.
+    #[error("{location}: cannot read")]
+    Io {
+        /// The file.
+        location: Location,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bytes are not what the reader expected.
+    #[error("{location}: expected {expected}")]
+    Format {
+        /// The file and byte offset.
+        location: Location,
+        /// What was expected.
+        expected: String,
+    },
+    /// The file holds less data than its header promises.
+    #[error("{location}: the file is truncated: the header promises {want} bytes of data here, {have} are present")]
+    Truncated {
+        /// The file and the offset of the data.
+        location: Location,
+        /// Bytes the header promises.
+        want: usize,
+        /// Bytes present.
+        have: usize,
+    },
+    /// A sweep manifest is not TOML of the expected shape.
+    #[error("{location}: {message}")]
+    Manifest {
+        /// The manifest and line.
+        location: Location,
+        /// What the TOML parser said.
+        message: String,
+    },
 }
 
 impl Error {
-    pub(crate) fn io(path: &Path, e: std::io::Error) -> Self {
-        Error {
-            path: path.to_path_buf(),
-            offset: None,
-            message: e.to_string(),
+    /// Where it happened.
+    pub fn location(&self) -> &Location {
+        match self {
+            Error::Io { location, .. }
+            | Error::Format { location, .. }
+            | Error::Truncated { location, .. }
+            | Error::Manifest { location, .. } => location,
+        }
+    }
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io {
+            location: Location::default().with_path(path),
+            source,
         }
     }
     pub(crate) fn format(path: &Path, offset: u64, expected: impl Into<String>) -> Self {
-        Error {
-            path: path.to_path_buf(),
-            offset: Some(offset),
-            message: format!("expected {}", expected.into()),
+        Error::Format {
+            location: Location::byte(offset).with_path(path),
+            expected: expected.into(),
         }
     }
     pub(crate) fn truncated(path: &Path, offset: u64, want: usize, have: usize) -> Self {
-        Error {
-            path: path.to_path_buf(),
-            offset: Some(offset),
-            message: format!("the file is truncated: the header promises {want} bytes of data here, {have} are present"),
+        Error::Truncated {
+            location: Location::byte(offset).with_path(path),
+            want,
+            have,
         }
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.offset {
-            Some(o) => write!(f, "{}: byte {o}: {}", self.path.display(), self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
+/// An error and its causes in one line, `a: b: c` (as `anyhow` prints them with `{:#}`).
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        next = cause.source();
     }
+    out
 }
-
-impl std::error::Error for Error {}
 
 /// Shorthand.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_file_and_offset_and_keep_the_cause_apart() {
+        let e = Error::format(Path::new("a.npy"), 8, "a 4-byte npy header length");
+        assert_eq!(
+            e.to_string(),
+            "a.npy: byte 8: expected a 4-byte npy header length"
+        );
+        let io = Error::io(
+            Path::new("b.npy"),
+            std::io::Error::new(std::io::ErrorKind::NotFound, "gone"),
+        );
+        assert_eq!(io.to_string(), "b.npy: cannot read");
+        assert_eq!(chain(&io), "b.npy: cannot read: gone");
+    }
+}

@@ -5,8 +5,9 @@ use crate::compare::{
     bitwise, close, content_hash, finite, BitwiseOptions, BitwiseReport, CloseReport, FiniteReport,
     Tolerance,
 };
-use crate::error::{Error, Result};
+use crate::error::{chain, Error, Result};
 use crate::file::{open, ReadSpec, Tensor, TensorFile};
+use kernelab_model::Location;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -363,10 +364,9 @@ pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
             .span()
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
             .unwrap_or(1);
-        Error {
-            path: manifest_path.to_path_buf(),
-            offset: None,
-            message: format!("line {line}: {}", e.message()),
+        Error::Manifest {
+            location: Location::line(line as u64).with_path(manifest_path),
+            message: e.message().to_string(),
         }
     })?;
     let dir = manifest_path.parent().unwrap_or(Path::new("."));
@@ -386,7 +386,7 @@ pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
         let mut load = |p: &Path| match open(&dir.join(p), &spec) {
             Ok(f) => Some(f),
             Err(e) => {
-                errors.push(e.to_string());
+                errors.push(chain(&e));
                 None
             }
         };

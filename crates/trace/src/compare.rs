@@ -1,7 +1,8 @@
 //! Comparing a baseline and a candidate: per-family deltas, whole-trace figures side by side,
 //! and an honest noise statement from repeated runs or unchanged control families.
 
-use crate::rank::{rank, RankError, RankOptions, Ranking};
+use crate::error::Result;
+use crate::rank::{rank, RankOptions, Ranking};
 use kernelab_model::Profile;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -147,7 +148,7 @@ fn side(rankings: &[Ranking], family: &str) -> Side {
     }
 }
 
-fn rank_all(profiles: &[Profile], options: &RankOptions) -> Result<Vec<Ranking>, RankError> {
+fn rank_all(profiles: &[Profile], options: &RankOptions) -> Result<Vec<Ranking>> {
     let all = RankOptions {
         top: usize::MAX,
         ..options.clone()
@@ -187,11 +188,7 @@ fn status(
 }
 
 /// Compares baseline runs with candidate runs (each profile is one run).
-pub fn compare(
-    base: &[Profile],
-    cand: &[Profile],
-    options: &CompareOptions,
-) -> Result<Comparison, RankError> {
+pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> Result<Comparison> {
     let rb = rank_all(base, &options.rank)?;
     let rc = rank_all(cand, &options.rank)?;
     let families: BTreeSet<String> = rb

@@ -1,7 +1,9 @@
 //! Format detection from content, never from the file name.
 
+use crate::error::{Error, ErrorKind, Result};
 use crate::input::SQLITE_MAGIC;
 use crate::rocprof::{classify_header, CsvKind};
+use kernelab_model::Location;
 
 /// An input format kernelab recognizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,16 +55,16 @@ pub fn csv_header(head: &[u8]) -> Option<Vec<String>> {
     )
 }
 
-/// Detects the format of decompressed content from its first bytes. On failure returns a
-/// description of what was seen.
-pub fn detect(head: &[u8]) -> Result<Format, String> {
+/// Detects the format of decompressed content from its first bytes. On failure the error
+/// ([`ErrorKind::UnknownFormat`], at byte 0) describes what was seen.
+pub fn detect(head: &[u8]) -> Result<Format> {
     if head.starts_with(SQLITE_MAGIC) {
         return Ok(Format::Sqlite);
     }
     let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first = text.iter().copied().find(|c| !c.is_ascii_whitespace());
     match first {
-        None => return Err("only whitespace".into()),
+        None => return Err(unknown("only whitespace".into())),
         Some(b'{') | Some(b'[') => return Ok(Format::Kineto),
         _ => {}
     }
@@ -79,17 +81,21 @@ pub fn detect(head: &[u8]) -> Result<Format, String> {
                 return Ok(Format::NsysStatsCsv);
             }
             let shown: Vec<&str> = cols.iter().take(8).map(String::as_str).collect();
-            return Err(format!(
+            return Err(unknown(format!(
                 "CSV header [{}{}] is not one kernelab reads (expected a rocprofv3 kernel_trace.csv with Kernel_Name and Start_Timestamp, a kernel_stats.csv or results.stats.csv with Name, Calls, TotalDurationNs)",
                 shown.join(", "),
                 if cols.len() > 8 { ", …" } else { "" }
-            ));
+            )));
         }
     }
     let shown = String::from_utf8_lossy(&text[..text.len().min(32)]).into_owned();
-    Err(format!(
+    Err(unknown(format!(
         "starts with {shown:?}; expected Kineto JSON (`{{` or `[`), gzip, a SQLite database or a rocprof CSV header"
-    ))
+    )))
+}
+
+fn unknown(detail: String) -> Error {
+    Error::new(Location::byte(0), ErrorKind::UnknownFormat { detail })
 }
 
 #[cfg(test)]
@@ -98,20 +104,27 @@ mod tests {
 
     #[test]
     fn detects_by_content() {
-        assert_eq!(detect(b"  {\"traceEvents\": []}"), Ok(Format::Kineto));
-        assert_eq!(detect(b"SQLite format 3\0rest"), Ok(Format::Sqlite));
         assert_eq!(
-            detect(b"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\"\n"),
-            Ok(Format::RocprofCsv(CsvKind::LegacyStats))
+            detect(b"  {\"traceEvents\": []}").ok(),
+            Some(Format::Kineto)
+        );
+        assert_eq!(detect(b"SQLite format 3\0rest").ok(), Some(Format::Sqlite));
+        assert_eq!(
+            detect(b"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\"\n").ok(),
+            Some(Format::RocprofCsv(CsvKind::LegacyStats))
         );
         assert_eq!(
             detect(
                 b"\"Kind\",\"Agent_Id\",\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n"
-            ),
-            Ok(Format::RocprofCsv(CsvKind::KernelTrace))
+            )
+            .ok(),
+            Some(Format::RocprofCsv(CsvKind::KernelTrace))
         );
-        let err = detect(b"a,b,c\n1,2,3\n").expect_err("unknown");
-        assert!(err.contains("CSV header [a, b, c]"), "{err}");
+        let err = detect(b"a,b,c\n1,2,3\n").expect_err("unknown").to_string();
+        assert!(
+            err.starts_with("byte 0: unknown format: CSV header [a, b, c]"),
+            "{err}"
+        );
         assert!(detect(b"hello world").is_err());
     }
 }

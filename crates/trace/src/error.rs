@@ -4,13 +4,16 @@ use kernelab_model::Location;
 use std::fmt;
 use std::path::Path;
 
-/// What went wrong.
-#[derive(Debug)]
+/// What went wrong. The cause of [`ErrorKind::Io`] is its source, not part of its message:
+/// print the chain (`{:#}` of an `anyhow::Error`) to show both.
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
     /// Reading the file failed.
-    Io(std::io::Error),
+    #[error("cannot read")]
+    Io(#[source] std::io::Error),
     /// The input does not have the expected shape.
+    #[error("expected {expected}, found {found}")]
     Syntax {
         /// What the reader expected.
         expected: String,
@@ -18,26 +21,43 @@ pub enum ErrorKind {
         found: String,
     },
     /// The input ended early.
+    #[error("input ends early: expected {expected}")]
     Truncated {
         /// What the reader still expected.
         expected: String,
     },
     /// The file is empty.
+    #[error("the file is empty: expected a profile (Kineto JSON, rocprofv3 CSV or SQLite, rocprof stats CSV)")]
     Empty,
     /// The path is a directory.
+    #[error(
+        "is a directory: expected a file (give the kernel_trace.csv or *_results.db inside it)"
+    )]
     IsDirectory,
     /// The content is not a format kernelab reads.
+    #[error("unknown format: {detail}")]
     UnknownFormat {
         /// What was seen, and what is accepted.
         detail: String,
     },
     /// A recognized format whose reader is not available.
+    #[error("{detail}")]
     Unsupported {
         /// Which format, and what to do instead.
         detail: String,
     },
     /// A SQLite database could not be queried.
+    #[error("SQLite: {0}")]
     Sqlite(String),
+    /// A setting given by the caller (such as a time range) is not valid.
+    #[error("{detail}")]
+    Argument {
+        /// What was given, and what is expected.
+        detail: String,
+    },
+    /// Per-dispatch and aggregate-only inputs were mixed in one ranking.
+    #[error("cannot combine per-dispatch traces with aggregate-only stats files in one ranking (give one kind)")]
+    MixedInputs,
 }
 
 /// A reader error with its location (boxed, so results stay small).
@@ -81,6 +101,15 @@ impl Error {
             },
         )
     }
+    /// A caller setting that is not valid (no input location).
+    pub(crate) fn argument(detail: impl Into<String>) -> Self {
+        Error::new(
+            Location::default(),
+            ErrorKind::Argument {
+                detail: detail.into(),
+            },
+        )
+    }
     /// Attaches the file path (kept if one is set).
     pub fn with_path(mut self, path: &Path) -> Self {
         self.inner.location = std::mem::take(&mut self.inner.location).with_path(path);
@@ -88,33 +117,19 @@ impl Error {
     }
 }
 
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ErrorKind::Io(e) => write!(f, "{e}"),
-            ErrorKind::Syntax { expected, found } => write!(f, "expected {expected}, found {found}"),
-            ErrorKind::Truncated { expected } => write!(f, "input ends early: expected {expected}"),
-            ErrorKind::Empty => write!(f, "the file is empty: expected a profile (Kineto JSON, rocprofv3 CSV or SQLite, rocprof stats CSV)"),
-            ErrorKind::IsDirectory => write!(f, "is a directory: expected a file (give the kernel_trace.csv or *_results.db inside it)"),
-            ErrorKind::UnknownFormat { detail } => write!(f, "unknown format: {detail}"),
-            ErrorKind::Unsupported { detail } => write!(f, "{detail}"),
-            ErrorKind::Sqlite(m) => write!(f, "SQLite: {m}"),
-        }
-    }
-}
-
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.inner.location, self.inner.kind)
+        if self.inner.location == Location::default() {
+            write!(f, "{}", self.inner.kind)
+        } else {
+            write!(f, "{}: {}", self.inner.location, self.inner.kind)
+        }
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.inner.kind {
-            ErrorKind::Io(e) => Some(e),
-            _ => None,
-        }
+        std::error::Error::source(&self.inner.kind)
     }
 }
 

@@ -33,8 +33,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use rank::{
-    parse_time_range, rank, Filters, KernelRow, Outlier, PhaseRow, RankError, RankOptions, Ranking,
-    Summary, TimeRange, ValueRange,
+    parse_time_range, rank, Filters, KernelRow, Outlier, PhaseRow, RankOptions, Ranking, Summary,
+    TimeRange, ValueRange,
 };
 pub use rocprof::CsvKind;
 
@@ -69,8 +69,7 @@ fn read_file_inner(
     progress: &dyn Progress,
 ) -> Result<()> {
     let opened = input::open(path)?;
-    let format = detect(&opened.head)
-        .map_err(|detail| Error::new(Location::byte(0), ErrorKind::UnknownFormat { detail }))?;
+    let format = detect(&opened.head)?;
     let mut source = SourceInfo {
         path: path.to_path_buf(),
         format: format.name().to_string(),
@@ -172,8 +171,7 @@ fn read_stream(
 
 /// Reads an in-memory input (not SQLite) into a new profile.
 pub fn read_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Profile> {
-    let format = detect(bytes)
-        .map_err(|detail| Error::new(Location::byte(0), ErrorKind::UnknownFormat { detail }))?;
+    let format = detect(bytes)?;
     let mut profile = Profile::default();
     let mut source = SourceInfo {
         format: format.name().to_string(),

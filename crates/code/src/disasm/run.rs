@@ -3,6 +3,7 @@
 //! for cubins.
 
 use crate::error::{Error, Result};
+use kernelab_model::Location;
 use std::path::Path;
 use std::process::Command;
 
@@ -53,9 +54,9 @@ pub fn disassemble(path: &Path, arch: &str) -> Result<Option<Disassembly>> {
             .args(&args)
             .arg(path)
             .output()
-            .map_err(|e| Error::Tool(format!("{tool}: {e}")))?;
+            .map_err(|e| tool_error(format!("{tool}: {e}")))?;
         if !out.status.success() {
-            return Err(Error::Tool(format!(
+            return Err(tool_error(format!(
                 "{tool} {} {} failed: {}",
                 args.join(" "),
                 path.display(),
@@ -71,4 +72,11 @@ pub fn disassemble(path: &Path, arch: &str) -> Result<Option<Disassembly>> {
         }));
     }
     Ok(None)
+}
+
+fn tool_error(message: String) -> Error {
+    Error::Tool {
+        location: Location::default(),
+        message,
+    }
 }

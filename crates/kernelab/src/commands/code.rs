@@ -21,7 +21,7 @@ pub fn run(cmd: CodeCommand) -> Result<ExitStatus> {
 }
 
 fn load(path: &Path, disassemble: bool) -> Result<Vec<CodeObject>> {
-    load_file(path, &LoadOptions { disassemble }).map_err(|e| anyhow!("{}: {e}", path.display()))
+    Ok(load_file(path, &LoadOptions { disassemble })?)
 }
 
 fn emit<T: Serialize, R: Serialize>(
@@ -217,8 +217,8 @@ fn build(
         let objects = match load_file(&path, &LoadOptions { disassemble }) {
             Ok(o) => o,
             // Files that are not code objects (logs, JSON metadata) are skipped.
-            Err(kernelab_code::Error::Unknown(_)) => continue,
-            Err(e) => bail!("{}: {e}", path.display()),
+            Err(kernelab_code::Error::Unknown { .. }) => continue,
+            Err(e) => return Err(e.into()),
         };
         if out
             .insert(k.clone(), (path.display().to_string(), objects))

@@ -3,7 +3,7 @@
 use crate::cli::{FormatArg, KernelCommand, KernelRunArgs};
 use crate::output;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use kernelab_launcher::plan::plan;
 use kernelab_launcher::{self, Spec};
 use kernelab_model::Document;
@@ -20,7 +20,7 @@ pub fn run(cmd: KernelCommand) -> Result<ExitStatus> {
 }
 
 fn dry_run(a: &KernelRunArgs, spec: &Spec) -> Result<ExitStatus> {
-    let p = plan(spec).map_err(|e| anyhow!("{}: {e}", a.spec.display()))?;
+    let p = plan(spec)?;
     let title = format!("{}: both builds resolved (no GPU opened)", a.spec.display());
     let text = match output::sections_text(&a.output, |_| kernel_plan_sections(&p, &title)) {
         Some(t) => t,
@@ -53,7 +53,7 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
             .map(|d| d.join("kernel-samples.jsonl"))
             .unwrap_or_else(|| PathBuf::from("kernel-samples.jsonl"))
     });
-    let mut gpu = kernelab_launcher::open(&spec).map_err(|e| anyhow!("{e}"))?;
+    let mut gpu = kernelab_launcher::open(&spec)?;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -70,14 +70,17 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
         &spec,
         &mut |s| {
             let line = serde_json::json!({"spec": spec_name, "sample": s});
-            writeln!(w, "{line}").map_err(|e| format!("{}: {e}", samples_path.display()))
+            writeln!(w, "{line}").map_err(|source| kernelab_launcher::Error::Write {
+                path: samples_path.clone(),
+                source,
+            })
         },
         &mut |done, _| bar.set_position(done as u64),
     );
     bar.finish_and_clear();
     w.flush()
         .with_context(|| samples_path.display().to_string())?;
-    let r = result.map_err(|e| anyhow!("{e}"))?;
+    let r = result?;
     let pass = r.gates_passed();
     let doc = Document::new(
         "kernel_run",

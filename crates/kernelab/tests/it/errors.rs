@@ -113,3 +113,29 @@ fn bad_options_exit_2() {
         .stderr(predicate::str::contains("invalid regular expression"));
     kernelab().args(["profile"]).assert().code(2);
 }
+
+#[test]
+fn a_cause_is_printed_once() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let missing = dir.path().join("missing.bin");
+    for cmd in [
+        &["profile"][..],
+        &["code", "show"],
+        &["check", "finite"],
+        &["kernel", "run"],
+        &["ab", "--resume"],
+    ] {
+        let out = kernelab().args(cmd).arg(&missing).output().expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&missing.display().to_string()),
+            "{cmd:?} names the file: {err}"
+        );
+        assert_eq!(
+            err.matches("No such file").count(),
+            1,
+            "{cmd:?} prints the cause once: {err}"
+        );
+    }
+}

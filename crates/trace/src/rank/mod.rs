@@ -7,7 +7,10 @@ mod timeline;
 
 pub use rows::{KernelRow, ValueRange};
 
-use kernelab_model::{FamilyRules, Grouping, KernelDispatch, NameId, Profile, TransferKind};
+use crate::error::{Error, ErrorKind, Result};
+use kernelab_model::{
+    FamilyRules, Grouping, KernelDispatch, Location, NameId, Profile, TransferKind,
+};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -22,11 +25,11 @@ pub struct TimeRange {
 }
 
 /// Parses `START:END` with units `ns`, `us`, `ms` (the default) or `s`; either side may be empty.
-pub fn parse_time_range(text: &str) -> Result<TimeRange, String> {
+pub fn parse_time_range(text: &str) -> Result<TimeRange> {
     let (a, b) = text
         .split_once(':')
-        .ok_or_else(|| format!("{text:?}: expected START:END, e.g. 10ms:250ms"))?;
-    let one = |s: &str| -> Result<Option<i64>, String> {
+        .ok_or_else(|| Error::argument(format!("{text:?}: expected START:END, e.g. 10ms:250ms")))?;
+    let one = |s: &str| -> Result<Option<i64>> {
         let s = s.trim();
         if s.is_empty() {
             return Ok(None);
@@ -44,12 +47,18 @@ pub fn parse_time_range(text: &str) -> Result<TimeRange, String> {
         };
         kernelab_model::parse_scaled_decimal(num, scale)
             .map(Some)
-            .ok_or_else(|| format!("{s:?}: expected a time such as 250ms, 1.5s, 300us or 1000ns"))
+            .ok_or_else(|| {
+                Error::argument(format!(
+                    "{s:?}: expected a time such as 250ms, 1.5s, 300us or 1000ns"
+                ))
+            })
     };
     let start_ns = one(a)?.unwrap_or(0);
     let end_ns = one(b)?;
     if end_ns.is_some_and(|e| e <= start_ns) {
-        return Err(format!("{text:?}: the end must be after the start"));
+        return Err(Error::argument(format!(
+            "{text:?}: the end must be after the start"
+        )));
     }
     Ok(TimeRange { start_ns, end_ns })
 }
@@ -193,31 +202,10 @@ pub struct Ranking {
     pub notes: Vec<String>,
 }
 
-/// Why a profile cannot be ranked.
-#[derive(Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RankError {
-    /// Per-dispatch and aggregate-only inputs were mixed.
-    MixedInputs,
-}
-
-impl std::fmt::Display for RankError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RankError::MixedInputs => write!(
-                f,
-                "cannot combine per-dispatch traces with aggregate-only stats files in one ranking (give one kind)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for RankError {}
-
 /// Ranks the profile's kernel time.
-pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking, RankError> {
+pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
     if profile.has_dispatches() && !profile.aggregates.is_empty() {
-        return Err(RankError::MixedInputs);
+        return Err(Error::new(Location::default(), ErrorKind::MixedInputs));
     }
     let mut keys: HashMap<NameId, String> = HashMap::new();
     let mut key_of = |id: NameId| -> String {
@@ -419,34 +407,38 @@ mod tests {
     #[test]
     fn time_ranges_parse_with_units() {
         assert_eq!(
-            parse_time_range("10ms:250ms"),
-            Ok(TimeRange {
+            parse_time_range("10ms:250ms").ok(),
+            Some(TimeRange {
                 start_ns: 10_000_000,
                 end_ns: Some(250_000_000)
             })
         );
         assert_eq!(
-            parse_time_range("1.5s:"),
-            Ok(TimeRange {
+            parse_time_range("1.5s:").ok(),
+            Some(TimeRange {
                 start_ns: 1_500_000_000,
                 end_ns: None
             })
         );
         assert_eq!(
-            parse_time_range(":300us"),
-            Ok(TimeRange {
+            parse_time_range(":300us").ok(),
+            Some(TimeRange {
                 start_ns: 0,
                 end_ns: Some(300_000)
             })
         );
         assert_eq!(
-            parse_time_range("5:7"),
-            Ok(TimeRange {
+            parse_time_range("5:7").ok(),
+            Some(TimeRange {
                 start_ns: 5_000_000,
                 end_ns: Some(7_000_000)
             })
         );
-        assert!(parse_time_range("7ms:5ms").is_err());
+        let e = parse_time_range("7ms:5ms").expect_err("end before start");
+        assert_eq!(
+            e.to_string(),
+            "\"7ms:5ms\": the end must be after the start"
+        );
         assert!(parse_time_range("10ms").is_err());
         assert!(parse_time_range("xms:").is_err());
     }
