@@ -7,6 +7,7 @@ mod check;
 mod code;
 mod compare;
 mod errors;
+mod golden;
 mod kernel;
 mod nvidia;
 mod oracle;
