@@ -43,6 +43,22 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// Two files of a build have the same key.
+    #[error("{first} and {second} both have the key {key:?}; give --key a pattern that tells them apart")]
+    DuplicateKey {
+        /// The key.
+        key: String,
+        /// The first file.
+        first: String,
+        /// The second file.
+        second: String,
+    },
+    /// A build folder is not a folder.
+    #[error("{}: not a directory; expected a build tree", path.display())]
+    NotADirectory {
+        /// The path given.
+        path: PathBuf,
+    },
     /// The temporary copy of a code object for the disassembler could not be written.
     #[error("{}: cannot write the disassembler's input", path.display())]
     TempFile {

@@ -9,6 +9,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod build;
 pub mod classes;
 mod codeobj;
 pub mod cubin;
@@ -20,6 +21,7 @@ pub mod hsaco;
 mod load;
 pub mod offload_bundle;
 
+pub use build::{files_below, load_build};
 pub use codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};
 pub use diff::{
     diff, kernel_diff, matrix, Build, ChangeRow, KernelDiff, Matrix, MatrixPair, ObjectDiff,

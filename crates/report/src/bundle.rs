@@ -2,53 +2,10 @@
 //! with its provenance. Records are written atomically and never replace an existing one.
 
 use crate::documents::Evidence;
+use crate::Error;
 use kernelab_model::{Provenance, SCHEMA_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// Why a bundle could not be read. Every variant names the file.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BundleError {
-    /// The folder or a record could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// The folder or record file.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// A file is not a kernelab record.
-    #[error("{path}: line {line}: expected {expected} ({message})")]
-    Malformed {
-        /// The record file.
-        path: PathBuf,
-        /// 1-based line of the problem.
-        line: usize,
-        /// What was expected.
-        expected: String,
-        /// The parser's words.
-        message: String,
-    },
-    /// The record's result lacks a field its kind needs, or holds a value of the wrong type.
-    #[error("{path}: `result`: expected a `{kind}` result ({message})")]
-    Result {
-        /// The record file.
-        path: PathBuf,
-        /// The record's kind.
-        kind: String,
-        /// The parser's words (names the field).
-        message: String,
-    },
-    /// The record was written with another layout version.
-    #[error("{path}: record schema_version {found}; this kernelab reads schema_version {SCHEMA_VERSION} (re-record it with this kernelab)")]
-    Version {
-        /// The record file.
-        path: PathBuf,
-        /// Its version.
-        found: u32,
-    },
-}
 
 /// A record read back: its file, the record and its typed result.
 #[derive(Clone, Debug)]
@@ -117,10 +74,10 @@ pub fn write(dir: &Path, record: &Record) -> std::io::Result<PathBuf> {
 /// Reads every record of a bundle, in record order, each result into the type its kind names.
 /// Files that are not records, records of another layout version and results that lack a field
 /// are errors naming the file.
-pub fn read(dir: &Path) -> Result<Vec<Entry>, BundleError> {
+pub fn read(dir: &Path) -> Result<Vec<Entry>, Error> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| BundleError::Io { path, source }
+        move |source| Error::Io { path, source }
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io(dir))?
@@ -136,21 +93,21 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, BundleError> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(io(&f))?;
-        let record: Record = serde_json::from_str(&text).map_err(|e| BundleError::Malformed {
+        let record: Record = serde_json::from_str(&text).map_err(|e| Error::Malformed {
             path: f.clone(),
             line: e.line(),
             expected: "a kernelab record".into(),
             message: e.to_string(),
         })?;
         if record.schema_version != SCHEMA_VERSION {
-            return Err(BundleError::Version {
+            return Err(Error::Version {
                 path: f,
                 found: record.schema_version,
             });
         }
         let evidence = match Evidence::read(&record.kind, &record.result) {
             None => {
-                return Err(BundleError::Result {
+                return Err(Error::Result {
                     path: f.clone(),
                     kind: record.kind.clone(),
                     message: "a record kind this kernelab does not know".into(),
@@ -158,7 +115,7 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, BundleError> {
             }
             Some(Ok(e)) => e,
             Some(Err(e)) => {
-                return Err(BundleError::Result {
+                return Err(Error::Result {
                     path: f.clone(),
                     kind: record.kind.clone(),
                     message: e.to_string(),

@@ -190,7 +190,7 @@ struct CompareCsvRow<'a> {
 }
 
 /// The CSV of a comparison.
-pub fn compare_csv(c: &Comparison) -> Result<String, String> {
+pub fn compare_csv(c: &Comparison) -> crate::Result<String> {
     let rows: Vec<CompareCsvRow<'_>> = c
         .families
         .iter()

@@ -72,11 +72,11 @@ pub fn metrics_tables(
 }
 
 /// A flat CSV of the chosen metrics (numbers in base units; empty when unavailable).
-pub fn metrics_csv(launches: &[LaunchMetrics], columns: &[String]) -> Result<String, String> {
+pub fn metrics_csv(launches: &[LaunchMetrics], columns: &[String]) -> crate::Result<String> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut header = vec!["id".to_string(), "kernel".to_string()];
     header.extend(columns.iter().cloned());
-    w.write_record(&header).map_err(|e| e.to_string())?;
+    w.write_record(&header)?;
     for l in launches {
         let mut rec = vec![l.id.clone(), l.kernel.clone()];
         for c in columns {
@@ -86,7 +86,7 @@ pub fn metrics_csv(launches: &[LaunchMetrics], columns: &[String]) -> Result<Str
                 None => String::new(),
             });
         }
-        w.write_record(&rec).map_err(|e| e.to_string())?;
+        w.write_record(&rec)?;
     }
-    String::from_utf8(w.into_inner().map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+    crate::render::csv_finish(w)
 }

@@ -392,7 +392,7 @@ impl<'a> From<&'a KernelRow> for CsvRow<'a> {
 }
 
 /// The CSV text of a ranking: every row, then the "other" row (rank 0).
-pub fn profile_csv(ranking: &Ranking) -> Result<String, String> {
+pub fn profile_csv(ranking: &Ranking) -> crate::Result<String> {
     let rows: Vec<CsvRow<'_>> = ranking
         .rows
         .iter()

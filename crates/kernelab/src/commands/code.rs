@@ -3,8 +3,8 @@
 use crate::cli::{CodeCommand, CodeDiffArgs, CodeMatrixArgs, CodeShowArgs, FormatArg, OutputArgs};
 use crate::output;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Context, Result};
-use kernelab_code::{diff, load_file, matrix, Build, CodeObject, LoadOptions};
+use anyhow::{anyhow, bail, Result};
+use kernelab_code::{diff, load_build, load_file, matrix, CodeObject, LoadOptions};
 use kernelab_model::Document;
 use kernelab_report::{code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, Section};
 use regex::Regex;
@@ -37,7 +37,7 @@ fn emit<T: Serialize, R: Serialize>(
     let text = match output::sections_text(out, sections) {
         Some(t) => t,
         None if out.format == FormatArg::Json => output::json(&doc)?,
-        None => csv_rows(&csv()).map_err(|e| anyhow!("writing CSV: {e}"))?,
+        None => csv_rows(&csv())?,
     };
     output::write(out, &text)
 }
@@ -160,76 +160,6 @@ fn diff_cmd(a: CodeDiffArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// Every regular file below `dir`, sorted.
-fn files_below(dir: &Path) -> Result<Vec<PathBuf>> {
-    if !dir.is_dir() {
-        bail!("{}: not a directory", dir.display());
-    }
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).with_context(|| d.display().to_string())? {
-            let p = e?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-fn build(
-    dir: Option<&Path>,
-    files: &[PathBuf],
-    key: Option<&Regex>,
-    disassemble: bool,
-) -> Result<Build> {
-    let listed = match dir {
-        Some(d) => files_below(d)?
-            .into_iter()
-            .map(|p| {
-                (
-                    p.strip_prefix(d)
-                        .map(Path::to_path_buf)
-                        .unwrap_or_else(|_| p.clone()),
-                    p,
-                )
-            })
-            .collect(),
-        None => files
-            .iter()
-            .map(|p| (PathBuf::from(p.file_name().unwrap_or_default()), p.clone()))
-            .collect::<Vec<_>>(),
-    };
-    let mut out = Build::new();
-    for (rel, path) in listed {
-        let rel = rel.display().to_string();
-        let k = match key {
-            Some(re) => match re.captures(&rel).and_then(|c| c.get(1).or(c.get(0))) {
-                Some(m) => m.as_str().to_string(),
-                None => continue,
-            },
-            None => rel.clone(),
-        };
-        let objects = match load_file(&path, &LoadOptions { disassemble }) {
-            Ok(o) => o,
-            // Files that are not code objects (logs, JSON metadata) are skipped.
-            Err(kernelab_code::Error::Unknown { .. }) => continue,
-            Err(e) => return Err(e.into()),
-        };
-        if out
-            .insert(k.clone(), (path.display().to_string(), objects))
-            .is_some()
-        {
-            bail!("two files have the key {k:?}; give --key a pattern that tells them apart");
-        }
-    }
-    Ok(out)
-}
-
 #[derive(Serialize)]
 struct MatrixCsv<'a> {
     key: &'a str,
@@ -247,8 +177,11 @@ fn matrix_cmd(a: CodeMatrixArgs) -> Result<ExitStatus> {
         .map(Regex::new)
         .transpose()
         .map_err(|e| anyhow!("--key: {e}"))?;
-    let base = build(a.base_dir.as_deref(), &a.base, key.as_ref(), a.disassemble)?;
-    let cand = build(a.cand_dir.as_deref(), &a.cand, key.as_ref(), a.disassemble)?;
+    let opts = LoadOptions {
+        disassemble: a.disassemble,
+    };
+    let base = load_build(a.base_dir.as_deref(), &a.base, key.as_ref(), &opts)?;
+    let cand = load_build(a.cand_dir.as_deref(), &a.cand, key.as_ref(), &opts)?;
     if base.is_empty() || cand.is_empty() {
         bail!(
             "no code objects found in the {} build",

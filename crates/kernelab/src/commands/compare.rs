@@ -5,7 +5,7 @@ use crate::output;
 use crate::progress::BarProgress;
 use crate::settings::rank_options;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use kernelab_model::{Document, Profile};
 use kernelab_report::documents::CompareBody;
 use kernelab_report::{compare_csv, compare_tables, input_docs, render, OutputFormat};
@@ -86,7 +86,7 @@ pub fn run(args: CompareArgs) -> Result<ExitStatus> {
             None,
         ),
         FormatArg::Json => output::json(&doc)?,
-        FormatArg::Csv => compare_csv(comparison).map_err(|e| anyhow!("writing CSV: {e}"))?,
+        FormatArg::Csv => compare_csv(comparison)?,
     };
     output::write(&args.output, &text)?;
     Ok(ExitStatus::Success)

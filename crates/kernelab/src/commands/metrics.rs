@@ -4,7 +4,7 @@ use crate::cli::{FormatArg, MetricsArgs};
 use crate::output;
 use crate::progress::BarProgress;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use kernelab_model::{Document, Profile};
 use kernelab_report::documents::MetricsBody;
 use kernelab_report::{metric_columns, metrics_csv, metrics_tables, render, OutputFormat};
@@ -52,9 +52,7 @@ pub fn run(args: MetricsArgs) -> Result<ExitStatus> {
             None,
         ),
         FormatArg::Json => output::json(&doc)?,
-        FormatArg::Csv => {
-            metrics_csv(launches, &columns).map_err(|e| anyhow!("writing CSV: {e}"))?
-        }
+        FormatArg::Csv => metrics_csv(launches, &columns)?,
     };
     output::write(&args.output, &text)?;
     Ok(ExitStatus::Success)

@@ -5,7 +5,7 @@ use crate::output;
 use crate::progress::BarProgress;
 use crate::settings::rank_options;
 use crate::ExitStatus;
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use kernelab_model::{Grouping, Profile};
 use kernelab_report::{profile_csv, profile_document, profile_tables, render, OutputFormat};
 use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
@@ -49,7 +49,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitStatus> {
             None,
         ),
         FormatArg::Json => output::json(&doc)?,
-        FormatArg::Csv => profile_csv(&ranking).map_err(|e| anyhow!("writing CSV: {e}"))?,
+        FormatArg::Csv => profile_csv(&ranking)?,
     };
     output::write(&args.output, &text)?;
     Ok(ExitStatus::Success)

@@ -3,11 +3,18 @@
 use serde::Serialize;
 
 /// Writes `rows` as CSV with a header row derived from the row type's field names.
-pub fn csv_rows<T: Serialize>(rows: &[T]) -> Result<String, String> {
+pub fn csv_rows<T: Serialize>(rows: &[T]) -> crate::Result<String> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.serialize(r).map_err(|e| e.to_string())?;
+        w.serialize(r)?;
     }
-    let bytes = w.into_inner().map_err(|e| e.to_string())?;
-    String::from_utf8(bytes).map_err(|e| e.to_string())
+    finish(w)
+}
+
+/// The text of a finished CSV writer.
+pub(crate) fn finish(w: ::csv::Writer<Vec<u8>>) -> crate::Result<String> {
+    let bytes = w
+        .into_inner()
+        .map_err(|e| ::csv::Error::from(e.into_error()))?;
+    Ok(String::from_utf8(bytes)?)
 }

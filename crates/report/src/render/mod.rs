@@ -9,6 +9,7 @@ mod terminal;
 use crate::table::Section;
 
 pub use self::csv::csv_rows;
+pub(crate) use self::csv::finish as csv_finish;
 pub use self::evidence_md::markdown as evidence_markdown;
 pub use self::html::html as evidence_html;
 
