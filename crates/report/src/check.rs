@@ -291,12 +291,7 @@ pub fn sweep_tables(s: &SweepReport) -> Vec<Section> {
         let fin = if c.finite.is_empty() {
             None
         } else {
-            let nan: u64 = c.finite.iter().map(|f| f.report.nan).sum();
-            let inf: u64 = c
-                .finite
-                .iter()
-                .map(|f| f.report.pos_inf + f.report.neg_inf)
-                .sum();
+            let (nan, inf) = kernelab_tensor::non_finite_totals(&c.finite);
             Some(if nan + inf == 0 {
                 "finite".to_string()
             } else {

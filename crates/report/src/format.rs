@@ -59,15 +59,7 @@ pub fn share(x: f64) -> String {
     percent(x, false)
 }
 
-/// A fraction as a percentage with two decimals, with an explicit sign when `signed`:
-/// `0.0527` → `5.27%` or `+5.27%`. The one percentage formatter of every renderer.
-pub fn percent(fraction: f64, signed: bool) -> String {
-    if signed {
-        format!("{:+.2}%", fraction * 100.0)
-    } else {
-        format!("{:.2}%", fraction * 100.0)
-    }
-}
+pub use kernelab_stats::percent;
 
 /// Text escaped for HTML and SVG, in element content and in quoted attributes alike.
 pub fn html_escape(s: &str) -> String {

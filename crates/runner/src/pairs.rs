@@ -35,6 +35,19 @@ fn malformed(path: &Path, line: Option<u64>, expected: impl Into<String>) -> Err
     }
 }
 
+impl PairedSamples {
+    /// Pairs from another harness: no failures recorded, two runs per pair.
+    fn external(metric: Option<&str>, main: Vec<Pair>, aa: Vec<Pair>) -> Self {
+        PairedSamples {
+            metric: metric.unwrap_or("value").to_string(),
+            runs: 2 * (main.len() + aa.len()),
+            failures: 0,
+            main,
+            aa,
+        }
+    }
+}
+
 /// The order of the `k`-th pair when the file does not say: ABBA from AB.
 fn default_order(k: usize) -> Order {
     if k % 2 == 0 {
@@ -118,14 +131,7 @@ fn json_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSam
             })
             .collect()
     };
-    let (main, aa) = (conv(f.pairs), conv(f.aa));
-    Ok(PairedSamples {
-        metric: metric.unwrap_or("value").to_string(),
-        runs: 2 * (main.len() + aa.len()),
-        failures: 0,
-        main,
-        aa,
-    })
+    Ok(PairedSamples::external(metric, conv(f.pairs), conv(f.aa)))
 }
 
 fn csv_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamples, Error> {
@@ -183,13 +189,7 @@ fn csv_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamp
             main.push(p)
         }
     }
-    Ok(PairedSamples {
-        metric: metric.unwrap_or("value").to_string(),
-        runs: 2 * (main.len() + aa.len()),
-        failures: 0,
-        main,
-        aa,
-    })
+    Ok(PairedSamples::external(metric, main, aa))
 }
 
 #[cfg(test)]

@@ -209,7 +209,7 @@ pub fn verdict(estimate: f64, ci: Option<(f64, f64)>, threshold: f64) -> (Verdic
         );
     };
     let (l, u, e) = (lo - 1.0, hi - 1.0, estimate - 1.0);
-    let pct = |x: f64| format!("{:.2}%", x * 100.0);
+    let pct = |x: f64| crate::percent(x, false);
     if l > 0.0 {
         let q = if l > threshold {
             format!("≥ threshold {}", pct(threshold))
@@ -333,7 +333,10 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
                     stopped_by = if decisive {
                         format!("decisive verdict at look {n}")
                     } else {
-                        format!("resolution ±{:.2}% reached at {n}", resolution * 100.0)
+                        format!(
+                            "resolution ±{} reached at {n}",
+                            crate::percent(resolution, false)
+                        )
                     };
                     final_look = Some(l);
                     break;
@@ -355,8 +358,8 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
                 if half_width(l.ci).is_some_and(|h| h <= resolution) {
                     used = n;
                     stopped_by = format!(
-                        "resolution ±{:.2}% reached at {n} pairs",
-                        resolution * 100.0
+                        "resolution ±{} reached at {n} pairs",
+                        crate::percent(resolution, false)
                     );
                     looks.push(l.clone());
                     final_look = Some(l);

@@ -15,6 +15,17 @@
 #![deny(missing_docs)]
 
 mod design;
+
+/// A fraction as a percentage with two decimals, with an explicit sign when `signed`:
+/// `0.0527` → `5.27%` or `+5.27%`. The one percentage formatter of kernelab (verdict texts here,
+/// every renderer through `kernelab_report::format::percent`).
+pub fn percent(fraction: f64, signed: bool) -> String {
+    if signed {
+        format!("{:+.2}%", fraction * 100.0)
+    } else {
+        format!("{:.2}%", fraction * 100.0)
+    }
+}
 pub mod rank;
 
 pub use design::{

@@ -185,6 +185,13 @@ pub struct TensorFinite {
     pub report: FiniteReport,
 }
 
+/// NaN and infinity counts summed over tensors.
+pub fn non_finite_totals(tensors: &[TensorFinite]) -> (u64, u64) {
+    tensors.iter().fold((0, 0), |(n, i), t| {
+        (n + t.report.nan, i + t.report.pos_inf + t.report.neg_inf)
+    })
+}
+
 /// The finiteness of every tensor of one file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FileFinite {
@@ -453,12 +460,7 @@ pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
     let bad: Vec<String> = configs
         .iter()
         .filter_map(|c| {
-            let nan: u64 = c.finite.iter().map(|f| f.report.nan).sum();
-            let inf: u64 = c
-                .finite
-                .iter()
-                .map(|f| f.report.pos_inf + f.report.neg_inf)
-                .sum();
+            let (nan, inf) = non_finite_totals(&c.finite);
             (nan + inf > 0).then(|| format!("config {} has {nan} NaN and {inf} Inf", c.name))
         })
         .collect();

@@ -24,7 +24,7 @@ pub use dtype::{decode_e4m3fn, decode_e5m2, encode_e4m3fn, encode_e5m2, DType};
 pub use error::{Error, Result};
 pub use file::{open, ReadSpec, Tensor, TensorFile};
 pub use gates::{
-    bitwise_files, close_files, compare_files, finite_file, repeat, sweep, ConfigResult,
-    FileComparison, FileFinite, FileHashes, GateLine, Manifest, RepeatReport, SweepReport,
-    TensorFinite, TensorHash, TensorResult,
+    bitwise_files, close_files, compare_files, finite_file, non_finite_totals, repeat, sweep,
+    ConfigResult, FileComparison, FileFinite, FileHashes, GateLine, Manifest, RepeatReport,
+    SweepReport, TensorFinite, TensorHash, TensorResult,
 };
