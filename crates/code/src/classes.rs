@@ -1,5 +1,5 @@
-//! Instruction classes per ISA (tables in `../shared/docs/formats/amd.md` §3.2 and
-//! `nvidia.md` §4.4). First match wins; the tables are data, kept apart from the parsers.
+//! Instruction classes per ISA (tables in `docs/formats/amd.md` §3.2 and
+//! `docs/formats/nvidia.md` §4.4). First match wins; the tables are data, kept apart from the parsers.
 
 use regex::Regex;
 use std::sync::OnceLock;

@@ -1,5 +1,5 @@
 //! NVIDIA cubin: per-kernel resources from section headers and `.nv.info*` records, read with
-//! the `object` crate (no CUDA installation needed). See `../shared/docs/formats/nvidia.md` §5.
+//! the `object` crate (no CUDA installation needed). See `docs/formats.md` (code objects).
 
 use crate::codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};
 use crate::error::{malformed, Result};

@@ -1,6 +1,6 @@
 //! NVIDIA fatbinary containers (`.fatbin` files and the `.nv_fatbin` section of host objects,
 //! executables and shared libraries): list entries and extract cubins and PTX, compressed
-//! entries included (LZ4 block or ZSTD). See `../shared/docs/formats/nvidia.md` §6.
+//! entries included (LZ4 block or ZSTD). See `docs/formats.md` (code objects).
 
 use crate::error::{malformed, Result};
 use object::{Object, ObjectSection};

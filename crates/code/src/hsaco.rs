@@ -1,6 +1,6 @@
 //! AMD HSACO code objects: the `NT_AMDGPU_METADATA` msgpack note (code object v3+), the target
 //! from `e_flags`, each kernel's 64-byte descriptor, and its code bytes. See
-//! `../shared/docs/formats/amd.md` §2.
+//! `docs/formats.md` (code objects).
 
 use crate::codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};
 use crate::error::{malformed, Result};
@@ -50,7 +50,7 @@ fn u(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
 }
 
-/// Reads the kernel descriptor fields kernelab reports (amd.md §2.4).
+/// Reads the kernel descriptor fields kernelab reports (docs/formats/amd.md §2.4).
 fn descriptor(kd: &[u8]) -> BTreeMap<String, u64> {
     let u32_at = |o: usize| {
         kd.get(o..o + 4)

@@ -1,6 +1,6 @@
 //! Clang offload bundles (`__CLANG_OFFLOAD_BUNDLE__`, and compressed `CCOB` bundles) inside
 //! host objects (`.hip_fatbin`) or as files: list entries and extract the device code objects.
-//! See `../shared/docs/formats/amd.md` §2.5.
+//! See `docs/formats.md` (code objects).
 
 use crate::error::{malformed, Result};
 use object::{Object, ObjectSection};

@@ -1,4 +1,4 @@
-//! The simulation study of `../shared/docs/ab-statistics.md` §3 (invented noise parameters):
+//! The simulation study of `docs/ab-statistics.md` §3 (invented noise parameters):
 //! false "changed" rate under A/A and detection of a 1% and 3% slowdown, for the default
 //! sequential design and for a hyperfine-style block comparison with Welch's t-test.
 //!

@@ -1,4 +1,4 @@
-//! The A/B design of `../shared/docs/ab-statistics.md`: paired log ratios, Hodges–Lehmann with
+//! The A/B design of `docs/ab-statistics.md`: paired log ratios, Hodges–Lehmann with
 //! the exact Wilcoxon interval, three-way verdicts against a threshold, planned looks with
 //! Bonferroni, `--until` (width only), `--watch` (anytime-valid sign-count confidence sequence),
 //! and the diagnostics (A/A, order effect, drift, outliers, resolution, MDE).

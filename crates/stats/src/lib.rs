@@ -1,5 +1,5 @@
 //! Paired A/B statistics for timing comparisons on noisy machines, as designed in
-//! `../shared/docs/ab-statistics.md`: adjacent pairs in ABBA order, per-pair log ratios, the
+//! `docs/ab-statistics.md`: adjacent pairs in ABBA order, per-pair log ratios, the
 //! Hodges–Lehmann estimate with the exact Wilcoxon signed-rank interval, three-way verdicts
 //! against a practical threshold, planned looks with Bonferroni, and A/A calibration.
 //!

@@ -2,7 +2,7 @@
 //! rows shorter than the header) and the raw page (`--page raw`: header, units row, one row per
 //! launch). `==PROF==`/`==WARNING==` lines and program output around the CSV are skipped;
 //! thousands separators are removed and auto-scaled units are converted to base units.
-//! See `../shared/docs/formats/nvidia.md` §3.
+//! See `docs/formats.md` (Nsight Compute CSV).
 
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::{

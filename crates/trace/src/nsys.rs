@@ -2,7 +2,7 @@
 //! both schema generations seen (`EXPORT_META_DATA` in 2022.x, `META_DATA_EXPORT` in 2024.x):
 //! kernels, memcpys, memsets, runtime launch calls (for phases), NVTX ranges and the GPU name.
 //! Names come from `StringIds` through `demangledName`, as `cuda_gpu_kern_sum` reports them.
-//! See `../shared/docs/formats/nvidia.md` §2.
+//! See `docs/formats.md` (Nsight Systems SQLite).
 
 use crate::error::Result;
 use crate::sqlite::{columns, objects, sql_err};
@@ -170,7 +170,7 @@ pub fn read(
             });
         }
     }
-    // Thread ids: globalTid = (pid << 24) | tid within the low 48 bits (nvidia.md §2.1).
+    // Thread ids: globalTid = (pid << 24) | tid within the low 48 bits (docs/formats/nvidia.md §2.1).
     let split = |gtid: i64| ((gtid >> 24) & 0xFF_FFFF, gtid & 0xFF_FFFF);
     if host_launches && objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_RUNTIME") {
         let t = "CUPTI_ACTIVITY_KIND_RUNTIME";

@@ -168,7 +168,7 @@ fn sm75_cubin_resources() {
     assert_eq!(doc["objects"][0]["arch"], "sm_75");
     let ks = kernels(&doc);
     assert_eq!(ks.len(), 7);
-    // nvidia.md §5.2, read off this file: one kernel with 4,112 B static shared and a barrier,
+    // docs/formats/nvidia.md §5.2, read off this file: one kernel with 4,112 B static shared and a barrier,
     // one with a 72-byte frame, _Z7argtestPiS_S_ with 24 registers.
     assert!(ks
         .iter()
@@ -270,7 +270,7 @@ fn amd_instruction_classes_from_llvm_objdump() {
         eprintln!("SKIP: llvm-objdump-19 is not installed (.ci/run installs llvm-19)");
         return;
     }
-    // Counts from amd.md §3.2 for this kernel: 96 v_mfma_f32_16x16x16_bf16, 52 ds_read_b128,
+    // Counts from docs/formats/amd.md §3.2 for this kernel: 96 v_mfma_f32_16x16x16_bf16, 52 ds_read_b128,
     // 60 buffer_load_dword.
     let doc = show(&[&code("hsaco_gfx942_aiter_bf16gemm_32x64_splitk.co")], &[]);
     let k = &kernels(&doc)[0];
@@ -290,7 +290,7 @@ fn amd_instruction_classes_from_llvm_objdump() {
                 .map(|k| k["classes"][class].as_u64().unwrap_or(0))
                 .sum::<u64>()
         };
-        // amd.md §3.2: 1,280 matrix_mfma, 1,024 acc_move, 672 LDS store, 384 LDS load, 346 wait.
+        // docs/formats/amd.md §3.2: 1,280 matrix_mfma, 1,024 acc_move, 672 LDS store, 384 LDS load, 346 wait.
         assert_eq!(
             [
                 sum("matrix_mfma"),

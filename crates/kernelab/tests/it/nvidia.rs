@@ -92,7 +92,7 @@ fn nsys_export_versions_and_nvtx_phases() {
         "1",
     ]);
     assert_eq!(doc["inputs"][0]["facts"]["nsys schema_version"], "3.13.2");
-    // The top row of NVIDIA's cuda_gpu_kern_sum report on this file (nvidia.md §2.2).
+    // The top row of NVIDIA's cuda_gpu_kern_sum report on this file (docs/formats/nvidia.md §2.2).
     let r = &doc["kernels"][0];
     assert_eq!(
         (
@@ -111,7 +111,7 @@ fn nsys_export_versions_and_nvtx_phases() {
 fn nsys_stats_csv_is_read_as_aggregates() {
     let dir = tempfile::tempdir().expect("tmp");
     let p = dir.path().join("report_cuda_gpu_kern_sum.csv");
-    // Header and the first row of cuda_gpu_kern_sum on the 2022.2 fixture (nvidia.md §2.2).
+    // Header and the first row of cuda_gpu_kern_sum on the 2022.2 fixture (docs/formats/nvidia.md §2.2).
     std::fs::write(
         &p,
         "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n100.0,88573480,5,17714696.0,17713960.0,17700808,17733416,12992.1,\"saxpy(double *, double *, double *, double, int)\"\n",

@@ -1,6 +1,6 @@
 //! PyTorch profiler (Kineto) Chrome-trace JSON, CUDA and ROCm flavours, old (absolute epoch µs,
 //! 19 significant digits) and new (`baseTimeNanoseconds` + relative µs) layouts, and the plain
-//! Chrome trace array form. See `docs/formats.md` and `../shared/docs/formats/nvidia.md` §1.
+//! Chrome trace array form. See `docs/formats.md` (Kineto).
 //!
 //! The file is streamed: only kernel, memcpy, memset and annotation events (and, for phases,
 //! runtime launch calls) are parsed; every other event is skipped by the byte scanner, so

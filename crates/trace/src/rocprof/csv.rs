@@ -287,7 +287,7 @@ fn kernel_trace<R: Read>(
     ));
     if vgpr.is_some() {
         source.notes.push(
-            "register counts are allocation granules from the kernel descriptor, not compiler counts (amd.md §1.12)".into(),
+            "register counts are allocation granules from the kernel descriptor, not compiler counts (docs/formats/amd.md §1.12)".into(),
         );
     }
     if let Some(l) = lds {

@@ -1,7 +1,7 @@
 //! AMD profilers: rocprofv3 CSV (`kernel_trace.csv` in the 16/18/22-column and rocpd-converted
 //! layouts, `kernel_stats.csv`, `memory_copy_trace.csv`), the rocpd SQLite database that ROCm 7
 //! writes by default (`*_results.db`), and the legacy rocprof `results.stats.csv`. Columns are
-//! found by name (case-insensitive, with the synonyms of `../shared/docs/formats/amd.md` §1.3),
+//! found by name (case-insensitive, with the synonyms listed in `docs/formats.md`),
 //! never by position. See `docs/formats.md`.
 
 pub(crate) mod csv;

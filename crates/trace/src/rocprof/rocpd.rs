@@ -1,6 +1,6 @@
 //! The rocpd SQLite database (`*_results.db`) that rocprofv3 writes by default since ROCm 7.0.
 //! Read through its stable views (`kernels`, `memory_copies`, `rocpd_metadata`), never the
-//! GUID-suffixed tables (amd.md §1.10).
+//! GUID-suffixed tables (docs/formats/amd.md §1.10).
 
 use crate::error::{Error, Result};
 use crate::sqlite::{int, objects, rows, text};
@@ -47,7 +47,7 @@ pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Resu
             source.facts.push(("device".into(), gpus.join(", ")));
         }
     }
-    source.notes.push("register counts are allocation granules from the kernel descriptor, not compiler counts (amd.md §1.12)".into());
+    source.notes.push("register counts are allocation granules from the kernel descriptor, not compiler counts (docs/formats/amd.md §1.12)".into());
     rows(conn, "kernels", |m, row| {
         let loc = |f: &str| Location::default().with_field(format!("kernels.{f} (row {row})"));
         let start = int(m, "start")
