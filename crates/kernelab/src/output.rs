@@ -4,20 +4,29 @@ use crate::cli::OutputArgs;
 use anyhow::{bail, Context, Result};
 use std::io::{IsTerminal, Write};
 
-/// Fails early if `--out` names an existing file and `--force` was not given.
+/// Fails early if `--out` names an existing file and `--force` was not given, or names
+/// something that is not a regular file (a folder, a FIFO, a device: never replaced).
 pub fn check_target(out: &OutputArgs) -> Result<()> {
     if let Some(path) = &out.out {
-        if path.exists() && !out.force {
-            bail!(
-                "{}: already exists; not replacing it (use --force to replace)",
-                path.display()
-            );
-        }
-        if path.is_dir() {
-            bail!(
-                "{}: is a directory; --out needs a file path",
-                path.display()
-            );
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            if meta.is_dir() {
+                bail!(
+                    "{}: is a directory; --out needs a file path",
+                    path.display()
+                );
+            }
+            if !meta.is_file() {
+                bail!(
+                    "{}: not a regular file; --out replaces only regular files",
+                    path.display()
+                );
+            }
+            if !out.force {
+                bail!(
+                    "{}: already exists; not replacing it (use --force to replace)",
+                    path.display()
+                );
+            }
         }
     }
     Ok(())
@@ -54,17 +63,33 @@ pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let tmp = dir.join(format!(".{file_name}.kernelab-{}.tmp", std::process::id()));
+            // The temporary file never outlives this function, whatever happens below.
+            let _guard = RemoveOnDrop(&tmp);
             std::fs::write(&tmp, text).with_context(|| format!("{}", tmp.display()))?;
-            if !out.force && path.exists() {
-                let _ = std::fs::remove_file(&tmp);
-                bail!(
+            if out.force {
+                std::fs::rename(&tmp, path).with_context(|| format!("{}", path.display()))?;
+                return Ok(());
+            }
+            // A hard link creates the name only if it does not exist: no race with another
+            // writer can replace a file that appeared meanwhile.
+            match std::fs::hard_link(&tmp, path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
                     "{}: appeared while writing; not replacing it (use --force)",
                     path.display()
-                );
+                ),
+                Err(e) => Err(e).with_context(|| format!("{}", path.display())),
             }
-            std::fs::rename(&tmp, path).with_context(|| format!("{}", path.display()))?;
-            Ok(())
         }
+    }
+}
+
+/// Removes a file when dropped (best effort: it may already be gone).
+struct RemoveOnDrop<'a>(&'a std::path::Path);
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
     }
 }
 

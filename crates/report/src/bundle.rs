@@ -43,7 +43,7 @@ pub fn write(dir: &Path, record: &Record) -> std::io::Result<PathBuf> {
         record.kind
     ));
     std::fs::write(&tmp, text)?;
-    let mut n = std::fs::read_dir(dir)?
+    let mut n: Option<u32> = std::fs::read_dir(dir)?
         .filter_map(|e| {
             e.ok()?
                 .file_name()
@@ -54,21 +54,40 @@ pub fn write(dir: &Path, record: &Record) -> std::io::Result<PathBuf> {
                 .ok()
         })
         .max()
-        .map_or(1, |m| m + 1);
-    loop {
-        let target = dir.join(format!("{n:04}-{}.json", record.kind));
+        .map_or(Some(1), |m| m.checked_add(1));
+    let result = loop {
+        let Some(seq) = n else {
+            break Err(std::io::Error::other(
+                "record numbers are exhausted (a record is numbered 4294967295); start a new bundle",
+            ));
+        };
+        let target = dir.join(format!("{seq:04}-{}.json", record.kind));
+        // Linking creates the name only if it is free, so concurrent writers never share one.
         match std::fs::hard_link(&tmp, &target) {
-            Ok(()) => {
-                std::fs::remove_file(&tmp)?;
-                return Ok(target);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(e);
-            }
+            Ok(()) => break Ok(target),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n = seq.checked_add(1),
+            Err(e) => break Err(e),
         }
+    };
+    let _ = std::fs::remove_file(&tmp);
+    result
+}
+
+/// The largest record file read (a record is a command's JSON document: kilobytes to megabytes).
+pub const MAX_RECORD_BYTES: u64 = 1 << 30;
+
+/// A record file's text: a regular file of at most [`MAX_RECORD_BYTES`], in UTF-8.
+fn read_record_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let f = kernelab_model::open_regular(path)?;
+    if f.metadata()?.len() > MAX_RECORD_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_RECORD_BYTES} bytes; not a kernelab record"
+        )));
     }
+    let mut text = String::new();
+    f.take(MAX_RECORD_BYTES).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// Reads every record of a bundle, in record order, each result into the type its kind names.
@@ -92,7 +111,7 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, Error> {
     files.sort();
     let mut out = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(io(&f))?;
+        let text = read_record_text(&f).map_err(io(&f))?;
         let record: Record = serde_json::from_str(&text).map_err(|e| Error::Malformed {
             path: f.clone(),
             line: e.line(),

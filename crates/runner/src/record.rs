@@ -6,7 +6,7 @@ use crate::metric::Value;
 use kernelab_model::Location;
 use kernelab_stats::Order;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Which slot a run filled.
@@ -101,25 +101,26 @@ impl Writer {
     }
 }
 
-/// Reads a samples file; a torn last line (the run was killed mid-write) is ignored.
+/// Reads a samples file. A torn last line (the run was killed mid-write: the file does not end
+/// with a newline) is ignored, whatever bytes it holds; a complete line that is not a record is
+/// an error naming the line.
 pub fn read(path: &Path) -> Result<Vec<Record>> {
     let cannot_read = |source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
-    let f = std::fs::File::open(path).map_err(cannot_read)?;
-    let lines: Vec<String> = std::io::BufReader::new(f)
-        .lines()
-        .collect::<std::io::Result<_>>()
+    let mut bytes = Vec::new();
+    kernelab_model::open_regular(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
         .map_err(cannot_read)?;
+    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        if l.trim().is_empty() {
+    for (i, line) in bytes[..complete].split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_str::<Record>(l) {
+        match serde_json::from_slice::<Record>(line) {
             Ok(r) => out.push(r),
-            Err(_) if i + 1 == lines.len() => {}
             Err(source) => {
                 return Err(Error::BadLine {
                     location: Location::line(i as u64 + 1).with_path(path),
@@ -129,4 +130,43 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torn_last_line_with_invalid_utf8_is_ignored_and_cut_on_append() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join("s.jsonl");
+        let mut w = Writer::append(&p).expect("opens");
+        let rec = Record::Failure {
+            pair: 0,
+            aa: false,
+            slot: Slot::A,
+            reason: "x".into(),
+        };
+        w.write(&rec).expect("writes");
+        drop(w);
+        let mut bytes = std::fs::read(&p).expect("reads");
+        bytes.extend_from_slice(b"{\"kind\":\"run\",\"pair\":1,\xff\xfe");
+        std::fs::write(&p, &bytes).expect("writes");
+        assert_eq!(read(&p).expect("resumes"), vec![rec.clone()]);
+        let mut w = Writer::append(&p).expect("reopens");
+        w.write(&rec).expect("writes");
+        assert_eq!(read(&p).expect("reads"), vec![rec.clone(), rec]);
+    }
+
+    #[test]
+    fn a_complete_bad_line_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join("s.jsonl");
+        std::fs::write(&p, b"{\"kind\":\"nonsense\"}\n").expect("writes");
+        let e = read(&p).expect_err("bad line").to_string();
+        assert!(
+            e.ends_with("s.jsonl: line 1: expected a sample record"),
+            "{e}"
+        );
+    }
 }

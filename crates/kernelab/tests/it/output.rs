@@ -78,3 +78,54 @@ fn failed_read_leaves_no_out_file() {
         "no temporary files left"
     );
 }
+
+#[test]
+fn out_never_replaces_special_files_and_leaves_no_temporary_file() {
+    let f = fixture("kineto_gdn_chunk_T8192.json.gz");
+    let dir = tempfile::tempdir().expect("tmp");
+    let fifo = dir.path().join("out.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    for force in [false, true] {
+        let mut cmd = kernelab();
+        cmd.args(["profile", "--out"]).arg(&fifo).arg(&f);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "out.fifo: not a regular file; --out replaces only regular files",
+            ));
+    }
+    let target = dir.path().join("p.json");
+    kernelab()
+        .args(["profile", "--format", "json", "--out"])
+        .arg(&target)
+        .arg(&f)
+        .assert()
+        .success();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "only the FIFO and the output: {names:?}");
+}
+
+#[test]
+fn bundle_record_numbers_do_not_wrap() {
+    let f = fixture("kineto_gdn_chunk_T8192.json.gz");
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(dir.path().join("4294967295-profile.json"), "{}").expect("write");
+    kernelab()
+        .arg("profile")
+        .arg(&f)
+        .arg("--record")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("record numbers are exhausted"));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
+    assert_eq!(left.len(), 1, "no temporary record left behind");
+}
