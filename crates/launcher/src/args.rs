@@ -27,6 +27,7 @@ pub struct Buffer {
 impl Buffer {
     /// Size in bytes.
     pub fn bytes(&self) -> usize {
+        // Checked when the buffer was made (`buffers`), so the product cannot overflow here.
         self.shape.iter().product::<usize>() * self.dtype.size()
     }
 }
@@ -119,7 +120,18 @@ pub fn buffers(spec: &Spec) -> Result<Vec<Buffer>> {
     spec_buffers(spec).map_err(|e| spec.locate(e))
 }
 
+/// Bytes of host memory available for the buffers' initial values (`MemAvailable` of
+/// /proc/meminfo), when the system says.
+fn host_memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 fn spec_buffers(spec: &Spec) -> Result<Vec<Buffer>> {
+    let mut total: u64 = 0;
+    let host = host_memory_available();
     let mut out = Vec::new();
     for (i, a) in spec.args.iter().enumerate() {
         let ArgKind::Buffer(dtype) = ArgKind::of(a)? else {
@@ -131,7 +143,26 @@ fn spec_buffers(spec: &Spec) -> Result<Vec<Buffer>> {
             .flatten()
             .map(|s| dim(s, spec, &a.name))
             .collect::<Result<Vec<_>>>()?;
-        let n: usize = shape.iter().product();
+        let too_big = || {
+            Error::spec(format!(
+                "argument `{}`: shape {shape:?} of {dtype:?} overflows 64-bit sizes",
+                a.name
+            ))
+        };
+        let n = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(too_big)?;
+        let bytes = n.checked_mul(dtype.size()).ok_or_else(too_big)?;
+        total = total.checked_add(bytes as u64).ok_or_else(too_big)?;
+        // Every buffer's initial values are made on the host first: refuse what cannot fit
+        // rather than be killed for it.
+        if let Some(h) = host.filter(|&h| total > h) {
+            return Err(Error::spec(format!(
+                "the buffers need {total} bytes of host memory up to argument `{}`; this machine has {h} bytes available",
+                a.name
+            )));
+        }
         let role = a.role.unwrap_or(Role::In);
         let init = match (&a.init, role) {
             (None, Role::Out) => None,
@@ -234,8 +265,9 @@ pub fn fill(init: &Init, dtype: DType, n: usize, seed: u64) -> Vec<u8> {
             }
             Init::Uniform { low, high } => low + (high - low) * rng.unit(),
             Init::Int { low, high } => {
-                let span = (high - low + 1).max(1) as u64;
-                (*low + (rng.next() % span) as i64) as f64
+                // In i128: `high - low + 1` overflows i64 for the widest ranges.
+                let span = (i128::from(*high) - i128::from(*low) + 1).max(1) as u128;
+                (i128::from(*low) + (u128::from(rng.next()) % span) as i128) as f64
             }
             Init::Constant { value } => *value,
             Init::File { .. } => 0.0,

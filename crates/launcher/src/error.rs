@@ -100,6 +100,15 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A build's code object could not be read as a code object.
+    #[error("{label} code object")]
+    Code {
+        /// `baseline` or `candidate`.
+        label: &'static str,
+        /// Why (names the file and the byte offset).
+        #[source]
+        source: kernelab_code::Error,
+    },
     /// A handle or allocation the launcher made itself is missing (a launcher bug).
     #[error("internal error: {0}")]
     Internal(String),

@@ -2,9 +2,37 @@
 //! and the buffers (`kernelab kernel run --dry-run`).
 
 use crate::args::{self, Param};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::spec::Spec;
 use kernelab_model::kernel_run::{Plan, PlannedBuffer, PlannedBuild};
+use std::path::Path;
+
+/// Reads a build's code object and checks that it holds a kernel named `symbol`, so that a
+/// dry run does not call "resolved" a build that cannot load.
+fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<()> {
+    let options = kernelab_code::LoadOptions { disassemble: false };
+    let objects =
+        kernelab_code::load_file(path, &options).map_err(|source| Error::Code { label, source })?;
+    let kernels: Vec<&str> = objects
+        .iter()
+        .flat_map(|o| o.kernels.iter().map(|k| k.symbol.as_str()))
+        .collect();
+    if kernels.contains(&symbol) {
+        return Ok(());
+    }
+    let mut listed: Vec<&str> = kernels.iter().copied().take(5).collect();
+    if kernels.len() > 5 {
+        listed.push("…");
+    }
+    Err(Error::spec_in(
+        path,
+        format!(
+            "{label}: no kernel `{symbol}` in this code object (it has {} kernels: {})",
+            kernels.len(),
+            listed.join(", ")
+        ),
+    ))
+}
 
 /// Resolves both builds and the buffers of a spec.
 pub fn plan(spec: &Spec) -> Result<Plan> {
@@ -12,6 +40,7 @@ pub fn plan(spec: &Spec) -> Result<Plan> {
     let mut builds = Vec::new();
     for (b, label) in [(&spec.baseline, "baseline"), (&spec.candidate, "candidate")] {
         let r = args::resolve(spec, b, label)?;
+        check_code(&spec.resolve(&b.code), &r.symbol, label)?;
         let params = r
             .params
             .iter()

@@ -261,14 +261,15 @@ impl Spec {
     fn parse_in(text: &str, dir: &Path, path: Option<&Path>) -> Result<Spec> {
         let mut spec: Spec = toml::from_str(text).map_err(|e| {
             let location = Location {
-                line: e
-                    .span()
-                    .map(|s| text[..s.start.min(text.len())].matches('\n').count() as u64 + 1),
+                line: e.span().map(|s| {
+                    let upto = &text.as_bytes()[..s.start.min(text.len())];
+                    upto.iter().filter(|&&b| b == b'\n').count() as u64 + 1
+                }),
                 ..Location::default()
             };
             Error::Spec {
                 location,
-                message: e.message().to_string(),
+                message: shorten(e.message(), 300),
             }
             .with_path(path)
         })?;
@@ -364,6 +365,18 @@ impl ArgKind {
     }
 }
 
+/// `text` cut to at most `max` characters (an error message must not echo a megabyte of input).
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!(
+            "{}… ({} characters in all)",
+            &text[..i],
+            text.chars().count()
+        ),
+        None => text.to_string(),
+    }
+}
+
 /// Evaluates a size expression: integers, names, `+ - * / %` (integer), parentheses and
 /// `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
 pub fn eval(s: &Size, sizes: &BTreeMap<String, i64>) -> Result<i64> {
@@ -376,6 +389,7 @@ pub fn eval(s: &Size, sizes: &BTreeMap<String, i64>) -> Result<i64> {
                 toks: &toks,
                 pos: 0,
                 sizes,
+                depth: 0,
             };
             let v = p.sum()?;
             match p.toks.get(p.pos) {
@@ -416,7 +430,12 @@ struct Parser<'a> {
     toks: &'a [String],
     pos: usize,
     sizes: &'a BTreeMap<String, i64>,
+    /// Nesting of parentheses, calls and unary minus so far.
+    depth: usize,
 }
+
+/// Deepest nesting a size expression may have (the parser recurses once per level).
+pub const MAX_EXPRESSION_DEPTH: usize = 64;
 
 impl Parser<'_> {
     fn peek(&self) -> Option<&str> {
@@ -461,6 +480,17 @@ impl Parser<'_> {
         Ok(v)
     }
     fn atom(&mut self) -> Result<i64> {
+        self.depth += 1;
+        let v = self.atom_inner();
+        self.depth -= 1;
+        v
+    }
+    fn atom_inner(&mut self) -> Result<i64> {
+        if self.depth > MAX_EXPRESSION_DEPTH {
+            return Err(Error::spec(format!(
+                "expression nested deeper than {MAX_EXPRESSION_DEPTH} levels"
+            )));
+        }
         let t = self
             .peek()
             .ok_or_else(|| Error::spec("expression ends early"))?
@@ -472,7 +502,10 @@ impl Parser<'_> {
             return Ok(v);
         }
         if t == "-" {
-            return Ok(-self.atom()?);
+            return self
+                .atom()?
+                .checked_neg()
+                .ok_or_else(|| Error::spec("overflow"));
         }
         if let Ok(v) = t.parse::<i64>() {
             return Ok(v);
@@ -484,7 +517,7 @@ impl Parser<'_> {
             let b = self.sum()?;
             self.expect(")")?;
             return match t.as_str() {
-                "cdiv" if b > 0 => Ok((a + b - 1).div_euclid(b)),
+                "cdiv" if b > 0 => Ok(a.div_euclid(b) + i64::from(a.rem_euclid(b) != 0)),
                 "cdiv" => Err(Error::spec("cdiv by a non-positive number")),
                 "min" => Ok(a.min(b)),
                 _ => Ok(a.max(b)),
