@@ -107,7 +107,7 @@ pub enum Error {
         label: &'static str,
         /// Why (names the file and the byte offset).
         #[source]
-        source: kernelab_code::Error,
+        source: Box<kernelab_code::Error>,
     },
     /// A handle or allocation the launcher made itself is missing (a launcher bug).
     #[error("internal error: {0}")]

@@ -11,8 +11,10 @@ use std::path::Path;
 /// dry run does not call "resolved" a build that cannot load.
 fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<()> {
     let options = kernelab_code::LoadOptions { disassemble: false };
-    let objects =
-        kernelab_code::load_file(path, &options).map_err(|source| Error::Code { label, source })?;
+    let objects = kernelab_code::load_file(path, &options).map_err(|e| Error::Code {
+        label,
+        source: Box::new(e),
+    })?;
     let kernels: Vec<&str> = objects
         .iter()
         .flat_map(|o| o.kernels.iter().map(|k| k.symbol.as_str()))
