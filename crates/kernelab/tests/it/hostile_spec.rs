@@ -2,7 +2,7 @@
 //! than the machine, missing code objects and symbols. Each is exit 2 with a message naming the
 //! spec, run under a 2 GiB address-space ceiling and a time limit.
 
-use super::{fixture, kernelab};
+use super::fixture;
 use std::path::Path;
 use std::time::Duration;
 
