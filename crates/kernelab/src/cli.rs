@@ -320,9 +320,27 @@ pub struct KernelRunArgs {
     /// Check the spec and resolve both builds without opening a GPU.
     #[arg(long)]
     pub dry_run: bool,
+    /// Longest wait for the GPU, in seconds (one synchronisation: a kernel, a batch of timed
+    /// launches); past it the run stops with exit 2 naming the build and the phase. The default
+    /// is far above any kernel's time, but bounds a kernel that never returns.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
+    pub timeout: f64,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// A positive, finite number of seconds of at most a day.
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?}: expected seconds"))?;
+    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+        Ok(v)
+    } else {
+        Err(format!("{s:?}: expected seconds in (0, 86400]"))
+    }
 }
 
 /// `kernelab code` subcommands.

@@ -20,7 +20,20 @@ pub struct Cuda {
 }
 
 fn err(what: &str) -> impl Fn(result::DriverError) -> Error + '_ {
-    move |e| Error::gpu(format!("CUDA {what}"), e)
+    move |e| Error::gpu(format!("CUDA {what}"), words(&e))
+}
+
+/// A driver error in words: "an illegal memory access was encountered
+/// (CUDA_ERROR_ILLEGAL_ADDRESS)", never the Debug form `DriverError(…)`.
+fn words(e: &result::DriverError) -> String {
+    let text = |c: std::result::Result<&std::ffi::CStr, result::DriverError>| {
+        c.ok().and_then(|c| c.to_str().ok()).map(str::to_string)
+    };
+    let name = text(e.error_name()).unwrap_or_else(|| format!("CUDA error {}", e.0 as i32));
+    match text(e.error_string()) {
+        Some(t) => format!("{t} ({name})"),
+        None => name,
+    }
 }
 
 impl Cuda {

@@ -90,12 +90,14 @@ pub enum Error {
         source: Box<Error>,
     },
     /// A build's kernel failed while running.
-    #[error("{label} kernel `{symbol}` failed")]
+    #[error("{label} kernel `{symbol}` failed during the {phase}")]
     Kernel {
         /// `baseline` or `candidate`.
         label: &'static str,
         /// The kernel symbol.
         symbol: String,
+        /// `correctness gates`, `graph replay gate`, `warm-up` or `timing`.
+        phase: &'static str,
         /// The GPU error.
         #[source]
         source: Box<Error>,

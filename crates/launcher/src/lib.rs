@@ -10,6 +10,7 @@ pub mod hip;
 pub mod plan;
 pub mod run;
 pub mod spec;
+pub mod watchdog;
 
 pub use error::{Error, Result};
 pub use gpu::Gpu;

@@ -5,6 +5,7 @@ use crate::args::{self, Buffer, Param, Resolved};
 use crate::error::{Error, Result};
 use crate::gpu::{DevicePtr, Geometry, Gpu, KernelId};
 use crate::spec::{Role, Spec};
+use crate::watchdog::during;
 use kernelab_model::kernel_run::{BuildInfo, Gate, KernelRun, Round, Sample};
 use kernelab_stats::rank::median;
 use kernelab_stats::{abba_order, analyze, Design, Order, Pair, StopRule};
@@ -131,14 +132,29 @@ fn params(l: &Loaded, s: &Slot) -> Result<Vec<Vec<u8>>> {
     args::pack(&l.build.params, &s.ptrs, &l.scratch)
 }
 
+/// A GPU error of build `l` during `phase`, named as such.
+fn failed<'a>(l: &'a Loaded, phase: &'static str) -> impl FnOnce(Error) -> Error + 'a {
+    move |e| Error::Kernel {
+        label: l.build.label,
+        symbol: l.build.symbol.clone(),
+        phase,
+        source: Box::new(e),
+    }
+}
+
 fn run_once(gpu: &mut dyn Gpu, l: &Loaded, bufs: &[Buffer], s: &Slot) -> Result<Vec<Tensor>> {
     prepare(gpu, bufs, s)?;
     gpu.launch(l.kernel, l.geometry(), &params(l, s)?)?;
-    gpu.sync().map_err(|e| Error::Kernel {
-        label: l.build.label,
-        symbol: l.build.symbol.clone(),
-        source: Box::new(e),
-    })?;
+    during(
+        || {
+            format!(
+                "{} kernel `{}` (correctness gates)",
+                l.build.label, l.build.symbol
+            )
+        },
+        || gpu.sync(),
+    )
+    .map_err(failed(l, "correctness gates"))?;
     outputs(gpu, bufs, s)
 }
 
@@ -220,7 +236,11 @@ fn gates(
         prepare(gpu, bufs, &sb)?;
         let graph = gpu.capture(b.kernel, b.geometry(), &params(b, &sb)?)?;
         gpu.replay(graph)?;
-        gpu.sync()?;
+        during(
+            || format!("candidate kernel `{}` (graph replay gate)", b.build.symbol),
+            || gpu.sync(),
+        )
+        .map_err(failed(b, "graph replay gate"))?;
         let replayed = outputs(gpu, bufs, &sb)?;
         g.push(bitwise_gate(
             "candidate graph replay vs eager bitwise",
@@ -278,7 +298,17 @@ fn timed(
         gpu.launch(l.kernel, l.geometry(), p)?;
     }
     let end = gpu.record()?;
-    Ok(gpu.elapsed_ms(start, end)? * 1000.0 / n as f64)
+    let ms = during(
+        || {
+            format!(
+                "{} kernel `{}` (timing, {n} launches)",
+                l.build.label, l.build.symbol
+            )
+        },
+        || gpu.elapsed_ms(start, end),
+    )
+    .map_err(failed(l, "timing"))?;
+    Ok(ms * 1000.0 / n as f64)
 }
 
 /// The whole run: gates, then (when they pass) timing.
@@ -334,7 +364,15 @@ pub fn run(
         gpu.launch(a.kernel, a.geometry(), &pa)?;
         gpu.launch(b.kernel, b.geometry(), &pb)?;
     }
-    gpu.sync()?;
+    during(
+        || {
+            format!(
+                "baseline kernel `{}` or candidate kernel `{}` (warm-up)",
+                a.build.symbol, b.build.symbol
+            )
+        },
+        || gpu.sync(),
+    )?;
     let batch = if flush.is_some() {
         1
     } else if t.batch > 0 {

@@ -12,6 +12,17 @@ use kernelab_report::{kernel_plan_sections, kernel_sections};
 use std::io::Write;
 use std::path::PathBuf;
 
+/// The watchdog's verdict on a GPU wait that did not end: said once, then exit 2 (the wait cannot
+/// be cancelled; the driver releases the context when the process ends).
+fn gpu_wait_expired(what: &str, timeout: std::time::Duration) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "kernelab: error: {what} did not finish within {:.1} s; stopping (a kernel that never returns? raise --timeout if it is this slow)",
+        timeout.as_secs_f64()
+    );
+    std::process::exit(2);
+}
+
 /// Runs a `kernel` subcommand.
 pub fn run(cmd: KernelCommand) -> Result<ExitStatus> {
     match cmd {
@@ -53,6 +64,10 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
             .map(|d| d.join("kernel-samples.jsonl"))
             .unwrap_or_else(|| PathBuf::from("kernel-samples.jsonl"))
     });
+    kernelab_launcher::watchdog::install(
+        std::time::Duration::from_secs_f64(a.timeout),
+        gpu_wait_expired,
+    );
     let mut gpu = kernelab_launcher::open(&spec)?;
     let file = std::fs::OpenOptions::new()
         .create(true)
