@@ -12,6 +12,10 @@ pub struct Cli {
     /// (default: $KERNELAB_BUNDLE when set).
     #[arg(long, global = true, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// Name the recorded result's change or experiment; the report groups records by label
+    /// (default: the spec's or the first input's file name up to its first dot).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub label: Option<String>,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,

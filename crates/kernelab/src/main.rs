@@ -42,7 +42,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    record::init(cli.record.clone());
+    record::init(cli.record.clone(), cli.label.clone());
     let result = match cli.command {
         cli::Command::Profile(args) => commands::profile::run(args),
         cli::Command::Metrics(args) => commands::metrics::run(args),

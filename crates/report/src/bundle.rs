@@ -2,7 +2,7 @@
 //! with its provenance. Records are written atomically and never replace an existing one.
 
 use crate::documents::Evidence;
-use kernelab_model::{Provenance, SCHEMA_VERSION};
+use kernelab_model::{InputFile, Provenance, SCHEMA_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -68,10 +68,27 @@ pub struct Record {
     pub schema_version: u32,
     /// What the result is: `profile`, `compare`, `check_bitwise`, `code_diff`, `ab`, …
     pub kind: String,
+    /// The change or experiment the record belongs to (`--label`); records written without one
+    /// read back with [`default_label`] of their inputs.
+    #[serde(default)]
+    pub label: String,
     /// How it was produced.
     pub provenance: Provenance,
     /// The command's JSON document (as `--format json` prints it).
     pub result: serde_json::Value,
+}
+
+/// The label of a record made without `--label`: the first input's file name up to its first
+/// `.` (`gdn_w4s3_run1.json.gz` → `gdn_w4s3_run1`), or the record kind when it has no input.
+pub fn default_label(inputs: &[InputFile], kind: &str) -> String {
+    inputs
+        .first()
+        .and_then(|i| {
+            let name = i.path.rsplit(['/', '\\']).next()?;
+            let stem = name.split('.').next()?;
+            (!stem.is_empty()).then(|| stem.to_string())
+        })
+        .unwrap_or_else(|| kind.to_string())
 }
 
 /// Writes `record` into `dir` as `NNNN-<kind>.json` (the next free number), atomically: the
@@ -136,17 +153,21 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, BundleError> {
     let mut out = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).map_err(io(&f))?;
-        let record: Record = serde_json::from_str(&text).map_err(|e| BundleError::Malformed {
-            path: f.clone(),
-            line: e.line(),
-            expected: "a kernelab record".into(),
-            message: e.to_string(),
-        })?;
+        let mut record: Record =
+            serde_json::from_str(&text).map_err(|e| BundleError::Malformed {
+                path: f.clone(),
+                line: e.line(),
+                expected: "a kernelab record".into(),
+                message: e.to_string(),
+            })?;
         if record.schema_version != SCHEMA_VERSION {
             return Err(BundleError::Version {
                 path: f,
                 found: record.schema_version,
             });
+        }
+        if record.label.is_empty() {
+            record.label = default_label(&record.provenance.inputs, &record.kind);
         }
         let evidence = match Evidence::read(&record.kind, &record.result) {
             None => {
@@ -172,4 +193,36 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, BundleError> {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(path: &str) -> InputFile {
+        InputFile {
+            path: path.into(),
+            ..InputFile::default()
+        }
+    }
+
+    #[test]
+    fn default_labels_are_file_stems() {
+        assert_eq!(
+            default_label(&[input("h200_pair/gdn_w4s3_run1.json.gz")], "compare"),
+            "gdn_w4s3_run1"
+        );
+        assert_eq!(
+            default_label(
+                &[
+                    input("kernel/recompute_w4s3_vs_w8s2.toml"),
+                    input("x.cubin")
+                ],
+                "kernel_run"
+            ),
+            "recompute_w4s3_vs_w8s2"
+        );
+        assert_eq!(default_label(&[], "ab"), "ab");
+        assert_eq!(default_label(&[input(".hidden")], "ab"), "ab");
+    }
 }

@@ -96,6 +96,7 @@ fn bundle_records_have_provenance_and_are_never_overwritten() {
     assert_eq!(first["schema_version"], 2);
     assert_eq!(first["result"]["schema_version"], 2);
     assert_eq!(first["kind"], "profile");
+    assert_eq!(first["label"], "kineto_qwen3next_4l_prompt8192_baseline");
     let prov = &first["provenance"];
     assert_eq!(prov["inputs"][0]["bytes"], 119_691);
     assert_eq!(prov["inputs"][0]["sha256"].as_str().map(str::len), Some(64));
@@ -125,6 +126,21 @@ fn bundle_records_have_provenance_and_are_never_overwritten() {
         .expect("runs");
     assert!(out.status.success());
     assert!(env_dir.path().join("0001-check_finite.json").exists());
+    // --label names the record's change; without it, the first input's stem.
+    let labelled = tempfile::tempdir().expect("tmp");
+    record(
+        labelled.path(),
+        &["check", "finite", &p("tensor/a.npy"), "--label", "w8s2"],
+    );
+    record(labelled.path(), &["check", "finite", &p("tensor/a.npy")]);
+    let label = |f: &str| -> Value {
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(labelled.path().join(f)).expect("record"))
+                .expect("json");
+        v["label"].clone()
+    };
+    assert_eq!(label("0001-check_finite.json"), "w8s2");
+    assert_eq!(label("0002-check_finite.json"), "a");
 }
 
 #[test]
