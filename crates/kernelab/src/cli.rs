@@ -56,6 +56,32 @@ pub enum Command {
     /// Render an evidence bundle (made with --record DIR) as a PR-ready Markdown body, a
     /// self-contained HTML page with plots, or a JSON summary.
     Report(ReportArgs),
+    /// Predict what a kernel's measured change does to a request: from a profile of the
+    /// request (the family's share) and a `kernel run` record of the kernel, the change of
+    /// request kernel time with its interval and the bounds on busy and wall time; measured
+    /// request changes (`compare`, `ab`) are checked against the prediction.
+    Impact(ImpactArgs),
+}
+
+/// Arguments of `kernelab impact`.
+#[derive(Args, Debug)]
+pub struct ImpactArgs {
+    /// The request's profile: a bundle record or `kernelab profile --format json` output.
+    #[arg(long, value_name = "FILE")]
+    pub profile: PathBuf,
+    /// The kernel's timing: a bundle record or `kernelab kernel run --format json` output.
+    #[arg(long = "kernel-run", value_name = "FILE")]
+    pub kernel_run: PathBuf,
+    /// The profile row to use (default: the kernel run's symbol, matched by family or name).
+    #[arg(long, value_name = "NAME")]
+    pub family: Option<String>,
+    /// Measurements of the request to check against the prediction: `compare` or `ab` records
+    /// or documents.
+    #[arg(long, value_name = "FILE")]
+    pub measured: Vec<PathBuf>,
+    /// Where and how to write the result (table, md or json).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Report formats.

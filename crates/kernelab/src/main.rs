@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         cli::Command::Ab(args) => commands::ab::run(*args),
         cli::Command::Kernel(cmd) => commands::kernel::run(cmd),
         cli::Command::Report(args) => commands::report::run(args),
+        cli::Command::Impact(args) => commands::impact::run(args),
     };
     match result {
         Ok(status) => status.into(),

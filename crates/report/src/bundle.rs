@@ -195,6 +195,56 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, BundleError> {
     Ok(out)
 }
 
+/// Reads one file that is either a bundle record or a command's `--format json` document, into
+/// its kind and typed result. A record's layout version is checked as in [`read`]; a document is
+/// checked by reading it into the type its kind names.
+pub fn read_one(path: &Path) -> Result<(String, Evidence), BundleError> {
+    let text = std::fs::read_to_string(path).map_err(|source| BundleError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let malformed = |line: usize, message: String| BundleError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        expected: "a kernelab record or JSON document".into(),
+        message,
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| malformed(e.line(), e.to_string()))?;
+    let (kind, result) = if value.get("provenance").is_some() && value.get("result").is_some() {
+        let record: Record =
+            serde_json::from_value(value).map_err(|e| malformed(e.line(), e.to_string()))?;
+        if record.schema_version != SCHEMA_VERSION {
+            return Err(BundleError::Version {
+                path: path.to_path_buf(),
+                found: record.schema_version,
+            });
+        }
+        (record.kind, record.result)
+    } else {
+        let kind = value
+            .get("kind")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| malformed(1, "no `kind` field".into()))?
+            .to_string();
+        (kind, value)
+    };
+    let result_error = |message: String| BundleError::Result {
+        path: path.to_path_buf(),
+        kind: kind.clone(),
+        message,
+    };
+    let evidence = match Evidence::read(&kind, &result) {
+        None => {
+            return Err(result_error(
+                "a record kind this kernelab does not know".into(),
+            ))
+        }
+        Some(r) => r.map_err(|e| result_error(e.to_string()))?,
+    };
+    Ok((kind, evidence))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@ mod compare;
 pub mod documents;
 mod evidence;
 pub mod format;
+pub mod impact;
 mod kernel;
 mod metrics;
 mod profile;
