@@ -109,9 +109,13 @@ pub struct ReportArgs {
     /// Write to FILE instead of standard output (refuses to replace an existing file).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Replace FILE given to --out if it exists.
-    #[arg(long, requires = "out")]
+    /// Replace FILE given to --out (and the appendix) if it exists.
+    #[arg(long)]
     pub force: bool,
+    /// Where the Markdown goes that does not fit GitHub's 65,536-character pull-request body
+    /// (default: beside --out as NAME.appendix.md, else appendix.md).
+    #[arg(long, value_name = "FILE")]
+    pub appendix: Option<PathBuf>,
 }
 
 /// The statistical design (shared by `ab` and `ab analyze`).

@@ -248,10 +248,15 @@ fn family_range(f: &FamilyDelta, runs: bool) -> Option<(f64, f64)> {
 }
 
 /// Measurements from a `compare` of request profiles that holds the family: the family's own
-/// change against the kernel run's, and the request kernel time's change against the
-/// prediction (with the run-to-run spread of every family as its range; unknown with one run
-/// per side).
-pub fn from_compare(impact: &Impact, source: &str, c: &CompareBody) -> Vec<Measured> {
+/// change against the kernel run's, and, when the comparison is of the profiled request
+/// (`same_request`), the request kernel time's change against the prediction (with the
+/// run-to-run spread of every family as its range; unknown with one run per side).
+pub fn from_compare(
+    impact: &Impact,
+    source: &str,
+    c: &CompareBody,
+    same_request: bool,
+) -> Vec<Measured> {
     let cmp = &c.comparison;
     let Some(f) = cmp
         .families
@@ -271,7 +276,10 @@ pub fn from_compare(impact: &Impact, source: &str, c: &CompareBody) -> Vec<Measu
             range(impact.kernel),
         ));
     }
-    let kt = cmp.summary.iter().find(|s| s.figure == "kernel_time_ns");
+    let kt = cmp
+        .summary
+        .iter()
+        .find(|s| same_request && s.figure == "kernel_time_ns");
     if let Some((Some(b), Some(cd))) = kt.map(|s| (s.base, s.cand)) {
         if b > 0.0 {
             let change = cd / b - 1.0;

@@ -29,9 +29,11 @@ pub use ab::{ab_sections, analysis_lines};
 pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables};
 pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use compare::{compare_csv, compare_tables};
-pub use evidence::{evidence, Block, Headline, Part};
+pub use evidence::{evidence, Block, Headline, Part, Report, Verdicts};
 pub use kernel::{kernel_plan_sections, kernel_sections};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, DEFAULT_METRICS};
 pub use profile::{input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc};
-pub use render::{csv_rows, evidence_html, evidence_markdown, render, OutputFormat};
+pub use render::{
+    csv_rows, evidence_html, evidence_markdown, pr_body, render, OutputFormat, GITHUB_BODY_LIMIT,
+};
 pub use table::{Align, Column, Section, Table};

@@ -43,7 +43,7 @@ pub fn run(args: ImpactArgs) -> Result<ExitStatus> {
         let source = format!("{kind} {}", stem(m));
         match evidence {
             Evidence::Compare(c) => {
-                let found = from_compare(&impact, &source, &c);
+                let found = from_compare(&impact, &source, &c, true);
                 if found.is_empty() {
                     bail!(
                         "{}: the comparison has no row `{}`",
