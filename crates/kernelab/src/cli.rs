@@ -12,6 +12,10 @@ pub struct Cli {
     /// (default: $KERNELAB_BUNDLE when set).
     #[arg(long, global = true, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// Name the recorded result's change or experiment; the report groups records by label
+    /// (default: the spec's or the first input's file name up to its first dot).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub label: Option<String>,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
@@ -52,6 +56,32 @@ pub enum Command {
     /// Render an evidence bundle (made with --record DIR) as a PR-ready Markdown body, a
     /// self-contained HTML page with plots, or a JSON summary.
     Report(ReportArgs),
+    /// Predict what a kernel's measured change does to a request: from a profile of the
+    /// request (the family's share) and a `kernel run` record of the kernel, the change of
+    /// request kernel time with its interval and the bounds on busy and wall time; measured
+    /// request changes (`compare`, `ab`) are checked against the prediction.
+    Impact(ImpactArgs),
+}
+
+/// Arguments of `kernelab impact`.
+#[derive(Args, Debug)]
+pub struct ImpactArgs {
+    /// The request's profile: a bundle record or `kernelab profile --format json` output.
+    #[arg(long, value_name = "FILE")]
+    pub profile: PathBuf,
+    /// The kernel's timing: a bundle record or `kernelab kernel run --format json` output.
+    #[arg(long = "kernel-run", value_name = "FILE")]
+    pub kernel_run: PathBuf,
+    /// The profile row to use (default: the kernel run's symbol, matched by family or name).
+    #[arg(long, value_name = "NAME")]
+    pub family: Option<String>,
+    /// Measurements of the request to check against the prediction: `compare` or `ab` records
+    /// or documents.
+    #[arg(long, value_name = "FILE")]
+    pub measured: Vec<PathBuf>,
+    /// Where and how to write the result (table, md or json).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Report formats.
@@ -79,9 +109,13 @@ pub struct ReportArgs {
     /// Write to FILE instead of standard output (refuses to replace an existing file).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Replace FILE given to --out if it exists.
-    #[arg(long, requires = "out")]
+    /// Replace FILE given to --out (and the appendix) if it exists.
+    #[arg(long)]
     pub force: bool,
+    /// Where the Markdown goes that does not fit GitHub's 65,536-character pull-request body
+    /// (default: beside --out as NAME.appendix.md, else appendix.md).
+    #[arg(long, value_name = "FILE")]
+    pub appendix: Option<PathBuf>,
 }
 
 /// The statistical design (shared by `ab` and `ab analyze`).

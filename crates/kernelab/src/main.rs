@@ -42,7 +42,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    record::init(cli.record.clone());
+    record::init(cli.record.clone(), cli.label.clone());
     let result = match cli.command {
         cli::Command::Profile(args) => commands::profile::run(args),
         cli::Command::Metrics(args) => commands::metrics::run(args),
@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         cli::Command::Ab(args) => commands::ab::run(*args),
         cli::Command::Kernel(cmd) => commands::kernel::run(cmd),
         cli::Command::Report(args) => commands::report::run(args),
+        cli::Command::Impact(args) => commands::impact::run(args),
     };
     match result {
         Ok(status) => status.into(),

@@ -12,14 +12,16 @@ use std::time::SystemTime;
 
 struct Recorder {
     dir: Option<PathBuf>,
+    label: Option<String>,
     argv: Vec<String>,
     started: String,
 }
 
 static RECORDER: OnceLock<Recorder> = OnceLock::new();
 
-/// Remembers where to record (the `--record` option, else `KERNELAB_BUNDLE`) and the start time.
-pub fn init(dir: Option<PathBuf>) {
+/// Remembers where to record (the `--record` option, else `KERNELAB_BUNDLE`), the `--label`
+/// and the start time.
+pub fn init(dir: Option<PathBuf>, label: Option<String>) {
     let dir = dir.or_else(|| {
         std::env::var_os("KERNELAB_BUNDLE")
             .filter(|v| !v.is_empty())
@@ -27,6 +29,7 @@ pub fn init(dir: Option<PathBuf>) {
     });
     let _ = RECORDER.set(Recorder {
         dir,
+        label,
         argv: std::env::args().collect(),
         started: rfc3339(SystemTime::now()),
     });
@@ -44,9 +47,14 @@ pub fn record<T: Serialize>(
     let Some(dir) = &r.dir else { return Ok(()) };
     let provenance = collect(r.argv.clone(), r.started.clone(), inputs, gpu);
     let result = serde_json::to_value(doc).context("serializing the record")?;
+    let label = r
+        .label
+        .clone()
+        .unwrap_or_else(|| bundle::default_label(&provenance.inputs, &doc.kind));
     let rec = Record {
         schema_version: SCHEMA_VERSION,
         kind: doc.kind.clone(),
+        label,
         provenance,
         result,
     };

@@ -3,7 +3,7 @@
 
 use crate::documents::Evidence;
 use crate::Error;
-use kernelab_model::{Provenance, SCHEMA_VERSION};
+use kernelab_model::{InputFile, Provenance, SCHEMA_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -25,10 +25,27 @@ pub struct Record {
     pub schema_version: u32,
     /// What the result is: `profile`, `compare`, `check_bitwise`, `code_diff`, `ab`, …
     pub kind: String,
+    /// The change or experiment the record belongs to (`--label`); records written without one
+    /// read back with [`default_label`] of their inputs.
+    #[serde(default)]
+    pub label: String,
     /// How it was produced.
     pub provenance: Provenance,
     /// The command's JSON document (as `--format json` prints it).
     pub result: serde_json::Value,
+}
+
+/// The label of a record made without `--label`: the first input's file name up to its first
+/// `.` (`gdn_w4s3_run1.json.gz` → `gdn_w4s3_run1`), or the record kind when it has no input.
+pub fn default_label(inputs: &[InputFile], kind: &str) -> String {
+    inputs
+        .first()
+        .and_then(|i| {
+            let name = i.path.rsplit(['/', '\\']).next()?;
+            let stem = name.split('.').next()?;
+            (!stem.is_empty()).then(|| stem.to_string())
+        })
+        .unwrap_or_else(|| kind.to_string())
 }
 
 /// Writes `record` into `dir` as `NNNN-<kind>.json` (the next free number), atomically: the
@@ -112,7 +129,7 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, Error> {
     let mut out = Vec::new();
     for f in files {
         let text = read_record_text(&f).map_err(io(&f))?;
-        let record: Record = serde_json::from_str(&text).map_err(|e| Error::Malformed {
+        let mut record: Record = serde_json::from_str(&text).map_err(|e| Error::Malformed {
             path: f.clone(),
             line: e.line(),
             expected: "a kernelab record".into(),
@@ -123,6 +140,9 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, Error> {
                 path: f,
                 found: record.schema_version,
             });
+        }
+        if record.label.is_empty() {
+            record.label = default_label(&record.provenance.inputs, &record.kind);
         }
         let evidence = match Evidence::read(&record.kind, &record.result) {
             None => {
@@ -148,4 +168,86 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, Error> {
         });
     }
     Ok(out)
+}
+
+/// Reads one file that is either a bundle record or a command's `--format json` document, into
+/// its kind and typed result. A record's layout version is checked as in [`read`]; a document is
+/// checked by reading it into the type its kind names.
+pub fn read_one(path: &Path) -> Result<(String, Evidence), Error> {
+    let text = read_record_text(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let malformed = |line: usize, message: String| Error::Malformed {
+        path: path.to_path_buf(),
+        line,
+        expected: "a kernelab record or JSON document".into(),
+        message,
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| malformed(e.line(), e.to_string()))?;
+    let (kind, result) = if value.get("provenance").is_some() && value.get("result").is_some() {
+        let record: Record =
+            serde_json::from_value(value).map_err(|e| malformed(e.line(), e.to_string()))?;
+        if record.schema_version != SCHEMA_VERSION {
+            return Err(Error::Version {
+                path: path.to_path_buf(),
+                found: record.schema_version,
+            });
+        }
+        (record.kind, record.result)
+    } else {
+        let kind = value
+            .get("kind")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| malformed(1, "no `kind` field".into()))?
+            .to_string();
+        (kind, value)
+    };
+    let result_error = |message: String| Error::Result {
+        path: path.to_path_buf(),
+        kind: kind.clone(),
+        message,
+    };
+    let evidence = match Evidence::read(&kind, &result) {
+        None => {
+            return Err(result_error(
+                "a record kind this kernelab does not know".into(),
+            ))
+        }
+        Some(r) => r.map_err(|e| result_error(e.to_string()))?,
+    };
+    Ok((kind, evidence))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(path: &str) -> InputFile {
+        InputFile {
+            path: path.into(),
+            ..InputFile::default()
+        }
+    }
+
+    #[test]
+    fn default_labels_are_file_stems() {
+        assert_eq!(
+            default_label(&[input("h200_pair/gdn_w4s3_run1.json.gz")], "compare"),
+            "gdn_w4s3_run1"
+        );
+        assert_eq!(
+            default_label(
+                &[
+                    input("kernel/recompute_w4s3_vs_w8s2.toml"),
+                    input("x.cubin")
+                ],
+                "kernel_run"
+            ),
+            "recompute_w4s3_vs_w8s2"
+        );
+        assert_eq!(default_label(&[], "ab"), "ab");
+        assert_eq!(default_label(&[input(".hidden")], "ab"), "ab");
+    }
 }

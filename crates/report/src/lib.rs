@@ -18,6 +18,7 @@ pub mod documents;
 mod error;
 mod evidence;
 pub mod format;
+pub mod impact;
 mod kernel;
 mod metrics;
 mod profile;
@@ -30,9 +31,11 @@ pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables, swee
 pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use compare::{compare_csv, compare_tables};
 pub use error::{Error, Result};
-pub use evidence::{evidence, Block, Headline, Part};
+pub use evidence::{evidence, Block, Headline, Part, Report, Verdicts};
 pub use kernel::{kernel_plan_sections, kernel_sections};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, DEFAULT_METRICS};
 pub use profile::{input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc};
-pub use render::{csv_rows, evidence_html, evidence_markdown, render, OutputFormat};
+pub use render::{
+    csv_rows, evidence_html, evidence_markdown, pr_body, render, OutputFormat, GITHUB_BODY_LIMIT,
+};
 pub use table::{Align, Column, Section, Table};

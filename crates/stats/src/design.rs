@@ -164,6 +164,10 @@ pub struct Analysis {
     pub verdict: Verdict,
     /// Human-readable verdict with the threshold qualifier.
     pub verdict_text: String,
+    /// The practical threshold δ the verdict was judged against (fraction); absent in records
+    /// written before it was stored.
+    #[serde(default)]
+    pub threshold: Option<f64>,
     /// Resolution: half-width of the interval (fraction).
     pub resolution: Option<f64>,
     /// Minimum detectable effect at 80% power ≈ 1.43 · resolution (1.5 below 10 pairs).
@@ -452,6 +456,7 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
         level: fl.level,
         verdict: v,
         verdict_text: text,
+        threshold: Some(design.threshold),
         resolution,
         mde,
         sign_ci: sign_ci(du, 1.0 - fl.level).map(|(l, h)| (l.exp(), h.exp())),

@@ -510,21 +510,34 @@ fn kernel_run_dry_run() {
     );
 }
 
-/// `report` over a bundle recorded by the commands (Markdown is its only text format).
+/// `report` over a bundle recorded by the commands (Markdown is its only text format), with
+/// the real H200 `kernel run` record of w4s3 → w8s2, the profile of the request it runs in, and
+/// the profiles of both builds compared under the kernel run's label.
 #[test]
 fn report_markdown() {
     refuse_auto_accept_in_ci();
     let bundle = tempfile::tempdir().expect("tmp");
     let b = bundle.path().to_str().expect("UTF-8 path");
     let fx = fixture("");
-    let runs: [(&[&str], i32); 8] = [
+    let runs: [(&[&str], i32); 9] = [
         (
             &["profile", "kineto_qwen3next_4l_prompt8192_baseline.json.gz"],
             0,
         ),
         (
             &[
+                "profile",
+                "h200_pair/gdn_w4s3_run1.json.gz",
+                "--label",
+                "gdn_request",
+            ],
+            0,
+        ),
+        (
+            &[
                 "compare",
+                "--label",
+                "recompute_w4s3_vs_w8s2",
                 "--base",
                 "h200_pair/gdn_w4s3_run1.json.gz",
                 "h200_pair/gdn_w4s3_run2.json.gz",
@@ -577,6 +590,20 @@ fn report_markdown() {
         args.extend(["--record", b]);
         run(&fx, &args, code);
     }
+    // The H200 kernel run (no GPU here): its JSON document as a record of this bundle.
+    let prov = r#"{"argv": ["kernelab", "kernel", "run", "kernel/recompute_w4s3_vs_w8s2.toml"],
+        "kernelab_version": "0.1.0", "inputs": [{"path": "kernel/recompute_w4s3_vs_w8s2.toml",
+        "sha256": null, "bytes": null}], "host": null, "gpu": "NVIDIA H200", "git": null,
+        "started": "2026-11-29T08:00:00Z", "finished": "2026-11-29T08:01:00Z"}"#;
+    let result = std::fs::read_to_string(fixture("h200_kernel/recompute_w4s3_vs_w8s2.json"))
+        .expect("H200 record");
+    std::fs::write(
+        bundle.path().join("0010-kernel_run.json"),
+        format!(
+            r#"{{"schema_version": 2, "kind": "kernel_run", "provenance": {prov}, "result": {result}}}"#
+        ),
+    )
+    .expect("write");
     let text = run(&fx, &["report", b], 0);
     settings("report BUNDLE", &[bundle.path()]).bind(|| {
         insta::assert_snapshot!("report_md", text);

@@ -96,6 +96,7 @@ fn bundle_records_have_provenance_and_are_never_overwritten() {
     assert_eq!(first["schema_version"], 2);
     assert_eq!(first["result"]["schema_version"], 2);
     assert_eq!(first["kind"], "profile");
+    assert_eq!(first["label"], "kineto_qwen3next_4l_prompt8192_baseline");
     let prov = &first["provenance"];
     assert_eq!(prov["inputs"][0]["bytes"], 119_691);
     assert_eq!(prov["inputs"][0]["sha256"].as_str().map(str::len), Some(64));
@@ -125,6 +126,21 @@ fn bundle_records_have_provenance_and_are_never_overwritten() {
         .expect("runs");
     assert!(out.status.success());
     assert!(env_dir.path().join("0001-check_finite.json").exists());
+    // --label names the record's change; without it, the first input's stem.
+    let labelled = tempfile::tempdir().expect("tmp");
+    record(
+        labelled.path(),
+        &["check", "finite", &p("tensor/a.npy"), "--label", "w8s2"],
+    );
+    record(labelled.path(), &["check", "finite", &p("tensor/a.npy")]);
+    let label = |f: &str| -> Value {
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(labelled.path().join(f)).expect("record"))
+                .expect("json");
+        v["label"].clone()
+    };
+    assert_eq!(label("0001-check_finite.json"), "w8s2");
+    assert_eq!(label("0002-check_finite.json"), "a");
 }
 
 #[test]
@@ -143,20 +159,50 @@ fn markdown_and_json_reports() {
     );
     let md = String::from_utf8_lossy(&out.stdout);
     for needle in [
-        "## Where the GPU time goes",
+        "## Why this kernel",
         "## Correctness",
-        "## Static code evidence",
-        "## Counters",
-        "## Timing",
-        "## Request-level impact",
+        "## Code evidence",
+        "## Kernel timing",
+        "## Request impact",
         "## Reproduction",
-        "recompute_w_u_fwd_kernel slower 412.864 µs → 483.164 µs (0.8545x)",
+        "| recompute_w_u_fwd_kernel | 5 → 5 | 412.864 µs | 483.164 µs | +17.03% | slower |",
         "w (f32 [8, 16]): bit-exact",
         "SLOWER by 7.61%",
         "kernelab check bitwise",
+        "Every change is (candidate − baseline) / baseline",
+        "<details>\n<summary>Provenance of the 7 records</summary>",
     ] {
         assert!(md.contains(needle), "missing {needle:?}:\n{md}");
     }
+    // The summary table comes first, one row per label and kind, in the sections' terms.
+    let summary = md.find("#### Summary").expect("summary");
+    assert!(summary < md.find("## Why this kernel").expect("why"));
+    assert!(
+        md.contains("| ✔ | wu | check_bitwise | 2/2 | pass | – |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| ⚠ | inproc_w4s3_w8s2 | ab | – | SLOWER (median_us) | 1.0761 [1.0424, 1.1099] |"
+        ),
+        "{md}"
+    );
+    // The sections come in the reviewers' order.
+    let at = |s: &str| md.find(s).expect(s);
+    assert!(at("## Why this kernel") < at("## Correctness"));
+    assert!(at("## Correctness") < at("## Code evidence"));
+    assert!(at("## Code evidence") < at("## Kernel timing"));
+    assert!(at("## Kernel timing") < at("## Request impact"));
+    assert!(at("## Request impact") < at("## Reproduction"));
+    // Input paths in the commands are relative to the folder that held them.
+    assert!(
+        md.contains("kernelab check bitwise tensor/wu.npz tensor/wu_compressed.npz\n"),
+        "{md}"
+    );
+    assert!(
+        !md.contains(&fixture("").display().to_string()),
+        "no checkout path"
+    );
     let out = kernelab()
         .arg("report")
         .arg(dir.path())
@@ -208,9 +254,29 @@ fn html_report_loads_in_headless_chromium() {
     let page = std::fs::read_to_string(&html).expect("read");
     assert_eq!(
         page.matches("<svg").count(),
-        3,
-        "share bars, class-change bars, ratio strip plot"
+        4,
+        "forest plot, share bars, class-change bars, ratio strip plot"
     );
+    let chart = |class: &str| -> &str {
+        let start = page
+            .find(&format!("class=\"chart {class}\""))
+            .unwrap_or_else(|| panic!("no {class} chart"));
+        let end = start + page[start..].find("</svg>").expect("end");
+        &page[start..end]
+    };
+    // The forest plot: one verdict (the A/B run), its point, interval and ±0.50% band, and the
+    // ratio written beside it; the axis names its unit.
+    let forest = chart("forest");
+    assert_eq!(forest.matches("<circle").count(), 1);
+    assert_eq!(forest.matches("class=\"thr\"").count(), 1);
+    assert!(forest.contains("±0.50% threshold"));
+    assert!(forest.contains("1.0761 [1.0424, 1.1099] SLOWER"));
+    assert!(forest.contains("candidate / baseline (ratio; &lt; 1: candidate faster)"));
+    // The share bars: the top ten families, labelled, with a % axis.
+    let shares = chart("shares");
+    assert_eq!(shares.matches("class=\"bar").count(), 10);
+    assert!(shares.contains(">40.50%<"));
+    assert!(shares.contains("share of request kernel GPU time (%)"));
     assert!(!page.contains("<script"), "self-contained, no scripts");
     let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
@@ -250,7 +316,31 @@ fn html_report_loads_in_headless_chromium() {
     );
     let dom = String::from_utf8_lossy(&out.stdout);
     assert!(dom.contains("<h1>kernelab evidence</h1>"), "{dom}");
-    assert_eq!(dom.matches("<svg").count(), 3);
+    assert_eq!(dom.matches("<svg").count(), 4);
+    // A screenshot for a person to look at, in the test's output folder.
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    let out = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--window-size=1100,2400",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert!(dom.matches("<circle").count() >= 8, "one point per pair");
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -294,9 +384,12 @@ fn kernel_run_records_render_in_reports() {
     );
     let md = String::from_utf8_lossy(&out.stdout);
     for needle in [
-        "## Timing",
-        "6 of 6 gates passed; SLOWER by 16.40%",
-        "PASS baseline vs candidate bitwise: 0 of 67108864 elements differ",
+        "## Kernel timing",
+        "| 6/6 | SLOWER | 1.1636 [1.1599, 1.1681] |",
+        "| baseline vs candidate bitwise | pass | 0 of 67108864 elements differ |",
+        "SLOWER by 16.40% (CI 15.99% to 16.81%), ≥ threshold 1.00%: ratio 1.1636 [1.1599, 1.1681]",
+        "median round: baseline 88.784 µs → candidate 103.296 µs per launch",
+        "<summary>wu: raw rounds (30)</summary>",
     ] {
         assert!(md.contains(needle), "missing {needle:?}:\n{md}");
     }
@@ -307,7 +400,14 @@ fn kernel_run_records_render_in_reports() {
         .output()
         .expect("runs");
     let html = String::from_utf8_lossy(&html.stdout);
-    assert!(html.contains("Per-round change, candidate vs baseline") && html.contains("<svg"));
+    assert!(html.contains("wu: candidate / baseline per round"));
+    // One point per round, and the threshold (1%, read from the verdict of this older record)
+    // drawn as two dashed lines.
+    let start = html.find("class=\"chart rounds\"").expect("rounds chart");
+    let rounds = &html[start..start + html[start..].find("</svg>").expect("end")];
+    assert_eq!(rounds.matches("<circle").count(), 30);
+    assert_eq!(rounds.matches("class=\"thrline\"").count(), 2);
+    assert!(rounds.contains("round (time order)"));
 }
 
 /// Rewrites one record of the bundle and returns what `kernelab report` printed on error.

@@ -1,24 +1,30 @@
-//! `kernelab report`: one evidence document from a bundle of records, in the order a
-//! performance pull request argues: why (profile), correct (gates), why faster (machine code),
-//! counters, how much (timing), what it does to the request (compare), how to reproduce.
+//! `kernelab report`: one evidence document from a bundle of records, in the order a reviewer
+//! reads a performance pull request: a summary of every label's verdict first, then why this
+//! kernel (its share of the request), correctness, code evidence, kernel timing, request impact,
+//! serving, and how to reproduce. Records are grouped by label within each section.
 
-use crate::bundle::{Entry, Record};
+use crate::bundle::Entry;
 use crate::documents::Evidence;
-use crate::format::UNAVAILABLE;
+use crate::impact::{self, Impact};
 use crate::table::Table;
 use serde::Serialize;
 
 mod parts;
+mod repro;
+mod summary;
 
 use parts::{
     ab_part, bitwise_lines, check_part, close_lines, code_diff_part, code_matrix_part,
-    code_show_part, compare_part, finite_lines, kernel_part, metrics_part, profile_part,
-    repeat_lines, short, sweep_lines,
+    code_show_part, compare_part, finite_lines, kernel_gates, kernel_head, kernel_timing,
+    metrics_part, profile_part, repeat_lines, short, sweep_lines,
 };
+pub use summary::{ratio_text, verdicts, Verdicts};
 
 /// A piece of a part.
 #[derive(Clone, Debug)]
 pub enum Block {
+    /// A sub-heading (a label).
+    Heading(String),
     /// Bullet lines.
     Lines(Vec<String>),
     /// A table.
@@ -27,6 +33,13 @@ pub enum Block {
     Chart(String),
     /// A code block.
     Code(String),
+    /// Blocks folded under a one-line summary (`<details>`).
+    Details {
+        /// The line shown when folded.
+        summary: String,
+        /// The folded content.
+        blocks: Vec<Block>,
+    },
 }
 
 /// A titled part of the report.
@@ -43,6 +56,8 @@ pub struct Part {
 pub struct Headline {
     /// Record file.
     pub file: String,
+    /// The record's label.
+    pub label: String,
     /// Record kind.
     pub kind: String,
     /// The one-line finding.
@@ -51,33 +66,35 @@ pub struct Headline {
     pub pass: Option<bool>,
 }
 
-/// The reproduction command of a record (`kernelab …` with the program path normalized).
-fn command(r: &Record) -> String {
-    let mut argv = r.provenance.argv.clone();
-    if let Some(first) = argv.first_mut() {
-        *first = "kernelab".into();
-    }
-    argv.iter()
-        .map(|a| {
-            if a.contains([' ', '\'', '"', '$']) {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            } else {
-                a.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// The report: the summary table, the verdicts for the forest plot, the parts in reading
+/// order, and one headline per record.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// One row per label and kind.
+    pub summary: Table,
+    /// Every timed verdict with its interval.
+    pub verdicts: Vec<Verdicts>,
+    /// The sections.
+    pub parts: Vec<Part>,
+    /// One headline per record, in record order.
+    pub heads: Vec<Headline>,
+    /// The request impacts the bundle supports.
+    pub impacts: Vec<Impact>,
 }
 
-/// One record's blocks, headline and gate result.
-fn part(e: &Evidence) -> (Vec<Block>, String, Option<bool>) {
+/// One record's blocks, headline and gate result (kernel runs are split between correctness
+/// and timing by the caller).
+fn part(e: &Evidence, marked: &[String]) -> (Vec<Block>, String, Option<bool>) {
     let plain = |(b, h): (Vec<Block>, String)| (b, h, None);
     match e {
-        Evidence::Profile(r) => plain(profile_part(r)),
+        Evidence::Profile(r) => plain(profile_part(r, marked)),
         Evidence::Compare(r) => plain(compare_part(r)),
         Evidence::Metrics(r) => plain(metrics_part(r)),
         Evidence::Ab(r) => plain(ab_part(r)),
-        Evidence::KernelRun(r) => kernel_part(r),
+        Evidence::KernelRun(r) => {
+            let (h, pass) = kernel_head(r);
+            (kernel_gates(r), h, pass)
+        }
         Evidence::CodeDiff(r) => plain(code_diff_part(r)),
         Evidence::CodeMatrix(r) => plain(code_matrix_part(r)),
         Evidence::CodeShow(r) => plain(code_show_part(r)),
@@ -94,57 +111,211 @@ fn part(e: &Evidence) -> (Vec<Block>, String, Option<bool>) {
     }
 }
 
-/// Builds the report's parts and the per-record headlines.
-pub fn evidence(entries: &[Entry]) -> (Vec<Part>, Vec<Headline>) {
-    let order = [
-        ("Where the GPU time goes", &["profile"][..]),
-        (
-            "Correctness",
-            &[
-                "check_bitwise",
-                "check_close",
-                "check_oracle",
-                "check_finite",
-                "check_repeat",
-                "check_sweep",
-            ][..],
-        ),
-        (
-            "Static code evidence",
-            &["code_diff", "code_matrix", "code_show"][..],
-        ),
-        ("Counters", &["metrics"][..]),
-        ("Timing", &["kernel_run", "ab"][..]),
-        ("Request-level impact", &["compare"][..]),
-    ];
-    let mut parts = Vec::new();
-    let mut heads = Vec::new();
-    for (title, kinds) in order {
-        let mut blocks = Vec::new();
-        for entry in entries
+/// The record's kind and input file names, introducing its blocks.
+fn intro(e: &Entry) -> Block {
+    let inputs: Vec<String> = e
+        .record
+        .provenance
+        .inputs
+        .iter()
+        .map(|i| short(i.path.rsplit('/').next().unwrap_or(&i.path), 50))
+        .collect();
+    Block::Lines(vec![format!(
+        "**{}** ({})",
+        e.record.kind,
+        if inputs.is_empty() {
+            "no input files".to_string()
+        } else {
+            inputs.join(", ")
+        }
+    )])
+}
+
+/// Whether an `ab` record measures a request: its label is a profile's label.
+fn request_ab(e: &Entry, entries: &[Entry]) -> bool {
+    matches!(e.evidence, Evidence::Ab(_))
+        && entries
             .iter()
-            .filter(|e| kinds.contains(&e.record.kind.as_str()))
-        {
-            let rec = &entry.record;
-            let (b, head, pass) = part(&entry.evidence);
-            let inputs: Vec<String> = rec
+            .any(|p| matches!(p.evidence, Evidence::Profile(_)) && p.record.label == e.record.label)
+}
+
+/// Whether a kernel run times one build against itself (an A/A run): no change to predict.
+fn self_pair(run: &crate::documents::KernelRunBody) -> bool {
+    matches!(&run.run.builds[..], [a, b] if a.code == b.code && a.symbol == b.symbol)
+}
+
+/// Whether every input of the profile record `p` is an input of the record `m` (same content):
+/// then `m` measured the profiled request.
+fn same_inputs(p: &Entry, m: &Entry) -> bool {
+    let ins = &p.record.provenance.inputs;
+    !ins.is_empty()
+        && ins.iter().all(|i| {
+            m.record
                 .provenance
                 .inputs
                 .iter()
-                .map(|i| short(i.path.rsplit('/').next().unwrap_or(&i.path), 50))
-                .collect();
-            blocks.push(Block::Lines(vec![format!(
-                "**{}** ({})",
-                rec.kind,
-                inputs.join(", ")
-            )]));
-            blocks.extend(b);
-            heads.push(Headline {
-                file: entry.path.display().to_string(),
-                kind: rec.kind.clone(),
-                headline: head,
-                pass,
-            });
+                .any(|j| match (&i.sha256, &j.sha256) {
+                    (Some(a), Some(b)) => a == b,
+                    _ => i.path == j.path,
+                })
+        })
+}
+
+/// Every (profile, kernel run) pair whose kernel is a family of the profile (A/A runs left
+/// out), with the request measurements of the bundle set against it: `compare` records with
+/// the kernel run's label, and `ab` records with the profile's label. (A serving record kind
+/// adds one more `impact::from_*` here.)
+fn impacts(entries: &[Entry]) -> Vec<(String, String, Impact)> {
+    let mut out = Vec::new();
+    for p in entries {
+        let Evidence::Profile(profile) = &p.evidence else {
+            continue;
+        };
+        for k in entries {
+            let Evidence::KernelRun(run) = &k.evidence else {
+                continue;
+            };
+            if self_pair(run) {
+                continue;
+            }
+            let Ok(mut i) = impact::predict(profile, run, None) else {
+                continue;
+            };
+            for m in entries {
+                let source = format!("{} {}", m.record.kind, m.record.label);
+                match &m.evidence {
+                    Evidence::Compare(c) if m.record.label == k.record.label => {
+                        let same = same_inputs(p, m);
+                        i.measured
+                            .extend(impact::from_compare(&i, &source, c, same));
+                    }
+                    Evidence::Ab(a) if m.record.label == p.record.label => {
+                        i.measured.extend(impact::from_ab(&i, &source, a));
+                    }
+                    _ => {}
+                }
+            }
+            out.push((p.record.label.clone(), k.record.label.clone(), i));
+        }
+    }
+    out
+}
+
+/// The "why" line of each changed family of a profile: its share of the request.
+fn why_lines(found: &[(String, String, Impact)], label: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for (_, _, i) in found.iter().filter(|(p, _, _)| p == label) {
+        if done.contains(&i.family.as_str()) {
+            continue;
+        }
+        done.push(&i.family);
+        let by: Vec<&str> = found
+            .iter()
+            .filter(|(p, _, j)| p == label && j.family == i.family)
+            .map(|(_, k, _)| k.as_str())
+            .collect();
+        lines.push(format!(
+            "**{}** (changed by {}) takes {} of the request's kernel time: {} over {} calls",
+            i.family,
+            by.join(", "),
+            crate::format::percent(i.share, false),
+            crate::format::duration_ns(i.family_ns as f64),
+            crate::format::thousands(i.calls)
+        ));
+    }
+    lines
+}
+
+/// The kinds of each section, in reading order. `kernel_run` appears twice: its gates under
+/// correctness, its timing under kernel timing. Serving records (not yet a kind) go last but
+/// one.
+const ORDER: [(&str, &[&str]); 6] = [
+    ("Why this kernel", &["profile"]),
+    (
+        "Correctness",
+        &[
+            "check_bitwise",
+            "check_close",
+            "check_oracle",
+            "check_finite",
+            "check_repeat",
+            "check_sweep",
+            "kernel_run",
+        ],
+    ),
+    (
+        "Code evidence",
+        &["code_diff", "code_matrix", "code_show", "metrics"],
+    ),
+    ("Kernel timing", &["kernel_run", "ab"]),
+    ("Request impact", &["compare", "ab"]),
+    ("Serving", &[]),
+];
+
+/// Builds the report.
+pub fn evidence(entries: &[Entry]) -> Report {
+    let found = impacts(entries);
+    let mut labels: Vec<&str> = Vec::new();
+    for e in entries {
+        if !labels.contains(&e.record.label.as_str()) {
+            labels.push(&e.record.label);
+        }
+    }
+    let mut parts = Vec::new();
+    let mut heads: Vec<Option<Headline>> = vec![None; entries.len()];
+    for (title, kinds) in ORDER {
+        let mut blocks = Vec::new();
+        if title == "Request impact" {
+            for (profile, kernel, i) in &found {
+                blocks.push(Block::Heading(format!(
+                    "{kernel}: impact on the request {profile}"
+                )));
+                blocks.push(Block::Lines(impact::impact_lines(i)));
+                blocks.extend(impact::measured_table(i).map(Block::Table));
+            }
+        }
+        for label in &labels {
+            let mut group = Vec::new();
+            for (n, e) in entries.iter().enumerate() {
+                let kind = e.record.kind.as_str();
+                if e.record.label != *label || !kinds.contains(&kind) {
+                    continue;
+                }
+                // An `ab` of the request belongs to the request impact, others to timing.
+                if kind == "ab" && (title == "Request impact") != request_ab(e, entries) {
+                    continue;
+                }
+                let marked: Vec<String> = found
+                    .iter()
+                    .filter(|(p, _, _)| p == label)
+                    .map(|(_, _, i)| i.family.clone())
+                    .collect();
+                let (b, head, pass) = part(&e.evidence, &marked);
+                let b = match (&e.evidence, title) {
+                    (Evidence::KernelRun(r), "Kernel timing") => kernel_timing(r, label),
+                    _ => b,
+                };
+                if title == "Why this kernel" {
+                    let why = why_lines(&found, label);
+                    if !why.is_empty() {
+                        group.push(Block::Lines(why));
+                    }
+                }
+                group.push(intro(e));
+                group.extend(b);
+                heads[n].get_or_insert(Headline {
+                    file: e.path.display().to_string(),
+                    label: e.record.label.clone(),
+                    kind: e.record.kind.clone(),
+                    headline: head,
+                    pass,
+                });
+            }
+            if !group.is_empty() {
+                blocks.push(Block::Heading(label.to_string()));
+                blocks.extend(group);
+            }
         }
         if !blocks.is_empty() {
             parts.push(Part {
@@ -153,64 +324,14 @@ pub fn evidence(entries: &[Entry]) -> (Vec<Part>, Vec<Headline>) {
             });
         }
     }
-    let records: Vec<&Record> = entries.iter().map(|e| &e.record).collect();
-    let mut repro = String::new();
-    let mut inputs = Vec::new();
-    for r in &records {
-        repro += &command(r);
-        repro.push('\n');
-        for i in &r.provenance.inputs {
-            let line = format!(
-                "{}  sha256 {}",
-                i.path,
-                i.sha256
-                    .as_deref()
-                    .map(|h| &h[..16.min(h.len())])
-                    .unwrap_or(UNAVAILABLE)
-            );
-            if !inputs.contains(&line) {
-                inputs.push(line);
-            }
-        }
+    if !entries.is_empty() {
+        parts.push(repro::reproduction(entries));
     }
-    let first = records.first().map(|r| &r.provenance);
-    let mut facts = Vec::new();
-    if let Some(p) = first {
-        facts.push(format!(
-            "kernelab {}; host {}; {}",
-            p.kernelab_version,
-            p.host.as_deref().unwrap_or(UNAVAILABLE),
-            p.gpu
-                .as_deref()
-                .map(|g| format!("GPU {g}"))
-                .unwrap_or_else(|| "GPU not recorded".into())
-        ));
-        facts.push(match &p.git {
-            Some(g) => format!(
-                "git {}{}",
-                &g.commit[..12.min(g.commit.len())],
-                if g.dirty { " (dirty)" } else { "" }
-            ),
-            None => "not run in a git repository".into(),
-        });
-        facts.push(format!(
-            "recorded {} to {}",
-            p.started,
-            records
-                .last()
-                .map(|r| r.provenance.finished.clone())
-                .unwrap_or_default()
-        ));
+    Report {
+        summary: summary::summary_table(entries),
+        verdicts: verdicts(entries),
+        parts,
+        heads: heads.into_iter().flatten().collect(),
+        impacts: found.into_iter().map(|(_, _, i)| i).collect(),
     }
-    if !records.is_empty() {
-        parts.push(Part {
-            title: "Reproduction".into(),
-            blocks: vec![
-                Block::Code(repro),
-                Block::Lines(inputs),
-                Block::Lines(facts),
-            ],
-        });
-    }
-    (parts, heads)
 }

@@ -44,7 +44,9 @@ fn ns_u64(x: Option<u64>) -> String {
     opt_duration_ns(x.map(|v| v as f64))
 }
 
-pub(super) fn profile_part(r: &ProfileBody) -> (Vec<Block>, String) {
+/// A profile record: the whole-trace line, the top kernels (the changed families marked) and
+/// the share chart.
+pub(super) fn profile_part(r: &ProfileBody, marked: &[String]) -> (Vec<Block>, String) {
     let sm = &r.summary;
     let mut t = Table::new(
         "Top kernels by GPU time",
@@ -58,15 +60,24 @@ pub(super) fn profile_part(r: &ProfileBody) -> (Vec<Block>, String) {
     );
     let mut bars = Vec::new();
     for row in r.kernels.iter().take(10) {
+        let changed = marked.contains(&row.name) || marked.contains(&row.family);
         let name = short(&row.name, 70);
         t.push(vec![
             row.rank.to_string(),
-            name.clone(),
+            if changed {
+                format!("**{name}** (changed)")
+            } else {
+                name.clone()
+            },
             thousands(row.calls),
             duration_ns(row.total_ns as f64),
             share(row.share),
         ]);
-        bars.push((name, row.share * 100.0, share(row.share)));
+        bars.push(svg::ShareBar {
+            label: name,
+            share: row.share,
+            marked: changed,
+        });
     }
     let lines = vec![format!(
         "kernel GPU time {} over {} kernels; GPU busy {}; trace wall {}; launch gaps {}",
@@ -91,7 +102,10 @@ pub(super) fn profile_part(r: &ProfileBody) -> (Vec<Block>, String) {
         vec![
             Block::Lines(lines),
             Block::Table(t),
-            Block::Chart(svg::bars("Share of kernel GPU time (top 10)", &bars)),
+            Block::Chart(svg::share_bars(
+                "Share of request kernel GPU time, top 10 (changed family marked)",
+                &bars,
+            )),
         ],
         head,
     )
@@ -104,20 +118,21 @@ fn status_text(s: Status) -> String {
         .unwrap_or_default()
 }
 
-fn ratio_text(r: Option<f64>) -> String {
-    r.map(|x| format!("{x:.4}x")).unwrap_or_else(|| "–".into())
+/// A family's change, (candidate − baseline) / baseline, as stored in the comparison.
+fn change_text(c: Option<f64>) -> String {
+    c.map(|x| percent(x, true)).unwrap_or_else(|| "–".into())
 }
 
 pub(super) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
     let fams = &r.comparison.families;
     let mut t = Table::new(
-        "Per-family change (baseline → candidate)",
+        "Per-family change (baseline → candidate; change = (candidate − baseline) / baseline)",
         &[
             ("family", Align::Left),
             ("calls", Align::Left),
             ("baseline", Align::Right),
             ("candidate", Align::Right),
-            ("ratio", Align::Right),
+            ("change", Align::Right),
             ("verdict", Align::Left),
         ],
     );
@@ -127,7 +142,7 @@ pub(super) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
             format!("{} → {}", count(f.base.calls), count(f.cand.calls)),
             duration_ns(f.base.total_ns),
             duration_ns(f.cand.total_ns),
-            ratio_text(f.ratio),
+            change_text(f.change),
             status_text(f.status),
         ]);
     }
@@ -141,7 +156,7 @@ pub(super) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
             status_text(f.status),
             duration_ns(f.base.total_ns),
             duration_ns(f.cand.total_ns),
-            ratio_text(f.ratio)
+            change_text(f.change)
         ),
         None => "no family changed beyond the noise".into(),
     };
@@ -281,23 +296,64 @@ pub(super) fn code_diff_part(r: &ObjectDiff) -> (Vec<Block>, String) {
             )));
         }
     }
-    blocks.push(Block::Lines(if r.callouts.is_empty() {
-        vec!["no spills, no scratch or stack growth".into()]
-    } else {
-        r.callouts.clone()
-    }));
+    let changed = r
+        .kernels
+        .iter()
+        .filter(|k| k.code_changed.unwrap_or(true))
+        .count();
+    blocks.insert(
+        0,
+        Block::Lines(vec![format!(
+            "{changed} of {} kernels changed{}",
+            r.kernels.len(),
+            if r.only_base.is_empty() && r.only_cand.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; only in the baseline: {}; only in the candidate: {}",
+                    r.only_base.len(),
+                    r.only_cand.len()
+                )
+            }
+        )]),
+    );
+    blocks.push(callouts(&r.callouts));
     if head.is_empty() {
         head = "machine code unchanged in every compared class".into();
     }
     (blocks, head)
 }
 
+/// Spill and scratch callouts, each marked; or the line saying there are none.
+fn callouts(c: &[String]) -> Block {
+    Block::Lines(if c.is_empty() {
+        vec!["no spills, no scratch or stack growth".into()]
+    } else {
+        c.iter().map(|x| format!("⚠ **{x}**")).collect()
+    })
+}
+
 pub(super) fn code_matrix_part(r: &Matrix) -> (Vec<Block>, String) {
     let head = format!(
-        "{} of {} code objects changed; {} distinct kernel symbols",
+        "{} of {} builds changed; {} distinct kernel symbols",
         r.changed, r.total, r.distinct_symbols
     );
-    (vec![Block::Lines(vec![head.clone()])], head)
+    let mut t = Table::new(
+        "Changed builds",
+        &[("build", Align::Left), ("kernels changed", Align::Left)],
+    );
+    for p in r.pairs.iter().filter(|p| p.changed) {
+        t.push(vec![
+            p.key.clone(),
+            short(&p.changed_kernels.join(", "), 100),
+        ]);
+    }
+    let mut blocks = vec![Block::Lines(vec![head.clone()])];
+    if !t.rows.is_empty() {
+        blocks.push(Block::Table(t));
+    }
+    blocks.push(callouts(&r.callouts));
+    (blocks, head)
 }
 
 pub(super) fn code_show_part(r: &CodeShowBody) -> (Vec<Block>, String) {
@@ -355,55 +411,138 @@ pub(super) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
     )
 }
 
-/// A `kernel run` record: the gates, the verdict and the per-round changes.
-pub(super) fn kernel_part(r: &KernelRunBody) -> (Vec<Block>, String, Option<bool>) {
+/// A `kernel run` record's headline: gates passed and the verdict.
+pub(super) fn kernel_head(r: &KernelRunBody) -> (String, Option<bool>) {
     let run = &r.run;
     let passed = run.gates.iter().filter(|g| g.passed).count();
-    let mut lines: Vec<String> = run
-        .gates
-        .iter()
-        .map(|g| {
-            let ok = if g.passed { "PASS" } else { "FAIL" };
-            format!("{ok} {}: {}", g.name, g.detail)
-        })
-        .collect();
     let head = match &run.analysis {
-        Some(a) => {
-            lines.push(format!(
-                "{} (ratio {:.4}, CI {}, {} rounds of batch {})",
-                a.verdict_text,
-                a.ratio,
-                interval(a.ci),
-                a.pairs,
-                run.batch
-            ));
-            format!(
-                "{passed} of {} gates passed; {}",
-                run.gates.len(),
-                a.verdict_text
-            )
-        }
+        Some(a) => format!(
+            "{passed} of {} gates passed; {}",
+            run.gates.len(),
+            a.verdict_text
+        ),
         None => format!(
             "{passed} of {} gates passed; timing not run",
             run.gates.len()
         ),
     };
-    let changes: Vec<f64> = run
+    (head, Some(passed == run.gates.len()))
+}
+
+/// A `kernel run` record's gates, as a table.
+pub(super) fn kernel_gates(r: &KernelRunBody) -> Vec<Block> {
+    let run = &r.run;
+    let mut t = Table::new(
+        format!(
+            "Gates on {} ({} of {} passed)",
+            run.device,
+            run.gates.iter().filter(|g| g.passed).count(),
+            run.gates.len()
+        ),
+        &[
+            ("gate", Align::Left),
+            ("result", Align::Left),
+            ("detail", Align::Left),
+        ],
+    );
+    for g in &run.gates {
+        t.push(vec![
+            g.name.clone(),
+            if g.passed { "pass" } else { "FAIL" }.into(),
+            g.detail.clone(),
+        ]);
+    }
+    vec![Block::Table(t)]
+}
+
+/// A `kernel run` record's timing: the verdict, the median round, the per-round ratios over
+/// time, and every round inside a details block.
+pub(super) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
+    let run = &r.run;
+    let Some(a) = &run.analysis else {
+        return vec![Block::Lines(vec!["timing not run: a gate failed".into()])];
+    };
+    let mut base: Vec<f64> = run.rounds.iter().map(|x| x.baseline_us).collect();
+    let mut cand: Vec<f64> = run.rounds.iter().map(|x| x.candidate_us).collect();
+    let mut lines = vec![format!(
+        "{}: ratio {} ({:.1}% interval), {} rounds of batch {}{}",
+        a.verdict_text,
+        super::summary::ratio_text(a.ratio, a.ci),
+        a.level * 100.0,
+        a.pairs,
+        run.batch,
+        if run.l2_flush {
+            ", L2 flushed before each launch"
+        } else {
+            ""
+        }
+    )];
+    if let (Some(b), Some(c)) = (median(&mut base), median(&mut cand)) {
+        lines.push(format!(
+            "median round: baseline {} → candidate {} per launch",
+            duration_ns(b * 1e3),
+            duration_ns(c * 1e3)
+        ));
+    }
+    let mut blocks = vec![Block::Lines(lines)];
+    let ratios: Vec<f64> = run
         .rounds
         .iter()
-        .map(|x| (x.candidate_us / x.baseline_us - 1.0) * 100.0)
+        .map(|x| x.candidate_us / x.baseline_us)
         .filter(|x| x.is_finite())
         .collect();
-    let mut blocks = vec![Block::Lines(lines)];
-    if !changes.is_empty() {
-        blocks.push(Block::Chart(svg::strip(
-            "Per-round change, candidate vs baseline",
-            &changes,
-            pct_interval(run.analysis.as_ref().and_then(|a| a.ci)),
-            &[],
+    if !ratios.is_empty() {
+        blocks.push(Block::Chart(svg::rounds(
+            &format!("{name}: candidate / baseline per round"),
+            &ratios,
+            a.ci,
+            super::summary::threshold_of(a),
         )));
     }
-    (blocks, head, Some(passed == run.gates.len()))
+    let mut t = Table::new(
+        "Rounds (µs per launch, medians of each round's samples)",
+        &[
+            ("round", Align::Right),
+            ("order", Align::Left),
+            ("baseline", Align::Right),
+            ("candidate", Align::Right),
+            ("cand / base", Align::Right),
+            ("SM MHz", Align::Right),
+            ("°C", Align::Right),
+            ("W", Align::Right),
+        ],
+    );
+    let opt = |x: Option<String>| x.unwrap_or_else(|| "–".into());
+    for x in &run.rounds {
+        t.push(vec![
+            x.round.to_string(),
+            format!("{:?}", x.order),
+            format!("{:.3}", x.baseline_us),
+            format!("{:.3}", x.candidate_us),
+            format!("{:.4}", x.candidate_us / x.baseline_us),
+            opt(x.telemetry.sm_mhz.map(|v| v.to_string())),
+            opt(x.telemetry.temp_c.map(|v| v.to_string())),
+            opt(x.telemetry.power_w.map(|v| format!("{v:.1}"))),
+        ]);
+    }
+    blocks.push(Block::Details {
+        summary: format!("{name}: raw rounds ({})", run.rounds.len()),
+        blocks: vec![Block::Table(t)],
+    });
+    blocks
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 pub(super) fn metrics_part(r: &MetricsBody) -> (Vec<Block>, String) {

@@ -1,38 +1,154 @@
-//! The report as Markdown, shaped like a performance pull request body.
+//! The report as Markdown, shaped like a performance pull-request body: the title, the summary
+//! table, then the sections in reading order. Past GitHub's limit on a pull-request body, the
+//! sections that do not fit go to an appendix file that the body links.
 
-use crate::evidence::{Block, Headline, Part};
+use crate::evidence::{Block, Part, Report};
 use crate::render::render;
 use crate::table::Section;
 
-/// Renders the report as Markdown (charts are in the HTML page only).
-pub fn markdown(title: &str, heads: &[Headline], parts: &[Part]) -> String {
-    let mut s = format!("# {title}\n\n");
-    for h in heads {
-        s += &format!("- **{}**: {}\n", h.kind, h.headline);
-    }
-    s.push('\n');
-    for p in parts {
-        s += &format!("## {}\n\n", p.title);
-        for b in &p.blocks {
-            match b {
-                Block::Lines(l) => {
-                    for x in l {
-                        s += &format!("- {x}\n");
-                    }
-                    s.push('\n');
+/// The most characters GitHub accepts in a pull-request body.
+pub const GITHUB_BODY_LIMIT: usize = 65_536;
+
+/// The sign convention, stated once under the summary.
+pub const CONVENTION: &str = "Every change is (candidate − baseline) / baseline: negative is less time. Ratios are candidate / baseline: below 1 is faster.";
+
+fn table(t: &crate::table::Table) -> String {
+    render(
+        &[Section::Table(t.clone())],
+        crate::OutputFormat::Markdown,
+        None,
+    )
+    .replace("### ", "#### ")
+}
+
+fn blocks(s: &mut String, bs: &[Block]) {
+    for b in bs {
+        match b {
+            Block::Heading(h) => *s += &format!("### {h}\n\n"),
+            Block::Lines(l) => {
+                for x in l {
+                    *s += &format!("- {x}\n");
                 }
-                Block::Table(t) => {
-                    s += &render(
-                        &[Section::Table(t.clone())],
-                        crate::OutputFormat::Markdown,
-                        None,
-                    )
-                    .replace("### ", "#### ")
-                }
-                Block::Chart(_) => {}
-                Block::Code(c) => s += &format!("```sh\n{c}```\n\n"),
+                s.push('\n');
+            }
+            Block::Table(t) => *s += &table(t),
+            Block::Chart(_) => {}
+            Block::Code(c) => *s += &format!("```sh\n{c}```\n\n"),
+            Block::Details {
+                summary,
+                blocks: inner,
+            } => {
+                *s += &format!("<details>\n<summary>{summary}</summary>\n\n");
+                blocks(s, inner);
+                *s += "</details>\n\n";
             }
         }
     }
+}
+
+/// One part as Markdown.
+fn part(p: &Part) -> String {
+    let mut s = format!("## {}\n\n", p.title);
+    blocks(&mut s, &p.blocks);
     s
+}
+
+/// The title and the summary table.
+fn head(title: &str, r: &Report) -> String {
+    format!("# {title}\n\n{}{CONVENTION}\n\n", table(&r.summary))
+}
+
+/// Renders the whole report as one Markdown document (charts are in the HTML page only).
+pub fn markdown(title: &str, r: &Report) -> String {
+    let mut s = head(title, r);
+    for p in &r.parts {
+        s += &part(p);
+    }
+    s
+}
+
+/// Renders the report as a pull-request body of at most `limit` characters: the summary and
+/// as many whole sections as fit, in order; the remaining sections go to the appendix (the
+/// second value, `None` when everything fits), which the body links as `appendix`.
+pub fn pr_body(title: &str, r: &Report, limit: usize, appendix: &str) -> (String, Option<String>) {
+    let mut body = head(title, r);
+    let parts: Vec<(String, String)> = r.parts.iter().map(|p| (p.title.clone(), part(p))).collect();
+    let total: usize =
+        body.chars().count() + parts.iter().map(|p| p.1.chars().count()).sum::<usize>();
+    if total <= limit {
+        for (_, p) in &parts {
+            body += p;
+        }
+        return (body, None);
+    }
+    let note = |rest: &[(String, String)]| {
+        format!(
+            "---\n\nThe rest of this report ({}) is in [{appendix}]({appendix}): a pull-request body holds at most {} characters.\n",
+            rest.iter().map(|p| p.0.as_str()).collect::<Vec<_>>().join(", "),
+            crate::format::thousands(limit as u64)
+        )
+    };
+    let mut used = body.chars().count();
+    let mut split = parts.len();
+    for (i, (_, p)) in parts.iter().enumerate() {
+        let n = p.chars().count();
+        if used + n + note(&parts[i..]).chars().count() > limit {
+            split = i;
+            break;
+        }
+        used += n;
+        body += p;
+    }
+    body += &note(&parts[split..]);
+    let mut rest = format!("# {title}: appendix\n\n{CONVENTION}\n\n");
+    for (_, p) in &parts[split..] {
+        rest += p;
+    }
+    (body, Some(rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{Align, Table};
+
+    fn report(parts: usize, lines: usize) -> Report {
+        Report {
+            summary: Table::new("Summary", &[("label", Align::Left)]),
+            verdicts: Vec::new(),
+            parts: (0..parts)
+                .map(|i| Part {
+                    title: format!("Part {i}"),
+                    blocks: vec![Block::Lines(vec!["x".repeat(100); lines])],
+                })
+                .collect(),
+            heads: Vec::new(),
+            impacts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn bodies_past_the_limit_move_whole_sections_to_the_appendix() {
+        let r = report(5, 10);
+        let full = markdown("T", &r);
+        let (body, rest) = pr_body("T", &r, GITHUB_BODY_LIMIT, "a.md");
+        assert_eq!(body, full);
+        assert!(rest.is_none());
+        // A limit that holds the summary and two parts.
+        let limit = 2_600;
+        let (body, rest) = pr_body("T", &r, limit, "pr.appendix.md");
+        let rest = rest.expect("appendix");
+        assert!(body.chars().count() <= limit, "{}", body.chars().count());
+        assert!(body.contains("## Part 1\n") && !body.contains("## Part 2\n"));
+        assert!(body.contains("The rest of this report (Part 2, Part 3, Part 4) is in [pr.appendix.md](pr.appendix.md)"));
+        assert!(rest.starts_with("# T: appendix") && rest.contains("## Part 2\n"));
+        // Nothing lost, nothing repeated.
+        for i in 0..5 {
+            let title = format!("## Part {i}\n");
+            assert_eq!(
+                body.matches(&title).count() + rest.matches(&title).count(),
+                1
+            );
+        }
+    }
 }

@@ -1,6 +1,8 @@
 //! A self-contained HTML page: inline CSS, tables and SVG charts, no scripts.
 
-use crate::evidence::{Block, Headline, Part};
+use crate::evidence::{Block, Report};
+use crate::render::CONVENTION;
+use crate::svg;
 use crate::table::{Align, Table};
 
 use crate::format::html_escape as esc;
@@ -36,7 +38,7 @@ fn table(t: &Table) -> String {
             s += &format!(
                 "<td class=\"{}\">{}</td>",
                 if right { "r" } else { "l" },
-                esc(v)
+                inline(v)
             );
         }
         s += "</tr>\n";
@@ -44,43 +46,62 @@ fn table(t: &Table) -> String {
     s + "</tbody></table>\n"
 }
 
-const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:980px;color:#1b1f23}\
-h1{font-size:1.6em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em;margin-top:1.6em}\
+const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#1b1f23}\
+h1{font-size:1.6em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em;margin-top:1.6em}h3{font-size:1.1em;margin:1.2em 0 .4em}\
 table{border-collapse:collapse;margin:.6em 0 1.2em}caption{text-align:left;font-weight:600;padding:.2em 0}\
 th,td{border:1px solid #d0d7de;padding:3px 8px}th{background:#f6f8fa}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}\
-pre{background:#f6f8fa;padding:.8em;overflow-x:auto}ul.head li{margin:.2em 0}\
-svg.chart{display:block;margin:.4em 0 1.2em;background:#fff}svg .title{font-weight:600;font-size:13px}\
-svg .label,svg .value{font-size:11px;fill:#57606a}svg .bar{fill:#4c78a8}svg .bar.neg{fill:#54a24b}\
-svg .axis{stroke:#8c959f;stroke-width:1}svg .band{fill:#f2cf5b;opacity:.45}svg .pt{fill:#e45756;opacity:.8}\
+pre{background:#f6f8fa;padding:.8em;overflow-x:auto}p.note{color:#57606a}details{margin:.4em 0 1em}summary{cursor:pointer;color:#0969da}\
+svg.chart{display:block;margin:.4em 0 1.2em;background:#fff}svg .title{font-weight:600;font-size:14px}\
+svg .label,svg .value{font-size:12px;fill:#24292f}svg .tick{font-size:11px;fill:#57606a}svg .axistitle{font-size:12px;fill:#24292f}\
+svg .bar{fill:#4c78a8}svg .bar.neg{fill:#54a24b}svg .bar.marked{fill:#e45756}svg .label.marked{font-weight:700;fill:#b4232a}\
+svg .axis{stroke:#57606a;stroke-width:1}svg .grid{stroke:#d0d7de;stroke-width:1}svg .one{stroke:#24292f;stroke-width:1.2;stroke-dasharray:4 3}\
+svg .band{fill:#f2cf5b;opacity:.45}svg .thr{fill:#9ecae9;opacity:.35}svg .thrline{stroke:#4c78a8;stroke-dasharray:2 3}\
+svg .pt{fill:#e45756;opacity:.85}svg .series{fill:none;stroke:#8c959f;stroke-width:1}\
+svg .ci{stroke-width:2.5}svg .faster{fill:#1a7f37;stroke:#1a7f37}svg .slower{fill:#cf222e;stroke:#cf222e}\
+svg .same{fill:#0969da;stroke:#0969da}svg .unsure{fill:#bf8700;stroke:#bf8700}svg text.value.faster,svg text.value.slower,svg text.value.same,svg text.value.unsure{stroke:none}\
 svg .aa{fill:#9ecae9;opacity:.6}svg .aapt{fill:#4c78a8}";
 
-/// Renders the report as one HTML page.
-pub fn html(title: &str, heads: &[Headline], parts: &[Part]) -> String {
-    let mut s = format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n<ul class=\"head\">\n", esc(title), esc(title));
-    for h in heads {
-        s += &format!(
-            "<li><strong>{}</strong>: {}</li>\n",
-            esc(&h.kind),
-            esc(&h.headline)
-        );
-    }
-    s += "</ul>\n";
-    for p in parts {
-        s += &format!("<h2>{}</h2>\n", esc(&p.title));
-        for b in &p.blocks {
-            match b {
-                Block::Lines(l) => {
-                    s += "<ul>\n";
-                    for x in l {
-                        s += &format!("<li>{}</li>\n", inline(x));
-                    }
-                    s += "</ul>\n";
+fn blocks(s: &mut String, bs: &[Block]) {
+    for b in bs {
+        match b {
+            Block::Heading(h) => *s += &format!("<h3>{}</h3>\n", esc(h)),
+            Block::Lines(l) => {
+                *s += "<ul>\n";
+                for x in l {
+                    *s += &format!("<li>{}</li>\n", inline(x));
                 }
-                Block::Table(t) => s += &table(t),
-                Block::Chart(svg) => s += svg,
-                Block::Code(c) => s += &format!("<pre><code>{}</code></pre>\n", esc(c)),
+                *s += "</ul>\n";
+            }
+            Block::Table(t) => *s += &table(t),
+            Block::Chart(svg) => *s += svg,
+            Block::Code(c) => *s += &format!("<pre><code>{}</code></pre>\n", esc(c)),
+            Block::Details {
+                summary,
+                blocks: inner,
+            } => {
+                *s += &format!("<details>\n<summary>{}</summary>\n", esc(summary));
+                blocks(s, inner);
+                *s += "</details>\n";
             }
         }
+    }
+}
+
+/// Renders the report as one HTML page: the summary table and the forest plot of every
+/// verdict first, then the sections with their charts.
+pub fn html(title: &str, r: &Report) -> String {
+    let mut s = format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n", esc(title), esc(title));
+    s += &table(&r.summary);
+    s += &format!("<p class=\"note\">{}</p>\n", esc(CONVENTION));
+    if !r.verdicts.is_empty() {
+        s += &svg::forest(
+            "Every timing verdict: ratio, interval and ±threshold band",
+            &r.verdicts,
+        );
+    }
+    for p in &r.parts {
+        s += &format!("<h2>{}</h2>\n", esc(&p.title));
+        blocks(&mut s, &p.blocks);
     }
     s + "</body>\n</html>\n"
 }

@@ -10,7 +10,9 @@ use crate::table::Section;
 
 pub use self::csv::csv_rows;
 pub(crate) use self::csv::finish as csv_finish;
-pub use self::evidence_md::markdown as evidence_markdown;
+pub use self::evidence_md::{
+    markdown as evidence_markdown, pr_body, CONVENTION, GITHUB_BODY_LIMIT,
+};
 pub use self::html::html as evidence_html;
 
 /// An output format.

@@ -1,9 +1,45 @@
-//! The report's three small charts as inline SVG: horizontal bars (kernel shares, instruction
-//! class changes) and a strip plot of per-pair ratios with the interval and the A/A band.
-//! Written by hand: each is a few rectangles, circles and labels; a plotting crate would add a
-//! font and layout stack for no gain in what a reviewer sees.
+//! The report's charts as inline SVG: horizontal bars (instruction class changes), a strip plot
+//! of per-pair ratios with the interval and the A/A band, and (in `plots`) the forest plot of
+//! every verdict, per-round ratios over time and the request share bars. Written by hand: each
+//! is a few rectangles, circles and labels; a plotting crate would add a font and layout stack
+//! for no gain in what a reviewer sees.
 
 use crate::format::html_escape as esc;
+
+mod plots;
+
+pub use plots::{forest, rounds, share_bars, ShareBar};
+
+/// Tick values between `lo` and `hi`: about `n` steps of 1, 2 or 5 × 10^k.
+pub(crate) fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    let span = (hi - lo).abs().max(1e-12);
+    let raw = span / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let (k0, k1) = ((lo / step).ceil() as i64, (hi / step + 1e-9).floor() as i64);
+    (k0..=k1).map(|k| k as f64 * step).collect()
+}
+
+/// Decimals that tell ticks `step` apart.
+pub(crate) fn decimals(step: f64) -> usize {
+    if step <= 0.0 || !step.is_finite() {
+        return 2;
+    }
+    (-(step.log10().floor())).max(0.0) as usize
+}
+
+/// The opening of a chart: the `<svg>` element with its accessible name, and the title.
+pub(crate) fn open(title: &str, w: f64, h: f64, class: &str) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart {class}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\">\n<text x=\"4\" y=\"18\" class=\"title\">{}</text>\n",
+        esc(title),
+        esc(title)
+    )
+}
 
 /// Horizontal bars: (label, value, value text). Negative values extend left of the axis.
 pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
@@ -15,7 +51,7 @@ pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
         .fold(0.0f64, f64::max)
         .max(1e-12);
     let has_neg = rows.iter().any(|r| r.1 < 0.0);
-    let plot_w = w - label_w - 90.0;
+    let plot_w = w - label_w - 150.0;
     let zero = if has_neg {
         label_w + plot_w / 2.0
     } else {
@@ -103,12 +139,19 @@ pub fn strip(title: &str, changes: &[f64], ci: Option<(f64, f64)>, aa: &[f64]) -
         "<line x1=\"{0:.1}\" y1=\"26\" x2=\"{0:.1}\" y2=\"130\" class=\"axis\"/>\n",
         x(0.0)
     );
-    for t in [lo, (lo + hi) / 2.0, hi] {
+    let t = ticks(lo, hi, 6);
+    let d = t.windows(2).next().map_or(1, |p| decimals(p[1] - p[0]));
+    for v in t {
         s += &format!(
-            "<text x=\"{:.1}\" y=\"150\" class=\"value\" text-anchor=\"middle\">{t:+.1}%</text>\n",
-            x(t)
+            "<line x1=\"{0:.1}\" y1=\"130\" x2=\"{0:.1}\" y2=\"135\" class=\"axis\"/><text x=\"{0:.1}\" y=\"148\" class=\"tick\" text-anchor=\"middle\">{v:+.d$}%</text>\n",
+            x(v)
         );
     }
-    s += "<text x=\"4\" y=\"166\" class=\"label\">candidate vs baseline per pair (%); band: interval; A/A: pre-flight pairs</text>\n</svg>\n";
+    s += &format!(
+        "<line x1=\"{:.1}\" y1=\"130\" x2=\"{:.1}\" y2=\"130\" class=\"axis\"/>\n",
+        x(lo),
+        x(hi)
+    );
+    s += "<text x=\"380\" y=\"166\" class=\"axistitle\" text-anchor=\"middle\">change per pair, (candidate − baseline) / baseline (%); band: interval; A/A: pre-flight pairs</text>\n</svg>\n";
     s
 }
