@@ -169,8 +169,10 @@ pub struct AbArgs {
     /// Warm-up runs of each command (not recorded).
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
-    /// Per-run timeout in seconds.
-    #[arg(long, value_name = "SECONDS")]
+    /// Per-run timeout in seconds; a run past it is killed with its whole process group and
+    /// recorded as failed. Default: 20 × the slowest warm-up run, at least 60 s (none without
+    /// warm-ups).
+    #[arg(long, value_name = "SECONDS", value_parser = positive_seconds)]
     pub timeout: Option<f64>,
     /// A metric printed by the command: NAME=REGEX (first capture group, last match).
     #[arg(long = "metric-regex", value_name = "NAME=REGEX")]

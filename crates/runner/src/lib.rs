@@ -18,5 +18,6 @@ mod runner;
 
 pub use error::{Error, Result};
 pub use runner::{
-    pairs_from, run_ab, AbResult, AbSettings, Executor, MetricAnalysis, ProcessExecutor, RunOutcome,
+    pairs_from, run_ab, timeout_after_warmup, AbResult, AbSettings, Executor, MetricAnalysis,
+    ProcessExecutor, RunOutcome,
 };

@@ -29,6 +29,9 @@ pub trait Executor {
     /// Runs the baseline (`Slot::A`) or candidate (`Slot::B`); in the A/A pre-flight the
     /// candidate slot runs the baseline command.
     fn run(&mut self, slot: Slot, aa: bool) -> std::io::Result<RunOutcome>;
+    /// Sets the per-run timeout when none was given, from the warm-up runs' longest wall time
+    /// (`slowest_s`); executors without timeouts ignore it.
+    fn default_timeout(&mut self, _slowest_s: f64) {}
 }
 
 /// Runs commands as fresh processes.
@@ -43,7 +46,25 @@ pub struct ProcessExecutor {
     pub timeout: Option<Duration>,
 }
 
+/// The default per-run timeout: far above the slowest warm-up run, and never under a minute.
+pub fn timeout_after_warmup(slowest_s: f64) -> Duration {
+    Duration::from_secs_f64((20.0 * slowest_s).clamp(60.0, 86_400.0))
+}
+
+/// Sends SIGKILL to the process group `pgid` (the child started it with `process_group(0)`),
+/// through kill(1): no unsafe code for a signal sent once per timed-out run.
+fn kill_group(pgid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
 impl Executor for ProcessExecutor {
+    fn default_timeout(&mut self, slowest_s: f64) {
+        self.timeout.get_or_insert(timeout_after_warmup(slowest_s));
+    }
     fn run(&mut self, slot: Slot, aa: bool) -> std::io::Result<RunOutcome> {
         let argv = if slot == Slot::A || aa {
             &self.baseline
@@ -65,6 +86,9 @@ impl Executor for ProcessExecutor {
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::null())
             .stdin(Stdio::null());
+        // Its own process group, so that a timeout ends the whole tree (a shell's children
+        // included, which would otherwise hold the output pipe open).
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let start = Instant::now();
         let mut child = cmd.spawn()?;
         let mut out = child
@@ -80,6 +104,7 @@ impl Executor for ProcessExecutor {
             Some(t) => match child.wait_timeout(t)? {
                 Some(s) => Some(s),
                 None => {
+                    kill_group(child.id());
                     let _ = child.kill();
                     let _ = child.wait();
                     None
@@ -290,9 +315,18 @@ pub fn run_ab(
         runs: 0,
         limit: s.max_failures,
     };
+    let mut slowest: Option<f64> = None;
     for _ in 0..s.warmup {
-        let _ = exec.run(Slot::A, false);
-        let _ = exec.run(Slot::B, false);
+        for slot in [Slot::A, Slot::B] {
+            if let Ok(o) = exec.run(slot, false) {
+                if !o.timed_out {
+                    slowest = Some(slowest.map_or(o.wall_s, |m: f64| m.max(o.wall_s)));
+                }
+            }
+        }
+    }
+    if let Some(w) = slowest {
+        exec.default_timeout(w);
     }
     let mut records: Vec<Record> = resumed.to_vec();
     let mut aa_done = pairs_from(&records, true, &primary).len();

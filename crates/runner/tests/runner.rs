@@ -150,3 +150,35 @@ fn resume_continues_where_the_file_ends() {
     assert_eq!(m.calls.len(), 22);
     assert!(m.calls.iter().all(|c| !c.1));
 }
+
+#[test]
+fn a_timeout_kills_the_whole_process_group() {
+    use kernelab_runner::ProcessExecutor;
+    let mut exec = ProcessExecutor {
+        baseline: vec![
+            "sh".into(),
+            "-c".into(),
+            "sleep 30 & sleep 30; echo done".into(),
+        ],
+        candidate: vec!["true".into()],
+        shell: false,
+        timeout: Some(std::time::Duration::from_millis(500)),
+    };
+    let start = std::time::Instant::now();
+    let o = exec.run(Slot::A, false).expect("runs");
+    assert!(o.timed_out);
+    assert_eq!(o.exit_code, None);
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "the grandchild holding the pipe was killed too ({:?})",
+        start.elapsed()
+    );
+    assert_eq!(
+        kernelab_runner::timeout_after_warmup(0.5),
+        std::time::Duration::from_secs(60)
+    );
+    assert_eq!(
+        kernelab_runner::timeout_after_warmup(10.0),
+        std::time::Duration::from_secs(200)
+    );
+}

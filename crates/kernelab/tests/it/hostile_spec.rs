@@ -129,3 +129,13 @@ fn a_missing_code_object_or_symbol_is_not_resolved() {
         "{err}"
     );
 }
+
+#[test]
+fn the_h200_fault_specs_resolve_without_a_gpu() {
+    // The specs and cubin of bench/h200/faults (run on an H200: docs/benchmarks.md).
+    let root = fixture("").join("../../bench/h200/faults");
+    for v in ["illegal", "hang"] {
+        let (code, err) = dry_run(&root.join(format!("ok_vs_{v}.toml")));
+        assert_eq!(code, Some(0), "{v}: {err}");
+    }
+}
