@@ -17,6 +17,7 @@ mod dispatch;
 mod document;
 mod family;
 pub mod float;
+mod fsio;
 pub mod kernel_run;
 mod location;
 mod metrics;
@@ -31,6 +32,7 @@ pub use dispatch::{
 };
 pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use family::{family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping, RuleError};
+pub use fsio::open_regular;
 pub use location::Location;
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Interner, NameId, Profile, SourceInfo};
