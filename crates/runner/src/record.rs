@@ -107,7 +107,7 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
         path: path.to_path_buf(),
         source,
     };
-    let f = std::fs::File::open(path).map_err(cannot_read)?;
+    let f = kernelab_model::open_regular(path).map_err(cannot_read)?;
     let lines: Vec<String> = std::io::BufReader::new(f)
         .lines()
         .collect::<std::io::Result<_>>()
