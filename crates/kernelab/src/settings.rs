@@ -1,17 +1,25 @@
 //! Turning shared command-line arguments into library settings.
 
 use crate::cli::{GroupArg, RankArgs};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::{FamilyRules, Grouping};
 use kernelab_trace::{parse_time_range, Filters, RankOptions};
 use regex::Regex;
+use std::io::Read;
+
+/// The most rows `--top` may ask for.
+pub const MAX_TOP: usize = 1_000_000;
+/// The largest family rules file read.
+const MAX_RULES_BYTES: u64 = 16 << 20;
 
 /// Ranking settings from `RankArgs` (rules file read, regex and time range parsed).
 pub fn rank_options(args: &RankArgs) -> Result<RankOptions> {
     let rules = match &args.rules {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+            let mut text = String::new();
+            kernelab_model::open_regular(path)
+                .and_then(|f| f.take(MAX_RULES_BYTES).read_to_string(&mut text))
+                .with_context(|| format!("{}", path.display()))?;
             FamilyRules::parse(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?
         }
         None => FamilyRules::default(),
@@ -26,6 +34,9 @@ pub fn rank_options(args: &RankArgs) -> Result<RankOptions> {
         Some(t) => Some(parse_time_range(t).map_err(|e| anyhow!("--time-range {e}"))?),
         None => None,
     };
+    if args.top > MAX_TOP {
+        bail!("--top {}: expected at most {MAX_TOP}", args.top);
+    }
     Ok(RankOptions {
         grouping: match args.group {
             GroupArg::None => Grouping::None,

@@ -26,20 +26,22 @@ pub fn normalize_kernel_name(name: &str) -> &str {
     n
 }
 
+/// Mangled names longer than this are not given to the demangler (kept as they are).
+pub const MAX_DEMANGLE_INPUT: usize = 16 * 1024;
+/// Demangled text longer than this is abandoned (substitutions can grow it exponentially).
+const MAX_DEMANGLE_OUTPUT: usize = 256 * 1024;
+
 /// The family key of a kernel name: demangled when mangled, then return type, parameter list,
 /// template arguments and clone suffixes removed. `void foo<float, 4>(float*, int)` → `foo`.
+/// Linear in the name's length; names the demangler cannot take within its limits are used raw.
 pub fn family_key(name: &str) -> String {
     let name = normalize_kernel_name(name);
-    let demangled;
-    let text = if name.starts_with("_Z") {
-        demangled = Symbol::new(name).ok().and_then(|s| {
-            s.demangle(&DemangleOptions::new().no_params().no_return_type())
-                .ok()
-        });
-        demangled.as_deref().unwrap_or(name)
+    let demangled = if name.starts_with("_Z") {
+        demangle(name)
     } else {
-        name
+        None
     };
+    let text = demangled.as_deref().unwrap_or(name);
     let mut key = strip_templates(&strip_params(text));
     key = strip_clone_suffixes(&key);
     let key = last_top_level_word(&key);
@@ -48,6 +50,42 @@ pub fn family_key(name: &str) -> String {
     } else {
         key
     }
+}
+
+/// A `fmt::Write` that fails once more than [`MAX_DEMANGLE_OUTPUT`] bytes were written.
+struct Capped(String);
+
+impl std::fmt::Write for Capped {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.0.len() + s.len() > MAX_DEMANGLE_OUTPUT {
+            return Err(std::fmt::Error);
+        }
+        self.0.push_str(s);
+        Ok(())
+    }
+}
+
+/// Demangles `name` without parameters and return type, within bounded input, output, and
+/// the demangler's own recursion limits; `None` (use the raw name) otherwise.
+fn demangle(name: &str) -> Option<String> {
+    if name.len() > MAX_DEMANGLE_INPUT {
+        return None;
+    }
+    // The demangler is third-party code fed untrusted names: a panic inside it means "cannot
+    // demangle", never a crash.
+    std::panic::catch_unwind(|| {
+        let symbol = Symbol::new(name).ok()?;
+        let mut out = Capped(String::new());
+        symbol
+            .structured_demangle(
+                &mut out,
+                &DemangleOptions::new().no_params().no_return_type(),
+            )
+            .ok()?;
+        Some(out.0)
+    })
+    .ok()
+    .flatten()
 }
 
 /// Removes a trailing parameter list `(...)` (and cv/ref qualifiers after it).
@@ -83,31 +121,29 @@ fn strip_params(text: &str) -> String {
 }
 
 /// Removes every balanced `<...>` group (template arguments), keeping `operator<` style text intact
-/// where the brackets do not balance.
+/// where the brackets do not balance. One pass to match brackets, one to copy: linear.
 fn strip_templates(text: &str) -> String {
+    let bytes = text.as_bytes();
+    // matched[i]: the `<` at byte i has a matching `>` later (innermost-first matching).
+    let mut matched = vec![false; bytes.len()];
+    let mut open = Vec::new();
+    for (i, &c) in bytes.iter().enumerate() {
+        if c == b'<' {
+            open.push(i);
+        } else if c == b'>' {
+            if let Some(j) = open.pop() {
+                if let Some(m) = matched.get_mut(j) {
+                    *m = true;
+                }
+            }
+        }
+    }
     let mut out = String::with_capacity(text.len());
     let mut depth = 0usize;
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    for (i, c) in text.char_indices() {
         match c {
             '<' => {
-                // Balanced? look ahead.
-                let mut d = 0i32;
-                let mut balanced = false;
-                for &cj in &chars[i..] {
-                    if cj == '<' {
-                        d += 1;
-                    } else if cj == '>' {
-                        d -= 1;
-                        if d == 0 {
-                            balanced = true;
-                            break;
-                        }
-                    }
-                }
-                if balanced || depth > 0 {
+                if matched.get(i).copied().unwrap_or(false) || depth > 0 {
                     depth += 1;
                 } else {
                     out.push(c);
@@ -117,29 +153,33 @@ fn strip_templates(text: &str) -> String {
             _ if depth == 0 => out.push(c),
             _ => {}
         }
-        i += 1;
     }
     out
 }
 
 /// Removes compiler clone suffixes such as `.isra.0`, `.constprop.1`, `.cold`, `[clone .x]`.
+/// Each pass removes every marker at once, so the work is linear in the name's length.
 fn strip_clone_suffixes(text: &str) -> String {
+    const MARKERS: [&str; 6] = [
+        ".isra.",
+        ".constprop.",
+        ".part.",
+        ".cold",
+        ".clone.",
+        ".lto_priv.",
+    ];
     let mut t = text.trim().to_string();
     loop {
         let before = t.len();
-        if let Some(pos) = t.rfind(" [clone ") {
-            if t.ends_with(']') {
-                t.truncate(pos);
+        // Trailing ` [clone …]` groups, last first: `rfind` only reads the removed tail.
+        while t.ends_with(']') {
+            match t.rfind(" [clone ") {
+                Some(pos) => t.truncate(pos),
+                None => break,
             }
         }
-        for marker in [
-            ".isra.",
-            ".constprop.",
-            ".part.",
-            ".cold",
-            ".clone.",
-            ".lto_priv.",
-        ] {
+        // Truncating at the first occurrence of a marker leaves none of it behind.
+        for marker in MARKERS {
             if let Some(pos) = t.find(marker) {
                 t.truncate(pos);
             }
@@ -321,6 +361,31 @@ mod tests {
     fn keeps_operator_and_lambda_text_sane() {
         let k = family_key("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<at::native::FillFunctor<float> >(at::TensorIteratorBase&, at::native::FillFunctor<float> const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl<at::native::FillFunctor<float> >(at::TensorIteratorBase&, at::native::FillFunctor<float> const&)::{lambda(int)#1})");
         assert_eq!(k, "at::native::elementwise_kernel");
+    }
+
+    #[test]
+    fn deep_templates_and_long_suffix_chains_are_linear() {
+        let depth = 100_000;
+        let name = format!("void f{}x{}(int)", "<a".repeat(depth), ">".repeat(depth));
+        let t = std::time::Instant::now();
+        assert_eq!(family_key(&name), "f");
+        let many = format!("g{}", " [clone .x]".repeat(depth));
+        assert_eq!(family_key(&many), "g");
+        let unbalanced = format!("h{}", "<".repeat(depth));
+        assert_eq!(family_key(&unbalanced), unbalanced);
+        assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn hostile_mangled_names_fall_back_to_the_raw_name() {
+        // Far past the demangler's input bound: used raw, no recursion into the demangler.
+        let long = format!("_Z{}", "N1a".repeat(MAX_DEMANGLE_INPUT));
+        assert_eq!(family_key(&long), long);
+        // Deeply nested template arguments inside the bound: the recursion limit refuses it.
+        let nested = format!("_Z1fI{}E", "PFvvE".repeat(2_000));
+        let _ = family_key(&nested);
+        let garbage = "_Z\u{0}\u{ff}IIIIIIIIIIIIIIII";
+        assert_eq!(family_key(garbage), garbage);
     }
 
     #[test]

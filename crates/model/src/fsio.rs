@@ -1,21 +1,27 @@
-//! Opening input files without blocking: a FIFO, a device or a folder named where a file is
-//! expected is refused before `open` (opening a FIFO for reading blocks until a writer appears).
+//! Opening input files without blocking on FIFOs or devices.
 
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
-/// Opens `path` for reading if it is a regular file (after following symbolic links); anything
-/// else is an error of kind `InvalidInput` saying "not a regular file".
+/// Opens `path` for reading if it is a regular file (after following symlinks); a directory,
+/// FIFO, socket or device is refused with `InvalidInput` "not a regular file" before it is
+/// opened, so a FIFO with no writer never blocks the caller.
 pub fn open_regular(path: &Path) -> io::Result<File> {
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
+        return Err(not_regular());
     }
-    File::open(path)
+    let file = File::open(path)?;
+    // The path may have been replaced between the check and the open.
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+fn not_regular() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
 }
 
 #[cfg(test)]
@@ -23,17 +29,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn folders_and_fifos_are_refused_without_blocking() {
+    fn refuses_directories_and_opens_files() {
         let dir = std::env::temp_dir();
-        let e = open_regular(&dir).expect_err("a folder");
-        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
-        assert_eq!(e.to_string(), "not a regular file");
-        let fifo = dir.join(format!("kernelab-fsio-{}.fifo", std::process::id()));
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-        if made.is_ok_and(|s| s.success()) {
-            let e = open_regular(&fifo).expect_err("a FIFO");
-            assert_eq!(e.to_string(), "not a regular file");
-            let _ = std::fs::remove_file(&fifo);
-        }
+        let err = open_regular(&dir).expect_err("a directory");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(err.to_string(), "not a regular file");
+        let err = open_regular(Path::new("/dev/null")).expect_err("a device");
+        assert_eq!(err.to_string(), "not a regular file");
+        let missing = open_regular(Path::new("/nonexistent/kernelab")).expect_err("missing");
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
     }
 }

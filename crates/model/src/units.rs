@@ -79,7 +79,7 @@ pub fn parse_scaled_decimal(text: &str, scale: i32) -> Option<i64> {
                     digits.push(c - b'0');
                 }
                 if seen_dot {
-                    frac_digits += 1;
+                    frac_digits = frac_digits.checked_add(1)?;
                 }
             }
             b'.' if !seen_dot => seen_dot = true,
@@ -109,7 +109,12 @@ pub fn parse_scaled_decimal(text: &str, scale: i32) -> Option<i64> {
     for &d in &digits[..keep] {
         acc = acc.checked_mul(10)?.checked_add(i128::from(d))?;
     }
-    if shift > 0 {
+    if shift > 0 && acc != 0 {
+        // 10^39 overflows i128: a larger shift of a non-zero value never fits (and a huge
+        // exponent such as `1e999999999` must not loop).
+        if shift > 39 {
+            return None;
+        }
         for _ in 0..shift {
             acc = acc.checked_mul(10)?;
         }
@@ -162,6 +167,19 @@ mod tests {
         assert_eq!(parse_scaled_decimal("1.2.3", 3), None);
         assert_eq!(parse_scaled_decimal("\"1\"", 3), None);
         assert_eq!(parse_scaled_decimal("99999999999999999999999", 3), None);
+    }
+
+    #[test]
+    fn huge_exponents_and_digit_runs_are_fast() {
+        let t = std::time::Instant::now();
+        assert_eq!(parse_scaled_decimal("1e999999999", 3), None);
+        assert_eq!(parse_scaled_decimal("0e999999999", 3), Some(0));
+        assert_eq!(parse_scaled_decimal("1e-999999999", 3), Some(0));
+        assert_eq!(parse_scaled_decimal("1e99999999999999999999", 3), None);
+        let digits = "7".repeat(1 << 20);
+        assert_eq!(parse_scaled_decimal(&digits, 3), None);
+        assert_eq!(parse_scaled_decimal(&format!("0.{digits}"), 3), Some(778));
+        assert!(t.elapsed().as_secs_f64() < 1.0, "{:?}", t.elapsed());
     }
 
     #[test]

@@ -59,10 +59,13 @@ fn default_order(k: usize) -> Order {
 
 /// Reads the pairs of `metric` (default: the samples file's primary metric, or `value`).
 pub fn read_pairs(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let mut text = String::new();
+    kernelab_model::open_regular(path)
+        .and_then(|mut f| std::io::Read::read_to_string(&mut f, &mut text))
+        .map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let t = text.trim_start();
     if t.starts_with("{\"kind\"") {
         samples_file(path, metric)

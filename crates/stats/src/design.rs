@@ -3,6 +3,7 @@
 //! Bonferroni, `--until` (width only), `--watch` (anytime-valid sign-count confidence sequence),
 //! and the diagnostics (A/A, order effect, drift, outliers, resolution, MDE).
 
+use crate::order::Prefix;
 use crate::rank::{
     hodges_lehmann, kendall_tau, median, robust_sd, shift_estimate, sign_ci, wilcoxon_ci,
 };
@@ -290,17 +291,18 @@ fn watch_rho(n_star: usize, alpha: f64) -> f64 {
     (n_star as f64 / 4.0) / (2.0 * l + (1.0 + 2.0 * l).ln())
 }
 
-/// The sign-count confidence sequence on the median of d after `n` pairs (sorted `d`).
-fn watch_cs(sorted: &[f64], alpha: f64, rho: f64) -> Option<(f64, f64)> {
-    let n = sorted.len() as f64;
-    let v = n / 4.0 + rho;
+/// The sign-count confidence sequence on the median after `n` pairs, as the 1-based order
+/// statistics `(lo, hi)` of the first `n` values that bound it; `None` while it is unbounded.
+fn watch_bounds(n: usize, alpha: f64, rho: f64) -> Option<(usize, usize)> {
+    let nf = n as f64;
+    let v = nf / 4.0 + rho;
     let b = (v * (v / (rho * alpha * alpha)).ln()).sqrt();
-    let jlo = (n / 2.0 - b).floor() as i64 + 1;
-    let jhi = (n / 2.0 + b).ceil() as i64 - 1;
-    if jlo < 1 || jhi + 1 > sorted.len() as i64 {
+    let jlo = (nf / 2.0 - b).floor() + 1.0;
+    let jhi = (nf / 2.0 + b).ceil() - 1.0;
+    if !(jlo >= 1.0 && jhi + 1.0 <= nf) {
         return None;
     }
-    Some((sorted[(jlo - 1) as usize], sorted[jhi as usize]))
+    Some((jlo as usize, jhi as usize + 1))
 }
 
 /// What the runner should do after `n` pairs.
@@ -378,15 +380,18 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
         StopRule::Watch => {
             let rho = watch_rho(design.max_pairs, design.alpha);
             let mut cs = (f64::NEG_INFINITY, f64::INFINITY);
+            // Incremental: one sort of all pairs, then O(log n) per pair (no sort per prefix).
+            let mut prefix = Prefix::new(&d);
             for n in 1..=n_all {
-                let mut s = d[..n].to_vec();
-                s.sort_by(f64::total_cmp);
-                if let Some((lo, hi)) = watch_cs(&s, design.alpha, rho) {
+                prefix.push(n - 1);
+                let bounds = watch_bounds(n, design.alpha, rho)
+                    .and_then(|(lo, hi)| Some((prefix.kth(lo)?, prefix.kth(hi)?)));
+                if let Some((lo, hi)) = bounds {
                     cs = (cs.0.max(lo), cs.1.min(hi));
                 }
                 if cs.0.is_finite() && cs.1.is_finite() {
                     let ci = Some((cs.0.exp(), cs.1.exp()));
-                    let hl = median(&d[..n]).unwrap_or(0.0);
+                    let hl = prefix.median(n).unwrap_or(0.0);
                     let (v, _) = verdict(hl.exp(), ci, design.threshold);
                     if v != Verdict::Inconclusive {
                         used = n;

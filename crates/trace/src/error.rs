@@ -31,9 +31,20 @@ pub enum ErrorKind {
     Empty,
     /// The path is a directory.
     #[error(
-        "is a directory: expected a file (give the kernel_trace.csv or *_results.db inside it)"
+        "not a regular file: it is a directory (give the kernel_trace.csv or *_results.db inside it)"
     )]
     IsDirectory,
+    /// The path is a FIFO, socket or device, not a regular file.
+    #[error("not a regular file")]
+    NotRegular,
+    /// The input is larger than kernelab reads (a bound on memory).
+    #[error("{what} is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// What is too large.
+        what: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// The content is not a format kernelab reads.
     #[error("unknown format: {detail}")]
     UnknownFormat {

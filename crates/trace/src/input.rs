@@ -95,10 +95,17 @@ pub fn open(path: &Path) -> Result<Opened> {
     if meta.is_dir() {
         return Err(Error::new(loc(), ErrorKind::IsDirectory));
     }
+    // FIFOs, sockets and devices are refused before they are opened (opening a FIFO blocks).
+    let file: File = kernelab_model::open_regular(path).map_err(|e| {
+        if e.kind() == io::ErrorKind::InvalidInput {
+            Error::new(loc(), ErrorKind::NotRegular)
+        } else {
+            Error::new(loc(), ErrorKind::Io(e))
+        }
+    })?;
     if meta.len() == 0 {
         return Err(Error::new(loc(), ErrorKind::Empty));
     }
-    let file = File::open(path).map_err(|e| Error::new(loc(), ErrorKind::Io(e)))?;
     let consumed = Arc::new(AtomicU64::new(0));
     let mut raw = BufReader::with_capacity(
         CHUNK,

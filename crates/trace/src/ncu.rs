@@ -91,11 +91,25 @@ fn csv_lines(text: &str) -> (String, Vec<u64>) {
     (out, lines)
 }
 
-/// Reads an Nsight Compute CSV into per-launch metric tables.
-pub fn read_launches<R: Read>(mut r: R) -> Result<Vec<LaunchMetrics>> {
+/// The largest Nsight Compute CSV kernelab reads (it is read whole).
+pub const MAX_NCU_CSV_BYTES: u64 = 512 << 20;
+
+/// Reads an Nsight Compute CSV into per-launch metric tables, with the physical line each
+/// launch starts at.
+fn read_lined<R: Read>(r: R) -> Result<(Vec<LaunchMetrics>, Vec<u64>)> {
     let mut bytes = Vec::new();
-    r.read_to_end(&mut bytes)
+    r.take(MAX_NCU_CSV_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| Error::new(Location::byte(0), ErrorKind::Io(e)))?;
+    if bytes.len() as u64 > MAX_NCU_CSV_BYTES {
+        return Err(Error::new(
+            Location::byte(MAX_NCU_CSV_BYTES),
+            ErrorKind::TooLarge {
+                what: "an Nsight Compute CSV".into(),
+                limit: MAX_NCU_CSV_BYTES,
+            },
+        ));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         Error::syntax(
             Location::byte(e.utf8_error().valid_up_to() as u64),
@@ -104,6 +118,7 @@ pub fn read_launches<R: Read>(mut r: R) -> Result<Vec<LaunchMetrics>> {
         )
     })?;
     let (csv_text, line_of) = csv_lines(&text);
+    let header_line = line_of.first().copied().unwrap_or(1);
     if csv_text.is_empty() {
         return Err(Error::syntax(
             Location::line(1),
@@ -117,14 +132,14 @@ pub fn read_launches<R: Read>(mut r: R) -> Result<Vec<LaunchMetrics>> {
         .from_reader(csv_text.as_bytes());
     let header: Vec<String> = rdr
         .headers()
-        .map_err(|e| Error::syntax(Location::line(line_of[0]), "a CSV header", e.to_string()))?
+        .map_err(|e| Error::syntax(Location::line(header_line), "a CSV header", e.to_string()))?
         .iter()
         .map(str::to_string)
         .collect();
     let col = |n: &str| header.iter().position(|h| h == n);
     let kernel = col("Kernel Name").ok_or_else(|| {
         Error::syntax(
-            Location::line(line_of[0]).with_field("Kernel Name"),
+            Location::line(header_line).with_field("Kernel Name"),
             "a `Kernel Name` column",
             header.join(","),
         )
@@ -132,6 +147,7 @@ pub fn read_launches<R: Read>(mut r: R) -> Result<Vec<LaunchMetrics>> {
     let id = col("ID").unwrap_or(0);
     let long = col("Metric Name").zip(col("Metric Value"));
     let mut launches: Vec<LaunchMetrics> = Vec::new();
+    let mut first_lines: Vec<u64> = Vec::new();
     let mut units: Option<Vec<String>> = None;
     for (k, rec) in rdr.records().enumerate() {
         let line = line_of.get(k + 1).copied().unwrap_or(0);
@@ -162,6 +178,7 @@ pub fn read_launches<R: Read>(mut r: R) -> Result<Vec<LaunchMetrics>> {
             l.grid = col("Grid Size").and_then(|i| dims(get(i)));
             l.block = col("Block Size").and_then(|i| dims(get(i)));
             launches.push(l);
+            first_lines.push(line);
         }
         let Some(l) = launches.last_mut() else {
             continue;
@@ -193,26 +210,28 @@ pub fn read_launches<R: Read>(mut r: R) -> Result<Vec<LaunchMetrics>> {
     }
     if launches.is_empty() {
         return Err(Error::syntax(
-            Location::line(line_of[0]),
+            Location::line(header_line),
             "at least one profiled launch after the header",
             "none",
         ));
     }
-    Ok(launches)
+    Ok((launches, first_lines))
 }
 
-/// The duration of a launch in ns: `gpu__time_duration.sum`, else the SpeedOfLight `Duration`.
-fn duration(l: &LaunchMetrics) -> Option<f64> {
+/// The duration metric of a launch in ns (`gpu__time_duration.sum`, else the SpeedOfLight
+/// `Duration`): its name, and its value or, when it is not a finite number, its text.
+fn duration(l: &LaunchMetrics) -> Option<(&'static str, std::result::Result<f64, String>)> {
     for name in [
         "gpu__time_duration.sum",
         "Duration",
         "gpu__time_duration.avg",
     ] {
         if let Some(m) = l.metrics.get(name) {
-            if m.unit == "ns" {
-                if let MetricValue::Number(v) = m.value {
-                    return Some(v);
-                }
+            if m.unit == "ns" || matches!(m.value, MetricValue::Text(_)) {
+                return Some(match &m.value {
+                    MetricValue::Number(v) => (name, Ok(*v)),
+                    MetricValue::Text(t) => (name, Err(t.clone())),
+                });
             }
         }
     }
@@ -227,7 +246,7 @@ pub fn read<R: Read>(
     p: &mut Profile,
     source: &mut SourceInfo,
 ) -> Result<()> {
-    let launches = read_launches(r)?;
+    let (launches, lines) = read_lined(r)?;
     if metrics_only {
         p.launch_metrics.extend(launches);
         return Ok(());
@@ -242,8 +261,8 @@ pub fn read<R: Read>(
         .push(("launches".into(), launches.len().to_string()));
     source.facts.push(("page".into(), page.into()));
     p.untimed = true;
-    for l in &launches {
-        let ns = duration(l).ok_or_else(|| {
+    for (l, &line) in launches.iter().zip(&lines) {
+        let (metric, value) = duration(l).ok_or_else(|| {
             Error::syntax(
                 Location::default().with_field("gpu__time_duration.sum"),
                 format!(
@@ -254,6 +273,11 @@ pub fn read<R: Read>(
                 "no duration metric",
             )
         })?;
+        let ns = match value {
+            Ok(v) if v.is_finite() && v >= 0.0 => v,
+            Ok(v) => return Err(bad_duration(line, metric, &v.to_string())),
+            Err(text) => return Err(bad_duration(line, metric, &format!("{text:?}"))),
+        };
         let int = |n: &str| {
             l.number(n).and_then(|v| {
                 if v >= 0.0 && v <= f64::from(u32::MAX) {
@@ -267,12 +291,10 @@ pub fn read<R: Read>(
             int("Static Shared Memory Per Block"),
             int("Dynamic Shared Memory Per Block"),
         ) {
-            (Some(s), Some(d)) => Some(s + d),
+            (Some(s), Some(d)) => s.checked_add(d),
             (s, d) => s.or(d).or_else(|| {
-                Some(
-                    int("launch__shared_mem_per_block_static")?
-                        + int("launch__shared_mem_per_block_dynamic")?,
-                )
+                int("launch__shared_mem_per_block_static")?
+                    .checked_add(int("launch__shared_mem_per_block_dynamic")?)
             }),
         };
         let launch = p.launches.intern(LaunchConfig {
@@ -306,4 +328,13 @@ pub fn read<R: Read>(
     source.notes.push("Nsight Compute replays kernels one at a time: there is no timeline, so busy time, wall time and gaps are unavailable, and durations are under the profiler's clock and cache control".into());
     p.launch_metrics.extend(launches);
     Ok(())
+}
+
+/// A duration that is negative, not finite or not a number, at the launch's first line.
+fn bad_duration(line: u64, metric: &str, found: &str) -> Error {
+    Error::syntax(
+        Location::line(line).with_field(metric),
+        "a non-negative, finite duration in ns",
+        found,
+    )
 }

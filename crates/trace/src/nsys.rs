@@ -5,9 +5,9 @@
 //! See `docs/formats.md` (Nsight Systems SQLite).
 
 use crate::error::Result;
-use crate::sqlite::{columns, objects, sql_err};
+use crate::sqlite::{columns, note_lossy, objects, span, sql_err, text_at};
 use kernelab_model::{
-    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Nanos, Profile, Resources,
+    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Profile, Resources,
     SourceInfo, Timestamp, Transfer, TransferKind,
 };
 use rusqlite::Connection;
@@ -21,15 +21,18 @@ pub fn is_nsys(objs: &[String]) -> bool {
             .any(|o| o.starts_with("CUPTI_ACTIVITY_KIND") || o == "TARGET_INFO_GPU")
 }
 
-fn strings(conn: &Connection) -> Result<HashMap<i64, String>> {
+/// The string table, TEXT read lossily (`lossy` counts values that were not UTF-8).
+fn strings(conn: &Connection, lossy: &mut u64) -> Result<HashMap<i64, String>> {
     let mut st = conn
         .prepare("SELECT id, value FROM StringIds")
         .map_err(sql_err("StringIds"))?;
-    let rows = st
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
-        .map_err(sql_err("StringIds"))?;
-    rows.collect::<std::result::Result<HashMap<_, _>, _>>()
-        .map_err(sql_err("StringIds"))
+    let mut rows = st.query([]).map_err(sql_err("StringIds"))?;
+    let mut map = HashMap::new();
+    while let Some(r) = rows.next().map_err(sql_err("StringIds"))? {
+        let id = r.get::<_, i64>(0).map_err(sql_err("StringIds"))?;
+        map.insert(id, text_at(r, 1, lossy).map_err(sql_err("StringIds"))?);
+    }
+    Ok(map)
 }
 
 /// `col` if the table has it, else `NULL` (so optional columns read as unavailable).
@@ -53,12 +56,13 @@ pub fn read(
     source: &mut SourceInfo,
 ) -> Result<()> {
     let objs = objects(conn)?;
+    let mut lossy = 0u64;
     for meta in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
         if objs.iter().any(|o| o == meta) {
             let q = format!("SELECT name, value FROM {meta} WHERE name IN ('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')");
             let mut st = conn.prepare(&q).map_err(sql_err("META_DATA_EXPORT"))?;
             let rows = st
-                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .query_map([], |r| Ok((text_at(r, 0, &mut 0)?, text_at(r, 1, &mut 0)?)))
                 .map_err(sql_err("META_DATA_EXPORT"))?;
             for row in rows {
                 let (k, v) = row.map_err(sql_err("META_DATA_EXPORT"))?;
@@ -73,7 +77,7 @@ pub fn read(
             .prepare("SELECT DISTINCT name FROM TARGET_INFO_GPU")
             .map_err(sql_err("TARGET_INFO_GPU"))?;
         let names: Vec<String> = st
-            .query_map([], |r| r.get::<_, String>(0))
+            .query_map([], |r| text_at(r, 0, &mut 0))
             .map_err(sql_err("TARGET_INFO_GPU"))?
             .collect::<std::result::Result<_, _>>()
             .map_err(sql_err("TARGET_INFO_GPU"))?;
@@ -81,7 +85,7 @@ pub fn read(
             source.facts.push(("device".into(), names.join(", ")));
         }
     }
-    let names = strings(conn)?;
+    let names = strings(conn, &mut lossy)?;
     let name_of = |id: Option<i64>| {
         id.and_then(|i| names.get(&i))
             .map(String::as_str)
@@ -117,7 +121,7 @@ pub fn read(
                 Some([u32_of(a)?, u32_of(b)?, u32_of(c)?])
             };
             let shared = match (g(13)?, g(14)?) {
-                (Some(s), Some(d)) => u32_of(Some(s + d)),
+                (Some(s), Some(d)) => u32_of(s.checked_add(d)),
                 (s, d) => u32_of(s.or(d)),
             };
             let launch = p.launches.intern(LaunchConfig {
@@ -135,7 +139,7 @@ pub fn read(
                 device: u32_of(g(2)?).unwrap_or(0),
                 stream: g(3)?.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
                 start: Timestamp::from_ns(start),
-                duration: Nanos::from_ns(u64::try_from(end - start).unwrap_or(0)),
+                duration: span(start, end, t)?,
                 launch,
                 correlation: g(4)?.and_then(|c| u64::try_from(c).ok()),
             });
@@ -165,7 +169,7 @@ pub fn read(
                 device: u32_of(g(2)?).unwrap_or(0),
                 stream: g(3)?.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
                 start: Timestamp::from_ns(start),
-                duration: Nanos::from_ns(u64::try_from(end - start).unwrap_or(0)),
+                duration: span(start, end, t)?,
                 bytes: g(4)?.and_then(|b| u64::try_from(b).ok()),
             });
         }
@@ -206,7 +210,10 @@ pub fn read(
         while let Some(r) = rows.next().map_err(sql_err(t))? {
             let start = r.get::<_, i64>(0).map_err(sql_err(t))?;
             let end = r.get::<_, i64>(1).map_err(sql_err(t))?;
-            let text: Option<String> = r.get(2).map_err(sql_err(t))?;
+            let text = match r.get_ref(2).map_err(sql_err(t))? {
+                rusqlite::types::ValueRef::Null => None,
+                _ => Some(text_at(r, 2, &mut lossy).map_err(sql_err(t))?),
+            };
             let text_id: Option<i64> = r.get(3).map_err(sql_err(t))?;
             let (pid, tid) = split(r.get::<_, Option<i64>>(4).map_err(sql_err(t))?.unwrap_or(0));
             let name = text.unwrap_or_else(|| name_of(text_id).to_string());
@@ -214,11 +221,12 @@ pub fn read(
                 name: p.names.intern_str(&name),
                 scope: AnnotationScope::Cpu { pid, tid },
                 start: Timestamp::from_ns(start),
-                duration: Nanos::from_ns(u64::try_from(end - start).unwrap_or(0)),
+                duration: span(start, end, t)?,
             });
             n += 1;
         }
         source.facts.push(("NVTX ranges".into(), n.to_string()));
     }
+    note_lossy(&mut source.notes, "the Nsight Systems export", lossy);
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::Location;
-use rusqlite::types::Value;
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::path::Path;
@@ -31,18 +31,80 @@ pub(crate) fn objects(conn: &Connection) -> Result<Vec<String>> {
         .prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
         .map_err(sql_err("sqlite_master"))?;
     let rows = st
-        .query_map([], |r| r.get::<_, String>(0))
+        .query_map([], |r| text_at(r, 0, &mut 0))
         .map_err(sql_err("sqlite_master"))?;
     rows.collect::<std::result::Result<Vec<_>, _>>()
         .map_err(sql_err("sqlite_master"))
 }
 
-/// Reads every row of `view` as name → value maps (columns by name, never by position).
+/// An owned value; TEXT is read as bytes (rusqlite's own conversion panics on invalid UTF-8)
+/// and converted lossily, invalid bytes becoming U+FFFD, with `lossy` counting such values.
+pub(crate) fn owned(v: ValueRef<'_>, lossy: &mut u64) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Integer(i),
+        ValueRef::Real(r) => Value::Real(r),
+        ValueRef::Text(b) => Value::Text(lossy_text(b, lossy)),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+/// `bytes` as text, invalid UTF-8 replaced by U+FFFD (counted in `lossy`).
+pub(crate) fn lossy_text(bytes: &[u8], lossy: &mut u64) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => t.to_string(),
+        Err(_) => {
+            *lossy += 1;
+            String::from_utf8_lossy(bytes).into_owned()
+        }
+    }
+}
+
+/// Column `i` of a row as text (TEXT read lossily, numbers written out, NULL and BLOB empty).
+pub(crate) fn text_at(
+    r: &rusqlite::Row<'_>,
+    i: usize,
+    lossy: &mut u64,
+) -> rusqlite::Result<String> {
+    Ok(match r.get_ref(i)? {
+        ValueRef::Text(b) => lossy_text(b, lossy),
+        ValueRef::Integer(v) => v.to_string(),
+        ValueRef::Real(v) => v.to_string(),
+        ValueRef::Null | ValueRef::Blob(_) => String::new(),
+    })
+}
+
+/// Adds the note that `n` TEXT values of `table` were not valid UTF-8 (nothing when 0).
+pub(crate) fn note_lossy(notes: &mut Vec<String>, table: &str, n: u64) {
+    if n > 0 {
+        notes.push(format!(
+            "{n} TEXT values in {table} were not valid UTF-8: invalid bytes are shown as U+FFFD"
+        ));
+    }
+}
+
+/// The duration from `start` to `end` in integer nanoseconds; an end before the start (or a
+/// difference that overflows) is an error located at `field`.
+pub(crate) fn span(start: i64, end: i64, field: &str) -> Result<kernelab_model::Nanos> {
+    end.checked_sub(start)
+        .and_then(|d| u64::try_from(d).ok())
+        .map(kernelab_model::Nanos::from_ns)
+        .ok_or_else(|| {
+            Error::syntax(
+                Location::default().with_field(field.to_string()),
+                "an end not before the start (a non-negative duration)",
+                format!("start {start}, end {end}"),
+            )
+        })
+}
+
+/// Reads every row of `view` as name → value maps (columns by name, never by position);
+/// returns how many TEXT values were not valid UTF-8 (read lossily).
 pub(crate) fn rows(
     conn: &Connection,
     view: &str,
     mut f: impl FnMut(&HashMap<String, Value>, u64) -> Result<()>,
-) -> Result<()> {
+) -> Result<u64> {
     let mut st = conn
         .prepare(&format!("SELECT * FROM \"{view}\""))
         .map_err(sql_err(view))?;
@@ -53,16 +115,18 @@ pub(crate) fn rows(
         .collect();
     let mut q = st.query([]).map_err(sql_err(view))?;
     let mut n = 0u64;
+    let mut lossy = 0u64;
     let mut map = HashMap::new();
     while let Some(r) = q.next().map_err(sql_err(view))? {
         n += 1;
         map.clear();
         for (i, name) in names.iter().enumerate() {
-            map.insert(name.clone(), r.get::<_, Value>(i).map_err(sql_err(view))?);
+            let v = owned(r.get_ref(i).map_err(sql_err(view))?, &mut lossy);
+            map.insert(name.clone(), v);
         }
         f(&map, n)?;
     }
-    Ok(())
+    Ok(lossy)
 }
 
 pub(crate) fn int(map: &HashMap<String, Value>, key: &str) -> Option<i64> {
@@ -88,7 +152,7 @@ pub(crate) fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
         .prepare(&format!("PRAGMA table_info(\"{table}\")"))
         .map_err(sql_err(table))?;
     let rows = st
-        .query_map([], |r| r.get::<_, String>(1))
+        .query_map([], |r| text_at(r, 1, &mut 0))
         .map_err(sql_err(table))?;
     rows.collect::<std::result::Result<Vec<_>, _>>()
         .map_err(sql_err(table))

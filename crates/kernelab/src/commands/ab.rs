@@ -16,14 +16,44 @@ use regex::Regex;
 use std::path::Path;
 use std::time::Duration;
 
-/// `0.5%` → 0.005; `0.005` → 0.005.
-fn fraction(s: &str) -> Result<f64> {
+/// The most pairs (and warm-up runs, A/A pairs, failures) any option may ask for: far more
+/// than any real experiment, small enough that nothing sized by it exhausts memory.
+pub const MAX_PAIRS: usize = 10_000_000;
+
+/// `0.5%` → 0.005; `0.005` → 0.005. Finite, at least 0 and below 1 (100%); zero only when
+/// `zero_ok`.
+fn fraction(option: &str, s: &str, zero_ok: bool) -> Result<f64> {
     let t = s.trim();
     let v = match t.strip_suffix('%') {
         Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
         None => t.parse::<f64>(),
     };
-    v.map_err(|_| anyhow!("{s:?}: expected a fraction such as 0.005 or a percentage such as 0.5%"))
+    let v = v.map_err(|_| {
+        anyhow!("{option} {s:?}: expected a fraction such as 0.005 or a percentage such as 0.5%")
+    })?;
+    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
+    if !(v.is_finite() && low_ok && v < 1.0) {
+        let low = if zero_ok { "[0" } else { "(0" };
+        bail!("{option} {s:?}: expected a finite fraction in {low}, 1), such as 0.005 or 0.5%");
+    }
+    Ok(v)
+}
+
+/// `value` of `option` if it is at most [`MAX_PAIRS`].
+fn bounded(option: &str, value: usize) -> Result<usize> {
+    if value > MAX_PAIRS {
+        bail!("{option} {value}: expected at most {MAX_PAIRS}");
+    }
+    Ok(value)
+}
+
+/// Refuses run options that are out of range before anything runs or is written.
+fn check_run_args(args: &AbArgs) -> Result<()> {
+    bounded("--warmup", args.warmup)?;
+    bounded("--aa-pairs", args.aa_pairs)?;
+    bounded("--max-failures", args.max_failures)?;
+    // --timeout is range-checked by its parser (cli::positive_seconds).
+    design(&args.design, Direction::LowerIsBetter).map(|_| ())
 }
 
 fn design(d: &DesignArgs, direction: Direction) -> Result<Design> {
@@ -33,22 +63,28 @@ fn design(d: &DesignArgs, direction: Direction) -> Result<Design> {
         StopRule::Watch
     } else if let Some(u) = &d.until {
         StopRule::Until {
-            resolution: fraction(u)?,
+            resolution: fraction("--until", u, false)?,
         }
     } else {
         StopRule::Auto {
-            resolution: fraction(&d.resolution)?,
+            resolution: fraction("--resolution", &d.resolution, false)?,
         }
     };
-    if !(0.0..0.5).contains(&d.alpha) || d.alpha == 0.0 {
-        bail!("--alpha {}: expected a value in (0, 0.5)", d.alpha);
+    if !(d.alpha > 0.0 && d.alpha <= 0.5) {
+        bail!("--alpha {}: expected a value in (0, 0.5]", d.alpha);
     }
+    bounded("--min-pairs", d.min_pairs)?;
+    bounded("--max-pairs", d.max_pairs)?;
     if d.min_pairs < 2 || d.max_pairs < d.min_pairs {
-        bail!("--min-pairs/--max-pairs: expected 2 <= min <= max");
+        bail!(
+            "--min-pairs {} / --max-pairs {}: expected 2 <= min <= max",
+            d.min_pairs,
+            d.max_pairs
+        );
     }
     Ok(Design {
         alpha: d.alpha,
-        threshold: fraction(&d.threshold)?,
+        threshold: fraction("--threshold", &d.threshold, true)?,
         min_pairs: d.min_pairs,
         max_pairs: d.max_pairs,
         stop,
@@ -114,6 +150,7 @@ pub fn run(args: AbArgs) -> Result<ExitStatus> {
     if let Some(AbCommand::Analyze(a)) = args.analyze {
         return analyze_cmd(a);
     }
+    check_run_args(&args)?;
     output::check_target(&args.output)?;
     let resumed: Vec<Record> = match &args.resume {
         Some(p) => record::read(p).map_err(|e| anyhow!(e))?,
@@ -282,6 +319,7 @@ pub fn run(args: AbArgs) -> Result<ExitStatus> {
 }
 
 fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
+    design(&a.design, Direction::LowerIsBetter)?;
     output::check_target(&a.output)?;
     let PairedSamples {
         metric: name,

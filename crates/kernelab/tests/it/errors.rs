@@ -93,7 +93,7 @@ fn empty_file_and_directory() {
     let p = dir.path().join("empty.json");
     std::fs::write(&p, "").expect("write");
     fails_with(&p, &["empty"]);
-    fails_with(dir.path(), &["is a directory"]);
+    fails_with(dir.path(), &["not a regular file: it is a directory"]);
     fails_with(&dir.path().join("missing.json"), &["No such file"]);
 }
 

@@ -9,6 +9,7 @@ mod compare;
 mod errors;
 mod golden;
 mod hostile_spec;
+mod hostile_text;
 mod impact;
 mod kernel;
 mod nvidia;

@@ -65,133 +65,215 @@ pub enum Scan {
     },
 }
 
-/// Finds the end of the string whose opening quote is at `start`; returns the index after the
-/// closing quote.
-fn string_end(b: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
+/// Continues a string from index `i` (after its opening quote): `Ok(end)` is the index after
+/// the closing quote; `Err(resume)` means the slice ended inside the string, and scanning may
+/// resume at `resume` once more bytes are there (never before bytes already read, except one
+/// trailing backslash whose escaped byte is still missing).
+fn string_from(b: &[u8], mut i: usize) -> std::result::Result<usize, usize> {
     loop {
-        let k = memchr::memchr2(b'"', b'\\', &b[i..])?;
+        let Some(k) = b.get(i..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) else {
+            return Err(b.len());
+        };
         i += k;
-        if b[i] == b'"' {
-            return Some(i + 1);
+        if b.get(i) == Some(&b'"') {
+            return Ok(i + 1);
+        }
+        if i + 1 >= b.len() {
+            return Err(i);
         }
         i += 2;
-        if i > b.len() {
-            return None;
-        }
     }
 }
 
-/// Scans the JSON value starting at `b[0]` (no leading whitespace).
+/// What kind of value a [`Scanner`] is in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Kind {
+    /// Nothing read yet.
+    #[default]
+    Start,
+    /// A top-level string.
+    Str,
+    /// A number, `true`, `false` or `null`.
+    Scalar,
+    /// An object or array.
+    Nested,
+}
+
+/// The state of scanning one value, kept between calls so that a value that arrives in many
+/// reads is scanned once: each call resumes where the last stopped (no rescans from the
+/// start, so a long value costs time linear in its length).
+#[derive(Debug, Default)]
+pub struct Scanner {
+    kind: Kind,
+    /// The next index to read.
+    i: usize,
+    /// The opening quote of the string being read inside a nested value.
+    in_string: Option<usize>,
+    stack: Vec<u8>,
+    expect_key: bool,
+    last_key: Option<Range<usize>>,
+    cat: Option<Range<usize>>,
+    ph: Option<Range<usize>>,
+}
+
+/// Scans the JSON value starting at `b[0]` (no leading whitespace) in one call.
+#[cfg(test)]
 pub fn scan_value(b: &[u8]) -> Scan {
-    let Some(&first) = b.first() else {
-        return Scan::Incomplete;
-    };
-    match CLASS[first as usize] {
-        QUOTE => match string_end(b, 0) {
-            Some(end) => Scan::Complete {
-                end,
-                cat: None,
-                ph: None,
-            },
-            None => Scan::Incomplete,
-        },
-        SCALAR => {
-            let mut i = 0;
-            while i < b.len() {
-                match CLASS[b[i] as usize] {
-                    SCALAR => i += 1,
-                    WS | COMMA | CLOSE => {
-                        return Scan::Complete {
-                            end: i,
-                            cat: None,
-                            ph: None,
-                        }
+    Scanner::default().scan(b)
+}
+
+impl Scanner {
+    /// Scans the value starting at `b[0]`; `b` must extend the slice of the previous call
+    /// (same start, more bytes) when the previous call returned [`Scan::Incomplete`].
+    pub fn scan(&mut self, b: &[u8]) -> Scan {
+        if self.kind == Kind::Start {
+            let Some(&first) = b.first() else {
+                return Scan::Incomplete;
+            };
+            self.kind = match CLASS[first as usize] {
+                QUOTE => Kind::Str,
+                SCALAR => Kind::Scalar,
+                OPEN => Kind::Nested,
+                _ => {
+                    return Scan::Invalid {
+                        at: 0,
+                        expected: "a JSON value",
                     }
-                    _ => {
-                        return Scan::Invalid {
-                            at: i,
-                            expected: "a number, true, false or null",
+                }
+            };
+            self.i = if self.kind == Kind::Scalar { 0 } else { 1 };
+            if let Some(&c) = b.first().filter(|_| self.kind == Kind::Nested) {
+                self.stack.push(c);
+                self.expect_key = c == b'{';
+            }
+        }
+        match self.kind {
+            Kind::Str => match string_from(b, self.i) {
+                Ok(end) => Scan::Complete {
+                    end,
+                    cat: None,
+                    ph: None,
+                },
+                Err(resume) => {
+                    self.i = resume;
+                    Scan::Incomplete
+                }
+            },
+            Kind::Scalar => {
+                while let Some(&c) = b.get(self.i) {
+                    match CLASS[c as usize] {
+                        SCALAR => self.i += 1,
+                        WS | COMMA | CLOSE => {
+                            return Scan::Complete {
+                                end: self.i,
+                                cat: None,
+                                ph: None,
+                            }
+                        }
+                        _ => {
+                            return Scan::Invalid {
+                                at: self.i,
+                                expected: "a number, true, false or null",
+                            }
                         }
                     }
                 }
+                Scan::Incomplete
             }
-            Scan::Incomplete
+            _ => self.nested(b),
         }
-        OPEN => scan_nested(b),
-        _ => Scan::Invalid {
-            at: 0,
-            expected: "a JSON value",
-        },
+    }
+
+    /// Records a string member `quote..end` of the top-level object (keys, `cat`, `ph`).
+    fn on_string(&mut self, b: &[u8], quote: usize, end: usize) {
+        if self.stack.len() == 1 && self.stack.first() == Some(&b'{') {
+            if self.expect_key {
+                self.last_key = Some(quote + 1..end - 1);
+                self.expect_key = false;
+            } else if let Some(k) = &self.last_key {
+                match b.get(k.clone()) {
+                    Some(b"cat") => self.cat = Some(quote + 1..end - 1),
+                    Some(b"ph") => self.ph = Some(quote + 1..end - 1),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn nested(&mut self, b: &[u8]) -> Scan {
+        if let Some(quote) = self.in_string {
+            match string_from(b, self.i) {
+                Ok(end) => {
+                    self.in_string = None;
+                    self.on_string(b, quote, end);
+                    self.i = end;
+                }
+                Err(resume) => {
+                    self.i = resume;
+                    return Scan::Incomplete;
+                }
+            }
+        }
+        while let Some(&c) = b.get(self.i) {
+            match CLASS[c as usize] {
+                WS | SCALAR | COLON => self.i += 1,
+                QUOTE => {
+                    let quote = self.i;
+                    match string_from(b, quote + 1) {
+                        Ok(end) => {
+                            self.on_string(b, quote, end);
+                            self.i = end;
+                        }
+                        Err(resume) => {
+                            self.in_string = Some(quote);
+                            self.i = resume;
+                            return Scan::Incomplete;
+                        }
+                    }
+                }
+                OPEN => {
+                    self.stack.push(c);
+                    self.i += 1;
+                }
+                CLOSE => {
+                    let want = if c == b'}' { b'{' } else { b'[' };
+                    if self.stack.pop() != Some(want) {
+                        return Scan::Invalid {
+                            at: self.i,
+                            expected: "a matching bracket",
+                        };
+                    }
+                    self.i += 1;
+                    if self.stack.is_empty() {
+                        return Scan::Complete {
+                            end: self.i,
+                            cat: self.cat.take(),
+                            ph: self.ph.take(),
+                        };
+                    }
+                }
+                COMMA => {
+                    if self.stack.len() == 1 && self.stack.first() == Some(&b'{') {
+                        self.expect_key = true;
+                        self.last_key = None;
+                    }
+                    self.i += 1;
+                }
+                _ => {
+                    return Scan::Invalid {
+                        at: self.i,
+                        expected: "JSON text",
+                    }
+                }
+            }
+        }
+        Scan::Incomplete
     }
 }
 
-fn scan_nested(b: &[u8]) -> Scan {
-    let mut stack: Vec<u8> = Vec::with_capacity(8);
-    let mut i = 0;
-    let mut expect_key = false;
-    let mut last_key: Option<Range<usize>> = None;
-    let (mut cat, mut ph) = (None, None);
-    while i < b.len() {
-        let c = b[i];
-        match CLASS[c as usize] {
-            WS | SCALAR => i += 1,
-            QUOTE => {
-                let Some(end) = string_end(b, i) else {
-                    return Scan::Incomplete;
-                };
-                if stack.len() == 1 && stack[0] == b'{' {
-                    if expect_key {
-                        last_key = Some(i + 1..end - 1);
-                        expect_key = false;
-                    } else if let Some(k) = &last_key {
-                        match &b[k.clone()] {
-                            b"cat" => cat = Some(i + 1..end - 1),
-                            b"ph" => ph = Some(i + 1..end - 1),
-                            _ => {}
-                        }
-                    }
-                }
-                i = end;
-            }
-            OPEN => {
-                stack.push(c);
-                if stack.len() == 1 {
-                    expect_key = c == b'{';
-                }
-                i += 1;
-            }
-            CLOSE => {
-                let want = if c == b'}' { b'{' } else { b'[' };
-                if stack.pop() != Some(want) {
-                    return Scan::Invalid {
-                        at: i,
-                        expected: "a matching bracket",
-                    };
-                }
-                i += 1;
-                if stack.is_empty() {
-                    return Scan::Complete { end: i, cat, ph };
-                }
-            }
-            COMMA => {
-                if stack.len() == 1 && stack[0] == b'{' {
-                    expect_key = true;
-                    last_key = None;
-                }
-                i += 1;
-            }
-            COLON => i += 1,
-            _ => {
-                return Scan::Invalid {
-                    at: i,
-                    expected: "JSON text",
-                }
-            }
-        }
-    }
-    Scan::Incomplete
-}
+/// The largest single JSON value (one trace event or top-level member) kernelab reads: the
+/// scanning window never grows past it, which bounds memory whatever the file holds.
+pub const MAX_VALUE_BYTES: usize = 256 << 20;
 
 /// The end of a scanned value and the raw `cat` and `ph` strings, relative to the window.
 pub type Extent = (usize, Option<Range<usize>>, Option<Range<usize>>);
@@ -227,12 +309,14 @@ impl<R: Read> Window<R> {
 
     /// The unread bytes.
     pub fn rest(&self) -> &[u8] {
-        &self.buf[self.pos..self.len]
+        self.buf.get(self.pos..self.len).unwrap_or_default()
     }
 
-    /// Bytes `r` relative to `pos`.
+    /// Bytes `r` relative to `pos` (empty if out of the window).
     pub fn slice(&self, r: Range<usize>) -> &[u8] {
-        &self.buf[self.pos + r.start..self.pos + r.end]
+        self.buf
+            .get(self.pos + r.start..self.pos + r.end)
+            .unwrap_or_default()
     }
 
     /// Reads more input, moving unread bytes to the front; returns false at end of input.
@@ -247,7 +331,16 @@ impl<R: Read> Window<R> {
             self.pos = 0;
         }
         if self.len == self.buf.len() {
-            let new_len = self.buf.len() * 2;
+            if self.buf.len() >= MAX_VALUE_BYTES {
+                return Err(Error::new(
+                    Location::byte(self.offset(self.pos)),
+                    ErrorKind::TooLarge {
+                        what: "a single JSON value (trace event or top-level member)".into(),
+                        limit: MAX_VALUE_BYTES as u64,
+                    },
+                ));
+            }
+            let new_len = (self.buf.len() * 2).min(MAX_VALUE_BYTES);
             self.buf.resize(new_len, 0);
         }
         loop {
@@ -319,15 +412,16 @@ impl<R: Read> Window<R> {
                 },
             ));
         }
+        let mut scanner = Scanner::default();
         loop {
-            match scan_value(self.rest()) {
+            match scanner.scan(self.rest()) {
                 Scan::Complete { end, cat, ph } => return Ok((end, cat, ph)),
                 Scan::Invalid { at, expected } => {
                     let at_abs = self.pos + at;
                     return Err(Error::syntax(
                         Location::byte(self.offset(at_abs)),
                         expected,
-                        snippet(&self.buf[at_abs..self.len], 24),
+                        snippet(self.buf.get(at_abs..self.len).unwrap_or_default(), 24),
                     ));
                 }
                 Scan::Incomplete => {
@@ -395,6 +489,63 @@ mod tests {
             scan_value(b"{\"a\": X}"),
             Scan::Invalid { at: 6, .. }
         ));
+    }
+
+    /// A reader that hands out at most `step` bytes per read.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.step).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn long_values_in_small_reads_are_scanned_once() {
+        // 16 MiB arriving 4 KiB at a time: rescanning from the start would read ~3·10¹⁰ bytes.
+        let len = 16 << 20;
+        let mut text = Vec::with_capacity(len + 64);
+        text.extend_from_slice(b"[{\"cat\":\"kernel\",\"name\":\"");
+        text.resize(len, b'a');
+        text.extend_from_slice(b"\\\"\"}, \"");
+        text.resize(2 * len + 1, b'\\');
+        text.extend_from_slice(b"\"]");
+        let t = std::time::Instant::now();
+        let mut w = Window::new(Trickle {
+            data: &text,
+            step: 4096,
+        });
+        w.expect(b"[", "[").expect("array");
+        let (end, cat, _) = w.next_value().expect("event");
+        assert_eq!(cat.map(|r| w.slice(r).to_vec()), Some(b"kernel".to_vec()));
+        w.consume(end);
+        w.expect(b",", ",").expect("comma");
+        let (end, _, _) = w.next_value().expect("string of backslashes");
+        assert_eq!(end, len - 4);
+        assert!(t.elapsed().as_secs_f64() < 10.0, "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_value_past_the_limit_is_refused() {
+        struct Endless;
+        impl Read for Endless {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                buf.fill(b'7');
+                Ok(buf.len())
+            }
+        }
+        let mut w = Window::new(Endless);
+        let err = w.next_value().expect_err("too large");
+        assert!(
+            err.to_string()
+                .contains("a single JSON value (trace event or top-level member) is larger than the limit of 268435456 bytes"),
+            "{err}"
+        );
     }
 
     #[test]

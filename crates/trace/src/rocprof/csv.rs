@@ -109,13 +109,16 @@ impl Row<'_> {
     fn interval(&self, start: usize, end: usize) -> Result<(Timestamp, Nanos)> {
         let s = self.int(start, "a start timestamp in integer nanoseconds")?;
         let e = self.int(end, "an end timestamp in integer nanoseconds")?;
-        let d = u64::try_from(e - s).map_err(|_| {
-            Error::syntax(
-                self.loc(end),
-                "an end timestamp not before the start",
-                format!("{e} < {s}"),
-            )
-        })?;
+        let d = e
+            .checked_sub(s)
+            .and_then(|d| u64::try_from(d).ok())
+            .ok_or_else(|| {
+                Error::syntax(
+                    self.loc(end),
+                    "an end timestamp not before the start",
+                    format!("{e} < {s}"),
+                )
+            })?;
         Ok((Timestamp::from_ns(s), Nanos::from_ns(d)))
     }
     fn opt_u32(&self, col: Option<usize>, what: &str) -> Result<Option<u32>> {
@@ -370,38 +373,50 @@ fn stats<R: Read>(
     }
     source.notes.extend(notes.into_iter().map(String::from));
     records(rdr, cols, |row| {
+        // Durations, counts and spreads are never negative, NaN or infinite.
         let float = |c: usize, what: &str| -> Result<f64> {
-            row.text(c).parse::<f64>().map_err(|_| {
-                Error::syntax(row.loc(c), what.to_string(), format!("{:?}", row.text(c)))
+            row.text(c)
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| {
+                    Error::syntax(
+                        row.loc(c),
+                        format!("{what} (finite, not negative)"),
+                        format!("{:?}", row.text(c)),
+                    )
+                })
+        };
+        let count = |c: usize, what: &str| -> Result<u64> {
+            let v = row.int(c, what)?;
+            u64::try_from(v).map_err(|_| {
+                Error::syntax(row.loc(c), format!("{what} (not negative)"), v.to_string())
             })
         };
         let n = |c: Option<usize>, what: &str| -> Result<Option<Nanos>> {
-            match c {
-                Some(c) => Ok(Some(Nanos::from_ns(
-                    u64::try_from(row.int(c, what)?).unwrap_or(0),
-                ))),
-                None => Ok(None),
-            }
+            c.map(|c| count(c, what).map(Nanos::from_ns)).transpose()
         };
         let total_ns = if row.text(total).contains(['.', ',']) {
             let t = row
                 .text(total)
                 .replace(',', "")
                 .parse::<f64>()
-                .map_err(|_| {
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| {
                     Error::syntax(
                         row.loc(total),
-                        "a total duration in ns",
+                        "a total duration in ns (finite, not negative)",
                         format!("{:?}", row.text(total)),
                     )
                 })?;
-            Nanos::from_ns(t.round().max(0.0) as u64)
+            Nanos::from_ns(t.round() as u64)
         } else {
             n(Some(total), "a total duration in ns")?.unwrap_or_default()
         };
         p.aggregates.push(KernelAggregate {
             name: p.names.intern_str(row.text(name)),
-            calls: u64::try_from(row.int(calls, "a call count")?).unwrap_or(0),
+            calls: count(calls, "a call count")?,
             total: total_ns,
             min: n(min, "a minimum duration in ns")?,
             max: n(max, "a maximum duration in ns")?,

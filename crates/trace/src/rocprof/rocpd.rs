@@ -3,7 +3,7 @@
 //! GUID-suffixed tables (docs/formats/amd.md §1.10).
 
 use crate::error::{Error, Result};
-use crate::sqlite::{int, objects, rows, text};
+use crate::sqlite::{int, note_lossy, objects, rows, span, text};
 use kernelab_model::{
     KernelDispatch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp,
     Transfer, TransferKind,
@@ -13,8 +13,9 @@ use rusqlite::Connection;
 /// Reads kernel dispatches and copies from a rocpd database.
 pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Result<()> {
     let objs = objects(conn)?;
+    let mut lossy = 0;
     if objs.iter().any(|o| o == "rocpd_metadata") {
-        rows(conn, "rocpd_metadata", |m, _| {
+        lossy += rows(conn, "rocpd_metadata", |m, _| {
             if let (Some(tag), Some(v)) = (text(m, "tag"), text(m, "value")) {
                 if tag == "schema_version" {
                     source.facts.push(("rocpd schema_version".into(), v));
@@ -32,7 +33,7 @@ pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Resu
     }
     if objs.iter().any(|o| o == "rocpd_info_agent") {
         let mut gpus = Vec::new();
-        rows(conn, "rocpd_info_agent", |m, _| {
+        lossy += rows(conn, "rocpd_info_agent", |m, _| {
             if text(m, "type").as_deref() == Some("GPU") {
                 let name = text(m, "product_name").unwrap_or_default();
                 let isa = text(m, "name").unwrap_or_default();
@@ -48,19 +49,22 @@ pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Resu
         }
     }
     source.notes.push("register counts are allocation granules from the kernel descriptor, not compiler counts (docs/formats/amd.md §1.12)".into());
-    rows(conn, "kernels", |m, row| {
+    lossy += rows(conn, "kernels", |m, row| {
         let loc = |f: &str| Location::default().with_field(format!("kernels.{f} (row {row})"));
         let start = int(m, "start")
             .ok_or_else(|| Error::syntax(loc("start"), "integer nanoseconds", "NULL or text"))?;
         let end = int(m, "end")
             .ok_or_else(|| Error::syntax(loc("end"), "integer nanoseconds", "NULL or text"))?;
-        let duration = u64::try_from(end - start).map_err(|_| {
-            Error::syntax(
-                loc("end"),
-                "an end not before the start",
-                format!("{end} < {start}"),
-            )
-        })?;
+        let duration = end
+            .checked_sub(start)
+            .and_then(|d| u64::try_from(d).ok())
+            .ok_or_else(|| {
+                Error::syntax(
+                    loc("end"),
+                    "an end not before the start (a non-negative duration)",
+                    format!("start {start}, end {end}"),
+                )
+            })?;
         let u = |k: &str| int(m, k).and_then(|v| u32::try_from(v).ok());
         let xyz = |a: &str, b: &str, c: &str| Some([u(a)?, u(b)?, u(c)?]);
         let launch = p.launches.intern(LaunchConfig {
@@ -94,8 +98,9 @@ pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Resu
         Ok(())
     })?;
     if objs.iter().any(|o| o == "memory_copies") {
-        rows(conn, "memory_copies", |m, _| {
+        lossy += rows(conn, "memory_copies", |m, row| {
             if let (Some(s), Some(e)) = (int(m, "start"), int(m, "end")) {
+                let duration = span(s, e, &format!("memory_copies.end (row {row})"))?;
                 p.transfers.push(Transfer {
                     kind: TransferKind::Memcpy,
                     device: int(m, "dst_agent_type_index")
@@ -105,12 +110,13 @@ pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Resu
                         .and_then(|v| u64::try_from(v).ok())
                         .unwrap_or(0),
                     start: Timestamp::from_ns(s),
-                    duration: Nanos::from_ns(u64::try_from(e - s).unwrap_or(0)),
+                    duration,
                     bytes: int(m, "size").and_then(|v| u64::try_from(v).ok()),
                 });
             }
             Ok(())
         })?;
     }
+    note_lossy(&mut source.notes, "the rocpd database", lossy);
     Ok(())
 }
