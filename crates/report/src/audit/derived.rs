@@ -155,7 +155,7 @@ pub fn derived(role: Role, b: &Num, c: &Num, n: &Num) -> Option<Outcome> {
 
 /// The numbers of a clause after `A → B` pairs that derive from them: the first signed
 /// percentage (a change) or `x` factor (a ratio; a speedup when the text says so) after B,
-/// before the next pair or `;`. Returns the problems and the starts of the numbers that agree.
+/// before the next pair or `;`. Returns the problems and the starts of every number checked.
 pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
     let nums = numbers(text);
     let (mut problems, mut agree) = (Vec::new(), Vec::new());
@@ -186,7 +186,10 @@ pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
             };
             match derived(role, a, b, n) {
                 Some(Outcome::Agrees) => agree.push(n.start),
-                Some(Outcome::Wrong(p)) => problems.push(p),
+                Some(Outcome::Wrong(p)) => {
+                    agree.push(n.start);
+                    problems.push(p);
+                }
                 None => {}
             }
             break;
@@ -263,7 +266,7 @@ mod tests {
     #[test]
     fn arrows_in_sentences() {
         let (p, ok) = arrows("TPOT 2.475 → 2.406 ms (−2.8%), then 2.426 → 2.354 ms (+3.0%)");
-        assert_eq!(ok.len(), 1);
+        assert_eq!(ok.len(), 2);
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].quoted, "+3.0%");
         let (p, _) = arrows("family: 1,211.134 → 1,304.738 ms over 120 calls, 1.015219x measured");
