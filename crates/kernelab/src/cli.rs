@@ -97,9 +97,14 @@ pub enum ReportFormat {
 
 /// Arguments of `kernelab report`.
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ReportArgs {
-    /// The bundle directory.
-    pub dir: PathBuf,
+    /// `check`: audit a note against the bundle instead of rendering it.
+    #[command(subcommand)]
+    pub command: Option<ReportCommand>,
+    /// The bundle directory (`./check` for a bundle named `check`).
+    #[arg(required = true)]
+    pub dir: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Md)]
     pub format: ReportFormat,
@@ -116,6 +121,29 @@ pub struct ReportArgs {
     /// (default: beside --out as NAME.appendix.md, else appendix.md).
     #[arg(long, value_name = "FILE")]
     pub appendix: Option<PathBuf>,
+}
+
+/// Subcommands of `kernelab report`.
+#[derive(Subcommand, Debug)]
+pub enum ReportCommand {
+    /// Audit a note after a person edited it: every number on a line that names a bundle label
+    /// (or under a heading that does) must match the bundle within its printed rounding, and
+    /// derived figures (changes, ratios, share sums) must agree with their inputs. Exit status
+    /// 0 when the note is clean, 1 on any mismatch, 2 on bad input.
+    Check(ReportCheckArgs),
+}
+
+/// Arguments of `kernelab report check`.
+#[derive(Args, Debug)]
+pub struct ReportCheckArgs {
+    /// The note (Markdown or plain text, UTF-8).
+    pub note: PathBuf,
+    /// The bundle directory the note quotes.
+    #[arg(long, value_name = "DIR")]
+    pub bundle: PathBuf,
+    /// Where and how to write the mismatches (table, md or json).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// The statistical design (shared by `ab` and `ab analyze`).

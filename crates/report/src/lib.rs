@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 mod ab;
+pub mod audit;
 pub mod bundle;
 mod check;
 mod code;

@@ -1,15 +1,17 @@
-//! `kernelab report DIR`.
+//! `kernelab report DIR` and `kernelab report check NOTE --bundle DIR`.
 
-use crate::cli::{FormatArg, OutputArgs, ReportArgs, ReportFormat};
+use crate::cli::{FormatArg, OutputArgs, ReportArgs, ReportCheckArgs, ReportCommand, ReportFormat};
 use crate::output;
 use crate::ExitStatus;
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
+use kernelab_report::audit::{audit, audit_sections};
 use kernelab_report::bundle;
 use kernelab_report::impact::Impact;
 use kernelab_report::{evidence, evidence_html, pr_body, Headline, GITHUB_BODY_LIMIT};
 use serde::Serialize;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 #[derive(Serialize)]
 struct Summary<'a> {
@@ -36,28 +38,81 @@ fn appendix_path(args: &ReportArgs) -> PathBuf {
     }
 }
 
+/// The largest note read.
+const MAX_NOTE_BYTES: u64 = 64 << 20;
+
+/// The records of the bundle `dir`: at least one, or an error naming the folder.
+fn records(dir: &Path) -> Result<Vec<bundle::Entry>> {
+    if !dir.is_dir() {
+        bail!(
+            "{}: not a directory; expected a bundle written with --record DIR",
+            dir.display()
+        );
+    }
+    let records = bundle::read(dir)?;
+    if records.is_empty() {
+        bail!(
+            "{}: no records; run commands with --record {} first",
+            dir.display(),
+            dir.display()
+        );
+    }
+    Ok(records)
+}
+
+/// `kernelab report check`: the note's mismatches against the bundle; exit 1 when any.
+fn check(args: ReportCheckArgs) -> Result<ExitStatus> {
+    output::check_target(&args.output)?;
+    if args.output.format == FormatArg::Csv {
+        bail!("kernelab report check writes table, md or json, not csv");
+    }
+    let path = &args.note;
+    let file = kernelab_model::open_regular(path).with_context(|| path.display().to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_NOTE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| path.display().to_string())?;
+    if bytes.len() as u64 > MAX_NOTE_BYTES {
+        bail!(
+            "{}: larger than {MAX_NOTE_BYTES} bytes; not a note",
+            path.display()
+        );
+    }
+    let note = String::from_utf8(bytes).map_err(|e| {
+        anyhow!(
+            "{}: not UTF-8 text (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    let found = audit(&note, &records(&args.bundle)?);
+    let text = match output::sections_text(&args.output, |_| audit_sections(&found)) {
+        Some(t) => t,
+        None => output::json(&Document::new("report_check", &found))?,
+    };
+    output::write(&args.output, &text)?;
+    Ok(if found.mismatches.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
+}
+
 /// Runs the command.
 pub fn run(args: ReportArgs) -> Result<ExitStatus> {
+    if let Some(ReportCommand::Check(c)) = args.command {
+        return check(c);
+    }
+    let Some(dir) = args.dir.clone() else {
+        bail!("kernelab report needs a bundle directory (or `check NOTE --bundle DIR`)");
+    };
     let out = OutputArgs {
         format: FormatArg::Md,
         out: args.out.clone(),
         force: args.force,
     };
     output::check_target(&out)?;
-    if !args.dir.is_dir() {
-        bail!(
-            "{}: not a directory; expected a bundle written with --record DIR",
-            args.dir.display()
-        );
-    }
-    let records = bundle::read(&args.dir)?;
-    if records.is_empty() {
-        bail!(
-            "{}: no records; run commands with --record {} first",
-            args.dir.display(),
-            args.dir.display()
-        );
-    }
+    let records = records(&dir)?;
     let report = evidence(&records);
     let text = match args.format {
         ReportFormat::Md => {

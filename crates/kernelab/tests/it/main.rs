@@ -3,6 +3,7 @@
 
 mod ab;
 mod amd;
+mod audit;
 mod check;
 mod code;
 mod compare;

@@ -18,6 +18,7 @@ use parts::{
     code_show_part, compare_part, finite_lines, kernel_gates, kernel_head, kernel_timing,
     metrics_part, profile_part, repeat_lines, short, sweep_lines,
 };
+pub(crate) use summary::{gates, threshold_of};
 pub use summary::{ratio_text, verdicts, Verdicts};
 
 /// A piece of a part.
@@ -165,7 +166,7 @@ fn same_inputs(p: &Entry, m: &Entry) -> bool {
 /// out), with the request measurements of the bundle set against it: `compare` records with
 /// the kernel run's label, and `ab` records with the profile's label. (A serving record kind
 /// adds one more `impact::from_*` here.)
-fn impacts(entries: &[Entry]) -> Vec<(String, String, Impact)> {
+pub(crate) fn impacts(entries: &[Entry]) -> Vec<(String, String, Impact)> {
     let mut out = Vec::new();
     for p in entries {
         let Evidence::Profile(profile) = &p.evidence else {

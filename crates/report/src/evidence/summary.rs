@@ -94,6 +94,11 @@ fn count<T>(items: &[T], ok: impl Fn(&T) -> bool) -> (usize, usize) {
     (items.iter().filter(|t| ok(t)).count(), items.len())
 }
 
+/// A record's gates as the summary counts them: (passed, run), for gate records.
+pub(crate) fn gates(e: &Entry) -> Option<(usize, usize)> {
+    row(e).gates
+}
+
 fn row(e: &Entry) -> Row {
     let (gates, verdict, ratio, mark): (Option<(usize, usize)>, String, _, Mark) = match &e.evidence
     {

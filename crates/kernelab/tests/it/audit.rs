@@ -1,0 +1,316 @@
+//! `kernelab report check`: notes audited against a bundle recorded from the real H200 fixtures
+//! (the request's profile, the `compare` of three profiles a side and the `kernel run` of
+//! w4s3 → w8s2 under one label, a bitwise check, a code diff and an in-process A/B run).
+
+use super::{fixture, kernelab};
+use serde_json::Value;
+use std::path::Path;
+
+fn p(name: &str) -> String {
+    fixture(name).display().to_string()
+}
+
+fn record(dir: &Path, args: &[&str]) {
+    let out = kernelab()
+        .args(args)
+        .arg("--record")
+        .arg(dir)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.code().is_some_and(|c| c < 2),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The bundle, recorded by the commands; the H200 kernel run (no GPU here) is its JSON
+/// document written as a record labelled `w8s2`.
+fn bundle(dir: &Path) {
+    let gdn = p("h200_pair/gdn_w4s3_run1.json.gz");
+    record(dir, &["profile", &gdn, "--label", "gdn_request"]);
+    let mut compare = vec!["compare".to_string(), "--label".into(), "w8s2".into()];
+    compare.push("--base".into());
+    compare.extend((1..=3).map(|i| p(&format!("h200_pair/gdn_w4s3_run{i}.json.gz"))));
+    compare.push("--cand".into());
+    compare.extend((1..=3).map(|i| p(&format!("h200_pair/gdn_w8s2_run{i}.json.gz"))));
+    let compare: Vec<&str> = compare.iter().map(String::as_str).collect();
+    record(dir, &compare);
+    let (wu, wu2) = (p("tensor/wu.npz"), p("tensor/wu_compressed.npz"));
+    record(dir, &["check", "bitwise", &wu, &wu2, "--label", "w8s2"]);
+    let (c4, c8) = (
+        p("code/recompute_w_u_fwd_kernel_w4s3.cubin"),
+        p("code/recompute_w_u_fwd_kernel_w8s2.cubin"),
+    );
+    record(
+        dir,
+        &[
+            "code",
+            "diff",
+            &c4,
+            &c8,
+            "--no-disassemble",
+            "--label",
+            "w8s2",
+        ],
+    );
+    let ab = p("h200_ab/inproc_w4s3_w8s2.csv");
+    record(
+        dir,
+        &[
+            "ab",
+            "analyze",
+            &ab,
+            "--metric",
+            "median_us",
+            "--label",
+            "inproc",
+        ],
+    );
+    let first: Value = serde_json::from_slice(
+        &std::fs::read(dir.join("0001-profile.json")).expect("first record"),
+    )
+    .expect("json");
+    let mut rec = first;
+    rec["kind"] = "kernel_run".into();
+    rec["label"] = "w8s2".into();
+    rec["result"] = serde_json::from_slice(
+        &std::fs::read(fixture("h200_kernel/recompute_w4s3_vs_w8s2.json")).expect("H200 record"),
+    )
+    .expect("json");
+    std::fs::write(
+        dir.join("0006-kernel_run.json"),
+        serde_json::to_vec(&rec).expect("json"),
+    )
+    .expect("write");
+}
+
+/// `kernelab report check NOTE --bundle DIR --format json`: exit code and mismatches as
+/// (line, number, problem).
+fn check(dir: &Path, note: &str) -> (i32, Vec<(u64, String, String)>) {
+    let file = dir.join("note.md");
+    std::fs::write(&file, note).expect("write note");
+    let out = kernelab()
+        .args(["report", "check"])
+        .arg(&file)
+        .arg("--bundle")
+        .arg(dir.join("bundle"))
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!("not JSON: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    assert_eq!(doc["kind"], "report_check");
+    let found = doc["mismatches"]
+        .as_array()
+        .expect("mismatches")
+        .iter()
+        .map(|m| {
+            (
+                m["line"].as_u64().expect("line"),
+                m["quoted"].as_str().expect("quoted").to_string(),
+                m["problem"].as_str().expect("problem").to_string(),
+            )
+        })
+        .collect();
+    (out.status.code().expect("exit code"), found)
+}
+
+/// A temporary folder holding `bundle/` and the rendered Markdown report.
+fn setup() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tmp");
+    bundle(&dir.path().join("bundle"));
+    let out = kernelab()
+        .arg("report")
+        .arg(dir.path().join("bundle"))
+        .args(["--format", "md"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    (dir, String::from_utf8(out.stdout).expect("UTF-8"))
+}
+
+/// The 1-based line of the first line of `text` that contains `needle`.
+fn line_of(text: &str, needle: &str) -> u64 {
+    let i = text
+        .lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?}:\n{text}"));
+    i as u64 + 1
+}
+
+/// `text` with `from` replaced once, which must be there.
+fn edit(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "no {from:?} in:\n{text}");
+    text.replacen(from, to, 1)
+}
+
+#[test]
+fn the_rendered_report_audits_clean() {
+    let (dir, md) = setup();
+    let (code, found) = check(dir.path(), &md);
+    assert_eq!((code, found), (0, vec![]));
+    // It checked the figures, not nothing: the table format says how many.
+    let out = kernelab()
+        .args(["report", "check"])
+        .arg(dir.path().join("note.md"))
+        .arg("--bundle")
+        .arg(dir.path().join("bundle"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let checked: usize = text
+        .split("0 of ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(checked > 100, "{text}");
+    // `kernelab report DIR` still renders.
+    assert!(md.starts_with("# kernelab evidence"));
+}
+
+#[test]
+fn planted_errors_are_caught_with_their_lines() {
+    let (dir, md) = setup();
+    // A sign flipped in the compare table's change column.
+    let row = "| recompute_w_u_fwd_kernel | 5 → 5 | 412.864 µs | 483.164 µs | +17.03% | slower |";
+    let note = edit(&md, row, &row.replace("+17.03%", "-17.03%"));
+    let (code, found) = check(dir.path(), &note);
+    assert_eq!(code, 1);
+    assert_eq!(
+        found,
+        vec![(
+            line_of(&note, "| recompute_w_u_fwd_kernel | 5 → 5 |"),
+            "-17.03%".into(),
+            "sign flipped: 412.864 µs → 483.164 µs is a change of +17.03%".into()
+        )]
+    );
+
+    // The kernel run's ratio inverted in the summary table.
+    let note = edit(
+        &md,
+        "| 1.1636 [1.1599, 1.1681] |",
+        "| 0.8594 [1.1599, 1.1681] |",
+    );
+    let (code, found) = check(dir.path(), &note);
+    assert_eq!(code, 1);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, line_of(&note, "| 0.8594 ["));
+    assert_eq!(found[0].1, "0.8594");
+    assert!(
+        found[0].2.starts_with("ratio inverted: it is baseline / candidate; the ratio is candidate / baseline = 1.1636"),
+        "{found:?}"
+    );
+
+    // A table of shares that sums past 100%.
+    let note = format!(
+        "{md}\n## Shares by hand\n\n| kernel | share |\n|---|---:|\n| a | 60.0% |\n| b | 35.0% |\n| c | 15.0% |\n"
+    );
+    let (code, found) = check(dir.path(), &note);
+    assert_eq!(code, 1);
+    assert_eq!(
+        found,
+        vec![(
+            line_of(&note, "| c | 15.0% |"),
+            "15.0%".into(),
+            "share sum over 100%: the table's shares add up to 110.00% by this row".into()
+        )]
+    );
+
+    // A figure that no longer matches the bundle (the family's total in the request).
+    let note = edit(&md, "415.486 µs over 5 calls", "425.486 µs over 5 calls");
+    let (code, found) = check(dir.path(), &note);
+    assert_eq!(code, 1);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, line_of(&note, "425.486 µs"));
+    assert_eq!(found[0].1, "425.486 µs");
+    assert!(
+        found[0]
+            .2
+            .contains("nearest: profile gdn_request: recompute_w_u_fwd_kernel total = 415.486 µs"),
+        "{found:?}"
+    );
+}
+
+/// A note written by hand, in the style of the notes kernel engineers write, quoting the bundle
+/// with its own rounding, units and separators.
+const HAND_WRITTEN: &str = "\
+# recompute_w_u_fwd_kernel: w4s3 → w8s2 on H200 (rejected)
+
+Status: **rejected**. All timings are measured on one NVIDIA H200.
+
+## Why this kernel
+
+In the 5-call GDN request (`gdn_request`), recompute_w_u_fwd_kernel takes 16.9% of kernel GPU
+time: 415.486 µs over 5 calls, of 2.459 ms.
+
+## Correctness and timing
+
+w8s2 passes its gates (6/6) and is bit-exact on 2/2 tensors, but is slower: 1.164x
+(CI 1.160x–1.168x), or +16.4% per launch; median round 88.78 µs → 103.30 µs (+16.35%).
+
+| w8s2 | baseline | candidate | change | ratio |
+|---|---:|---:|---:|---:|
+| recompute_w_u_fwd_kernel, three profiles a side | 412.864 µs | 483.164 µs | +17.03% | 1.1703x |
+
+## Request impact
+
+Predicted for gdn_request with w8s2: +2.76% of request kernel time (about +67.955 µs), wall time
+at most +1.37%; measured (w8s2, three runs a side): +2.41%.
+
+The in-process A/B run (inproc) agrees: 1.0761x, SLOWER by 7.61%, A/A 0.9934x.
+";
+
+#[test]
+fn a_hand_written_note_with_correct_figures_audits_clean() {
+    let (dir, _) = setup();
+    let (code, found) = check(dir.path(), HAND_WRITTEN);
+    assert_eq!((code, found), (0, vec![]));
+    // The same note with the hand-written mistakes of the seeds' kind.
+    let note = edit(HAND_WRITTEN, "(+16.35%)", "(−16.35%)");
+    let note = edit(&note, "1.1703x", "0.8545x");
+    let note = edit(&note, "+2.41%", "+2.14%");
+    let (code, found) = check(dir.path(), &note);
+    assert_eq!(code, 1);
+    let lines: Vec<u64> = found.iter().map(|f| f.0).collect();
+    assert_eq!(
+        lines,
+        vec![
+            line_of(&note, "(−16.35%)"),
+            line_of(&note, "0.8545x"),
+            line_of(&note, "+2.14%")
+        ],
+        "{found:?}"
+    );
+    assert!(found[0].2.starts_with("sign flipped"), "{found:?}");
+    assert!(found[1].2.starts_with("ratio inverted"), "{found:?}");
+    assert!(found[2].2.contains("matches no figure"), "{found:?}");
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let (dir, _) = setup();
+    let missing = kernelab()
+        .args(["report", "check"])
+        .arg(dir.path().join("absent.md"))
+        .arg("--bundle")
+        .arg(dir.path().join("bundle"))
+        .output()
+        .expect("runs");
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("absent.md"));
+    std::fs::write(dir.path().join("bad.md"), b"ratio \xff 1.2x").expect("write");
+    let out = kernelab()
+        .args(["report", "check"])
+        .arg(dir.path().join("bad.md"))
+        .arg("--bundle")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.md: not UTF-8 text"), "{err}");
+}

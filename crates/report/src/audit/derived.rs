@@ -1,0 +1,290 @@
+//! Derived figures checked against their inputs in the same row or clause: changes, deltas,
+//! ratios, speedups and improvements from a baseline and a candidate, and share columns that
+//! must not sum past 100%. Every input is an interval (its printed rounding), so a derived figure
+//! agrees when some pair of true inputs gives it.
+
+use super::number::{numbers, Num, Unit};
+use crate::format::percent;
+
+/// What a table column holds, from its header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The baseline's figure.
+    Base,
+    /// The candidate's figure.
+    Cand,
+    /// (candidate − baseline) / baseline, or candidate − baseline in the inputs' unit.
+    Change,
+    /// Candidate / baseline.
+    Ratio,
+    /// Baseline / candidate.
+    Speedup,
+    /// Baseline − candidate (or its fraction of the baseline): positive is faster.
+    Improvement,
+    /// A share of a total.
+    Share,
+    /// Calls.
+    Calls,
+    /// Anything else.
+    Other,
+}
+
+/// The role of a column named `header`.
+pub fn role(header: &str) -> Role {
+    let h = header.to_lowercase();
+    let has = |w: &[&str]| w.iter().any(|w| h.contains(w));
+    if has(&["speedup", "base / cand", "baseline / candidate"]) {
+        Role::Speedup
+    } else if has(&["ratio", "cand / base", "candidate / baseline"]) {
+        Role::Ratio
+    } else if has(&["improvement", "saving", "reduction"]) {
+        Role::Improvement
+    } else if has(&["change", "Δ", "delta", "diff"]) {
+        Role::Change
+    } else if has(&["share"]) {
+        Role::Share
+    } else if has(&["calls"]) {
+        Role::Calls
+    } else if has(&["baseline", "before"]) || h.trim() == "base" || h.trim() == "old" {
+        Role::Base
+    } else if has(&["candidate", "after"]) || h.trim() == "cand" || h.trim() == "new" {
+        Role::Cand
+    } else {
+        Role::Other
+    }
+}
+
+/// A derived figure that disagrees with its inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    /// The number as written.
+    pub quoted: String,
+    /// What is wrong and what the inputs give.
+    pub problem: String,
+}
+
+/// The outcome of checking one derived number.
+pub enum Outcome {
+    /// It agrees with its inputs.
+    Agrees,
+    /// It does not.
+    Wrong(Problem),
+}
+
+fn bounds(n: &Num) -> (f64, f64) {
+    (n.value() - n.half(), n.value() + n.half())
+}
+
+/// A number written like `n` (its unit and decimals) for the value `x` in base units.
+fn like(n: &Num, x: f64) -> String {
+    let d = usize::try_from(n.decimals.max(0)).unwrap_or(0);
+    let v = x / n.scale;
+    let sign = if n.signed && v >= 0.0 { "+" } else { "" };
+    let unit = n
+        .text
+        .trim_start_matches(|c: char| c.is_ascii_digit() || "+-−±.,".contains(c));
+    format!("{sign}{v:.d$}{unit}")
+}
+
+/// Checks `n`, a number of a `role` column or clause, against baseline `b` and candidate `c`;
+/// `None` when `n` is not a figure that role derives.
+pub fn derived(role: Role, b: &Num, c: &Num, n: &Num) -> Option<Outcome> {
+    let ((bl, bh), (cl, ch)) = (bounds(b), bounds(c));
+    let pair = format!("{} → {}", b.text, c.text);
+    let same = b.unit == c.unit && n.unit == b.unit;
+    // (lo, hi, what, expected, flipped: the interval of the other sign or direction, its name)
+    type Check = (f64, f64, String, (f64, f64), &'static str);
+    let rel = || -> Option<(f64, f64)> { (bl > 0.0).then(|| (cl / bh - 1.0, ch / bl - 1.0)) };
+    let ratio = || -> Option<(f64, f64)> { (bl > 0.0).then(|| (cl / bh, ch / bl)) };
+    let inverse = || -> Option<(f64, f64)> { (cl > 0.0).then(|| (bl / ch, bh / cl)) };
+    let neg = |(l, h): (f64, f64)| (-h, -l);
+    let mid = |(l, h): (f64, f64)| (l + h) / 2.0;
+    let check: Check = match (role, n.unit) {
+        (Role::Change, Unit::Percent) if b.unit != Unit::Percent => {
+            let r = rel()?;
+            let e = format!("a change of {}", percent(mid(r), true));
+            (r.0, r.1, e, neg(r), "sign flipped")
+        }
+        (Role::Change, Unit::Percent | Unit::Points) if b.unit == Unit::Percent => {
+            let d = (cl - bh, ch - bl);
+            if n.unit == Unit::Percent && rel().is_some_and(|r| n.meets(r.0, r.1)) {
+                return Some(Outcome::Agrees);
+            }
+            let e = format!("{} points", like(b, mid(d)).trim_end_matches('%'));
+            (d.0, d.1, e, neg(d), "sign flipped")
+        }
+        (Role::Change, _) if same => {
+            let d = (cl - bh, ch - bl);
+            (d.0, d.1, like(n, mid(d)), neg(d), "sign flipped")
+        }
+        (Role::Change | Role::Ratio, Unit::Times) | (Role::Ratio, Unit::None) => {
+            let r = ratio()?;
+            let e = format!("candidate / baseline = {:.4}", mid(r));
+            (r.0, r.1, e, inverse()?, "ratio inverted")
+        }
+        (Role::Speedup | Role::Improvement, Unit::Times) | (Role::Speedup, Unit::None) => {
+            let r = inverse()?;
+            let e = format!("baseline / candidate = {:.4}", mid(r));
+            (r.0, r.1, e, ratio()?, "speedup inverted")
+        }
+        (Role::Improvement, Unit::Percent) => {
+            let r = neg(rel()?);
+            let e = format!("an improvement of {}", percent(mid(r), false));
+            (r.0, r.1, e, neg(r), "sign flipped")
+        }
+        (Role::Improvement, _) if same => {
+            let d = (bl - ch, bh - cl);
+            (d.0, d.1, like(n, mid(d)), neg(d), "sign flipped")
+        }
+        _ => return None,
+    };
+    let (lo, hi, expected, other, flip) = check;
+    if n.meets(lo, hi) {
+        return Some(Outcome::Agrees);
+    }
+    let problem = if n.meets(other.0, other.1) {
+        format!("{flip}: {pair} is {expected}")
+    } else {
+        format!("{pair} gives {expected}")
+    };
+    Some(Outcome::Wrong(Problem {
+        quoted: n.text.clone(),
+        problem,
+    }))
+}
+
+/// The numbers of a clause after `A → B` pairs that derive from them: the first signed
+/// percentage (a change) or `x` factor (a ratio; a speedup when the text says so) after B,
+/// before the next pair or `;`. Returns the problems and the starts of every number checked.
+pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
+    let nums = numbers(text);
+    let (mut problems, mut agree) = (Vec::new(), Vec::new());
+    let arrow_at = |k: usize| {
+        k + 1 < nums.len()
+            && ["→", "->"].contains(&text[nums[k].end..nums[k + 1].start].trim())
+            && nums[k].unit == nums[k + 1].unit
+            && nums[k].gates.is_none()
+            && nums[k + 1].gates.is_none()
+    };
+    let speedup = text.to_lowercase().contains("speedup");
+    for k in 0..nums.len() {
+        if !arrow_at(k) {
+            continue;
+        }
+        let (a, b) = (&nums[k], &nums[k + 1]);
+        for m in k + 2..nums.len() {
+            if arrow_at(m) || text[b.end..nums[m].start].contains([';', '→']) {
+                break;
+            }
+            let n = &nums[m];
+            let role = match n.unit {
+                Unit::Percent if n.signed => Role::Change,
+                Unit::Times if speedup => Role::Speedup,
+                Unit::Times => Role::Ratio,
+                Unit::Percent | Unit::Points => break,
+                _ => continue,
+            };
+            match derived(role, a, b, n) {
+                Some(Outcome::Agrees) => agree.push(n.start),
+                Some(Outcome::Wrong(p)) => {
+                    agree.push(n.start);
+                    problems.push(p);
+                }
+                None => {}
+            }
+            break;
+        }
+    }
+    (problems, agree)
+}
+
+/// The first row (index into `shares`) at which a table's share column passes 100%, with the
+/// sum by then; `shares` holds each row's share, if it has one.
+pub fn share_overflow(shares: &[Option<Num>]) -> Option<(usize, f64)> {
+    let (mut sum, mut tol) = (0.0, 0.0);
+    for (i, s) in shares.iter().enumerate() {
+        let Some(s) = s else { continue };
+        sum += s.value();
+        tol += s.half();
+        if sum - tol > 1.0 + 1e-9 {
+            return Some((i, sum));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> Num {
+        numbers(s).into_iter().next().expect("a number")
+    }
+
+    fn wrong(role: Role, b: &str, c: &str, x: &str) -> Option<String> {
+        match derived(role, &n(b), &n(c), &n(x)) {
+            Some(Outcome::Wrong(p)) => Some(p.problem),
+            Some(Outcome::Agrees) => None,
+            None => Some("not derived".into()),
+        }
+    }
+
+    #[test]
+    fn changes_ratios_and_their_mistakes() {
+        assert_eq!(wrong(Role::Change, "100 µs", "84 µs", "-16%"), None);
+        let flip = wrong(Role::Change, "100 µs", "84 µs", "+16%").expect("flip");
+        assert_eq!(flip, "sign flipped: 100 µs → 84 µs is a change of -16.00%");
+        assert_eq!(wrong(Role::Ratio, "100 µs", "84 µs", "0.84x"), None);
+        let inv = wrong(Role::Ratio, "100 µs", "84 µs", "1.19x").expect("inverted");
+        assert!(inv.starts_with("ratio inverted"), "{inv}");
+        assert_eq!(wrong(Role::Speedup, "100 µs", "84 µs", "1.19x"), None);
+        assert_eq!(wrong(Role::Change, "116", "56", "−60"), None);
+        assert_eq!(
+            wrong(Role::Change, "48.652%", "51.955%", "+3.303 points"),
+            None
+        );
+        let pts = wrong(Role::Change, "48.652%", "51.955%", "-3.404 points").expect("wrong");
+        assert!(pts.contains("3.303 points"), "{pts}");
+        assert_eq!(
+            wrong(
+                Role::Improvement,
+                "21,572.244 ms",
+                "21,503.822 ms",
+                "68.422 ms"
+            ),
+            None
+        );
+        assert!(wrong(
+            Role::Improvement,
+            "21,572.244 ms",
+            "21,503.822 ms",
+            "58.414 ms"
+        )
+        .is_some());
+    }
+
+    #[test]
+    fn arrows_in_sentences() {
+        let (p, ok) = arrows("TPOT 2.475 → 2.406 ms (−2.8%), then 2.426 → 2.354 ms (+3.0%)");
+        assert_eq!(ok.len(), 2);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].quoted, "+3.0%");
+        let (p, _) = arrows("family: 1,211.134 → 1,304.738 ms over 120 calls, 1.015219x measured");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].problem.contains("1.0773"), "{p:?}");
+    }
+
+    #[test]
+    fn shares_past_one_hundred() {
+        let rows: Vec<Option<Num>> = ["60.0%", "30.0%", "5.0%"]
+            .iter()
+            .map(|s| Some(n(s)))
+            .collect();
+        assert_eq!(share_overflow(&rows), None);
+        let rows: Vec<Option<Num>> = ["60.0%", "30.0%", "15.0%"]
+            .iter()
+            .map(|s| Some(n(s)))
+            .collect();
+        assert_eq!(share_overflow(&rows).map(|x| x.0), Some(2));
+    }
+}

@@ -1,0 +1,309 @@
+//! The figures of a bundle that a note may quote, per label: what each record kind stores (and
+//! what the report derives from it once), in base units (ns, fractions, candidate / baseline).
+
+use super::number::numbers;
+use crate::bundle::Entry;
+use crate::documents::Evidence;
+use crate::evidence::{gates, impacts};
+use crate::format::{duration_ns, percent};
+use crate::impact::Estimate;
+use kernelab_stats::Analysis;
+use kernelab_trace::KernelRow;
+use std::collections::BTreeMap;
+
+/// What a figure measures, which decides the numbers it can match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A duration, ns (signed for changes of time).
+    Time,
+    /// A change, (candidate − baseline) / baseline.
+    Change,
+    /// A share, threshold, level or resolution: an unsigned fraction.
+    Share,
+    /// Candidate / baseline.
+    Ratio,
+    /// Calls.
+    Count,
+    /// Gates passed; `total` holds the gates run.
+    Gates,
+}
+
+/// One quotable figure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
+    /// What it measures.
+    pub kind: Kind,
+    /// Its value in base units.
+    pub value: f64,
+    /// Gates run (for [`Kind::Gates`]).
+    pub total: f64,
+    /// What it is, in words: `kernel_run w8s2: ratio`.
+    pub what: String,
+    /// The kernel or family it is about, when it is about one.
+    pub subject: Option<String>,
+}
+
+impl Figure {
+    /// The figure as the report prints it.
+    pub fn text(&self) -> String {
+        match self.kind {
+            Kind::Time => duration_ns(self.value),
+            Kind::Change => percent(self.value, true),
+            Kind::Share => percent(self.value, false),
+            Kind::Ratio => format!("{:.4}", self.value),
+            Kind::Count => format!("{}", self.value),
+            Kind::Gates => format!("{}/{}", self.value, self.total),
+        }
+    }
+}
+
+/// Collects figures of one record.
+struct Sink<'a> {
+    out: &'a mut Vec<Figure>,
+    source: String,
+}
+
+impl Sink<'_> {
+    fn add(&mut self, kind: Kind, value: f64, what: &str, subject: Option<&str>) {
+        if value.is_finite() {
+            self.out.push(Figure {
+                kind,
+                value,
+                total: 0.0,
+                what: format!("{}: {what}", self.source),
+                subject: subject.map(str::to_string),
+            });
+        }
+    }
+
+    /// A ratio with its interval, and the same as changes.
+    fn ratio(&mut self, r: f64, ci: Option<(f64, f64)>, what: &str) {
+        self.add(Kind::Ratio, r, what, None);
+        self.add(Kind::Change, r - 1.0, &format!("{what} − 1"), None);
+        if let Some((l, h)) = ci {
+            for (x, end) in [(l, "low"), (h, "high")] {
+                self.add(Kind::Ratio, x, &format!("{what} interval {end}"), None);
+                self.add(
+                    Kind::Change,
+                    x - 1.0,
+                    &format!("{what} interval {end} − 1"),
+                    None,
+                );
+            }
+        }
+    }
+
+    fn analysis(&mut self, a: &Analysis, name: &str) {
+        self.ratio(a.ratio, a.ci, &format!("{name}ratio"));
+        self.add(
+            Kind::Share,
+            a.level,
+            &format!("{name}confidence level"),
+            None,
+        );
+        if let Some(t) = crate::evidence::threshold_of(a) {
+            self.add(Kind::Share, t, &format!("{name}threshold"), None);
+        }
+        if let Some(r) = a.resolution {
+            self.add(Kind::Share, r, &format!("{name}resolution"), None);
+        }
+        // The verdict sentence's own percentages (its estimate is the Hodges–Lehmann one).
+        for n in numbers(&a.verdict_text) {
+            if n.unit == super::number::Unit::Percent {
+                self.add(Kind::Share, n.value(), &format!("{name}verdict"), None);
+            }
+        }
+    }
+
+    fn estimate(&mut self, kind: Kind, e: Estimate, what: &str) {
+        self.add(kind, e.value, what, None);
+        if let Some((l, h)) = e.ci {
+            self.add(kind, l, &format!("{what} interval low"), None);
+            self.add(kind, h, &format!("{what} interval high"), None);
+        }
+    }
+
+    fn profile_row(&mut self, r: &KernelRow) {
+        let s = Some(r.name.as_str());
+        self.add(
+            Kind::Time,
+            r.total_ns as f64,
+            &format!("{} total", r.name),
+            s,
+        );
+        self.add(Kind::Time, r.mean_ns, &format!("{} mean", r.name), s);
+        if let Some(m) = r.median_ns {
+            self.add(Kind::Time, m, &format!("{} median", r.name), s);
+        }
+        self.add(Kind::Share, r.share, &format!("{} share", r.name), s);
+        self.add(Kind::Count, r.calls as f64, &format!("{} calls", r.name), s);
+    }
+}
+
+/// Every quotable figure of the bundle, by label.
+pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
+    let mut map: BTreeMap<String, Vec<Figure>> = BTreeMap::new();
+    for e in entries {
+        let label = &e.record.label;
+        let out = map.entry(label.clone()).or_default();
+        let mut sink = Sink {
+            out,
+            source: format!("{} {label}", e.record.kind),
+        };
+        if let Some((p, t)) = gates(e) {
+            sink.out.push(Figure {
+                kind: Kind::Gates,
+                value: p as f64,
+                total: t as f64,
+                what: format!("{} {label}: gates passed", e.record.kind),
+                subject: None,
+            });
+        }
+        match &e.evidence {
+            Evidence::KernelRun(k) => {
+                let run = &k.run;
+                if let Some(a) = &run.analysis {
+                    sink.analysis(a, "");
+                }
+                for (build, pick) in [
+                    (
+                        "baseline",
+                        (|r| r.baseline_us) as fn(&kernelab_model::kernel_run::Round) -> f64,
+                    ),
+                    ("candidate", |r| r.candidate_us),
+                ] {
+                    let mut v: Vec<f64> = run.rounds.iter().map(pick).collect();
+                    if let Some(m) = median(&mut v) {
+                        sink.add(Kind::Time, m * 1e3, &format!("median round, {build}"), None);
+                    }
+                }
+            }
+            Evidence::Ab(a) => {
+                for m in &a.result.analyses {
+                    sink.analysis(&m.analysis, &format!("{} ", m.metric));
+                }
+                if let Some(aa) = &a.result.aa {
+                    sink.ratio(aa.analysis.ratio, aa.analysis.ci, "A/A ratio");
+                }
+            }
+            Evidence::Compare(c) => {
+                let cmp = &c.comparison;
+                for f in cmp.families.iter().chain(&cmp.other) {
+                    let s = Some(f.family.as_str());
+                    let n = &f.family;
+                    for (side, x) in [("baseline", &f.base), ("candidate", &f.cand)] {
+                        sink.add(Kind::Time, x.total_ns, &format!("{n} {side} total"), s);
+                        sink.add(Kind::Share, x.share, &format!("{n} {side} share"), s);
+                        sink.add(Kind::Count, x.calls, &format!("{n} {side} calls"), s);
+                    }
+                    sink.add(Kind::Time, f.delta_ns, &format!("{n} Δ"), s);
+                    if let Some(ch) = f.change {
+                        sink.add(Kind::Change, ch, &format!("{n} change"), s);
+                        sink.add(Kind::Ratio, 1.0 + ch, &format!("{n} ratio"), s);
+                    }
+                }
+                for fig in &cmp.summary {
+                    let (Some(b), Some(c)) = (fig.base, fig.cand) else {
+                        continue;
+                    };
+                    let name = fig.figure.trim_end_matches("_ns").replace('_', " ");
+                    if fig.figure.ends_with("_ns") {
+                        sink.add(Kind::Time, b, &format!("{name}, baseline"), None);
+                        sink.add(Kind::Time, c, &format!("{name}, candidate"), None);
+                        sink.add(Kind::Time, c - b, &format!("{name} Δ"), None);
+                    }
+                    if b != 0.0 {
+                        sink.add(Kind::Change, c / b - 1.0, &format!("{name} change"), None);
+                        sink.add(Kind::Ratio, c / b, &format!("{name} ratio"), None);
+                    }
+                }
+            }
+            Evidence::Profile(p) => {
+                let s = &p.summary;
+                sink.add(Kind::Time, s.kernel_time_ns as f64, "kernel time", None);
+                for (name, v) in [("GPU busy", s.busy_ns), ("trace wall", s.wall_ns)] {
+                    if let Some(v) = v {
+                        sink.add(Kind::Time, v as f64, name, None);
+                    }
+                }
+                if let Some(g) = s.gap_ns {
+                    sink.add(Kind::Time, g as f64, "launch gaps", None);
+                }
+                for r in p.kernels.iter().chain(&p.other) {
+                    sink.profile_row(r);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (profile, run, i) in impacts(entries) {
+        for label in [&profile, &run] {
+            let out = map.entry(label.clone()).or_default();
+            let mut sink = Sink {
+                out,
+                source: format!("impact of {run} on {profile}"),
+            };
+            let s = Some(i.family.as_str());
+            let f = &i.family;
+            sink.add(Kind::Share, i.share, &format!("{f} share"), s);
+            if let Some(b) = i.busy_share {
+                sink.add(Kind::Share, b, &format!("{f} share of GPU busy time"), s);
+            }
+            sink.add(Kind::Time, i.family_ns as f64, &format!("{f} total"), s);
+            sink.add(Kind::Count, i.calls as f64, &format!("{f} calls"), s);
+            sink.add(
+                Kind::Time,
+                i.kernel_time_ns as f64,
+                "request kernel time",
+                None,
+            );
+            sink.estimate(Kind::Change, i.kernel, "kernel time change");
+            sink.estimate(
+                Kind::Change,
+                i.request,
+                "predicted request kernel time change",
+            );
+            sink.estimate(
+                Kind::Time,
+                i.delta_ns,
+                "predicted request kernel time change",
+            );
+            if let Some(b) = i.busy_bound {
+                sink.estimate(Kind::Change, b, "bound on GPU busy time change");
+            }
+            if let Some(w) = i.wall_bound {
+                sink.estimate(Kind::Change, w, "bound on wall time change");
+            }
+            for m in &i.measured {
+                let e = Estimate {
+                    value: m.change,
+                    ci: m.interval,
+                };
+                sink.estimate(
+                    Kind::Change,
+                    e,
+                    &format!("measured {} ({})", m.figure, m.source),
+                );
+                let p = Estimate {
+                    value: m.predicted.0,
+                    ci: Some(m.predicted),
+                };
+                sink.estimate(Kind::Change, p, &format!("predicted {}", m.figure));
+            }
+        }
+    }
+    map
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}

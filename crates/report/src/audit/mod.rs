@@ -1,0 +1,399 @@
+//! `kernelab report check`: audits a note (Markdown or plain text) against a bundle after a
+//! person edited it. Every number on a line that names a bundle label (or sits under a heading
+//! that does) must match a figure of those labels within its printed rounding, and derived
+//! figures (changes, deltas, ratios, speedups, share sums) must agree with their inputs on the
+//! same row. The rules are in docs/report.md, "Auditing a note".
+
+mod derived;
+mod figures;
+mod number;
+
+use crate::bundle::Entry;
+use crate::table::{Align, Section, Table};
+use derived::{arrows, derived, role, share_overflow, Outcome, Role};
+use figures::{Figure, Kind};
+use number::{numbers, Num, Unit};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One number of the note that disagrees with the bundle or with its own inputs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mismatch {
+    /// 1-based line of the note.
+    pub line: usize,
+    /// The number as written.
+    pub quoted: String,
+    /// What is wrong, with what the bundle (or the row's inputs) says.
+    pub problem: String,
+}
+
+/// The audit of one note.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Audit {
+    /// Numbers looked up in the bundle or checked against their inputs.
+    pub checked: usize,
+    /// Every mismatch, in line order.
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// How a number is read where it stands.
+#[derive(Clone, Copy, Default)]
+struct Context {
+    /// Under a `ratio` header or after the word `ratio`: bare decimals are candidate / baseline.
+    ratio: bool,
+    /// Under a `speedup` header or after the word: bare decimals and `x` are baseline / candidate.
+    speedup: bool,
+    /// Under a `calls` header: integers are calls.
+    calls: bool,
+}
+
+/// What looking a number up found.
+enum Lookup {
+    /// No figure of the scope is of the number's kind.
+    NotQuotable,
+    /// A figure matches.
+    Found,
+    /// None matches; why.
+    Wrong(String),
+}
+
+/// Whether `needle` occurs in `hay` as a whole word (no letter, digit or `_` on either side).
+fn names(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    hay.match_indices(needle).any(|(i, _)| {
+        !hay[..i].chars().next_back().is_some_and(word)
+            && !hay[i + needle.len()..].chars().next().is_some_and(word)
+    })
+}
+
+/// The bundle's figures and labels, and the headings above the current line.
+struct Auditor<'a> {
+    figures: &'a BTreeMap<String, Vec<Figure>>,
+    headings: Vec<(usize, Vec<String>)>,
+    out: Audit,
+}
+
+impl<'a> Auditor<'a> {
+    fn labels_in(&self, text: &str) -> Vec<String> {
+        self.figures
+            .keys()
+            .filter(|l| names(text, l))
+            .cloned()
+            .collect()
+    }
+
+    /// The labels a line speaks of: its own and its headings'.
+    fn scope(&self, text: &str) -> Vec<String> {
+        let mut s: BTreeSet<String> = self.labels_in(text).into_iter().collect();
+        s.extend(self.headings.iter().flat_map(|(_, l)| l.iter().cloned()));
+        s.into_iter().collect()
+    }
+
+    /// The figures a line may quote: those of its labels, narrowed to the families it names.
+    fn quotable(&self, text: &str) -> (Vec<String>, Vec<&'a Figure>) {
+        let labels = self.scope(text);
+        let map: &'a BTreeMap<String, Vec<Figure>> = self.figures;
+        let all: Vec<&'a Figure> = labels.iter().filter_map(|l| map.get(l)).flatten().collect();
+        let named: BTreeSet<&str> = all
+            .iter()
+            .filter_map(|f| f.subject.as_deref())
+            .filter(|s| names(text, s))
+            .collect();
+        let figs = all
+            .into_iter()
+            .filter(|f| named.is_empty() || f.subject.as_deref().is_none_or(|s| named.contains(s)))
+            .collect();
+        (labels, figs)
+    }
+
+    fn heading(&mut self, line: &str) -> bool {
+        let t = line.trim_start();
+        let level = t.chars().take_while(|&c| c == '#').count();
+        if level == 0 || level > 6 || !t[level..].starts_with(' ') {
+            return false;
+        }
+        while self.headings.last().is_some_and(|(l, _)| *l >= level) {
+            self.headings.pop();
+        }
+        let labels = self.labels_in(t);
+        self.headings.push((level, labels));
+        true
+    }
+
+    fn mismatch(&mut self, line: usize, quoted: String, problem: String) {
+        self.out.mismatches.push(Mismatch {
+            line,
+            quoted,
+            problem,
+        });
+    }
+
+    /// Looks every number of `text` up, except those at `skip` (already checked as derived).
+    fn lookup_all(
+        &mut self,
+        line: usize,
+        text: &str,
+        scope_text: &str,
+        ctx: Context,
+        skip: &[usize],
+    ) {
+        let (labels, figs) = self.quotable(scope_text);
+        if figs.is_empty() {
+            return;
+        }
+        let lower = text.to_lowercase();
+        for n in numbers(text) {
+            if skip.contains(&n.start) {
+                continue;
+            }
+            let before = &lower[..n.start.min(lower.len())];
+            let ctx = Context {
+                ratio: ctx.ratio || before.contains("ratio"),
+                speedup: ctx.speedup || before.contains("speedup"),
+                calls: ctx.calls,
+            };
+            match lookup(&n, ctx, &figs) {
+                Lookup::NotQuotable => {}
+                Lookup::Found => self.out.checked += 1,
+                Lookup::Wrong(why) => {
+                    self.out.checked += 1;
+                    let problem = format!("{why} (bundle labels: {})", labels.join(", "));
+                    self.mismatch(line, n.text.clone(), problem);
+                }
+            }
+        }
+    }
+
+    fn sentence(&mut self, line: usize, text: &str) {
+        let (problems, agree) = arrows(text);
+        self.out.checked += agree.len();
+        for p in problems {
+            self.mismatch(line, p.quoted, p.problem);
+        }
+        self.lookup_all(line, text, text, Context::default(), &agree);
+    }
+
+    fn table(&mut self, first: usize, rows: &[&str]) {
+        let cells = |r: &str| -> Vec<String> {
+            let t = r.trim().trim_start_matches('|');
+            let t = t.strip_suffix('|').unwrap_or(t);
+            t.split('|').map(|c| c.trim().to_string()).collect()
+        };
+        let separator = |r: &str| r.chars().all(|c| "|-: ".contains(c));
+        let (header, body, offset) = match rows {
+            [h, s, rest @ ..] if separator(s) => (cells(h), rest, 2),
+            _ => (Vec::new(), rows, 0),
+        };
+        if offset == 2 {
+            self.sentence(first, rows[0]);
+        }
+        let roles: Vec<Role> = header.iter().map(|h| role(h)).collect();
+        let find = |r: Role| roles.iter().position(|&x| x == r);
+        let mut shares: Vec<Option<Num>> = Vec::new();
+        for (k, row) in body.iter().enumerate() {
+            let line = first + offset + k;
+            let cs = cells(row);
+            let first_num = |i: Option<usize>| -> Option<Num> {
+                numbers(cs.get(i?)?).into_iter().find(|n| n.gates.is_none())
+            };
+            let (b, c) = (first_num(find(Role::Base)), first_num(find(Role::Cand)));
+            shares.push(find(Role::Share).and_then(|i| {
+                numbers(cs.get(i)?)
+                    .into_iter()
+                    .find(|n| n.unit == Unit::Percent)
+            }));
+            for (i, cell) in cs.iter().enumerate() {
+                let r = roles.get(i).copied().unwrap_or(Role::Other);
+                let mut agree = Vec::new();
+                if let (Some(b), Some(c)) = (&b, &c) {
+                    for n in numbers(cell) {
+                        match derived(r, b, c, &n) {
+                            Some(Outcome::Agrees) => {
+                                self.out.checked += 1;
+                                agree.push(n.start);
+                            }
+                            Some(Outcome::Wrong(p)) => {
+                                self.out.checked += 1;
+                                agree.push(n.start);
+                                self.mismatch(line, p.quoted, p.problem);
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                let (problems, arrow_ok) = arrows(cell);
+                self.out.checked += arrow_ok.len();
+                for p in problems {
+                    self.mismatch(line, p.quoted, p.problem);
+                }
+                agree.extend(arrow_ok);
+                let h = header.get(i).map(|h| h.to_lowercase()).unwrap_or_default();
+                let ctx = Context {
+                    ratio: r == Role::Ratio || h.contains("ratio"),
+                    speedup: r == Role::Speedup,
+                    calls: r == Role::Calls,
+                };
+                self.lookup_all(line, cell, row, ctx, &agree);
+            }
+        }
+        if let Some((k, sum)) = share_overflow(&shares) {
+            let quoted = shares[k]
+                .as_ref()
+                .map(|n| n.text.clone())
+                .unwrap_or_default();
+            self.mismatch(
+                first + offset + k,
+                quoted,
+                format!(
+                    "share sum over 100%: the table's shares add up to {} by this row",
+                    crate::format::percent(sum, false)
+                ),
+            );
+        }
+    }
+}
+
+/// Looks `n` up among `figs`.
+fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
+    // (figure kind, value to compare, whether it is the expected reading)
+    let kinds: &[Kind] = match (n.gates, n.unit) {
+        (Some(_), _) => &[Kind::Gates],
+        (_, Unit::Time) => &[Kind::Time],
+        (_, Unit::Percent) if n.signed => &[Kind::Change],
+        (_, Unit::Percent) => &[Kind::Share, Kind::Change],
+        (_, Unit::Times) => &[Kind::Ratio],
+        (_, Unit::None) if (n.calls || ctx.calls) && !n.is_decimal() => &[Kind::Count],
+        (_, Unit::None) if n.is_decimal() && (ctx.ratio || ctx.speedup) => &[Kind::Ratio],
+        _ => return Lookup::NotQuotable,
+    };
+    let cands: Vec<&&Figure> = figs.iter().filter(|f| kinds.contains(&f.kind)).collect();
+    if cands.is_empty() {
+        return Lookup::NotQuotable;
+    }
+    let expect = |f: &Figure| -> f64 {
+        match f.kind {
+            Kind::Ratio if ctx.speedup => 1.0 / f.value,
+            Kind::Change if !n.signed => f.value.abs(),
+            Kind::Time if !n.signed => f.value.abs(),
+            _ => f.value,
+        }
+    };
+    let ok = |f: &Figure| match f.kind {
+        Kind::Gates => n.gates == Some((f.value as u64, f.total as u64)),
+        _ => n.matches(expect(f)),
+    };
+    if cands.iter().any(|f| ok(f)) {
+        return Lookup::Found;
+    }
+    if n.signed {
+        if let Some(f) = cands.iter().find(|f| n.matches(-f.value)) {
+            return Lookup::Wrong(format!("sign flipped: {} is {}", f.what, f.text()));
+        }
+    }
+    if n.gates.is_none() {
+        if let Some(f) = cands
+            .iter()
+            .find(|f| f.kind == Kind::Ratio && n.matches(1.0 / expect(f)))
+        {
+            let which = if ctx.speedup {
+                "speedup inverted: it is candidate / baseline; the speedup is baseline / candidate"
+            } else {
+                "ratio inverted: it is baseline / candidate; the ratio is candidate / baseline"
+            };
+            return Lookup::Wrong(format!("{which} = {:.4} ({})", expect(f), f.what));
+        }
+    }
+    let distance = |f: &Figure| match f.kind {
+        Kind::Gates => (n.raw - f.value).abs() + 1.0,
+        _ => (expect(f) - n.value()).abs() / expect(f).abs().max(1e-12),
+    };
+    let nearest = cands
+        .iter()
+        .min_by(|a, b| distance(a).total_cmp(&distance(b)));
+    match nearest {
+        Some(f) => Lookup::Wrong(format!(
+            "matches no figure of the bundle; nearest: {} = {}",
+            f.what,
+            if ctx.speedup && f.kind == Kind::Ratio {
+                format!("{:.4} (baseline / candidate)", 1.0 / f.value)
+            } else {
+                f.text()
+            }
+        )),
+        None => Lookup::NotQuotable,
+    }
+}
+
+/// Audits `note` against the records of a bundle.
+pub fn audit(note: &str, entries: &[Entry]) -> Audit {
+    let figs = figures::figures(entries);
+    let mut a = Auditor {
+        figures: &figs,
+        headings: Vec::new(),
+        out: Audit::default(),
+    };
+    let lines: Vec<&str> = note.lines().collect();
+    let mut i = 0;
+    let mut fenced = false;
+    while i < lines.len() {
+        let line = lines[i];
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fenced = !fenced;
+            i += 1;
+            continue;
+        }
+        if fenced {
+            i += 1;
+            continue;
+        }
+        if t.starts_with('|') {
+            let start = i;
+            while i < lines.len() && lines[i].trim_start().starts_with('|') {
+                i += 1;
+            }
+            a.table(start + 1, &lines[start..i]);
+            continue;
+        }
+        a.heading(line);
+        a.sentence(i + 1, line);
+        i += 1;
+    }
+    a.out.mismatches.sort_by_key(|m| m.line);
+    a.out
+}
+
+/// The audit as a headline and a table of mismatches (terminal and Markdown output).
+pub fn audit_sections(a: &Audit) -> Vec<Section> {
+    let head = Section::Lines {
+        title: "Audit of the note against the bundle".into(),
+        lines: vec![format!(
+            "{} of {} numbers checked disagree{}",
+            a.mismatches.len(),
+            a.checked,
+            if a.mismatches.is_empty() { "" } else { ":" }
+        )],
+    };
+    if a.mismatches.is_empty() {
+        return vec![head];
+    }
+    let mut t = Table::new(
+        "Mismatches",
+        &[
+            ("line", Align::Right),
+            ("number", Align::Right),
+            ("problem", Align::Left),
+        ],
+    );
+    for m in &a.mismatches {
+        t.push(vec![
+            m.line.to_string(),
+            m.quoted.clone(),
+            m.problem.clone(),
+        ]);
+    }
+    vec![head, Section::Table(t)]
+}
