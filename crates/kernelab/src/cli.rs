@@ -353,6 +353,9 @@ pub struct CodeShowArgs {
     /// Do not run a disassembler (resources only).
     #[arg(long)]
     pub no_disassemble: bool,
+    /// Most bytes the compressed entries of one file may inflate to (default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decompressed: Option<u64>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -370,6 +373,9 @@ pub struct CodeDiffArgs {
     /// Do not run a disassembler (resources only).
     #[arg(long)]
     pub no_disassemble: bool,
+    /// Most bytes the compressed entries of one file may inflate to (default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decompressed: Option<u64>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -397,6 +403,9 @@ pub struct CodeMatrixArgs {
     /// Run the disassembler on changed objects too (slower).
     #[arg(long)]
     pub disassemble: bool,
+    /// Most bytes the compressed entries of one file may inflate to (default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decompressed: Option<u64>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
