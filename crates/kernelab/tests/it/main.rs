@@ -8,6 +8,7 @@ mod code;
 mod compare;
 mod errors;
 mod golden;
+mod hostile_bin;
 mod kernel;
 mod nvidia;
 mod oracle;
