@@ -126,7 +126,7 @@ mod tests {
             std::fs::create_dir(dir.path().join(d)).expect("mkdir");
             std::fs::copy(&cubin, dir.path().join(d).join("k.cubin")).expect("copy");
         }
-        let opts = LoadOptions { disassemble: false };
+        let opts = LoadOptions::default();
         let re = Regex::new(r"(k)\.cubin").expect("re");
         let e = load_build(Some(dir.path()), &[], Some(&re), &opts).expect_err("duplicate");
         assert!(e.to_string().contains("both have the key \"k\""), "{e}");

@@ -200,7 +200,7 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
             let v = rec.value.u32s();
             match rec.attr {
                 EIATTR_MAX_THREADS | EIATTR_REQNTID if v.len() == 3 => {
-                    r.max_threads = Some(v.iter().product())
+                    r.max_threads = v.iter().try_fold(1u32, |n, &x| n.checked_mul(x))
                 }
                 EIATTR_NUM_BARRIERS => r.barriers = v.first().copied(),
                 EIATTR_CUDA_API_VERSION => {

@@ -59,6 +59,22 @@ pub enum Error {
         /// The path given.
         path: PathBuf,
     },
+    /// Compressed data inflates past the limit.
+    #[error("{location}#{entry}: decompressed size exceeds the limit of {limit} bytes (--max-decompressed)")]
+    TooLarge {
+        /// The file.
+        location: Location,
+        /// The container entry.
+        entry: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// A FIFO, directory, socket or device where a file is expected.
+    #[error("{}: not a regular file", path.display())]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+    },
     /// The temporary copy of a code object for the disassembler could not be written.
     #[error("{}: cannot write the disassembler's input", path.display())]
     TempFile {
@@ -86,7 +102,29 @@ impl Error {
                 location: location.with_path(path.as_ref()),
                 message,
             },
+            Error::TooLarge {
+                location,
+                entry,
+                limit,
+            } => Error::TooLarge {
+                location: location.with_path(path.as_ref()),
+                entry,
+                limit,
+            },
             other => other,
+        }
+    }
+
+    /// An I/O error on `path`; a file that is not regular is [`Error::NotRegular`].
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        if kernelab_model::is_not_regular(&source) {
+            return Error::NotRegular {
+                path: path.to_path_buf(),
+            };
+        }
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
         }
     }
 }
@@ -108,6 +146,15 @@ pub(crate) fn malformed(offset: u64, expected: impl Into<String>) -> Error {
     Error::Malformed {
         location: Location::byte(offset),
         expected: expected.into(),
+    }
+}
+
+/// Compressed entry `entry` inflates past `limit` bytes.
+pub(crate) fn too_large(entry: impl Into<String>, limit: u64) -> Error {
+    Error::TooLarge {
+        location: Location::default(),
+        entry: entry.into(),
+        limit,
     }
 }
 

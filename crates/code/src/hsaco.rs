@@ -119,14 +119,20 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
         }
     }
     let ranges = function_ranges(data);
-    let symbols: Vec<_> = file.symbols().collect();
+    // First symbol of each name (as a linear search would find it).
+    let mut symbols = std::collections::HashMap::new();
+    for s in file.symbols() {
+        if let Ok(name) = s.name() {
+            symbols.entry(name).or_insert(s);
+        }
+    }
     let sym_bytes = |name: &str| -> Option<&[u8]> {
-        let s = symbols.iter().find(|s| s.name().ok() == Some(name))?;
+        let s = symbols.get(name)?;
         let sec = file.section_by_index(s.section_index()?).ok()?;
         let d = sec.data().ok()?;
         let (start, end) = match ranges.get(name) {
             Some(&(a, b)) => (a, b),
-            None => (s.address(), s.address() + s.size()),
+            None => (s.address(), s.address().checked_add(s.size())?),
         };
         let start = usize::try_from(start.checked_sub(sec.address())?).ok()?;
         let end = usize::try_from(end.checked_sub(sec.address())?).ok()?;
@@ -217,18 +223,35 @@ pub fn function_ranges(data: &[u8]) -> std::collections::HashMap<String, (u64, u
             ))
         })
         .collect();
-    funcs.sort();
-    for (i, (addr, size, name, sec)) in funcs.iter().enumerate() {
+    // By section, then address: the next function of a section is a later entry of its run.
+    funcs.sort_by(|a, b| (a.3, a.0, a.1, &a.2).cmp(&(b.3, b.0, b.1, &b.2)));
+    // For each entry, the address of the next entry of its section with a larger address
+    // (one backward pass, so that many symbols at one address stay linear).
+    let mut next_addr: Vec<Option<u64>> = vec![None; funcs.len()];
+    let mut later: Option<(usize, u64, Option<u64>)> = None; // (section, address, its next)
+    for (i, f) in funcs.iter().enumerate().rev() {
+        let next = match later {
+            Some((sec, addr, next)) if sec == f.3 => {
+                if addr > f.0 {
+                    Some(addr)
+                } else {
+                    next
+                }
+            }
+            _ => None,
+        };
+        if let Some(slot) = next_addr.get_mut(i) {
+            *slot = next;
+        }
+        later = Some((f.3, f.0, next));
+    }
+    for ((addr, size, name, sec), next) in funcs.iter().zip(next_addr) {
         let end = if *size > 0 {
-            addr + size
+            addr.saturating_add(*size)
         } else {
-            let next = funcs[i + 1..]
-                .iter()
-                .find(|f| f.3 == *sec && f.0 > *addr)
-                .map(|f| f.0);
             let sec_end = file
                 .section_by_index(object::SectionIndex(*sec))
-                .map(|s| s.address() + s.size())
+                .map(|s| s.address().saturating_add(s.size()))
                 .unwrap_or(*addr);
             next.unwrap_or(sec_end)
         };

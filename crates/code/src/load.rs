@@ -9,6 +9,7 @@ use kernelab_model::Location;
 use object::read::elf::{ElfFile64, FileHeader};
 use object::LittleEndian as LE;
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::Path;
 
 /// What to do besides reading resources.
@@ -16,7 +17,21 @@ use std::path::Path;
 pub struct LoadOptions {
     /// Run the vendor disassembler when it is installed, to count instruction classes.
     pub disassemble: bool,
+    /// Most bytes the compressed entries of one file may inflate to (default
+    /// [`kernelab_model::DEFAULT_MAX_DECOMPRESSED`], 4 GiB).
+    pub max_decompressed: Option<u64>,
 }
+
+impl LoadOptions {
+    /// The decompression cap in effect.
+    pub fn max_decompressed(&self) -> u64 {
+        self.max_decompressed
+            .unwrap_or(kernelab_model::DEFAULT_MAX_DECOMPRESSED)
+    }
+}
+
+/// Largest code-object file read (its bytes are held in memory).
+pub const MAX_FILE_BYTES: u64 = 4 << 30;
 
 fn machine(data: &[u8]) -> Option<u16> {
     let f = ElfFile64::<LE>::parse(data).ok()?;
@@ -25,12 +40,34 @@ fn machine(data: &[u8]) -> Option<u16> {
 
 /// Loads one file: a cubin, HSACO, fatbin, offload bundle, host binary with embedded device
 /// code, or a disassembly text dump. Containers give one code object per device entry.
+/// A FIFO, directory or device is refused before it is opened.
 pub fn load_file(path: &Path, options: &LoadOptions) -> Result<Vec<CodeObject>> {
-    let data = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
+    load_bytes(&path.display().to_string(), &read_file(path)?, options)
+}
+
+/// The bytes of a regular file of at most [`MAX_FILE_BYTES`].
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    let file = kernelab_model::open_regular(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(Error::Malformed {
+            location: Location::default().with_path(path),
+            expected: format!("a code object of at most {MAX_FILE_BYTES} bytes, not {len}"),
+        });
+    }
+    let mut data = Vec::new();
+    data.try_reserve_exact(len as usize).map_err(|_| {
+        Error::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!("cannot allocate {len} bytes"),
+            ),
+        )
     })?;
-    load_bytes(&path.display().to_string(), &data, options)
+    std::io::Read::read_to_end(&mut file.take(MAX_FILE_BYTES), &mut data)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(data)
 }
 
 /// Loads bytes (see [`load_file`]); `label` names the input in results.
@@ -53,7 +90,10 @@ fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObjec
     }
     if let Some(fb) = fatbin::fatbin_bytes(data) {
         let mut out = Vec::new();
-        for (i, e) in fatbin::entries(&fb)?.into_iter().enumerate() {
+        for (i, e) in fatbin::entries_capped(&fb, options.max_decompressed())?
+            .into_iter()
+            .enumerate()
+        {
             if e.kind == fatbin::EntryKind::Elf {
                 let mut o = cubin::read(&format!("{label}#{i}"), &e.data)?;
                 o.facts.insert(
@@ -71,7 +111,7 @@ fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObjec
     }
     if let Some(b) = offload_bundle::bundle_bytes(data) {
         let mut out = Vec::new();
-        for e in offload_bundle::entries(&b)? {
+        for e in offload_bundle::entries_capped(&b, options.max_decompressed())? {
             if machine(&e.data) == Some(hsaco::EM_AMDGPU) {
                 let mut o = hsaco::read(&format!("{label}#{}", e.id), &e.data)?;
                 o.facts

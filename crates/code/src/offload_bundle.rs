@@ -2,9 +2,8 @@
 //! host objects (`.hip_fatbin`) or as files: list entries and extract the device code objects.
 //! See `docs/formats.md` (code objects).
 
-use crate::error::{malformed, Result};
+use crate::error::{malformed, too_large, Result};
 use object::{Object, ObjectSection};
-use std::io::Read;
 
 const MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
 
@@ -30,46 +29,65 @@ pub fn bundle_bytes(data: &[u8]) -> Option<Vec<u8>> {
 }
 
 fn u64_at(d: &[u8], o: usize) -> Result<u64> {
-    d.get(o..o + 8)
+    d.get(o..o.saturating_add(8))
         .and_then(|b| b.try_into().ok())
         .map(u64::from_le_bytes)
         .ok_or_else(|| malformed(o as u64, "an 8-byte field of the offload bundle"))
 }
 
-/// Decompresses a `CCOB` bundle (versions 1 to 3, zlib or zstd) into a plain bundle.
-fn decompress(d: &[u8]) -> Result<Vec<u8>> {
+/// Decompresses a `CCOB` bundle (versions 1 to 3, zlib or zstd) into a plain bundle of at most
+/// `limit` bytes: the size the header declares is checked first, then the stream is capped.
+fn decompress(d: &[u8], limit: u64) -> Result<Vec<u8>> {
     let version = u16::from_le_bytes([
         d.get(4).copied().unwrap_or(0),
         d.get(5).copied().unwrap_or(0),
     ]);
-    let header = match version {
-        1 => 4 + 2 + 2 + 4 + 8,
-        2 => 4 + 2 + 2 + 4 + 4 + 8,
-        3 => 4 + 2 + 2 + 8 + 8 + 8,
+    // Header: magic, version, method, then (v1, v2: 32-bit; v3: 64-bit) total file size (v2+),
+    // uncompressed size, and a hash.
+    let (header, declared) = match version {
+        1 => (4 + 2 + 2 + 4 + 8, d.get(8..12).map(le)),
+        2 => (4 + 2 + 2 + 4 + 4 + 8, d.get(12..16).map(le)),
+        3 => (4 + 2 + 2 + 8 + 8 + 8, d.get(16..24).map(le)),
         v => return Err(malformed(4, format!("a CCOB version 1 to 3, not {v}"))),
     };
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large("ccob", limit));
+    }
     let body = d
         .get(header..)
         .ok_or_else(|| malformed(0, "a complete CCOB header"))?;
-    let mut out = Vec::new();
+    let capped = |r: std::result::Result<Vec<u8>, kernelab_model::CappedReadError>, what: &str| {
+        r.map_err(|e| match e {
+            kernelab_model::CappedReadError::TooLarge { .. } => too_large("ccob", limit),
+            other => malformed(header as u64, format!("complete {what} data ({other})")),
+        })
+    };
     if body.starts_with(&[0x28, 0xB5, 0x2F, 0xFD]) {
-        ruzstd::decoding::StreamingDecoder::new(body)
-            .map_err(|e| malformed(header as u64, format!("zstd data ({e})")))?
-            .read_to_end(&mut out)
-            .map_err(|e| malformed(header as u64, format!("complete zstd data ({e})")))?;
+        let decoder = ruzstd::decoding::StreamingDecoder::new(body)
+            .map_err(|e| malformed(header as u64, format!("zstd data ({e})")))?;
+        capped(kernelab_model::read_capped(decoder, limit), "zstd")
     } else {
-        flate2::read::ZlibDecoder::new(body)
-            .read_to_end(&mut out)
-            .map_err(|e| malformed(header as u64, format!("complete zlib data ({e})")))?;
+        let decoder = flate2::read::ZlibDecoder::new(body);
+        capped(kernelab_model::read_capped(decoder, limit), "zlib")
     }
-    Ok(out)
 }
 
-/// Lists the entries of a bundle (decompressing `CCOB` first).
+fn le(b: &[u8]) -> u64 {
+    b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x))
+}
+
+/// Lists the entries of a bundle (decompressing `CCOB` first, to at most 4 GiB).
 pub fn entries(bundle: &[u8]) -> Result<Vec<BundleEntry>> {
+    entries_capped(bundle, kernelab_model::DEFAULT_MAX_DECOMPRESSED)
+}
+
+/// [`entries`], a `CCOB` bundle inflating to at most `limit` bytes: past it,
+/// [`crate::Error::TooLarge`] names the entry `ccob`. Entries must lie inside the bundle and
+/// together be no larger than it.
+pub fn entries_capped(bundle: &[u8], limit: u64) -> Result<Vec<BundleEntry>> {
     let owned;
     let d = if bundle.starts_with(b"CCOB") {
-        owned = decompress(bundle)?;
+        owned = decompress(bundle, limit)?;
         owned.as_slice()
     } else {
         bundle
@@ -78,26 +96,47 @@ pub fn entries(bundle: &[u8]) -> Result<Vec<BundleEntry>> {
         return Err(malformed(0, "the magic __CLANG_OFFLOAD_BUNDLE__"));
     }
     let n = u64_at(d, 24)?;
+    // Every entry has a 24-byte record after the 32-byte header.
+    if n > (d.len().saturating_sub(32) / 24) as u64 {
+        return Err(malformed(
+            24,
+            format!("an entry count that fits the bundle, not {n}"),
+        ));
+    }
     let mut pos = 32usize;
     let mut out = Vec::new();
+    let mut total = 0usize;
     for _ in 0..n {
-        let offset = u64_at(d, pos)? as usize;
-        let size = u64_at(d, pos + 8)? as usize;
-        let id_len = u64_at(d, pos + 16)? as usize;
-        let id = d
-            .get(pos + 24..pos + 24 + id_len)
+        let offset = u64_at(d, pos)?;
+        let size = u64_at(d, pos + 8)?;
+        let id_len = u64_at(d, pos + 16)?;
+        let id_start = pos + 24;
+        let id = usize::try_from(id_len)
+            .ok()
+            .and_then(|l| d.get(id_start..id_start.checked_add(l)?))
             .ok_or_else(|| malformed(pos as u64, "a bundle entry id"))?;
-        let data = d.get(offset..offset + size).ok_or_else(|| {
-            malformed(
-                offset as u64,
-                format!("a bundle entry of {size} bytes inside the bundle"),
-            )
-        })?;
+        let data = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(size).ok())
+            .and_then(|(o, s)| d.get(o..o.checked_add(s)?))
+            .ok_or_else(|| {
+                malformed(
+                    offset,
+                    format!("a bundle entry of {size} bytes inside the bundle"),
+                )
+            })?;
+        total = total.saturating_add(data.len());
+        if total > d.len() {
+            return Err(malformed(
+                pos as u64,
+                "entries that together fit the bundle (they overlap)",
+            ));
+        }
         out.push(BundleEntry {
             id: String::from_utf8_lossy(id).into_owned(),
             data: data.to_vec(),
         });
-        pos += 24 + id_len;
+        pos = id_start + id.len();
     }
     Ok(out)
 }

@@ -267,6 +267,9 @@ pub struct TensorArgs {
     /// Shape of raw files, e.g. 1,128,32,128.
     #[arg(long, value_name = "DIMS", value_delimiter = ',')]
     pub shape: Option<Vec<usize>>,
+    /// Most bytes the compressed members of one file may inflate to (default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decompressed: Option<u64>,
 }
 
 /// `kernelab check` subcommands.
@@ -357,6 +360,9 @@ pub struct CheckSweepArgs {
     /// TOML manifest: [[config]] name, baseline, candidate, repeats = [...], oracle; optional
     /// [tolerance] rtol/atol and dtype. Paths are relative to the manifest.
     pub manifest: PathBuf,
+    /// Most bytes the compressed members of one file may inflate to (default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decompressed: Option<u64>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -429,6 +435,9 @@ pub struct CodeShowArgs {
     /// Do not run a disassembler (resources only).
     #[arg(long)]
     pub no_disassemble: bool,
+    /// Most bytes the compressed entries of one file may inflate to (default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decompressed: Option<u64>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -446,6 +455,9 @@ pub struct CodeDiffArgs {
     /// Do not run a disassembler (resources only).
     #[arg(long)]
     pub no_disassemble: bool,
+    /// Most bytes the compressed entries of one file may inflate to (default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decompressed: Option<u64>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -473,6 +485,9 @@ pub struct CodeMatrixArgs {
     /// Run the disassembler on changed objects too (slower).
     #[arg(long)]
     pub disassemble: bool,
+    /// Most bytes the compressed entries of one file may inflate to (default 4 GiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_decompressed: Option<u64>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

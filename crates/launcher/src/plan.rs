@@ -10,7 +10,10 @@ use std::path::Path;
 /// Reads a build's code object and checks that it holds a kernel named `symbol`, so that a
 /// dry run does not call "resolved" a build that cannot load.
 fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<()> {
-    let options = kernelab_code::LoadOptions { disassemble: false };
+    let options = kernelab_code::LoadOptions {
+        disassemble: false,
+        max_decompressed: None,
+    };
     let objects = kernelab_code::load_file(path, &options).map_err(|e| Error::Code {
         label,
         source: Box::new(e),

@@ -1,27 +1,34 @@
-//! Opening input files without blocking on FIFOs or devices.
+//! Opening input files without blocking on what is not a regular file.
 
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
-/// Opens `path` for reading if it is a regular file (after following symlinks); a directory,
-/// FIFO, socket or device is refused with `InvalidInput` "not a regular file" before it is
-/// opened, so a FIFO with no writer never blocks the caller.
+/// The error [`open_regular`] gives for a FIFO, directory, socket or device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not a regular file")]
+pub struct NotRegularFile;
+
+/// Opens `path` for reading when it is a regular file (symbolic links followed). A FIFO,
+/// directory, socket or device gives an [`io::ErrorKind::InvalidInput`] error wrapping
+/// [`NotRegularFile`], found from the metadata before opening, so a FIFO never blocks.
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
+    let not_regular = || io::Error::new(io::ErrorKind::InvalidInput, NotRegularFile);
+    if !std::fs::metadata(path)?.is_file() {
         return Err(not_regular());
     }
     let file = File::open(path)?;
-    // The path may have been replaced between the check and the open.
+    // The path may have been replaced between the two calls: check what was opened.
     if !file.metadata()?.is_file() {
         return Err(not_regular());
     }
     Ok(file)
 }
 
-fn not_regular() -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
+/// True when `e` is the error [`open_regular`] gives for a file that is not regular.
+pub fn is_not_regular(e: &io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.is::<NotRegularFile>())
 }
 
 #[cfg(test)]
@@ -29,14 +36,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn refuses_directories_and_opens_files() {
+    fn directories_are_refused_and_files_open() {
         let dir = std::env::temp_dir();
-        let err = open_regular(&dir).expect_err("a directory");
-        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-        assert_eq!(err.to_string(), "not a regular file");
-        let err = open_regular(Path::new("/dev/null")).expect_err("a device");
-        assert_eq!(err.to_string(), "not a regular file");
+        let e = open_regular(&dir).expect_err("a directory");
+        assert!(is_not_regular(&e));
+        assert_eq!(e.to_string(), "not a regular file");
+        let exe = std::env::current_exe().expect("exe");
+        assert!(open_regular(&exe).is_ok());
         let missing = open_regular(Path::new("/nonexistent/kernelab")).expect_err("missing");
-        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        assert!(!is_not_regular(&missing));
     }
 }

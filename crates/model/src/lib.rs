@@ -19,6 +19,7 @@ mod family;
 pub mod float;
 mod fsio;
 pub mod kernel_run;
+mod limits;
 mod location;
 mod metrics;
 mod profile;
@@ -32,7 +33,8 @@ pub use dispatch::{
 };
 pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use family::{family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping, RuleError};
-pub use fsio::open_regular;
+pub use fsio::{is_not_regular, open_regular, NotRegularFile};
+pub use limits::{read_capped, CappedReadError, DEFAULT_MAX_DECOMPRESSED};
 pub use location::Location;
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Interner, NameId, Profile, SourceInfo};

@@ -84,8 +84,14 @@ impl DType {
     /// From a little-endian NumPy `descr` (`<f4`, `|u1`, `<u2`, `|V2`, `|b1`). Two-byte void
     /// and `uint16` are how bf16 is stored; `bf16_as` says which type they really hold.
     pub fn from_numpy(descr: &str) -> Option<Self> {
-        let (order, code) = descr.split_at(1.min(descr.len()));
-        if order == ">" && !code.ends_with('1') {
+        // By characters, not bytes: a descr may hold any text (a non-ASCII first character).
+        let mut chars = descr.chars();
+        let order = chars.next().unwrap_or(' ');
+        let code = chars.as_str();
+        if !matches!(order, '<' | '>' | '|' | '=') {
+            return None;
+        }
+        if order == '>' && !code.ends_with('1') {
             return None; // big-endian multi-byte data
         }
         Some(match code {
@@ -385,5 +391,9 @@ mod tests {
         assert_eq!(DType::from_numpy("<f4"), Some(DType::F32));
         assert_eq!(DType::from_numpy("|V2"), Some(DType::U16));
         assert_eq!(DType::from_numpy(">f4"), None);
+        // Non-ASCII text is refused, never sliced inside a character.
+        assert_eq!(DType::from_numpy("éf4"), None);
+        assert_eq!(DType::from_numpy("<é"), None);
+        assert_eq!(DType::from_numpy(""), None);
     }
 }

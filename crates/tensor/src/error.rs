@@ -37,6 +37,30 @@ pub enum Error {
         /// Bytes present.
         have: usize,
     },
+    /// Compressed data inflates past the limit (the location names `file#member`).
+    #[error(
+        "{location}: decompressed size exceeds the limit of {limit} bytes (--max-decompressed)"
+    )]
+    TooLarge {
+        /// The file and member.
+        location: Location,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// A FIFO, directory, socket or device where a file is expected.
+    #[error("{location}: not a regular file")]
+    NotRegular {
+        /// The path.
+        location: Location,
+    },
+    /// A gate has nothing to compare: no tensors, no elements, no configs.
+    #[error("{location}: nothing to compare: {detail}")]
+    Nothing {
+        /// The file or manifest.
+        location: Location,
+        /// What is missing.
+        detail: String,
+    },
     /// A sweep manifest is not TOML of the expected shape.
     #[error("{location}: {message}")]
     Manifest {
@@ -54,10 +78,18 @@ impl Error {
             Error::Io { location, .. }
             | Error::Format { location, .. }
             | Error::Truncated { location, .. }
-            | Error::Manifest { location, .. } => location,
+            | Error::Manifest { location, .. }
+            | Error::TooLarge { location, .. }
+            | Error::NotRegular { location }
+            | Error::Nothing { location, .. } => location,
         }
     }
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        if kernelab_model::is_not_regular(&source) {
+            return Error::NotRegular {
+                location: Location::default().with_path(path),
+            };
+        }
         Error::Io {
             location: Location::default().with_path(path),
             source,

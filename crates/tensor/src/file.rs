@@ -4,21 +4,37 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::npy;
 use memmap2::Mmap;
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Where a tensor's bytes are.
+/// The memory a tensor's bytes live in: a read-only map of the file, or a buffer.
 #[derive(Clone, Debug)]
-enum Data {
-    Mapped {
-        map: Arc<Mmap>,
-        offset: usize,
-        len: usize,
-    },
-    Owned(Arc<Vec<u8>>),
+pub(crate) enum Backing {
+    Map(Arc<Mmap>),
+    Heap(Arc<Vec<u8>>),
+}
+
+impl Backing {
+    pub(crate) fn heap(bytes: Vec<u8>) -> Backing {
+        Backing::Heap(Arc::new(bytes))
+    }
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            Backing::Map(m) => m,
+            Backing::Heap(v) => v,
+        }
+    }
+}
+
+/// Where a tensor's bytes are: `len` bytes from `offset` of the backing (checked when made).
+#[derive(Clone, Debug)]
+struct Data {
+    backing: Backing,
+    offset: usize,
+    len: usize,
 }
 
 /// One tensor.
@@ -41,24 +57,42 @@ impl Tensor {
         shape: Vec<usize>,
         bytes: Vec<u8>,
     ) -> Tensor {
+        let len = bytes.len();
+        Tensor::over(name.into(), dtype, shape, Backing::heap(bytes), 0, len)
+    }
+    /// A tensor over `len` bytes from `offset` of `backing`; the caller checked the range.
+    pub(crate) fn over(
+        name: String,
+        dtype: DType,
+        shape: Vec<usize>,
+        backing: Backing,
+        offset: usize,
+        len: usize,
+    ) -> Tensor {
         Tensor {
-            name: name.into(),
+            name,
             dtype,
             shape,
-            data: Data::Owned(Arc::new(bytes)),
+            data: Data {
+                backing,
+                offset,
+                len,
+            },
         }
     }
     /// The raw little-endian bytes.
     pub fn bytes(&self) -> &[u8] {
-        match &self.data {
-            Data::Mapped { map, offset, len } => &map[*offset..*offset + *len],
-            Data::Owned(v) => v,
-        }
+        let d = &self.data;
+        d.backing
+            .as_slice()
+            .get(d.offset..d.offset.saturating_add(d.len))
+            .unwrap_or_default()
     }
     /// Tells the kernel that bytes `[start, end)` of this tensor are done with, so that a
     /// comparison of tensors larger than memory keeps a bounded resident set.
     pub fn release(&self, start: usize, end: usize) {
-        if let Data::Mapped { map, offset, .. } = &self.data {
+        if let Backing::Map(map) = &self.data.backing {
+            let offset = self.data.offset;
             let page = 4096;
             let lo = (offset + start).div_ceil(page) * page;
             let hi = ((offset + end) / page) * page;
@@ -103,6 +137,27 @@ pub struct TensorFile {
     pub tensors: Vec<Tensor>,
 }
 
+impl TensorFile {
+    /// An error unless the file has something for a gate to look at: at least one tensor, and
+    /// at least one element over all its tensors.
+    pub fn check_comparable(&self) -> Result<()> {
+        let location = || kernelab_model::Location::default().with_path(&self.path);
+        if self.tensors.is_empty() {
+            return Err(Error::Nothing {
+                location: location(),
+                detail: format!("the {} file holds no tensors", self.format),
+            });
+        }
+        if self.tensors.iter().all(|t| t.bytes().is_empty()) {
+            return Err(Error::Nothing {
+                location: location(),
+                detail: "every tensor has zero elements".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// How to read files without a header, and how to reinterpret 2-byte integer storage.
 #[derive(Clone, Debug, Default)]
 pub struct ReadSpec {
@@ -110,6 +165,17 @@ pub struct ReadSpec {
     pub dtype: Option<DType>,
     /// Shape of raw files.
     pub shape: Option<Vec<usize>>,
+    /// Most bytes the compressed members of one file may inflate to (default
+    /// [`kernelab_model::DEFAULT_MAX_DECOMPRESSED`], 4 GiB).
+    pub max_decompressed: Option<u64>,
+}
+
+impl ReadSpec {
+    /// The decompression cap in effect.
+    pub fn max_decompressed(&self) -> u64 {
+        self.max_decompressed
+            .unwrap_or(kernelab_model::DEFAULT_MAX_DECOMPRESSED)
+    }
 }
 
 fn map(file: &File, path: &Path) -> Result<Arc<Mmap>> {
@@ -123,238 +189,119 @@ fn map(file: &File, path: &Path) -> Result<Arc<Mmap>> {
     Ok(Arc::new(m))
 }
 
-/// Parses an npy header at the start of `d`: (dtype descr, fortran order, shape, data offset).
-fn npy_header(d: &[u8], path: &Path, base: u64) -> Result<(String, bool, Vec<usize>, usize)> {
-    if !d.starts_with(b"\x93NUMPY") || d.len() < 10 {
-        return Err(Error::format(path, base, "the npy magic \\x93NUMPY"));
-    }
-    let major = d[6];
-    let (len, start) = if major == 1 {
-        (usize::from(u16::from_le_bytes([d[8], d[9]])), 10)
-    } else {
-        let b = d
-            .get(8..12)
-            .ok_or_else(|| Error::format(path, base + 8, "a 4-byte npy header length"))?;
-        (u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize, 12)
-    };
-    let header = d.get(start..start + len).ok_or_else(|| {
-        Error::format(
-            path,
-            base + start as u64,
-            format!("an npy header of {len} bytes"),
-        )
-    })?;
-    let h = String::from_utf8_lossy(header);
-    let field = |key: &str| -> Option<String> {
-        let at = h.find(&format!("'{key}'"))? + key.len() + 2;
-        let rest = h[at..].trim_start().strip_prefix(':')?.trim_start();
-        Some(rest.to_string())
-    };
-    let descr = field("descr")
-        .and_then(|r| {
-            r.strip_prefix('\'')
-                .and_then(|s| s.split('\'').next())
-                .map(str::to_string)
-        })
-        .ok_or_else(|| Error::format(path, base + start as u64, "an npy header with 'descr'"))?;
-    let fortran = field("fortran_order").is_some_and(|r| r.starts_with("True"));
-    let shape_text = field("shape")
-        .ok_or_else(|| Error::format(path, base + start as u64, "an npy header with 'shape'"))?;
-    let inner = shape_text
-        .strip_prefix('(')
-        .and_then(|s| s.split(')').next())
-        .unwrap_or("");
-    let shape = inner
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>())
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|_| {
-            Error::format(
-                path,
-                base + start as u64,
-                format!("an integer shape, not {inner:?}"),
-            )
-        })?;
-    Ok((descr, fortran, shape, start + len))
-}
-
-fn npy_tensor(
-    name: &str,
-    d: &[u8],
-    path: &Path,
-    base: u64,
-    spec: &ReadSpec,
-) -> Result<(DType, Vec<usize>, usize, usize)> {
-    let (descr, fortran, shape, data_at) = npy_header(d, path, base)?;
-    if fortran {
-        return Err(Error::format(
-            path,
-            base,
-            format!("{name}: C-order data (fortran_order is True; save with np.ascontiguousarray)"),
-        ));
-    }
-    let mut dtype = DType::from_numpy(&descr).ok_or_else(|| {
-        Error::format(
-            path,
-            base,
-            format!("{name}: a little-endian numeric dtype, not {descr:?}"),
-        )
-    })?;
-    if let Some(user) = spec.dtype {
-        if user.size() == dtype.size() && dtype == DType::U16 {
-            dtype = user; // bf16 stored as uint16 / V2
-        }
-    }
-    let count: usize = shape.iter().product();
-    let len = count * dtype.size();
-    let available = d.len().saturating_sub(data_at);
-    if available < len {
-        return Err(Error::truncated(
-            path,
-            base + data_at as u64,
-            len,
-            available,
-        ));
-    }
-    Ok((dtype, shape, data_at, len))
-}
-
-/// Reads a tensor file (format from its content).
+/// Reads a tensor file (format from its content). A FIFO, directory or device is refused
+/// before it is opened.
 pub fn open(path: &Path, spec: &ReadSpec) -> Result<TensorFile> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    if meta.is_dir() {
-        return Err(Error::format(path, 0, "a file, not a directory"));
-    }
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    if meta.len() == 0 {
+    let file = kernelab_model::open_regular(path).map_err(|e| Error::io(path, e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len == 0 {
         return Err(Error::format(path, 0, "a tensor file, not an empty file"));
     }
-    let m = map(&file, path)?;
-    let d: &[u8] = &m;
+    parse(path, Backing::Map(map(&file, path)?), spec)
+}
+
+/// Reads a tensor file held in memory (format from its content); `path` names it in results
+/// and errors.
+pub fn from_bytes(path: &Path, bytes: Vec<u8>, spec: &ReadSpec) -> Result<TensorFile> {
+    if bytes.is_empty() {
+        return Err(Error::format(path, 0, "a tensor file, not an empty file"));
+    }
+    parse(path, Backing::heap(bytes), spec)
+}
+
+fn parse(path: &Path, backing: Backing, spec: &ReadSpec) -> Result<TensorFile> {
+    let d = backing.as_slice();
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut tensors = Vec::new();
-    let format = if d.starts_with(b"\x93NUMPY") {
-        let (dtype, shape, offset, len) = npy_tensor(&stem, d, path, 0, spec)?;
-        tensors.push(Tensor {
-            name: stem,
-            dtype,
-            shape,
-            data: Data::Mapped {
-                map: m.clone(),
-                offset,
-                len,
-            },
-        });
-        "npy"
+    let (format, tensors) = if d.starts_with(b"\x93NUMPY") {
+        let all = (0, d.len());
+        (
+            "npy",
+            vec![npy::tensor(stem, &backing, all, path, 0, spec)?],
+        )
     } else if d.starts_with(b"PK\x03\x04") {
-        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(d))
-            .map_err(|e| Error::format(path, 0, format!("a valid npz (zip) archive ({e})")))?;
-        for i in 0..zip.len() {
-            let mut entry = zip
-                .by_index(i)
-                .map_err(|e| Error::format(path, 0, format!("zip member {i} ({e})")))?;
-            let name = entry.name().trim_end_matches(".npy").to_string();
-            let start = entry.data_start() as usize;
-            if entry.compression() == zip::CompressionMethod::Stored {
-                let region = &d[start..(start + entry.size() as usize).min(d.len())];
-                let (dtype, shape, off, len) = npy_tensor(&name, region, path, start as u64, spec)?;
-                tensors.push(Tensor {
-                    name,
-                    dtype,
-                    shape,
-                    data: Data::Mapped {
-                        map: m.clone(),
-                        offset: start + off,
-                        len,
-                    },
-                });
-            } else {
-                let mut buf = Vec::with_capacity(entry.size() as usize);
-                entry.read_to_end(&mut buf).map_err(|e| {
-                    Error::format(
-                        path,
-                        start as u64,
-                        format!("member {name}: complete deflate data ({e})"),
-                    )
-                })?;
-                let (dtype, shape, off, len) = npy_tensor(&name, &buf, path, start as u64, spec)?;
-                let data = buf[off..off + len].to_vec();
-                tensors.push(Tensor {
-                    name,
-                    dtype,
-                    shape,
-                    data: Data::Owned(Arc::new(data)),
-                });
-            }
-        }
-        "npz"
-    } else if d.len() >= 9 && d[8] == b'{' {
-        let st = safetensors::SafeTensors::deserialize(d)
-            .map_err(|e| Error::format(path, 0, format!("a valid safetensors file ({e:?})")))?;
-        let base = d.as_ptr() as usize;
-        let mut names: Vec<(String, safetensors::tensor::TensorView<'_>)> = st.tensors();
-        // File order: by data offset.
-        names.sort_by_key(|(_, v)| v.data().as_ptr() as usize);
-        for (name, v) in names {
-            let dtype = DType::from_safetensors(v.dtype()).ok_or_else(|| {
-                Error::format(
-                    path,
-                    8,
-                    format!("{name}: a supported dtype, not {:?}", v.dtype()),
-                )
-            })?;
-            let offset = v.data().as_ptr() as usize - base;
-            tensors.push(Tensor {
-                name,
-                dtype,
-                shape: v.shape().to_vec(),
-                data: Data::Mapped {
-                    map: m.clone(),
-                    offset,
-                    len: v.data().len(),
-                },
-            });
-        }
-        "safetensors"
+        ("npz", npy::npz(&backing, path, spec)?)
+    } else if d.get(8) == Some(&b'{') {
+        ("safetensors", safetensors(&backing, path)?)
     } else {
-        let (Some(dtype), Some(shape)) = (spec.dtype, spec.shape.clone()) else {
-            return Err(Error::format(
-                path,
-                0,
-                "an npy, npz or safetensors file; for raw binary give --dtype and --shape",
-            ));
-        };
-        let len = shape.iter().product::<usize>() * dtype.size();
-        if d.len() != len {
-            return Err(Error::format(
-                path,
-                0,
-                format!(
-                    "{len} bytes for {dtype:?} {shape:?}, found {} bytes",
-                    d.len()
-                ),
-            ));
-        }
-        tensors.push(Tensor {
-            name: stem,
-            dtype,
-            shape,
-            data: Data::Mapped {
-                map: m.clone(),
-                offset: 0,
-                len,
-            },
-        });
-        "raw"
+        ("raw", vec![raw(stem, &backing, path, spec)?])
     };
     Ok(TensorFile {
         path: path.to_path_buf(),
         format,
         tensors,
     })
+}
+
+/// Largest safetensors JSON header read (the safetensors crate's own limit).
+const MAX_SAFETENSORS_HEADER: u64 = 100_000_000;
+
+fn safetensors(backing: &Backing, path: &Path) -> Result<Vec<Tensor>> {
+    let d = backing.as_slice();
+    let n = d
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_le_bytes)
+        .unwrap_or(0);
+    if n > MAX_SAFETENSORS_HEADER {
+        return Err(Error::format(
+            path,
+            0,
+            format!("a safetensors header of at most {MAX_SAFETENSORS_HEADER} bytes, not {n}"),
+        ));
+    }
+    let have = d.len().saturating_sub(8);
+    if n > have as u64 {
+        return Err(Error::truncated(path, 8, n as usize, have));
+    }
+    let st = safetensors::SafeTensors::deserialize(d)
+        .map_err(|e| Error::format(path, 0, format!("a valid safetensors file ({e})")))?;
+    let base = d.as_ptr() as usize;
+    let mut views: Vec<(String, safetensors::tensor::TensorView<'_>)> = st.tensors();
+    // File order: by data offset.
+    views.sort_by_key(|(_, v)| v.data().as_ptr() as usize);
+    let mut tensors = Vec::with_capacity(views.len());
+    for (name, v) in views {
+        let dtype = DType::from_safetensors(v.dtype()).ok_or_else(|| {
+            Error::format(
+                path,
+                8,
+                format!("{name}: a supported dtype, not {}", v.dtype()),
+            )
+        })?;
+        let offset = (v.data().as_ptr() as usize).saturating_sub(base);
+        let len = v.data().len();
+        let shape = v.shape().to_vec();
+        tensors.push(Tensor::over(
+            name,
+            dtype,
+            shape,
+            backing.clone(),
+            offset,
+            len,
+        ));
+    }
+    Ok(tensors)
+}
+
+fn raw(stem: String, backing: &Backing, path: &Path, spec: &ReadSpec) -> Result<Tensor> {
+    let (Some(dtype), Some(shape)) = (spec.dtype, spec.shape.clone()) else {
+        return Err(Error::format(
+            path,
+            0,
+            "an npy, npz or safetensors file; for raw binary give --dtype and --shape",
+        ));
+    };
+    let len = npy::byte_len(&shape, dtype, path, 0)?;
+    let have = backing.as_slice().len();
+    if have != len {
+        return Err(Error::format(
+            path,
+            0,
+            format!("{len} bytes for {dtype:?} {shape:?}, found {have} bytes"),
+        ));
+    }
+    Ok(Tensor::over(stem, dtype, shape, backing.clone(), 0, len))
 }

@@ -291,7 +291,7 @@ pub struct Manifest {
     /// Element type for files that need one (bf16 stored as uint16, raw files).
     pub dtype: Option<String>,
     /// The configs.
-    #[serde(rename = "config")]
+    #[serde(rename = "config", default)]
     pub configs: Vec<ManifestConfig>,
 }
 
@@ -363,9 +363,13 @@ pub struct SweepReport {
     pub pass: bool,
 }
 
-/// Runs a sweep manifest.
-pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
-    let text = std::fs::read_to_string(manifest_path).map_err(|e| Error::io(manifest_path, e))?;
+/// Runs a sweep manifest; compressed members of its files inflate to at most
+/// `max_decompressed` bytes each file (default 4 GiB). A manifest without configs is an error.
+pub fn sweep(manifest_path: &Path, max_decompressed: Option<u64>) -> Result<SweepReport> {
+    let mut text = String::new();
+    kernelab_model::open_regular(manifest_path)
+        .and_then(|f| std::io::Read::read_to_string(&mut std::io::BufReader::new(f), &mut text))
+        .map_err(|e| Error::io(manifest_path, e))?;
     let m: Manifest = toml::from_str(&text).map_err(|e| {
         let line = e
             .span()
@@ -376,10 +380,17 @@ pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
             message: e.message().to_string(),
         }
     })?;
+    if m.configs.is_empty() {
+        return Err(Error::Nothing {
+            location: Location::default().with_path(manifest_path),
+            detail: "the manifest has no [[config]] entries".into(),
+        });
+    }
     let dir = manifest_path.parent().unwrap_or(Path::new("."));
     let spec = ReadSpec {
         dtype: m.dtype.as_deref().and_then(crate::DType::parse),
         shape: None,
+        max_decompressed,
     };
     let tol = m.tolerance.map(|t| Tolerance {
         rtol: t.rtol,
@@ -390,7 +401,9 @@ pub fn sweep(manifest_path: &Path) -> Result<SweepReport> {
     let mut configs = Vec::new();
     for c in &m.configs {
         let mut errors = Vec::new();
-        let mut load = |p: &Path| match open(&dir.join(p), &spec) {
+        let mut load = |p: &Path| match open(&dir.join(p), &spec)
+            .and_then(|f| f.check_comparable().map(|()| f))
+        {
             Ok(f) => Some(f),
             Err(e) => {
                 errors.push(chain(&e));

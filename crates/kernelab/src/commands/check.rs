@@ -28,7 +28,7 @@ pub fn run(cmd: CheckCommand) -> Result<ExitStatus> {
         CheckCommand::Repeat(a) => repeat_cmd(a),
         CheckCommand::Sweep(a) => {
             output::check_target(&a.output)?;
-            let s = sweep(&a.manifest)?;
+            let s = sweep(&a.manifest, a.max_decompressed)?;
             emit(
                 &a.output,
                 "check_sweep",
@@ -49,11 +49,16 @@ fn spec(r: &TensorArgs) -> Result<ReadSpec> {
     Ok(ReadSpec {
         dtype,
         shape: r.shape.clone(),
+        max_decompressed: r.max_decompressed,
     })
 }
 
+/// Reads a tensor file for a gate: a file with no tensors, or no elements, is an error (a gate
+/// with nothing to compare is not a pass).
 fn load(p: &Path, r: &TensorArgs) -> Result<TensorFile> {
-    Ok(open(p, &spec(r)?)?)
+    let f = open(p, &spec(r)?)?;
+    f.check_comparable()?;
+    Ok(f)
 }
 
 fn emit<T: Serialize>(

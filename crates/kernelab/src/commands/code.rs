@@ -20,8 +20,12 @@ pub fn run(cmd: CodeCommand) -> Result<ExitStatus> {
     }
 }
 
-fn load(path: &Path, disassemble: bool) -> Result<Vec<CodeObject>> {
-    Ok(load_file(path, &LoadOptions { disassemble })?)
+fn load(path: &Path, disassemble: bool, max_decompressed: Option<u64>) -> Result<Vec<CodeObject>> {
+    let options = LoadOptions {
+        disassemble,
+        max_decompressed,
+    };
+    Ok(load_file(path, &options)?)
 }
 
 fn emit<T: Serialize, R: Serialize>(
@@ -70,7 +74,7 @@ fn show(a: CodeShowArgs) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let mut objects = Vec::new();
     for f in &a.files {
-        objects.extend(load(f, !a.no_disassemble)?);
+        objects.extend(load(f, !a.no_disassemble, a.max_decompressed)?);
     }
     let csv = || {
         objects
@@ -118,8 +122,8 @@ struct DiffCsv<'a> {
 
 fn diff_cmd(a: CodeDiffArgs) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
-    let base = load(&a.base, !a.no_disassemble)?;
-    let cand = load(&a.cand, !a.no_disassemble)?;
+    let base = load(&a.base, !a.no_disassemble, a.max_decompressed)?;
+    let cand = load(&a.cand, !a.no_disassemble, a.max_decompressed)?;
     let d = diff(&base, &cand);
     let csv = || {
         d.kernels
@@ -179,6 +183,7 @@ fn matrix_cmd(a: CodeMatrixArgs) -> Result<ExitStatus> {
         .map_err(|e| anyhow!("--key: {e}"))?;
     let opts = LoadOptions {
         disassemble: a.disassemble,
+        max_decompressed: a.max_decompressed,
     };
     let base = load_build(a.base_dir.as_deref(), &a.base, key.as_ref(), &opts)?;
     let cand = load_build(a.cand_dir.as_deref(), &a.cand, key.as_ref(), &opts)?;

@@ -9,6 +9,7 @@ mod code;
 mod compare;
 mod errors;
 mod golden;
+mod hostile_bin;
 mod hostile_spec;
 mod hostile_text;
 mod impact;
