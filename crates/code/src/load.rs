@@ -223,16 +223,21 @@ fn with_disassembly(mut o: CodeObject, options: &LoadOptions) -> Result<CodeObje
         return Ok(o);
     };
     // Tools read files: write the (possibly extracted) object to a temporary file.
-    let dir = std::env::temp_dir().join(format!("kernelab-code-{}", std::process::id()));
-    let tmp = dir.join(format!("obj-{}.bin", crate::codeobj::sha256_hex(bytes)));
-    std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&tmp, bytes))
+    // A private folder removed when `dir` is dropped, on every path out of this function.
+    let dir = tempfile::Builder::new()
+        .prefix("kernelab-code-")
+        .tempdir()
         .map_err(|source| Error::TempFile {
-            path: tmp.clone(),
+            path: std::env::temp_dir(),
             source,
         })?;
+    let tmp = dir.path().join("object.bin");
+    std::fs::write(&tmp, bytes).map_err(|source| Error::TempFile {
+        path: tmp.clone(),
+        source,
+    })?;
     let result = disasm::disassemble(&tmp, &arch);
-    let _ = std::fs::remove_file(&tmp);
+    drop(dir);
     match result? {
         Some(d) => {
             let isa = if arch.starts_with("gfx") {

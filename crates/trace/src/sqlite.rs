@@ -6,23 +6,48 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 pub(crate) fn sql_err(view: &str) -> impl Fn(rusqlite::Error) -> Error + '_ {
     move |e| {
+        let interrupted = matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::OperationInterrupted)
+        );
+        let message = if interrupted {
+            "the query ran past the time limit (a view defined by an endless recursive query?)"
+                .to_string()
+        } else {
+            e.to_string()
+        };
         Error::new(
             Location::default().with_field(view),
-            ErrorKind::Sqlite(e.to_string()),
+            ErrorKind::Sqlite(message),
         )
     }
 }
 
-/// Opens a SQLite file read-only.
+/// The longest a SQLite input may keep the reader busy: a 1 GB export reads in seconds, while a
+/// hostile file (a view defined by an endless recursive query) would otherwise never finish.
+pub(crate) const QUERY_TIME_LIMIT: Duration = Duration::from_secs(600);
+
+/// Opens a SQLite file read-only, with every statement on it interrupted past
+/// [`QUERY_TIME_LIMIT`] from the opening.
 pub(crate) fn open(path: &Path) -> Result<Connection> {
-    Connection::open_with_flags(
+    open_with_limit(path, QUERY_TIME_LIMIT)
+}
+
+/// [`open`] with a given time limit.
+pub(crate) fn open_with_limit(path: &Path, limit: Duration) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| Error::new(Location::default(), ErrorKind::Sqlite(e.to_string())))
+    .map_err(|e| Error::new(Location::default(), ErrorKind::Sqlite(e.to_string())))?;
+    let start = Instant::now();
+    // Called every 100,000 virtual-machine steps; `true` interrupts the running statement.
+    conn.progress_handler(100_000, Some(move || start.elapsed() > limit));
+    Ok(conn)
 }
 
 /// The names of all tables and views.
@@ -156,4 +181,30 @@ pub(crate) fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
         .map_err(sql_err(table))?;
     rows.collect::<std::result::Result<Vec<_>, _>>()
         .map_err(sql_err(table))
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    #[test]
+    fn an_endless_recursive_view_is_interrupted() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join("loop.db");
+        {
+            let c = Connection::open(&p).expect("create");
+            c.execute_batch(
+                "CREATE VIEW kernels AS WITH RECURSIVE n(x) AS \
+                 (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n;",
+            )
+            .expect("view");
+        }
+        let conn = open_with_limit(&p, Duration::from_millis(300)).expect("opens");
+        let started = Instant::now();
+        let r: std::result::Result<i64, _> =
+            conn.query_row("SELECT count(*) FROM kernels", [], |r| r.get(0));
+        let e = r.map_err(sql_err("kernels")).expect_err("interrupted");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert!(e.to_string().contains("ran past the time limit"), "{e}");
+    }
 }
