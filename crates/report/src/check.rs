@@ -91,14 +91,27 @@ pub fn bitwise_tables(c: &FileComparison<BitwiseReport>) -> Vec<Section> {
     } else {
         "NOT bit-exact".to_string()
     };
-    vec![
+    let mut out = vec![
         Section::Lines {
             title: "Verdict".into(),
             lines: vec![verdict],
         },
         Section::Table(t),
         Section::Table(first),
-    ]
+    ];
+    out.extend(not_checked(&c.not_checked));
+    out
+}
+
+/// The members no gate looked at, as a section (none when every member was compared).
+fn not_checked(skipped: &[kernelab_tensor::Skipped]) -> Option<Section> {
+    (!skipped.is_empty()).then(|| Section::Lines {
+        title: "Not checked".into(),
+        lines: skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.name, s.why))
+            .collect(),
+    })
 }
 
 /// Sections of a close or oracle comparison.
@@ -174,6 +187,7 @@ pub fn close_tables(c: &FileComparison<CloseReport>, title: &str) -> Vec<Section
         Section::Table(t),
     ];
     out.extend(hist.map(Section::Table));
+    out.extend(not_checked(&c.not_checked));
     out
 }
 

@@ -135,6 +135,17 @@ pub struct TensorFile {
     pub format: &'static str,
     /// Tensors in file order.
     pub tensors: Vec<Tensor>,
+    /// Members left out (an npz member of a dtype kernelab does not compare), with the reason.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An array of a file that no gate looks at, and why.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Skipped {
+    /// Member name.
+    pub name: String,
+    /// Why: its dtype, "not supported".
+    pub why: String,
 }
 
 impl TensorFile {
@@ -215,6 +226,7 @@ fn parse(path: &Path, backing: Backing, spec: &ReadSpec) -> Result<TensorFile> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let mut skipped = Vec::new();
     let (format, tensors) = if d.starts_with(b"\x93NUMPY") {
         let all = (0, d.len());
         (
@@ -222,7 +234,9 @@ fn parse(path: &Path, backing: Backing, spec: &ReadSpec) -> Result<TensorFile> {
             vec![npy::tensor(stem, &backing, all, path, 0, spec)?],
         )
     } else if d.starts_with(b"PK\x03\x04") {
-        ("npz", npy::npz(&backing, path, spec)?)
+        let (tensors, s) = npy::npz(&backing, path, spec)?;
+        skipped = s;
+        ("npz", tensors)
     } else if d.get(8) == Some(&b'{') {
         ("safetensors", safetensors(&backing, path)?)
     } else {
@@ -232,6 +246,7 @@ fn parse(path: &Path, backing: Backing, spec: &ReadSpec) -> Result<TensorFile> {
         path: path.to_path_buf(),
         format,
         tensors,
+        skipped,
     })
 }
 

@@ -37,6 +37,9 @@ pub struct FileComparison<T> {
     pub tensors: Vec<TensorResult<T>>,
     /// True when every tensor passes and nothing is missing.
     pub pass: bool,
+    /// Members of either file that no gate looked at (a dtype kernelab does not compare).
+    #[serde(default)]
+    pub not_checked: Vec<crate::Skipped>,
 }
 
 fn pairs<'a>(
@@ -115,11 +118,24 @@ pub fn compare_files<T>(
     let pass = tensors
         .iter()
         .all(|t| t.problem.is_none() && t.result.as_ref().is_some_and(&ok));
+    let not_checked = a
+        .skipped
+        .iter()
+        .map(|s| crate::Skipped {
+            name: format!("{}: {}", a.path.display(), s.name),
+            why: s.why.clone(),
+        })
+        .chain(b.skipped.iter().map(|s| crate::Skipped {
+            name: format!("{}: {}", b.path.display(), s.name),
+            why: s.why.clone(),
+        }))
+        .collect();
     FileComparison {
         a: a.path.clone(),
         b: b.path.clone(),
         tensors,
         pass,
+        not_checked,
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::file::{Backing, ReadSpec, Tensor};
+use crate::file::{Backing, ReadSpec, Skipped, Tensor};
 use std::path::Path;
 
 /// Longest npy header read (NumPy itself refuses headers past 10,000 bytes by default).
@@ -64,8 +64,15 @@ fn header(d: &[u8], path: &Path, base: u64) -> Result<Header> {
         Some(rest.trim_start().strip_prefix(':')?.trim_start())
     };
     let descr = field("descr")
-        .and_then(|r| r.strip_prefix('\'')?.split('\'').next())
-        .map(str::to_string)
+        .and_then(|r| {
+            if r.starts_with('[') {
+                // A structured dtype: a list of (name, type) fields.
+                let end = r.find("],").or_else(|| r.rfind(']'))?;
+                Some(r[..=end].to_string())
+            } else {
+                r.strip_prefix('\'')?.split('\'').next().map(str::to_string)
+            }
+        })
         .ok_or_else(|| Error::format(path, at, "an npy header with 'descr'"))?;
     let fortran = field("fortran_order").is_some_and(|r| r.starts_with("True"));
     let shape_text =
@@ -78,7 +85,8 @@ fn header(d: &[u8], path: &Path, base: u64) -> Result<Header> {
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>())
+        // Python 2 wrote long integers with an `L` suffix: `(2L,)`.
+        .map(|s| s.strip_suffix('L').unwrap_or(s).parse::<usize>())
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|_| Error::format(path, at, format!("an integer shape, not {inner:?}")))?;
     Ok(Header {
@@ -104,32 +112,68 @@ pub(crate) fn byte_len(shape: &[usize], dtype: DType, path: &Path, at: u64) -> R
         })
 }
 
+/// What an npy array holds, when kernelab does not compare it: structured records, byte or
+/// Unicode strings, Python objects, long doubles, complex numbers, dates, big-endian data.
+fn unsupported(descr: &str) -> String {
+    let code = descr.trim_start_matches(['<', '>', '|', '=']);
+    let kind = match code.chars().next() {
+        _ if descr.starts_with('[') => "structured dtype",
+        Some('S' | 'a') => "byte strings",
+        Some('U') => "Unicode strings",
+        Some('O') => "Python objects",
+        Some('c') => "complex numbers",
+        Some('M' | 'm') => "dates or time spans",
+        Some('V') => "raw void data",
+        Some('f') if descr.starts_with('>') => "big-endian floats",
+        Some('f') => "long doubles",
+        _ if descr.starts_with('>') => "big-endian data",
+        _ => "an unknown dtype",
+    };
+    let shown: String = descr.chars().take(60).collect();
+    format!("{kind} ({shown}), not supported")
+}
+
+/// An npy array: a tensor kernelab compares, or a member it leaves out and why.
+pub(crate) enum Array {
+    /// A numeric tensor.
+    Tensor(Tensor),
+    /// An array of a dtype kernelab does not compare.
+    Unsupported(Skipped),
+}
+
 /// An npy tensor over bytes `[lo, hi)` of `backing` (`base`: their offset in the file, for
-/// messages).
+/// messages); a lone npy file of a dtype kernelab does not compare is an error.
 pub(crate) fn tensor(
+    name: String,
+    backing: &Backing,
+    region: (usize, usize),
+    path: &Path,
+    base: u64,
+    spec: &ReadSpec,
+) -> Result<Tensor> {
+    match array(name, backing, region, path, base, spec)? {
+        Array::Tensor(t) => Ok(t),
+        Array::Unsupported(s) => Err(Error::format(path, base, s.why)),
+    }
+}
+
+/// An npy array over bytes `[lo, hi)` of `backing`: Fortran-ordered data is copied into C order.
+pub(crate) fn array(
     name: String,
     backing: &Backing,
     (lo, hi): (usize, usize),
     path: &Path,
     base: u64,
     spec: &ReadSpec,
-) -> Result<Tensor> {
+) -> Result<Array> {
     let d = backing.as_slice().get(lo..hi).unwrap_or_default();
     let h = header(d, path, base)?;
-    if h.fortran {
-        return Err(Error::format(
-            path,
-            base,
-            format!("{name}: C-order data (fortran_order is True; save with np.ascontiguousarray)"),
-        ));
-    }
-    let mut dtype = DType::from_numpy(&h.descr).ok_or_else(|| {
-        Error::format(
-            path,
-            base,
-            format!("{name}: a little-endian numeric dtype, not {:?}", h.descr),
-        )
-    })?;
+    let Some(mut dtype) = DType::from_numpy(&h.descr) else {
+        return Ok(Array::Unsupported(Skipped {
+            why: unsupported(&h.descr),
+            name,
+        }));
+    };
     if let Some(user) = spec.dtype {
         if user.size() == dtype.size() && dtype == DType::U16 {
             dtype = user; // bf16 stored as uint16 / V2
@@ -141,14 +185,57 @@ pub(crate) fn tensor(
     if available < len {
         return Err(Error::truncated(path, at, len, available));
     }
-    Ok(Tensor::over(
+    let start = lo + h.data_at;
+    if h.fortran && h.shape.len() > 1 {
+        let src = backing
+            .as_slice()
+            .get(start..start + len)
+            .unwrap_or_default();
+        let c = fortran_to_c(src, &h.shape, dtype.size());
+        return Ok(Array::Tensor(Tensor::over(
+            name,
+            dtype,
+            h.shape,
+            Backing::heap(c),
+            0,
+            len,
+        )));
+    }
+    Ok(Array::Tensor(Tensor::over(
         name,
         dtype,
         h.shape,
         backing.clone(),
-        lo + h.data_at,
+        start,
         len,
-    ))
+    )))
+}
+
+/// Column-major (Fortran) element bytes rearranged into row-major (C) order.
+fn fortran_to_c(src: &[u8], shape: &[usize], size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(src.len());
+    // Fortran strides in elements: the first index varies fastest.
+    let mut strides = Vec::with_capacity(shape.len());
+    let mut s = 1usize;
+    for &d in shape {
+        strides.push(s);
+        s = s.saturating_mul(d);
+    }
+    let mut idx = vec![0usize; shape.len()];
+    let n: usize = shape.iter().product();
+    for _ in 0..n {
+        let e: usize = idx.iter().zip(&strides).map(|(i, s)| i * s).sum();
+        out.extend_from_slice(src.get(e * size..(e + 1) * size).unwrap_or_default());
+        // Next C-order index: the last index varies fastest.
+        for k in (0..shape.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    out
 }
 
 /// Checks the member count the end-of-central-directory record declares against the file
@@ -188,13 +275,22 @@ fn memrfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// The tensors of an npz archive: stored members are read in place, deflated ones inflated
 /// into memory, at most `limit` bytes over all members.
-pub(crate) fn npz(backing: &Backing, path: &Path, spec: &ReadSpec) -> Result<Vec<Tensor>> {
+pub(crate) fn npz(
+    backing: &Backing,
+    path: &Path,
+    spec: &ReadSpec,
+) -> Result<(Vec<Tensor>, Vec<Skipped>)> {
     let d = backing.as_slice();
     check_member_count(d, path)?;
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(d))
         .map_err(|e| Error::format(path, 0, format!("a valid npz (zip) archive ({e})")))?;
     let mut budget = spec.max_decompressed();
     let mut tensors = Vec::new();
+    let mut skipped = Vec::new();
+    let mut keep = |a: Array| match a {
+        Array::Tensor(t) => tensors.push(t),
+        Array::Unsupported(s) => skipped.push(s),
+    };
     for i in 0..zip.len() {
         let mut entry = zip
             .by_index(i)
@@ -221,7 +317,7 @@ pub(crate) fn npz(backing: &Backing, path: &Path, spec: &ReadSpec) -> Result<Vec
                 )
             })?;
         if entry.compression() == zip::CompressionMethod::Stored {
-            tensors.push(tensor(name, backing, region, path, start, spec)?);
+            keep(array(name, backing, region, path, start, spec)?);
             continue;
         }
         let label = format!("{}#{}", path.display(), entry.name());
@@ -243,7 +339,7 @@ pub(crate) fn npz(backing: &Backing, path: &Path, spec: &ReadSpec) -> Result<Vec
         budget -= buf.len() as u64;
         let owned = Backing::heap(buf);
         let all = (0, owned.as_slice().len());
-        tensors.push(tensor(name, &owned, all, path, start, spec)?);
+        keep(array(name, &owned, all, path, start, spec)?);
     }
-    Ok(tensors)
+    Ok((tensors, skipped))
 }

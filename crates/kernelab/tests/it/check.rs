@@ -307,3 +307,69 @@ fn sweep_manifest_gates() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("line 2"));
 }
+
+#[test]
+fn fortran_members_read_in_c_order_and_unsupported_members_listed() {
+    // tests/oracle/tensor_cases.py wrote both archives with NumPy: fortran_members.npz holds
+    // column-major copies of c_members.npz's arrays, a byte-string and a complex member.
+    let (code, doc) = check(&["bitwise", &t("fortran_members.npz"), &t("c_members.npz")]);
+    assert_eq!(code, 0, "{doc}");
+    let names: Vec<&str> = doc["tensors"]
+        .as_array()
+        .expect("tensors")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    let skipped: Vec<String> = doc["not_checked"]
+        .as_array()
+        .expect("not_checked")
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {}",
+                s["name"].as_str().unwrap_or(""),
+                s["why"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(
+        skipped[0].ends_with("fortran_members.npz: s byte strings (|S2), not supported"),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[1].ends_with("fortran_members.npz: c complex numbers (<c8), not supported"),
+        "{skipped:?}"
+    );
+    // The values in C order, as NumPy's ravel() gives them.
+    let out = kernelab()
+        .args(["check", "bitwise", "--first", "6"])
+        .arg(t("fortran_members.npz"))
+        .arg(t("c_members.npz"))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Not checked"), "{text}");
+}
+
+#[test]
+fn python2_headers_and_structured_dtypes() {
+    let e = &expected()["py2_shape"];
+    assert_eq!(e, &serde_json::json!([1.0, 2.0, 3.0]));
+    let (code, doc) = check(&["finite", &t("py2_shape.npy")]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(doc["files"][0]["tensors"][0]["elements"], 3);
+    let out = kernelab()
+        .args(["check", "finite"])
+        .arg(t("structured.npy"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("structured.npy")
+            && err.contains("structured dtype ([('x', '<f4'), ('y', '<i4')]), not supported"),
+        "{err}"
+    );
+}
