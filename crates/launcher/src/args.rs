@@ -117,7 +117,7 @@ impl TritonMeta {
 
 /// The buffers of a spec with their initial contents.
 pub fn buffers(spec: &Spec) -> Result<Vec<Buffer>> {
-    spec_buffers(spec).map_err(|e| spec.locate(e))
+    spec_buffers(spec, true).map_err(|e| spec.locate(e))
 }
 
 /// Bytes of host memory available for the buffers' initial values (`MemAvailable` of
@@ -129,7 +129,13 @@ fn host_memory_available() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-fn spec_buffers(spec: &Spec) -> Result<Vec<Buffer>> {
+/// The buffers of a spec, checked (shapes, overflow, host memory) but without their initial
+/// values: what a dry run shows, at no cost in time or memory.
+pub fn buffer_layout(spec: &Spec) -> Result<Vec<Buffer>> {
+    spec_buffers(spec, false).map_err(|e| spec.locate(e))
+}
+
+fn spec_buffers(spec: &Spec, with_data: bool) -> Result<Vec<Buffer>> {
     let mut total: u64 = 0;
     let host = host_memory_available();
     let mut out = Vec::new();
@@ -165,6 +171,7 @@ fn spec_buffers(spec: &Spec) -> Result<Vec<Buffer>> {
         }
         let role = a.role.unwrap_or(Role::In);
         let init = match (&a.init, role) {
+            _ if !with_data => None,
             (None, Role::Out) => None,
             (None, _) => Some(fill(
                 &Init::Normal {

@@ -41,7 +41,7 @@ fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<()> {
 
 /// Resolves both builds and the buffers of a spec.
 pub fn plan(spec: &Spec) -> Result<Plan> {
-    let bufs = args::buffers(spec)?;
+    let bufs = args::buffer_layout(spec)?;
     let mut builds = Vec::new();
     for (b, label) in [(&spec.baseline, "baseline"), (&spec.candidate, "candidate")] {
         let r = args::resolve(spec, b, label)?;

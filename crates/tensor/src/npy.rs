@@ -153,7 +153,11 @@ pub(crate) fn tensor(
 ) -> Result<Tensor> {
     match array(name, backing, region, path, base, spec)? {
         Array::Tensor(t) => Ok(t),
-        Array::Unsupported(s) => Err(Error::format(path, base, s.why)),
+        Array::Unsupported(s) => Err(Error::format(
+            path,
+            base,
+            format!("a numeric dtype: {}", s.why),
+        )),
     }
 }
 

@@ -369,7 +369,7 @@ fn python2_headers_and_structured_dtypes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("structured.npy")
-            && err.contains("structured dtype ([('x', '<f4'), ('y', '<i4')]), not supported"),
+            && err.contains("expected a numeric dtype: structured dtype ([('x', '<f4'), ('y', '<i4')]), not supported"),
         "{err}"
     );
 }

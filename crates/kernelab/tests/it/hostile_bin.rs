@@ -81,7 +81,7 @@ fn a_non_ascii_dtype_is_exit_2() {
     let a = write(dir.path(), "u.npy", &npy("é4", "(1,)", &[0; 4]));
     assert_error(
         &["check", "finite", &a],
-        "a little-endian numeric dtype, not \"é4\"",
+        "expected a numeric dtype: an unknown dtype (é4), not supported",
     );
 }
 
