@@ -57,7 +57,6 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Wraps an I/O error with what was being done.
-#[allow(dead_code)] // used by the server lifecycle
 pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
     let what = what.into();
     move |source| Error::Io { what, source }

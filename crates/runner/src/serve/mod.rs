@@ -1,6 +1,7 @@
 //! `kernelab serve`: request-level A/B of two inference servers, each started fresh per round.
 
 pub mod error;
+pub mod server;
 
 pub mod spec;
 
