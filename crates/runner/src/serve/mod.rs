@@ -1,6 +1,8 @@
 //! `kernelab serve`: request-level A/B of two inference servers, each started fresh per round.
 
+pub mod client;
 pub mod error;
+pub mod scripted;
 pub mod server;
 
 pub mod spec;
