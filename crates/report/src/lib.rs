@@ -21,6 +21,7 @@ mod kernel;
 mod metrics;
 mod profile;
 pub mod render;
+mod serve;
 mod svg;
 mod table;
 
@@ -33,4 +34,5 @@ pub use kernel::{kernel_plan_sections, kernel_sections};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, DEFAULT_METRICS};
 pub use profile::{input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc};
 pub use render::{csv_rows, evidence_html, evidence_markdown, render, OutputFormat};
+pub use serve::{identity_line, serve_csv_rows, serve_sections, ServeCsvRow};
 pub use table::{Align, Column, Section, Table};

@@ -14,6 +14,7 @@ mod oracle;
 mod output;
 mod profile;
 mod report;
+mod serve;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};

@@ -9,6 +9,9 @@ use crate::table::Table;
 use serde::Serialize;
 
 mod parts;
+mod serve;
+
+use serve::serve_part;
 
 use parts::{
     ab_part, bitwise_lines, check_part, close_lines, code_diff_part, code_matrix_part,
@@ -78,6 +81,7 @@ fn part(e: &Evidence) -> (Vec<Block>, String, Option<bool>) {
         Evidence::Metrics(r) => plain(metrics_part(r)),
         Evidence::Ab(r) => plain(ab_part(r)),
         Evidence::KernelRun(r) => kernel_part(r),
+        Evidence::Serve(r) => serve_part(r),
         Evidence::CodeDiff(r) => plain(code_diff_part(r)),
         Evidence::CodeMatrix(r) => plain(code_matrix_part(r)),
         Evidence::CodeShow(r) => plain(code_show_part(r)),
@@ -115,7 +119,7 @@ pub fn evidence(entries: &[Entry]) -> (Vec<Part>, Vec<Headline>) {
         ),
         ("Counters", &["metrics"][..]),
         ("Timing", &["kernel_run", "ab"][..]),
-        ("Request-level impact", &["compare"][..]),
+        ("Request-level impact", &["serve", "compare"][..]),
     ];
     let mut parts = Vec::new();
     let mut heads = Vec::new();
