@@ -5,6 +5,7 @@
 use crate::format::{percent, UNAVAILABLE};
 use crate::table::{Align, Section, Table};
 use kernelab_model::serve::{ServeMetric, ServeResult};
+use kernelab_stats::Direction;
 use serde::Serialize;
 
 /// A figure in its unit: seconds as ms, throughputs as tok/s.
@@ -18,12 +19,20 @@ fn figure(metric: &str, v: Option<f64>) -> String {
     }
 }
 
+/// Δ% of candidate over baseline, its interval and the verdict. The analysis ratio of a
+/// higher-is-better metric is baseline / candidate (so that FASTER means better); the change
+/// shown is always candidate / baseline − 1.
 fn verdict(m: &ServeMetric) -> (String, String, String) {
+    let flip = m.direction == Direction::HigherIsBetter;
+    let value = |r: f64| if flip { 1.0 / r - 1.0 } else { r - 1.0 };
     match &m.analysis {
         Some(a) => (
-            percent(a.ratio - 1.0, true),
-            a.ci.map(|(l, h)| format!("[{}, {}]", percent(l - 1.0, true), percent(h - 1.0, true)))
-                .unwrap_or_else(|| "unavailable (too few rounds)".into()),
+            percent(value(a.ratio), true),
+            a.ci.map(|(l, h)| {
+                let (l, h) = if flip { (h, l) } else { (l, h) };
+                format!("[{}, {}]", percent(value(l), true), percent(value(h), true))
+            })
+            .unwrap_or_else(|| "unavailable (too few rounds)".into()),
             format!("{:?}", a.verdict).to_uppercase(),
         ),
         None => (UNAVAILABLE.into(), UNAVAILABLE.into(), UNAVAILABLE.into()),
@@ -179,7 +188,8 @@ pub struct ServeCsvRow {
     pub baseline: Option<f64>,
     /// Candidate median over rounds.
     pub candidate: Option<f64>,
-    /// Candidate / baseline (Hodges–Lehmann over rounds).
+    /// The analysis ratio (Hodges–Lehmann over rounds): candidate / baseline for times,
+    /// baseline / candidate for throughputs (below 1 is better in both).
     pub ratio: Option<f64>,
     /// Interval low.
     pub ci_low: Option<f64>,

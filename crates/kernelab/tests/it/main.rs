@@ -15,6 +15,7 @@ mod output;
 mod profile;
 mod report;
 mod serve;
+mod serve_llama;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};

@@ -65,6 +65,18 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 
 type Key = (usize, Slot, usize, usize);
 
+/// The analysis without an order effect whose interval could not be computed (too few rounds
+/// of each order): a NaN is not a figure and does not survive JSON.
+fn finite(mut a: kernelab_stats::Analysis) -> kernelab_stats::Analysis {
+    if a.order_effect
+        .as_ref()
+        .is_some_and(|o| !(o.estimate.is_finite() && o.ci.0.is_finite() && o.ci.1.is_finite()))
+    {
+        a.order_effect = None;
+    }
+    a
+}
+
 /// Analyses the records of a run of `spec` whose round 0 had order `start`.
 pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResult {
     let mut complete: BTreeMap<Key, (f64, f64)> = BTreeMap::new();
@@ -246,7 +258,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 baseline: median(a_all),
                 candidate: median(b_all),
                 rounds,
-                analysis: usable.then(|| analyze(&pairs, &design)),
+                analysis: usable.then(|| finite(analyze(&pairs, &design))),
             });
         }
     }

@@ -2,9 +2,11 @@
 //! request is handed to the connection to each content chunk and to the end of the response.
 //!
 //! Definitions (all in seconds, `t0` = just before the request is sent):
-//! - TTFT: first chunk with non-empty content − `t0` (streaming only);
-//! - time to second token: second content chunk − `t0`;
-//! - ITL: each gap between consecutive content chunks;
+//! - a token event: an SSE chunk whose first choice has non-empty text, or is not finished
+//!   (`finish_reason` null: a token whose text the server holds back arrives with empty text);
+//! - TTFT: first token event − `t0` (streaming only);
+//! - time to second token: second token event − `t0`;
+//! - ITL: each gap between consecutive token events;
 //! - E2E: end of the response body − `t0`;
 //! - TPOT: (E2E − TTFT) / (completion tokens − 1), for 2 or more tokens (streaming only).
 
@@ -26,7 +28,7 @@ pub struct Measured {
     pub prompt_tokens: Option<u64>,
     /// Completion tokens from `usage`.
     pub completion_tokens: Option<u64>,
-    /// Content chunks received (streaming).
+    /// Token events received (streaming).
     pub chunks: u64,
     /// SHA-256 of the returned text.
     pub output_sha256: String,
@@ -72,9 +74,18 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// The text and usage of one JSON chunk (or a whole non-streamed response).
+/// The text and usage of one JSON chunk (or a whole non-streamed response); the text is
+/// `Some` for a token event: a choice with text that is non-empty or not yet finished (a
+/// token whose text is held back still arrives as an event with empty text).
 fn chunk_fields(v: &serde_json::Value) -> (Option<String>, Option<(u64, u64)>) {
-    let choice = v.get("choices").and_then(|c| c.get(0));
+    let choice = v.get("choices").and_then(|c| c.get(0)).filter(|c| {
+        let unfinished = c.get("finish_reason").is_none_or(|f| f.is_null());
+        let text = c
+            .get("text")
+            .or_else(|| c.pointer("/delta/content"))
+            .and_then(|t| t.as_str());
+        text.is_some_and(|t| !t.is_empty()) || unfinished
+    });
     let text = choice.and_then(|c| {
         c.get("text")
             .and_then(|t| t.as_str())
@@ -179,7 +190,7 @@ pub async fn send(
                         return Err(Failure(format!("the server sent an error: {err}")));
                     }
                     let (text, usage) = chunk_fields(&v);
-                    if let Some(t) = text.filter(|t| !t.is_empty()) {
+                    if let Some(t) = text {
                         arrivals.push(now);
                         output.push_str(&t);
                     }
@@ -251,5 +262,12 @@ mod tests {
         assert_eq!(chunk_fields(&v), (Some("hi".into()), Some((3, 2))));
         let v = serde_json::json!({"choices":[{"delta":{"content":"yo"}}]});
         assert_eq!(chunk_fields(&v), (Some("yo".into()), None));
+        // A held-back token is an event; a final empty chunk is not.
+        let v = serde_json::json!({"choices":[{"text":"","finish_reason":null}]});
+        assert_eq!(chunk_fields(&v), (Some(String::new()), None));
+        let v = serde_json::json!({"choices":[{"text":"","finish_reason":"length"}]});
+        assert_eq!(chunk_fields(&v), (None, None));
+        let v = serde_json::json!({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}});
+        assert_eq!(chunk_fields(&v), (None, Some((1, 1))));
     }
 }
