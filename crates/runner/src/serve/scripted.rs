@@ -57,19 +57,12 @@ impl Scripted {
     }
 }
 
-/// Sleeps until `deadline` (sleeping, then spinning the last 200 µs for precision).
+/// Sleeps until `deadline` (the truth is the time of each write, so sleep precision only
+/// changes the pace, not what is compared).
 fn sleep_until(deadline: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= deadline {
-            return;
-        }
-        let left = deadline - now;
-        if left > Duration::from_micros(200) {
-            std::thread::sleep(left - Duration::from_micros(200));
-        } else {
-            std::hint::spin_loop();
-        }
+    let now = Instant::now();
+    if deadline > now {
+        std::thread::sleep(deadline - now);
     }
 }
 
