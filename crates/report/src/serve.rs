@@ -15,6 +15,7 @@ fn figure(metric: &str, v: Option<f64>) -> String {
         Some(x) if metric.ends_with("_s") && !metric.ends_with("tok_s") => {
             format!("{:.3} ms", x * 1e3)
         }
+        Some(x) if metric.ends_with("req_s") => format!("{x:.2} req/s"),
         Some(x) => format!("{x:.1} tok/s"),
     }
 }
@@ -41,7 +42,10 @@ fn verdict(m: &ServeMetric) -> (String, String, String) {
 
 /// Whether a metric is in the main table (means and p99s, throughput); the rest go to CSV/JSON.
 fn main_metric(name: &str) -> bool {
-    name.ends_with("_mean_s") || name.ends_with("_p99_s") || name == "throughput_tok_s"
+    name.ends_with("_mean_s")
+        || name.ends_with("_p99_s")
+        || name == "throughput_tok_s"
+        || name == "goodput_req_s"
 }
 
 /// The sections of a serve result.

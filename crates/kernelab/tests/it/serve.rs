@@ -298,3 +298,47 @@ fn sigkill_mid_run_leaves_no_server_and_resume_completes() {
     assert_eq!(text.matches("\"kind\":\"point\"").count(), 16);
     assert_eq!(text.matches("\"kind\":\"header\"").count(), 1);
 }
+
+#[test]
+fn a_request_rate_load_records_send_lag_and_goodput() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = spec(dir.path(), "", "", 2, "rate = 40.0\narrivals = \"poisson\"");
+    let mut text = std::fs::read_to_string(&p).expect("spec");
+    text.push_str("\n[analysis.slo]\ne2e_ms = 10000\n");
+    std::fs::write(&p, text).expect("write");
+    let samples = dir.path().join("s.jsonl");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&p)
+        .arg("--samples")
+        .arg(&samples)
+        .args(["--format", "json"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    let goodput = v["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .find(|m| m["metric"] == "goodput_req_s" && m["concurrency"] == 2)
+        .expect("goodput");
+    assert!(
+        goodput["baseline"].as_f64().is_some_and(|g| g > 0.0),
+        "{goodput}"
+    );
+    let text = std::fs::read_to_string(&samples).expect("samples");
+    let requests: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["kind"] == "request")
+        .collect();
+    assert_eq!(requests.len(), 24, "2 rounds × 2 servers × 2 caps × 3");
+    assert!(requests
+        .iter()
+        .all(|r| r["send_lag_s"].as_f64().is_some_and(|l| l >= 0.0)));
+}

@@ -5,7 +5,7 @@
 use super::client::Measured;
 use super::rounds::{round_order, slot_name};
 use super::samples::ServeRecord;
-use super::spec::Spec;
+use super::spec::{Slo, Spec};
 use crate::record::Slot;
 use kernelab_model::serve::{Identity, ServeMetric, ServeResult, ServeStart};
 use kernelab_stats::{analyze, Design, Direction, Order, Pair, StopRule};
@@ -31,8 +31,17 @@ fn summaries(name: &str, mut v: Vec<f64>, out: &mut Vec<(String, Option<f64>)>) 
     out.push((format!("{name}_p99_s"), quantile(&v, 0.99)));
 }
 
-/// The metrics of one point (one round, one server) from its measured requests.
-pub fn point_metrics(requests: &[&Measured], wall_s: f64) -> Vec<(String, Option<f64>)> {
+/// Whether a request meets every SLO given (an SLO on an unavailable figure is not met).
+pub fn meets(m: &Measured, slo: &Slo) -> bool {
+    let ok = |limit_ms: Option<f64>, v: Option<f64>| {
+        limit_ms.is_none_or(|l| v.is_some_and(|v| v * 1e3 <= l))
+    };
+    ok(slo.ttft_ms, m.ttft_s) && ok(slo.tpot_ms, m.tpot_s()) && ok(slo.e2e_ms, Some(m.e2e_s))
+}
+
+/// The metrics of one point (one round, one server) from its measured requests; goodput when
+/// an SLO is given.
+pub fn point_metrics(requests: &[&Measured], wall_s: f64, slo: &Slo) -> Vec<(String, Option<f64>)> {
     let mut out = Vec::new();
     let collect = |f: &dyn Fn(&Measured) -> Option<f64>| -> Vec<f64> {
         requests.iter().filter_map(|m| f(m)).collect()
@@ -55,6 +64,13 @@ pub fn point_metrics(requests: &[&Measured], wall_s: f64) -> Vec<(String, Option
         "throughput_tok_s".into(),
         (wall_s > 0.0 && tokens > 0).then(|| tokens as f64 / wall_s),
     ));
+    if slo.any() {
+        let good = requests.iter().filter(|m| meets(m, slo)).count();
+        out.push((
+            "goodput_req_s".into(),
+            (wall_s > 0.0 && !requests.is_empty()).then(|| good as f64 / wall_s),
+        ));
+    }
     out
 }
 
@@ -80,6 +96,7 @@ fn finite(mut a: kernelab_stats::Analysis) -> kernelab_stats::Analysis {
 /// Analyses the records of a run of `spec` whose round 0 had order `start`.
 pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResult {
     let mut complete: BTreeMap<Key, (f64, f64)> = BTreeMap::new();
+    let mut send_lag: f64 = 0.0;
     let mut requests: BTreeMap<Key, Vec<&super::workload::RequestOutcome>> = BTreeMap::new();
     let mut starts: Vec<ServeStart> = Vec::new();
     for r in records {
@@ -96,6 +113,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     (*round, *slot, *case, *concurrency),
                     (*wall_s, guard.loop_lag_p99_s),
                 );
+                send_lag = send_lag.max(guard.send_lag_max_s);
             }
             ServeRecord::Request {
                 round,
@@ -203,13 +221,16 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         }
         let ms: Vec<&Measured> = m.values().filter_map(|o| o.measured.as_ref()).collect();
         let wall = complete.get(k).map_or(0.0, |c| c.0);
-        figures.insert(*k, point_metrics(&ms, wall));
+        figures.insert(*k, point_metrics(&ms, wall, &spec.analysis.slo));
     }
     let mut metrics = Vec::new();
     let mut notes = Vec::new();
     for (c, k) in spec.points() {
         let case = &spec.workload.cases[c];
-        let names: Vec<String> = point_metrics(&[], 0.0).into_iter().map(|p| p.0).collect();
+        let names: Vec<String> = point_metrics(&[], 0.0, &spec.analysis.slo)
+            .into_iter()
+            .map(|p| p.0)
+            .collect();
         for name in names {
             let get = |round: usize, slot: Slot| -> Option<f64> {
                 figures
@@ -218,7 +239,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     .find(|(n, _)| *n == name)?
                     .1
             };
-            let direction = if name.starts_with("throughput") {
+            let direction = if name.starts_with("throughput") || name.starts_with("goodput") {
                 Direction::HigherIsBetter
             } else {
                 Direction::LowerIsBetter
@@ -278,7 +299,14 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         .filter(|m| m.metric == "itl_p50_s")
         .filter_map(|m| m.baseline)
         .fold(f64::INFINITY, f64::min);
-    let client_bound = lag > 0.005 || (median_itl.is_finite() && lag > 0.25 * median_itl);
+    let client_bound =
+        lag > 0.005 || (median_itl.is_finite() && lag > 0.25 * median_itl) || send_lag > 0.01;
+    if send_lag > 0.01 {
+        notes.push(format!(
+            "a request left up to {:.1} ms after its scheduled arrival (request-rate load)",
+            send_lag * 1e3
+        ));
+    }
     if client_bound {
         notes.push(format!(
             "the client's event loop lagged up to {:.2} ms (p99): it may have been the bottleneck",
@@ -314,17 +342,27 @@ mod tests {
             completion_tokens: Some(3),
             ..Default::default()
         };
-        let m = point_metrics(&[&a, &a], 2.0);
+        let slo = Slo {
+            ttft_ms: Some(150.0),
+            ..Default::default()
+        };
+        let m = point_metrics(&[&a, &a], 2.0, &slo);
         let get = |n: &str| m.iter().find(|x| x.0 == n).and_then(|x| x.1);
         assert_eq!(get("ttft_mean_s"), Some(0.1));
         assert!((get("tpot_mean_s").expect("tpot") - 0.02).abs() < 1e-12);
         assert_eq!(get("throughput_tok_s"), Some(3.0));
+        assert_eq!(get("goodput_req_s"), Some(1.0));
+        let strict = Slo {
+            ttft_ms: Some(50.0),
+            ..Default::default()
+        };
+        assert!(!meets(&a, &strict));
         let nostream = Measured {
             e2e_s: 1.0,
             completion_tokens: Some(3),
             ..Default::default()
         };
-        let m = point_metrics(&[&nostream], 1.0);
+        let m = point_metrics(&[&nostream], 1.0, &Slo::default());
         let get = |n: &str| m.iter().find(|x| x.0 == n).and_then(|x| x.1);
         assert_eq!(get("ttft_mean_s"), None);
         assert_eq!(get("tpot_p99_s"), None);

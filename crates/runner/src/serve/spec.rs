@@ -63,6 +63,17 @@ pub enum PromptKind {
     Text,
 }
 
+/// Arrival process of a request rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Exponential gaps (seeded).
+    #[default]
+    Poisson,
+    /// Equal gaps.
+    Constant,
+}
+
 /// One case: exact input and output lengths, run at each concurrency.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -115,6 +126,13 @@ pub struct Workload {
     /// Extra JSON fields merged into every request body.
     #[serde(default)]
     pub extra: BTreeMap<String, toml::Value>,
+    /// Requests per second; absent: fixed concurrency (each worker sends when its last request
+    /// ends). With a rate, each concurrency level is the cap on requests in flight.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// Arrival process at `rate`: `"poisson"` (seeded exponential gaps) or `"constant"`.
+    #[serde(default)]
+    pub arrivals: Arrivals,
     /// The cases.
     #[serde(rename = "case")]
     pub cases: Vec<CaseSpec>,
@@ -182,7 +200,8 @@ impl Default for Rounds {
     }
 }
 
-/// The analysis: the practical threshold and confidence of the verdicts.
+/// The analysis: the practical threshold and confidence of the verdicts, and the SLOs of
+/// goodput.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AnalysisSpec {
@@ -192,6 +211,28 @@ pub struct AnalysisSpec {
     /// Two-sided error rate of the intervals.
     #[serde(default = "default_alpha")]
     pub alpha: f64,
+    /// SLOs of goodput (requests per second meeting every SLO given); none: no goodput.
+    #[serde(default)]
+    pub slo: Slo,
+}
+
+/// Service-level objectives, in milliseconds; a request meets them when each given one holds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slo {
+    /// TTFT at most this.
+    pub ttft_ms: Option<f64>,
+    /// TPOT at most this.
+    pub tpot_ms: Option<f64>,
+    /// E2E at most this.
+    pub e2e_ms: Option<f64>,
+}
+
+impl Slo {
+    /// Whether any SLO is set.
+    pub fn any(&self) -> bool {
+        self.ttft_ms.is_some() || self.tpot_ms.is_some() || self.e2e_ms.is_some()
+    }
 }
 
 fn default_threshold() -> f64 {
@@ -206,6 +247,7 @@ impl Default for AnalysisSpec {
         AnalysisSpec {
             threshold: default_threshold(),
             alpha: default_alpha(),
+            slo: Slo::default(),
         }
     }
 }
@@ -423,6 +465,14 @@ impl Spec {
                 0,
                 "vocab",
                 "expected [low, high) with low < high".into(),
+            );
+        }
+        if w.rate.is_some_and(|r| !positive(r)) {
+            return bad(
+                "workload",
+                0,
+                "rate",
+                "expected requests per second above 0".into(),
             );
         }
         if !w.endpoint.starts_with('/') {

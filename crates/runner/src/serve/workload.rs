@@ -2,7 +2,7 @@
 //! concurrency (warm-ups, then the measured requests, with a guard on the client's own delay).
 
 use super::client::{send, Failure, Measured};
-use super::spec::{CaseSpec, PromptKind, Workload};
+use super::spec::{Arrivals, CaseSpec, PromptKind, Workload};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -135,6 +135,9 @@ pub struct RequestOutcome {
     pub measured: Option<Measured>,
     /// Why it failed (including a token count that differs from the case).
     pub error: Option<String>,
+    /// How late it was sent against its scheduled arrival (request-rate load only).
+    #[serde(default)]
+    pub send_lag_s: Option<f64>,
 }
 
 /// The client's own delay during a point: how late its timer ticks fired.
@@ -144,6 +147,9 @@ pub struct Guard {
     pub loop_lag_max_s: f64,
     /// 99th percentile of the lateness.
     pub loop_lag_p99_s: f64,
+    /// Largest send lag (request-rate load: how late a request left against its schedule).
+    #[serde(default)]
+    pub send_lag_max_s: f64,
 }
 
 /// The result of one case at one concurrency.
@@ -177,6 +183,28 @@ pub fn check_counts(m: &Measured, case: &CaseSpec) -> Option<String> {
     }
 }
 
+/// Arrival offsets (seconds from the start) of `n` requests at `rate` per second.
+pub fn schedule(n: usize, rate: f64, arrivals: Arrivals, seed: u64) -> Vec<f64> {
+    let mut s = seed ^ 0xA5A5_5A5A;
+    let mut t = 0.0;
+    (0..n)
+        .map(|i| {
+            let at = t;
+            let gap = match arrivals {
+                Arrivals::Constant => 1.0 / rate,
+                Arrivals::Poisson => {
+                    // Uniform in (0, 1], then the exponential quantile.
+                    let u = ((splitmix(&mut s) >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                    -u.ln() / rate
+                }
+            };
+            t += gap;
+            let _ = i;
+            at
+        })
+        .collect()
+}
+
 /// Where requests go.
 #[derive(Clone, Copy)]
 pub struct Target<'a> {
@@ -188,63 +216,106 @@ pub struct Target<'a> {
     pub model: Option<&'a str>,
 }
 
-/// Runs `prompts.len()` requests at `concurrency` in flight (each worker takes the next prompt
-/// when its request ends), after `warmup` unmeasured requests.
-pub async fn run_point(
+/// One measured request with its token counts checked.
+async fn request(
     target: Target<'_>,
     w: &Workload,
     case: &CaseSpec,
+    timeout: Duration,
+    index: usize,
+    p: &Prompt,
+    send_lag_s: Option<f64>,
+) -> RequestOutcome {
+    let b = body(w, target.model, case, p);
+    let (measured, error) = match send(target.client, target.url, &b, w.stream, timeout).await {
+        Ok(m) => {
+            let bad = check_counts(&m, case);
+            (Some(m), bad)
+        }
+        Err(e) => (None, Some(e.0)),
+    };
+    RequestOutcome {
+        index,
+        input_sha256: p.sha256.clone(),
+        measured,
+        error,
+        send_lag_s,
+    }
+}
+
+/// Runs `prompts.len()` requests after `warmup` unmeasured ones: at `concurrency` in flight
+/// (each worker takes the next prompt when its request ends), or with a request rate at its
+/// scheduled arrivals with `concurrency` as the cap on requests in flight.
+pub async fn run_point<'a>(
+    target: Target<'a>,
+    w: &'a Workload,
+    case: &'a CaseSpec,
     concurrency: usize,
-    warmup: &[Prompt],
-    prompts: &[Prompt],
+    warmup: &'a [Prompt],
+    prompts: &'a [Prompt],
 ) -> PointResult {
     let Target { client, url, model } = target;
     let timeout = Duration::from_secs_f64(w.request_timeout_s);
     for p in warmup {
         let _ = send(client, url, &body(w, model, case, p), w.stream, timeout).await;
     }
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
+    let (next, done) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
     let t0 = Instant::now();
-    let worker = || async {
+    let one = |i: usize, p: &'a Prompt, lag: Option<f64>| {
+        request(Target { client, url, model }, w, case, timeout, i, p, lag)
+    };
+    let workers = concurrency.max(1);
+    let closed = || async move {
         let mut out = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(p) = prompts.get(i) else { break };
-            let r = send(client, url, &body(w, model, case, p), w.stream, timeout).await;
-            let (measured, error) = match r {
-                Ok(m) => {
-                    let bad = check_counts(&m, case);
-                    (Some(m), bad)
-                }
-                Err(e) => (None, Some(e.0)),
-            };
-            out.push(RequestOutcome {
-                index: i,
-                input_sha256: p.sha256.clone(),
-                measured,
-                error,
-            });
+            out.push(one(i, p, None).await);
         }
         done.fetch_add(1, Ordering::Relaxed);
         out
     };
-    let workers = futures_util::future::join_all((0..concurrency.max(1)).map(|_| worker()));
+    let open = |rate: f64| async move {
+        let cap = tokio::sync::Semaphore::new(workers);
+        let at = schedule(prompts.len(), rate, w.arrivals, w.seed);
+        let out = futures_util::future::join_all(prompts.iter().enumerate().map(|(i, p)| {
+            let (cap, when) = (&cap, t0 + Duration::from_secs_f64(at[i]));
+            async move {
+                tokio::time::sleep_until(when.into()).await;
+                let _permit = cap.acquire().await.ok();
+                let lag = Instant::now().saturating_duration_since(when).as_secs_f64();
+                one(i, p, Some(lag)).await
+            }
+        }))
+        .await;
+        done.store(workers, Ordering::Relaxed);
+        vec![out]
+    };
+    let load = async {
+        match w.rate {
+            Some(rate) => open(rate).await,
+            None => futures_util::future::join_all((0..workers).map(|_| closed())).await,
+        }
+    };
     let ticker = async {
         let mut lags = Vec::new();
-        while done.load(Ordering::Relaxed) < concurrency.max(1) {
+        while done.load(Ordering::Relaxed) < workers {
             let at = Instant::now();
             tokio::time::sleep(Duration::from_millis(1)).await;
             lags.push((at.elapsed().as_secs_f64() - 0.001).max(0.0));
         }
         lags
     };
-    let (results, mut lags) = tokio::join!(workers, ticker);
+    let (results, mut lags) = tokio::join!(load, ticker);
     let wall_s = t0.elapsed().as_secs_f64();
     let mut requests: Vec<RequestOutcome> = results.into_iter().flatten().collect();
     requests.sort_by_key(|r| r.index);
     lags.sort_by(f64::total_cmp);
     let guard = Guard {
+        send_lag_max_s: requests
+            .iter()
+            .filter_map(|r| r.send_lag_s)
+            .fold(0.0, f64::max),
         loop_lag_max_s: lags.last().copied().unwrap_or(0.0),
         loop_lag_p99_s: lags
             .get((lags.len() as f64 * 0.99) as usize)
@@ -272,6 +343,17 @@ mod tests {
         assert_ne!(a, prompt_ids(8, 0, 3, 100, [100, 200]));
         assert!(a.iter().all(|&i| (100..200).contains(&i)));
         assert_eq!(ids_sha256(&[1]), kernelab_model::sha256_hex(&[1, 0, 0, 0]));
+    }
+
+    #[test]
+    fn arrival_schedules() {
+        let c = schedule(4, 2.0, Arrivals::Constant, 1);
+        assert_eq!(c, vec![0.0, 0.5, 1.0, 1.5]);
+        let p = schedule(20_000, 4.0, Arrivals::Poisson, 1);
+        assert_eq!(p, schedule(20_000, 4.0, Arrivals::Poisson, 1));
+        let mean_gap = p[p.len() - 1] / (p.len() - 1) as f64;
+        assert!((mean_gap - 0.25).abs() < 0.01, "{mean_gap}");
+        assert!(p.windows(2).all(|w| w[1] > w[0]));
     }
 
     #[test]
