@@ -45,6 +45,12 @@ pub struct ServeStart {
     pub failure: Option<String>,
     /// Its log file.
     pub log: String,
+    /// Peak GPU memory in use while it ran (device-wide); `None`: unavailable.
+    #[serde(default)]
+    pub peak_gpu_memory_bytes: Option<u64>,
+    /// SM clock range while it ran, MHz; `None`: unavailable.
+    #[serde(default)]
+    pub sm_mhz: Option<(u32, u32)>,
 }
 
 /// The output-identity gate: baseline versus candidate outputs of the same prompt and round.

@@ -2,7 +2,7 @@
 //! candidate (Δ%) | interval | verdict"), each round's figures, the server starts, the
 //! output-identity gate; and one CSV row per case, concurrency and metric.
 
-use crate::format::{percent, UNAVAILABLE};
+use crate::format::{bytes, percent, UNAVAILABLE};
 use crate::table::{Align, Section, Table};
 use kernelab_model::serve::{ServeMetric, ServeResult};
 use kernelab_stats::Direction;
@@ -120,6 +120,8 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             ("Server", Align::Left),
             ("Health", Align::Right),
             ("Ended", Align::Left),
+            ("Peak GPU memory", Align::Right),
+            ("SM clock", Align::Right),
             ("Failure", Align::Left),
         ],
     );
@@ -131,6 +133,12 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
                 .map(|h| format!("{h:.2} s"))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             s.ending.clone().unwrap_or_else(|| UNAVAILABLE.into()),
+            s.peak_gpu_memory_bytes
+                .map(bytes)
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            s.sm_mhz
+                .map(|(lo, hi)| format!("{lo}–{hi} MHz"))
+                .unwrap_or_else(|| UNAVAILABLE.into()),
             s.failure
                 .as_deref()
                 .map(|f| format!("{} (log {})", f.lines().next().unwrap_or(""), s.log))

@@ -73,6 +73,15 @@ fn a_run_measures_every_request_and_resume_analyze_agrees() {
         .as_f64()
         .is_some_and(|x| x > 0.0005 && x < 0.1));
     assert_eq!(tpot["rounds"].as_array().map(Vec::len), Some(2));
+    // GPU telemetry: figures where NVML sees a GPU, else the reason, never a 0.
+    let gpu = starts
+        .iter()
+        .all(|s| s["peak_gpu_memory_bytes"].as_u64().is_some());
+    let why = b["notes"].as_array().expect("notes").iter().any(|n| {
+        n.as_str()
+            .is_some_and(|n| n.starts_with("GPU memory and clocks unavailable: NVML"))
+    });
+    assert!(gpu || (why && starts.iter().all(|s| s["peak_gpu_memory_bytes"].is_null())));
     // Logs are kept.
     assert!(dir.path().join("s.jsonl.logs/round0-baseline.log").exists());
     let again = kernelab()

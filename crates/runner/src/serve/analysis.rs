@@ -97,6 +97,7 @@ fn finite(mut a: kernelab_stats::Analysis) -> kernelab_stats::Analysis {
 pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResult {
     let mut complete: BTreeMap<Key, (f64, f64)> = BTreeMap::new();
     let mut send_lag: f64 = 0.0;
+    let mut telemetry_note: Option<String> = None;
     let mut requests: BTreeMap<Key, Vec<&super::workload::RequestOutcome>> = BTreeMap::new();
     let mut starts: Vec<ServeStart> = Vec::new();
     for r in records {
@@ -138,12 +139,15 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 ending: None,
                 failure: error.clone(),
                 log: log.clone(),
+                peak_gpu_memory_bytes: None,
+                sm_mhz: None,
             }),
             ServeRecord::Stop {
                 round,
                 slot,
                 ending,
                 failure,
+                telemetry,
                 ..
             } => {
                 if let Some(s) = starts
@@ -156,6 +160,13 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                         .and_then(|v| v.as_str().map(str::to_string));
                     if failure.is_some() {
                         s.failure = failure.clone();
+                    }
+                    if let Some(why) = telemetry.as_ref().and_then(|t| t.unavailable.clone()) {
+                        telemetry_note.get_or_insert(why);
+                    }
+                    if let Some(t) = telemetry {
+                        s.peak_gpu_memory_bytes = t.peak_gpu_memory_bytes;
+                        s.sm_mhz = t.sm_mhz_min.zip(t.sm_mhz_max);
                     }
                 }
             }
@@ -286,6 +297,9 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
     if !spec.workload.stream {
         notes
             .push("non-streaming: TTFT, time to second token, ITL and TPOT are unavailable".into());
+    }
+    if let Some(why) = telemetry_note {
+        notes.push(format!("GPU memory and clocks unavailable: {why}"));
     }
     let failed_rounds = starts.iter().filter(|s| s.failure.is_some()).count();
     if failed_rounds > 0 {

@@ -8,6 +8,7 @@ pub mod samples;
 pub mod scripted;
 pub mod server;
 pub mod spec;
+pub mod telemetry;
 pub mod workload;
 
 pub use error::{Error, Result};

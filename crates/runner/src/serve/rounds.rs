@@ -139,6 +139,7 @@ pub fn run_rounds(
                 "round {round}: {name} healthy after {:.2} s",
                 server.health_s
             ));
+            let sampler = super::telemetry::Sampler::start();
             let url = format!("{}{}", server.base_url, spec.workload.endpoint);
             let mut failure = None;
             for (c, k) in todo {
@@ -201,6 +202,7 @@ pub fn run_rounds(
                     point.wall_s
                 ));
             }
+            let telemetry = sampler.finish();
             let ending = server.stop();
             out.write(&ServeRecord::Stop {
                 round,
@@ -208,6 +210,7 @@ pub fn run_rounds(
                 ending,
                 failure: failure.clone(),
                 log: log_s,
+                telemetry: Some(telemetry),
             })?;
             if let Some(f) = failure {
                 progress(&format!("round {round} failed: {f}"));

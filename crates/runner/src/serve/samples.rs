@@ -4,6 +4,7 @@
 use super::error::{io, Error, Result};
 use super::server::Ending;
 use super::spec::Spec;
+use super::telemetry::Telemetry;
 use super::workload::{Guard, RequestOutcome};
 use crate::record::Slot;
 use kernelab_model::Location;
@@ -86,6 +87,9 @@ pub enum ServeRecord {
         failure: Option<String>,
         /// Its log.
         log: String,
+        /// GPU telemetry while it ran.
+        #[serde(default)]
+        telemetry: Option<Telemetry>,
     },
 }
 
