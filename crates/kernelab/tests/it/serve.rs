@@ -351,3 +351,35 @@ fn a_request_rate_load_records_send_lag_and_goodput() {
         .iter()
         .all(|r| r["send_lag_s"].as_f64().is_some_and(|l| l >= 0.0)));
 }
+
+#[test]
+fn the_flush_endpoint_is_called_before_each_point() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = spec(dir.path(), "", "", 2, "flush = \"/flush_cache\"");
+    let samples = dir.path().join("s.jsonl");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&p)
+        .arg("--samples")
+        .arg(&samples)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for round in 0..2 {
+        for server in ["baseline", "candidate"] {
+            let log = dir
+                .path()
+                .join(format!("s.jsonl.logs/round{round}-{server}.log"));
+            let text = std::fs::read_to_string(&log).expect("log");
+            assert_eq!(
+                text.matches("flushed").count(),
+                2,
+                "one per concurrency: {text}"
+            );
+        }
+    }
+}

@@ -148,6 +148,19 @@ pub fn run_rounds(
                 let model = server_spec.model.as_deref();
                 let base = server.base_url.clone();
                 let r = rt.block_on(async {
+                    if let Some(path) = &w.flush {
+                        let r = client
+                            .post(format!("{base}{path}"))
+                            .send()
+                            .await
+                            .map_err(|e| super::client::Failure(format!("flush {path}: {e}")))?;
+                        if !r.status().is_success() {
+                            return Err(super::client::Failure(format!(
+                                "flush {path}: HTTP {}",
+                                r.status()
+                            )));
+                        }
+                    }
                     let measured = prompts(&client, &base, w, c, case, 0, w.requests).await?;
                     let warm = prompts(&client, &base, w, c, case, w.requests, w.warmup).await?;
                     Ok::<_, super::client::Failure>(

@@ -126,6 +126,10 @@ pub struct Workload {
     /// Extra JSON fields merged into every request body.
     #[serde(default)]
     pub extra: BTreeMap<String, toml::Value>,
+    /// Path of a cache-flush endpoint (POST) called before each case and concurrency (e.g.
+    /// SGLang's `/flush_cache`); absent: caches are cleared only by the fresh start of each round.
+    #[serde(default)]
+    pub flush: Option<String>,
     /// Requests per second; absent: fixed concurrency (each worker sends when its last request
     /// ends). With a rate, each concurrency level is the cap on requests in flight.
     #[serde(default)]
