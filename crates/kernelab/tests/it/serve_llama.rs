@@ -45,7 +45,7 @@ fn spec(dir: &Path, base_batch: u32, cand_batch: u32) -> std::path::PathBuf {
     // Byte tokens (ids 3..=258) are kept out of the output, so every token has text.
     let bias: Vec<String> = (0..259).map(|i| format!("\"{i}\" = -100.0")).collect();
     let text = format!(
-        "[baseline]\n{}\n[candidate]\n{}\n[workload]\nprompt = \"text\"\ndetokenize = \"/extras/detokenize\"\nvocab = [259, 771]\nignore_eos = false\nmin_tokens = true\nrequests = 6\nwarmup = 1\nextra = {{ logit_bias = {{ {} }} }}\n\n[[workload.case]]\ninput_tokens = 192\noutput_tokens = 8\nconcurrency = [1]\n\n[rounds]\ncount = 8\n\n[analysis]\nalpha = 0.01\n",
+        "[baseline]\n{}\n[candidate]\n{}\n[workload]\nprompt = \"text\"\ndetokenize = \"/extras/detokenize\"\ntokenize = \"/extras/tokenize\"\nvocab = [259, 771]\nignore_eos = false\nmin_tokens = true\nrequests = 6\nwarmup = 1\nextra = {{ logit_bias = {{ {} }} }}\n\n[[workload.case]]\ninput_tokens = 192\noutput_tokens = 8\nconcurrency = [1]\n\n[rounds]\ncount = 8\n\n[analysis]\nalpha = 0.01\n",
         server(base_batch),
         server(cand_batch),
         bias.join(", ")
@@ -140,4 +140,32 @@ fn llama_cpp_a_a_is_not_called_a_change() {
     }
     // Same model, same prompts, temperature 0: identical outputs.
     assert_eq!(v["identity"]["identical"], 48);
+}
+
+#[test]
+fn a_text_prompt_that_does_not_tokenize_to_the_case_is_exit_2() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = spec(dir.path(), 256, 256);
+    // Special tokens decode to no text: their prompts cannot have 192 tokens.
+    let text = std::fs::read_to_string(&p)
+        .expect("spec")
+        .replace("vocab = [259, 771]", "vocab = [0, 3]");
+    std::fs::write(&p, text).expect("write");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&p)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("round 0: case 0: prompt 0: its text tokenizes to"),
+        "{err}"
+    );
+    assert!(err.contains("the case has 192"), "{err}");
 }

@@ -34,6 +34,16 @@ pub enum Error {
         /// The server's log file.
         log: PathBuf,
     },
+    /// The workload could not be prepared against a server (flush, detokenize, tokenize).
+    #[error("{server}, round {round}: {message}")]
+    Workload {
+        /// `baseline` or `candidate`.
+        server: String,
+        /// Round.
+        round: usize,
+        /// What went wrong.
+        message: String,
+    },
     /// An I/O error around a server or a file.
     #[error("{what}")]
     Io {

@@ -182,8 +182,24 @@ pub fn run_rounds(
                 let point = match r {
                     Ok(p) => p,
                     Err(e) => {
-                        failure = Some(format!("case {c}: {e}"));
-                        break;
+                        // The prompts or the cache flush failed: the workload does not fit the
+                        // server, and no later round will do better.
+                        let message = format!("case {c}: {e}");
+                        let telemetry = Some(sampler.finish());
+                        let ending = server.stop();
+                        out.write(&ServeRecord::Stop {
+                            round,
+                            slot,
+                            ending,
+                            failure: Some(message.clone()),
+                            log: log_s,
+                            telemetry,
+                        })?;
+                        return Err(Error::Workload {
+                            server: name.into(),
+                            round,
+                            message,
+                        });
                     }
                 };
                 for outcome in point.requests {

@@ -102,6 +102,10 @@ pub struct Workload {
     /// Path of a detokenize endpoint (`{"tokens": [...]}` → `{"text": ...}`) for text prompts.
     #[serde(default)]
     pub detokenize: Option<String>,
+    /// Path of a tokenize endpoint (`{"input": text}` → `{"tokens": [...]}`) that checks each
+    /// text prompt has exactly the case's input tokens.
+    #[serde(default)]
+    pub tokenize: Option<String>,
     /// Seed of the prompt token ids.
     #[serde(default = "default_seed")]
     pub seed: u64,

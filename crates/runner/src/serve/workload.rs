@@ -73,6 +73,15 @@ pub async fn prompts(
                     .get("text")
                     .and_then(|t| t.as_str())
                     .ok_or_else(|| Failure(format!("detokenize: no \"text\" in {v}")))?;
+                if let Some(tpath) = &w.tokenize {
+                    let n = count_tokens(client, &format!("{base_url}{tpath}"), text).await?;
+                    if n != case.input_tokens {
+                        return Err(Failure(format!(
+                            "prompt {i}: its text tokenizes to {n} tokens, the case has {}",
+                            case.input_tokens
+                        )));
+                    }
+                }
                 serde_json::json!(text)
             }
             (PromptKind::Text, None) => {
@@ -84,6 +93,24 @@ pub async fn prompts(
         out.push(Prompt { ids, value, sha256 });
     }
     Ok(out)
+}
+
+/// The number of tokens a tokenize endpoint gives for `text`.
+async fn count_tokens(client: &reqwest::Client, url: &str, text: &str) -> Result<usize, Failure> {
+    let r = client
+        .post(url)
+        .json(&serde_json::json!({ "input": text }))
+        .send()
+        .await
+        .map_err(|e| Failure(format!("tokenize: {e}")))?;
+    let v: serde_json::Value = r
+        .json()
+        .await
+        .map_err(|e| Failure(format!("tokenize: not JSON: {e}")))?;
+    v.get("tokens")
+        .and_then(|t| t.as_array())
+        .map(Vec::len)
+        .ok_or_else(|| Failure(format!("tokenize: no \"tokens\" list in {v}")))
 }
 
 /// The request body for one prompt.
