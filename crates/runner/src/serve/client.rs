@@ -11,6 +11,7 @@
 //! - TPOT: (E2E − TTFT) / (completion tokens − 1), for 2 or more tokens (streaming only).
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 /// What one request measured.
@@ -74,31 +75,60 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// The text and usage of one JSON chunk (or a whole non-streamed response); the text is
-/// `Some` for a token event: a choice with text that is non-empty or not yet finished (a
-/// token whose text is held back still arrives as an event with empty text).
-fn chunk_fields(v: &serde_json::Value) -> (Option<String>, Option<(u64, u64)>) {
-    let choice = v.get("choices").and_then(|c| c.get(0)).filter(|c| {
-        let unfinished = c.get("finish_reason").is_none_or(|f| f.is_null());
-        let text = c
-            .get("text")
-            .or_else(|| c.pointer("/delta/content"))
-            .and_then(|t| t.as_str());
-        text.is_some_and(|t| !t.is_empty()) || unfinished
+/// One JSON chunk of a completion stream (or a whole response), read without building a tree.
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default, borrow)]
+    error: Option<&'a serde_json::value::RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+}
+
+/// What one chunk says: the text of a token event, the usage, an error the server sent.
+type Fields = (Option<String>, Option<(u64, u64)>, Option<String>);
+
+/// Reads one JSON chunk (or a whole non-streamed response). The text is `Some` for a token
+/// event: a choice with non-empty text, or one not yet finished (a token whose text is held
+/// back still arrives, as an event with empty text).
+fn chunk_fields(data: &str) -> serde_json::Result<Fields> {
+    let c: Chunk<'_> = serde_json::from_str(data)?;
+    let text = c.choices.into_iter().next().and_then(|ch| {
+        let t = ch.text.or_else(|| ch.delta.and_then(|d| d.content));
+        let unfinished = ch.finish_reason.is_none();
+        match t {
+            Some(t) if !t.is_empty() || unfinished => Some(t.into_owned()),
+            None if unfinished => None,
+            _ => None,
+        }
     });
-    let text = choice.and_then(|c| {
-        c.get("text")
-            .and_then(|t| t.as_str())
-            .or_else(|| c.pointer("/delta/content").and_then(|t| t.as_str()))
-            .map(str::to_string)
-    });
-    let usage = v.get("usage").and_then(|u| {
-        Some((
-            u.get("prompt_tokens")?.as_u64()?,
-            u.get("completion_tokens")?.as_u64()?,
-        ))
-    });
-    (text, usage)
+    let usage = c
+        .usage
+        .and_then(|u| Some((u.prompt_tokens?, u.completion_tokens?)));
+    Ok((text, usage, c.error.map(|e| e.get().to_string())))
 }
 
 /// Splits complete SSE events off the front of `buf`; returns each event's `data` payload.
@@ -161,9 +191,9 @@ pub async fn send(
                 .await
                 .map_err(|e| Failure(format!("reading the response: {e}")))?;
             m.e2e_s = t0.elapsed().as_secs_f64();
-            let v: serde_json::Value = serde_json::from_slice(&bytes)
+            let text = String::from_utf8_lossy(&bytes);
+            let (text, usage, _) = chunk_fields(&text)
                 .map_err(|e| Failure(format!("the response is not JSON: {e}")))?;
-            let (text, usage) = chunk_fields(&v);
             output = text.unwrap_or_default();
             if let Some((p, c)) = usage {
                 m.prompt_tokens = Some(p);
@@ -184,12 +214,11 @@ pub async fn send(
                         done = true;
                         continue;
                     }
-                    let v: serde_json::Value = serde_json::from_str(&data)
+                    let (text, usage, error) = chunk_fields(&data)
                         .map_err(|e| Failure(format!("an SSE event is not JSON: {e}")))?;
-                    if let Some(err) = v.get("error") {
+                    if let Some(err) = error {
                         return Err(Failure(format!("the server sent an error: {err}")));
                     }
-                    let (text, usage) = chunk_fields(&v);
                     if let Some(t) = text {
                         arrivals.push(now);
                         output.push_str(&t);
@@ -258,16 +287,20 @@ mod tests {
 
     #[test]
     fn fields_of_completion_and_chat_chunks() {
+        let f = |v: &serde_json::Value| chunk_fields(&v.to_string()).expect("chunk");
         let v = serde_json::json!({"choices":[{"text":"hi"}],"usage":{"prompt_tokens":3,"completion_tokens":2}});
-        assert_eq!(chunk_fields(&v), (Some("hi".into()), Some((3, 2))));
+        assert_eq!(f(&v), (Some("hi".into()), Some((3, 2)), None));
         let v = serde_json::json!({"choices":[{"delta":{"content":"yo"}}]});
-        assert_eq!(chunk_fields(&v), (Some("yo".into()), None));
+        assert_eq!(f(&v), (Some("yo".into()), None, None));
         // A held-back token is an event; a final empty chunk is not.
         let v = serde_json::json!({"choices":[{"text":"","finish_reason":null}]});
-        assert_eq!(chunk_fields(&v), (Some(String::new()), None));
+        assert_eq!(f(&v), (Some(String::new()), None, None));
         let v = serde_json::json!({"choices":[{"text":"","finish_reason":"length"}]});
-        assert_eq!(chunk_fields(&v), (None, None));
+        assert_eq!(f(&v), (None, None, None));
         let v = serde_json::json!({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}});
-        assert_eq!(chunk_fields(&v), (None, Some((1, 1))));
+        assert_eq!(f(&v), (None, Some((1, 1)), None));
+        let v = serde_json::json!({"error":{"message":"boom"}});
+        assert_eq!(f(&v).2.as_deref(), Some("{\"message\":\"boom\"}"));
+        assert!(chunk_fields("not json").is_err());
     }
 }
