@@ -48,6 +48,11 @@ pub enum Command {
     /// with an exact Wilcoxon interval, and a verdict (FASTER / SLOWER / SAME / INCONCLUSIVE)
     /// with its resolution. Every sample is appended to a JSONL file as it is measured.
     Ab(Box<AbArgs>),
+    /// Request-level A/B of two inference servers (serve spec, TOML: docs/serve-spec.md):
+    /// each server started fresh per round in ABBA order, TTFT, TPOT, ITL, E2E and throughput
+    /// per case and concurrency paired by round, and an output-identity gate. Exit status 0
+    /// when every output is identical and no request failed, 1 when the gate fails, 2 on error.
+    Serve(ServeArgs),
     /// Launch two builds of one GPU kernel from their code objects (CUDA cubin/fatbin, HIP
     /// code object): poisoned outputs, bitwise/repeat/graph/oracle/finite gates, then ABBA
     /// timing with CUDA events and a verdict. Exit status 0 when every gate passes.
@@ -229,6 +234,27 @@ pub struct AbArgs {
     /// The design.
     #[command(flatten)]
     pub design: DesignArgs,
+    /// Output options.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `kernelab serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The serve spec (TOML).
+    #[arg(value_name = "SPEC", required_unless_present = "resume")]
+    pub spec: Option<PathBuf>,
+    /// Samples file (JSONL); default `kernelab-serve-<time>.jsonl`. Never overwritten. Server
+    /// logs go to the folder `<samples>.logs/`.
+    #[arg(long, value_name = "FILE")]
+    pub samples: Option<PathBuf>,
+    /// Continue an interrupted run from its samples file (the spec is read from it).
+    #[arg(long, value_name = "FILE", conflicts_with = "samples")]
+    pub resume: Option<PathBuf>,
+    /// Analyse the samples file only; start no server.
+    #[arg(long, requires = "resume")]
+    pub analyze: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

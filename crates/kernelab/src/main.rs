@@ -50,6 +50,7 @@ fn main() -> ExitCode {
         cli::Command::Code(cmd) => commands::code::run(cmd),
         cli::Command::Check(cmd) => commands::check::run(cmd),
         cli::Command::Ab(args) => commands::ab::run(*args),
+        cli::Command::Serve(args) => commands::serve::run(args),
         cli::Command::Kernel(cmd) => commands::kernel::run(cmd),
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Impact(args) => commands::impact::run(args),

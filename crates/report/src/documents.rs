@@ -6,6 +6,7 @@ use crate::profile::InputDoc;
 use kernelab_code::{CodeObject, Matrix, ObjectDiff};
 use kernelab_model::ab::AbResult;
 use kernelab_model::kernel_run::{KernelRun, Plan};
+use kernelab_model::serve::ServeResult;
 use kernelab_model::LaunchMetrics;
 use kernelab_tensor::{
     BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, SweepReport,
@@ -95,6 +96,20 @@ pub struct KernelRunBody {
     pub run: KernelRun,
 }
 
+/// `kernelab serve` (`kind: "serve"`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ServeBody {
+    /// The samples file.
+    pub samples: String,
+    /// SHA-256 of the spec file.
+    pub spec_sha256: String,
+    /// Whether the output-identity gate passed and no request failed.
+    pub pass: bool,
+    /// What the run found.
+    #[serde(flatten)]
+    pub result: ServeResult,
+}
+
 /// `kernelab kernel run --dry-run` (`kind: "kernel_dry_run"`).
 pub type PlanBody = Plan;
 
@@ -128,6 +143,8 @@ pub enum Evidence {
     Ab(AbBody),
     /// `kernel_run`.
     KernelRun(KernelRunBody),
+    /// `serve`.
+    Serve(ServeBody),
 }
 
 impl Evidence {
@@ -152,6 +169,7 @@ impl Evidence {
             "check_sweep" => typed(result).map(Evidence::CheckSweep),
             "ab" => typed(result).map(Evidence::Ab),
             "kernel_run" => typed(result).map(Evidence::KernelRun),
+            "serve" => typed(result).map(Evidence::Serve),
             _ => return None,
         })
     }
@@ -165,6 +183,7 @@ impl Evidence {
             Evidence::CheckRepeat(b) => Some(b.pass),
             Evidence::CheckSweep(b) => Some(b.pass),
             Evidence::KernelRun(k) => Some(k.pass),
+            Evidence::Serve(s) => Some(s.pass),
             _ => None,
         }
     }

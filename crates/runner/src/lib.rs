@@ -15,6 +15,7 @@ pub mod pairs;
 pub mod provenance;
 pub mod record;
 mod runner;
+pub mod serve;
 
 pub use error::{Error, Result};
 pub use runner::{

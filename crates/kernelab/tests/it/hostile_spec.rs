@@ -15,7 +15,7 @@ fn dry_run(spec: &Path) -> (Option<i32>, String) {
         .arg(bin)
         .args(["kernel", "run", "--dry-run"])
         .arg(spec)
-        .timeout(Duration::from_secs(30))
+        .timeout(Duration::from_secs(120))
         .output()
         .expect("runs");
     (

@@ -19,6 +19,8 @@ mod oracle;
 mod output;
 mod profile;
 mod report;
+mod serve;
+mod serve_llama;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};

@@ -11,7 +11,10 @@ use serde::Serialize;
 
 mod parts;
 mod repro;
+mod serve;
 mod summary;
+
+use serve::serve_part;
 
 use parts::{
     ab_part, bitwise_lines, check_part, close_lines, code_diff_part, code_matrix_part,
@@ -96,6 +99,7 @@ fn part(e: &Evidence, marked: &[String]) -> (Vec<Block>, String, Option<bool>) {
             let (h, pass) = kernel_head(r);
             (kernel_gates(r), h, pass)
         }
+        Evidence::Serve(r) => serve_part(r),
         Evidence::CodeDiff(r) => plain(code_diff_part(r)),
         Evidence::CodeMatrix(r) => plain(code_matrix_part(r)),
         Evidence::CodeShow(r) => plain(code_show_part(r)),
@@ -229,8 +233,7 @@ fn why_lines(found: &[(String, String, Impact)], label: &str) -> Vec<String> {
 }
 
 /// The kinds of each section, in reading order. `kernel_run` appears twice: its gates under
-/// correctness, its timing under kernel timing. Serving records (not yet a kind) go last but
-/// one.
+/// correctness, its timing under kernel timing. Serving records go last but one.
 const ORDER: [(&str, &[&str]); 6] = [
     ("Why this kernel", &["profile"]),
     (
@@ -251,7 +254,7 @@ const ORDER: [(&str, &[&str]); 6] = [
     ),
     ("Kernel timing", &["kernel_run", "ab"]),
     ("Request impact", &["compare", "ab"]),
-    ("Serving", &[]),
+    ("Serving", &["serve"]),
 ];
 
 /// Builds the report.

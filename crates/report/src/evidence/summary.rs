@@ -114,6 +114,30 @@ fn row(e: &Entry) -> Row {
                 None => (Some(g), "not timed".into(), None, gate_mark(g.0, g.1)),
             }
         }
+        Evidence::Serve(s) => {
+            let id = &s.result.identity;
+            let g = (id.identical, id.compared);
+            let called = s
+                .result
+                .metrics
+                .iter()
+                .filter(|m| m.metric == "e2e_mean_s" || m.metric == "tpot_mean_s")
+                .find_map(|m| Some((m, m.analysis.as_ref()?)));
+            match called {
+                Some((m, a)) => (
+                    Some(g),
+                    format!(
+                        "{} ({} at concurrency {})",
+                        verdict_word(a.verdict),
+                        m.metric,
+                        m.concurrency
+                    ),
+                    Some((a.ratio, a.ci)),
+                    gate_mark(g.0, g.1).max(verdict_mark(a.verdict)),
+                ),
+                None => (Some(g), "no metric analysed".into(), None, Mark::Warn),
+            }
+        }
         Evidence::Ab(a) => match a.result.analyses.first() {
             Some(m) => (
                 None,

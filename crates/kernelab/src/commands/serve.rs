@@ -1,0 +1,164 @@
+//! `kernelab serve`: request-level A/B of two inference servers.
+
+use crate::cli::{FormatArg, ServeArgs};
+use crate::output;
+use crate::ExitStatus;
+use anyhow::{anyhow, bail, Context, Result};
+use kernelab_model::Document;
+use kernelab_report::documents::ServeBody;
+use kernelab_report::{csv_rows, serve_csv_rows, serve_sections};
+use kernelab_runner::serve::analysis::analyse;
+use kernelab_runner::serve::rounds::{run_rounds, RunEnd};
+use kernelab_runner::serve::samples::{self, SampleWriter, ServeRecord, SCHEMA};
+use kernelab_runner::serve::spec::Spec;
+use kernelab_stats::Order;
+use std::io::Write;
+use std::path::PathBuf;
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Runs the command.
+pub fn run(args: ServeArgs) -> Result<ExitStatus> {
+    output::check_target(&args.output)?;
+    let (spec, spec_sha256, spec_dir, start, path, done) = match &args.resume {
+        Some(p) => {
+            let records = samples::read(p).map_err(|e| anyhow!(e))?;
+            let Some(ServeRecord::Header {
+                spec,
+                spec_sha256,
+                spec_dir,
+                start,
+                ..
+            }) = records.first().cloned()
+            else {
+                bail!("{}: no header record", p.display());
+            };
+            (*spec, spec_sha256, spec_dir, start, p.clone(), records)
+        }
+        None => {
+            let spec_path = args
+                .spec
+                .as_ref()
+                .ok_or_else(|| anyhow!("SPEC is required (or --resume FILE)"))?;
+            let spec = Spec::read(spec_path).map_err(|e| anyhow!(e))?;
+            let bytes = std::fs::read(spec_path)
+                .with_context(|| format!("{}: cannot read", spec_path.display()))?;
+            let dir = spec_path
+                .parent()
+                .map(|d| {
+                    if d.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        d.to_path_buf()
+                    }
+                })
+                .unwrap_or_else(|| PathBuf::from("."));
+            let dir = std::fs::canonicalize(&dir)
+                .with_context(|| format!("{}: cannot resolve", dir.display()))?;
+            let path = args
+                .samples
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("kernelab-serve-{}.jsonl", now_secs())));
+            if path.exists() {
+                bail!(
+                    "{}: exists; samples files are never overwritten (use --resume to continue it)",
+                    path.display()
+                );
+            }
+            // A coin flip for the order of round 0, recorded in the header.
+            let start = if std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0)
+                % 2
+                == 0
+            {
+                Order::AB
+            } else {
+                Order::BA
+            };
+            (
+                spec,
+                kernelab_model::sha256_hex(&bytes),
+                dir,
+                start,
+                path,
+                Vec::new(),
+            )
+        }
+    };
+    if !args.analyze {
+        let mut w = SampleWriter::append(&path).map_err(|e| anyhow!(e))?;
+        if done.is_empty() {
+            w.write(&ServeRecord::Header {
+                schema_version: SCHEMA,
+                spec: Box::new(spec.clone()),
+                spec_sha256: spec_sha256.clone(),
+                spec_dir: spec_dir.clone(),
+                start,
+            })
+            .map_err(|e| anyhow!(e))?;
+        }
+        eprintln!("kernelab serve: samples in {}", path.display());
+        let mut progress = |s: &str| {
+            let _ = writeln!(std::io::stderr(), "kernelab serve: {s}");
+        };
+        let end = run_rounds(&spec, &spec_dir, start, &done, &mut w, &path, &mut progress)
+            .map_err(|e| anyhow!(e))
+            .with_context(|| {
+                format!(
+                    "samples so far are in {} (--resume continues)",
+                    path.display()
+                )
+            });
+        match end {
+            Ok(RunEnd::Complete) => {}
+            Ok(RunEnd::Stopped(why)) => {
+                bail!(
+                    "stopped at a failed round: {why}\nsamples so far are in {} (--resume continues)",
+                    path.display()
+                )
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let records = samples::read(&path).map_err(|e| anyhow!(e))?;
+    let result = analyse(&spec, start, &records);
+    let identical = result.identity.identical == result.identity.compared;
+    let pass = identical && result.request_failures == 0;
+    let failures = result.request_failures;
+    let first_failure = result.failure_examples.first().cloned();
+    let doc = Document::new(
+        "serve",
+        ServeBody {
+            samples: path.display().to_string(),
+            spec_sha256,
+            pass,
+            result,
+        },
+    );
+    crate::record::record(&doc, std::slice::from_ref(&path), None)?;
+    let text = match args.output.format {
+        FormatArg::Json => output::json(&doc)?,
+        FormatArg::Csv => csv_rows(&serve_csv_rows(&doc.body.result)).map_err(|e| anyhow!(e))?,
+        _ => output::sections_text(&args.output, |_| serve_sections(&doc.body.result))
+            .unwrap_or_default(),
+    };
+    output::write(&args.output, &text)?;
+    if failures > 0 {
+        bail!(
+            "{failures} requests failed (their points are left out of the analysis); the first: {}",
+            first_failure.unwrap_or_default()
+        );
+    }
+    Ok(if identical {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    })
+}

@@ -1,0 +1,385 @@
+//! `kernelab serve` plumbing against a small python completion server (tests/fixtures/serve):
+//! a run and its analysis, resume after SIGKILL with no orphaned server, a server killed
+//! mid-round, a server that exits at start, a wrong token count, the output-identity gate.
+//! The A/B evidence against a real server is in serve_llama.rs.
+
+use crate::{fixture, kernelab};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A spec running the fixture server with `base` and `cand` extra arguments.
+pub fn spec(dir: &Path, base: &str, cand: &str, rounds: usize, extra: &str) -> std::path::PathBuf {
+    let script = fixture("serve/sse_server.py");
+    let server = |args: &str| {
+        format!(
+            "argv = [\"python3\", \"{}\", \"{{port}}\"{args}]\nhealth_url = \"http://127.0.0.1:{{port}}/health\"\nstop_grace_s = 2\n",
+            script.display()
+        )
+    };
+    let text = format!(
+        "[baseline]\n{}\n[candidate]\n{}\n[workload]\nrequests = 3\nwarmup = 1\n{extra}\n[[workload.case]]\ninput_tokens = 16\noutput_tokens = 8\nconcurrency = [1, 2]\n\n[rounds]\ncount = {rounds}\n",
+        server(base),
+        server(cand)
+    );
+    let p = dir.join("spec.toml");
+    std::fs::write(&p, text).expect("spec");
+    p
+}
+
+fn json_of(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).expect("JSON document")
+}
+
+#[test]
+fn a_run_measures_every_request_and_resume_analyze_agrees() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = spec(dir.path(), "", "", 2, "");
+    let samples = dir.path().join("s.jsonl");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(&samples)
+        .args(["--format", "json"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    assert_eq!(v["kind"], "serve");
+    let b = &v;
+    assert_eq!(
+        b["identity"]["compared"], 12,
+        "2 rounds × 2 concurrencies × 3"
+    );
+    assert_eq!(b["identity"]["identical"], 12);
+    assert_eq!(b["request_failures"], 0);
+    assert_eq!(b["pass"], true);
+    let starts = b["starts"].as_array().expect("starts");
+    assert_eq!(starts.len(), 4);
+    assert!(starts
+        .iter()
+        .all(|s| s["health_s"].as_f64().is_some_and(|h| h > 0.0)));
+    let tpot = b["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .find(|m| m["metric"] == "tpot_mean_s" && m["concurrency"] == 1)
+        .expect("tpot");
+    assert!(tpot["baseline"]
+        .as_f64()
+        .is_some_and(|x| x > 0.0005 && x < 0.1));
+    assert_eq!(tpot["rounds"].as_array().map(Vec::len), Some(2));
+    // GPU telemetry: figures where NVML sees a GPU, else the reason, never a 0.
+    let gpu = starts
+        .iter()
+        .all(|s| s["peak_gpu_memory_bytes"].as_u64().is_some());
+    let why = b["notes"].as_array().expect("notes").iter().any(|n| {
+        n.as_str()
+            .is_some_and(|n| n.starts_with("GPU memory and clocks unavailable: NVML"))
+    });
+    assert!(gpu || (why && starts.iter().all(|s| s["peak_gpu_memory_bytes"].is_null())));
+    // Logs are kept.
+    assert!(dir.path().join("s.jsonl.logs/round0-baseline.log").exists());
+    let again = kernelab()
+        .args(["serve", "--analyze", "--format", "json", "--resume"])
+        .arg(&samples)
+        .output()
+        .expect("analyze");
+    assert!(again.status.success());
+    assert_eq!(json_of(&again.stdout)["metrics"], b["metrics"]);
+    // Markdown and CSV.
+    let md = kernelab()
+        .args(["serve", "--analyze", "--format", "md", "--resume"])
+        .arg(&samples)
+        .output()
+        .expect("md");
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("Baseline → candidate (Δ%)"), "{md}");
+    assert!(md.contains("12 of 12 requests identical"), "{md}");
+    let csv = kernelab()
+        .args(["serve", "--analyze", "--format", "csv", "--resume"])
+        .arg(&samples)
+        .output()
+        .expect("csv");
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(
+        csv.starts_with("case,input_tokens,output_tokens,concurrency,metric"),
+        "{csv}"
+    );
+    assert!(csv.lines().any(|l| l.contains(",2,tpot_p99_s,")), "{csv}");
+}
+
+#[test]
+fn non_streaming_marks_ttft_unavailable() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = spec(dir.path(), "", "", 2, "stream = false");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("unavailable → unavailable"), "{text}");
+    assert!(
+        text.contains("TTFT, time to second token, ITL and TPOT are unavailable"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_wrong_token_count_is_an_error_not_a_measurement() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = spec(dir.path(), "", ", \"--short\"", 2, "");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the server returned 7 completion tokens, the case asks for 8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn different_outputs_fail_the_identity_gate() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = spec(dir.path(), "", ", \"--salt\", \"x\"", 2, "");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("0 of 12 requests identical"), "{text}");
+}
+
+#[test]
+fn a_server_that_exits_at_start_is_exit_2_with_its_log() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = spec(dir.path(), ", \"--no-such-flag\"", "", 2, "");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("baseline: exited at start"), "{err}");
+    assert!(
+        err.contains("unrecognized arguments: --no-such-flag"),
+        "{err}"
+    );
+    assert!(err.contains("--resume continues"), "{err}");
+}
+
+#[test]
+fn a_bad_spec_names_the_line() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = spec(dir.path(), "", "", 2, "");
+    let text = std::fs::read_to_string(&p)
+        .expect("spec")
+        .replace("count = 2", "count = 1");
+    std::fs::write(&p, text).expect("write");
+    let out = kernelab().arg("serve").arg(&p).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("spec.toml: line 21: `rounds.count`: expected at least 2 rounds"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_server_killed_mid_round_fails_that_round_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().expect("tmp");
+    // Each fresh candidate serves 5 requests (1 warm-up + 3 + 1 warm-up), then dies.
+    let spec = spec(dir.path(), "", ", \"--die-after\", \"5\"", 2, "");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .args(["--format", "json"])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("failed: the candidate exited"), "{err}");
+    let v = json_of(&out.stdout);
+    let starts = v["starts"].as_array().expect("starts").clone();
+    let failed: Vec<_> = starts.iter().filter(|s| !s["failure"].is_null()).collect();
+    assert_eq!(failed.len(), 2, "both candidate rounds failed: {starts:?}");
+    assert!(failed.iter().all(|s| s["server"] == "candidate"
+        && s["log"]
+            .as_str()
+            .is_some_and(|l| l.ends_with("candidate.log"))));
+    // Concurrency 1 was complete on both: it is still compared.
+    assert_eq!(v["identity"]["compared"], 6);
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| !r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn sigkill_mid_run_leaves_no_server_and_resume_completes() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let pids = dir.path().join("pids");
+    let pid_arg = format!(
+        ", \"--delay-ms\", \"20\", \"--pids\", \"{}\"",
+        pids.display()
+    );
+    let spec = spec(dir.path(), &pid_arg, &pid_arg, 4, "");
+    let samples = dir.path().join("s.jsonl");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kernelab"))
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(&samples)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let t = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&samples).unwrap_or_default();
+        if text.matches("\"kind\":\"point\"").count() >= 3 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "no progress: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL kernelab");
+    child.wait().expect("reap");
+    let started: Vec<u32> = std::fs::read_to_string(&pids)
+        .expect("pids")
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    let t = Instant::now();
+    while started.iter().any(|&p| alive(p)) && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        started.iter().all(|&p| !alive(p)),
+        "a server outlived kernelab"
+    );
+    let out = kernelab()
+        .args(["serve", "--format", "json", "--resume"])
+        .arg(&samples)
+        .output()
+        .expect("resume");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    // Every point of every round is complete: 4 rounds × 2 concurrencies × 3 requests.
+    assert_eq!(v["identity"]["compared"], 24);
+    let text = std::fs::read_to_string(&samples).expect("samples");
+    assert_eq!(text.matches("\"kind\":\"point\"").count(), 16);
+    assert_eq!(text.matches("\"kind\":\"header\"").count(), 1);
+}
+
+#[test]
+fn a_request_rate_load_records_send_lag_and_goodput() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = spec(dir.path(), "", "", 2, "rate = 40.0\narrivals = \"poisson\"");
+    let mut text = std::fs::read_to_string(&p).expect("spec");
+    text.push_str("\n[analysis.slo]\ne2e_ms = 10000\n");
+    std::fs::write(&p, text).expect("write");
+    let samples = dir.path().join("s.jsonl");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&p)
+        .arg("--samples")
+        .arg(&samples)
+        .args(["--format", "json"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    let goodput = v["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .find(|m| m["metric"] == "goodput_req_s" && m["concurrency"] == 2)
+        .expect("goodput");
+    assert!(
+        goodput["baseline"].as_f64().is_some_and(|g| g > 0.0),
+        "{goodput}"
+    );
+    let text = std::fs::read_to_string(&samples).expect("samples");
+    let requests: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["kind"] == "request")
+        .collect();
+    assert_eq!(requests.len(), 24, "2 rounds × 2 servers × 2 caps × 3");
+    assert!(requests
+        .iter()
+        .all(|r| r["send_lag_s"].as_f64().is_some_and(|l| l >= 0.0)));
+}
+
+#[test]
+fn the_flush_endpoint_is_called_before_each_point() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = spec(dir.path(), "", "", 2, "flush = \"/flush_cache\"");
+    let samples = dir.path().join("s.jsonl");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&p)
+        .arg("--samples")
+        .arg(&samples)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for round in 0..2 {
+        for server in ["baseline", "candidate"] {
+            let log = dir
+                .path()
+                .join(format!("s.jsonl.logs/round{round}-{server}.log"));
+            let text = std::fs::read_to_string(&log).expect("log");
+            assert_eq!(
+                text.matches("flushed").count(),
+                2,
+                "one per concurrency: {text}"
+            );
+        }
+    }
+}

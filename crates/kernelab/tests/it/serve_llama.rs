@@ -1,0 +1,174 @@
+//! `kernelab serve` against a real server: llama.cpp through `llama-cpp-python[server]`,
+//! serving a tiny random-weight GGUF model the test writes itself (nothing is downloaded). An
+//! A/B of prompt batch sizes 1 and 256 (a real change of prompt-processing speed) must be
+//! called; an A/A must not. Skips with a printed reason when the pip packages are absent
+//! (`.ci/run` installs them).
+
+use crate::{fixture, kernelab};
+use std::path::Path;
+
+fn available() -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import llama_cpp.server, gguf"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 cannot import llama_cpp.server and gguf (pip install 'llama-cpp-python[server]' gguf)");
+    }
+    ok
+}
+
+fn model(dir: &Path) -> std::path::PathBuf {
+    let m = dir.join("tiny.gguf");
+    let out = std::process::Command::new("python3")
+        .arg(fixture("serve/tiny_gguf.py"))
+        .arg(&m)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    m
+}
+
+/// A spec of two llama.cpp servers differing only in their prompt batch size.
+fn spec(dir: &Path, base_batch: u32, cand_batch: u32) -> std::path::PathBuf {
+    let m = model(dir);
+    let server = |batch: u32| {
+        format!(
+            "argv = [\"python3\", \"-m\", \"llama_cpp.server\", \"--model\", \"{}\", \"--port\", \"{{port}}\", \"--n_threads\", \"1\", \"--n_threads_batch\", \"1\", \"--n_batch\", \"{batch}\", \"--n_ubatch\", \"{batch}\"]\nhealth_url = \"http://127.0.0.1:{{port}}/v1/models\"\nstop_grace_s = 5\n",
+            m.display()
+        )
+    };
+    // Byte tokens (ids 3..=258) are kept out of the output, so every token has text.
+    let bias: Vec<String> = (0..259).map(|i| format!("\"{i}\" = -100.0")).collect();
+    let text = format!(
+        "[baseline]\n{}\n[candidate]\n{}\n[workload]\nprompt = \"text\"\ndetokenize = \"/extras/detokenize\"\ntokenize = \"/extras/tokenize\"\nvocab = [259, 771]\nignore_eos = false\nmin_tokens = true\nrequests = 6\nwarmup = 1\nextra = {{ logit_bias = {{ {} }} }}\n\n[[workload.case]]\ninput_tokens = 192\noutput_tokens = 8\nconcurrency = [1]\n\n[rounds]\ncount = 8\n\n[analysis]\nalpha = 0.01\n",
+        server(base_batch),
+        server(cand_batch),
+        bias.join(", ")
+    );
+    let p = dir.join("spec.toml");
+    std::fs::write(&p, text).expect("spec");
+    p
+}
+
+fn verdict(v: &serde_json::Value, metric: &str) -> String {
+    v["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .find(|m| m["metric"] == metric)
+        .and_then(|m| m["analysis"]["verdict"].as_str())
+        .unwrap_or("none")
+        .to_string()
+}
+
+#[test]
+fn llama_cpp_prompt_batch_1_versus_256_is_called_faster() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = spec(dir.path(), 1, 256);
+    let bundle = dir.path().join("bundle");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .args(["--format", "json", "--record"])
+        .arg(&bundle)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(verdict(&v, "ttft_mean_s"), "FASTER", "{v:#}");
+    assert_eq!(verdict(&v, "e2e_mean_s"), "FASTER");
+    // 8 rounds × 6 requests, every one with 192 prompt tokens and 8 output tokens.
+    assert_eq!(v["identity"]["compared"], 48);
+    assert_eq!(v["request_failures"], 0);
+    // The record renders in the evidence report.
+    let report = kernelab()
+        .args(["report", "--format", "md"])
+        .arg(&bundle)
+        .output()
+        .expect("report");
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let md = String::from_utf8_lossy(&report.stdout);
+    assert!(md.contains("## Serving"), "{md}");
+    assert!(
+        md.contains("e2e_mean_s at concurrency 1") || md.contains("tpot_mean_s at concurrency 1"),
+        "{md}"
+    );
+}
+
+#[test]
+fn llama_cpp_a_a_is_not_called_a_change() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = spec(dir.path(), 256, 256);
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .args(["--format", "json"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for m in ["ttft_mean_s", "e2e_mean_s"] {
+        let verdict = verdict(&v, m);
+        assert!(
+            verdict != "FASTER" && verdict != "SLOWER",
+            "A/A {m}: {verdict}"
+        );
+    }
+    // Same model, same prompts, temperature 0: identical outputs.
+    assert_eq!(v["identity"]["identical"], 48);
+}
+
+#[test]
+fn a_text_prompt_that_does_not_tokenize_to_the_case_is_exit_2() {
+    if !available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = spec(dir.path(), 256, 256);
+    // Special tokens decode to no text: their prompts cannot have 192 tokens.
+    let text = std::fs::read_to_string(&p)
+        .expect("spec")
+        .replace("vocab = [259, 771]", "vocab = [0, 3]");
+    std::fs::write(&p, text).expect("write");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&p)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("round 0: case 0: prompt 0: its text tokenizes to"),
+        "{err}"
+    );
+    assert!(err.contains("the case has 192"), "{err}");
+}

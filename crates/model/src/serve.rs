@@ -1,0 +1,97 @@
+//! What `kernelab serve` finds: plain result types shared by the runner, the CLI and the
+//! renderers.
+
+use kernelab_stats::{Analysis, Direction};
+use serde::{Deserialize, Serialize};
+
+/// One metric of one case at one concurrency, baseline versus candidate, paired by round.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServeMetric {
+    /// Case index (0-based, spec order).
+    pub case: usize,
+    /// Exact prompt tokens of the case.
+    pub input_tokens: usize,
+    /// Exact completion tokens of the case.
+    pub output_tokens: usize,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Metric name (`ttft_mean_s`, `tpot_p99_s`, `throughput_tok_s`, …).
+    pub metric: String,
+    /// Whether lower or higher is better.
+    pub direction: Direction,
+    /// Median over rounds of the baseline's per-round figure; `None`: unavailable.
+    pub baseline: Option<f64>,
+    /// Median over rounds of the candidate's per-round figure.
+    pub candidate: Option<f64>,
+    /// Per round (in round order) the baseline and candidate figures, rounds where both exist.
+    pub rounds: Vec<RoundFigures>,
+    /// The paired analysis (ratio candidate / baseline with its interval and verdict); `None`
+    /// when fewer than two rounds have both figures.
+    pub analysis: Option<Analysis>,
+}
+
+/// One round's figures of a metric.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoundFigures {
+    /// Round index.
+    pub round: usize,
+    /// The baseline's figure.
+    pub baseline: f64,
+    /// The candidate's figure.
+    pub candidate: f64,
+}
+
+/// A server start of one round.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServeStart {
+    /// Round index.
+    pub round: usize,
+    /// `baseline` or `candidate`.
+    pub server: String,
+    /// Seconds from spawn to healthy; `None` when it never became healthy.
+    pub health_s: Option<f64>,
+    /// How it ended (`terminated`, `killed`, `exited`).
+    pub ending: Option<String>,
+    /// Why the round failed for this server, if it did.
+    pub failure: Option<String>,
+    /// Its log file.
+    pub log: String,
+    /// Peak GPU memory in use while it ran (device-wide); `None`: unavailable.
+    #[serde(default)]
+    pub peak_gpu_memory_bytes: Option<u64>,
+    /// SM clock range while it ran, MHz; `None`: unavailable.
+    #[serde(default)]
+    pub sm_mhz: Option<(u32, u32)>,
+}
+
+/// The output-identity gate: baseline versus candidate outputs of the same prompt and round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// Requests whose outputs hash equal.
+    pub identical: usize,
+    /// Requests compared (both sides measured).
+    pub compared: usize,
+}
+
+/// The whole result of a serve run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServeResult {
+    /// Every case × concurrency × metric.
+    pub metrics: Vec<ServeMetric>,
+    /// Every server start.
+    pub starts: Vec<ServeStart>,
+    /// The output-identity gate.
+    pub identity: Identity,
+    /// Requests measured (both servers, all rounds).
+    pub requests: usize,
+    /// Failed requests, with the first few reasons.
+    pub request_failures: usize,
+    /// The first failure reasons (case, concurrency, reason).
+    pub failure_examples: Vec<String>,
+    /// Largest 99th-percentile event-loop lag of the client over all points, seconds.
+    pub client_lag_p99_s: f64,
+    /// Whether the client may have been the bottleneck (its lag is large against the ITL).
+    pub client_bound: bool,
+    /// Notes (unavailable figures, failed rounds).
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,238 @@
+//! The `serve` view: per case and concurrency the table reviewers expect ("baseline →
+//! candidate (Δ%) | interval | verdict"), each round's figures, the server starts, the
+//! output-identity gate; and one CSV row per case, concurrency and metric.
+
+use crate::format::{bytes, percent, UNAVAILABLE};
+use crate::table::{Align, Section, Table};
+use kernelab_model::serve::{ServeMetric, ServeResult};
+use kernelab_stats::Direction;
+use serde::Serialize;
+
+/// A figure in its unit: seconds as ms, throughputs as tok/s.
+fn figure(metric: &str, v: Option<f64>) -> String {
+    match v {
+        None => UNAVAILABLE.into(),
+        Some(x) if metric.ends_with("_s") && !metric.ends_with("tok_s") => {
+            format!("{:.3} ms", x * 1e3)
+        }
+        Some(x) if metric.ends_with("req_s") => format!("{x:.2} req/s"),
+        Some(x) => format!("{x:.1} tok/s"),
+    }
+}
+
+/// Δ% of candidate over baseline, its interval and the verdict. The analysis ratio of a
+/// higher-is-better metric is baseline / candidate (so that FASTER means better); the change
+/// shown is always candidate / baseline − 1.
+fn verdict(m: &ServeMetric) -> (String, String, String) {
+    let flip = m.direction == Direction::HigherIsBetter;
+    let value = |r: f64| if flip { 1.0 / r - 1.0 } else { r - 1.0 };
+    match &m.analysis {
+        Some(a) => (
+            percent(value(a.ratio), true),
+            a.ci.map(|(l, h)| {
+                let (l, h) = if flip { (h, l) } else { (l, h) };
+                format!("[{}, {}]", percent(value(l), true), percent(value(h), true))
+            })
+            .unwrap_or_else(|| "unavailable (too few rounds)".into()),
+            format!("{:?}", a.verdict).to_uppercase(),
+        ),
+        None => (UNAVAILABLE.into(), UNAVAILABLE.into(), UNAVAILABLE.into()),
+    }
+}
+
+/// Whether a metric is in the main table (means and p99s, throughput); the rest go to CSV/JSON.
+fn main_metric(name: &str) -> bool {
+    name.ends_with("_mean_s")
+        || name.ends_with("_p99_s")
+        || name == "throughput_tok_s"
+        || name == "goodput_req_s"
+}
+
+/// The sections of a serve result.
+pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
+    let mut out = Vec::new();
+    let mut points: Vec<(usize, usize)> =
+        r.metrics.iter().map(|m| (m.case, m.concurrency)).collect();
+    points.dedup();
+    for (c, k) in points {
+        let ms: Vec<&ServeMetric> = r
+            .metrics
+            .iter()
+            .filter(|m| m.case == c && m.concurrency == k)
+            .collect();
+        let Some(first) = ms.first() else { continue };
+        let mut t = Table::new(
+            format!(
+                "Case {c}: {} input × {} output tokens, concurrency {k}",
+                first.input_tokens, first.output_tokens
+            ),
+            &[
+                ("Metric", Align::Left),
+                ("Baseline → candidate (Δ%)", Align::Right),
+                ("Interval", Align::Right),
+                ("Verdict", Align::Left),
+                ("Rounds", Align::Right),
+            ],
+        );
+        for m in ms.iter().filter(|m| main_metric(&m.metric)) {
+            let (delta, interval, verdict) = verdict(m);
+            t.push(vec![
+                m.metric.clone(),
+                format!(
+                    "{} → {} ({delta})",
+                    figure(&m.metric, m.baseline),
+                    figure(&m.metric, m.candidate)
+                ),
+                interval,
+                verdict,
+                m.rounds.len().to_string(),
+            ]);
+        }
+        out.push(Section::Table(t));
+        if let Some(tp) = ms
+            .iter()
+            .find(|m| m.metric == "tpot_mean_s" || m.metric == "e2e_mean_s")
+        {
+            let mut t = Table::new(
+                format!("Case {c}, concurrency {k}: {} per round", tp.metric),
+                &[
+                    ("Round", Align::Right),
+                    ("Baseline", Align::Right),
+                    ("Candidate", Align::Right),
+                    ("Δ%", Align::Right),
+                ],
+            );
+            for r in &tp.rounds {
+                t.push(vec![
+                    r.round.to_string(),
+                    figure(&tp.metric, Some(r.baseline)),
+                    figure(&tp.metric, Some(r.candidate)),
+                    percent(r.candidate / r.baseline - 1.0, true),
+                ]);
+            }
+            out.push(Section::Table(t));
+        }
+    }
+    let mut t = Table::new(
+        "Server starts",
+        &[
+            ("Round", Align::Right),
+            ("Server", Align::Left),
+            ("Health", Align::Right),
+            ("Ended", Align::Left),
+            ("Peak GPU memory", Align::Right),
+            ("SM clock", Align::Right),
+            ("Failure", Align::Left),
+        ],
+    );
+    for s in &r.starts {
+        t.push(vec![
+            s.round.to_string(),
+            s.server.clone(),
+            s.health_s
+                .map(|h| format!("{h:.2} s"))
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            s.ending.clone().unwrap_or_else(|| UNAVAILABLE.into()),
+            s.peak_gpu_memory_bytes
+                .map(bytes)
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            s.sm_mhz
+                .map(|(lo, hi)| format!("{lo}–{hi} MHz"))
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            s.failure
+                .as_deref()
+                .map(|f| format!("{} (log {})", f.lines().next().unwrap_or(""), s.log))
+                .unwrap_or_default(),
+        ]);
+    }
+    out.push(Section::Table(t));
+    let mut lines = vec![
+        identity_line(r),
+        format!(
+            "{} requests measured, {} failed; client event-loop lag p99 {:.3} ms{}",
+            r.requests,
+            r.request_failures,
+            r.client_lag_p99_s * 1e3,
+            if r.client_bound {
+                " (the client may have been the bottleneck)"
+            } else {
+                ""
+            }
+        ),
+    ];
+    lines.extend(r.failure_examples.iter().cloned());
+    lines.extend(r.notes.iter().cloned());
+    out.push(Section::Lines {
+        title: "Gates and notes".into(),
+        lines,
+    });
+    out
+}
+
+/// "N of M requests identical" for the output-identity gate.
+pub fn identity_line(r: &ServeResult) -> String {
+    format!(
+        "output identity: {} of {} requests identical (baseline vs candidate, same prompt and round){}",
+        r.identity.identical,
+        r.identity.compared,
+        if r.identity.identical == r.identity.compared {
+            ""
+        } else {
+            " — GATE FAILED"
+        }
+    )
+}
+
+/// One CSV row.
+#[derive(Serialize)]
+pub struct ServeCsvRow {
+    /// Case index.
+    pub case: usize,
+    /// Input tokens.
+    pub input_tokens: usize,
+    /// Output tokens.
+    pub output_tokens: usize,
+    /// Concurrency.
+    pub concurrency: usize,
+    /// Metric.
+    pub metric: String,
+    /// Baseline median over rounds.
+    pub baseline: Option<f64>,
+    /// Candidate median over rounds.
+    pub candidate: Option<f64>,
+    /// The analysis ratio (Hodges–Lehmann over rounds): candidate / baseline for times,
+    /// baseline / candidate for throughputs (below 1 is better in both).
+    pub ratio: Option<f64>,
+    /// Interval low.
+    pub ci_low: Option<f64>,
+    /// Interval high.
+    pub ci_high: Option<f64>,
+    /// Verdict.
+    pub verdict: Option<String>,
+    /// Rounds paired.
+    pub rounds: usize,
+}
+
+/// The CSV rows of a serve result.
+pub fn serve_csv_rows(r: &ServeResult) -> Vec<ServeCsvRow> {
+    r.metrics
+        .iter()
+        .map(|m| ServeCsvRow {
+            case: m.case,
+            input_tokens: m.input_tokens,
+            output_tokens: m.output_tokens,
+            concurrency: m.concurrency,
+            metric: m.metric.clone(),
+            baseline: m.baseline,
+            candidate: m.candidate,
+            ratio: m.analysis.as_ref().map(|a| a.ratio),
+            ci_low: m.analysis.as_ref().and_then(|a| a.ci.map(|c| c.0)),
+            ci_high: m.analysis.as_ref().and_then(|a| a.ci.map(|c| c.1)),
+            verdict: m
+                .analysis
+                .as_ref()
+                .map(|a| format!("{:?}", a.verdict).to_uppercase()),
+            rounds: m.rounds.len(),
+        })
+        .collect()
+}

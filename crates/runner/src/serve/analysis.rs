@@ -1,0 +1,389 @@
+//! From the samples file to the result: per round and server one figure per metric (mean,
+//! median, p90, p99 over the round's requests), paired by round and analysed with
+//! `kernelab_stats`; the output-identity gate; failures and the client guard.
+
+use super::client::Measured;
+use super::rounds::{round_order, slot_name};
+use super::samples::ServeRecord;
+use super::spec::{Slo, Spec};
+use crate::record::Slot;
+use kernelab_model::serve::{Identity, RoundFigures, ServeMetric, ServeResult, ServeStart};
+use kernelab_stats::{analyze, Design, Direction, Order, Pair, StopRule};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Quantile `q` (0..=1) of sorted values, by linear interpolation.
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    let f = pos - lo as f64;
+    Some(sorted[lo] * (1.0 - f) + sorted[hi] * f)
+}
+
+fn summaries(name: &str, mut v: Vec<f64>, out: &mut Vec<(String, Option<f64>)>) {
+    v.sort_by(f64::total_cmp);
+    let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    out.push((format!("{name}_mean_s"), mean));
+    out.push((format!("{name}_p50_s"), quantile(&v, 0.5)));
+    out.push((format!("{name}_p90_s"), quantile(&v, 0.9)));
+    out.push((format!("{name}_p99_s"), quantile(&v, 0.99)));
+}
+
+/// Whether a request meets every SLO given (an SLO on an unavailable figure is not met).
+pub fn meets(m: &Measured, slo: &Slo) -> bool {
+    let ok = |limit_ms: Option<f64>, v: Option<f64>| {
+        limit_ms.is_none_or(|l| v.is_some_and(|v| v * 1e3 <= l))
+    };
+    ok(slo.ttft_ms, m.ttft_s) && ok(slo.tpot_ms, m.tpot_s()) && ok(slo.e2e_ms, Some(m.e2e_s))
+}
+
+/// The metrics of one point (one round, one server) from its measured requests; goodput when
+/// an SLO is given.
+pub fn point_metrics(requests: &[&Measured], wall_s: f64, slo: &Slo) -> Vec<(String, Option<f64>)> {
+    let mut out = Vec::new();
+    let collect = |f: &dyn Fn(&Measured) -> Option<f64>| -> Vec<f64> {
+        requests.iter().filter_map(|m| f(m)).collect()
+    };
+    summaries("ttft", collect(&|m| m.ttft_s), &mut out);
+    let tt2t = collect(&|m| m.tt2t_s);
+    out.push((
+        "tt2t_mean_s".into(),
+        (!tt2t.is_empty()).then(|| tt2t.iter().sum::<f64>() / tt2t.len() as f64),
+    ));
+    summaries("tpot", collect(&|m| m.tpot_s()), &mut out);
+    let itl: Vec<f64> = requests
+        .iter()
+        .flat_map(|m| m.itl_s.iter().copied())
+        .collect();
+    summaries("itl", itl, &mut out);
+    summaries("e2e", collect(&|m| Some(m.e2e_s)), &mut out);
+    let tokens: u64 = requests.iter().filter_map(|m| m.tokens()).sum();
+    out.push((
+        "throughput_tok_s".into(),
+        (wall_s > 0.0 && tokens > 0).then(|| tokens as f64 / wall_s),
+    ));
+    if slo.any() {
+        let good = requests.iter().filter(|m| meets(m, slo)).count();
+        out.push((
+            "goodput_req_s".into(),
+            (wall_s > 0.0 && !requests.is_empty()).then(|| good as f64 / wall_s),
+        ));
+    }
+    out
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    quantile(&v, 0.5)
+}
+
+type Key = (usize, Slot, usize, usize);
+
+/// The analysis without an order effect whose interval could not be computed (too few rounds
+/// of each order): a NaN is not a figure and does not survive JSON.
+fn finite(mut a: kernelab_stats::Analysis) -> kernelab_stats::Analysis {
+    if a.order_effect
+        .as_ref()
+        .is_some_and(|o| !(o.estimate.is_finite() && o.ci.0.is_finite() && o.ci.1.is_finite()))
+    {
+        a.order_effect = None;
+    }
+    a
+}
+
+/// Analyses the records of a run of `spec` whose round 0 had order `start`.
+pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResult {
+    let mut complete: BTreeMap<Key, (f64, f64)> = BTreeMap::new();
+    let mut send_lag: f64 = 0.0;
+    let mut telemetry_note: Option<String> = None;
+    let mut requests: BTreeMap<Key, Vec<&super::workload::RequestOutcome>> = BTreeMap::new();
+    let mut starts: Vec<ServeStart> = Vec::new();
+    for r in records {
+        match r {
+            ServeRecord::Point {
+                round,
+                slot,
+                case,
+                concurrency,
+                wall_s,
+                guard,
+            } => {
+                complete.insert(
+                    (*round, *slot, *case, *concurrency),
+                    (*wall_s, guard.loop_lag_p99_s),
+                );
+                send_lag = send_lag.max(guard.send_lag_max_s);
+            }
+            ServeRecord::Request {
+                round,
+                slot,
+                case,
+                concurrency,
+                outcome,
+            } => requests
+                .entry((*round, *slot, *case, *concurrency))
+                .or_default()
+                .push(outcome),
+            ServeRecord::Start {
+                round,
+                slot,
+                health_s,
+                error,
+                log,
+            } => starts.push(ServeStart {
+                round: *round,
+                server: slot_name(*slot).into(),
+                health_s: *health_s,
+                ending: None,
+                failure: error.clone(),
+                log: log.clone(),
+                peak_gpu_memory_bytes: None,
+                sm_mhz: None,
+            }),
+            ServeRecord::Stop {
+                round,
+                slot,
+                ending,
+                failure,
+                telemetry,
+                ..
+            } => {
+                if let Some(s) = starts
+                    .iter_mut()
+                    .rev()
+                    .find(|s| s.round == *round && s.server == slot_name(*slot))
+                {
+                    s.ending = serde_json::to_value(ending)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string));
+                    if failure.is_some() {
+                        s.failure = failure.clone();
+                    }
+                    if let Some(why) = telemetry.as_ref().and_then(|t| t.unavailable.clone()) {
+                        telemetry_note.get_or_insert(why);
+                    }
+                    if let Some(t) = telemetry {
+                        s.peak_gpu_memory_bytes = t.peak_gpu_memory_bytes;
+                        s.sm_mhz = t.sm_mhz_min.zip(t.sm_mhz_max);
+                    }
+                }
+            }
+            ServeRecord::Header { .. } => {}
+        }
+    }
+    // Requests of complete points only; a request seen twice (a resumed point) keeps the last.
+    let mut measured: BTreeMap<Key, BTreeMap<usize, &super::workload::RequestOutcome>> =
+        BTreeMap::new();
+    for (k, v) in &requests {
+        if complete.contains_key(k) {
+            let m = measured.entry(*k).or_default();
+            for o in v {
+                m.insert(o.index, o);
+            }
+        }
+    }
+    let (mut n_requests, mut n_failed, mut examples) = (0, 0, Vec::new());
+    let mut bad_points: BTreeSet<Key> = BTreeSet::new();
+    for (k, m) in &measured {
+        for o in m.values() {
+            n_requests += 1;
+            if let Some(e) = &o.error {
+                n_failed += 1;
+                bad_points.insert(*k);
+                if examples.len() < 5 {
+                    examples.push(format!(
+                        "round {} {} case {} concurrency {} request {}: {e}",
+                        k.0,
+                        slot_name(k.1),
+                        k.2,
+                        k.3,
+                        o.index
+                    ));
+                }
+            }
+        }
+    }
+    let mut identity = Identity::default();
+    for (&(round, slot, c, k), m) in &measured {
+        if slot != Slot::A {
+            continue;
+        }
+        if let Some(other) = measured.get(&(round, Slot::B, c, k)) {
+            for (i, o) in m {
+                let (Some(a), Some(b)) =
+                    (&o.measured, other.get(i).and_then(|x| x.measured.as_ref()))
+                else {
+                    continue;
+                };
+                identity.compared += 1;
+                if a.output_sha256 == b.output_sha256 {
+                    identity.identical += 1;
+                }
+            }
+        }
+    }
+    // Per point and round, each metric's figure.
+    let mut figures: BTreeMap<Key, Vec<(String, Option<f64>)>> = BTreeMap::new();
+    for (k, m) in &measured {
+        if bad_points.contains(k) {
+            continue;
+        }
+        let ms: Vec<&Measured> = m.values().filter_map(|o| o.measured.as_ref()).collect();
+        let wall = complete.get(k).map_or(0.0, |c| c.0);
+        figures.insert(*k, point_metrics(&ms, wall, &spec.analysis.slo));
+    }
+    let mut metrics = Vec::new();
+    let mut notes = Vec::new();
+    for (c, k) in spec.points() {
+        let case = &spec.workload.cases[c];
+        let names: Vec<String> = point_metrics(&[], 0.0, &spec.analysis.slo)
+            .into_iter()
+            .map(|p| p.0)
+            .collect();
+        for name in names {
+            let get = |round: usize, slot: Slot| -> Option<f64> {
+                figures
+                    .get(&(round, slot, c, k))?
+                    .iter()
+                    .find(|(n, _)| *n == name)?
+                    .1
+            };
+            let direction = if name.starts_with("throughput") || name.starts_with("goodput") {
+                Direction::HigherIsBetter
+            } else {
+                Direction::LowerIsBetter
+            };
+            let mut rounds = Vec::new();
+            let (mut a_all, mut b_all) = (Vec::new(), Vec::new());
+            let mut pairs = Vec::new();
+            for round in 0..spec.rounds.count {
+                let (a, b) = (get(round, Slot::A), get(round, Slot::B));
+                a_all.extend(a);
+                b_all.extend(b);
+                if let (Some(a), Some(b)) = (a, b) {
+                    rounds.push(RoundFigures {
+                        round,
+                        baseline: a,
+                        candidate: b,
+                    });
+                    pairs.push(Pair {
+                        order: round_order(spec, round, start),
+                        a,
+                        b,
+                    });
+                }
+            }
+            let design = Design {
+                alpha: spec.analysis.alpha,
+                threshold: spec.analysis.threshold,
+                min_pairs: 2,
+                max_pairs: pairs.len().max(2),
+                stop: StopRule::Fixed,
+                direction,
+            };
+            let usable = pairs.len() >= 2 && pairs.iter().all(|p| p.a > 0.0 && p.b > 0.0);
+            metrics.push(ServeMetric {
+                case: c,
+                input_tokens: case.input_tokens,
+                output_tokens: case.output_tokens,
+                concurrency: k,
+                metric: name.clone(),
+                direction,
+                baseline: median(a_all),
+                candidate: median(b_all),
+                rounds,
+                analysis: usable.then(|| finite(analyze(&pairs, &design))),
+            });
+        }
+    }
+    if !spec.workload.stream {
+        notes
+            .push("non-streaming: TTFT, time to second token, ITL and TPOT are unavailable".into());
+    }
+    if let Some(why) = telemetry_note {
+        notes.push(format!("GPU memory and clocks unavailable: {why}"));
+    }
+    let failed_rounds = starts.iter().filter(|s| s.failure.is_some()).count();
+    if failed_rounds > 0 {
+        notes.push(format!(
+            "{failed_rounds} server round(s) failed; their logs are listed with the starts"
+        ));
+    }
+    let lag = complete.values().map(|c| c.1).fold(0.0, f64::max);
+    let median_itl = metrics
+        .iter()
+        .filter(|m| m.metric == "itl_p50_s")
+        .filter_map(|m| m.baseline)
+        .fold(f64::INFINITY, f64::min);
+    let client_bound =
+        lag > 0.005 || (median_itl.is_finite() && lag > 0.25 * median_itl) || send_lag > 0.01;
+    if send_lag > 0.01 {
+        notes.push(format!(
+            "a request left up to {:.1} ms after its scheduled arrival (request-rate load)",
+            send_lag * 1e3
+        ));
+    }
+    if client_bound {
+        notes.push(format!(
+            "the client's event loop lagged up to {:.2} ms (p99): it may have been the bottleneck",
+            lag * 1e3
+        ));
+    }
+    ServeResult {
+        metrics,
+        starts,
+        identity,
+        requests: n_requests,
+        request_failures: n_failed,
+        failure_examples: examples,
+        client_lag_p99_s: lag,
+        client_bound,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_and_point_metrics() {
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0], 0.5), Some(2.5));
+        assert_eq!(quantile(&[], 0.5), None);
+        let a = Measured {
+            ttft_s: Some(0.1),
+            tt2t_s: Some(0.12),
+            itl_s: vec![0.02, 0.02],
+            e2e_s: 0.14,
+            completion_tokens: Some(3),
+            ..Default::default()
+        };
+        let slo = Slo {
+            ttft_ms: Some(150.0),
+            ..Default::default()
+        };
+        let m = point_metrics(&[&a, &a], 2.0, &slo);
+        let get = |n: &str| m.iter().find(|x| x.0 == n).and_then(|x| x.1);
+        assert_eq!(get("ttft_mean_s"), Some(0.1));
+        assert!((get("tpot_mean_s").expect("tpot") - 0.02).abs() < 1e-12);
+        assert_eq!(get("throughput_tok_s"), Some(3.0));
+        assert_eq!(get("goodput_req_s"), Some(1.0));
+        let strict = Slo {
+            ttft_ms: Some(50.0),
+            ..Default::default()
+        };
+        assert!(!meets(&a, &strict));
+        let nostream = Measured {
+            e2e_s: 1.0,
+            completion_tokens: Some(3),
+            ..Default::default()
+        };
+        let m = point_metrics(&[&nostream], 1.0, &Slo::default());
+        let get = |n: &str| m.iter().find(|x| x.0 == n).and_then(|x| x.1);
+        assert_eq!(get("ttft_mean_s"), None);
+        assert_eq!(get("tpot_p99_s"), None);
+        assert_eq!(get("e2e_mean_s"), Some(1.0));
+    }
+}

@@ -1,0 +1,14 @@
+//! `kernelab serve`: request-level A/B of two inference servers, each started fresh per round.
+
+pub mod analysis;
+pub mod client;
+pub mod error;
+pub mod rounds;
+pub mod samples;
+pub mod scripted;
+pub mod server;
+pub mod spec;
+pub mod telemetry;
+pub mod workload;
+
+pub use error::{Error, Result};

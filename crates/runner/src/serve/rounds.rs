@@ -1,0 +1,253 @@
+//! Rounds: each round starts each server fresh (in ABBA order across rounds), runs every case at
+//! every concurrency against it, and stops it; every event is appended to the samples file as
+//! it happens. A resumed run skips the points already complete, so an interrupted run loses
+//! only the point in flight.
+
+use super::error::{Error, Result};
+use super::samples::{SampleWriter, ServeRecord};
+use super::server::{log_tail, Server};
+use super::spec::{RoundOrder, Spec};
+use super::workload::{prompts, run_point, Target};
+use crate::record::Slot;
+use kernelab_stats::{abba_order, Order};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The order of round `k`.
+pub fn round_order(spec: &Spec, k: usize, start: Order) -> Order {
+    match spec.rounds.order {
+        RoundOrder::Abba => abba_order(k, start),
+        RoundOrder::Ab => start,
+    }
+}
+
+/// The name of a slot.
+pub fn slot_name(slot: Slot) -> &'static str {
+    match slot {
+        Slot::A => "baseline",
+        Slot::B => "candidate",
+    }
+}
+
+/// Where a run keeps its server logs: `SAMPLES.logs/`.
+pub fn logs_dir(samples: &Path) -> PathBuf {
+    let mut s = samples.as_os_str().to_owned();
+    s.push(".logs");
+    PathBuf::from(s)
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Every round was run (some may have failed and been recorded).
+    Complete,
+    /// `stop_on_failure` stopped it at a failed round.
+    Stopped(String),
+}
+
+/// Runs every round not yet complete in `done`, appending to `out`. `dir` is the spec's
+/// folder. Servers are started from the calling thread, which must live until this returns
+/// (their `PR_SET_PDEATHSIG` follows the thread).
+pub fn run_rounds(
+    spec: &Spec,
+    dir: &Path,
+    start: Order,
+    done: &[ServeRecord],
+    out: &mut SampleWriter,
+    samples: &Path,
+    progress: &mut dyn FnMut(&str),
+) -> Result<RunEnd> {
+    let complete: BTreeSet<(usize, Slot, usize, usize)> = done
+        .iter()
+        .filter_map(|r| match r {
+            ServeRecord::Point {
+                round,
+                slot,
+                case,
+                concurrency,
+                ..
+            } => Some((*round, *slot, *case, *concurrency)),
+            _ => None,
+        })
+        .collect();
+    let logs = logs_dir(samples);
+    std::fs::create_dir_all(&logs).map_err(super::error::io(format!(
+        "{}: cannot create the log folder",
+        logs.display()
+    )))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(super::error::io("starting the async runtime"))?;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(1024)
+        .build()
+        .map_err(|e| Error::Io {
+            what: "building the HTTP client".into(),
+            source: std::io::Error::other(e),
+        })?;
+    let points = spec.points();
+    for round in 0..spec.rounds.count {
+        let slots = match round_order(spec, round, start) {
+            Order::AB => [Slot::A, Slot::B],
+            Order::BA => [Slot::B, Slot::A],
+        };
+        for slot in slots {
+            let todo: Vec<(usize, usize)> = points
+                .iter()
+                .copied()
+                .filter(|&(c, k)| !complete.contains(&(round, slot, c, k)))
+                .collect();
+            if todo.is_empty() {
+                continue;
+            }
+            let name = slot_name(slot);
+            let server_spec = match slot {
+                Slot::A => &spec.baseline,
+                Slot::B => &spec.candidate,
+            };
+            let log = logs.join(format!("round{round}-{name}.log"));
+            let log_s = log.display().to_string();
+            progress(&format!("round {round}: starting the {name}"));
+            let mut server = match Server::start(name, server_spec, dir, &log) {
+                Ok(s) => s,
+                Err(e) => {
+                    let msg = e.to_string();
+                    out.write(&ServeRecord::Start {
+                        round,
+                        slot,
+                        health_s: None,
+                        error: Some(msg.clone()),
+                        log: log_s.clone(),
+                    })?;
+                    if spec.rounds.stop_on_failure || round == 0 {
+                        // A server that cannot start in the first round will not start later.
+                        return Err(e);
+                    }
+                    progress(&format!("round {round}: {msg}; going on"));
+                    continue;
+                }
+            };
+            out.write(&ServeRecord::Start {
+                round,
+                slot,
+                health_s: Some(server.health_s),
+                error: None,
+                log: log_s.clone(),
+            })?;
+            progress(&format!(
+                "round {round}: {name} healthy after {:.2} s",
+                server.health_s
+            ));
+            let sampler = super::telemetry::Sampler::start();
+            let url = format!("{}{}", server.base_url, spec.workload.endpoint);
+            let mut failure = None;
+            for (c, k) in todo {
+                let case = &spec.workload.cases[c];
+                let w = &spec.workload;
+                let model = server_spec.model.as_deref();
+                let base = server.base_url.clone();
+                let r = rt.block_on(async {
+                    if let Some(path) = &w.flush {
+                        let r = client
+                            .post(format!("{base}{path}"))
+                            .send()
+                            .await
+                            .map_err(|e| super::client::Failure(format!("flush {path}: {e}")))?;
+                        if !r.status().is_success() {
+                            return Err(super::client::Failure(format!(
+                                "flush {path}: HTTP {}",
+                                r.status()
+                            )));
+                        }
+                    }
+                    let measured = prompts(&client, &base, w, c, case, 0, w.requests).await?;
+                    let warm = prompts(&client, &base, w, c, case, w.requests, w.warmup).await?;
+                    Ok::<_, super::client::Failure>(
+                        run_point(
+                            Target {
+                                client: &client,
+                                url: &url,
+                                model,
+                            },
+                            w,
+                            case,
+                            k,
+                            &warm,
+                            &measured,
+                        )
+                        .await,
+                    )
+                });
+                let point = match r {
+                    Ok(p) => p,
+                    Err(e) => {
+                        // The prompts or the cache flush failed: the workload does not fit the
+                        // server, and no later round will do better.
+                        let message = format!("case {c}: {e}");
+                        let telemetry = Some(sampler.finish());
+                        let ending = server.stop();
+                        out.write(&ServeRecord::Stop {
+                            round,
+                            slot,
+                            ending,
+                            failure: Some(message.clone()),
+                            log: log_s,
+                            telemetry,
+                        })?;
+                        return Err(Error::Workload {
+                            server: name.into(),
+                            round,
+                            message,
+                        });
+                    }
+                };
+                for outcome in point.requests {
+                    out.write(&ServeRecord::Request {
+                        round,
+                        slot,
+                        case: c,
+                        concurrency: k,
+                        outcome,
+                    })?;
+                }
+                if let Some(status) = server.exited() {
+                    failure = Some(format!(
+                        "the {name} exited ({status}) during case {c} at concurrency {k}; its log ends:\n{}",
+                        log_tail(&log, 10)
+                    ));
+                    break;
+                }
+                out.write(&ServeRecord::Point {
+                    round,
+                    slot,
+                    case: c,
+                    concurrency: k,
+                    wall_s: point.wall_s,
+                    guard: point.guard,
+                })?;
+                progress(&format!(
+                    "round {round}: {name}: case {c} at concurrency {k} done in {:.2} s",
+                    point.wall_s
+                ));
+            }
+            let telemetry = sampler.finish();
+            let ending = server.stop();
+            out.write(&ServeRecord::Stop {
+                round,
+                slot,
+                ending,
+                failure: failure.clone(),
+                log: log_s,
+                telemetry: Some(telemetry),
+            })?;
+            if let Some(f) = failure {
+                progress(&format!("round {round} failed: {f}"));
+                if spec.rounds.stop_on_failure {
+                    return Ok(RunEnd::Stopped(f));
+                }
+            }
+        }
+    }
+    Ok(RunEnd::Complete)
+}

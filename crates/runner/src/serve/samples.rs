@@ -1,0 +1,168 @@
+//! The serve samples file (JSONL): a header with the spec, then each server start, each
+//! measured request, each completed point and each stop, appended as they happen.
+
+use super::error::{io, Error, Result};
+use super::server::Ending;
+use super::spec::Spec;
+use super::telemetry::Telemetry;
+use super::workload::{Guard, RequestOutcome};
+use crate::record::Slot;
+use kernelab_model::Location;
+use kernelab_stats::Order;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Layout version of the serve samples file.
+pub const SCHEMA: u32 = 1;
+
+/// One line of the serve samples file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ServeRecord {
+    /// The first line.
+    Header {
+        /// Layout version.
+        schema_version: u32,
+        /// The spec, as read.
+        spec: Box<Spec>,
+        /// SHA-256 of the spec file.
+        spec_sha256: String,
+        /// The spec's folder (servers start there unless their `cwd` says otherwise).
+        spec_dir: PathBuf,
+        /// Order of round 0.
+        start: Order,
+    },
+    /// A server start (healthy or not).
+    Start {
+        /// Round.
+        round: usize,
+        /// Which server.
+        slot: Slot,
+        /// Seconds to healthy; `None` when the start failed.
+        health_s: Option<f64>,
+        /// Why the start failed.
+        error: Option<String>,
+        /// Its log.
+        log: String,
+    },
+    /// One measured request.
+    Request {
+        /// Round.
+        round: usize,
+        /// Which server.
+        slot: Slot,
+        /// Case index.
+        case: usize,
+        /// Concurrency.
+        concurrency: usize,
+        /// What happened.
+        #[serde(flatten)]
+        outcome: RequestOutcome,
+    },
+    /// A case at one concurrency completed on a live server.
+    Point {
+        /// Round.
+        round: usize,
+        /// Which server.
+        slot: Slot,
+        /// Case index.
+        case: usize,
+        /// Concurrency.
+        concurrency: usize,
+        /// Wall time of its measured requests.
+        wall_s: f64,
+        /// The client guard.
+        guard: Guard,
+    },
+    /// A server stopped.
+    Stop {
+        /// Round.
+        round: usize,
+        /// Which server.
+        slot: Slot,
+        /// How it ended.
+        ending: Ending,
+        /// Why the round failed for it, if it did.
+        failure: Option<String>,
+        /// Its log.
+        log: String,
+        /// GPU telemetry while it ran.
+        #[serde(default)]
+        telemetry: Option<Telemetry>,
+    },
+}
+
+/// Appends records, one flushed line each.
+pub struct SampleWriter {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl SampleWriter {
+    /// Opens `path` for appending; a torn last line (a killed run) is cut off first.
+    pub fn append(path: &Path) -> Result<Self> {
+        let w = crate::record::Writer::append(path).map_err(io(format!(
+            "{}: cannot open the samples file",
+            path.display()
+        )))?;
+        drop(w);
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(io(format!(
+                "{}: cannot open the samples file",
+                path.display()
+            )))?;
+        Ok(SampleWriter {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Writes one record.
+    pub fn write(&mut self, r: &ServeRecord) -> Result<()> {
+        let what = || format!("{}: cannot write the samples file", self.path.display());
+        let mut line = serde_json::to_string(r).map_err(|e| Error::Io {
+            what: what(),
+            source: std::io::Error::other(e),
+        })?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|_| self.file.flush())
+            .map_err(io(what()))
+    }
+}
+
+/// Reads a serve samples file; a torn last line is ignored.
+pub fn read(path: &Path) -> Result<Vec<ServeRecord>> {
+    let text = std::fs::read_to_string(path).map_err(io(format!(
+        "{}: cannot read the samples file",
+        path.display()
+    )))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<ServeRecord>(l) {
+            Ok(r) => out.push(r),
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(e) => {
+                return Err(Error::Samples {
+                    location: Location::line(i as u64 + 1).with_path(path),
+                    message: format!("expected a serve sample record ({e})"),
+                })
+            }
+        }
+    }
+    match out.first() {
+        Some(ServeRecord::Header { .. }) => Ok(out),
+        _ => Err(Error::Samples {
+            location: Location::line(1).with_path(path),
+            message: "expected a serve header record; not a kernelab serve samples file".into(),
+        }),
+    }
+}

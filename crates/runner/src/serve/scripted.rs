@@ -1,0 +1,135 @@
+//! A scripted OpenAI-style completion server whose token timing is known: for the unit tests of
+//! the client's timing arithmetic and the client-overhead benchmark only, never as evidence
+//! about a real server. It streams `max_tokens` chunks, the first after `ttft`, then one every
+//! `interval`, and keeps the true time of every write, from which it gives the true TPOT.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Token timing of the scripted server.
+#[derive(Clone, Copy, Debug)]
+pub struct Script {
+    /// Delay before the first token.
+    pub ttft: Duration,
+    /// Delay between tokens.
+    pub interval: Duration,
+}
+
+/// What the server did for one request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Truth {
+    /// Tokens written.
+    pub tokens: u64,
+    /// (last token write − first token write) / (tokens − 1), seconds.
+    pub tpot_s: f64,
+}
+
+/// A running scripted server (threads; it lives until the process ends).
+pub struct Scripted {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    truths: Arc<Mutex<Vec<Truth>>>,
+}
+
+impl Scripted {
+    /// Starts the server on a free port.
+    pub fn start(script: Script) -> std::io::Result<Scripted> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let truths = Arc::new(Mutex::new(Vec::new()));
+        let t = truths.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let t = t.clone();
+                std::thread::spawn(move || {
+                    let _ = serve(conn, script, &t);
+                });
+            }
+        });
+        Ok(Scripted { port, truths })
+    }
+
+    /// What the server did so far, one entry per streamed request.
+    pub fn truths(&self) -> Vec<Truth> {
+        self.truths.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+/// Sleeps until `deadline` (the truth is the time of each write, so sleep precision only
+/// changes the pace, not what is compared).
+fn sleep_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline > now {
+        std::thread::sleep(deadline - now);
+    }
+}
+
+fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io::Result<()> {
+    conn.set_nodelay(true)?;
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body)?;
+    let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let n = req.get("max_tokens").and_then(|v| v.as_u64()).unwrap_or(16);
+    let prompt = req
+        .get("prompt")
+        .and_then(|p| p.as_array())
+        .map_or(0, |a| a.len());
+    let stream = req.get("stream").and_then(|v| v.as_bool()).unwrap_or(false);
+    let usage = serde_json::json!({"prompt_tokens": prompt, "completion_tokens": n});
+    let mut out = conn;
+    let start = Instant::now();
+    if !stream {
+        sleep_until(start + script.ttft + script.interval * (n.saturating_sub(1)) as u32);
+        let text: String = (0..n).map(|i| format!("t{i} ")).collect();
+        let b = serde_json::json!({"choices": [{"text": text}], "usage": usage}).to_string();
+        write!(
+            out,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+            b.len()
+        )?;
+        return Ok(());
+    }
+    write!(
+        out,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut first = None;
+    let mut last = start;
+    for i in 0..n {
+        sleep_until(start + script.ttft + script.interval * i as u32);
+        let chunk = serde_json::json!({"choices": [{"text": format!("t{i} ")}]});
+        out.write_all(format!("data: {chunk}\n\n").as_bytes())?;
+        last = Instant::now();
+        first.get_or_insert(last);
+    }
+    let tpot_s = match first {
+        Some(f) if n >= 2 => last.duration_since(f).as_secs_f64() / (n - 1) as f64,
+        _ => f64::NAN,
+    };
+    // Recorded before the end of the stream, so a client that has the response has the truth.
+    if let Ok(mut v) = truths.lock() {
+        v.push(Truth { tokens: n, tpot_s });
+    }
+    let tail = serde_json::json!({"choices": [], "usage": usage});
+    out.write_all(format!("data: {tail}\n\ndata: [DONE]\n\n").as_bytes())?;
+    Ok(())
+}

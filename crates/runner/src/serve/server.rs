@@ -1,0 +1,348 @@
+//! A server's life: started fresh in its own session (and process group) with its output in a
+//! log file, health timed, stopped with SIGTERM then SIGKILL after a grace period, the whole
+//! group reaped. Nothing it starts may outlive kernelab: the server gets `PR_SET_PDEATHSIG`
+//! (SIGKILL when kernelab's spawning thread dies), and a watchdog process in a group of its own
+//! kills the whole server group when its pipe from kernelab closes, which happens however
+//! kernelab ends, SIGKILL included.
+
+use super::error::{io, Error, Result};
+use super::spec::ServerSpec;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+/// A port no one listens on now (bound to 127.0.0.1:0 and released).
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// `text` with every `{port}` replaced.
+pub fn with_port(text: &str, port: u16) -> String {
+    text.replace("{port}", &port.to_string())
+}
+
+/// The last `n` lines of a log file (empty when it cannot be read).
+pub fn log_tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// How a server ended.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ending {
+    /// It had exited on its own before kernelab stopped it.
+    Exited,
+    /// It stopped within the grace period after SIGTERM.
+    Terminated,
+    /// It needed SIGKILL.
+    Killed,
+}
+
+/// A running server.
+pub struct Server {
+    name: String,
+    child: Child,
+    /// The stdin of the watchdog; dropping it (or kernelab dying) fires the watchdog.
+    watchdog: Option<(Child, ChildStdin)>,
+    /// The port it was given.
+    pub port: u16,
+    /// Its base URL (with the port).
+    pub base_url: String,
+    /// Its log file.
+    pub log: PathBuf,
+    /// Seconds from spawn to the first healthy answer.
+    pub health_s: f64,
+    grace: Duration,
+    ended: Option<Ending>,
+}
+
+/// One HTTP/1.0 GET; the status code.
+fn http_status(url: &str, timeout: Duration) -> std::io::Result<u16> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| std::io::Error::other("expected an http:// URL"))?;
+    let (hostport, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let addr = hostport
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| std::io::Error::other("no address"))?;
+    let mut s = TcpStream::connect_timeout(&addr, timeout)?;
+    s.set_read_timeout(Some(timeout))?;
+    s.set_write_timeout(Some(timeout))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: {hostport}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut head = [0u8; 32];
+    let mut n = 0;
+    while n < 12 {
+        let k = s.read(&mut head[n..])?;
+        if k == 0 {
+            break;
+        }
+        n += k;
+    }
+    let line = String::from_utf8_lossy(&head[..n]);
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {line:?}")))
+}
+
+/// Sends `sig` to the process group `pgid`.
+fn kill_group(pgid: u32, sig: libc::c_int) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid > 1 {
+        // Kills the group; an error (ESRCH: the group is gone) needs no handling.
+        #[allow(unsafe_code)]
+        // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names a group.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+/// Makes `cmd` start in a new session (so a new process group it leads) and die with SIGKILL
+/// when the thread that spawned it ends.
+fn detach(cmd: &mut Command) {
+    // SAFETY: getpid is async-signal-safe and runs here, before the fork.
+    #[allow(unsafe_code)]
+    let parent = unsafe { libc::getpid() };
+    #[allow(unsafe_code)]
+    // SAFETY: the closure runs in the child between fork and exec, where only async-signal-safe
+    // calls are allowed: it calls setsid, prctl and getppid (all async-signal-safe system calls),
+    // allocates nothing, takes no locks and touches only a copied integer.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) == -1
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            // kernelab died before prctl: the signal will never come, so do not start.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other("kernelab exited during the start"));
+            }
+            Ok(())
+        });
+    }
+}
+
+impl Server {
+    /// Starts `spec` (named `name` in messages) with its output appended to `log`, and waits
+    /// until its health URL answers 200 (and its log matches `ready_log`, when given).
+    /// `dir` is the spec's folder (the default working directory).
+    pub fn start(name: &str, spec: &ServerSpec, dir: &Path, log: &Path) -> Result<Server> {
+        let fail = |message: String| Error::Start {
+            server: name.to_string(),
+            message,
+            log: log.to_path_buf(),
+        };
+        let port = match spec.port {
+            Some(p) => p,
+            None => free_port().map_err(io("choosing a free port"))?,
+        };
+        let argv: Vec<String> = spec.argv.iter().map(|a| with_port(a, port)).collect();
+        let (prog, args) = argv
+            .split_first()
+            .ok_or_else(|| fail("empty argv".into()))?;
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(io(format!("{}: cannot open the server log", log.display())))?;
+        let err = out
+            .try_clone()
+            .map_err(io(format!("{}: cannot open the server log", log.display())))?;
+        let cwd = match &spec.cwd {
+            Some(c) => dir.join(c),
+            None => dir.to_path_buf(),
+        };
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
+            .envs(&spec.env)
+            .current_dir(&cwd)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
+        detach(&mut cmd);
+        let t0 = Instant::now();
+        let child = cmd
+            .spawn()
+            .map_err(|e| fail(format!("cannot start {prog:?} in {}: {e}", cwd.display())))?;
+        let pgid = child.id();
+        let mut server = Server {
+            name: name.to_string(),
+            child,
+            watchdog: None,
+            port,
+            base_url: with_port(&spec.base_url, port),
+            log: log.to_path_buf(),
+            health_s: f64::NAN,
+            grace: Duration::from_secs_f64(spec.stop_grace_s),
+            ended: None,
+        };
+        // The watchdog: `read` returns at end of file, when kernelab's end of the pipe closes.
+        let mut dog = Command::new("sh");
+        dog.arg("-c")
+            .arg("read _; kill -KILL -\"$1\" 2>/dev/null")
+            .arg("kernelab-watchdog")
+            .arg(pgid.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        match dog.spawn() {
+            Ok(mut d) => {
+                if let Some(pipe) = d.stdin.take() {
+                    server.watchdog = Some((d, pipe));
+                }
+            }
+            Err(e) => {
+                server.stop();
+                return Err(fail(format!("cannot start the watchdog (sh): {e}")));
+            }
+        }
+        let health = with_port(&spec.health_url, port);
+        let ready = spec
+            .ready_log
+            .as_deref()
+            .map(regex::Regex::new)
+            .transpose()
+            .map_err(|e| fail(format!("ready_log: {e}")))?;
+        let limit = Duration::from_secs_f64(spec.health_timeout_s);
+        let mut last;
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                server.ended = Some(Ending::Exited);
+                server.stop();
+                return Err(fail(format!(
+                    "exited at start ({status}) before {health} answered; its log ends:\n{}",
+                    log_tail(log, 20)
+                )));
+            }
+            match http_status(&health, Duration::from_secs(2)) {
+                Ok(200) => {
+                    let log_ready = match &ready {
+                        Some(re) => re.is_match(&String::from_utf8_lossy(
+                            &std::fs::read(log).unwrap_or_default(),
+                        )),
+                        None => true,
+                    };
+                    if log_ready {
+                        server.health_s = t0.elapsed().as_secs_f64();
+                        return Ok(server);
+                    }
+                    last = "healthy, but the log does not match ready_log yet".into();
+                }
+                Ok(code) => last = format!("HTTP {code}"),
+                Err(e) => last = e.to_string(),
+            }
+            if t0.elapsed() > limit {
+                server.stop();
+                return Err(fail(format!(
+                    "{health} not healthy after {:.0} s (last: {last})",
+                    limit.as_secs_f64()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The server's name (`baseline` or `candidate`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The process id of the server (the leader of its group).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `Some(status)` when the server has exited.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Stops the server: SIGTERM to its group, SIGKILL after the grace period, the leader
+    /// reaped, then SIGKILL to whatever is left of the group and the watchdog retired.
+    pub fn stop(&mut self) -> Ending {
+        if let Some(e) = &self.ended {
+            if self.watchdog.is_none() {
+                return e.clone();
+            }
+        }
+        let pgid = self.child.id();
+        let ending = if let Ok(Some(_)) = self.child.try_wait() {
+            self.ended.clone().unwrap_or(Ending::Exited)
+        } else {
+            kill_group(pgid, libc::SIGTERM);
+            match self.child.wait_timeout(self.grace) {
+                Ok(Some(_)) => Ending::Terminated,
+                _ => {
+                    kill_group(pgid, libc::SIGKILL);
+                    let _ = self.child.wait();
+                    Ending::Killed
+                }
+            }
+        };
+        // Children of the server that outlived it are still in its group.
+        kill_group(pgid, libc::SIGKILL);
+        if let Some((mut dog, pipe)) = self.watchdog.take() {
+            let _ = dog.kill();
+            drop(pipe);
+            let _ = dog.wait();
+        }
+        self.ended = Some(ending.clone());
+        ending
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_status_of_nothing_listening_is_an_error() {
+        let port = free_port().expect("port");
+        let r = http_status(
+            &format!("http://127.0.0.1:{port}/health"),
+            Duration::from_secs(1),
+        );
+        assert!(r.is_err());
+    }
+
+    #[test]
+    fn port_placeholder() {
+        assert_eq!(
+            with_port("http://127.0.0.1:{port}/h", 81),
+            "http://127.0.0.1:81/h"
+        );
+    }
+}

@@ -1,0 +1,406 @@
+//! The load: seeded prompts of exact token counts, request bodies, and one case at one
+//! concurrency (warm-ups, then the measured requests, with a guard on the client's own delay).
+
+use super::client::{send, Failure, Measured};
+use super::spec::{Arrivals, CaseSpec, PromptKind, Workload};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// splitmix64: a small, fixed, seeded generator (prompts must be the same on every machine).
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The token ids of prompt `index` of case `case`: `n` ids in `[vocab[0], vocab[1])`.
+pub fn prompt_ids(seed: u64, case: usize, index: usize, n: usize, vocab: [u32; 2]) -> Vec<u32> {
+    let mut s = seed ^ ((case as u64) << 40) ^ (index as u64).wrapping_mul(0x1000_0001);
+    let span = u64::from(vocab[1].saturating_sub(vocab[0]).max(1));
+    (0..n)
+        .map(|_| vocab[0] + (splitmix(&mut s) % span) as u32)
+        .collect()
+}
+
+/// SHA-256 of the prompt ids (little-endian u32s).
+pub fn ids_sha256(ids: &[u32]) -> String {
+    let bytes: Vec<u8> = ids.iter().flat_map(|i| i.to_le_bytes()).collect();
+    kernelab_model::sha256_hex(&bytes)
+}
+
+/// One prompt, ready to send.
+#[derive(Clone, Debug)]
+pub struct Prompt {
+    /// The ids it was made from.
+    pub ids: Vec<u32>,
+    /// The `prompt` field.
+    pub value: serde_json::Value,
+    /// Hash of the ids.
+    pub sha256: String,
+}
+
+/// Builds the prompts of a case (`count` of them, from index `first`), asking the server's
+/// detokenize endpoint for text when the workload sends text.
+pub async fn prompts(
+    client: &reqwest::Client,
+    base_url: &str,
+    w: &Workload,
+    case_index: usize,
+    case: &CaseSpec,
+    first: usize,
+    count: usize,
+) -> Result<Vec<Prompt>, Failure> {
+    let mut out = Vec::with_capacity(count);
+    for i in first..first + count {
+        let ids = prompt_ids(w.seed, case_index, i, case.input_tokens, w.vocab);
+        let value = match (w.prompt, &w.detokenize) {
+            (PromptKind::TokenIds, _) => serde_json::json!(ids),
+            (PromptKind::Text, Some(path)) => {
+                let r = client
+                    .post(format!("{base_url}{path}"))
+                    .json(&serde_json::json!({ "tokens": ids }))
+                    .send()
+                    .await
+                    .map_err(|e| Failure(format!("detokenize: {e}")))?;
+                let v: serde_json::Value = r
+                    .json()
+                    .await
+                    .map_err(|e| Failure(format!("detokenize: not JSON: {e}")))?;
+                let text = v
+                    .get("text")
+                    .and_then(|t| t.as_str())
+                    .ok_or_else(|| Failure(format!("detokenize: no \"text\" in {v}")))?;
+                if let Some(tpath) = &w.tokenize {
+                    let n = count_tokens(client, &format!("{base_url}{tpath}"), text).await?;
+                    if n != case.input_tokens {
+                        return Err(Failure(format!(
+                            "prompt {i}: its text tokenizes to {n} tokens, the case has {}",
+                            case.input_tokens
+                        )));
+                    }
+                }
+                serde_json::json!(text)
+            }
+            (PromptKind::Text, None) => {
+                let words: Vec<String> = ids.iter().map(|i| format!("w{i}")).collect();
+                serde_json::json!(words.join(" "))
+            }
+        };
+        let sha256 = ids_sha256(&ids);
+        out.push(Prompt { ids, value, sha256 });
+    }
+    Ok(out)
+}
+
+/// The number of tokens a tokenize endpoint gives for `text`.
+async fn count_tokens(client: &reqwest::Client, url: &str, text: &str) -> Result<usize, Failure> {
+    let r = client
+        .post(url)
+        .json(&serde_json::json!({ "input": text }))
+        .send()
+        .await
+        .map_err(|e| Failure(format!("tokenize: {e}")))?;
+    let v: serde_json::Value = r
+        .json()
+        .await
+        .map_err(|e| Failure(format!("tokenize: not JSON: {e}")))?;
+    v.get("tokens")
+        .and_then(|t| t.as_array())
+        .map(Vec::len)
+        .ok_or_else(|| Failure(format!("tokenize: no \"tokens\" list in {v}")))
+}
+
+/// The request body for one prompt.
+pub fn body(
+    w: &Workload,
+    model: Option<&str>,
+    case: &CaseSpec,
+    prompt: &Prompt,
+) -> serde_json::Value {
+    let mut b = serde_json::json!({
+        "prompt": prompt.value,
+        "max_tokens": case.output_tokens,
+        "temperature": 0,
+        "stream": w.stream,
+    });
+    if let Some(o) = b.as_object_mut() {
+        if w.stream {
+            o.insert(
+                "stream_options".into(),
+                serde_json::json!({"include_usage": true}),
+            );
+        }
+        if w.ignore_eos {
+            o.insert("ignore_eos".into(), serde_json::json!(true));
+        }
+        if w.min_tokens {
+            o.insert("min_tokens".into(), serde_json::json!(case.output_tokens));
+        }
+        if let Some(m) = model {
+            o.insert("model".into(), serde_json::json!(m));
+        }
+        for (k, v) in &w.extra {
+            if let Ok(v) = serde_json::to_value(v) {
+                o.insert(k.clone(), v);
+            }
+        }
+    }
+    b
+}
+
+/// A measured request, or why it failed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RequestOutcome {
+    /// Index of the prompt within the case.
+    pub index: usize,
+    /// Hash of the prompt ids.
+    pub input_sha256: String,
+    /// What was measured.
+    pub measured: Option<Measured>,
+    /// Why it failed (including a token count that differs from the case).
+    pub error: Option<String>,
+    /// How late it was sent against its scheduled arrival (request-rate load only).
+    #[serde(default)]
+    pub send_lag_s: Option<f64>,
+}
+
+/// The client's own delay during a point: how late its timer ticks fired.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Guard {
+    /// Largest lateness of a 1 ms timer tick, seconds.
+    pub loop_lag_max_s: f64,
+    /// 99th percentile of the lateness.
+    pub loop_lag_p99_s: f64,
+    /// Largest send lag (request-rate load: how late a request left against its schedule).
+    #[serde(default)]
+    pub send_lag_max_s: f64,
+}
+
+/// The result of one case at one concurrency.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointResult {
+    /// One outcome per measured request, in index order.
+    pub requests: Vec<RequestOutcome>,
+    /// Wall time of the measured requests (first send to last end).
+    pub wall_s: f64,
+    /// The client guard.
+    pub guard: Guard,
+}
+
+/// The token counts of `m` checked against the case; `Some(reason)` on a mismatch.
+pub fn check_counts(m: &Measured, case: &CaseSpec) -> Option<String> {
+    if let Some(p) = m.prompt_tokens {
+        if p != case.input_tokens as u64 {
+            return Some(format!(
+                "the server counted {p} prompt tokens, the case has {}",
+                case.input_tokens
+            ));
+        }
+    }
+    match m.tokens() {
+        Some(c) if c != case.output_tokens as u64 => Some(format!(
+            "the server returned {c} completion tokens, the case asks for {}",
+            case.output_tokens
+        )),
+        None => Some("the completion token count is unavailable (no usage, no stream)".into()),
+        _ => None,
+    }
+}
+
+/// Arrival offsets (seconds from the start) of `n` requests at `rate` per second.
+pub fn schedule(n: usize, rate: f64, arrivals: Arrivals, seed: u64) -> Vec<f64> {
+    let mut s = seed ^ 0xA5A5_5A5A;
+    let mut t = 0.0;
+    (0..n)
+        .map(|i| {
+            let at = t;
+            let gap = match arrivals {
+                Arrivals::Constant => 1.0 / rate,
+                Arrivals::Poisson => {
+                    // Uniform in (0, 1], then the exponential quantile.
+                    let u = ((splitmix(&mut s) >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+                    -u.ln() / rate
+                }
+            };
+            t += gap;
+            let _ = i;
+            at
+        })
+        .collect()
+}
+
+/// Where requests go.
+#[derive(Clone, Copy)]
+pub struct Target<'a> {
+    /// The HTTP client.
+    pub client: &'a reqwest::Client,
+    /// The completion URL.
+    pub url: &'a str,
+    /// The `model` field, if sent.
+    pub model: Option<&'a str>,
+}
+
+/// One measured request with its token counts checked.
+async fn request(
+    target: Target<'_>,
+    w: &Workload,
+    case: &CaseSpec,
+    timeout: Duration,
+    index: usize,
+    p: &Prompt,
+    send_lag_s: Option<f64>,
+) -> RequestOutcome {
+    let b = body(w, target.model, case, p);
+    let (measured, error) = match send(target.client, target.url, &b, w.stream, timeout).await {
+        Ok(m) => {
+            let bad = check_counts(&m, case);
+            (Some(m), bad)
+        }
+        Err(e) => (None, Some(e.0)),
+    };
+    RequestOutcome {
+        index,
+        input_sha256: p.sha256.clone(),
+        measured,
+        error,
+        send_lag_s,
+    }
+}
+
+/// Runs `prompts.len()` requests after `warmup` unmeasured ones: at `concurrency` in flight
+/// (each worker takes the next prompt when its request ends), or with a request rate at its
+/// scheduled arrivals with `concurrency` as the cap on requests in flight.
+pub async fn run_point<'a>(
+    target: Target<'a>,
+    w: &'a Workload,
+    case: &'a CaseSpec,
+    concurrency: usize,
+    warmup: &'a [Prompt],
+    prompts: &'a [Prompt],
+) -> PointResult {
+    let Target { client, url, model } = target;
+    let timeout = Duration::from_secs_f64(w.request_timeout_s);
+    for p in warmup {
+        let _ = send(client, url, &body(w, model, case, p), w.stream, timeout).await;
+    }
+    let (next, done) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
+    let t0 = Instant::now();
+    let one = |i: usize, p: &'a Prompt, lag: Option<f64>| {
+        request(Target { client, url, model }, w, case, timeout, i, p, lag)
+    };
+    let workers = concurrency.max(1);
+    let closed = || async move {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(p) = prompts.get(i) else { break };
+            out.push(one(i, p, None).await);
+        }
+        done.fetch_add(1, Ordering::Relaxed);
+        out
+    };
+    let open = |rate: f64| async move {
+        let cap = tokio::sync::Semaphore::new(workers);
+        let at = schedule(prompts.len(), rate, w.arrivals, w.seed);
+        let out = futures_util::future::join_all(prompts.iter().enumerate().map(|(i, p)| {
+            let (cap, when) = (&cap, t0 + Duration::from_secs_f64(at[i]));
+            async move {
+                tokio::time::sleep_until(when.into()).await;
+                let _permit = cap.acquire().await.ok();
+                let lag = Instant::now().saturating_duration_since(when).as_secs_f64();
+                one(i, p, Some(lag)).await
+            }
+        }))
+        .await;
+        done.store(workers, Ordering::Relaxed);
+        vec![out]
+    };
+    let load = async {
+        match w.rate {
+            Some(rate) => open(rate).await,
+            None => futures_util::future::join_all((0..workers).map(|_| closed())).await,
+        }
+    };
+    let ticker = async {
+        let mut lags = Vec::new();
+        while done.load(Ordering::Relaxed) < workers {
+            let at = Instant::now();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            lags.push((at.elapsed().as_secs_f64() - 0.001).max(0.0));
+        }
+        lags
+    };
+    let (results, mut lags) = tokio::join!(load, ticker);
+    let wall_s = t0.elapsed().as_secs_f64();
+    let mut requests: Vec<RequestOutcome> = results.into_iter().flatten().collect();
+    requests.sort_by_key(|r| r.index);
+    lags.sort_by(f64::total_cmp);
+    let guard = Guard {
+        send_lag_max_s: requests
+            .iter()
+            .filter_map(|r| r.send_lag_s)
+            .fold(0.0, f64::max),
+        loop_lag_max_s: lags.last().copied().unwrap_or(0.0),
+        loop_lag_p99_s: lags
+            .get((lags.len() as f64 * 0.99) as usize)
+            .or(lags.last())
+            .copied()
+            .unwrap_or(0.0),
+    };
+    PointResult {
+        requests,
+        wall_s,
+        guard,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_are_seeded_exact_and_in_range() {
+        let a = prompt_ids(7, 0, 3, 100, [100, 200]);
+        assert_eq!(a.len(), 100);
+        assert_eq!(a, prompt_ids(7, 0, 3, 100, [100, 200]));
+        assert_ne!(a, prompt_ids(7, 0, 4, 100, [100, 200]));
+        assert_ne!(a, prompt_ids(8, 0, 3, 100, [100, 200]));
+        assert!(a.iter().all(|&i| (100..200).contains(&i)));
+        assert_eq!(ids_sha256(&[1]), kernelab_model::sha256_hex(&[1, 0, 0, 0]));
+    }
+
+    #[test]
+    fn arrival_schedules() {
+        let c = schedule(4, 2.0, Arrivals::Constant, 1);
+        assert_eq!(c, vec![0.0, 0.5, 1.0, 1.5]);
+        let p = schedule(20_000, 4.0, Arrivals::Poisson, 1);
+        assert_eq!(p, schedule(20_000, 4.0, Arrivals::Poisson, 1));
+        let mean_gap = p[p.len() - 1] / (p.len() - 1) as f64;
+        assert!((mean_gap - 0.25).abs() < 0.01, "{mean_gap}");
+        assert!(p.windows(2).all(|w| w[1] > w[0]));
+    }
+
+    #[test]
+    fn counts_are_checked() {
+        let case = CaseSpec {
+            input_tokens: 4,
+            output_tokens: 3,
+            concurrency: vec![1],
+        };
+        let mut m = Measured {
+            prompt_tokens: Some(4),
+            completion_tokens: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(check_counts(&m, &case), None);
+        m.completion_tokens = Some(2);
+        let e = check_counts(&m, &case).expect("mismatch");
+        assert!(e.contains("returned 2 completion tokens"), "{e}");
+        m.completion_tokens = Some(3);
+        m.prompt_tokens = Some(5);
+        assert!(check_counts(&m, &case).is_some());
+    }
+}

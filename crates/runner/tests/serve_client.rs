@@ -1,0 +1,104 @@
+//! The client's timing against the scripted SSE server, whose token timing is known.
+
+use kernelab_runner::serve::client::send;
+use kernelab_runner::serve::scripted::{Script, Scripted};
+use std::time::Duration;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+#[test]
+fn streamed_timing_matches_the_script() {
+    let s = Scripted::start(Script {
+        ttft: Duration::from_millis(80),
+        interval: Duration::from_millis(10),
+    })
+    .expect("server");
+    let url = format!("http://127.0.0.1:{}/v1/completions", s.port);
+    let body = serde_json::json!({"prompt": [1, 2, 3, 4], "max_tokens": 20, "stream": true});
+    let client = reqwest::Client::new();
+    let m = runtime()
+        .block_on(send(&client, &url, &body, true, Duration::from_secs(10)))
+        .expect("request");
+    let ttft = m.ttft_s.expect("ttft");
+    // Lower bounds are exact (the server cannot be early); upper bounds leave room for a busy
+    // machine.
+    assert!((0.080..0.200).contains(&ttft), "ttft {ttft}");
+    let tt2t = m.tt2t_s.expect("tt2t");
+    assert!(tt2t > ttft && tt2t - ttft < 0.050, "tt2t {tt2t}");
+    assert_eq!(m.itl_s.len(), 19);
+    for g in &m.itl_s {
+        assert!((0.0..0.060).contains(g), "itl {g}");
+    }
+    assert_eq!(m.prompt_tokens, Some(4));
+    assert_eq!(m.completion_tokens, Some(20));
+    assert_eq!(m.chunks, 20);
+    let tpot = m.tpot_s().expect("tpot");
+    let truth = s.truths()[0].tpot_s;
+    assert!(
+        (tpot - truth).abs() / truth < 0.05,
+        "tpot {tpot} vs {truth}"
+    );
+    assert!((m.e2e_s - (ttft + 19.0 * tpot)).abs() < 1e-9);
+    let text: String = (0..20).map(|i| format!("t{i} ")).collect();
+    assert_eq!(m.output_sha256, kernelab_model::sha256_hex(text.as_bytes()));
+}
+
+#[test]
+fn non_streamed_has_no_ttft_and_same_output_hash() {
+    let s = Scripted::start(Script {
+        ttft: Duration::from_millis(30),
+        interval: Duration::from_millis(5),
+    })
+    .expect("server");
+    let url = format!("http://127.0.0.1:{}/v1/completions", s.port);
+    let body = serde_json::json!({"prompt": [1, 2], "max_tokens": 8, "stream": false});
+    let client = reqwest::Client::new();
+    let m = runtime()
+        .block_on(send(&client, &url, &body, false, Duration::from_secs(10)))
+        .expect("request");
+    assert_eq!(m.ttft_s, None);
+    assert_eq!(m.tpot_s(), None);
+    assert!(m.itl_s.is_empty());
+    assert!(m.e2e_s >= 0.065, "e2e {}", m.e2e_s);
+    assert_eq!(m.completion_tokens, Some(8));
+    let text: String = (0..8).map(|i| format!("t{i} ")).collect();
+    assert_eq!(m.output_sha256, kernelab_model::sha256_hex(text.as_bytes()));
+}
+
+#[test]
+fn a_refused_connection_and_a_timeout_are_failures() {
+    let port = kernelab_runner::serve::server::free_port().expect("port");
+    let client = reqwest::Client::new();
+    let body = serde_json::json!({"prompt": [1], "max_tokens": 4, "stream": true});
+    let rt = runtime();
+    let e = rt
+        .block_on(send(
+            &client,
+            &format!("http://127.0.0.1:{port}/v1/completions"),
+            &body,
+            true,
+            Duration::from_secs(5),
+        ))
+        .expect_err("nothing listens");
+    assert!(e.0.starts_with("request failed"), "{e}");
+    let s = Scripted::start(Script {
+        ttft: Duration::from_millis(500),
+        interval: Duration::from_millis(1),
+    })
+    .expect("server");
+    let e = rt
+        .block_on(send(
+            &client,
+            &format!("http://127.0.0.1:{}/v1/completions", s.port),
+            &body,
+            true,
+            Duration::from_millis(100),
+        ))
+        .expect_err("too slow");
+    assert!(e.0.contains("no complete response within"), "{e}");
+}
