@@ -33,8 +33,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use rank::{
-    parse_time_range, rank, Filters, KernelRow, Outlier, PhaseRow, RankOptions, Ranking, Summary,
-    TimeRange, ValueRange,
+    parse_time_range, rank, ActivityRow, Filters, KernelRow, Outlier, PhaseRow, RankOptions,
+    Ranking, Summary, TimeRange, ValueRange,
 };
 pub use rocprof::CsvKind;
 

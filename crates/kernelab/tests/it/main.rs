@@ -16,6 +16,7 @@ mod nvidia;
 mod oracle;
 mod output;
 mod profile;
+mod real_stats;
 mod report;
 
 use assert_cmd::Command;
