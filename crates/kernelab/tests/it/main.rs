@@ -16,6 +16,7 @@ mod nvidia;
 mod oracle;
 mod output;
 mod profile;
+mod real_devices;
 mod real_stats;
 mod report;
 

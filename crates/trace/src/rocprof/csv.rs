@@ -310,6 +310,8 @@ fn kernel_trace<R: Read>(
             );
         }
     }
+    let first = p.dispatches.len();
+    let mut gpu_numbered = false;
     records(rdr, cols, |row| {
         let (start, duration) = row.interval(start, end)?;
         let tri = |c: Option<[usize; 3]>| -> Result<Option<[u32; 3]>> {
@@ -340,6 +342,7 @@ fn kernel_trace<R: Read>(
             Some(c) => row.int(c, "a stream or queue id")?.try_into().unwrap_or(0),
             None => 0,
         };
+        gpu_numbered |= agent.is_some_and(|c| row.text(c).starts_with("GPU"));
         p.dispatches.push(KernelDispatch {
             name: p.names.intern_str(row.text(name)),
             device: row.agent(agent)?,
@@ -350,7 +353,35 @@ fn kernel_trace<R: Read>(
             correlation,
         });
         Ok(())
-    })
+    })?;
+    if agent.is_some() && !gpu_numbered {
+        renumber_agents(&mut p.dispatches[first..], source);
+    }
+    Ok(())
+}
+
+/// Agent ids (HSA agents, CPUs counted: `Agent_Id`, `gpu-id`, `GPU_ID`) become GPU indexes,
+/// the meaning `--device` has for every format: the agents that ran kernels, in id order, are
+/// GPU 0, 1, …; the mapping is stated in the facts.
+fn renumber_agents(ds: &mut [KernelDispatch], source: &mut SourceInfo) {
+    let mut ids: Vec<u32> = ds.iter().map(|d| d.device).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for d in ds.iter_mut() {
+        d.device = ids.partition_point(|&x| x < d.device) as u32;
+    }
+    let map: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("agent {a} → GPU {i}"))
+        .collect();
+    source.facts.push((
+        "device numbers".into(),
+        format!(
+            "GPU index, as --device selects it; this file numbers HSA agents (CPUs counted), renumbered among the agents that ran kernels: {}",
+            map.join(", ")
+        ),
+    ));
 }
 
 /// Host API calls (`hip_api_trace.csv`, older `hip_runtime_trace.csv`) become launch calls for

@@ -117,6 +117,10 @@ pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Resu
             Ok(())
         })?;
     }
+    source.facts.push((
+        "device numbers".into(),
+        "GPU index (agent_type_index), as --device selects it".into(),
+    ));
     note_lossy(&mut source.notes, "the rocpd database", lossy);
     Ok(())
 }
