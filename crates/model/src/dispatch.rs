@@ -92,10 +92,14 @@ pub struct Transfer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AnnotationScope {
-    /// A range on a GPU's timeline (Kineto `gpu_user_annotation`): encloses kernels by device time.
+    /// A range on a GPU's timeline (Kineto `gpu_user_annotation`): encloses kernels by device
+    /// time on its own stream.
     Gpu {
         /// Device.
         device: u32,
+        /// The stream the range was recorded on (Kineto's `tid`); `None` encloses every stream
+        /// of the device.
+        stream: Option<u64>,
     },
     /// A range on a host thread (Kineto `user_annotation`, rocprofv3 markers): encloses kernels
     /// whose launch call on that thread falls inside it.

@@ -123,7 +123,7 @@ fn read_sqlite(
         .any(|o| o == "rocpd_metadata" || o == "rocpd_kernel_dispatch")
     {
         source.format = "rocpd".into();
-        rocprof::rocpd::read(&conn, profile, &mut source)?;
+        rocprof::rocpd::read(&conn, options.host_launches, profile, &mut source)?;
         profile.sources.push(source);
         return Ok(());
     }

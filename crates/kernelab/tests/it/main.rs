@@ -17,6 +17,7 @@ mod oracle;
 mod output;
 mod profile;
 mod real_devices;
+mod real_phases;
 mod real_stats;
 mod report;
 

@@ -352,7 +352,13 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
         Kind::GpuAnnotation | Kind::CpuAnnotation => {
             let name = p.names.intern_str(ev.name.as_deref().unwrap_or(""));
             let scope = if kind == Kind::GpuAnnotation {
-                AnnotationScope::Gpu { device }
+                // Kineto records a GPU range on the stream it annotates (`tid`).
+                AnnotationScope::Gpu {
+                    device,
+                    stream: int_of(args.stream)
+                        .or(tid)
+                        .and_then(|s| u64::try_from(s).ok()),
+                }
             } else {
                 AnnotationScope::Cpu {
                     pid: pid.unwrap_or(0),
