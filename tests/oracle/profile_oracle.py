@@ -95,7 +95,8 @@ def innermost(ranges, t):
 
 def kineto_phases(events):
     """Kernel time per innermost annotated range: GPU ranges by kernel start on the same
-    device; otherwise host ranges by the launch call (same correlation) on the same thread."""
+    device and stream (a GPU range's stream is its tid); otherwise host ranges by the launch
+    call (same correlation) on the same thread."""
     gpu, cpu, launches = {}, {}, {}
     for ev in events:
         if ev.get("ph") != "X":
@@ -103,7 +104,8 @@ def kineto_phases(events):
         cat, args = ev.get("cat"), ev.get("args", {})
         if cat == "gpu_user_annotation":
             s = us_to_ns(ev["ts"])
-            gpu.setdefault(args.get("device", ev.get("pid")), []).append((s, s + us_to_ns(ev["dur"]), ev["name"]))
+            key = (args.get("device", ev.get("pid")), args.get("stream", ev.get("tid")))
+            gpu.setdefault(key, []).append((s, s + us_to_ns(ev["dur"]), ev["name"]))
         elif cat == "user_annotation":
             s = us_to_ns(ev["ts"])
             cpu.setdefault((ev.get("pid"), ev.get("tid")), []).append((s, s + us_to_ns(ev["dur"]), ev["name"]))
@@ -115,7 +117,8 @@ def kineto_phases(events):
             continue
         args = ev.get("args", {})
         s = us_to_ns(ev["ts"])
-        name = innermost(gpu.get(args.get("device", ev.get("pid")), []), s)
+        key = (args.get("device", ev.get("pid")), args.get("stream", ev.get("tid")))
+        name = innermost(gpu.get(key, []), s)
         if name is None and args.get("correlation") in launches:
             pid, tid, t = launches[args["correlation"]]
             name = innermost(cpu.get((pid, tid), []), t)

@@ -92,10 +92,14 @@ pub struct Transfer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AnnotationScope {
-    /// A range on a GPU's timeline (Kineto `gpu_user_annotation`): encloses kernels by device time.
+    /// A range on a GPU's timeline (Kineto `gpu_user_annotation`): encloses kernels by device
+    /// time on its own stream.
     Gpu {
         /// Device.
         device: u32,
+        /// The stream the range was recorded on (Kineto's `tid`); `None` encloses every stream
+        /// of the device.
+        stream: Option<u64>,
     },
     /// A range on a host thread (Kineto `user_annotation`, rocprofv3 markers): encloses kernels
     /// whose launch call on that thread falls inside it.
@@ -141,8 +145,11 @@ pub struct KernelAggregate {
     pub name: NameId,
     /// Number of calls.
     pub calls: u64,
-    /// Total duration.
+    /// Total duration, rounded once from `total_e9`.
     pub total: Nanos,
+    /// Total duration in units of 10⁻⁹ ns: exact for fractional inputs (rocprof-compute averages
+    /// its passes), so sums over kernels are rounded once, not line by line.
+    pub total_e9: u128,
     /// Shortest call.
     pub min: Option<Nanos>,
     /// Longest call.
@@ -151,4 +158,30 @@ pub struct KernelAggregate {
     pub stddev_ns: Option<f64>,
     /// Median in nanoseconds, where the tool reports one.
     pub median_ns: Option<f64>,
+}
+
+/// What a statistics line that is not a kernel counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ActivityKind {
+    /// Host API calls (rocprof `results.hip_stats.csv`, rocprofv3 `hip_api_stats.csv`): CPU time.
+    HostApi,
+    /// Copies and fills (rocprof `results.copy_stats.csv`, rocprofv3 `memory_copy_stats.csv`).
+    Copy,
+    /// Whole tracing domains (rocprofv3 `domain_stats.csv`: `KERNEL_DISPATCH`, `HIP_RUNTIME_API`).
+    Domain,
+}
+
+/// Per-name totals of host API calls, copies or tracing domains: shown apart from kernel time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActivityAggregate {
+    /// What the line counts.
+    pub kind: ActivityKind,
+    /// API function, copy direction or domain name.
+    pub name: String,
+    /// Number of calls or operations.
+    pub calls: u64,
+    /// Total duration.
+    pub total: Nanos,
 }

@@ -29,8 +29,8 @@ mod units;
 
 pub use digest::{sha256_hex, sha256_reader};
 pub use dispatch::{
-    Annotation, AnnotationScope, KernelAggregate, KernelDispatch, Launch, LaunchConfig, Resources,
-    Transfer, TransferKind,
+    ActivityAggregate, ActivityKind, Annotation, AnnotationScope, KernelAggregate, KernelDispatch,
+    Launch, LaunchConfig, Resources, Transfer, TransferKind,
 };
 pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use family::{family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping, RuleError};
@@ -40,4 +40,4 @@ pub use location::Location;
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Interner, NameId, Profile, SourceInfo};
 pub use provenance::{GitState, InputFile, Provenance};
-pub use units::{parse_scaled_decimal, Nanos, Timestamp};
+pub use units::{parse_scaled_decimal, parse_scaled_decimal_wide, Nanos, Timestamp};

@@ -1,7 +1,7 @@
 //! A profile: everything one or more input files say about where GPU time went.
 
 use crate::dispatch::{
-    Annotation, KernelAggregate, KernelDispatch, Launch, LaunchConfig, Transfer,
+    ActivityAggregate, Annotation, KernelAggregate, KernelDispatch, Launch, LaunchConfig, Transfer,
 };
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -97,6 +97,8 @@ pub struct Profile {
     pub host_launches: Vec<Launch>,
     /// Per-kernel aggregates from stats-only inputs.
     pub aggregates: Vec<KernelAggregate>,
+    /// Host API, copy and domain totals from stats files that do not hold kernels.
+    pub activities: Vec<ActivityAggregate>,
     /// One entry per input file.
     pub sources: Vec<SourceInfo>,
     /// True when dispatch start times are not known (Nsight Compute replays kernels one by

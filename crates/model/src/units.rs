@@ -60,6 +60,12 @@ impl Nanos {
 /// turns them into integer nanoseconds. Returns `None` for text that is not a number or a
 /// result that does not fit an `i64`.
 pub fn parse_scaled_decimal(text: &str, scale: i32) -> Option<i64> {
+    i64::try_from(parse_scaled_decimal_wide(text, scale)?).ok()
+}
+
+/// [`parse_scaled_decimal`] with an `i128` result, for exact sums of fractional values
+/// (`scale = 9` keeps nine decimals of a nanosecond figure).
+pub fn parse_scaled_decimal_wide(text: &str, scale: i32) -> Option<i128> {
     let bytes = text.trim().as_bytes();
     let (neg, mut rest) = match bytes.first()? {
         b'-' => (true, &bytes[1..]),
@@ -124,7 +130,7 @@ pub fn parse_scaled_decimal(text: &str, scale: i32) -> Option<i64> {
     if neg {
         acc = -acc;
     }
-    i64::try_from(acc).ok()
+    Some(acc)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use kernelab_model::LaunchMetrics;
 use kernelab_tensor::{
     BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, SweepReport,
 };
-use kernelab_trace::{Comparison, KernelRow, Outlier, PhaseRow, Summary};
+use kernelab_trace::{ActivityRow, Comparison, KernelRow, Outlier, PhaseRow, Summary};
 use serde::{Deserialize, Serialize};
 
 /// `kernelab profile` (`kind: "profile"`).
@@ -33,6 +33,9 @@ pub struct ProfileBody {
     pub phases: Option<Vec<PhaseRow>>,
     /// Notes about the figures.
     pub notes: Vec<String>,
+    /// Host API calls, copies and domains from statistics files (not kernel GPU time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activities: Vec<ActivityRow>,
 }
 
 /// `kernelab compare` (`kind: "compare"`).

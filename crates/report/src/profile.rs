@@ -4,7 +4,7 @@ use crate::documents::ProfileBody;
 use crate::format::{bytes, duration_ns, opt_duration_ns, share, thousands, UNAVAILABLE};
 use crate::table::{Align, Section, Table};
 use kernelab_model::Document;
-use kernelab_model::SourceInfo;
+use kernelab_model::{ActivityKind, SourceInfo};
 use kernelab_trace::{KernelRow, Ranking, ValueRange};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,6 +52,7 @@ pub fn profile_document(
             outliers: ranking.outliers.clone(),
             phases: ranking.phases.clone(),
             notes: notes(ranking, sources),
+            activities: ranking.activities.clone(),
         },
     )
 }
@@ -322,6 +323,31 @@ pub fn profile_tables(
                 duration_ns(p.total_ns as f64),
                 share(p.share),
                 top.unwrap_or_else(|| "–".into()),
+            ]);
+        }
+        sections.push(Section::Table(t));
+    }
+    if !ranking.activities.is_empty() {
+        let mut t = Table::new(
+            "Host API calls, copies and domains (not kernel GPU time)",
+            &[
+                ("kind", Align::Left),
+                ("name", Align::Left),
+                ("calls", Align::Right),
+                ("total", Align::Right),
+            ],
+        );
+        for a in &ranking.activities {
+            t.push(vec![
+                match a.kind {
+                    ActivityKind::HostApi => "host API",
+                    ActivityKind::Copy => "copy",
+                    _ => "domain",
+                }
+                .into(),
+                shorten(&a.name, name_width),
+                thousands(a.calls),
+                duration_ns(a.total_ns as f64),
             ]);
         }
         sections.push(Section::Table(t));

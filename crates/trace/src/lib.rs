@@ -33,8 +33,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use rank::{
-    parse_time_range, rank, Filters, KernelRow, Outlier, PhaseRow, RankOptions, Ranking, Summary,
-    TimeRange, ValueRange,
+    parse_time_range, rank, ActivityRow, Filters, KernelRow, Outlier, PhaseRow, RankOptions,
+    Ranking, Summary, TimeRange, ValueRange,
 };
 pub use rocprof::CsvKind;
 
@@ -123,7 +123,7 @@ fn read_sqlite(
         .any(|o| o == "rocpd_metadata" || o == "rocpd_kernel_dispatch")
     {
         source.format = "rocpd".into();
-        rocprof::rocpd::read(&conn, profile, &mut source)?;
+        rocprof::rocpd::read(&conn, options.host_launches, profile, &mut source)?;
         profile.sources.push(source);
         return Ok(());
     }

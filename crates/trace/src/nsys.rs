@@ -14,11 +14,61 @@ use rusqlite::Connection;
 use std::collections::HashMap;
 
 /// True when the database looks like an Nsight Systems export.
+/// A CPU-only capture has no `CUPTI_*` or `TARGET_INFO_GPU` tables, but still the session and
+/// export metadata tables.
 pub fn is_nsys(objs: &[String]) -> bool {
     objs.iter().any(|o| o == "StringIds")
-        && objs
-            .iter()
-            .any(|o| o.starts_with("CUPTI_ACTIVITY_KIND") || o == "TARGET_INFO_GPU")
+        && objs.iter().any(|o| {
+            o.starts_with("CUPTI_ACTIVITY_KIND")
+                || o.starts_with("TARGET_INFO_")
+                || o == "META_DATA_EXPORT"
+                || o == "EXPORT_META_DATA"
+        })
+}
+
+/// The device facts: the GPUs that ran kernels (by `TARGET_INFO_GPU.id`, the CUDA device
+/// ordinal the kernel table's `deviceId` holds), and every GPU of the capture when more.
+fn device_facts(conn: &Connection, ran: &[u32], source: &mut SourceInfo) -> Result<()> {
+    let t = "TARGET_INFO_GPU";
+    let mut st = conn
+        .prepare("SELECT id, name FROM TARGET_INFO_GPU ORDER BY id")
+        .map_err(sql_err(t))?;
+    let gpus: Vec<(Option<i64>, String)> = st
+        .query_map([], |r| {
+            Ok((r.get::<_, Option<i64>>(0)?, text_at(r, 1, &mut 0)?))
+        })
+        .map_err(sql_err(t))?
+        .collect::<std::result::Result<_, _>>()
+        .map_err(sql_err(t))?;
+    let mut used: Vec<String> = Vec::new();
+    let mut all: Vec<String> = Vec::new();
+    for (id, name) in &gpus {
+        let label = match id {
+            Some(i) => format!("{i}: {name}"),
+            None => name.clone(),
+        };
+        if id
+            .and_then(|i| u32::try_from(i).ok())
+            .is_some_and(|i| ran.contains(&i))
+        {
+            used.push(label.clone());
+        }
+        all.push(label);
+    }
+    if !used.is_empty() {
+        source.facts.push(("device".into(), used.join(", ")));
+        if used.len() < all.len() {
+            source
+                .facts
+                .push(("GPUs in the capture".into(), all.join(", ")));
+        }
+    } else if !all.is_empty() {
+        source.facts.push((
+            "device".into(),
+            format!("none ran kernels; in the capture: {}", all.join(", ")),
+        ));
+    }
+    Ok(())
 }
 
 /// The string table, TEXT read lossily (`lossy` counts values that were not UTF-8).
@@ -72,25 +122,13 @@ pub fn read(
             }
         }
     }
-    if objs.iter().any(|o| o == "TARGET_INFO_GPU") {
-        let mut st = conn
-            .prepare("SELECT DISTINCT name FROM TARGET_INFO_GPU")
-            .map_err(sql_err("TARGET_INFO_GPU"))?;
-        let names: Vec<String> = st
-            .query_map([], |r| text_at(r, 0, &mut 0))
-            .map_err(sql_err("TARGET_INFO_GPU"))?
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_err("TARGET_INFO_GPU"))?;
-        if !names.is_empty() {
-            source.facts.push(("device".into(), names.join(", ")));
-        }
-    }
     let names = strings(conn, &mut lossy)?;
     let name_of = |id: Option<i64>| {
         id.and_then(|i| names.get(&i))
             .map(String::as_str)
             .unwrap_or("")
     };
+    let first = p.dispatches.len();
     if objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_KERNEL") {
         let t = "CUPTI_ACTIVITY_KIND_KERNEL";
         let cols = columns(conn, t)?;
@@ -144,6 +182,22 @@ pub fn read(
                 correlation: g(4)?.and_then(|c| u64::try_from(c).ok()),
             });
         }
+    }
+    let mut ran: Vec<u32> = p.dispatches[first..].iter().map(|d| d.device).collect();
+    ran.sort_unstable();
+    ran.dedup();
+    if objs.iter().any(|o| o == "TARGET_INFO_GPU") {
+        device_facts(conn, &ran, source)?;
+    }
+    source.facts.push((
+        "device numbers".into(),
+        "CUDA device ordinal (deviceId), as --device selects it".into(),
+    ));
+    if !objs.iter().any(|o| o.starts_with("CUPTI_ACTIVITY_KIND")) {
+        source.notes.push(
+            "the export has no GPU activity tables (CUPTI_ACTIVITY_KIND_*): a CPU-only capture"
+                .into(),
+        );
     }
     for (t, kind) in [
         ("CUPTI_ACTIVITY_KIND_MEMCPY", TransferKind::Memcpy),

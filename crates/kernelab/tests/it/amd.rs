@@ -43,7 +43,7 @@ fn layout_a_16_columns_and_layout_c_22_columns() {
         ),
         (Some(8), Some(0), Some(16))
     );
-    assert_eq!(doc["summary"]["devices"][0], 4);
+    assert_eq!(doc["summary"]["devices"][0], 0); // "Agent 4" is GPU 0
     assert!(doc["inputs"][0]["facts"]["layout"]
         .as_str()
         .expect("layout")

@@ -158,6 +158,10 @@ pub fn read<R: Read>(
     source
         .facts
         .push(("events read".into(), c.parsed.to_string()));
+    source.facts.push((
+        "device numbers".into(),
+        "GPU index (args.device, else pid), as --device selects it".into(),
+    ));
     source
         .facts
         .push(("events skipped".into(), c.skipped.to_string()));
@@ -348,7 +352,13 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
         Kind::GpuAnnotation | Kind::CpuAnnotation => {
             let name = p.names.intern_str(ev.name.as_deref().unwrap_or(""));
             let scope = if kind == Kind::GpuAnnotation {
-                AnnotationScope::Gpu { device }
+                // Kineto records a GPU range on the stream it annotates (`tid`).
+                AnnotationScope::Gpu {
+                    device,
+                    stream: int_of(args.stream)
+                        .or(tid)
+                        .and_then(|s| u64::try_from(s).ok()),
+                }
             } else {
                 AnnotationScope::Cpu {
                     pid: pid.unwrap_or(0),
@@ -400,7 +410,15 @@ fn record_fact(key: &str, raw: &[u8], source: &mut SourceInfo) {
             name: Option<String>,
         }
         if let Ok(devs) = serde_json::from_slice::<Vec<Dev>>(raw) {
-            let mut names: Vec<String> = devs.into_iter().filter_map(|d| d.name).collect();
+            // An empty or missing name is an unknown device, not an empty string.
+            let mut names: Vec<String> = devs
+                .into_iter()
+                .map(|d| {
+                    d.name
+                        .filter(|n| !n.trim().is_empty())
+                        .unwrap_or_else(|| "unknown".into())
+                })
+                .collect();
             names.dedup();
             if !names.is_empty() {
                 source.facts.push(("device".into(), names.join(", ")));

@@ -507,7 +507,8 @@ mod tests {
 
     #[test]
     fn long_values_in_small_reads_are_scanned_once() {
-        // 16 MiB arriving 4 KiB at a time: rescanning from the start would read ~3·10¹⁰ bytes.
+        // 16 MiB arriving 4 KiB at a time: rescanning from the start would read ~3·10¹⁰ bytes,
+        // minutes even in a release build; a single pass is well under the generous bound.
         let len = 16 << 20;
         let mut text = Vec::with_capacity(len + 64);
         text.extend_from_slice(b"[{\"cat\":\"kernel\",\"name\":\"");
@@ -527,7 +528,7 @@ mod tests {
         w.expect(b",", ",").expect("comma");
         let (end, _, _) = w.next_value().expect("string of backslashes");
         assert_eq!(end, len - 4);
-        assert!(t.elapsed().as_secs_f64() < 10.0, "{:?}", t.elapsed());
+        assert!(t.elapsed().as_secs_f64() < 120.0, "{:?}", t.elapsed());
     }
 
     #[test]

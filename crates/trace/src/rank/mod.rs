@@ -9,7 +9,7 @@ pub use rows::{KernelRow, ValueRange};
 
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::{
-    FamilyRules, Grouping, KernelDispatch, Location, NameId, Profile, TransferKind,
+    ActivityKind, FamilyRules, Grouping, KernelDispatch, Location, NameId, Profile, TransferKind,
 };
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -185,6 +185,51 @@ pub struct PhaseRow {
     pub kernels: Vec<KernelRow>,
 }
 
+/// Host API calls, copies or tracing domains of one name, from statistics files that hold no
+/// kernels: never counted as kernel GPU time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActivityRow {
+    /// What the row counts.
+    pub kind: ActivityKind,
+    /// API function, copy direction or domain.
+    pub name: String,
+    /// Number of calls or operations.
+    pub calls: u64,
+    /// Total duration.
+    pub total_ns: u64,
+}
+
+/// Activity rows by kind, then total time, largest first (one row per kind and name).
+fn activity_rows(profile: &Profile) -> Vec<ActivityRow> {
+    let mut by: HashMap<(ActivityKind, &str), (u64, u64)> = HashMap::new();
+    for a in &profile.activities {
+        let e = by.entry((a.kind, a.name.as_str())).or_default();
+        e.0 += a.calls;
+        e.1 += a.total.ns();
+    }
+    let mut out: Vec<ActivityRow> = by
+        .into_iter()
+        .map(|((kind, name), (calls, total_ns))| ActivityRow {
+            kind,
+            name: name.to_string(),
+            calls,
+            total_ns,
+        })
+        .collect();
+    let order = |k: ActivityKind| match k {
+        ActivityKind::HostApi => 0,
+        ActivityKind::Copy => 1,
+        _ => 2,
+    };
+    out.sort_by(|a, b| {
+        order(a.kind)
+            .cmp(&order(b.kind))
+            .then(b.total_ns.cmp(&a.total_ns))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
 /// The result of ranking.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Ranking {
@@ -200,6 +245,9 @@ pub struct Ranking {
     pub phases: Option<Vec<PhaseRow>>,
     /// Things the reader should know about these figures.
     pub notes: Vec<String>,
+    /// Host API calls, copies and domains from statistics files (not kernel time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activities: Vec<ActivityRow>,
 }
 
 /// Ranks the profile's kernel time.
@@ -220,7 +268,9 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
             .clone()
     };
     if !profile.aggregates.is_empty() {
-        return Ok(rows::rank_aggregates(profile, options, &mut key_of));
+        let mut r = rows::rank_aggregates(profile, options, &mut key_of);
+        r.activities = activity_rows(profile);
+        return Ok(r);
     }
     let selected = select(profile, &options.filters);
     let summary = summarize(profile, &selected, options);
@@ -257,7 +307,11 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
         );
     }
     if profile.dispatches.is_empty() {
-        notes.push("the input has no kernel dispatches".into());
+        notes.push(if profile.activities.is_empty() {
+            "the input has no kernel dispatches".into()
+        } else {
+            "the input has no kernel dispatches: its statistics are host API calls, copies or domains, shown apart".into()
+        });
     } else if selected.is_empty() {
         notes.push("no kernel matched the filters".into());
     }
@@ -268,6 +322,7 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
         outliers,
         phases,
         notes,
+        activities: activity_rows(profile),
     })
 }
 

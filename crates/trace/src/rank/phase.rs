@@ -5,34 +5,45 @@ use std::collections::HashMap;
 
 /// An annotated range: start, end, name.
 type Range = (i64, i64, NameId);
+/// A device and stream (`None`: every stream of the device).
+type Track = (u32, Option<u64>);
+/// Query times with their dispatch index.
+type Queries = Vec<(i64, usize)>;
 
 /// For every dispatch index in `selected`, the name of its innermost enclosing annotation, or
-/// `None`. A GPU-side range (Kineto `gpu_user_annotation`) encloses a kernel that starts inside
-/// it on the same device; a host-side range (`user_annotation`) encloses a kernel whose launch
-/// call (matched by correlation id) starts inside it on the same thread. GPU-side ranges win.
+/// `None`. A GPU-side range (Kineto `gpu_user_annotation`) belongs to its own device and stream:
+/// it encloses a kernel that starts inside it on that stream (a range with no stream, any
+/// stream of the device). A kernel no GPU-side range encloses goes to the innermost host-side
+/// range (`user_annotation`, NVTX, roctx markers) holding its launch call (matched by
+/// correlation id) on the same thread. GPU-side ranges win.
 pub fn assign(profile: &Profile, selected: &[&KernelDispatch]) -> Vec<Option<NameId>> {
     let mut out = vec![None; selected.len()];
-    // GPU scope, keyed by device.
-    let mut gpu: HashMap<u32, Vec<Range>> = HashMap::new();
+    // GPU scope, keyed by device and stream (`None`: the whole device).
+    let mut gpu: HashMap<Track, Vec<Range>> = HashMap::new();
     let mut cpu: HashMap<(i64, i64), Vec<Range>> = HashMap::new();
     for a in &profile.annotations {
         let iv = (a.start.ns(), a.start.plus(a.duration).ns(), a.name);
         match a.scope {
-            AnnotationScope::Gpu { device } => gpu.entry(device).or_default().push(iv),
+            AnnotationScope::Gpu { device, stream } => {
+                gpu.entry((device, stream)).or_default().push(iv)
+            }
             AnnotationScope::Cpu { pid, tid } => cpu.entry((pid, tid)).or_default().push(iv),
             _ => {}
         }
     }
-    let mut gpu_queries: HashMap<u32, Vec<(i64, usize)>> = HashMap::new();
-    for (i, d) in selected.iter().enumerate() {
-        gpu_queries
-            .entry(d.device)
-            .or_default()
-            .push((d.start.ns(), i));
-    }
-    for (dev, queries) in gpu_queries {
-        if let Some(anns) = gpu.get_mut(&dev) {
-            sweep(anns, queries, &mut out);
+    // Own stream first, then device-wide ranges for what is still unassigned.
+    for per_stream in [true, false] {
+        let mut queries: HashMap<Track, Queries> = HashMap::new();
+        for (i, d) in selected.iter().enumerate() {
+            if out[i].is_none() {
+                let key = (d.device, per_stream.then_some(d.stream));
+                queries.entry(key).or_default().push((d.start.ns(), i));
+            }
+        }
+        for (key, q) in queries {
+            if let Some(anns) = gpu.get_mut(&key) {
+                sweep(anns, q, &mut out);
+            }
         }
     }
     if !cpu.is_empty() && !profile.host_launches.is_empty() {
@@ -101,7 +112,10 @@ mod tests {
         for (name, s, d) in [(outer, 0, 100), (inner, 10, 20)] {
             p.annotations.push(Annotation {
                 name,
-                scope: AnnotationScope::Gpu { device: 0 },
+                scope: AnnotationScope::Gpu {
+                    device: 0,
+                    stream: None,
+                },
                 start: Timestamp::from_ns(s),
                 duration: Nanos::from_ns(d),
             });

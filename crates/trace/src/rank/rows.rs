@@ -221,7 +221,8 @@ pub(super) fn rank_dispatches(
 #[derive(Default)]
 struct Aggregate {
     calls: u64,
-    total: u64,
+    /// Exact total in units of 10⁻⁹ ns, rounded once when the row is made.
+    total_e9: u128,
     min: Option<u64>,
     max: Option<u64>,
     stddev: Option<f64>,
@@ -235,7 +236,7 @@ impl Aggregate {
     fn add(
         &mut self,
         calls: u64,
-        total: u64,
+        total_e9: u128,
         min: Option<u64>,
         max: Option<u64>,
         stddev: Option<f64>,
@@ -243,7 +244,7 @@ impl Aggregate {
     ) {
         let first = self.parts == 0;
         self.calls += calls;
-        self.total += total;
+        self.total_e9 += total_e9;
         self.min = if first {
             min
         } else {
@@ -260,16 +261,21 @@ impl Aggregate {
         self.parts += 1;
     }
 
+    fn total(&self) -> u64 {
+        crate::rocprof::round_e9(self.total_e9).ns()
+    }
+
     fn row(&self, name: String, family: String, kernel_time: u64) -> KernelRow {
+        let total = self.total();
         KernelRow {
             rank: 0,
             name,
             family,
             variants: self.variants,
             calls: self.calls,
-            total_ns: self.total,
+            total_ns: total,
             mean_ns: if self.calls > 0 {
-                self.total as f64 / self.calls as f64
+                self.total_e9 as f64 / 1e9 / self.calls as f64
             } else {
                 0.0
             },
@@ -278,7 +284,7 @@ impl Aggregate {
             max_ns: self.max,
             stddev_ns: self.stddev,
             share: if kernel_time > 0 {
-                self.total as f64 / kernel_time as f64
+                total as f64 / kernel_time as f64
             } else {
                 0.0
             },
@@ -326,7 +332,7 @@ pub(super) fn rank_aggregates(
             .or_insert_with(|| (Aggregate::default(), BTreeSet::new()));
         acc.add(
             a.calls,
-            a.total.ns(),
+            a.total_e9,
             a.min.map(Nanos::ns),
             a.max.map(Nanos::ns),
             a.stddev_ns,
@@ -335,7 +341,8 @@ pub(super) fn rank_aggregates(
         names.insert(a.name);
         acc.variants = names.len();
     }
-    let kernel_time: u64 = groups.values().map(|(a, _)| a.total).sum();
+    let exact: u128 = groups.values().map(|(a, _)| a.total_e9).sum();
+    let kernel_time = crate::rocprof::round_e9(exact).ns();
     let summary = Summary {
         kernel_time_ns: kernel_time,
         kernel_count: groups.values().map(|(a, _)| a.calls).sum(),
@@ -344,6 +351,10 @@ pub(super) fn rank_aggregates(
         ..Summary::default()
     };
     let none = options.grouping == kernelab_model::Grouping::None;
+    let exact_of: HashMap<String, u128> = groups
+        .iter()
+        .map(|(k, (a, _))| (k.clone(), a.total_e9))
+        .collect();
     let mut rows: Vec<KernelRow> = groups
         .into_iter()
         .map(|(k, (a, _))| {
@@ -367,7 +378,8 @@ pub(super) fn rank_aggregates(
         let rest = rows.split_off(options.top);
         let mut acc = Aggregate::default();
         for r in &rest {
-            acc.add(r.calls, r.total_ns, r.min_ns, r.max_ns, None, None);
+            let exact = exact_of.get(&r.name).copied().unwrap_or_default();
+            acc.add(r.calls, exact, r.min_ns, r.max_ns, None, None);
             acc.variants += r.variants;
         }
         let label = format!("other ({} rows)", rest.len());
@@ -380,6 +392,7 @@ pub(super) fn rank_aggregates(
         outliers: Vec::new(),
         phases: None,
         notes,
+        activities: Vec::new(),
     }
 }
 

@@ -3,9 +3,8 @@
 use super::CsvKind;
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::{
-    parse_scaled_decimal, Annotation, AnnotationScope, KernelAggregate, KernelDispatch, Launch,
-    LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer,
-    TransferKind,
+    parse_scaled_decimal, Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig,
+    Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer, TransferKind,
 };
 use std::io::{BufRead, Read};
 
@@ -47,17 +46,17 @@ const AGPR: &[&str] = &[
 const SGPR: &[&str] = &["SGPR_Count", "Sgpr_Count", "sgpr", "SGPR"];
 
 /// Column indexes found by name.
-struct Columns {
-    names: Vec<String>,
+pub(super) struct Columns {
+    pub(super) names: Vec<String>,
 }
 
 impl Columns {
-    fn find(&self, synonyms: &[&str]) -> Option<usize> {
+    pub(super) fn find(&self, synonyms: &[&str]) -> Option<usize> {
         synonyms
             .iter()
             .find_map(|s| self.names.iter().position(|c| c.eq_ignore_ascii_case(s)))
     }
-    fn require(&self, synonyms: &[&str], line: u64) -> Result<usize> {
+    pub(super) fn require(&self, synonyms: &[&str], line: u64) -> Result<usize> {
         self.find(synonyms).ok_or_else(|| {
             Error::syntax(
                 Location::line(line).with_field(synonyms[0]),
@@ -76,22 +75,22 @@ impl Columns {
 }
 
 /// One record being read, for located errors.
-struct Row<'a> {
-    rec: &'a csv::StringRecord,
-    line: u64,
-    header: &'a Columns,
+pub(super) struct Row<'a> {
+    pub(super) rec: &'a csv::StringRecord,
+    pub(super) line: u64,
+    pub(super) header: &'a Columns,
 }
 
 impl Row<'_> {
-    fn text(&self, col: usize) -> &str {
+    pub(super) fn text(&self, col: usize) -> &str {
         self.rec.get(col).unwrap_or("").trim()
     }
-    fn loc(&self, col: usize) -> Location {
+    pub(super) fn loc(&self, col: usize) -> Location {
         Location::line(self.line)
             .with_field(self.header.names.get(col).cloned().unwrap_or_default())
     }
     /// An exact integer; scientific notation that lost digits is refused.
-    fn int(&self, col: usize, what: &str) -> Result<i64> {
+    pub(super) fn int(&self, col: usize, what: &str) -> Result<i64> {
         let t = self.text(col);
         if t.contains(['e', 'E']) {
             // rocprof writes integers in full; scientific notation means the value was
@@ -162,7 +161,7 @@ fn header(rdr: &mut csv::Reader<impl Read>) -> Result<Columns> {
     })
 }
 
-fn csv_error(e: &csv::Error, offset: u64) -> Error {
+pub(super) fn csv_error(e: &csv::Error, offset: u64) -> Error {
     let mut loc = Location::default();
     if let Some(p) = e.position() {
         loc.line = Some(p.line() + offset);
@@ -185,9 +184,9 @@ fn csv_error(e: &csv::Error, offset: u64) -> Error {
     }
 }
 
-fn reader<R: Read>(r: R) -> csv::Reader<R> {
+fn reader<R: Read>(r: R, flexible: bool) -> csv::Reader<R> {
     csv::ReaderBuilder::new()
-        .flexible(false)
+        .flexible(flexible)
         .has_headers(true)
         .from_reader(r)
 }
@@ -207,15 +206,20 @@ pub fn read<R: Read>(
             .map_err(|e| Error::new(Location::byte(0), ErrorKind::Io(e)))?;
         memchr::memchr(b'\n', head).is_some_and(|i| i > 0 && head[i - 1] == b'\r')
     };
+    // Legacy rocprof wrote kernel names with unquoted commas: stats rows may be longer.
+    let stats = matches!(
+        kind,
+        CsvKind::KernelStats | CsvKind::LegacyStats | CsvKind::KernelTop
+    );
     let mut rdr = Lines {
-        rdr: reader(buffered),
+        rdr: reader(buffered, stats),
         offset: u64::from(crlf),
     };
     let cols = header(&mut rdr.rdr)?;
     match kind {
         CsvKind::KernelTrace => kernel_trace(&mut rdr, &cols, profile, source),
         CsvKind::KernelStats | CsvKind::LegacyStats | CsvKind::KernelTop => {
-            stats(&mut rdr, &cols, profile, source)
+            super::stats::read(&mut rdr, &cols, profile, source)
         }
         CsvKind::ApiTrace => api_trace(&mut rdr, &cols, profile, source),
         CsvKind::MemoryCopyTrace => memory_copies(&mut rdr, &cols, profile),
@@ -223,13 +227,13 @@ pub fn read<R: Read>(
 }
 
 /// A CSV reader and the correction to its line numbers.
-struct Lines<R> {
-    rdr: csv::Reader<R>,
-    offset: u64,
+pub(super) struct Lines<R> {
+    pub(super) rdr: csv::Reader<R>,
+    pub(super) offset: u64,
 }
 
 /// Calls `f` with every data row, located by its physical line.
-fn records<R: Read>(
+pub(super) fn records<R: Read>(
     lines: &mut Lines<R>,
     header: &Columns,
     mut f: impl FnMut(&Row<'_>) -> Result<()>,
@@ -306,6 +310,8 @@ fn kernel_trace<R: Read>(
             );
         }
     }
+    let first = p.dispatches.len();
+    let mut gpu_numbered = false;
     records(rdr, cols, |row| {
         let (start, duration) = row.interval(start, end)?;
         let tri = |c: Option<[usize; 3]>| -> Result<Option<[u32; 3]>> {
@@ -336,6 +342,7 @@ fn kernel_trace<R: Read>(
             Some(c) => row.int(c, "a stream or queue id")?.try_into().unwrap_or(0),
             None => 0,
         };
+        gpu_numbered |= agent.is_some_and(|c| row.text(c).starts_with("GPU"));
         p.dispatches.push(KernelDispatch {
             name: p.names.intern_str(row.text(name)),
             device: row.agent(agent)?,
@@ -346,87 +353,35 @@ fn kernel_trace<R: Read>(
             correlation,
         });
         Ok(())
-    })
+    })?;
+    if agent.is_some() && !gpu_numbered {
+        renumber_agents(&mut p.dispatches[first..], source);
+    }
+    Ok(())
 }
 
-fn stats<R: Read>(
-    rdr: &mut Lines<R>,
-    cols: &Columns,
-    p: &mut Profile,
-    source: &mut SourceInfo,
-) -> Result<()> {
-    // rocprofv3 kernel_stats.csv, legacy rocprof results.stats.csv, rocprof-compute
-    // pmc_kernel_top.csv and `nsys stats --report cuda_gpu_kern_sum` CSV.
-    let name = cols.require(&["Name", "Kernel_Name"], 1)?;
-    let calls = cols.require(&["Calls", "Count", "Instances"], 1)?;
-    let total = cols.require(&["TotalDurationNs", "Sum(ns)", "Total Time (ns)"], 1)?;
-    let min = cols.find(&["MinNs", "Min (ns)"]);
-    let max = cols.find(&["MaxNs", "Max (ns)"]);
-    let sd = cols.find(&["StdDev", "StdDev (ns)"]);
-    let median = cols.find(&["Median(ns)", "Med (ns)"]);
-    let mut notes = vec!["aggregates only: no per-dispatch records, so busy time, wall time and gaps are unavailable"];
-    if median.is_none() {
-        notes.push("the file has no median column, so medians are unavailable");
+/// Agent ids (HSA agents, CPUs counted: `Agent_Id`, `gpu-id`, `GPU_ID`) become GPU indexes,
+/// the meaning `--device` has for every format: the agents that ran kernels, in id order, are
+/// GPU 0, 1, …; the mapping is stated in the facts.
+fn renumber_agents(ds: &mut [KernelDispatch], source: &mut SourceInfo) {
+    let mut ids: Vec<u32> = ds.iter().map(|d| d.device).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for d in ds.iter_mut() {
+        d.device = ids.partition_point(|&x| x < d.device) as u32;
     }
-    if cols.find(&["Sum(ns)"]).is_some() {
-        notes.push("rocprof-compute averages its figures over its profiling passes; totals are rounded to whole nanoseconds");
-    }
-    source.notes.extend(notes.into_iter().map(String::from));
-    records(rdr, cols, |row| {
-        // Durations, counts and spreads are never negative, NaN or infinite.
-        let float = |c: usize, what: &str| -> Result<f64> {
-            row.text(c)
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| {
-                    Error::syntax(
-                        row.loc(c),
-                        format!("{what} (finite, not negative)"),
-                        format!("{:?}", row.text(c)),
-                    )
-                })
-        };
-        let count = |c: usize, what: &str| -> Result<u64> {
-            let v = row.int(c, what)?;
-            u64::try_from(v).map_err(|_| {
-                Error::syntax(row.loc(c), format!("{what} (not negative)"), v.to_string())
-            })
-        };
-        let n = |c: Option<usize>, what: &str| -> Result<Option<Nanos>> {
-            c.map(|c| count(c, what).map(Nanos::from_ns)).transpose()
-        };
-        let total_ns = if row.text(total).contains(['.', ',']) {
-            let t = row
-                .text(total)
-                .replace(',', "")
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| {
-                    Error::syntax(
-                        row.loc(total),
-                        "a total duration in ns (finite, not negative)",
-                        format!("{:?}", row.text(total)),
-                    )
-                })?;
-            Nanos::from_ns(t.round() as u64)
-        } else {
-            n(Some(total), "a total duration in ns")?.unwrap_or_default()
-        };
-        p.aggregates.push(KernelAggregate {
-            name: p.names.intern_str(row.text(name)),
-            calls: count(calls, "a call count")?,
-            total: total_ns,
-            min: n(min, "a minimum duration in ns")?,
-            max: n(max, "a maximum duration in ns")?,
-            stddev_ns: sd
-                .map(|c| float(c, "a standard deviation in ns"))
-                .transpose()?,
-            median_ns: median.map(|c| float(c, "a median in ns")).transpose()?,
-        });
-        Ok(())
-    })
+    let map: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("agent {a} → GPU {i}"))
+        .collect();
+    source.facts.push((
+        "device numbers".into(),
+        format!(
+            "GPU index, as --device selects it; this file numbers HSA agents (CPUs counted), renumbered among the agents that ran kernels: {}",
+            map.join(", ")
+        ),
+    ));
 }
 
 /// Host API calls (`hip_api_trace.csv`, older `hip_runtime_trace.csv`) become launch calls for

@@ -6,6 +6,9 @@
 
 pub(crate) mod csv;
 pub(crate) mod rocpd;
+mod stats;
+
+pub(crate) use stats::round_e9;
 
 /// Which rocprof CSV a header belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,15 +3,22 @@
 //! GUID-suffixed tables (docs/formats/amd.md §1.10).
 
 use crate::error::{Error, Result};
-use crate::sqlite::{int, note_lossy, objects, rows, span, text};
+use crate::sqlite::{int, lossy_text, note_lossy, objects, rows, span, sql_err, text};
 use kernelab_model::{
-    KernelDispatch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp,
-    Transfer, TransferKind,
+    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Location, Nanos, Profile,
+    Resources, SourceInfo, Timestamp, Transfer, TransferKind,
 };
 use rusqlite::Connection;
 
-/// Reads kernel dispatches and copies from a rocpd database.
-pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Result<()> {
+/// Reads kernel dispatches and copies from a rocpd database; roctx marker regions become
+/// annotated ranges, and with `host_launches` the API regions with a correlation id become
+/// launch calls (for `--by-phase`).
+pub fn read(
+    conn: &Connection,
+    host_launches: bool,
+    p: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
     let objs = objects(conn)?;
     let mut lossy = 0;
     if objs.iter().any(|o| o == "rocpd_metadata") {
@@ -93,7 +100,12 @@ pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Resu
             start: Timestamp::from_ns(start),
             duration: Nanos::from_ns(duration),
             launch,
-            correlation: int(m, "corr_id").and_then(|v| u64::try_from(v).ok()),
+            // rocpd links a dispatch to its launch region by `stack_id` (the internal
+            // correlation id); `corr_id` is often 0.
+            correlation: int(m, "stack_id")
+                .filter(|&v| v > 0)
+                .or(int(m, "corr_id"))
+                .and_then(|v| u64::try_from(v).ok()),
         });
         Ok(())
     })?;
@@ -117,6 +129,78 @@ pub fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) -> Resu
             Ok(())
         })?;
     }
+    if objs.iter().any(|o| o == "regions") {
+        lossy += regions(conn, host_launches, p, source)?;
+    }
+    source.facts.push((
+        "device numbers".into(),
+        "GPU index (agent_type_index), as --device selects it".into(),
+    ));
     note_lossy(&mut source.notes, "the rocpd database", lossy);
     Ok(())
+}
+
+/// Marker regions (`MARKER_*` categories: roctx ranges) become host-side annotated ranges;
+/// other regions are API calls, kept as launch calls (linked to dispatches by `stack_id`) when
+/// asked.
+/// Returns how many TEXT values were not UTF-8.
+fn regions(
+    conn: &Connection,
+    host_launches: bool,
+    p: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<u64> {
+    let t = "regions";
+    let mut st = conn
+        .prepare("SELECT category, name, pid, tid, start, \"end\", stack_id FROM regions")
+        .map_err(sql_err(t))?;
+    let mut q = st.query([]).map_err(sql_err(t))?;
+    let (mut lossy, mut ranges, mut calls) = (0u64, 0u64, 0u64);
+    let mut row = 0u64;
+    while let Some(r) = q.next().map_err(sql_err(t))? {
+        row += 1;
+        let bytes = |i: usize| -> Result<Vec<u8>> {
+            Ok(match r.get_ref(i).map_err(sql_err(t))? {
+                rusqlite::types::ValueRef::Text(b) => b.to_vec(),
+                _ => Vec::new(),
+            })
+        };
+        let category = bytes(0)?;
+        let g = |i: usize| r.get::<_, Option<i64>>(i).map_err(sql_err(t));
+        let (Some(start), Some(end)) = (g(4)?, g(5)?) else {
+            continue;
+        };
+        let (pid, tid) = (g(2)?.unwrap_or(0), g(3)?.unwrap_or(0));
+        if category.starts_with(b"MARKER") {
+            let duration = span(start, end, &format!("regions.end (row {row})"))?;
+            if duration.ns() > 0 {
+                let name = lossy_text(&bytes(1)?, &mut lossy);
+                p.annotations.push(Annotation {
+                    name: p.names.intern_str(&name),
+                    scope: AnnotationScope::Cpu { pid, tid },
+                    start: Timestamp::from_ns(start),
+                    duration,
+                });
+                ranges += 1;
+            }
+        } else if host_launches {
+            if let Some(correlation) = g(6)?.and_then(|c| u64::try_from(c).ok()).filter(|&c| c > 0)
+            {
+                p.host_launches.push(Launch {
+                    correlation,
+                    pid,
+                    tid,
+                    start: Timestamp::from_ns(start),
+                });
+                calls += 1;
+            }
+        }
+    }
+    source
+        .facts
+        .push(("marker ranges".into(), ranges.to_string()));
+    if host_launches {
+        source.facts.push(("API calls".into(), calls.to_string()));
+    }
+    Ok(lossy)
 }
