@@ -96,11 +96,12 @@ fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObjec
         {
             if e.kind == fatbin::EntryKind::Elf {
                 let mut o = cubin::read(&format!("{label}#{i}"), &e.data)?;
+                // The entry header's number has no suffix; the cubin's own target has it.
+                let target = o.arch.clone().unwrap_or_else(|| format!("sm_{}", e.arch));
                 o.facts.insert(
                     "container".into(),
                     format!(
-                        "fatbin entry {i} (sm_{}){}",
-                        e.arch,
+                        "fatbin entry {i} ({target}){}",
                         if e.compressed { ", compressed" } else { "" }
                     ),
                 );

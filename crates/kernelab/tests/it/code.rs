@@ -8,18 +8,20 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn code(name: &str) -> PathBuf {
+mod real;
+
+pub(crate) fn code(name: &str) -> PathBuf {
     fixture(&format!("code/{name}"))
 }
 
-fn show(files: &[&Path], extra: &[&str]) -> Value {
+pub(crate) fn show(files: &[&Path], extra: &[&str]) -> Value {
     let mut args: Vec<String> = vec!["show".into()];
     args.extend(files.iter().map(|p| p.display().to_string()));
     args.extend(extra.iter().map(|s| s.to_string()));
     json_of("code", &args)
 }
 
-fn kernels(doc: &Value) -> Vec<Value> {
+pub(crate) fn kernels(doc: &Value) -> Vec<Value> {
     doc["objects"]
         .as_array()
         .expect("objects")
@@ -39,7 +41,7 @@ fn cuobjdump_resources(text: &str) -> Vec<(String, [u64; 5])> {
         .collect()
 }
 
-fn assert_agrees(doc: &Value, resusage: &Path) {
+pub(crate) fn assert_agrees(doc: &Value, resusage: &Path) {
     let text = std::fs::read_to_string(resusage).expect("resource usage text");
     let want = cuobjdump_resources(&text);
     assert!(!want.is_empty());
@@ -169,11 +171,14 @@ fn sm75_cubin_resources() {
     let ks = kernels(&doc);
     assert_eq!(ks.len(), 7);
     // docs/formats/nvidia.md §5.2, read off this file: one kernel with 4,112 B static shared and a barrier,
-    // one with a 72-byte frame, _Z7argtestPiS_S_ with 24 registers.
+    // one with a 72-byte frame (a stack frame, not local memory), _Z7argtestPiS_S_ with 24
+    // registers.
     assert!(ks
         .iter()
         .any(|k| k["resources"]["shared_bytes"] == 4112 && k["resources"]["barriers"] == 1));
-    assert!(ks.iter().any(|k| k["resources"]["local_bytes"] == 72));
+    assert!(ks
+        .iter()
+        .any(|k| k["resources"]["frame_bytes"] == 72 && k["resources"]["local_bytes"] == 0));
     let argtest = ks
         .iter()
         .find(|k| k["symbol"] == "_Z7argtestPiS_S_")
