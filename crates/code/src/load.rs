@@ -239,7 +239,16 @@ fn with_disassembly(mut o: CodeObject, options: &LoadOptions) -> Result<CodeObje
     })?;
     let result = disasm::disassemble(&tmp, &arch);
     drop(dir);
-    match result? {
+    let result = match result {
+        // Resources do not need a disassembler: say why there is no disassembly, go on.
+        Err(Error::Tool { message, .. }) => {
+            o.facts
+                .insert("disassembler".into(), format!("unavailable: {message}"));
+            return Ok(o);
+        }
+        other => other?,
+    };
+    match result {
         Some(d) => {
             let isa = if arch.starts_with("gfx") {
                 Isa::Amdgcn

@@ -262,7 +262,7 @@ fn hsaco_metadata_agrees_with_llvm_readelf() {
     assert_eq!(k["descriptor"]["group_segment_fixed_size"], 65_536);
 }
 
-fn have(tool: &str) -> bool {
+pub(crate) fn have(tool: &str) -> bool {
     Command::new(tool)
         .arg("--version")
         .output()
@@ -353,7 +353,7 @@ fn compiler_assembly_text() {
 }
 
 /// Assembles and links a gfx1151 raw-assembly kernel with LLVM 19, as kernel engineers do.
-fn build_gfx1151(dir: &Path, variant: &str) -> Option<PathBuf> {
+pub(crate) fn build_gfx1151(dir: &Path, variant: &str) -> Option<PathBuf> {
     if !have("llvm-mc-19") || !have("ld.lld-19") {
         eprintln!(
             "SKIP: llvm-mc-19 / ld.lld-19 are not installed (.ci/run installs llvm-19 and lld-19)"

@@ -2,8 +2,11 @@
 //! from local memory, several offload bundles in one `.hip_fatbin`, targets the installed LLVM
 //! does not know, and code object v1. Each is checked against the tools' own reading.
 
-use super::{assert_agrees, code, kernels, show};
+use super::{assert_agrees, build_gfx1151, code, have, kernels, show};
+use crate::kernelab;
 use regex::Regex;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The target cuobjdump names in `code for sm_XX` of a recorded `cuobjdump -sass` header.
 fn cuobjdump_target(head: &str) -> String {
@@ -106,4 +109,184 @@ fn stack_frames_are_not_local_memory() {
         );
     }
     assert_eq!(checked, 9, "3 Triton cubins and 6 nvcc cubins");
+}
+
+/// Assembles `src` for `mcpu` with llvm-mc-19 and links it with ld.lld-19 into `dir/name.co`.
+fn assemble(dir: &Path, name: &str, src: &str, mcpu: &str) -> Option<PathBuf> {
+    if !have("llvm-mc-19") || !have("ld.lld-19") || !have("llvm-readelf-19") {
+        eprintln!("SKIP: LLVM 19 tools are not installed (.ci/run installs llvm-19 and lld-19)");
+        return None;
+    }
+    let (s, o, co) = (
+        dir.join(format!("{name}.s")),
+        dir.join(format!("{name}.o")),
+        dir.join(format!("{name}.co")),
+    );
+    std::fs::write(&s, src).expect("write");
+    let ok = Command::new("llvm-mc-19")
+        .args([
+            "-triple=amdgcn-amd-amdhsa",
+            &format!("-mcpu={mcpu}"),
+            "-filetype=obj",
+        ])
+        .arg(&s)
+        .arg("-o")
+        .arg(&o)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "llvm-mc-19 failed on {name}");
+    let ok = Command::new("ld.lld-19")
+        .arg("-shared")
+        .arg(&o)
+        .arg("-o")
+        .arg(&co)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "ld.lld-19 failed on {name}");
+    Some(co)
+}
+
+/// Rewrites `path` with `f` applied to its bytes.
+fn patch(path: &Path, f: impl FnOnce(&mut Vec<u8>)) {
+    let mut d = std::fs::read(path).expect("read");
+    f(&mut d);
+    std::fs::write(path, d).expect("write");
+}
+
+/// Sets the `EF_AMDGPU_MACH` byte of an ELF64's e_flags (offset 48).
+fn set_mach(d: &mut [u8], mach: u8) {
+    d[48] = mach;
+}
+
+fn readelf(args: &[&str], path: &Path) -> String {
+    let out = Command::new("llvm-readelf-19")
+        .args(args)
+        .arg(path)
+        .output()
+        .expect("llvm-readelf-19 runs");
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+/// A kernel with no metadata note: the target comes from e_flags alone.
+const BARE_KERNEL: &str = "  .text\n  .globl k\n  .p2align 8\n  .type k,@function\nk:\n  s_endpgm\n.Lk_end:\n  .size k, .Lk_end-k\n";
+
+#[test]
+fn amd_targets_from_e_flags_agree_with_llvm_readelf() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let Some(co) = assemble(dir.path(), "bare", BARE_KERNEL, "gfx900") else {
+        return;
+    };
+    let bytes = std::fs::read(&co).expect("read");
+    let mut files = Vec::new();
+    for mach in 0x20u8..=0x5f {
+        let p = dir.path().join(format!("m{mach:02x}.co"));
+        let mut d = bytes.clone();
+        set_mach(&mut d, mach);
+        std::fs::write(&p, d).expect("write");
+        files.push(p);
+    }
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let doc = show(&paths, &["--no-disassemble"]);
+    let objects = doc["objects"].as_array().expect("objects");
+    assert_eq!(objects.len(), files.len());
+    let re = Regex::new(r"Flags:\s+0x[0-9A-Fa-f]+, (gfx[0-9a-z-]+)").expect("re");
+    let mut compared = 0;
+    for (p, o) in files.iter().zip(objects) {
+        let Some(want) = re.captures(&readelf(&["-h"], p)).map(|c| c[1].to_string()) else {
+            continue; // a value LLVM 19 does not name
+        };
+        assert_eq!(o["arch"].as_str(), Some(want.as_str()), "{}", p.display());
+        compared += 1;
+    }
+    assert!(compared >= 50, "llvm-readelf-19 names {compared} targets");
+}
+
+#[test]
+fn a_target_llvm_does_not_know_still_has_its_resources() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let Some(known) = build_gfx1151(dir.path(), "baseline") else {
+        return;
+    };
+    // gfx1153 (EF_AMDGPU_MACH 0x58, LLVM 20+): the same kernel with the target patched, in
+    // e_flags and in the metadata's target string.
+    let unknown = dir.path().join("gfx1153.co");
+    std::fs::copy(&known, &unknown).expect("copy");
+    patch(&unknown, |d| {
+        set_mach(d, 0x58);
+        let mut i = 0;
+        while let Some(at) = d[i..].windows(7).position(|w| w == b"gfx1151") {
+            d[i + at + 6] = b'3';
+            i += at + 7;
+        }
+    });
+    // LLVM 19 does not name it, and its objdump refuses it.
+    assert!(!readelf(&["-h"], &unknown).contains("gfx"));
+    let out = Command::new("llvm-objdump-19")
+        .args(["-d", "--mcpu=gfx1153"])
+        .arg(&unknown)
+        .output()
+        .expect("llvm-objdump-19 runs");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a recognized processor"));
+    // kernelab goes on: both objects, resources alike, no disassembly for the second.
+    let doc = show(&[&known, &unknown], &[]);
+    let o = doc["objects"].as_array().expect("objects");
+    assert_eq!(o[1]["arch"], "gfx1153");
+    let why = o[1]["facts"]["disassembler"]
+        .as_str()
+        .expect("disassembler fact");
+    assert!(
+        why.starts_with("unavailable: ") && why.contains("gfx1153") && !why.contains("/tmp"),
+        "{why}"
+    );
+    let (k0, k1) = (&o[0]["kernels"][0], &o[1]["kernels"][0]);
+    assert_eq!(k0["resources"], k1["resources"]);
+    assert_eq!(k0["code_sha256"], k1["code_sha256"]);
+    assert!(k1["instructions"].is_null());
+    if have("llvm-objdump-19") {
+        assert_eq!(k0["instructions"], 9);
+    }
+}
+
+/// A code object v1: an `AMD` NT_AMD_HSA_CODE_OBJECT_VERSION note saying 1.0, EI_ABIVERSION 0.
+fn v1_object(dir: &Path, name: &str, note_align: &str) -> Option<PathBuf> {
+    let src = format!(
+        "{BARE_KERNEL}  .section .note,\"a\",@note\n{note_align}  .long 4\n  .long 8\n  .long 1\n  .asciz \"AMD\"\n  .long 1\n  .long 0\n"
+    );
+    let co = assemble(dir, name, &src, "gfx803")?;
+    patch(&co, |d| d[8] = 0);
+    Some(co)
+}
+
+#[test]
+fn code_object_v1_is_named_as_not_supported() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let Some(v1) = v1_object(dir.path(), "v1", "") else {
+        return;
+    };
+    let notes = readelf(&["-h", "--notes"], &v1);
+    assert!(
+        notes.contains("ABI Version:                       0"),
+        "{notes}"
+    );
+    assert!(notes.contains("[Major: 1, Minor: 0]"), "{notes}");
+    // The same with a note section aligned to 16, which ELF note readers refuse.
+    let odd = v1_object(dir.path(), "v1_align16", "  .p2align 4\n").expect("built");
+    for p in [&v1, &odd] {
+        let out = kernelab()
+            .args(["code", "show"])
+            .arg(p)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("code object v1.0") && err.contains("not supported"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("note (") && !err.contains("panicked"),
+            "{err}"
+        );
+    }
 }
