@@ -290,3 +290,158 @@ fn code_object_v1_is_named_as_not_supported() {
         );
     }
 }
+
+/// Assembly of `n` empty kernels `{prefix}1..n` for `target`, with their descriptors and
+/// metadata, as a compiler writes them.
+fn kernels_asm(target: &str, prefix: &str, n: usize) -> String {
+    let gfx9 = target.starts_with("gfx9");
+    let mut s = format!("  .amdgcn_target \"amdgcn-amd-amdhsa--{target}\"\n  .text\n");
+    for i in 1..=n {
+        let k = format!("{prefix}{i}");
+        s += &format!("  .globl {k}\n  .p2align 8\n  .type {k},@function\n{k}:\n  s_endpgm\n.L{k}_end:\n  .size {k}, .L{k}_end-{k}\n");
+    }
+    s += "  .rodata\n";
+    for i in 1..=n {
+        let extra = if gfx9 {
+            ".amdhsa_accum_offset 4"
+        } else {
+            ".amdhsa_wavefront_size32 1"
+        };
+        s += &format!("  .p2align 6\n  .amdhsa_kernel {prefix}{i}\n    .amdhsa_next_free_vgpr 4\n    .amdhsa_next_free_sgpr 8\n    {extra}\n  .end_amdhsa_kernel\n");
+    }
+    s += &format!("  .amdgpu_metadata\n---\namdhsa.version: [ 1, 2 ]\namdhsa.target: amdgcn-amd-amdhsa--{target}\namdhsa.kernels:\n");
+    for i in 1..=n {
+        s += &format!("  - .name: {prefix}{i}\n    .symbol: {prefix}{i}.kd\n    .kernarg_segment_size: 0\n    .kernarg_segment_align: 8\n    .group_segment_fixed_size: 0\n    .private_segment_fixed_size: 0\n    .wavefront_size: {}\n    .sgpr_count: 8\n    .vgpr_count: 4\n    .max_flat_workgroup_size: 256\n", if gfx9 { 64 } else { 32 });
+    }
+    s + "...\n  .end_amdgpu_metadata\n"
+}
+
+const BUNDLER: &str = "clang-offload-bundler-19";
+const TARGETS: [&str; 2] = ["gfx942", "gfx1151"];
+
+fn bundler(args: &[String]) {
+    let out = Command::new(BUNDLER)
+        .args(args)
+        .output()
+        .expect("bundler runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Kernel symbols (`NAME.kd`, once each) of a code object, as llvm-readelf-19 lists them.
+fn readelf_kernels(path: &Path) -> Vec<String> {
+    let mut names: Vec<String> = readelf(&["--symbols"], path)
+        .split_whitespace()
+        .filter_map(|w| w.strip_suffix(".kd").map(str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[test]
+fn every_offload_bundle_of_a_hip_fatbin_section_is_read() {
+    if !have(BUNDLER) || !have("llvm-objcopy-19") {
+        eprintln!("SKIP: {BUNDLER} / llvm-objcopy-19 are not installed (.ci/run installs clang-19 and llvm-19)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    // Two bundles, 3 and 2 kernels per target: the first compressed (CCOB), the second plain.
+    let mut sections = Vec::new();
+    for (b, (prefix, n, compress)) in [("first", 3, true), ("second", 2, false)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut inputs = vec!["-input=/dev/null".to_string()];
+        for t in TARGETS {
+            let Some(co) = assemble(d, &format!("{prefix}_{t}"), &kernels_asm(t, prefix, n), t)
+            else {
+                return;
+            };
+            inputs.push(format!("-input={}", co.display()));
+        }
+        let bundle = d.join(format!("b{b}.bundle"));
+        let mut args = vec![
+            "-type=o".to_string(),
+            "-targets=host-x86_64-unknown-linux-gnu,hipv4-amdgcn-amd-amdhsa--gfx942,hipv4-amdgcn-amd-amdhsa--gfx1151".to_string(),
+            format!("-output={}", bundle.display()),
+        ];
+        args.extend(inputs);
+        if compress {
+            args.push("-compress".into());
+        }
+        bundler(&args);
+        let bytes = std::fs::read(&bundle).expect("bundle");
+        assert_eq!(bytes.starts_with(b"CCOB"), compress);
+        sections.extend(bytes);
+        sections.extend([0u8; 12]); // padding between bundles
+    }
+    let section = d.join("hip_fatbin.bin");
+    std::fs::write(&section, &sections).expect("write");
+    let host = assemble_host(d);
+    let fat = d.join("host_fat.o");
+    let ok = Command::new("llvm-objcopy-19")
+        .arg(format!("--add-section=.hip_fatbin={}", section.display()))
+        .arg(&host)
+        .arg(&fat)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "llvm-objcopy-19 failed");
+    // Independent reading: unbundle each bundle per target, list its kernels with llvm-readelf.
+    let mut want = Vec::new();
+    for b in 0..2 {
+        for t in TARGETS {
+            let out = d.join(format!("x{b}_{t}.co"));
+            bundler(&[
+                "-type=o".into(),
+                format!("-targets=hipv4-amdgcn-amd-amdhsa--{t}"),
+                format!("-input={}", d.join(format!("b{b}.bundle")).display()),
+                format!("-output={}", out.display()),
+                "-unbundle".into(),
+            ]);
+            want.push((t.to_string(), readelf_kernels(&out)));
+        }
+    }
+    let counts: Vec<usize> = want.iter().map(|(_, k)| k.len()).collect();
+    assert_eq!(counts, [3, 3, 2, 2]);
+    let doc = show(&[&fat], &["--no-disassemble"]);
+    let got: Vec<(String, Vec<String>)> = doc["objects"]
+        .as_array()
+        .expect("objects")
+        .iter()
+        .map(|o| {
+            let mut ks: Vec<String> = o["kernels"]
+                .as_array()
+                .expect("kernels")
+                .iter()
+                .map(|k| k["symbol"].as_str().expect("symbol").to_string())
+                .collect();
+            ks.sort();
+            (o["arch"].as_str().expect("arch").to_string(), ks)
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert!(doc["objects"][2]["label"]
+        .as_str()
+        .expect("label")
+        .ends_with("#bundle1:hipv4-amdgcn-amd-amdhsa--gfx942"));
+}
+
+/// A host object with nothing in it, for llvm-objcopy to add a `.hip_fatbin` section to.
+fn assemble_host(dir: &Path) -> PathBuf {
+    let (s, o) = (dir.join("host.s"), dir.join("host.o"));
+    std::fs::write(&s, "  .text\n").expect("write");
+    let ok = Command::new("llvm-mc-19")
+        .args(["-triple=x86_64-unknown-linux-gnu", "-filetype=obj"])
+        .arg(&s)
+        .arg("-o")
+        .arg(&o)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "llvm-mc-19 failed on the host object");
+    o
+}
