@@ -33,9 +33,12 @@ pub struct CodeResources {
     pub barriers: Option<u32>,
     /// Static shared memory / LDS (AMD group segment) in bytes.
     pub shared_bytes: Option<u64>,
-    /// Per-thread local memory frame (NVIDIA) or private segment / scratch (AMD), bytes.
+    /// Per-thread local memory outside the stack (NVIDIA, cuobjdump's LOCAL) or private
+    /// segment / scratch (AMD), bytes.
     pub local_bytes: Option<u64>,
-    /// Maximum stack size (NVIDIA), bytes.
+    /// The kernel's own stack frame (NVIDIA `EIATTR_FRAME_SIZE`, ptxas "stack frame"), bytes.
+    pub frame_bytes: Option<u64>,
+    /// Stack size with callees (NVIDIA, cuobjdump's STACK), bytes.
     pub stack_bytes: Option<u64>,
     /// Constant bank 0 (kernel parameters) size (NVIDIA), bytes.
     pub const0_bytes: Option<u64>,

@@ -100,18 +100,27 @@ pub fn parse_nv_info(data: &[u8], base: u64) -> Result<Vec<NvInfo>> {
     Ok(out)
 }
 
+/// `.nv.compat` attribute that is 1 in arch-specific (`sm_90a`, `sm_100a`) cubins of ELF ABI v8
+/// and 0 in plain and family (`sm_100f`) ones, as nvcc 13.0 writes them (checked against the
+/// target cuobjdump names, `tests/fixtures/code/arch_sm_*`).
+const COMPAT_ARCH_SPECIFIC: u8 = 0x09;
+
 /// The SM target from the ELF header: ABI v8 keeps it in bits 8–15, older ABIs in bits 0–7;
-/// `a` marks arch-specific (accelerator) targets.
+/// `a` marks arch-specific (accelerator) targets: bit 11 before ABI v8, bit 3 from it.
 pub fn arch(e_flags: u32, abi_version: u8) -> String {
-    if abi_version >= 8 {
-        let sm = (e_flags >> 8) & 0xff;
-        let accel = e_flags & 0x8 != 0;
-        format!("sm_{sm}{}", if accel { "a" } else { "" })
+    arch_with(e_flags, abi_version, false)
+}
+
+/// [`arch`], `arch_specific` adding the `a` the e_flags do not carry (ABI v8 cubins mark it in
+/// `.nv.compat` only).
+fn arch_with(e_flags: u32, abi_version: u8, arch_specific: bool) -> String {
+    let (sm, accel) = if abi_version >= 8 {
+        ((e_flags >> 8) & 0xff, e_flags & 0x8 != 0)
     } else {
-        let sm = e_flags & 0xff;
-        let accel = e_flags & 0x800 != 0;
-        format!("sm_{sm}{}", if accel { "a" } else { "" })
-    }
+        (e_flags & 0xff, e_flags & 0x800 != 0)
+    };
+    let a = accel || arch_specific;
+    format!("sm_{sm}{}", if a { "a" } else { "" })
 }
 
 /// Reads a cubin; errors name it by `label`.
@@ -133,10 +142,15 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
     // Global .nv.info: attributes keyed by symbol index.
     let mut by_symbol: HashMap<u32, Vec<(u8, u32)>> = HashMap::new();
     let mut per_kernel_info: HashMap<String, Vec<NvInfo>> = HashMap::new();
+    let mut arch_specific = false;
     for s in file.sections() {
         let name = s.name().unwrap_or("");
         let offset = s.elf_section_header().sh_offset(LE);
-        if name == ".nv.info" {
+        if name == ".nv.compat" {
+            arch_specific = parse_nv_info(s.data()?, offset)?
+                .iter()
+                .any(|r| r.attr == COMPAT_ARCH_SPECIFIC && r.value == NvValue::Half(1));
+        } else if name == ".nv.info" {
             for rec in parse_nv_info(s.data()?, offset)? {
                 let v = rec.value.u32s();
                 if v.len() >= 2 {
@@ -178,6 +192,12 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
         } else {
             r.shared_bytes = Some(0);
         }
+        // Local memory outside the stack (cuobjdump's LOCAL): the `.nv.local.NAME` section,
+        // which ABI-compiled code does not have; locals on the stack are in the frame.
+        r.local_bytes = Some(match section_by_name.get(&format!(".nv.local.{name}")) {
+            Some(&idx) => file.section_by_index(idx)?.size(),
+            None => 0,
+        });
         if let Some(&idx) = section_by_name.get(&format!(".nv.constant0.{name}")) {
             r.const0_bytes = Some(file.section_by_index(idx)?.size());
         }
@@ -188,7 +208,7 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
         {
             match attr {
                 EIATTR_REGCOUNT => r.registers = Some(v),
-                EIATTR_FRAME_SIZE => r.local_bytes = Some(u64::from(v)),
+                EIATTR_FRAME_SIZE => r.frame_bytes = Some(u64::from(v)),
                 EIATTR_MAX_STACK_SIZE => r.stack_bytes = Some(u64::from(v)),
                 EIATTR_MIN_STACK_SIZE => {
                     r.stack_bytes.get_or_insert(u64::from(v));
@@ -210,12 +230,12 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
                     );
                 }
                 EIATTR_FRAME_SIZE if !v.is_empty() => {
-                    r.local_bytes = v.last().map(|&x| u64::from(x))
+                    r.frame_bytes = v.last().map(|&x| u64::from(x))
                 }
                 _ => {}
             }
         }
-        r.local_bytes.get_or_insert(0);
+        r.frame_bytes.get_or_insert(0);
         r.stack_bytes.get_or_insert(0);
         k.resources = r;
         kernels.push(k);
@@ -223,7 +243,7 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
     Ok(CodeObject {
         label: label.to_string(),
         kind: ObjectKind::Cubin,
-        arch: Some(arch(e_flags, abi)),
+        arch: Some(arch_with(e_flags, abi, arch_specific)),
         facts,
         kernels,
         bytes: Some(data.to_vec()),

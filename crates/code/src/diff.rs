@@ -69,6 +69,7 @@ fn resource_rows(
         ("barriers", u(b.barriers), u(c.barriers)),
         ("shared/LDS bytes", b.shared_bytes, c.shared_bytes),
         ("local/scratch bytes", b.local_bytes, c.local_bytes),
+        ("stack frame bytes", b.frame_bytes, c.frame_bytes),
         ("stack bytes", b.stack_bytes, c.stack_bytes),
         ("constant bank 0 bytes", b.const0_bytes, c.const0_bytes),
         ("kernarg bytes", b.kernarg_bytes, c.kernarg_bytes),

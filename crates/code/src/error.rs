@@ -35,6 +35,14 @@ pub enum Error {
         /// What was seen, and what is accepted.
         detail: String,
     },
+    /// A code object of a kind kernelab recognises but does not read (AMD code object v1).
+    #[error("{location}: {detail}")]
+    Unsupported {
+        /// The file (or container entry).
+        location: Location,
+        /// What it is, and why it is not read.
+        detail: String,
+    },
     /// A disassembler could not be run or failed.
     #[error("{location}: disassembler: {message}")]
     Tool {
@@ -95,6 +103,10 @@ impl Error {
                 expected,
             },
             Error::Unknown { location, detail } => Error::Unknown {
+                location: location.with_path(path.as_ref()),
+                detail,
+            },
+            Error::Unsupported { location, detail } => Error::Unsupported {
                 location: location.with_path(path.as_ref()),
                 detail,
             },

@@ -3,7 +3,8 @@
 //! `docs/formats.md` (code objects).
 
 use crate::codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};
-use crate::error::{malformed, Result};
+use crate::error::{malformed, Error, Result};
+use kernelab_model::Location;
 use object::read::elf::{ElfFile64, FileHeader, NoteIterator, SectionHeader};
 use object::{LittleEndian as LE, Object, ObjectSection, ObjectSymbol};
 use serde_json::Value;
@@ -12,36 +13,66 @@ use std::collections::BTreeMap;
 /// `e_machine` of AMDGPU ELF files.
 pub const EM_AMDGPU: u16 = 224;
 const NT_AMDGPU_METADATA: u32 = 32;
+/// `NT_AMD_HSA_CODE_OBJECT_VERSION` (owner `AMD`): major and minor version, code objects v1–v2.
+const NT_AMD_HSA_CODE_OBJECT_VERSION: u32 = 1;
 
-/// The gfx target of an `EF_AMDGPU_MACH` value.
+/// The gfx target of an `EF_AMDGPU_MACH` value (LLVM's `EF_AMDGPU_MACH_AMDGCN_*`; checked
+/// against llvm-readelf-19, which knows all but gfx950, gfx1153 and gfx9-4-generic).
 pub fn mach_name(mach: u32) -> Option<&'static str> {
     Some(match mach {
         0x20 => "gfx600",
         0x21 => "gfx601",
         0x22 => "gfx700",
+        0x23 => "gfx701",
+        0x24 => "gfx702",
+        0x25 => "gfx703",
+        0x26 => "gfx704",
+        0x28 => "gfx801",
+        0x29 => "gfx802",
+        0x2a => "gfx803",
+        0x2b => "gfx810",
         0x2c => "gfx900",
         0x2d => "gfx902",
+        0x2e => "gfx904",
         0x2f => "gfx906",
         0x30 => "gfx908",
         0x31 => "gfx909",
+        0x32 => "gfx90c",
         0x33 => "gfx1010",
+        0x34 => "gfx1011",
+        0x35 => "gfx1012",
         0x36 => "gfx1030",
+        0x37 => "gfx1031",
+        0x38 => "gfx1032",
+        0x39 => "gfx1033",
+        0x3a => "gfx602",
+        0x3b => "gfx705",
+        0x3c => "gfx805",
+        0x3d => "gfx1035",
+        0x3e => "gfx1034",
         0x3f => "gfx90a",
-        0x41 => "gfx1100",
-        0x42 => "gfx1101",
-        0x43 => "gfx1102",
-        0x44 => "gfx1103",
         0x40 => "gfx940",
+        0x41 => "gfx1100",
+        0x42 => "gfx1013",
+        0x43 => "gfx1150",
+        0x44 => "gfx1103",
+        0x45 => "gfx1036",
+        0x46 => "gfx1101",
+        0x47 => "gfx1102",
+        0x48 => "gfx1200",
+        0x4a => "gfx1151",
         0x4b => "gfx941",
         0x4c => "gfx942",
-        0x45 => "gfx1036",
-        0x46 => "gfx1150",
-        0x47 => "gfx1151",
-        0x48 => "gfx1200",
         0x4e => "gfx1201",
         0x4f => "gfx950",
-        0x4a => "gfx1152",
-        0x55 => "gfx1153",
+        0x51 => "gfx9-generic",
+        0x52 => "gfx10-1-generic",
+        0x53 => "gfx10-3-generic",
+        0x54 => "gfx11-generic",
+        0x55 => "gfx1152",
+        0x58 => "gfx1153",
+        0x59 => "gfx12-generic",
+        0x5f => "gfx9-4-generic",
         _ => return None,
     })
 }
@@ -79,11 +110,23 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
     let abi = header.e_ident().abi_version;
     let mut facts = BTreeMap::new();
     facts.insert("e_flags".into(), format!("{e_flags:#x}"));
-    // ELFABIVERSION_AMDGPU_HSA_V3 = 1 → code object v3, … V6 = 4.
-    facts.insert(
-        "code_object_version".into(),
-        (u32::from(abi) + 2).to_string(),
-    );
+    // ELFABIVERSION_AMDGPU_HSA_V3 = 1 → code object v3, … V6 = 4; 0 is v2 or v1, told apart by
+    // the `AMD` version note (read before anything else: v1 notes are not v3+ notes).
+    let version = match (abi, legacy_version(&file, data)) {
+        (0, Some((major, minor))) => {
+            if major < 2 {
+                return Err(Error::Unsupported {
+                    location: Location::default(),
+                    detail: format!(
+                        "AMD code object v{major}.{minor} (NT_AMD_HSA_CODE_OBJECT_VERSION note) is not supported; kernelab reads code objects v2 to v6"
+                    ),
+                });
+            }
+            major
+        }
+        _ => u32::from(abi) + 2,
+    };
+    facts.insert("code_object_version".into(), version.to_string());
     let mut arch = mach_name(e_flags & 0xff).map(str::to_string);
     let mut metadata: Option<Value> = None;
     for s in file.elf_section_table().iter() {
@@ -192,6 +235,36 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
         kernels,
         bytes: Some(data.to_vec()),
     })
+}
+
+/// The (major, minor) of the `AMD` `NT_AMD_HSA_CODE_OBJECT_VERSION` note of a code object v1
+/// or v2, read leniently (4-byte padding whatever the section's alignment says).
+fn legacy_version(file: &ElfFile64<LE>, data: &[u8]) -> Option<(u32, u32)> {
+    let u32_at = |d: &[u8], o: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(
+            d.get(o..o.checked_add(4)?)?.try_into().ok()?,
+        ))
+    };
+    let pad = |n: usize| n.checked_add(3).map(|x| x & !3);
+    for s in file.elf_section_table().iter() {
+        if s.sh_type(LE) != object::elf::SHT_NOTE {
+            continue;
+        }
+        let Ok(d) = s.data(LE, data) else { continue };
+        let mut at = 0usize;
+        while let (Some(namesz), Some(descsz), Some(kind)) =
+            (u32_at(d, at), u32_at(d, at + 4), u32_at(d, at + 8))
+        {
+            let name_at = at + 12;
+            let desc_at = name_at.checked_add(pad(namesz as usize)?)?;
+            let name = d.get(name_at..name_at.checked_add(namesz as usize)?)?;
+            if name == b"AMD\0" && kind == NT_AMD_HSA_CODE_OBJECT_VERSION && descsz >= 8 {
+                return Some((u32_at(d, desc_at)?, u32_at(d, desc_at + 4)?));
+            }
+            at = desc_at.checked_add(pad(descsz as usize)?)?;
+        }
+    }
+    None
 }
 
 fn next_note<'d>(

@@ -96,11 +96,12 @@ fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObjec
         {
             if e.kind == fatbin::EntryKind::Elf {
                 let mut o = cubin::read(&format!("{label}#{i}"), &e.data)?;
+                // The entry header's number has no suffix; the cubin's own target has it.
+                let target = o.arch.clone().unwrap_or_else(|| format!("sm_{}", e.arch));
                 o.facts.insert(
                     "container".into(),
                     format!(
-                        "fatbin entry {i} (sm_{}){}",
-                        e.arch,
+                        "fatbin entry {i} ({target}){}",
                         if e.compressed { ", compressed" } else { "" }
                     ),
                 );
@@ -111,12 +112,36 @@ fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObjec
     }
     if let Some(b) = offload_bundle::bundle_bytes(data) {
         let mut out = Vec::new();
-        for e in offload_bundle::entries_capped(&b, options.max_decompressed())? {
-            if machine(&e.data) == Some(hsaco::EM_AMDGPU) {
-                let mut o = hsaco::read(&format!("{label}#{}", e.id), &e.data)?;
-                o.facts
-                    .insert("container".into(), format!("offload bundle entry {}", e.id));
-                out.push(with_disassembly(o, options)?);
+        let bundles = offload_bundle::split(&b);
+        let several = bundles.len() > 1;
+        // The decompression limit counts every bundle of the file together.
+        let mut budget = options.max_decompressed();
+        for (i, bundle) in bundles.into_iter().enumerate() {
+            let entries = offload_bundle::entries_capped(bundle, budget).map_err(|e| {
+                if several {
+                    e.with_path(format!("{label}#bundle{i}"))
+                } else {
+                    e
+                }
+            })?;
+            for e in entries {
+                budget = budget.saturating_sub(e.data.len() as u64);
+                if machine(&e.data) == Some(hsaco::EM_AMDGPU) {
+                    let (name, container) = if several {
+                        (
+                            format!("{label}#bundle{i}:{}", e.id),
+                            format!("offload bundle {i} entry {}", e.id),
+                        )
+                    } else {
+                        (
+                            format!("{label}#{}", e.id),
+                            format!("offload bundle entry {}", e.id),
+                        )
+                    };
+                    let mut o = hsaco::read(&name, &e.data)?;
+                    o.facts.insert("container".into(), container);
+                    out.push(with_disassembly(o, options)?);
+                }
             }
         }
         return Ok(out);
@@ -238,7 +263,16 @@ fn with_disassembly(mut o: CodeObject, options: &LoadOptions) -> Result<CodeObje
     })?;
     let result = disasm::disassemble(&tmp, &arch);
     drop(dir);
-    match result? {
+    let result = match result {
+        // Resources do not need a disassembler: say why there is no disassembly, go on.
+        Err(Error::Tool { message, .. }) => {
+            o.facts
+                .insert("disassembler".into(), format!("unavailable: {message}"));
+            return Ok(o);
+        }
+        other => other?,
+    };
+    match result {
         Some(d) => {
             let isa = if arch.starts_with("gfx") {
                 Isa::Amdgcn

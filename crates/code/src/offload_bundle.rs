@@ -17,6 +17,7 @@ pub struct BundleEntry {
 }
 
 /// The bundle bytes of a file: the `.hip_fatbin` section of a host ELF, or the file itself.
+/// The section may hold several bundles one after another: see [`split`].
 pub fn bundle_bytes(data: &[u8]) -> Option<Vec<u8>> {
     if data.starts_with(MAGIC) || data.starts_with(b"CCOB") {
         return Some(data.to_vec());
@@ -24,8 +25,66 @@ pub fn bundle_bytes(data: &[u8]) -> Option<Vec<u8>> {
     let file = object::File::parse(data).ok()?;
     let s = file.section_by_name(".hip_fatbin")?;
     let d = s.data().ok()?;
-    let at = memchr::memmem::find(d, MAGIC).or_else(|| memchr::memmem::find(d, b"CCOB"))?;
+    let at = next_bundle(d, 0)?;
     Some(d[at..].to_vec())
+}
+
+/// Where the next bundle (plain or `CCOB`) starts, at or after `from`.
+fn next_bundle(d: &[u8], from: usize) -> Option<usize> {
+    let rest = d.get(from..)?;
+    let plain = memchr::memmem::find(rest, MAGIC);
+    let ccob = memchr::memmem::find(rest, b"CCOB");
+    let at = match (plain, ccob) {
+        (Some(a), Some(b)) => a.min(b),
+        (a, b) => a.or(b)?,
+    };
+    Some(from + at)
+}
+
+/// The length of the bundle at the start of `d`, when its header says (a plain bundle: the end
+/// of its furthest entry; `CCOB` v2 and v3: the total size field), or `None` (`CCOB` v1).
+fn bundle_len(d: &[u8]) -> Option<usize> {
+    if d.starts_with(b"CCOB") {
+        let version = u16::from_le_bytes([*d.get(4)?, *d.get(5)?]);
+        let total = match version {
+            2 => d.get(8..12).map(le)?,
+            3 => d.get(8..16).map(le)?,
+            _ => return None,
+        };
+        return usize::try_from(total).ok().filter(|&n| n > 0);
+    }
+    let n = u64_at(d, 24).ok()?;
+    let mut pos = 32usize;
+    let mut end = 32usize;
+    for _ in 0..n.min((d.len() / 24) as u64) {
+        let offset = usize::try_from(u64_at(d, pos).ok()?).ok()?;
+        let size = usize::try_from(u64_at(d, pos + 8).ok()?).ok()?;
+        let id_len = usize::try_from(u64_at(d, pos + 16).ok()?).ok()?;
+        end = end.max(offset.checked_add(size)?);
+        pos = pos.checked_add(24)?.checked_add(id_len)?;
+        end = end.max(pos);
+    }
+    Some(end)
+}
+
+/// Splits bundle bytes (see [`bundle_bytes`]) into the bundles they hold, one after another
+/// with any padding between them skipped. A bundle whose length its header does not give
+/// (`CCOB` v1) runs to the next bundle magic.
+pub fn split(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut at = next_bundle(bytes, 0);
+    while let Some(start) = at {
+        let rest = &bytes[start..];
+        let next = match bundle_len(rest) {
+            Some(n) if n <= rest.len() => next_bundle(bytes, start + n),
+            Some(_) => None,
+            None => next_bundle(bytes, start + 4),
+        };
+        let end = next.unwrap_or(bytes.len());
+        out.push(&bytes[start..end]);
+        at = next;
+    }
+    out
 }
 
 fn u64_at(d: &[u8], o: usize) -> Result<u64> {

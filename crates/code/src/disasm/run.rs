@@ -35,7 +35,9 @@ fn llvm_objdumps(arch: &str) -> Vec<&'static str> {
 }
 
 /// Disassembles `path` (an HSACO for `arch` = `gfx…`, or a cubin for `arch` = `sm_…`), or
-/// returns `Ok(None)` when no suitable tool is installed.
+/// returns `Ok(None)` when no suitable tool is installed. A tool that fails (an LLVM that does
+/// not know the target) gives way to the next; when every installed one fails, the error says
+/// why each did.
 pub fn disassemble(path: &Path, arch: &str) -> Result<Option<Disassembly>> {
     let candidates: Vec<(&str, Vec<String>)> = if arch.starts_with("gfx") {
         llvm_objdumps(arch)
@@ -48,6 +50,7 @@ pub fn disassemble(path: &Path, arch: &str) -> Result<Option<Disassembly>> {
             ("nvdisasm", vec![]),
         ]
     };
+    let mut failures = Vec::new();
     for (tool, args) in candidates {
         let Some(v) = version(tool) else { continue };
         let out = Command::new(tool)
@@ -56,22 +59,28 @@ pub fn disassemble(path: &Path, arch: &str) -> Result<Option<Disassembly>> {
             .output()
             .map_err(|e| tool_error(format!("{tool}: {e}")))?;
         if !out.status.success() {
-            return Err(tool_error(format!(
-                "{tool} {} {} failed: {}",
+            // The input is a temporary copy: its path means nothing to the reader.
+            failures.push(format!(
+                "{tool} {} failed: {}",
                 args.join(" "),
-                path.display(),
                 String::from_utf8_lossy(&out.stderr)
                     .lines()
                     .next()
                     .unwrap_or("")
-            )));
+                    .replace(&path.display().to_string(), "the object")
+            ));
+            continue;
         }
         return Ok(Some(Disassembly {
             text: String::from_utf8_lossy(&out.stdout).into_owned(),
             tool: format!("{tool} ({v})"),
         }));
     }
-    Ok(None)
+    if failures.is_empty() {
+        Ok(None)
+    } else {
+        Err(tool_error(failures.join("; ")))
+    }
 }
 
 fn tool_error(message: String) -> Error {

@@ -8,18 +8,20 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn code(name: &str) -> PathBuf {
+mod real;
+
+pub(crate) fn code(name: &str) -> PathBuf {
     fixture(&format!("code/{name}"))
 }
 
-fn show(files: &[&Path], extra: &[&str]) -> Value {
+pub(crate) fn show(files: &[&Path], extra: &[&str]) -> Value {
     let mut args: Vec<String> = vec!["show".into()];
     args.extend(files.iter().map(|p| p.display().to_string()));
     args.extend(extra.iter().map(|s| s.to_string()));
     json_of("code", &args)
 }
 
-fn kernels(doc: &Value) -> Vec<Value> {
+pub(crate) fn kernels(doc: &Value) -> Vec<Value> {
     doc["objects"]
         .as_array()
         .expect("objects")
@@ -39,7 +41,7 @@ fn cuobjdump_resources(text: &str) -> Vec<(String, [u64; 5])> {
         .collect()
 }
 
-fn assert_agrees(doc: &Value, resusage: &Path) {
+pub(crate) fn assert_agrees(doc: &Value, resusage: &Path) {
     let text = std::fs::read_to_string(resusage).expect("resource usage text");
     let want = cuobjdump_resources(&text);
     assert!(!want.is_empty());
@@ -169,11 +171,14 @@ fn sm75_cubin_resources() {
     let ks = kernels(&doc);
     assert_eq!(ks.len(), 7);
     // docs/formats/nvidia.md §5.2, read off this file: one kernel with 4,112 B static shared and a barrier,
-    // one with a 72-byte frame, _Z7argtestPiS_S_ with 24 registers.
+    // one with a 72-byte frame (a stack frame, not local memory), _Z7argtestPiS_S_ with 24
+    // registers.
     assert!(ks
         .iter()
         .any(|k| k["resources"]["shared_bytes"] == 4112 && k["resources"]["barriers"] == 1));
-    assert!(ks.iter().any(|k| k["resources"]["local_bytes"] == 72));
+    assert!(ks
+        .iter()
+        .any(|k| k["resources"]["frame_bytes"] == 72 && k["resources"]["local_bytes"] == 0));
     let argtest = ks
         .iter()
         .find(|k| k["symbol"] == "_Z7argtestPiS_S_")
@@ -257,7 +262,7 @@ fn hsaco_metadata_agrees_with_llvm_readelf() {
     assert_eq!(k["descriptor"]["group_segment_fixed_size"], 65_536);
 }
 
-fn have(tool: &str) -> bool {
+pub(crate) fn have(tool: &str) -> bool {
     Command::new(tool)
         .arg("--version")
         .output()
@@ -348,7 +353,7 @@ fn compiler_assembly_text() {
 }
 
 /// Assembles and links a gfx1151 raw-assembly kernel with LLVM 19, as kernel engineers do.
-fn build_gfx1151(dir: &Path, variant: &str) -> Option<PathBuf> {
+pub(crate) fn build_gfx1151(dir: &Path, variant: &str) -> Option<PathBuf> {
     if !have("llvm-mc-19") || !have("ld.lld-19") {
         eprintln!(
             "SKIP: llvm-mc-19 / ld.lld-19 are not installed (.ci/run installs llvm-19 and lld-19)"
