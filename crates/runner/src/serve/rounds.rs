@@ -202,6 +202,14 @@ pub fn run_rounds(
                         });
                     }
                 };
+                // A request that failed may be the server dying: give its exit a moment to show
+                // (under load the socket closes well before the process is gone).
+                if point.requests.iter().any(|o| o.measured.is_none()) {
+                    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+                    while server.exited().is_none() && std::time::Instant::now() < until {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                }
                 for outcome in point.requests {
                     out.write(&ServeRecord::Request {
                         round,
