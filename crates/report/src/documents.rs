@@ -6,6 +6,7 @@ use crate::profile::InputDoc;
 use kernelab_code::{CodeObject, Matrix, ObjectDiff};
 use kernelab_model::ab::AbResult;
 use kernelab_model::kernel_run::{KernelRun, Plan};
+use kernelab_model::roofline::Ceilings;
 use kernelab_model::LaunchMetrics;
 use kernelab_tensor::{
     BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, SweepReport,
@@ -98,6 +99,9 @@ pub struct KernelRunBody {
 /// `kernelab kernel run --dry-run` (`kind: "kernel_dry_run"`).
 pub type PlanBody = Plan;
 
+/// `kernelab ceilings` (`kind: "ceilings"`).
+pub type CeilingsBody = Ceilings;
+
 /// A bundle record's result, read into the type its kind names.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -128,6 +132,8 @@ pub enum Evidence {
     Ab(AbBody),
     /// `kernel_run`.
     KernelRun(KernelRunBody),
+    /// `ceilings`.
+    Ceilings(CeilingsBody),
 }
 
 impl Evidence {
@@ -152,6 +158,7 @@ impl Evidence {
             "check_sweep" => typed(result).map(Evidence::CheckSweep),
             "ab" => typed(result).map(Evidence::Ab),
             "kernel_run" => typed(result).map(Evidence::KernelRun),
+            "ceilings" => typed(result).map(Evidence::Ceilings),
             _ => return None,
         })
     }

@@ -24,6 +24,7 @@ mod kernel;
 mod metrics;
 mod profile;
 pub mod render;
+mod roofline;
 mod svg;
 mod table;
 
@@ -39,4 +40,5 @@ pub use profile::{input_docs, profile_csv, profile_document, profile_tables, Csv
 pub use render::{
     csv_rows, evidence_html, evidence_markdown, pr_body, render, OutputFormat, GITHUB_BODY_LIMIT,
 };
+pub use roofline::{ceiling_value, ceilings_sections, figure};
 pub use table::{Align, Column, Section, Table};

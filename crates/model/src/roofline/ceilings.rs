@@ -168,7 +168,7 @@ impl Ceilings {
         );
         c.device.datasheet_entry = Some(sheet.name.to_string());
         for x in &mut c.ceilings {
-            x.not_measured = Some("nothing measured: datasheet figures only".into());
+            x.not_measured = Some("datasheet only".into());
         }
         Some(c)
     }
