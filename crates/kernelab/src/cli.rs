@@ -66,6 +66,10 @@ pub enum Command {
     /// request kernel time with its interval and the bounds on busy and wall time; measured
     /// request changes (`compare`, `ab`) are checked against the prediction.
     Impact(ImpactArgs),
+    /// Measure the local GPU's ceilings (DRAM copy and read bandwidth, L2 bandwidth, FP32 FMA,
+    /// BF16/FP16/FP8 matrix peaks through cuBLASLt, launch overhead) beside its datasheet
+    /// figures; `--datasheet NAME` gives the table's figures without a GPU.
+    Ceilings(crate::cli_roofline::CeilingsArgs),
 }
 
 /// Arguments of `kernelab impact`.

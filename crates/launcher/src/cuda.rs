@@ -1,8 +1,12 @@
 //! The CUDA backend: the driver API through `cudarc` with dynamic loading (so the binary builds
 //! and runs its other commands where no CUDA is installed), telemetry through NVML.
 
+use crate::cublaslt::{self, CublasLt};
 use crate::error::{Error, Result};
-use crate::gpu::{DevicePtr, EventId, EventPool, Geometry, Gpu, GraphId, KernelId, Telemetry};
+use crate::gpu::{
+    DevicePtr, EventId, EventPool, GemmId, GemmType, Geometry, Gpu, GraphId, Identity, KernelId,
+    Telemetry,
+};
 use cudarc::driver::{result, sys};
 use std::ffi::{c_void, CString};
 
@@ -17,6 +21,9 @@ pub struct Cuda {
     events: EventPool<sys::CUevent>,
     allocations: Vec<DevicePtr>,
     nvml: Option<(nvml_wrapper::Nvml, u32)>,
+    dev: sys::CUdevice,
+    lt: Option<CublasLt>,
+    gemms: Vec<cublaslt::Plan>,
 }
 
 fn err(what: &str) -> impl Fn(result::DriverError) -> Error + '_ {
@@ -83,6 +90,9 @@ impl Cuda {
             events: EventPool::default(),
             allocations: Vec::new(),
             nvml,
+            dev,
+            lt: None,
+            gemms: Vec::new(),
         })
     }
 }
@@ -229,6 +239,64 @@ impl Gpu for Cuda {
         self.events.reset();
         unsafe { result::stream::synchronize(self.stream) }.map_err(err("kernel execution"))
     }
+    fn identity(&mut self) -> Identity {
+        use nvml_wrapper::enum_wrappers::device::Clock;
+        use sys::CUdevice_attribute as A;
+        let attr = |a| unsafe { result::device::get_attribute(self.dev, a) }.ok();
+        let arch = match (
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+        ) {
+            (Some(a), Some(b)) => Some(format!("{a}.{b}")),
+            _ => None,
+        };
+        let mut version = 0i32;
+        let driver = (unsafe { sys::cuDriverGetVersion(&mut version) }
+            == sys::CUresult::CUDA_SUCCESS)
+            .then(|| format!("CUDA {}.{}", version / 1000, version % 1000 / 10));
+        let nvml = self
+            .nvml
+            .as_ref()
+            .and_then(|(n, i)| n.device_by_index(*i).ok());
+        Identity {
+            arch,
+            multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .and_then(|v| u32::try_from(v).ok()),
+            memory_bytes: unsafe { result::device::total_mem(self.dev) }
+                .ok()
+                .map(|b| b as u64),
+            driver,
+            sm_max_mhz: nvml.as_ref().and_then(|d| d.max_clock_info(Clock::SM).ok()),
+            memory_mhz: nvml.as_ref().and_then(|d| d.clock_info(Clock::Memory).ok()),
+        }
+    }
+    fn gemm_prepare(&mut self, dtype: GemmType, m: usize, n: usize, k: usize) -> Result<GemmId> {
+        if self.lt.is_none() {
+            self.lt = Some(CublasLt::open()?);
+        }
+        let elem = if dtype == GemmType::Fp8 { 1 } else { 2 };
+        let a = self.alloc(k * m * elem)?;
+        let b = self.alloc(k * n * elem)?;
+        let d = self.alloc(m * n * 2)?;
+        let ws = self.alloc(cublaslt::WORKSPACE)?;
+        for (p, count) in [(a, k * m), (b, k * n)] {
+            let data = random_elements(dtype, count, p);
+            self.upload(p, &data)?;
+        }
+        let lt = self
+            .lt
+            .as_ref()
+            .ok_or_else(|| Error::Internal("cuBLASLt not loaded".into()))?;
+        let plan = lt.plan(dtype, m as u64, n as u64, k as u64, [a, b, d, ws])?;
+        self.gemms.push(plan);
+        Ok(GemmId(self.gemms.len() - 1))
+    }
+    fn gemm_launch(&mut self, id: GemmId) -> Result<()> {
+        let (Some(lt), Some(p)) = (self.lt.as_ref(), self.gemms.get(id.0)) else {
+            return Err(Error::Internal(format!("unknown matrix product {}", id.0)));
+        };
+        lt.launch(p, self.stream.cast())
+    }
     fn telemetry(&mut self) -> Telemetry {
         use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
         let Some((nvml, i)) = &self.nvml else {
@@ -243,6 +311,30 @@ impl Gpu for Cuda {
             power_w: d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0),
         }
     }
+}
+
+/// `count` uniform random elements of `dtype` in about [-1, 1] (seeded by `seed`): products of
+/// random data, not zeros, which run faster than real data on the tensor cores.
+fn random_elements(dtype: GemmType, count: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = Vec::with_capacity(count * 2);
+    for _ in 0..count {
+        let r = next();
+        let u = (r >> 40) as f32 / (1u64 << 23) as f32 - 1.0;
+        match dtype {
+            GemmType::Bf16 => out.extend(half::bf16::from_f32(u).to_le_bytes()),
+            GemmType::Fp16 => out.extend(half::f16::from_f32(u).to_le_bytes()),
+            // e4m3 with the top exponent bit clear: magnitudes below 1, never NaN.
+            GemmType::Fp8 => out.push((r >> 32) as u8 & 0xB7),
+        }
+    }
+    out
 }
 
 #[allow(unsafe_code)]

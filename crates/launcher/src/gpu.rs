@@ -30,6 +30,38 @@ pub struct Geometry {
     pub shared: u32,
 }
 
+/// A prepared matrix product (index into the backend's own table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmId(pub usize);
+
+/// Element type of a matrix product's inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GemmType {
+    /// bfloat16 inputs and output, FP32 accumulation.
+    Bf16,
+    /// float16 inputs and output, FP32 accumulation.
+    Fp16,
+    /// FP8 e4m3 inputs, bfloat16 output, FP32 accumulation.
+    Fp8,
+}
+
+/// Who the device is, beyond its name: what the API can tell.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Identity {
+    /// Compute capability (`9.0`) or architecture (`gfx942`).
+    pub arch: Option<String>,
+    /// Multiprocessors (compute units).
+    pub multiprocessors: Option<u32>,
+    /// Device memory, bytes.
+    pub memory_bytes: Option<u64>,
+    /// Driver version.
+    pub driver: Option<String>,
+    /// Maximum SM clock, MHz.
+    pub sm_max_mhz: Option<u32>,
+    /// Memory clock, MHz.
+    pub memory_mhz: Option<u32>,
+}
+
 /// The operations the launcher uses.
 pub trait Gpu {
     /// The device's name.
@@ -63,6 +95,23 @@ pub trait Gpu {
     fn sync(&mut self) -> Result<()>;
     /// Clock, temperature and power now.
     fn telemetry(&mut self) -> Telemetry;
+    /// Architecture, size, driver and clocks, where the API tells them.
+    fn identity(&mut self) -> Identity {
+        Identity::default()
+    }
+    /// Prepares an `m`×`n`×`k` matrix product of random inputs on the matrix units; an error
+    /// where the backend offers none.
+    fn gemm_prepare(&mut self, dtype: GemmType, m: usize, n: usize, k: usize) -> Result<GemmId> {
+        let _ = (dtype, m, n, k);
+        Err(Error::gpu(
+            "matrix product",
+            "this backend offers no matrix-product library",
+        ))
+    }
+    /// Launches a prepared matrix product on the stream (asynchronous).
+    fn gemm_launch(&mut self, id: GemmId) -> Result<()> {
+        Err(Error::Internal(format!("unknown matrix product {}", id.0)))
+    }
 }
 
 /// Events reused from sample to sample: a backend records into the next free one and frees

@@ -3,6 +3,8 @@
 #![deny(missing_docs)]
 
 pub mod args;
+pub mod ceilings;
+mod cublaslt;
 pub mod cuda;
 mod error;
 pub mod gpu;
@@ -19,6 +21,14 @@ pub use kernelab_model::kernel_run::{
 };
 pub use run::run;
 pub use spec::{Backend, Spec};
+
+/// Opens a backend on a device.
+pub fn open_device(backend: Backend, device: i32) -> Result<Box<dyn Gpu>> {
+    Ok(match backend {
+        Backend::Cuda => Box::new(cuda::Cuda::open(device)?),
+        Backend::Hip => Box::new(hip::Hip::open(device)?),
+    })
+}
 
 /// Opens the spec's backend.
 pub fn open(spec: &Spec) -> Result<Box<dyn Gpu>> {

@@ -377,155 +377,21 @@ fn shorten(text: &str, max: usize) -> String {
     }
 }
 
-/// Evaluates a size expression: integers, names, `+ - * / %` (integer), parentheses and
-/// `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
+/// Evaluates a size expression (see [`kernelab_model::expr`]): integers, names,
+/// `+ - * / %` (integer), parentheses and `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
 pub fn eval(s: &Size, sizes: &BTreeMap<String, i64>) -> Result<i64> {
+    use kernelab_model::expr::{self, ExprError};
     match s {
         Size::Int(v) => Ok(*v),
         Size::Float(v) => Err(Error::spec(format!("{v}: expected an integer size"))),
-        Size::Expr(e) => {
-            let toks = tokens(e)?;
-            let mut p = Parser {
-                toks: &toks,
-                pos: 0,
-                sizes,
-                depth: 0,
-            };
-            let v = p.sum()?;
-            match p.toks.get(p.pos) {
-                None => Ok(v),
-                Some(t) => Err(Error::spec(format!("`{e}`: unexpected `{t}`"))),
+        Size::Expr(e) => expr::eval(e, &|n| sizes.get(n).copied()).map_err(|e| match e {
+            ExprError::Unknown(t) => {
+                Error::spec(format!("unknown size `{t}` (define it under [sizes])"))
             }
-        }
+            other => Error::spec(other.to_string()),
+        }),
     }
-}
-
-fn tokens(e: &str) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let mut chars = e.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
-        } else if c.is_ascii_alphanumeric() || c == '_' {
-            let mut w = String::new();
-            while let Some(&c) = chars
-                .peek()
-                .filter(|c| c.is_ascii_alphanumeric() || **c == '_')
-            {
-                w.push(c);
-                chars.next();
-            }
-            out.push(w);
-        } else if "+-*/%(),".contains(c) {
-            out.push(c.to_string());
-            chars.next();
-        } else {
-            return Err(Error::spec(format!("`{e}`: unexpected character `{c}`")));
-        }
-    }
-    Ok(out)
-}
-
-struct Parser<'a> {
-    toks: &'a [String],
-    pos: usize,
-    sizes: &'a BTreeMap<String, i64>,
-    /// Nesting of parentheses, calls and unary minus so far.
-    depth: usize,
 }
 
 /// Deepest nesting a size expression may have (the parser recurses once per level).
-pub const MAX_EXPRESSION_DEPTH: usize = 64;
-
-impl Parser<'_> {
-    fn peek(&self) -> Option<&str> {
-        self.toks.get(self.pos).map(String::as_str)
-    }
-    fn expect(&mut self, t: &str) -> Result<()> {
-        if self.peek() == Some(t) {
-            self.pos += 1;
-            Ok(())
-        } else {
-            Err(Error::spec(format!("expected `{t}`")))
-        }
-    }
-    fn sum(&mut self) -> Result<i64> {
-        let mut v = self.product()?;
-        while let Some(op @ ("+" | "-")) = self.peek() {
-            let op = op.to_string();
-            self.pos += 1;
-            let r = self.product()?;
-            v = if op == "+" {
-                v.checked_add(r)
-            } else {
-                v.checked_sub(r)
-            }
-            .ok_or_else(|| Error::spec("overflow"))?;
-        }
-        Ok(v)
-    }
-    fn product(&mut self) -> Result<i64> {
-        let mut v = self.atom()?;
-        while let Some(op @ ("*" | "/" | "%")) = self.peek() {
-            let op = op.to_string();
-            self.pos += 1;
-            let r = self.atom()?;
-            v = match op.as_str() {
-                "*" => v.checked_mul(r),
-                "/" => v.checked_div(r),
-                _ => v.checked_rem(r),
-            }
-            .ok_or_else(|| Error::spec("overflow or division by zero"))?;
-        }
-        Ok(v)
-    }
-    fn atom(&mut self) -> Result<i64> {
-        self.depth += 1;
-        let v = self.atom_inner();
-        self.depth -= 1;
-        v
-    }
-    fn atom_inner(&mut self) -> Result<i64> {
-        if self.depth > MAX_EXPRESSION_DEPTH {
-            return Err(Error::spec(format!(
-                "expression nested deeper than {MAX_EXPRESSION_DEPTH} levels"
-            )));
-        }
-        let t = self
-            .peek()
-            .ok_or_else(|| Error::spec("expression ends early"))?
-            .to_string();
-        self.pos += 1;
-        if t == "(" {
-            let v = self.sum()?;
-            self.expect(")")?;
-            return Ok(v);
-        }
-        if t == "-" {
-            return self
-                .atom()?
-                .checked_neg()
-                .ok_or_else(|| Error::spec("overflow"));
-        }
-        if let Ok(v) = t.parse::<i64>() {
-            return Ok(v);
-        }
-        if matches!(t.as_str(), "cdiv" | "min" | "max") && self.peek() == Some("(") {
-            self.pos += 1;
-            let a = self.sum()?;
-            self.expect(",")?;
-            let b = self.sum()?;
-            self.expect(")")?;
-            return match t.as_str() {
-                "cdiv" if b > 0 => Ok(a.div_euclid(b) + i64::from(a.rem_euclid(b) != 0)),
-                "cdiv" => Err(Error::spec("cdiv by a non-positive number")),
-                "min" => Ok(a.min(b)),
-                _ => Ok(a.max(b)),
-            };
-        }
-        self.sizes
-            .get(&t)
-            .copied()
-            .ok_or_else(|| Error::spec(format!("unknown size `{t}` (define it under [sizes])")))
-    }
-}
+pub const MAX_EXPRESSION_DEPTH: usize = kernelab_model::expr::MAX_EXPRESSION_DEPTH;

@@ -15,6 +15,7 @@ pub mod ab;
 mod digest;
 mod dispatch;
 mod document;
+pub mod expr;
 mod family;
 pub mod float;
 mod fsio;
@@ -24,6 +25,7 @@ mod location;
 mod metrics;
 mod profile;
 mod provenance;
+pub mod roofline;
 pub mod serve;
 mod units;
 

@@ -6,6 +6,7 @@ use crate::profile::InputDoc;
 use kernelab_code::{CodeObject, Matrix, ObjectDiff};
 use kernelab_model::ab::AbResult;
 use kernelab_model::kernel_run::{KernelRun, Plan};
+use kernelab_model::roofline::Ceilings;
 use kernelab_model::serve::ServeResult;
 use kernelab_model::LaunchMetrics;
 use kernelab_tensor::{
@@ -116,6 +117,9 @@ pub struct ServeBody {
 /// `kernelab kernel run --dry-run` (`kind: "kernel_dry_run"`).
 pub type PlanBody = Plan;
 
+/// `kernelab ceilings` (`kind: "ceilings"`).
+pub type CeilingsBody = Ceilings;
+
 /// A bundle record's result, read into the type its kind names.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -148,6 +152,8 @@ pub enum Evidence {
     KernelRun(KernelRunBody),
     /// `serve`.
     Serve(ServeBody),
+    /// `ceilings`.
+    Ceilings(CeilingsBody),
 }
 
 impl Evidence {
@@ -173,6 +179,7 @@ impl Evidence {
             "ab" => typed(result).map(Evidence::Ab),
             "kernel_run" => typed(result).map(Evidence::KernelRun),
             "serve" => typed(result).map(Evidence::Serve),
+            "ceilings" => typed(result).map(Evidence::Ceilings),
             _ => return None,
         })
     }

@@ -24,6 +24,7 @@ mod kernel;
 mod metrics;
 mod profile;
 pub mod render;
+mod roofline;
 mod serve;
 mod svg;
 mod table;
@@ -40,5 +41,6 @@ pub use profile::{input_docs, profile_csv, profile_document, profile_tables, Csv
 pub use render::{
     csv_rows, evidence_html, evidence_markdown, pr_body, render, OutputFormat, GITHUB_BODY_LIMIT,
 };
+pub use roofline::{ceiling_value, ceilings_sections, figure};
 pub use serve::{identity_line, serve_csv_rows, serve_sections, ServeCsvRow};
 pub use table::{Align, Column, Section, Table};

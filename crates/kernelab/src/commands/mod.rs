@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod ab;
+pub mod ceilings;
 pub mod check;
 pub mod code;
 pub mod compare;

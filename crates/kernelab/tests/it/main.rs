@@ -22,6 +22,7 @@ mod real_devices;
 mod real_phases;
 mod real_stats;
 mod report;
+mod roofline;
 mod serve;
 mod serve_llama;
 

@@ -113,6 +113,7 @@ fn part(e: &Evidence, marked: &[String]) -> (Vec<Block>, String, Option<bool>) {
         Evidence::CheckFinite(r) => check_part("finite", r, r.pass, finite_lines),
         Evidence::CheckRepeat(r) => check_part("repeat", r, r.pass, repeat_lines),
         Evidence::CheckSweep(r) => check_part("sweep", r, r.pass, sweep_lines),
+        Evidence::Ceilings(c) => plain(crate::roofline::ceilings_part(c)),
     }
 }
 
@@ -234,7 +235,7 @@ fn why_lines(found: &[(String, String, Impact)], label: &str) -> Vec<String> {
 
 /// The kinds of each section, in reading order. `kernel_run` appears twice: its gates under
 /// correctness, its timing under kernel timing. Serving records go last but one.
-const ORDER: [(&str, &[&str]); 6] = [
+const ORDER: [(&str, &[&str]); 7] = [
     ("Why this kernel", &["profile"]),
     (
         "Correctness",
@@ -253,6 +254,7 @@ const ORDER: [(&str, &[&str]); 6] = [
         &["code_diff", "code_matrix", "code_show", "metrics"],
     ),
     ("Kernel timing", &["kernel_run", "ab"]),
+    ("Roofline", &["ceilings", "roofline"]),
     ("Request impact", &["compare", "ab"]),
     ("Serving", &["serve"]),
 ];

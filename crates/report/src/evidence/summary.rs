@@ -225,6 +225,7 @@ fn row(e: &Entry) -> Row {
             None,
             Mark::Good,
         ),
+        Evidence::Ceilings(c) => (None, crate::roofline::ceilings_part(c).1, None, Mark::Good),
         Evidence::Metrics(m) => (
             None,
             format!("{} profiled launches", m.launches.len()),

@@ -1,0 +1,277 @@
+//! The ceilings document: a device's identity and clocks, and each ceiling measured (with how)
+//! and quoted from a datasheet (with where), side by side; the measured figure wins.
+
+use crate::roofline::datasheet::datasheet_for;
+use crate::roofline::Figure;
+use serde::{Deserialize, Serialize};
+
+/// Which ceiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CeilingKind {
+    /// DRAM bandwidth of a device-to-device copy (bytes read + written per second).
+    DramCopy,
+    /// DRAM bandwidth of a read-only pass (bytes read per second).
+    DramRead,
+    /// L2 read bandwidth (a buffer that fits in L2, read repeatedly).
+    L2Read,
+    /// FP32 FMA peak, FLOP/s (an FMA counts 2).
+    Fp32Fma,
+    /// Dense BF16 matrix peak, FLOP/s.
+    Bf16Tensor,
+    /// Dense FP16 matrix peak, FLOP/s.
+    Fp16Tensor,
+    /// Dense FP8 (e4m3) matrix peak, FLOP/s.
+    Fp8Tensor,
+    /// Time from one empty kernel launch to the next, seconds.
+    LaunchOverhead,
+}
+
+impl CeilingKind {
+    /// Every kind, in report order.
+    pub const ALL: [CeilingKind; 8] = [
+        CeilingKind::DramCopy,
+        CeilingKind::DramRead,
+        CeilingKind::L2Read,
+        CeilingKind::Fp32Fma,
+        CeilingKind::Bf16Tensor,
+        CeilingKind::Fp16Tensor,
+        CeilingKind::Fp8Tensor,
+        CeilingKind::LaunchOverhead,
+    ];
+    /// The unit of its value.
+    pub fn unit(self) -> &'static str {
+        match self {
+            CeilingKind::DramCopy | CeilingKind::DramRead | CeilingKind::L2Read => "byte/second",
+            CeilingKind::LaunchOverhead => "second",
+            _ => "flop/second",
+        }
+    }
+    /// A short label.
+    pub fn label(self) -> &'static str {
+        match self {
+            CeilingKind::DramCopy => "DRAM copy",
+            CeilingKind::DramRead => "DRAM read",
+            CeilingKind::L2Read => "L2 read",
+            CeilingKind::Fp32Fma => "FP32 FMA",
+            CeilingKind::Bf16Tensor => "BF16 matrix",
+            CeilingKind::Fp16Tensor => "FP16 matrix",
+            CeilingKind::Fp8Tensor => "FP8 matrix",
+            CeilingKind::LaunchOverhead => "launch overhead",
+        }
+    }
+}
+
+/// A figure measured on this device.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// The value in the kind's unit.
+    pub value: f64,
+    /// How it was measured (kernel, sizes, repetitions, statistic).
+    pub method: String,
+}
+
+/// A figure quoted from a datasheet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Quoted {
+    /// The value in the kind's unit.
+    pub value: f64,
+    /// Where it comes from.
+    pub source: String,
+}
+
+/// One ceiling, measured and quoted where each is known.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ceiling {
+    /// Which ceiling.
+    pub kind: CeilingKind,
+    /// Its unit.
+    pub unit: String,
+    /// The measured figure, or why there is none.
+    pub measured: Option<Measured>,
+    /// Why it was not measured, when it was not.
+    pub not_measured: Option<String>,
+    /// The datasheet figure, when the device is in the table.
+    pub datasheet: Option<Quoted>,
+}
+
+impl Ceiling {
+    /// The figure used: measured when there is one, else the datasheet's.
+    pub fn used(&self) -> Figure {
+        match (&self.measured, &self.datasheet) {
+            (Some(m), _) => Figure::Value(m.value),
+            (None, Some(q)) => Figure::Value(q.value),
+            (None, None) => Figure::unavailable(format!(
+                "no {} ceiling: {}",
+                self.kind.label(),
+                self.not_measured
+                    .as_deref()
+                    .unwrap_or("not measured and not in the datasheet table")
+            )),
+        }
+    }
+}
+
+/// Who the device is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceIdentity {
+    /// Name as the driver gives it.
+    pub name: String,
+    /// Compute capability (`9.0`) or GPU architecture (`gfx942`).
+    pub arch: Option<String>,
+    /// Multiprocessors (compute units).
+    pub multiprocessors: Option<u32>,
+    /// L2 size, bytes.
+    pub l2_bytes: Option<u64>,
+    /// Device memory, bytes.
+    pub memory_bytes: Option<u64>,
+    /// Driver version.
+    pub driver: Option<String>,
+    /// The datasheet entry matched, when one was.
+    pub datasheet_entry: Option<String>,
+}
+
+/// Clocks read around the measurement.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Clocks {
+    /// SM clock after the measurement, MHz.
+    pub sm_mhz: Option<u32>,
+    /// Maximum SM clock, MHz.
+    pub sm_max_mhz: Option<u32>,
+    /// Memory clock, MHz.
+    pub memory_mhz: Option<u32>,
+}
+
+/// The `ceilings` document body.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ceilings {
+    /// The device.
+    pub device: DeviceIdentity,
+    /// Clocks.
+    pub clocks: Clocks,
+    /// Every ceiling, in [`CeilingKind::ALL`] order.
+    pub ceilings: Vec<Ceiling>,
+}
+
+impl Ceilings {
+    /// Ceilings from the datasheet table alone, for a device name (`None` when the table has
+    /// no entry for it).
+    pub fn from_datasheet(device: &str) -> Option<Ceilings> {
+        let sheet = datasheet_for(device)?;
+        let mut c = Ceilings::merge(
+            DeviceIdentity {
+                name: device.to_string(),
+                ..DeviceIdentity::default()
+            },
+            Clocks::default(),
+            Vec::new(),
+        );
+        c.device.datasheet_entry = Some(sheet.name.to_string());
+        for x in &mut c.ceilings {
+            x.not_measured = Some("datasheet only".into());
+        }
+        Some(c)
+    }
+
+    /// Measured figures (kind, figure or why not) merged with the datasheet entry matching
+    /// the device's name.
+    pub fn merge(
+        mut device: DeviceIdentity,
+        clocks: Clocks,
+        measured: Vec<(CeilingKind, Result<Measured, String>)>,
+    ) -> Ceilings {
+        let sheet = datasheet_for(&device.name);
+        device.datasheet_entry = sheet.map(|s| s.name.to_string());
+        let ceilings = CeilingKind::ALL
+            .iter()
+            .map(|&kind| {
+                let m = measured.iter().find(|(k, _)| *k == kind).map(|(_, m)| m);
+                Ceiling {
+                    kind,
+                    unit: kind.unit().to_string(),
+                    measured: m.and_then(|m| m.as_ref().ok().cloned()),
+                    not_measured: match m {
+                        Some(Err(why)) => Some(why.clone()),
+                        Some(Ok(_)) => None,
+                        None => Some("not measured".into()),
+                    },
+                    datasheet: sheet.and_then(|s| s.quote(kind)),
+                }
+            })
+            .collect();
+        Ceilings {
+            device,
+            clocks,
+            ceilings,
+        }
+    }
+
+    /// The ceiling of one kind.
+    pub fn get(&self, kind: CeilingKind) -> Option<&Ceiling> {
+        self.ceilings.iter().find(|c| c.kind == kind)
+    }
+
+    /// The figure used for one kind (measured wins), or why there is none.
+    pub fn used(&self, kind: CeilingKind) -> Figure {
+        match self.get(kind) {
+            Some(c) => c.used(),
+            None => Figure::unavailable(format!("no {} ceiling", kind.label())),
+        }
+    }
+
+    /// The DRAM bandwidth a roofline uses: the copy figure, else the read-only one.
+    pub fn bandwidth(&self) -> Figure {
+        match self.used(CeilingKind::DramCopy) {
+            Figure::Value(v) => Figure::Value(v),
+            u => match self.used(CeilingKind::DramRead) {
+                Figure::Value(v) => Figure::Value(v),
+                _ => u,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_wins_and_both_are_kept() {
+        let c = Ceilings::merge(
+            DeviceIdentity {
+                name: "NVIDIA H200".into(),
+                ..DeviceIdentity::default()
+            },
+            Clocks::default(),
+            vec![
+                (
+                    CeilingKind::DramCopy,
+                    Ok(Measured {
+                        value: 4.2e12,
+                        method: "copy".into(),
+                    }),
+                ),
+                (CeilingKind::Fp8Tensor, Err("no cuBLASLt".into())),
+            ],
+        );
+        assert_eq!(c.device.datasheet_entry.as_deref(), Some("NVIDIA H200 SXM"));
+        let copy = c.get(CeilingKind::DramCopy).expect("copy");
+        assert_eq!(copy.used(), Figure::Value(4.2e12));
+        assert_eq!(copy.datasheet.as_ref().map(|q| q.value), Some(4.8e12));
+        assert_eq!(c.used(CeilingKind::Fp8Tensor).value(), Some(1979e12));
+        assert_eq!(c.bandwidth(), Figure::Value(4.2e12));
+        let none = Ceilings::merge(
+            DeviceIdentity {
+                name: "Mystery GPU".into(),
+                ..DeviceIdentity::default()
+            },
+            Clocks::default(),
+            vec![],
+        );
+        assert_eq!(
+            none.used(CeilingKind::L2Read).to_string(),
+            "unavailable (no L2 read ceiling: not measured)"
+        );
+        assert!(Ceilings::from_datasheet("Mystery GPU").is_none());
+    }
+}

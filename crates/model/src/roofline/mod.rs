@@ -1,0 +1,206 @@
+//! Rooflines: device ceilings (measured or from datasheets), work models of kernel families,
+//! and where each family's achieved rate sits under its roof.
+
+mod ceilings;
+mod datasheet;
+pub mod work;
+
+pub use ceilings::{Ceiling, CeilingKind, Ceilings, Clocks, DeviceIdentity, Measured, Quoted};
+pub use datasheet::{datasheet_for, DATASHEETS};
+pub use work::{Work, WorkError, WorkRule, WorkRules};
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A number, or why the input does not give it ("missing `T`"): never a silent 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Figure {
+    /// The value.
+    Value(f64),
+    /// Why there is none.
+    Unavailable {
+        /// What is missing.
+        unavailable: String,
+    },
+}
+
+impl Figure {
+    /// An unavailable figure naming what is missing.
+    pub fn unavailable(why: impl Into<String>) -> Figure {
+        Figure::Unavailable {
+            unavailable: why.into(),
+        }
+    }
+    /// The value, when there is one.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Figure::Value(v) => Some(*v),
+            Figure::Unavailable { .. } => None,
+        }
+    }
+    /// `f` of the value, or the same reason.
+    pub fn map(&self, f: impl FnOnce(f64) -> f64) -> Figure {
+        match self {
+            Figure::Value(v) => Figure::Value(f(*v)),
+            u => u.clone(),
+        }
+    }
+    /// `f` of both values, or the first reason.
+    pub fn zip(&self, other: &Figure, f: impl FnOnce(f64, f64) -> f64) -> Figure {
+        match (self, other) {
+            (Figure::Value(a), Figure::Value(b)) => Figure::Value(f(*a, *b)),
+            (Figure::Unavailable { .. }, _) => self.clone(),
+            _ => other.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Figure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Figure::Value(v) => write!(f, "{v}"),
+            Figure::Unavailable { unavailable } => write!(f, "unavailable ({unavailable})"),
+        }
+    }
+}
+
+/// The compute roof a kernel family runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Roof {
+    /// FP32 FMA on the vector units.
+    Fp32,
+    /// FP16 on the matrix units.
+    Fp16,
+    /// BF16 on the matrix units.
+    Bf16,
+    /// FP8 on the matrix units.
+    Fp8,
+}
+
+impl Roof {
+    /// Parses `fp32`, `fp16`, `bf16`, `fp8`.
+    pub fn parse(s: &str) -> Option<Roof> {
+        Some(match s {
+            "fp32" => Roof::Fp32,
+            "fp16" => Roof::Fp16,
+            "bf16" => Roof::Bf16,
+            "fp8" => Roof::Fp8,
+            _ => return None,
+        })
+    }
+    /// The ceiling holding this roof's peak.
+    pub fn ceiling(self) -> CeilingKind {
+        match self {
+            Roof::Fp32 => CeilingKind::Fp32Fma,
+            Roof::Fp16 => CeilingKind::Fp16Tensor,
+            Roof::Bf16 => CeilingKind::Bf16Tensor,
+            Roof::Fp8 => CeilingKind::Fp8Tensor,
+        }
+    }
+}
+
+/// Which roof bounds a kernel at its arithmetic intensity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// DRAM bandwidth (intensity below the ridge, or no FLOP model).
+    Memory,
+    /// The compute peak.
+    Compute,
+}
+
+/// Where one family sits under its roof.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    /// Achieved FLOP/s.
+    pub flop_per_s: Figure,
+    /// Achieved DRAM byte/s.
+    pub byte_per_s: Figure,
+    /// FLOPs per byte.
+    pub intensity: Figure,
+    /// The attainable rate's fraction reached: achieved FLOP/s over min(peak, intensity ×
+    /// bandwidth), or achieved byte/s over bandwidth without a FLOP model.
+    pub fraction: Figure,
+    /// The bounding roof, when it can be told.
+    pub bound: Option<Bound>,
+}
+
+/// Places `flops` and `bytes` done in `seconds` under a roof of `peak` FLOP/s and
+/// `bandwidth` byte/s (either unavailable with its reason).
+pub fn place(
+    flops: &Figure,
+    bytes: &Figure,
+    seconds: f64,
+    peak: &Figure,
+    bandwidth: &Figure,
+) -> Placement {
+    let flop_per_s = flops.map(|f| f / seconds);
+    let byte_per_s = bytes.map(|b| b / seconds);
+    let intensity = flops.zip(bytes, |f, b| f / b);
+    let (fraction, bound) = match (flops.value(), intensity.value()) {
+        (Some(_), Some(ai)) => match (peak.value(), bandwidth.value()) {
+            (Some(p), Some(bw)) => {
+                let memory = ai * bw < p;
+                let attainable = if memory { ai * bw } else { p };
+                let achieved = flop_per_s.value().unwrap_or(f64::NAN);
+                (
+                    Figure::Value(achieved / attainable),
+                    Some(if memory {
+                        Bound::Memory
+                    } else {
+                        Bound::Compute
+                    }),
+                )
+            }
+            _ => (peak.zip(bandwidth, |_, _| f64::NAN), None),
+        },
+        (Some(_), None) => match peak.value() {
+            Some(p) => (flop_per_s.map(|r| r / p), Some(Bound::Compute)),
+            None => (peak.clone(), None),
+        },
+        (None, _) => match (byte_per_s.value(), bandwidth.value()) {
+            (Some(r), Some(bw)) => (Figure::Value(r / bw), Some(Bound::Memory)),
+            (None, _) => (byte_per_s.clone(), None),
+            (_, None) => (bandwidth.clone(), None),
+        },
+    };
+    Placement {
+        flop_per_s,
+        byte_per_s,
+        intensity,
+        fraction,
+        bound,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_against_the_roof() {
+        let (peak, bw) = (Figure::Value(1000e12), Figure::Value(4e12));
+        // 1 GFLOP over 1 GB in 0.5 ms: intensity 1, memory-bound, attainable 4 TFLOP/s.
+        let p = place(&Figure::Value(1e9), &Figure::Value(1e9), 5e-4, &peak, &bw);
+        assert_eq!(p.bound, Some(Bound::Memory));
+        assert_eq!(p.byte_per_s, Figure::Value(2e12));
+        assert!((p.fraction.value().unwrap_or(0.0) - 0.5).abs() < 1e-12);
+        // 8192³ bf16 GEMM in 1.4 ms: intensity far past the ridge (250), compute-bound.
+        let f = 2.0 * 8192f64.powi(3);
+        let b = 3.0 * 2.0 * 8192f64.powi(2);
+        let p = place(&Figure::Value(f), &Figure::Value(b), 1.4e-3, &peak, &bw);
+        assert_eq!(p.bound, Some(Bound::Compute));
+        let expect = f / 1.4e-3 / 1000e12;
+        assert!((p.fraction.value().unwrap_or(0.0) - expect).abs() < 1e-12);
+        // Bytes only: fraction of the bandwidth; FLOP figures say why they are missing.
+        let none = Figure::unavailable("missing `K`");
+        let p = place(&none, &Figure::Value(4e9), 2e-3, &peak, &bw);
+        assert_eq!(p.fraction, Figure::Value(0.5));
+        assert_eq!(p.flop_per_s.to_string(), "unavailable (missing `K`)");
+        let p = place(&none, &none, 1.0, &peak, &bw);
+        assert_eq!(p.fraction, none);
+        assert_eq!(p.bound, None);
+    }
+}

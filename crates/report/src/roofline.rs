@@ -1,0 +1,176 @@
+//! The `ceilings` and `roofline` views: each ceiling measured beside its datasheet figure, and
+//! each kernel family's time, work, rates and place under the roof.
+
+use crate::evidence::Block;
+use crate::format::decimal;
+use crate::table::{Align, Section, Table};
+use kernelab_model::roofline::{Ceiling, CeilingKind, Ceilings, Figure};
+
+/// A value of a ceiling's unit: `4.213 TB/s`, `780.1 TFLOP/s`, `2.51 µs`.
+pub fn ceiling_value(kind: CeilingKind, v: f64) -> String {
+    match kind.unit() {
+        "byte/second" => format!("{} TB/s", decimal(v / 1e12, 3)),
+        "flop/second" => format!("{} TFLOP/s", decimal(v / 1e12, 1)),
+        _ => format!("{} µs", decimal(v * 1e6, 2)),
+    }
+}
+
+/// A figure with a formatter for its value, or "unavailable (why)".
+pub fn figure(f: &Figure, show: impl Fn(f64) -> String) -> String {
+    match f {
+        Figure::Value(v) => show(*v),
+        other => other.to_string(),
+    }
+}
+
+fn row(c: &Ceiling) -> Vec<String> {
+    let m = match (&c.measured, &c.not_measured) {
+        (Some(m), _) => ceiling_value(c.kind, m.value),
+        (None, Some(why)) => format!("not measured ({why})"),
+        (None, None) => "not measured".into(),
+    };
+    let q = c
+        .datasheet
+        .as_ref()
+        .map(|q| ceiling_value(c.kind, q.value))
+        .unwrap_or_else(|| "–".into());
+    let ratio = match (&c.measured, &c.datasheet) {
+        (Some(m), Some(q)) if c.kind != CeilingKind::LaunchOverhead => {
+            format!("{}%", decimal(100.0 * m.value / q.value, 1))
+        }
+        _ => "–".into(),
+    };
+    let used = match (&c.measured, &c.datasheet) {
+        (Some(_), _) => "measured",
+        (None, Some(_)) => "datasheet",
+        _ => "none",
+    };
+    vec![c.kind.label().into(), m, q, ratio, used.into()]
+}
+
+/// The sections of a ceilings document.
+pub fn ceilings_sections(c: &Ceilings) -> Vec<Section> {
+    let mut t = Table::new(
+        format!("kernelab ceilings: {}", c.device.name),
+        &[
+            ("ceiling", Align::Left),
+            ("measured", Align::Right),
+            ("datasheet", Align::Right),
+            ("measured/datasheet", Align::Right),
+            ("used", Align::Left),
+        ],
+    );
+    for x in &c.ceilings {
+        t.push(row(x));
+    }
+    let d = &c.device;
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "unavailable".into());
+    let mut lines = vec![
+        format!("architecture: {}", opt(d.arch.clone())),
+        format!(
+            "multiprocessors: {}",
+            opt(d.multiprocessors.map(|v| v.to_string()))
+        ),
+        format!("L2: {}", opt(d.l2_bytes.map(|v| format!("{v} bytes")))),
+        format!(
+            "memory: {}",
+            opt(d.memory_bytes.map(|v| format!("{v} bytes")))
+        ),
+        format!("driver: {}", opt(d.driver.clone())),
+        format!(
+            "clocks: SM {} MHz after the measurement (max {}), memory {} MHz",
+            opt(c.clocks.sm_mhz.map(|v| v.to_string())),
+            opt(c.clocks.sm_max_mhz.map(|v| v.to_string())),
+            opt(c.clocks.memory_mhz.map(|v| v.to_string()))
+        ),
+        format!(
+            "datasheet entry: {}",
+            opt(d.datasheet_entry.clone().map(|e| e.to_string()))
+        ),
+    ];
+    let mut methods = Vec::new();
+    for x in &c.ceilings {
+        if let Some(m) = &x.measured {
+            methods.push(format!("{}: {}", x.kind.label(), m.method));
+        }
+    }
+    if let Some(q) = c.ceilings.iter().find_map(|x| x.datasheet.as_ref()) {
+        lines.push(format!("datasheet source: {}", q.source));
+    }
+    let mut out = vec![
+        Section::Table(t),
+        Section::Lines {
+            title: "Device".into(),
+            lines,
+        },
+    ];
+    if !methods.is_empty() {
+        out.push(Section::Lines {
+            title: "How each figure was measured".into(),
+            lines: methods,
+        });
+    }
+    out
+}
+
+/// Report blocks of sections: tables as tables, line lists under a bold title.
+pub(crate) fn blocks(sections: Vec<Section>) -> Vec<Block> {
+    sections
+        .into_iter()
+        .map(|s| match s {
+            Section::Table(t) => Block::Table(t),
+            Section::Lines { title, lines } => {
+                let mut l = vec![format!("**{title}**")];
+                l.extend(lines);
+                Block::Lines(l)
+            }
+        })
+        .collect()
+}
+
+/// The report part of a ceilings record and its headline.
+pub(crate) fn ceilings_part(c: &Ceilings) -> (Vec<Block>, String) {
+    let used = |k| figure(&c.used(k), |v| ceiling_value(k, v));
+    let head = format!(
+        "{}: DRAM copy {}, BF16 matrix {}",
+        c.device.name,
+        used(CeilingKind::DramCopy),
+        used(CeilingKind::Bf16Tensor)
+    );
+    (blocks(ceilings_sections(c)), head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernelab_model::roofline::{Clocks, DeviceIdentity, Measured};
+
+    #[test]
+    fn measured_beside_datasheet() {
+        let c = Ceilings::merge(
+            DeviceIdentity {
+                name: "NVIDIA H200".into(),
+                ..DeviceIdentity::default()
+            },
+            Clocks::default(),
+            vec![(
+                CeilingKind::DramCopy,
+                Ok(Measured {
+                    value: 4.32e12,
+                    method: "copy".into(),
+                }),
+            )],
+        );
+        let s = ceilings_sections(&c);
+        let Section::Table(t) = &s[0] else {
+            panic!("a table first")
+        };
+        assert_eq!(
+            t.rows[0],
+            ["DRAM copy", "4.320 TB/s", "4.800 TB/s", "90.0%", "measured"]
+        );
+        assert_eq!(t.rows[4][1], "not measured (not measured)");
+        assert_eq!(t.rows[4][2], "989.4 TFLOP/s");
+        assert_eq!(t.rows[4][4], "datasheet");
+    }
+}
