@@ -61,6 +61,13 @@ pub enum Command {
     /// request kernel time with its interval and the bounds on busy and wall time; measured
     /// request changes (`compare`, `ab`) are checked against the prediction.
     Impact(ImpactArgs),
+    /// Hardware counters per kernel from Nsight Compute (ncu) or rocprofv3: one metric group
+    /// per fresh profiler process, each repeated; median and range per kernel and metric,
+    /// baseline versus candidate with change = (candidate − baseline) / baseline, flagged only
+    /// beyond the repeat spread; derived DRAM bandwidth, L2 hit rate and occupancy. Profiler
+    /// failures are recorded per process and the run goes on. Exit status 1 when no process
+    /// gave counters.
+    Counters(Box<crate::cli_counters::CountersArgs>),
 }
 
 /// Arguments of `kernelab impact`.
@@ -373,6 +380,10 @@ pub struct CheckSweepArgs {
 pub enum KernelCommand {
     /// Run a launch spec (TOML; see docs/kernel-spec.md).
     Run(KernelRunArgs),
+    /// Launch one build of a spec once and wait (what `kernelab counters` runs under a
+    /// profiler).
+    #[command(hide = true)]
+    LaunchOnce(crate::cli_counters::LaunchOnceArgs),
 }
 
 /// Arguments of `kernelab kernel run`.

@@ -5,6 +5,7 @@
 use crate::profile::InputDoc;
 use kernelab_code::{CodeObject, Matrix, ObjectDiff};
 use kernelab_model::ab::AbResult;
+use kernelab_model::counters::CountersRun;
 use kernelab_model::kernel_run::{KernelRun, Plan};
 use kernelab_model::LaunchMetrics;
 use kernelab_tensor::{
@@ -95,6 +96,16 @@ pub struct KernelRunBody {
     pub run: KernelRun,
 }
 
+/// `kernelab counters` (`kind: "counters"`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CountersBody {
+    /// The folder that keeps every profiler process's output and stderr.
+    pub work_dir: String,
+    /// What the run found.
+    #[serde(flatten)]
+    pub run: CountersRun,
+}
+
 /// `kernelab kernel run --dry-run` (`kind: "kernel_dry_run"`).
 pub type PlanBody = Plan;
 
@@ -128,6 +139,8 @@ pub enum Evidence {
     Ab(AbBody),
     /// `kernel_run`.
     KernelRun(KernelRunBody),
+    /// `counters`.
+    Counters(CountersBody),
 }
 
 impl Evidence {
@@ -152,6 +165,7 @@ impl Evidence {
             "check_sweep" => typed(result).map(Evidence::CheckSweep),
             "ab" => typed(result).map(Evidence::Ab),
             "kernel_run" => typed(result).map(Evidence::KernelRun),
+            "counters" => typed(result).map(Evidence::Counters),
             _ => return None,
         })
     }

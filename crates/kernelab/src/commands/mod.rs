@@ -4,6 +4,7 @@ pub mod ab;
 pub mod check;
 pub mod code;
 pub mod compare;
+pub mod counters;
 pub mod impact;
 pub mod kernel;
 pub mod metrics;
