@@ -68,6 +68,7 @@ fn spec_sides(
                 b.label.clone(),
             ],
             kernel: Some(a.kernel.clone().unwrap_or_else(|| exactly(&b.symbol))),
+            symbol: a.kernel.is_none(),
         });
     }
     let inputs = vec![
@@ -105,6 +106,7 @@ pub fn run(a: CountersArgs) -> Result<ExitStatus> {
             name: name.into(),
             argv,
             kernel: a.kernel.clone(),
+            symbol: false,
         };
         let sides = vec![
             side("baseline", split("baseline", b)?),
@@ -122,6 +124,7 @@ pub fn run(a: CountersArgs) -> Result<ExitStatus> {
             name: "run".into(),
             argv: a.command.clone(),
             kernel: a.kernel.clone(),
+            symbol: false,
         };
         (vec![side], target, Backend::Cuda, Vec::new())
     } else {

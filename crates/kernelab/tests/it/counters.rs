@@ -302,7 +302,7 @@ fn a_spec_runs_each_build_once_per_process_filtered_by_its_symbol() {
         "{log}"
     );
     assert!(
-        log.contains("--kernel-name regex:^recompute_w_u_fwd_kernel$"),
+        log.contains("--kernel-name regex:^recompute_w_u_fwd_kernel$ --kernel-name-base mangled"),
         "{log}"
     );
     let report = kernelab()

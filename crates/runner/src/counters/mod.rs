@@ -22,6 +22,9 @@ pub struct Side {
     pub argv: Vec<String>,
     /// A regular expression on kernel names, passed to the profiler.
     pub kernel: Option<String>,
+    /// The filter is on the exact (mangled) symbol, as a launch spec names it (ncu:
+    /// `--kernel-name-base mangled`).
+    pub symbol: bool,
 }
 
 /// How to run the profiler.

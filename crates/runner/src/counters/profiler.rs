@@ -142,6 +142,9 @@ fn argv(s: &Settings, side: &Side, metrics: &[String], out: &Path) -> Vec<String
             a.extend(["--log-file".into(), out.display().to_string()]);
             if let Some(k) = &side.kernel {
                 a.extend(["--kernel-name".into(), format!("regex:{k}")]);
+                if side.symbol {
+                    a.extend(["--kernel-name-base".into(), "mangled".into()]);
+                }
             }
             if let Some(n) = s.launch {
                 a.extend(["--launch-skip".into(), n.to_string()]);
