@@ -70,6 +70,13 @@ pub enum Command {
     /// BF16/FP16/FP8 matrix peaks through cuBLASLt, launch overhead) beside its datasheet
     /// figures; `--datasheet NAME` gives the table's figures without a GPU.
     Ceilings(crate::cli_roofline::CeilingsArgs),
+    /// Hardware counters per kernel from Nsight Compute (ncu) or rocprofv3: one metric group
+    /// per fresh profiler process, each repeated; median and range per kernel and metric,
+    /// baseline versus candidate with change = (candidate − baseline) / baseline, flagged only
+    /// beyond the repeat spread; derived DRAM bandwidth, L2 hit rate and occupancy. Profiler
+    /// failures are recorded per process and the run goes on. Exit status 1 when no process
+    /// gave counters.
+    Counters(Box<crate::cli_counters::CountersArgs>),
 }
 
 /// Arguments of `kernelab impact`.
@@ -403,6 +410,10 @@ pub struct CheckSweepArgs {
 pub enum KernelCommand {
     /// Run a launch spec (TOML; see docs/kernel-spec.md).
     Run(KernelRunArgs),
+    /// Launch one build of a spec once and wait (what `kernelab counters` runs under a
+    /// profiler).
+    #[command(hide = true)]
+    LaunchOnce(crate::cli_counters::LaunchOnceArgs),
 }
 
 /// Arguments of `kernelab kernel run`.

@@ -2,6 +2,7 @@
 //! together; every command lives in `commands/`.
 
 mod cli;
+mod cli_counters;
 mod cli_roofline;
 mod commands;
 mod output;
@@ -56,6 +57,7 @@ fn main() -> ExitCode {
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Impact(args) => commands::impact::run(args),
         cli::Command::Ceilings(args) => commands::ceilings::run(args),
+        cli::Command::Counters(args) => commands::counters::run(*args),
     };
     match result {
         Ok(status) => status.into(),

@@ -19,7 +19,7 @@ pub use gpu::Gpu;
 pub use kernelab_model::kernel_run::{
     BuildInfo, Gate, KernelRun, Plan, PlannedBuffer, PlannedBuild, Round, Sample, Telemetry,
 };
-pub use run::run;
+pub use run::{launch_once, run};
 pub use spec::{Backend, Spec};
 
 /// Opens a backend on a device.

@@ -449,3 +449,29 @@ pub fn run(
     out.analysis = Some(analyze(&pairs, &design));
     Ok(out)
 }
+
+/// Loads one build (`baseline` or `candidate`), fills its inputs, poisons its outputs, launches
+/// it once and waits: the launch a profiler in front of this process measures. Returns the
+/// kernel's symbol.
+pub fn launch_once(gpu: &mut dyn Gpu, spec: &Spec, which: &str) -> Result<String> {
+    let (build, label) = match which {
+        "baseline" => (&spec.baseline, "baseline"),
+        "candidate" => (&spec.candidate, "candidate"),
+        other => {
+            return Err(Error::spec(format!(
+                "--build {other:?}: expected baseline or candidate"
+            )))
+        }
+    };
+    let bufs = args::buffers(spec)?;
+    let l = load(gpu, args::resolve(spec, build, label)?)?;
+    let s = slot(gpu, &bufs, None)?;
+    prepare(gpu, &bufs, &s)?;
+    gpu.launch(l.kernel, l.geometry(), &params(&l, &s)?)?;
+    during(
+        || format!("{} kernel `{}` (one launch)", l.build.label, l.build.symbol),
+        || gpu.sync(),
+    )
+    .map_err(failed(&l, "one launch"))?;
+    Ok(l.build.symbol.clone())
+}

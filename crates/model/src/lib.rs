@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod ab;
+pub mod counters;
 mod digest;
 mod dispatch;
 mod document;

@@ -5,6 +5,7 @@
 use crate::profile::InputDoc;
 use kernelab_code::{CodeObject, Matrix, ObjectDiff};
 use kernelab_model::ab::AbResult;
+use kernelab_model::counters::CountersRun;
 use kernelab_model::kernel_run::{KernelRun, Plan};
 use kernelab_model::roofline::Ceilings;
 use kernelab_model::serve::ServeResult;
@@ -114,6 +115,16 @@ pub struct ServeBody {
     pub result: ServeResult,
 }
 
+/// `kernelab counters` (`kind: "counters"`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CountersBody {
+    /// The folder that keeps every profiler process's output and stderr.
+    pub work_dir: String,
+    /// What the run found.
+    #[serde(flatten)]
+    pub run: CountersRun,
+}
+
 /// `kernelab kernel run --dry-run` (`kind: "kernel_dry_run"`).
 pub type PlanBody = Plan;
 
@@ -154,6 +165,8 @@ pub enum Evidence {
     Serve(ServeBody),
     /// `ceilings`.
     Ceilings(CeilingsBody),
+    /// `counters`.
+    Counters(CountersBody),
 }
 
 impl Evidence {
@@ -180,6 +193,7 @@ impl Evidence {
             "kernel_run" => typed(result).map(Evidence::KernelRun),
             "serve" => typed(result).map(Evidence::Serve),
             "ceilings" => typed(result).map(Evidence::Ceilings),
+            "counters" => typed(result).map(Evidence::Counters),
             _ => return None,
         })
     }

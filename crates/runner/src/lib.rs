@@ -9,6 +9,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod counters;
 mod error;
 pub mod metric;
 pub mod pairs;

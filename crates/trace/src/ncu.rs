@@ -218,6 +218,12 @@ fn read_lined<R: Read>(r: R) -> Result<(Vec<LaunchMetrics>, Vec<u64>)> {
     Ok((launches, first_lines))
 }
 
+/// Reads an Nsight Compute CSV (details or raw page) into its per-launch metric tables, in
+/// base units, without requiring durations.
+pub fn read_launches<R: Read>(r: R) -> Result<Vec<LaunchMetrics>> {
+    read_lined(r).map(|(l, _)| l)
+}
+
 /// The duration metric of a launch in ns (`gpu__time_duration.sum`, else the SpeedOfLight
 /// `Duration`): its name, and its value or, when it is not a finite number, its text.
 fn duration(l: &LaunchMetrics) -> Option<(&'static str, std::result::Result<f64, String>)> {

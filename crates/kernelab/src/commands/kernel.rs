@@ -27,7 +27,20 @@ fn gpu_wait_expired(what: &str, timeout: std::time::Duration) {
 pub fn run(cmd: KernelCommand) -> Result<ExitStatus> {
     match cmd {
         KernelCommand::Run(a) => run_spec(a),
+        KernelCommand::LaunchOnce(a) => launch_once(a),
     }
+}
+
+/// Launches one build once (under a profiler started by `kernelab counters`); prints nothing.
+fn launch_once(a: crate::cli_counters::LaunchOnceArgs) -> Result<ExitStatus> {
+    let spec = Spec::read(&a.spec)?;
+    kernelab_launcher::watchdog::install(
+        std::time::Duration::from_secs_f64(a.timeout.clamp(0.001, 86_400.0)),
+        gpu_wait_expired,
+    );
+    let mut gpu = kernelab_launcher::open(&spec)?;
+    kernelab_launcher::launch_once(gpu.as_mut(), &spec, &a.build)?;
+    Ok(ExitStatus::Success)
 }
 
 fn dry_run(a: &KernelRunArgs, spec: &Spec) -> Result<ExitStatus> {

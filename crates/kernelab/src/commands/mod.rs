@@ -5,6 +5,7 @@ pub mod ceilings;
 pub mod check;
 pub mod code;
 pub mod compare;
+pub mod counters;
 pub mod impact;
 pub mod kernel;
 pub mod metrics;

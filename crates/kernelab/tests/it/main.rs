@@ -7,6 +7,7 @@ mod audit;
 mod check;
 mod code;
 mod compare;
+mod counters;
 mod errors;
 mod golden;
 mod hostile_bin;

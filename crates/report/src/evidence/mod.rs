@@ -9,6 +9,7 @@ use crate::impact::{self, Impact};
 use crate::table::Table;
 use serde::Serialize;
 
+mod counters;
 mod parts;
 mod repro;
 mod serve;
@@ -94,6 +95,7 @@ fn part(e: &Evidence, marked: &[String]) -> (Vec<Block>, String, Option<bool>) {
         Evidence::Profile(r) => plain(profile_part(r, marked)),
         Evidence::Compare(r) => plain(compare_part(r)),
         Evidence::Metrics(r) => plain(metrics_part(r)),
+        Evidence::Counters(r) => plain(counters::counters_part(r)),
         Evidence::Ab(r) => plain(ab_part(r)),
         Evidence::KernelRun(r) => {
             let (h, pass) = kernel_head(r);
@@ -251,7 +253,13 @@ const ORDER: [(&str, &[&str]); 7] = [
     ),
     (
         "Code evidence",
-        &["code_diff", "code_matrix", "code_show", "metrics"],
+        &[
+            "code_diff",
+            "code_matrix",
+            "code_show",
+            "metrics",
+            "counters",
+        ],
     ),
     ("Kernel timing", &["kernel_run", "ab"]),
     ("Roofline", &["ceilings", "roofline"]),

@@ -206,6 +206,21 @@ fn row(e: &Entry) -> Row {
             };
             (None, text, None, mark)
         }
+        Evidence::Counters(c) => {
+            let flagged = c.run.changes.iter().filter(|x| x.flagged).count();
+            let failed = c.run.failures().count();
+            (
+                None,
+                format!(
+                    "{} counter change(s) beyond the repeat spread; {} of {} profiler process(es) failed",
+                    flagged,
+                    failed,
+                    c.run.processes.len()
+                ),
+                None,
+                if failed > 0 { Mark::Warn } else { Mark::Good },
+            )
+        }
         Evidence::CodeMatrix(m) => (
             None,
             format!("{} of {} builds changed", m.changed, m.total),

@@ -1,0 +1,193 @@
+//! The `counters` view: baseline versus candidate per kernel and metric (median, range, change
+//! with an arrow, flagged only beyond the repeat spread), per-side medians, and every failed
+//! profiler process with the end of its stderr.
+
+use crate::format::{decimal, duration_ns, percent, thousands, UNAVAILABLE};
+use crate::table::{Align, Section, Table};
+use kernelab_model::counters::{CounterStat, CountersRun};
+use serde::Serialize;
+
+/// A value in its unit: durations scaled, percentages with two decimals, byte/second in GB/s,
+/// whole counts with separators.
+pub fn value(x: Option<f64>, unit: &str) -> String {
+    let Some(x) = x else {
+        return UNAVAILABLE.into();
+    };
+    match unit {
+        "ns" => duration_ns(x),
+        "%" => format!("{}%", decimal(x, 2)),
+        "byte/second" => format!("{} GB/s", decimal(x / 1e9, 1)),
+        "byte" if x.fract() == 0.0 && x >= 0.0 => format!("{} B", thousands(x as u64)),
+        _ if x.fract() == 0.0 && x.abs() < 1e15 => decimal(x, 0),
+        _ if x.abs() >= 1000.0 => decimal(x, 1),
+        _ => decimal(x, 3),
+    }
+}
+
+fn range(s: &CounterStat) -> String {
+    match (s.min, s.max) {
+        (Some(a), Some(b)) if a == b => {
+            format!("{} (n={})", value(Some(a), &s.unit), s.values.len())
+        }
+        (Some(a), Some(b)) => format!(
+            "{} – {} (n={})",
+            value(Some(a), &s.unit),
+            value(Some(b), &s.unit),
+            s.values.len()
+        ),
+        _ => UNAVAILABLE.into(),
+    }
+}
+
+/// The comparison table (two sides) or the per-kernel table (one side).
+pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Section> {
+    let short = |k: &str| {
+        if k.chars().count() > name_width {
+            format!(
+                "{}…",
+                k.chars()
+                    .take(name_width.saturating_sub(1))
+                    .collect::<String>()
+            )
+        } else {
+            k.to_string()
+        }
+    };
+    let mut out = Vec::new();
+    if !r.changes.is_empty() {
+        let mut t = Table::new(
+            "Baseline versus candidate (change = (candidate − baseline) / baseline; * = beyond the repeat spread)",
+            &[
+                ("kernel", Align::Left),
+                ("metric", Align::Left),
+                ("baseline", Align::Right),
+                ("candidate", Align::Right),
+                ("change", Align::Right),
+                ("", Align::Left),
+            ],
+        );
+        for c in &r.changes {
+            t.push(vec![
+                short(&c.kernel),
+                c.metric.clone(),
+                value(c.baseline, &c.unit),
+                value(c.candidate, &c.unit),
+                c.change
+                    .map(|x| format!("{} {}", c.arrow, percent(x, true)))
+                    .unwrap_or_else(|| UNAVAILABLE.into()),
+                if c.flagged { "*".into() } else { String::new() },
+            ]);
+        }
+        out.push(Section::Table(t));
+    }
+    let mut t = Table::new(
+        "Per side: median and range over repeats",
+        &[
+            ("side", Align::Left),
+            ("kernel", Align::Left),
+            ("metric", Align::Left),
+            ("median", Align::Right),
+            ("range", Align::Right),
+        ],
+    );
+    for s in &r.stats {
+        t.push(vec![
+            s.side.clone(),
+            short(&s.kernel),
+            s.metric.clone(),
+            value(s.median, &s.unit),
+            range(s),
+        ]);
+    }
+    out.push(Section::Table(t));
+    let mut lines = vec![format!(
+        "{} over {}: {} metric(s), {} per process, {} repeat(s), {} process(es), {} failed",
+        r.profiler,
+        r.target,
+        r.metrics.len(),
+        r.group_size,
+        r.repeats,
+        r.processes.len(),
+        r.failures().count()
+    )];
+    if !r.unavailable.is_empty() {
+        lines.push(format!(
+            "unavailable on this GPU (not measured, not estimated): {}",
+            r.unavailable.join(", ")
+        ));
+    }
+    lines.extend(r.notes.iter().cloned());
+    out.push(Section::Lines {
+        title: "Notes".into(),
+        lines,
+    });
+    let failures: Vec<String> = r
+        .failures()
+        .map(|p| {
+            let last = p.stderr.trim().lines().last().unwrap_or("").to_string();
+            format!(
+                "{} group {} ({}) repeat {}: {:?}: {}{}",
+                p.side,
+                p.group,
+                p.metrics.join(","),
+                p.repeat,
+                p.failure
+                    .clone()
+                    .map(|k| format!("{k:?}"))
+                    .unwrap_or_default(),
+                p.message.clone().unwrap_or_default(),
+                if last.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — stderr: {last}")
+                }
+            )
+        })
+        .collect();
+    if !failures.is_empty() {
+        out.push(Section::Lines {
+            title: "Failed profiler processes (the run went on)".into(),
+            lines: failures,
+        });
+    }
+    out
+}
+
+/// One CSV row per side, kernel and metric, with the change where there is one.
+#[derive(Serialize)]
+struct Row<'a> {
+    side: &'a str,
+    kernel: &'a str,
+    metric: &'a str,
+    unit: &'a str,
+    n: usize,
+    median: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    formula: Option<&'a str>,
+}
+
+/// The per-side statistics as CSV, then the changes as a second table after a blank line.
+pub fn counters_csv(r: &CountersRun) -> crate::Result<String> {
+    let rows: Vec<Row> = r
+        .stats
+        .iter()
+        .map(|s| Row {
+            side: &s.side,
+            kernel: &s.kernel,
+            metric: &s.metric,
+            unit: &s.unit,
+            n: s.values.len(),
+            median: s.median,
+            min: s.min,
+            max: s.max,
+            formula: s.formula.as_deref(),
+        })
+        .collect();
+    let mut text = crate::render::csv_rows(&rows)?;
+    if !r.changes.is_empty() {
+        text.push('\n');
+        text.push_str(&crate::render::csv_rows(&r.changes)?);
+    }
+    Ok(text)
+}

@@ -1,0 +1,115 @@
+//! One profiler process: its own process group, standard output to a file, standard error
+//! kept (whole in a file, its end in the record), killed with its group at the timeout.
+
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+/// The most standard error kept in memory for classification.
+const MAX_STDERR: u64 = 1 << 20;
+/// The end of standard error kept in the record.
+pub const STDERR_TAIL: usize = 4096;
+
+/// How one process ended.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Could not start (the profiler missing, not executable).
+    pub spawn_error: Option<std::io::Error>,
+    /// Exit status, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it.
+    pub signal: Option<i32>,
+    /// Killed at the timeout.
+    pub timed_out: bool,
+    /// Wall time in seconds.
+    pub wall_s: f64,
+    /// Standard error (its first MiB).
+    pub stderr: String,
+}
+
+/// The last `STDERR_TAIL` bytes of `text`, cut at a character boundary.
+pub fn tail(text: &str) -> String {
+    let mut start = text.len().saturating_sub(STDERR_TAIL);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
+}
+
+fn kill_group(pgid: u32) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Runs `argv` with standard output written to `stdout_path` and standard error to
+/// `stderr_path`.
+pub fn run(argv: &[String], stdout_path: &Path, stderr_path: &Path, timeout: Duration) -> Outcome {
+    let Some((prog, args)) = argv.split_first() else {
+        return Outcome {
+            spawn_error: Some(std::io::Error::other("empty command")),
+            ..Outcome::default()
+        };
+    };
+    let stdout = match std::fs::File::create(stdout_path) {
+        Ok(f) => f,
+        Err(e) => {
+            return Outcome {
+                spawn_error: Some(e),
+                ..Outcome::default()
+            }
+        }
+    };
+    let mut cmd = Command::new(prog);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let start = Instant::now();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Outcome {
+                spawn_error: Some(e),
+                ..Outcome::default()
+            }
+        }
+    };
+    let err = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(e) = err {
+            let mut e = e;
+            let _ = (&mut e).take(MAX_STDERR).read_to_end(&mut bytes);
+            // Drain the rest so that the child never blocks on a full pipe.
+            let _ = std::io::copy(&mut e, &mut std::io::sink());
+        }
+        bytes
+    });
+    let status = match child.wait_timeout(timeout) {
+        Ok(Some(s)) => Some(s),
+        Ok(None) | Err(_) => {
+            kill_group(child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            None
+        }
+    };
+    let wall_s = start.elapsed().as_secs_f64();
+    let bytes = reader.join().unwrap_or_default();
+    let _ = std::fs::write(stderr_path, &bytes);
+    Outcome {
+        spawn_error: None,
+        exit_code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        timed_out: status.is_none(),
+        wall_s,
+        stderr: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
