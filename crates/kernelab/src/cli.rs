@@ -61,6 +61,11 @@ pub enum Command {
     /// request kernel time with its interval and the bounds on busy and wall time; measured
     /// request changes (`compare`, `ab`) are checked against the prediction.
     Impact(ImpactArgs),
+    /// Check a kernel change over a grid of configurations (sizes, scalar values, builds):
+    /// each point runs the gates (and timing) of `kernel run`, or tensor gates over files, on
+    /// local GPUs (one worker each) or a Slurm job array; the result is the matrix ("72 of 72
+    /// configs bitwise equal"). Points already done are skipped on a rerun.
+    Sweep(Box<crate::cli_sweep::SweepArgs>),
 }
 
 /// Arguments of `kernelab impact`.

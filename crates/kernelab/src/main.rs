@@ -2,6 +2,7 @@
 //! together; every command lives in `commands/`.
 
 mod cli;
+mod cli_sweep;
 mod commands;
 mod output;
 mod progress;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
         cli::Command::Kernel(cmd) => commands::kernel::run(cmd),
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Impact(args) => commands::impact::run(args),
+        cli::Command::Sweep(args) => commands::sweep::run(*args),
     };
     match result {
         Ok(status) => status.into(),

@@ -10,6 +10,7 @@ pub mod hip;
 pub mod plan;
 pub mod run;
 pub mod spec;
+pub mod sweep;
 pub mod watchdog;
 
 pub use error::{Error, Result};
@@ -17,7 +18,7 @@ pub use gpu::Gpu;
 pub use kernelab_model::kernel_run::{
     BuildInfo, Gate, KernelRun, Plan, PlannedBuffer, PlannedBuild, Round, Sample, Telemetry,
 };
-pub use run::run;
+pub use run::{gates_only, run, run_timed};
 pub use spec::{Backend, Spec};
 
 /// Opens the spec's backend.

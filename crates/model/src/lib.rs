@@ -24,6 +24,7 @@ mod location;
 mod metrics;
 mod profile;
 mod provenance;
+pub mod sweep;
 mod units;
 
 pub use digest::{sha256_hex, sha256_reader};

@@ -6,6 +6,7 @@ use crate::profile::InputDoc;
 use kernelab_code::{CodeObject, Matrix, ObjectDiff};
 use kernelab_model::ab::AbResult;
 use kernelab_model::kernel_run::{KernelRun, Plan};
+use kernelab_model::sweep::SweepMatrix;
 use kernelab_model::LaunchMetrics;
 use kernelab_tensor::{
     BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, SweepReport,
@@ -98,6 +99,9 @@ pub struct KernelRunBody {
 /// `kernelab kernel run --dry-run` (`kind: "kernel_dry_run"`).
 pub type PlanBody = Plan;
 
+/// `kernelab sweep` and `sweep collect` (`kind: "sweep"`).
+pub type SweepBody = SweepMatrix;
+
 /// A bundle record's result, read into the type its kind names.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -128,6 +132,8 @@ pub enum Evidence {
     Ab(AbBody),
     /// `kernel_run`.
     KernelRun(KernelRunBody),
+    /// `sweep`.
+    Sweep(SweepBody),
 }
 
 impl Evidence {
@@ -152,6 +158,7 @@ impl Evidence {
             "check_sweep" => typed(result).map(Evidence::CheckSweep),
             "ab" => typed(result).map(Evidence::Ab),
             "kernel_run" => typed(result).map(Evidence::KernelRun),
+            "sweep" => typed(result).map(Evidence::Sweep),
             _ => return None,
         })
     }
@@ -165,6 +172,7 @@ impl Evidence {
             Evidence::CheckRepeat(b) => Some(b.pass),
             Evidence::CheckSweep(b) => Some(b.pass),
             Evidence::KernelRun(k) => Some(k.pass),
+            Evidence::Sweep(s) => Some(s.pass),
             _ => None,
         }
     }

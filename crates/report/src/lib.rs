@@ -25,6 +25,7 @@ mod metrics;
 mod profile;
 pub mod render;
 mod svg;
+mod sweep;
 mod table;
 
 pub use ab::{ab_sections, analysis_lines};
@@ -39,4 +40,5 @@ pub use profile::{input_docs, profile_csv, profile_document, profile_tables, Csv
 pub use render::{
     csv_rows, evidence_html, evidence_markdown, pr_body, render, OutputFormat, GITHUB_BODY_LIMIT,
 };
+pub use sweep::{sweep_matrix_sections, verdict_text};
 pub use table::{Align, Column, Section, Table};

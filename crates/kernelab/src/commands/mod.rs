@@ -9,3 +9,4 @@ pub mod kernel;
 pub mod metrics;
 pub mod profile;
 pub mod report;
+pub mod sweep;

@@ -19,6 +19,7 @@ mod oracle;
 mod output;
 mod profile;
 mod report;
+mod sweep;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};

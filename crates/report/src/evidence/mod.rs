@@ -8,10 +8,12 @@ use crate::documents::Evidence;
 use crate::impact::{self, Impact};
 use crate::table::Table;
 use serde::Serialize;
+use sweep::sweep_part;
 
 mod parts;
 mod repro;
 mod summary;
+mod sweep;
 
 use parts::{
     ab_part, bitwise_lines, check_part, close_lines, code_diff_part, code_matrix_part,
@@ -109,6 +111,7 @@ fn part(e: &Evidence, marked: &[String]) -> (Vec<Block>, String, Option<bool>) {
         Evidence::CheckFinite(r) => check_part("finite", r, r.pass, finite_lines),
         Evidence::CheckRepeat(r) => check_part("repeat", r, r.pass, repeat_lines),
         Evidence::CheckSweep(r) => check_part("sweep", r, r.pass, sweep_lines),
+        Evidence::Sweep(r) => sweep_part(r),
     }
 }
 
@@ -242,6 +245,7 @@ const ORDER: [(&str, &[&str]); 6] = [
             "check_finite",
             "check_repeat",
             "check_sweep",
+            "sweep",
             "kernel_run",
         ],
     ),
