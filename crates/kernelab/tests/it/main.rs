@@ -19,6 +19,7 @@ mod oracle;
 mod output;
 mod profile;
 mod report;
+mod slurm;
 mod sweep;
 
 use assert_cmd::Command;
