@@ -77,6 +77,11 @@ pub enum Command {
     /// failures are recorded per process and the run goes on. Exit status 1 when no process
     /// gave counters.
     Counters(Box<crate::cli_counters::CountersArgs>),
+    /// Check a kernel change over a grid of configurations (sizes, scalar values, builds):
+    /// each point runs the gates (and timing) of `kernel run`, or tensor gates over files, on
+    /// local GPUs (one worker each) or a Slurm job array; the result is the matrix ("72 of 72
+    /// configs bitwise equal"). Points already done are skipped on a rerun.
+    Sweep(Box<crate::cli_sweep::SweepArgs>),
 }
 
 /// Arguments of `kernelab impact`.

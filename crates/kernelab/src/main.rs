@@ -4,6 +4,7 @@
 mod cli;
 mod cli_counters;
 mod cli_roofline;
+mod cli_sweep;
 mod commands;
 mod output;
 mod progress;
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
         cli::Command::Impact(args) => commands::impact::run(args),
         cli::Command::Ceilings(args) => commands::ceilings::run(args),
         cli::Command::Counters(args) => commands::counters::run(*args),
+        cli::Command::Sweep(args) => commands::sweep::run(*args),
     };
     match result {
         Ok(status) => status.into(),

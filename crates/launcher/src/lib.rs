@@ -12,6 +12,7 @@ pub mod hip;
 pub mod plan;
 pub mod run;
 pub mod spec;
+pub mod sweep;
 pub mod watchdog;
 
 pub use error::{Error, Result};
@@ -19,7 +20,7 @@ pub use gpu::Gpu;
 pub use kernelab_model::kernel_run::{
     BuildInfo, Gate, KernelRun, Plan, PlannedBuffer, PlannedBuild, Round, Sample, Telemetry,
 };
-pub use run::{launch_once, run};
+pub use run::{gates_only, launch_once, run, run_timed};
 pub use spec::{Backend, Spec};
 
 /// Opens a backend on a device.

@@ -318,6 +318,22 @@ pub fn run(
     on_sample: &mut dyn FnMut(&Sample) -> Result<()>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<KernelRun> {
+    run_timed(gpu, spec, true, on_sample, progress)
+}
+
+/// The gates only, as `run` checks them (no timing: `rounds` stays empty).
+pub fn gates_only(gpu: &mut dyn Gpu, spec: &Spec) -> Result<KernelRun> {
+    run_timed(gpu, spec, false, &mut |_| Ok(()), &mut |_, _| {})
+}
+
+/// Gates, then timing when `timing` and the gates pass.
+pub fn run_timed(
+    gpu: &mut dyn Gpu,
+    spec: &Spec,
+    timing: bool,
+    on_sample: &mut dyn FnMut(&Sample) -> Result<()>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<KernelRun> {
     let bufs = args::buffers(spec)?;
     let a = load(gpu, args::resolve(spec, &spec.baseline, "baseline")?)?;
     let b = load(gpu, args::resolve(spec, &spec.candidate, "candidate")?)?;
@@ -344,7 +360,7 @@ pub fn run(
         rounds: Vec::new(),
         analysis: None,
     };
-    if !out.gates_passed() {
+    if !timing || !out.gates_passed() {
         return Ok(out);
     }
     // Timing: one slot of outputs shared by both builds (the same addresses for both).

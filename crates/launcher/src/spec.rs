@@ -334,6 +334,61 @@ impl Spec {
     }
 }
 
+/// Grid coordinates applied to a spec (`kernelab sweep`): sizes, scalar values and code objects.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// Sizes replacing the spec's `[sizes]` entries (each must exist there).
+    pub sizes: BTreeMap<String, i64>,
+    /// Scalar argument values (for both builds).
+    pub values: BTreeMap<String, Size>,
+    /// Baseline code object (absolute, or relative to the spec).
+    pub baseline: Option<PathBuf>,
+    /// Candidate code object.
+    pub candidate: Option<PathBuf>,
+}
+
+impl Spec {
+    /// This spec with `o` applied, checked again (an unknown size or a value for a non-scalar
+    /// argument is an error located in the spec).
+    pub fn with_overrides(&self, o: &Overrides) -> Result<Spec> {
+        let mut s = self.clone();
+        for (k, v) in &o.sizes {
+            match s.sizes.get_mut(k) {
+                Some(slot) => *slot = *v,
+                None => {
+                    return Err(self.locate(Error::spec(format!(
+                        "sweep size `{k}` is not in the spec's [sizes]"
+                    ))))
+                }
+            }
+        }
+        for (k, v) in &o.values {
+            let Some(a) = s.args.iter_mut().find(|a| &a.name == k) else {
+                return Err(self.locate(Error::spec(format!(
+                    "sweep value `{k}` is not an argument of the spec"
+                ))));
+            };
+            if !matches!(ArgKind::of(a)?, ArgKind::Scalar(_)) {
+                return Err(self.locate(Error::spec(format!(
+                    "sweep value `{k}` is not a scalar argument"
+                ))));
+            }
+            a.value = Some(v.clone());
+            for b in [&mut s.baseline, &mut s.candidate] {
+                b.launch.values.insert(k.clone(), v.clone());
+            }
+        }
+        if let Some(c) = &o.baseline {
+            s.baseline.code = c.clone();
+        }
+        if let Some(c) = &o.candidate {
+            s.candidate.code = c.clone();
+        }
+        s.check().map_err(|e| self.locate(e))?;
+        Ok(s)
+    }
+}
+
 /// What an argument is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgKind {

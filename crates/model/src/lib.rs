@@ -28,6 +28,7 @@ mod profile;
 mod provenance;
 pub mod roofline;
 pub mod serve;
+pub mod sweep;
 mod units;
 
 pub use digest::{sha256_hex, sha256_reader};

@@ -9,6 +9,7 @@ use kernelab_model::counters::CountersRun;
 use kernelab_model::kernel_run::{KernelRun, Plan};
 use kernelab_model::roofline::Ceilings;
 use kernelab_model::serve::ServeResult;
+use kernelab_model::sweep::SweepMatrix;
 use kernelab_model::LaunchMetrics;
 use kernelab_tensor::{
     BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, SweepReport,
@@ -130,6 +131,8 @@ pub type PlanBody = Plan;
 
 /// `kernelab ceilings` (`kind: "ceilings"`).
 pub type CeilingsBody = Ceilings;
+/// `kernelab sweep` and `sweep collect` (`kind: "sweep"`).
+pub type SweepBody = SweepMatrix;
 
 /// A bundle record's result, read into the type its kind names.
 #[derive(Clone, Debug)]
@@ -167,6 +170,8 @@ pub enum Evidence {
     Ceilings(CeilingsBody),
     /// `counters`.
     Counters(CountersBody),
+    /// `sweep`.
+    Sweep(SweepBody),
 }
 
 impl Evidence {
@@ -194,6 +199,7 @@ impl Evidence {
             "serve" => typed(result).map(Evidence::Serve),
             "ceilings" => typed(result).map(Evidence::Ceilings),
             "counters" => typed(result).map(Evidence::Counters),
+            "sweep" => typed(result).map(Evidence::Sweep),
             _ => return None,
         })
     }
@@ -208,6 +214,7 @@ impl Evidence {
             Evidence::CheckSweep(b) => Some(b.pass),
             Evidence::KernelRun(k) => Some(k.pass),
             Evidence::Serve(s) => Some(s.pass),
+            Evidence::Sweep(s) => Some(s.pass),
             _ => None,
         }
     }

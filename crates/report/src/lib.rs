@@ -28,6 +28,7 @@ pub mod render;
 mod roofline;
 mod serve;
 mod svg;
+mod sweep;
 mod table;
 
 pub use ab::{ab_sections, analysis_lines};
@@ -45,4 +46,5 @@ pub use render::{
 };
 pub use roofline::{ceiling_value, ceilings_sections, figure};
 pub use serve::{identity_line, serve_csv_rows, serve_sections, ServeCsvRow};
+pub use sweep::{sweep_matrix_sections, verdict_text};
 pub use table::{Align, Column, Section, Table};

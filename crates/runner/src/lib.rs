@@ -1,6 +1,7 @@
 //! Things that run programs for kernelab: the process A/B runner (fresh processes in ABBA
 //! pairs, an A/A pre-flight, metrics from wall time or the program's output, every run appended
-//! to a JSONL samples file so that an interrupted run can be resumed).
+//! to a JSONL samples file so that an interrupted run can be resumed), the sweep's worker pool
+//! (one child process per GPU) and its Slurm job arrays.
 //!
 //! ```
 //! use kernelab_runner::metric::{extract, MetricSpec, Source};
@@ -13,10 +14,12 @@ pub mod counters;
 mod error;
 pub mod metric;
 pub mod pairs;
+pub mod pool;
 pub mod provenance;
 pub mod record;
 mod runner;
 pub mod serve;
+pub mod slurm;
 
 pub use error::{Error, Result};
 pub use runner::{

@@ -12,3 +12,4 @@ pub mod metrics;
 pub mod profile;
 pub mod report;
 pub mod serve;
+pub mod sweep;

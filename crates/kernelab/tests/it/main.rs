@@ -26,6 +26,8 @@ mod report;
 mod roofline;
 mod serve;
 mod serve_llama;
+mod slurm;
+mod sweep;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};

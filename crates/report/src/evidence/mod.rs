@@ -8,12 +8,14 @@ use crate::documents::Evidence;
 use crate::impact::{self, Impact};
 use crate::table::Table;
 use serde::Serialize;
+use sweep::sweep_part;
 
 mod counters;
 mod parts;
 mod repro;
 mod serve;
 mod summary;
+mod sweep;
 
 use serve::serve_part;
 
@@ -116,6 +118,7 @@ fn part(e: &Evidence, marked: &[String]) -> (Vec<Block>, String, Option<bool>) {
         Evidence::CheckRepeat(r) => check_part("repeat", r, r.pass, repeat_lines),
         Evidence::CheckSweep(r) => check_part("sweep", r, r.pass, sweep_lines),
         Evidence::Ceilings(c) => plain(crate::roofline::ceilings_part(c)),
+        Evidence::Sweep(r) => sweep_part(r),
     }
 }
 
@@ -248,6 +251,7 @@ const ORDER: [(&str, &[&str]); 7] = [
             "check_finite",
             "check_repeat",
             "check_sweep",
+            "sweep",
             "kernel_run",
         ],
     ),

@@ -259,6 +259,15 @@ fn row(e: &Entry) -> Row {
             });
             (Some(g), pass_word(c.pass), None, pass_mark(c.pass))
         }
+        Evidence::Sweep(m) => (
+            Some((m.passed, m.total)),
+            m.lines
+                .first()
+                .cloned()
+                .unwrap_or_else(|| pass_word(m.pass)),
+            None,
+            gate_mark(m.passed, m.total),
+        ),
         Evidence::CheckFinite(f) => {
             let all: Vec<_> = f.files.iter().flat_map(|f| &f.tensors).collect();
             let g = count(&all, |t| t.report.all_finite());

@@ -1,0 +1,319 @@
+//! `kernelab sweep`: run a grid's points on local workers (one per GPU) or as a Slurm job
+//! array, resume from the per-point result files, and render the merged matrix.
+
+use crate::cli::{FormatArg, OutputArgs};
+use crate::cli_sweep::{RunChunkArgs, RunPointArgs, SubmitArgs, SweepArgs, SweepCommand};
+use crate::output;
+use crate::ExitStatus;
+use anyhow::{bail, Context, Result};
+use kernelab_launcher::sweep::{done_ids, read_results, run_point, write_result, Mode, Sweep};
+use kernelab_model::sweep::{PointResult, PointVerdict, SweepMatrix};
+use kernelab_model::Document;
+use kernelab_report::sweep_matrix_sections;
+use kernelab_runner::pool::{run_pool, Slot};
+use kernelab_runner::slurm::{submit, ArrayJob};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Runs `kernelab sweep` or one of its subcommands.
+pub fn run(a: SweepArgs) -> Result<ExitStatus> {
+    match a.command {
+        Some(SweepCommand::RunPoint(p)) => run_point_cmd(p),
+        Some(SweepCommand::RunChunk(c)) => run_chunk(c),
+        Some(SweepCommand::Submit(s)) => submit_cmd(s),
+        Some(SweepCommand::Collect(c)) => {
+            let dir = results_dir(&c.at.sweep, c.at.dir.as_deref());
+            collect(&c.at.sweep, &dir, &c.output)
+        }
+        None => local(a),
+    }
+}
+
+/// The results folder: given, or the sweep file with `.out` in place of `.toml`.
+fn results_dir(sweep: &Path, dir: Option<&Path>) -> PathBuf {
+    dir.map(Path::to_path_buf)
+        .unwrap_or_else(|| sweep.with_extension("out"))
+}
+
+/// An absolute path (children and Slurm tasks may start elsewhere).
+fn absolute(p: &Path) -> Result<PathBuf> {
+    std::path::absolute(p)
+        .with_context(|| format!("{}: cannot make the path absolute", p.display()))
+}
+
+fn stop_gpu_wait(what: &str, timeout: std::time::Duration) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "kernelab: error: {what} did not finish within {:.1} s; stopping",
+        timeout.as_secs_f64()
+    );
+    std::process::exit(2);
+}
+
+fn watchdog(sweep: &Sweep, seconds: f64) {
+    if matches!(sweep.mode, Mode::Kernel(_)) {
+        kernelab_launcher::watchdog::install(
+            std::time::Duration::from_secs_f64(seconds),
+            stop_gpu_wait,
+        );
+    }
+}
+
+fn run_point_cmd(a: RunPointArgs) -> Result<ExitStatus> {
+    let sweep = Sweep::read(&a.at.sweep)?;
+    let dir = results_dir(&a.at.sweep, a.at.dir.as_deref());
+    let point = sweep.point(&a.point)?;
+    watchdog(&sweep, a.timeout);
+    // The worker pool names each worker in the child's environment.
+    let worker = std::env::var("KERNELAB_SWEEP_WORKER").unwrap_or(a.worker);
+    let r = run_point(&sweep, point, &worker, &dir);
+    write_result(&dir, &r)?;
+    Ok(ExitStatus::Success)
+}
+
+fn host() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "host".into())
+}
+
+fn run_chunk(a: RunChunkArgs) -> Result<ExitStatus> {
+    let sweep = Sweep::read(&a.at.sweep)?;
+    let dir = results_dir(&a.at.sweep, a.at.dir.as_deref());
+    let text = std::fs::read_to_string(&a.list)
+        .with_context(|| format!("{}: cannot read the point list", a.list.display()))?;
+    let ids: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let size = a.chunk_size.max(1);
+    let chunk = ids.iter().skip(a.index * size).take(size);
+    let done = done_ids(&dir)?;
+    let job = std::env::var("SLURM_ARRAY_JOB_ID").unwrap_or_default();
+    let worker = format!("{} slurm {job}_{}", host(), a.index);
+    watchdog(&sweep, a.timeout);
+    for id in chunk {
+        if done.contains(*id) {
+            continue;
+        }
+        let point = sweep.point(id)?;
+        let r = run_point(&sweep, point, &worker, &dir);
+        write_result(&dir, &r)?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Ids not done yet, in grid order.
+fn pending(sweep: &Sweep, dir: &Path) -> Result<Vec<String>> {
+    let done = done_ids(dir)?;
+    Ok(sweep
+        .ids()
+        .into_iter()
+        .filter(|id| !done.contains(id))
+        .collect())
+}
+
+fn submit_cmd(a: SubmitArgs) -> Result<ExitStatus> {
+    let sweep_path = absolute(&a.at.sweep)?;
+    let sweep = Sweep::read(&sweep_path)?;
+    let dir = absolute(&results_dir(&a.at.sweep, a.at.dir.as_deref()))?;
+    let todo = pending(&sweep, &dir)?;
+    let total = sweep.points.len();
+    if todo.is_empty() {
+        println!("all {total} points are done; run `kernelab sweep collect`");
+        return Ok(ExitStatus::Success);
+    }
+    let slurm = dir.join("slurm");
+    std::fs::create_dir_all(&slurm)
+        .with_context(|| format!("{}: cannot create", slurm.display()))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let list = slurm.join(format!("points-{stamp}.txt"));
+    std::fs::write(&list, todo.join("\n") + "\n")
+        .with_context(|| format!("{}: cannot write", list.display()))?;
+    let size = a.chunk_size.max(1);
+    let exe = std::env::current_exe().context("finding the kernelab executable")?;
+    let s = |p: &Path| p.display().to_string();
+    let job = ArrayJob {
+        script: slurm.join(format!("job-{stamp}.sh")),
+        log_dir: slurm.clone(),
+        name: "kernelab-sweep".into(),
+        tasks: todo.len().div_ceil(size),
+        throttle: a.throttle,
+        argv: vec![
+            s(&exe),
+            "sweep".into(),
+            "run-chunk".into(),
+            s(&sweep_path),
+            "--dir".into(),
+            s(&dir),
+            "--list".into(),
+            s(&list),
+            "--chunk-size".into(),
+            size.to_string(),
+        ],
+        sbatch_args: a.sbatch_args.clone(),
+    };
+    let id = submit(&job)?;
+    println!(
+        "submitted job {id}: {} array tasks, {} of {total} points ({} already done); results in {}",
+        job.tasks,
+        todo.len(),
+        total - todo.len(),
+        dir.display()
+    );
+    Ok(ExitStatus::Success)
+}
+
+fn local(a: SweepArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let Some(path) = &a.sweep else {
+        bail!("give the sweep file: kernelab sweep SWEEP.toml");
+    };
+    let sweep = Sweep::read(path)?;
+    let dir = absolute(&results_dir(path, a.dir.as_deref()))?;
+    let todo = pending(&sweep, &dir)?;
+    let mut slots: Vec<Slot> = if a.gpus.is_empty() {
+        (0..a.jobs.max(1))
+            .map(|i| Slot {
+                name: format!("{} worker{i}", host()),
+                env: Vec::new(),
+            })
+            .collect()
+    } else {
+        a.gpus
+            .iter()
+            .map(|&g| {
+                let mut s = Slot::gpu(g);
+                s.name = format!("{} gpu{g}", host());
+                s
+            })
+            .collect()
+    };
+    for s in &mut slots {
+        s.env.push(("KERNELAB_SWEEP_WORKER".into(), s.name.clone()));
+    }
+    let exe = std::env::current_exe().context("finding the kernelab executable")?;
+    let sweep_abs = absolute(path)?.display().to_string();
+    let tasks: Vec<Vec<String>> = todo
+        .iter()
+        .map(|id| {
+            vec![
+                "sweep".into(),
+                "run-point".into(),
+                sweep_abs.clone(),
+                "--dir".into(),
+                dir.display().to_string(),
+                "--point".into(),
+                id.clone(),
+                "--timeout".into(),
+                a.timeout.to_string(),
+            ]
+        })
+        .collect();
+    let start = Instant::now();
+    let bar = crate::progress::count_bar(
+        todo.len() as u64,
+        "sweep {bar:30} point {pos}/{len} eta {eta}",
+    );
+    let mut problems = Vec::new();
+    let outcomes = run_pool(&exe, &slots, &tasks, &["KERNELAB_BUNDLE"], &mut |o| {
+        bar.inc(1);
+        if o.exit_code != Some(0) {
+            problems.push(o.clone());
+        }
+    });
+    bar.finish_and_clear();
+    // A worker that died without a result (a crash, the watchdog) leaves an error result, so
+    // the matrix says why; a rerun tries the point again.
+    for o in &problems {
+        let id = &todo[o.task];
+        let point = sweep.point(id)?;
+        let r = PointResult {
+            id: id.clone(),
+            build: point.build.as_ref().map(|b| b.key.clone()),
+            params: point.params(),
+            verdict: PointVerdict::Error,
+            gates: Vec::new(),
+            bitwise: None,
+            speedup: None,
+            speedup_ci: None,
+            baseline_us: None,
+            candidate_us: None,
+            device: String::new(),
+            worker: o.slot.clone(),
+            seconds: o.seconds,
+            error: Some(format!(
+                "worker exited with {}: {}",
+                o.exit_code
+                    .map_or("a signal".into(), |c| format!("status {c}")),
+                o.stderr_tail
+            )),
+        };
+        write_result(&dir, &r)?;
+    }
+    if !outcomes.is_empty() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "kernelab: ran {} points in {:.1} s on {} workers ({} skipped: already done)",
+            outcomes.len(),
+            start.elapsed().as_secs_f64(),
+            slots.len(),
+            sweep.points.len() - todo.len()
+        );
+    }
+    collect(path, &dir, &a.output)
+}
+
+/// Merges the results into the matrix, writes `matrix.json` in the folder, records and renders.
+fn collect(path: &Path, dir: &Path, out: &OutputArgs) -> Result<ExitStatus> {
+    output::check_target(out)?;
+    if out.format == FormatArg::Csv {
+        bail!("--format csv is not offered for sweep; use json, or `kernelab export --parquet`");
+    }
+    let sweep = Sweep::read(path)?;
+    let results = read_results(dir)?;
+    let builds = sweep.code_changes()?;
+    let m = SweepMatrix::merge(
+        &path.display().to_string(),
+        sweep.mode_name(),
+        &sweep.ids(),
+        results,
+        builds,
+    );
+    let doc = Document::new("sweep", &m);
+    let matrix = dir.join("matrix.json");
+    if dir.is_dir() {
+        std::fs::write(&matrix, output::json(&doc)?)
+            .with_context(|| format!("{}: cannot write", matrix.display()))?;
+    }
+    let mut inputs = vec![path.to_path_buf()];
+    inputs.extend(
+        sweep
+            .builds
+            .iter()
+            .flat_map(|b| b.baseline.iter().chain(b.candidate.iter()).cloned()),
+    );
+    if let Mode::Kernel(spec) = &sweep.mode {
+        inputs.extend(spec.path.clone());
+    }
+    crate::record::record(&doc, &inputs, None)?;
+    let text = match output::sections_text(out, |_| sweep_matrix_sections(&m)) {
+        Some(t) => t,
+        None => output::json(&doc)?,
+    };
+    output::write(out, &text)?;
+    Ok(if m.failed > 0 {
+        ExitStatus::Failure
+    } else if !m.pending.is_empty() || m.errors > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "kernelab: the matrix is incomplete: {} points not run, {} could not run; rerun to resume",
+            m.pending.len(),
+            m.errors
+        );
+        ExitStatus::Error
+    } else {
+        ExitStatus::Success
+    })
+}

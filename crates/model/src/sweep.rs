@@ -1,0 +1,225 @@
+//! What `kernelab sweep` finds: one result per grid point (a configuration of a kernel change)
+//! and the merged matrix ("72 of 72 configs bitwise equal"). Plain result types.
+
+use crate::kernel_run::Gate;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A point's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PointVerdict {
+    /// Every gate held.
+    Pass,
+    /// A gate failed.
+    Fail,
+    /// The point could not be run (bad input, launch failure); rerun after fixing it.
+    Error,
+}
+
+/// The result of one grid point, as written to `points/<id>.json` in the output folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// The point's id (its coordinates, file-name safe).
+    pub id: String,
+    /// Build key (the `[[grid.build]]` entry), when the grid has builds.
+    pub build: Option<String>,
+    /// Size and value coordinates, by name.
+    pub params: BTreeMap<String, String>,
+    /// The verdict.
+    pub verdict: PointVerdict,
+    /// Gates in order.
+    pub gates: Vec<Gate>,
+    /// Whether baseline and candidate outputs were bitwise equal (absent when not checked).
+    pub bitwise: Option<bool>,
+    /// Baseline / candidate time (Hodges-Lehmann), when timed.
+    pub speedup: Option<f64>,
+    /// Its 95 % interval.
+    pub speedup_ci: Option<(f64, f64)>,
+    /// Median baseline µs per launch, when timed.
+    pub baseline_us: Option<f64>,
+    /// Median candidate µs per launch, when timed.
+    pub candidate_us: Option<f64>,
+    /// Device the point ran on (`cpu` for tensor-gate points).
+    pub device: String,
+    /// Where it ran: host, GPU index or Slurm job/task.
+    pub worker: String,
+    /// Wall time of the point, seconds.
+    pub seconds: f64,
+    /// What went wrong, for an error verdict.
+    pub error: Option<String>,
+}
+
+/// One build key's code comparison (from `code matrix`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BuildChange {
+    /// The build key.
+    pub key: String,
+    /// Whether any kernel's machine code differs between the baseline and candidate objects.
+    pub changed: bool,
+    /// Kernels whose code changed.
+    pub changed_kernels: Vec<String>,
+}
+
+/// The merged result of a sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepMatrix {
+    /// The sweep file.
+    pub sweep: String,
+    /// `kernel` (GPU points through the launcher) or `tensor` (CPU gates over files).
+    pub mode: String,
+    /// Points in the grid.
+    pub total: usize,
+    /// Points with a result.
+    pub done: usize,
+    /// Points that passed.
+    pub passed: usize,
+    /// Points that failed a gate.
+    pub failed: usize,
+    /// Points that could not run.
+    pub errors: usize,
+    /// Points whose outputs were bitwise equal.
+    pub bitwise_equal: usize,
+    /// Points where bitwise equality was checked.
+    pub bitwise_checked: usize,
+    /// Per build key, whether its code objects changed.
+    pub builds: Vec<BuildChange>,
+    /// Points whose build's code objects changed.
+    pub code_changed_points: usize,
+    /// Results in grid order.
+    pub points: Vec<PointResult>,
+    /// Ids of the points with no result yet (rerun the sweep to run them).
+    pub pending: Vec<String>,
+    /// Summary sentences.
+    pub lines: Vec<String>,
+    /// True when every point ran and passed.
+    pub pass: bool,
+}
+
+impl SweepMatrix {
+    /// Merges point results (in any order; missing ones are pending) for the grid `ids`.
+    pub fn merge(
+        sweep: &str,
+        mode: &str,
+        ids: &[String],
+        results: Vec<PointResult>,
+        builds: Vec<BuildChange>,
+    ) -> SweepMatrix {
+        let mut by_id: BTreeMap<String, PointResult> =
+            results.into_iter().map(|r| (r.id.clone(), r)).collect();
+        let mut points = Vec::new();
+        let mut pending = Vec::new();
+        for id in ids {
+            match by_id.remove(id) {
+                Some(r) => points.push(r),
+                None => pending.push(id.clone()),
+            }
+        }
+        let count = |v: PointVerdict| points.iter().filter(|p| p.verdict == v).count();
+        let (passed, failed, errors) = (
+            count(PointVerdict::Pass),
+            count(PointVerdict::Fail),
+            count(PointVerdict::Error),
+        );
+        let bitwise_checked = points.iter().filter(|p| p.bitwise.is_some()).count();
+        let bitwise_equal = points.iter().filter(|p| p.bitwise == Some(true)).count();
+        let changed = |p: &PointResult| {
+            p.build
+                .as_ref()
+                .is_some_and(|b| builds.iter().any(|c| &c.key == b && c.changed))
+        };
+        let code_changed_points = points.iter().filter(|p| changed(p)).count();
+        let total = ids.len();
+        let mut lines = Vec::new();
+        if bitwise_checked > 0 {
+            lines.push(format!(
+                "{bitwise_equal} of {bitwise_checked} configs bitwise equal"
+            ));
+        }
+        lines.push(format!("{passed} of {total} configs passed every gate"));
+        if !builds.is_empty() {
+            let n = builds.iter().filter(|b| b.changed).count();
+            lines.push(format!(
+                "{n} of {} builds change code ({code_changed_points} of {} configs)",
+                builds.len(),
+                points.len()
+            ));
+        }
+        if errors > 0 {
+            lines.push(format!("{errors} configs could not run (see their errors)"));
+        }
+        if !pending.is_empty() {
+            lines.push(format!(
+                "{} of {total} configs not run yet: rerun the sweep to resume",
+                pending.len()
+            ));
+        }
+        SweepMatrix {
+            sweep: sweep.to_string(),
+            mode: mode.to_string(),
+            total,
+            done: points.len(),
+            passed,
+            failed,
+            errors,
+            bitwise_equal,
+            bitwise_checked,
+            builds,
+            code_changed_points,
+            pass: passed == total,
+            points,
+            pending,
+            lines,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(id: &str, build: &str, verdict: PointVerdict, bitwise: bool) -> PointResult {
+        PointResult {
+            id: id.into(),
+            build: Some(build.into()),
+            params: BTreeMap::new(),
+            verdict,
+            gates: Vec::new(),
+            bitwise: Some(bitwise),
+            speedup: None,
+            speedup_ci: None,
+            baseline_us: None,
+            candidate_us: None,
+            device: "cpu".into(),
+            worker: "local".into(),
+            seconds: 0.0,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn merge_counts_and_pending() {
+        let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+        let builds = vec![BuildChange {
+            key: "x".into(),
+            changed: true,
+            changed_kernels: vec!["k".into()],
+        }];
+        let m = SweepMatrix::merge(
+            "s.toml",
+            "tensor",
+            &ids,
+            vec![
+                point("b", "y", PointVerdict::Fail, false),
+                point("a", "x", PointVerdict::Pass, true),
+            ],
+            builds,
+        );
+        assert_eq!(m.done, 2);
+        assert_eq!(m.pending, vec!["c".to_string()]);
+        assert_eq!(m.points[0].id, "a");
+        assert_eq!(m.lines[0], "1 of 2 configs bitwise equal");
+        assert_eq!(m.code_changed_points, 1);
+        assert!(!m.pass);
+    }
+}

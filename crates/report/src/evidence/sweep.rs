@@ -1,0 +1,44 @@
+//! The report part of a `sweep` record: its sentences and the points that did not pass.
+
+use super::Block;
+use crate::documents::SweepBody;
+use crate::sweep::verdict_text;
+use crate::table::{Align, Table};
+use kernelab_model::sweep::PointVerdict;
+
+/// The part: the matrix's sentences, then a table of the points that failed or could not run.
+pub(super) fn sweep_part(r: &SweepBody) -> (Vec<Block>, String, Option<bool>) {
+    let head = r
+        .lines
+        .first()
+        .cloned()
+        .unwrap_or_else(|| format!("{} of {} configs passed", r.passed, r.total));
+    let mut blocks = vec![Block::Lines(r.lines.clone())];
+    let mut t = Table::new(
+        "Points that did not pass",
+        &[
+            ("point", Align::Left),
+            ("verdict", Align::Left),
+            ("why", Align::Left),
+        ],
+    );
+    for p in r.points.iter().filter(|p| p.verdict != PointVerdict::Pass) {
+        let why = p.error.clone().unwrap_or_else(|| {
+            p.gates
+                .iter()
+                .filter(|g| !g.passed)
+                .map(|g| format!("{}: {}", g.name, g.detail))
+                .collect::<Vec<_>>()
+                .join("; ")
+        });
+        t.push(vec![
+            p.id.clone(),
+            verdict_text(p.verdict).into(),
+            super::parts::short(&why, 160),
+        ]);
+    }
+    if !t.rows.is_empty() {
+        blocks.push(Block::Table(t));
+    }
+    (blocks, format!("sweep: {head}"), Some(r.pass))
+}

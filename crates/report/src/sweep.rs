@@ -1,0 +1,117 @@
+//! Tables of a sweep matrix (`kernelab sweep`, `sweep collect`).
+
+use crate::table::{Align, Section, Table};
+use kernelab_model::sweep::{PointVerdict, SweepMatrix};
+
+/// `pass`, `FAIL` or `ERROR`.
+pub fn verdict_text(v: PointVerdict) -> &'static str {
+    match v {
+        PointVerdict::Pass => "pass",
+        PointVerdict::Fail => "FAIL",
+        PointVerdict::Error => "ERROR",
+    }
+}
+
+fn opt(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "—".into(), |v| format!("{v:.digits$}"))
+}
+
+/// The summary lines, the per-point matrix and the builds whose code changed.
+pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
+    let mut out = vec![Section::Lines {
+        title: format!("Sweep {} ({} points, {} done)", m.sweep, m.total, m.done),
+        lines: m.lines.clone(),
+    }];
+    let names: Vec<String> = m
+        .points
+        .iter()
+        .flat_map(|p| p.params.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let timed = m.points.iter().any(|p| p.speedup.is_some());
+    let mut cols: Vec<(&str, Align)> = vec![("build", Align::Left)];
+    cols.extend(names.iter().map(|n| (n.as_str(), Align::Right)));
+    cols.extend([
+        ("verdict", Align::Left),
+        ("bitwise", Align::Left),
+        ("code", Align::Left),
+    ]);
+    if timed {
+        cols.extend([
+            ("base µs", Align::Right),
+            ("cand µs", Align::Right),
+            ("speed-up", Align::Right),
+        ]);
+    }
+    cols.push(("where", Align::Left));
+    let mut t = Table::new("Per point", &cols);
+    for p in &m.points {
+        let mut row = vec![p.build.clone().unwrap_or_else(|| "—".into())];
+        row.extend(
+            names
+                .iter()
+                .map(|n| p.params.get(n).cloned().unwrap_or_else(|| "—".into())),
+        );
+        let code = p
+            .build
+            .as_ref()
+            .and_then(|b| m.builds.iter().find(|c| &c.key == b))
+            .map_or("—", |c| if c.changed { "changed" } else { "same" });
+        row.extend([
+            verdict_text(p.verdict).to_string(),
+            match p.bitwise {
+                Some(true) => "equal".into(),
+                Some(false) => "DIFFER".into(),
+                None => "—".into(),
+            },
+            code.to_string(),
+        ]);
+        if timed {
+            row.extend([
+                opt(p.baseline_us, 2),
+                opt(p.candidate_us, 2),
+                p.speedup.map_or_else(|| "—".into(), |s| format!("{s:.3}×")),
+            ]);
+        }
+        row.push(p.worker.clone());
+        t.push(row);
+    }
+    out.push(Section::Table(t));
+    let problems: Vec<String> = m
+        .points
+        .iter()
+        .filter_map(|p| p.error.as_ref().map(|e| format!("{}: {e}", p.id)))
+        .chain(m.points.iter().flat_map(|p| {
+            p.gates
+                .iter()
+                .filter(|g| !g.passed)
+                .map(move |g| format!("{}: {} — {}", p.id, g.name, g.detail))
+        }))
+        .collect();
+    if !problems.is_empty() {
+        out.push(Section::Lines {
+            title: "Failures".into(),
+            lines: problems,
+        });
+    }
+    let changed: Vec<String> = m
+        .builds
+        .iter()
+        .filter(|b| b.changed)
+        .map(|b| format!("{}: {}", b.key, b.changed_kernels.join(", ")))
+        .collect();
+    if !changed.is_empty() {
+        out.push(Section::Lines {
+            title: "Builds whose code changed".into(),
+            lines: changed,
+        });
+    }
+    if !m.pending.is_empty() {
+        out.push(Section::Lines {
+            title: "Not run yet".into(),
+            lines: m.pending.clone(),
+        });
+    }
+    out
+}

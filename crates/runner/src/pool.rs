@@ -1,0 +1,123 @@
+//! A worker pool of child processes: one worker per slot (a GPU), each running its tasks one
+//! at a time as fresh processes with the slot's environment (`CUDA_VISIBLE_DEVICES=1`).
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+/// One worker: its name and the environment its children get.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// Name (`gpu0`).
+    pub name: String,
+    /// Variables set for its children.
+    pub env: Vec<(String, String)>,
+}
+
+impl Slot {
+    /// A worker pinned to GPU `index` (CUDA and HIP device masks both set).
+    pub fn gpu(index: u32) -> Slot {
+        let i = index.to_string();
+        Slot {
+            name: format!("gpu{index}"),
+            env: vec![
+                ("CUDA_VISIBLE_DEVICES".into(), i.clone()),
+                ("HIP_VISIBLE_DEVICES".into(), i),
+            ],
+        }
+    }
+}
+
+/// How one task ended.
+#[derive(Clone, Debug)]
+pub struct TaskOutcome {
+    /// The task's index in the list given.
+    pub task: usize,
+    /// The slot that ran it.
+    pub slot: String,
+    /// Exit code (`None` when killed by a signal or not started).
+    pub exit_code: Option<i32>,
+    /// The last lines of its standard error (or why it did not start).
+    pub stderr_tail: String,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+fn tail(s: &str, lines: usize) -> String {
+    let v: Vec<&str> = s.lines().collect();
+    v[v.len().saturating_sub(lines)..].join("\n")
+}
+
+fn run_one(program: &Path, slot: &Slot, args: &[String], unset: &[&str]) -> (Option<i32>, String) {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for v in unset {
+        cmd.env_remove(v);
+    }
+    for (k, v) in &slot.env {
+        cmd.env(k, v);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return (None, format!("{}: cannot start: {e}", program.display())),
+    };
+    let mut err = String::new();
+    if let Some(mut s) = child.stderr.take() {
+        let _ = s.read_to_string(&mut err);
+    }
+    match child.wait() {
+        Ok(s) => (s.code(), tail(&err, 5)),
+        Err(e) => (None, format!("waiting for the child: {e}")),
+    }
+}
+
+/// Runs every task (the arguments of one `program` run) on the slots, each slot one task at a
+/// time, tasks taken in order; `unset` names variables the children must not inherit.
+/// `on_done` sees each outcome as it arrives (progress); the outcomes are returned in task
+/// order.
+pub fn run_pool(
+    program: &Path,
+    slots: &[Slot],
+    tasks: &[Vec<String>],
+    unset: &[&str],
+    on_done: &mut dyn FnMut(&TaskOutcome),
+) -> Vec<TaskOutcome> {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<TaskOutcome>();
+    let mut out: Vec<TaskOutcome> = Vec::with_capacity(tasks.len());
+    std::thread::scope(|s| {
+        for slot in slots {
+            let tx = tx.clone();
+            let next = &next;
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(args) = tasks.get(i) else { break };
+                let start = Instant::now();
+                let (exit_code, stderr_tail) = run_one(program, slot, args, unset);
+                let o = TaskOutcome {
+                    task: i,
+                    slot: slot.name.clone(),
+                    exit_code,
+                    stderr_tail,
+                    seconds: start.elapsed().as_secs_f64(),
+                };
+                if tx.send(o).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for o in rx {
+            on_done(&o);
+            out.push(o);
+        }
+    });
+    out.sort_by_key(|o| o.task);
+    out
+}
