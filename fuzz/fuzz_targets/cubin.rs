@@ -1,9 +1,7 @@
-//! Fuzzes the cubin reader: any input must give a code object or an error, never a panic.
+//! Fuzz target `cubin`: the cubin reader and its `.nv.info` parser.
+//! The body is `kernelab_fuzz::cubin`, shared with the dispatching `all` target.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = kernelab_code::cubin::read("fuzz.cubin", data);
-    let _ = kernelab_code::cubin::parse_nv_info(data, 0);
-});
+fuzz_target!(|data: &[u8]| kernelab_fuzz::cubin(data));

@@ -1,13 +1,7 @@
-//! Fuzzes fatbin containers (LZ4 and ZSTD entries) and loading their cubins.
+//! Fuzz target `fatbin`: fatbin containers (LZ4 and ZSTD entries) and loading their cubins.
+//! The body is `kernelab_fuzz::fatbin`, shared with the dispatching `all` target.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = kernelab_code::fatbin::entries_capped(data, 64 << 20);
-    let options = kernelab_code::LoadOptions {
-        max_decompressed: Some(64 << 20),
-        ..kernelab_code::LoadOptions::default()
-    };
-    let _ = kernelab_code::load_bytes("fuzz.fatbin", data, &options);
-});
+fuzz_target!(|data: &[u8]| kernelab_fuzz::fatbin(data));

@@ -1,9 +1,7 @@
-//! Fuzzes the HSACO reader (ELF, msgpack metadata note): never a panic, abort or hang.
+//! Fuzz target `hsaco`: the HSACO reader (ELF, msgpack metadata note).
+//! The body is `kernelab_fuzz::hsaco`, shared with the dispatching `all` target.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = kernelab_code::hsaco::read("fuzz.co", data);
-    let _ = kernelab_code::hsaco::function_ranges(data);
-});
+fuzz_target!(|data: &[u8]| kernelab_fuzz::hsaco(data));

@@ -1,11 +1,7 @@
-//! Fuzzes clang offload bundles, compressed CCOB bundles included.
+//! Fuzz target `offload_bundle`: clang offload bundles, compressed CCOB bundles included.
+//! The body is `kernelab_fuzz::offload_bundle`, shared with the dispatching `all` target.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
-    let _ = kernelab_code::offload_bundle::entries_capped(data, 64 << 20);
-    if let Some(b) = kernelab_code::offload_bundle::bundle_bytes(data) {
-        let _ = kernelab_code::offload_bundle::entries_capped(&b, 64 << 20);
-    }
-});
+fuzz_target!(|data: &[u8]| kernelab_fuzz::offload_bundle(data));

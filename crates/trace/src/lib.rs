@@ -175,7 +175,11 @@ fn read_stream(
 
 /// Reads an in-memory input (not SQLite) into a new profile.
 pub fn read_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Profile> {
-    let format = detect(bytes)?;
+    read_bytes_as(bytes, detect(bytes)?, options)
+}
+
+/// Reads an in-memory input as `format`, without detecting it (a SQLite format is an error).
+pub fn read_bytes_as(bytes: &[u8], format: Format, options: &ReadOptions) -> Result<Profile> {
     let mut profile = Profile::default();
     let mut source = SourceInfo {
         format: format.name().to_string(),
@@ -190,4 +194,34 @@ pub fn read_bytes(bytes: &[u8], options: &ReadOptions) -> Result<Profile> {
     )?;
     profile.sources.push(source);
     Ok(profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_bytes_as_reads_the_format_named_without_detecting() {
+        let json = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0, "tid": 7}]}"#;
+        let options = ReadOptions::default();
+        let p = read_bytes_as(json, Format::Kineto, &options).expect("a Kineto trace");
+        assert_eq!(p.sources[0].format, "kineto");
+        assert!(read_bytes_as(json, Format::NcuCsv, &options).is_err());
+        assert!(read_bytes_as(b"SQLite format 3\0", Format::Sqlite, &options).is_err());
+    }
+
+    /// A stored fuzz finding: a damaged rocpd database whose `kernels` table has a column name
+    /// that is not UTF-8 (rusqlite's column names panicked on it): now an error naming the table.
+    #[test]
+    fn sqlite_column_name_not_utf8_is_an_error_not_a_panic() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures/fuzz/rocpd/non_utf8_column_name.db");
+        let mut profile = Profile::default();
+        let e = read_file(&path, &ReadOptions::default(), &mut profile, &NoProgress)
+            .expect_err("a damaged database")
+            .to_string();
+        assert!(e.contains("non_utf8_column_name.db"), "{e}");
+        assert!(e.contains("kernels"), "{e}");
+        assert!(e.contains("malformed"), "{e}");
+    }
 }

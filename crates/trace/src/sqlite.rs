@@ -133,11 +133,21 @@ pub(crate) fn rows(
     let mut st = conn
         .prepare(&format!("SELECT * FROM \"{view}\""))
         .map_err(sql_err(view))?;
-    let names: Vec<String> = st
-        .column_names()
+    // Names from the schema, read lossily: rusqlite's own column names panic on invalid UTF-8.
+    let names: Vec<String> = columns(conn, view)?
         .iter()
         .map(|s| s.to_ascii_lowercase())
         .collect();
+    if names.len() != st.column_count() {
+        return Err(Error::new(
+            Location::default().with_field(view),
+            ErrorKind::Sqlite(format!(
+                "{} columns in the schema but {} in its rows",
+                names.len(),
+                st.column_count()
+            )),
+        ));
+    }
     let mut q = st.query([]).map_err(sql_err(view))?;
     let mut n = 0u64;
     let mut lossy = 0u64;

@@ -1,0 +1,304 @@
+//! The bodies of kernelab's fuzz targets, one public function per reader, so that each
+//! `fuzz_targets/<name>.rs` and the dispatching `all` target share them. Every function takes
+//! arbitrary bytes and must return without a panic, an abort, a hang or unbounded allocation.
+//!
+//! Readers that need a path (SQLite, samples files, bundles) get the input written to a file in
+//! a per-process scratch folder that is removed again after each input.
+
+use std::path::{Path, PathBuf};
+
+/// Decompression limit given to readers that take one (the fuzzer's RSS limit is 2 GiB).
+const MAX_DECOMPRESSED: u64 = 64 << 20;
+
+/// A target's body.
+pub type Target = fn(&[u8]);
+
+/// Every target: its name and its function.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("npy", npy),
+    ("npz", npz),
+    ("safetensors", safetensors),
+    ("cubin", cubin),
+    ("fatbin", fatbin),
+    ("hsaco", hsaco),
+    ("offload_bundle", offload_bundle),
+    ("kineto", kineto),
+    ("rocprof_csv", rocprof_csv),
+    ("ncu_csv", ncu_csv),
+    ("rocpd", rocpd),
+    ("nsys", nsys),
+    ("spec_toml", spec_toml),
+    ("samples_jsonl", samples_jsonl),
+    ("pairs", pairs),
+    ("bundle_record", bundle_record),
+    ("family_name", family_name),
+];
+
+/// The target function named `name`, if there is one.
+pub fn target(name: &str) -> Option<Target> {
+    TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
+
+/// Reads tensors from `data` as `path` names them and runs the per-tensor checks on them.
+fn tensors(path: &str, data: &[u8]) {
+    let spec = kernelab_tensor::ReadSpec {
+        max_decompressed: Some(MAX_DECOMPRESSED),
+        ..kernelab_tensor::ReadSpec::default()
+    };
+    if let Ok(f) = kernelab_tensor::from_bytes(Path::new(path), data.to_vec(), &spec) {
+        let _ = f.check_comparable();
+        for t in &f.tensors {
+            let _ = kernelab_tensor::finite(t);
+            let _ = kernelab_tensor::content_hash(t);
+        }
+    }
+}
+
+/// The npy reader (inputs starting with the npy magic).
+pub fn npy(data: &[u8]) {
+    if data.starts_with(b"\x93NUMPY") {
+        tensors("fuzz.npy", data);
+    }
+}
+
+/// The npz reader (inputs starting with a zip local header).
+pub fn npz(data: &[u8]) {
+    if data.starts_with(b"PK\x03\x04") {
+        tensors("fuzz.npz", data);
+    }
+}
+
+/// The safetensors reader (inputs whose header starts at byte 8).
+pub fn safetensors(data: &[u8]) {
+    if data.get(8) == Some(&b'{') {
+        tensors("fuzz.safetensors", data);
+    }
+}
+
+/// The cubin reader and its `.nv.info` parser.
+pub fn cubin(data: &[u8]) {
+    let _ = kernelab_code::cubin::read("fuzz.cubin", data);
+    let _ = kernelab_code::cubin::parse_nv_info(data, 0);
+}
+
+/// Fatbin containers (LZ4 and ZSTD entries) and loading their cubins.
+pub fn fatbin(data: &[u8]) {
+    let _ = kernelab_code::fatbin::entries_capped(data, MAX_DECOMPRESSED);
+    let options = kernelab_code::LoadOptions {
+        max_decompressed: Some(MAX_DECOMPRESSED),
+        ..kernelab_code::LoadOptions::default()
+    };
+    let _ = kernelab_code::load_bytes("fuzz.fatbin", data, &options);
+}
+
+/// The HSACO reader (ELF, msgpack metadata note).
+pub fn hsaco(data: &[u8]) {
+    let _ = kernelab_code::hsaco::read("fuzz.co", data);
+    let _ = kernelab_code::hsaco::function_ranges(data);
+}
+
+/// Clang offload bundles, compressed CCOB bundles included.
+pub fn offload_bundle(data: &[u8]) {
+    let _ = kernelab_code::offload_bundle::entries_capped(data, MAX_DECOMPRESSED);
+    if let Some(b) = kernelab_code::offload_bundle::bundle_bytes(data) {
+        let _ = kernelab_code::offload_bundle::entries_capped(&b, MAX_DECOMPRESSED);
+    }
+}
+
+/// Ranks a profile that was read, per family and by phase, as `kernelab profile` does.
+fn rank(profile: &kernelab_model::Profile) {
+    let mut options = kernelab_trace::RankOptions::default();
+    let _ = kernelab_trace::rank(profile, &options);
+    options.by_phase = true;
+    options.grouping = kernelab_model::Grouping::None;
+    let _ = kernelab_trace::rank(profile, &options);
+}
+
+/// Reads `data` as `format` (host launches collected) and ranks what was read.
+fn trace_as(data: &[u8], format: kernelab_trace::Format, metrics_only: bool) {
+    let options = kernelab_trace::ReadOptions {
+        host_launches: true,
+        metrics_only,
+    };
+    if let Ok(p) = kernelab_trace::read_bytes_as(data, format, &options) {
+        rank(&p);
+    }
+}
+
+/// The Kineto (PyTorch profiler) JSON scanner.
+pub fn kineto(data: &[u8]) {
+    trace_as(data, kernelab_trace::Format::Kineto, false);
+}
+
+/// The rocprof CSV readers: the layout (kernel trace, kernel stats, `results.stats.csv`,
+/// memory copy, API trace, kernel top, `nsys stats`) is detected from the header, as for a file.
+pub fn rocprof_csv(data: &[u8]) {
+    use kernelab_trace::Format;
+    if let Ok(f @ (Format::RocprofCsv(_) | Format::NsysStatsCsv)) = kernelab_trace::detect(data) {
+        trace_as(data, f, false)
+    }
+}
+
+/// The Nsight Compute CSV reader, with and without durations required.
+pub fn ncu_csv(data: &[u8]) {
+    trace_as(data, kernelab_trace::Format::NcuCsv, false);
+    trace_as(data, kernelab_trace::Format::NcuCsv, true);
+}
+
+/// A per-process scratch folder, removed (with what it holds) when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Creates the scratch folder (empty).
+    fn new() -> Option<Scratch> {
+        let dir = std::env::temp_dir().join(format!("kernelab-fuzz-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).ok()?;
+        Some(Scratch(dir))
+    }
+    /// Writes `data` to `name` inside the folder and returns its path.
+    fn file(&self, name: &str, data: &[u8]) -> Option<PathBuf> {
+        let p = self.0.join(name);
+        std::fs::write(&p, data).ok()?;
+        Some(p)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Reads a SQLite file through the profile reader (which tells rocpd from nsys by its tables).
+fn sqlite(data: &[u8]) {
+    if !data.starts_with(b"SQLite format 3\0") {
+        return;
+    }
+    let Some(dir) = Scratch::new() else { return };
+    let Some(path) = dir.file("fuzz.sqlite", data) else {
+        return;
+    };
+    let options = kernelab_trace::ReadOptions {
+        host_launches: true,
+        metrics_only: false,
+    };
+    let mut profile = kernelab_model::Profile::default();
+    if kernelab_trace::read_file(&path, &options, &mut profile, &kernelab_trace::NoProgress).is_ok()
+    {
+        rank(&profile);
+    }
+}
+
+/// The rocpd SQLite reader (seeded with rocpd databases).
+pub fn rocpd(data: &[u8]) {
+    sqlite(data);
+}
+
+/// The Nsight Systems SQLite export reader (seeded with nsys exports).
+pub fn nsys(data: &[u8]) {
+    sqlite(data);
+}
+
+/// Elements of a buffer filled from its initialiser here: enough to run every initialiser.
+const FILL_ELEMENTS: usize = 16;
+
+/// A kernel spec (TOML): parsed and checked, every size expression evaluated, buffer sizes
+/// computed with checked arithmetic and a few elements of each initialiser filled. Nothing
+/// here allocates by a declared size (`args::buffers` would fill every buffer in host memory).
+pub fn spec_toml(data: &[u8]) {
+    use kernelab_launcher::spec::{eval, ArgKind, Init, Launch};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(spec) = kernelab_launcher::Spec::parse(text, Path::new("/nonexistent/kernelab-fuzz"))
+    else {
+        return;
+    };
+    let sizes = &spec.sizes;
+    let launch = |l: &Launch| {
+        for s in l.grid.iter().chain(&l.block).flatten().chain(&l.shared) {
+            let _ = eval(s, sizes);
+        }
+        for s in l.values.values() {
+            let _ = eval(s, sizes);
+        }
+    };
+    launch(&spec.launch);
+    launch(&spec.baseline.launch);
+    launch(&spec.candidate.launch);
+    for (i, a) in spec.args.iter().enumerate() {
+        if let Some(v) = &a.value {
+            let _ = eval(v, sizes);
+        }
+        let Ok(ArgKind::Buffer(dtype)) = ArgKind::of(a) else {
+            continue;
+        };
+        let n = a.shape.iter().flatten().try_fold(1u64, |n, s| {
+            let d = u64::try_from(eval(s, sizes).ok()?).ok()?;
+            n.checked_mul(d)
+        });
+        let _bytes = n.and_then(|n| n.checked_mul(dtype.size() as u64));
+        match &a.init {
+            Some(Init::File { .. }) | None => {}
+            Some(init) => {
+                let n = n.map_or(0, |n| n.min(FILL_ELEMENTS as u64) as usize);
+                let _ = kernelab_launcher::args::fill(init, dtype, n, a.seed.unwrap_or(i as u64));
+            }
+        }
+    }
+}
+
+/// A kernelab samples file (JSONL records), read from a file.
+pub fn samples_jsonl(data: &[u8]) {
+    let Some(dir) = Scratch::new() else { return };
+    if let Some(path) = dir.file("samples.jsonl", data) {
+        if let Ok(records) = kernelab_runner::record::read(&path) {
+            let _ = kernelab_runner::pairs_from(&records, false, "value");
+        }
+    }
+}
+
+/// Paired samples for `ab analyze` (samples JSONL, CSV or JSON), read and analysed.
+pub fn pairs(data: &[u8]) {
+    let Some(dir) = Scratch::new() else { return };
+    let Some(path) = dir.file("pairs", data) else {
+        return;
+    };
+    if let Ok(p) = kernelab_runner::pairs::read_pairs(&path, None) {
+        let design = kernelab_stats::Design::default();
+        if !p.main.is_empty() {
+            let _ = kernelab_stats::analyze(&p.main, &design);
+        }
+        if !p.aa.is_empty() {
+            let _ = kernelab_stats::aa_check(&p.aa, &design);
+        }
+    }
+}
+
+/// An evidence bundle holding one record, read and rendered as `kernelab report` does.
+pub fn bundle_record(data: &[u8]) {
+    let Some(dir) = Scratch::new() else { return };
+    if dir.file("0001-x.json", data).is_none() {
+        return;
+    }
+    if let Ok(entries) = kernelab_report::bundle::read(&dir.0) {
+        let report = kernelab_report::evidence(&entries);
+        let _ = kernelab_report::pr_body(
+            "fuzz",
+            &report,
+            kernelab_report::GITHUB_BODY_LIMIT,
+            "appendix.md",
+        );
+        let _ = kernelab_report::evidence_html("fuzz", &report);
+    }
+}
+
+/// Kernel-name normalisation and family keys on arbitrary UTF-8.
+pub fn family_name(data: &[u8]) {
+    let Ok(name) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = kernelab_model::normalize_kernel_name(name);
+    let _ = kernelab_model::family_key(name);
+}
