@@ -7,14 +7,19 @@
 # CPU cores at the same time (fuzz/campaign.sh).
 # Usage (through the device tool): bench/h200/session.sh .carry/kernelab [seconds per fuzz target]
 set -u
+# The binaries travel gzipped (the working tree that travels is limited to 64 MiB).
+for f in .carry/kernelab .carry/fuzz_all; do
+  [ -f "$f.gz" ] && [ ! -f "$f" ] && gunzip -k "$f.gz" && chmod +x "$f"
+done
 KL=$(realpath "${1:-.carry/kernelab}")
 FUZZ_S=${2:-540}
 R=/tmp/results
 mkdir -p "$R"
 if [ -x .carry/fuzz_all ] && [ -f .carry/corpus.tar.gz ]; then
   mkdir -p /tmp/fuzz && tar -xzf .carry/corpus.tar.gz -C /tmp/fuzz
-  SECONDS_PER_TARGET=$FUZZ_S nohup bash fuzz/campaign.sh "$(realpath .carry/fuzz_all)" /tmp/fuzz/corpus "$R/fuzz" \
-    > "$R/fuzz_campaign.log" 2>&1 &
+  mkdir -p "$R/fuzz"
+  OUT=$R/fuzz SECONDS_PER_TARGET=$FUZZ_S nohup bash fuzz/campaign.sh "$(realpath .carry/fuzz_all)" \
+    /tmp/fuzz/corpus > "$R/fuzz_campaign.log" 2>&1 &
   FUZZ_PID=$!
 fi
 echo "== two-stream trace"
