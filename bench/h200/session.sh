@@ -33,5 +33,13 @@ if [ -n "${FUZZ_PID:-}" ]; then
   wait "$FUZZ_PID"
   tail -40 "$R/fuzz_campaign.log"
 fi
+# The grown corpora stay behind (the files that come back are limited to 16 MiB each): keep
+# the table, the logs and any artifacts.
+if [ -f "$R/fuzz/fuzz-campaign.tar.gz" ]; then
+  mkdir -p /tmp/fz && tar -xzf "$R/fuzz/fuzz-campaign.tar.gz" -C /tmp/fz
+  rm -rf /tmp/fz/corpus "$R/fuzz/fuzz-campaign.tar.gz"
+  cp -r /tmp/fz "$R/fuzz/pack"
+fi
+rm -f "$R"/ceilings/*.samples.jsonl "$R"/counters/*.samples.jsonl
 tar -czf "$OUT/results.tar.gz" -C /tmp results
 ls -la "$OUT"
