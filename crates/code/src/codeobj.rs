@@ -93,12 +93,7 @@ pub struct CodeObject {
 
 /// Demangles a C++ symbol, or `None` when it is not mangled.
 pub fn demangle(symbol: &str) -> Option<String> {
-    if !symbol.starts_with("_Z") {
-        return None;
-    }
-    cpp_demangle::Symbol::new(symbol)
-        .ok()
-        .map(|s| s.to_string())
+    kernelab_model::demangle_symbol(symbol)
 }
 
 pub use kernelab_model::sha256_hex;

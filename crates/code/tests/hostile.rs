@@ -187,3 +187,36 @@ fn a_fifo_or_directory_is_refused_without_blocking() {
         format!("{}: not a regular file", fifo.display())
     );
 }
+
+/// The inputs the H200 fuzz campaign found (tests/fixtures/fuzz/fatbin): malformed mangled
+/// kernel names made the demangler's `to_string` panic; every one now reads or errors.
+#[test]
+fn fuzz_campaign_fatbin_findings_never_panic() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fuzz/fatbin");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("findings folder") {
+        let path = e.expect("entry").path();
+        let data = std::fs::read(&path).expect("read");
+        let options = LoadOptions {
+            max_decompressed: Some(64 << 20),
+            ..LoadOptions::default()
+        };
+        let _ = fatbin::entries_capped(&data, 64 << 20);
+        let outcome = std::panic::catch_unwind(|| load_bytes("finding.fatbin", &data, &options));
+        assert!(outcome.is_ok(), "{} panicked", path.display());
+        n += 1;
+    }
+    assert_eq!(n, 5, "the five stored findings");
+}
+
+#[test]
+fn malformed_mangled_names_demangle_to_none_not_a_panic() {
+    // A name the demangler parses but cannot print: its Display returns an error.
+    for name in ["_Z1fILi1EEvv", "_ZN1aIXadL_Z1bEEE1cEv", "_Z3fooIiEvT_"] {
+        let r = std::panic::catch_unwind(|| kernelab_code::demangle(name));
+        assert!(r.is_ok(), "{name}");
+    }
+    assert_eq!(kernelab_code::demangle("_Z3foov").as_deref(), Some("foo()"));
+    assert_eq!(kernelab_code::demangle("plain"), None);
+}

@@ -68,6 +68,21 @@ impl std::fmt::Write for Capped {
 /// Demangles `name` without parameters and return type, within bounded input, output, and
 /// the demangler's own recursion limits; `None` (use the raw name) otherwise.
 fn demangle(name: &str) -> Option<String> {
+    demangle_with(name, DemangleOptions::new().no_params().no_return_type())
+}
+
+/// Demangles an Itanium-mangled `name` in full (parameters included), within the same bounds;
+/// `None` when it is not mangled or cannot be demangled. Never panics, whatever the input
+/// (the demangler's `to_string` panics on some malformed names; this writes through its own
+/// bounded writer instead).
+pub fn demangle_symbol(name: &str) -> Option<String> {
+    if !name.starts_with("_Z") {
+        return None;
+    }
+    demangle_with(name, DemangleOptions::new())
+}
+
+fn demangle_with(name: &str, options: DemangleOptions) -> Option<String> {
     if name.len() > MAX_DEMANGLE_INPUT {
         return None;
     }
@@ -76,12 +91,7 @@ fn demangle(name: &str) -> Option<String> {
     std::panic::catch_unwind(|| {
         let symbol = Symbol::new(name).ok()?;
         let mut out = Capped(String::new());
-        symbol
-            .structured_demangle(
-                &mut out,
-                &DemangleOptions::new().no_params().no_return_type(),
-            )
-            .ok()?;
+        symbol.structured_demangle(&mut out, &options).ok()?;
         Some(out.0)
     })
     .ok()
@@ -409,5 +419,44 @@ mod tests {
         );
         let err = FamilyRules::parse("[[family]]\nname = 3\n").expect_err("bad toml");
         assert!(err.to_string().starts_with("line 2"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod demangle_panic_tests {
+    /// Names from the H200 fuzz campaign (tests/fixtures/fuzz/fatbin, SASS text with broken
+    /// `Function :` lines): the demangler parses them but its Display fails, so its `to_string`
+    /// panics; `demangle_symbol` must give `None` instead.
+    #[test]
+    fn names_whose_display_fails_give_none() {
+        let names = [
+            "_ZcvDp",
+            "_ZcvD0",
+            "_ZcvD1",
+            "_ZcvDer",
+            "_ZcvDpe",
+            "_ZcvDper",
+            "_ZcvD4eril",
+        ];
+        let panicking: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| {
+                std::panic::catch_unwind(|| cpp_demangle::Symbol::new(*n).map(|s| s.to_string()))
+                    .is_err()
+            })
+            .collect();
+        assert!(
+            !panicking.is_empty(),
+            "some of {names:?} make to_string panic"
+        );
+        for n in names {
+            let r = std::panic::catch_unwind(|| super::demangle_symbol(n));
+            assert!(r.is_ok(), "{n}");
+        }
+        for n in &panicking {
+            assert_eq!(super::demangle_symbol(n), None, "{n}");
+        }
+        eprintln!("to_string panics on {panicking:?}");
     }
 }

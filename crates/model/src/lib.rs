@@ -37,7 +37,10 @@ pub use dispatch::{
     Launch, LaunchConfig, Resources, Transfer, TransferKind,
 };
 pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
-pub use family::{family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping, RuleError};
+pub use family::{
+    demangle_symbol, family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping,
+    RuleError,
+};
 pub use fsio::{is_not_regular, open_regular, NotRegularFile};
 pub use limits::{read_capped, CappedReadError, DEFAULT_MAX_DECOMPRESSED};
 pub use location::Location;
