@@ -94,6 +94,9 @@ fn phases_match_the_oracle() {
     for name in [
         "kineto-rocm6.2-mi250-minitoy_train.json.gz",
         "kineto-v100-resnet-rank0-ns_resolution.pt.trace.json.gz",
+        // Made on an H200 by bench/h200/two_stream_profile.py: a side stream's GEMMs overlap
+        // the main stream's annotated layers; they belong to their own range or to none.
+        "kineto_two_stream_h200.json.gz",
     ] {
         let doc = profile_json(&[fixture(name).to_str().expect("path"), "--by-phase"]);
         let oracle = expected(&format!("{name}.oracle.json"));
@@ -106,4 +109,27 @@ fn phases_match_the_oracle() {
             assert_eq!(p["total_ns"], w["total_ns"], "{name} {}", p["phase"]);
         }
     }
+}
+
+#[test]
+fn side_stream_kernels_of_the_h200_trace_stay_out_of_the_layers() {
+    let doc = profile_json(&[
+        fixture("kineto_two_stream_h200.json.gz")
+            .to_str()
+            .expect("path"),
+        "--by-phase",
+    ]);
+    let phases = doc["phases"].as_array().expect("phases");
+    let calls = |name: &str| {
+        phases
+            .iter()
+            .find(|p| p["phase"] == name)
+            .map(|p| p["calls"].as_u64().expect("calls"))
+    };
+    // Each layer: its GEMM and its softmax on the main stream, nothing from the side stream.
+    for l in 0..4 {
+        assert_eq!(calls(&format!("layer{l}")), Some(2), "layer{l}");
+    }
+    assert_eq!(calls("side_loop"), Some(3));
+    assert_eq!(calls("(no phase)"), Some(3));
 }
