@@ -7,7 +7,7 @@ use crate::output;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
 use kernelab_launcher::sweep::{done_ids, read_results, run_point, write_result, Mode, Sweep};
-use kernelab_model::sweep::{PointResult, PointVerdict, SweepMatrix};
+use kernelab_model::sweep::SweepMatrix;
 use kernelab_model::Document;
 use kernelab_report::sweep_matrix_sections;
 use kernelab_runner::pool::{run_pool, Slot};
@@ -229,27 +229,17 @@ fn local(a: SweepArgs) -> Result<ExitStatus> {
     for o in &problems {
         let id = &todo[o.task];
         let point = sweep.point(id)?;
-        let r = PointResult {
-            id: id.clone(),
-            build: point.build.as_ref().map(|b| b.key.clone()),
-            params: point.params(),
-            verdict: PointVerdict::Error,
-            gates: Vec::new(),
-            bitwise: None,
-            speedup: None,
-            speedup_ci: None,
-            baseline_us: None,
-            candidate_us: None,
-            device: String::new(),
-            worker: o.slot.clone(),
-            seconds: o.seconds,
-            error: Some(format!(
+        let r = kernelab_launcher::sweep::unfinished(
+            point,
+            &o.slot,
+            o.seconds,
+            Some(format!(
                 "worker exited with {}: {}",
                 o.exit_code
                     .map_or("a signal".into(), |c| format!("status {c}")),
                 o.stderr_tail
             )),
-        };
+        );
         write_result(&dir, &r)?;
     }
     if !outcomes.is_empty() {

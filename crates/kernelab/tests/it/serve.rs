@@ -26,6 +26,18 @@ pub fn spec(dir: &Path, base: &str, cand: &str, rounds: usize, extra: &str) -> s
     p
 }
 
+/// Runs `kernelab serve SPEC --samples DIR/s.jsonl ARGS`.
+fn serve(spec: &Path, dir: &Path, args: &[&str]) -> std::process::Output {
+    kernelab()
+        .arg("serve")
+        .arg(spec)
+        .arg("--samples")
+        .arg(dir.join("s.jsonl"))
+        .args(args)
+        .output()
+        .expect("run")
+}
+
 fn json_of(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).expect("JSON document")
 }
@@ -117,13 +129,7 @@ fn a_run_measures_every_request_and_resume_analyze_agrees() {
 fn non_streaming_marks_ttft_unavailable() {
     let dir = tempfile::tempdir().expect("tmp");
     let spec = spec(dir.path(), "", "", 2, "stream = false");
-    let out = kernelab()
-        .arg("serve")
-        .arg(&spec)
-        .arg("--samples")
-        .arg(dir.path().join("s.jsonl"))
-        .output()
-        .expect("run");
+    let out = serve(&spec, dir.path(), &[]);
     assert!(
         out.status.success(),
         "{}",
@@ -141,13 +147,7 @@ fn non_streaming_marks_ttft_unavailable() {
 fn a_wrong_token_count_is_an_error_not_a_measurement() {
     let dir = tempfile::tempdir().expect("tmp");
     let spec = spec(dir.path(), "", ", \"--short\"", 2, "");
-    let out = kernelab()
-        .arg("serve")
-        .arg(&spec)
-        .arg("--samples")
-        .arg(dir.path().join("s.jsonl"))
-        .output()
-        .expect("run");
+    let out = serve(&spec, dir.path(), &[]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -160,13 +160,7 @@ fn a_wrong_token_count_is_an_error_not_a_measurement() {
 fn different_outputs_fail_the_identity_gate() {
     let dir = tempfile::tempdir().expect("tmp");
     let spec = spec(dir.path(), "", ", \"--salt\", \"x\"", 2, "");
-    let out = kernelab()
-        .arg("serve")
-        .arg(&spec)
-        .arg("--samples")
-        .arg(dir.path().join("s.jsonl"))
-        .output()
-        .expect("run");
+    let out = serve(&spec, dir.path(), &[]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("0 of 12 requests identical"), "{text}");
@@ -176,13 +170,7 @@ fn different_outputs_fail_the_identity_gate() {
 fn a_server_that_exits_at_start_is_exit_2_with_its_log() {
     let dir = tempfile::tempdir().expect("tmp");
     let spec = spec(dir.path(), ", \"--no-such-flag\"", "", 2, "");
-    let out = kernelab()
-        .arg("serve")
-        .arg(&spec)
-        .arg("--samples")
-        .arg(dir.path().join("s.jsonl"))
-        .output()
-        .expect("run");
+    let out = serve(&spec, dir.path(), &[]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("baseline: exited at start"), "{err}");
@@ -215,14 +203,7 @@ fn a_server_killed_mid_round_fails_that_round_and_the_run_goes_on() {
     let dir = tempfile::tempdir().expect("tmp");
     // Each fresh candidate serves 5 requests (1 warm-up + 3 + 1 warm-up), then dies.
     let spec = spec(dir.path(), "", ", \"--die-after\", \"5\"", 2, "");
-    let out = kernelab()
-        .arg("serve")
-        .arg(&spec)
-        .arg("--samples")
-        .arg(dir.path().join("s.jsonl"))
-        .args(["--format", "json"])
-        .output()
-        .expect("run");
+    let out = serve(&spec, dir.path(), &["--format", "json"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("failed: the candidate exited"), "{err}");
     let v = json_of(&out.stdout);
@@ -381,5 +362,79 @@ fn the_flush_endpoint_is_called_before_each_point() {
                 "one per concurrency: {text}"
             );
         }
+    }
+}
+
+#[test]
+fn a_serve_record_plots_every_metric_and_concurrency_in_the_html_report() {
+    let dir = tempfile::tempdir().expect("tmp");
+    // Three rounds, so that each metric and concurrency has a paired interval.
+    let spec = spec(dir.path(), "", "", 3, "");
+    let bundle = dir.path().join("bundle");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&spec)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .arg("--record")
+        .arg(&bundle)
+        .args(["--format", "json"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.code().is_some_and(|c| c < 2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    let analysed: Vec<String> = v["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .filter(|m| {
+            [
+                "ttft_mean_s",
+                "tpot_mean_s",
+                "e2e_mean_s",
+                "throughput_tok_s",
+            ]
+            .contains(&m["metric"].as_str().unwrap_or(""))
+                && !m["analysis"].is_null()
+        })
+        .map(|m| {
+            format!(
+                "{} @ {}",
+                m["metric"].as_str().unwrap_or(""),
+                m["concurrency"]
+            )
+        })
+        .collect();
+    assert!(!analysed.is_empty());
+    let html = kernelab()
+        .args(["report", "--format", "html"])
+        .arg(&bundle)
+        .output()
+        .expect("report");
+    assert!(
+        html.status.success(),
+        "{}",
+        String::from_utf8_lossy(&html.stderr)
+    );
+    let html = String::from_utf8_lossy(&html.stdout);
+    let start = html
+        .find("Serving: candidate / baseline per metric and concurrency")
+        .expect("the serving plot");
+    let svg = &html[start
+        ..html[start..]
+            .find("</svg>")
+            .map_or(html.len(), |e| start + e)];
+    // One point per analysed metric and concurrency, each named in its tooltip.
+    assert_eq!(
+        svg.matches("<circle").count(),
+        analysed.len(),
+        "{analysed:?}"
+    );
+    for name in &analysed {
+        assert!(svg.contains(name.as_str()), "{name} in the plot");
     }
 }

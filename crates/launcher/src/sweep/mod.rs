@@ -14,7 +14,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use point::run_point;
+pub use point::{run_point, unfinished};
 pub use store::{done_ids, read_results, write_result};
 
 /// A sweep file as written.

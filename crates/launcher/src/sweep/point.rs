@@ -30,22 +30,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 /// verdict with the reason, never a panic or an early exit.
 pub fn run_point(sweep: &Sweep, point: &Point, worker: &str, out: &Path) -> PointResult {
     let start = Instant::now();
-    let mut r = PointResult {
-        id: point.id.clone(),
-        build: point.build.as_ref().map(|b| b.key.clone()),
-        params: point.params(),
-        verdict: PointVerdict::Error,
-        gates: Vec::new(),
-        bitwise: None,
-        speedup: None,
-        speedup_ci: None,
-        baseline_us: None,
-        candidate_us: None,
-        device: String::new(),
-        worker: worker.to_string(),
-        seconds: 0.0,
-        error: None,
-    };
+    let mut r = unfinished(point, worker, 0.0, None);
     let done = match &sweep.mode {
         Mode::Kernel(spec) => kernel_point(spec, sweep.timing, point, out, &mut r),
         Mode::Tensor(t) => tensor_point(t, &sweep.path, point, &mut r),
@@ -63,6 +48,26 @@ pub fn run_point(sweep: &Sweep, point: &Point, worker: &str, out: &Path) -> Poin
     }
     r.seconds = start.elapsed().as_secs_f64();
     r
+}
+
+/// The result of a point before (or without) a run: an error verdict with `error` as the reason.
+pub fn unfinished(point: &Point, worker: &str, seconds: f64, error: Option<String>) -> PointResult {
+    PointResult {
+        id: point.id.clone(),
+        build: point.build.as_ref().map(|b| b.key.clone()),
+        params: point.params(),
+        verdict: PointVerdict::Error,
+        gates: Vec::new(),
+        bitwise: None,
+        speedup: None,
+        speedup_ci: None,
+        baseline_us: None,
+        candidate_us: None,
+        device: String::new(),
+        worker: worker.to_string(),
+        seconds,
+        error,
+    }
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {

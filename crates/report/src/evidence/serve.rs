@@ -5,6 +5,44 @@ use crate::documents::ServeBody;
 use crate::serve::{identity_line, serve_sections};
 use crate::table::Section;
 
+/// The forest rows of a serve record: TTFT, TPOT, E2E and throughput per case and concurrency
+/// that have a paired analysis (ratios oriented so that below 1 is better for every metric).
+fn serving_rows(r: &ServeBody) -> Vec<super::Verdicts> {
+    const SHOWN: [&str; 4] = [
+        "ttft_mean_s",
+        "tpot_mean_s",
+        "e2e_mean_s",
+        "throughput_tok_s",
+    ];
+    let cases = r
+        .result
+        .metrics
+        .iter()
+        .map(|m| m.case)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    r.result
+        .metrics
+        .iter()
+        .filter(|m| SHOWN.contains(&m.metric.as_str()))
+        .filter_map(|m| {
+            let a = m.analysis.as_ref()?;
+            let case = if cases > 1 {
+                format!("case {} ", m.case)
+            } else {
+                String::new()
+            };
+            Some(super::Verdicts {
+                name: format!("{case}{} @ {}", m.metric, m.concurrency),
+                ratio: a.ratio,
+                ci: a.ci,
+                threshold: a.threshold,
+                verdict: format!("{:?}", a.verdict).to_uppercase(),
+            })
+        })
+        .collect()
+}
+
 /// The blocks, headline and gate result of a `serve` record.
 pub(super) fn serve_part(r: &ServeBody) -> (Vec<Block>, String, Option<bool>) {
     let mut blocks = Vec::new();
@@ -36,6 +74,13 @@ pub(super) fn serve_part(r: &ServeBody) -> (Vec<Block>, String, Option<bool>) {
     } else {
         format!("{}; {}", called.join(", "), identity_line(&r.result))
     };
+    let rows = serving_rows(r);
+    if !rows.is_empty() {
+        blocks.push(Block::Chart(crate::svg::forest(
+            "Serving: candidate / baseline per metric and concurrency (paired by round)",
+            &rows,
+        )));
+    }
     blocks.push(Block::Lines(vec![format!("samples: {}", r.samples)]));
     (blocks, headline, Some(r.pass))
 }
