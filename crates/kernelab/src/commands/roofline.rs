@@ -1,0 +1,217 @@
+//! `kernelab roofline`: kernel time per family from profiler files, the work model's FLOPs
+//! and bytes, and each family's place under the device's roofs.
+
+use crate::cli::FormatArg;
+use crate::cli_roofline::RooflineArgs;
+use crate::output;
+use crate::progress::BarProgress;
+use crate::ExitStatus;
+use anyhow::{anyhow, bail, Context, Result};
+use kernelab_model::roofline::{
+    place, Ceilings, FamilyRoofline, Figure, RoofPeak, Roofline, WorkRules, ROOFS,
+};
+use kernelab_model::{family_key, Document, Profile};
+use kernelab_report::{roofline_csv, roofline_sections};
+use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+const MAX_TEXT_BYTES: u64 = 64 << 20;
+
+fn read_text(path: &Path) -> Result<String> {
+    let mut text = String::new();
+    kernelab_model::open_regular(path)
+        .and_then(|f| f.take(MAX_TEXT_BYTES).read_to_string(&mut text))
+        .with_context(|| format!("{}", path.display()))?;
+    Ok(text)
+}
+
+/// A `ceilings` document, or a bundle record holding one.
+fn read_ceilings(path: &Path) -> Result<Ceilings> {
+    let mut v: serde_json::Value = serde_json::from_str(&read_text(path)?)
+        .with_context(|| format!("{}: not JSON", path.display()))?;
+    if v.get("result").is_some_and(|r| r.is_object()) {
+        v = v["result"].take();
+    }
+    if v.get("kind").and_then(|k| k.as_str()) != Some("ceilings") {
+        bail!(
+            "{}: not a ceilings document (kernelab ceilings --format json)",
+            path.display()
+        );
+    }
+    let doc: Document<Ceilings> = serde_json::from_value(v)
+        .with_context(|| format!("{}: not a ceilings document", path.display()))?;
+    Ok(doc.body)
+}
+
+fn parse_sizes(given: &[String]) -> Result<BTreeMap<String, i64>> {
+    let mut out = BTreeMap::new();
+    for s in given {
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--size {s}: expected NAME=VALUE"))?;
+        let v: i64 = v
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("--size {s}: `{v}` is not an integer"))?;
+        out.insert(k.trim().to_string(), v);
+    }
+    Ok(out)
+}
+
+/// Mean measured DRAM bytes of one launch per family key, with the launch count:
+/// `dram__bytes.sum`, else `dram__bytes_read.sum + dram__bytes_write.sum`.
+fn measured_bytes(path: &Path) -> Result<BTreeMap<String, (f64, u64)>> {
+    let f = kernelab_model::open_regular(path).with_context(|| format!("{}", path.display()))?;
+    let launches = kernelab_trace::read_ncu_launches(f.take(MAX_TEXT_BYTES))
+        .with_context(|| format!("{}", path.display()))?;
+    let mut sums: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    for l in &launches {
+        let bytes = l.number("dram__bytes.sum").or_else(|| {
+            Some(l.number("dram__bytes_read.sum")? + l.number("dram__bytes_write.sum")?)
+        });
+        if let Some(b) = bytes {
+            let e = sums.entry(family_key(&l.kernel)).or_default();
+            e.0 += b;
+            e.1 += 1;
+        }
+    }
+    if sums.is_empty() {
+        bail!(
+            "{}: no launch has dram__bytes.sum (or dram__bytes_read.sum and dram__bytes_write.sum)",
+            path.display()
+        );
+    }
+    Ok(sums
+        .into_iter()
+        .map(|(k, (s, n))| (k, (s / n as f64, n)))
+        .collect())
+}
+
+/// Runs `kernelab roofline`.
+pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
+    output::check_target(&a.output)?;
+    let rules =
+        WorkRules::parse(&read_text(&a.work)?).map_err(|e| anyhow!("{}: {e}", a.work.display()))?;
+    let (ceilings, ceilings_source) = match (&a.ceilings, &a.datasheet) {
+        (Some(p), _) => (read_ceilings(p)?, p.display().to_string()),
+        (None, Some(name)) => match Ceilings::from_datasheet(name) {
+            Some(c) => (c, format!("datasheet `{name}`")),
+            None => bail!("no datasheet entry matches `{name}`"),
+        },
+        (None, None) => {
+            bail!("give --ceilings FILE (kernelab ceilings --format json) or --datasheet NAME")
+        }
+    };
+    if a.spec.is_some() {
+        bail!("--spec is not read by roofline yet; give the sizes with --size NAME=VALUE");
+    }
+    if a.svg.is_some() {
+        bail!("--svg is not implemented yet");
+    }
+    let sizes = parse_sizes(&a.sizes)?;
+    let measured = match &a.ncu {
+        Some(p) => Some(measured_bytes(p)?),
+        None => None,
+    };
+    let mut profile = Profile::default();
+    for path in &a.inputs {
+        let progress = BarProgress::new(path);
+        read_file(path, &ReadOptions::default(), &mut profile, &progress)?;
+    }
+    let ranking = rank(
+        &profile,
+        &RankOptions {
+            top: 1_000_000,
+            ..RankOptions::default()
+        },
+    )?;
+    let bandwidth = ceilings.bandwidth();
+    let peaks: Vec<RoofPeak> = ROOFS
+        .iter()
+        .map(|&roof| RoofPeak {
+            roof,
+            peak: ceilings.used(roof.ceiling()),
+        })
+        .collect();
+    let mut families = Vec::new();
+    let mut notes = Vec::new();
+    for row in &ranking.rows {
+        let rule = rules.rule_for(&row.name, &row.family);
+        let seconds = row.total_ns as f64 / 1e9;
+        let (flops, bytes) = match rule {
+            Some(r) => {
+                let w = r.work(&r.sizes_with(None, &sizes));
+                (w.flops, w.bytes)
+            }
+            None => {
+                let none = Figure::unavailable("no work-model rule");
+                (none.clone(), none)
+            }
+        };
+        let calls = row.calls as f64;
+        let peak = rule
+            .map(|r| ceilings.used(r.roof.ceiling()))
+            .unwrap_or_else(|| Figure::unavailable("no work-model rule"));
+        let placement = place(
+            &flops.map(|f| f * calls),
+            &bytes.map(|b| b * calls),
+            seconds,
+            &peak,
+            &bandwidth,
+        );
+        let m = measured.as_ref().and_then(|m| m.get(&row.family));
+        families.push(FamilyRoofline {
+            family: row.family.clone(),
+            calls: row.calls,
+            total_ns: row.total_ns,
+            rule_line: rule.map(|r| r.line),
+            roof: rule.map(|r| r.roof),
+            flops_per_launch: flops,
+            bytes_per_launch: bytes,
+            measured_bytes_per_launch: m.map(|m| m.0),
+            measured_launches: m.map(|m| m.1),
+            placement,
+        });
+    }
+    let without = families.iter().filter(|f| f.rule_line.is_none()).count();
+    if without > 0 {
+        notes.push(format!(
+            "{without} of {} families have no work-model rule in {}",
+            families.len(),
+            a.work.display()
+        ));
+    }
+    if measured.is_some() {
+        notes.push(
+            "MB/launch (ncu): mean DRAM bytes of one launch measured by Nsight Compute \
+             (dram__bytes.sum); written lines still in L2 when a kernel ends are not counted"
+                .into(),
+        );
+    }
+    let body = Roofline {
+        device: ceilings.device.name.clone(),
+        ceilings_source,
+        bandwidth,
+        peaks,
+        sizes,
+        families,
+        notes,
+    };
+    let doc = Document::new("roofline", body);
+    let mut inputs = a.inputs.clone();
+    inputs.push(a.work.clone());
+    inputs.extend(a.ceilings.iter().cloned());
+    inputs.extend(a.ncu.iter().cloned());
+    crate::record::record(&doc, &inputs, Some(doc.body.device.clone()))?;
+    let text = match output::sections_text(&a.output, |_| roofline_sections(&doc.body)) {
+        Some(t) => t,
+        None => match a.output.format {
+            FormatArg::Csv => roofline_csv(&doc.body)?,
+            _ => output::json(&doc)?,
+        },
+    };
+    output::write(&a.output, &text)?;
+    Ok(ExitStatus::Success)
+}
