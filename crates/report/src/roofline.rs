@@ -314,7 +314,48 @@ pub(crate) fn roofline_part(r: &Roofline) -> (Vec<Block>, String) {
         ),
         None => format!("{}: no family has a work-model rule", r.device),
     };
-    (blocks(roofline_sections(r)), head)
+    let mut b = blocks(roofline_sections(r));
+    if let Some(chart) = roofline_svg(r) {
+        b.push(Block::Chart(chart));
+    }
+    (b, head)
+}
+
+/// The roofline chart of a document: the DRAM roof, the roofs its families run against, one
+/// point per family with both FLOP/s and intensity; `None` without a bandwidth or a point.
+pub fn roofline_svg(r: &Roofline) -> Option<String> {
+    let bw = r.bandwidth.value()?;
+    let points: Vec<(String, f64, f64)> = r
+        .families
+        .iter()
+        .filter_map(|f| {
+            Some((
+                f.family.clone(),
+                f.placement.intensity.value()?,
+                f.placement.flop_per_s.value()?,
+            ))
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let mut peaks = Vec::new();
+    for f in &r.families {
+        if let (Some(roof), true) = (f.roof, f.placement.flop_per_s.value().is_some()) {
+            if let Some(p) = r.peak(roof).value() {
+                let label = roof_label(roof).to_string();
+                if !peaks.iter().any(|(l, _): &(String, f64)| *l == label) {
+                    peaks.push((label, p));
+                }
+            }
+        }
+    }
+    Some(crate::svg::roofline_chart(
+        &format!("Roofline: {}", r.device),
+        bw,
+        &peaks,
+        &points,
+    ))
 }
 
 #[cfg(test)]

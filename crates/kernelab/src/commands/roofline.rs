@@ -11,7 +11,7 @@ use kernelab_model::roofline::{
     place, Ceilings, FamilyRoofline, Figure, RoofPeak, Roofline, WorkRules, ROOFS,
 };
 use kernelab_model::{family_key, Document, Profile};
-use kernelab_report::{roofline_csv, roofline_sections};
+use kernelab_report::{roofline_csv, roofline_sections, roofline_svg};
 use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -106,9 +106,6 @@ pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
     };
     if a.spec.is_some() {
         bail!("--spec is not read by roofline yet; give the sizes with --size NAME=VALUE");
-    }
-    if a.svg.is_some() {
-        bail!("--svg is not implemented yet");
     }
     let sizes = parse_sizes(&a.sizes)?;
     let measured = match &a.ncu {
@@ -212,6 +209,12 @@ pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
             _ => output::json(&doc)?,
         },
     };
+    if let Some(path) = &a.svg {
+        let chart = roofline_svg(&doc.body).ok_or_else(|| {
+            anyhow!("--svg: no family has both a FLOP rate and an intensity to draw")
+        })?;
+        std::fs::write(path, chart).with_context(|| format!("{}", path.display()))?;
+    }
     output::write(&a.output, &text)?;
     Ok(ExitStatus::Success)
 }

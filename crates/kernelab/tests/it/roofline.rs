@@ -198,6 +198,27 @@ fn roofline_names_a_missing_size_and_writes_csv_and_tables() {
         .expect("runs");
     let text = String::from_utf8_lossy(&md.stdout);
     assert!(text.contains("| recompute_w_u_fwd_kernel"), "{text}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let svg = dir.path().join("roofline.svg");
+    let out = kernelab()
+        .arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .arg("--svg")
+        .arg(&svg)
+        .args(SIZES.iter().flat_map(|s| ["--size", s]))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let chart = std::fs::read_to_string(&svg).expect("svg");
+    assert!(chart.contains("BF16 matrix 774.7 TFLOP/s"), "{chart}");
+    assert!(
+        chart.contains("recompute_w_u_fwd_kernel: 28.30 FLOP/byte, 104.43 TFLOP/s"),
+        "{chart}"
+    );
     assert!(text.contains("87.5%"), "{text}");
     assert!(text.contains("memory"), "{text}");
 }
