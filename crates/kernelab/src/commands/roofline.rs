@@ -89,6 +89,94 @@ fn measured_bytes(path: &Path) -> Result<BTreeMap<String, (f64, u64)>> {
         .collect())
 }
 
+const MAX_TRACE_BYTES: u64 = 2 << 30;
+
+/// The `Input Dims` of the op that launched each family's first kernel in a Kineto trace:
+/// the kernel's correlation gives its runtime or driver launch call, and the innermost CPU op
+/// around that call on the same thread with `Input Dims` is the launching op. Empty for a file
+/// that is not a Kineto JSON trace.
+fn kineto_dims(path: &Path) -> BTreeMap<String, Vec<Vec<i64>>> {
+    let name = path.to_string_lossy();
+    if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
+        return BTreeMap::new();
+    }
+    let Ok(f) = kernelab_model::open_regular(path) else {
+        return BTreeMap::new();
+    };
+    let mut bytes = Vec::new();
+    let read = if name.ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(f)
+            .take(MAX_TRACE_BYTES)
+            .read_to_end(&mut bytes)
+    } else {
+        f.take(MAX_TRACE_BYTES).read_to_end(&mut bytes)
+    };
+    if read.is_err() {
+        return BTreeMap::new();
+    }
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return BTreeMap::new();
+    };
+    let Some(events) = v.get("traceEvents").and_then(|e| e.as_array()) else {
+        return BTreeMap::new();
+    };
+    let tid = |e: &serde_json::Value| e.get("tid").map(|t| t.to_string()).unwrap_or_default();
+    let num = |e: &serde_json::Value, k: &str| e.get(k).and_then(|x| x.as_f64());
+    fn cat(e: &serde_json::Value) -> &str {
+        e.get("cat").and_then(|c| c.as_str()).unwrap_or("")
+    }
+    let correlation = |e: &serde_json::Value| {
+        e.get("args")
+            .and_then(|a| a.get("correlation"))
+            .and_then(|c| c.as_i64())
+    };
+    // (tid, start, duration, dims) of every CPU op with non-empty Input Dims.
+    let mut ops = Vec::new();
+    let mut launches = BTreeMap::new();
+    for e in events {
+        match cat(e) {
+            "cpu_op" | "user_annotation" => {
+                let dims: Option<Vec<Vec<i64>>> = e
+                    .get("args")
+                    .and_then(|a| a.get("Input Dims"))
+                    .and_then(|d| serde_json::from_value(d.clone()).ok());
+                if let (Some(d), Some(ts), Some(dur)) = (dims, num(e, "ts"), num(e, "dur")) {
+                    if d.iter().any(|x| !x.is_empty()) {
+                        ops.push((tid(e), ts, dur, d));
+                    }
+                }
+            }
+            "kernel" | "gpu_memcpy" | "gpu_memset" => {}
+            _ => {
+                if let (Some(c), Some(ts)) = (correlation(e), num(e, "ts")) {
+                    launches.insert(c, (tid(e), ts));
+                }
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    for e in events.iter().filter(|e| cat(e) == "kernel") {
+        let Some(name) = e.get("name").and_then(|n| n.as_str()) else {
+            continue;
+        };
+        let family = family_key(name);
+        if out.contains_key(&family) {
+            continue;
+        }
+        let Some((t, ts)) = correlation(e).and_then(|c| launches.get(&c)) else {
+            continue;
+        };
+        let op = ops
+            .iter()
+            .filter(|(ot, s, d, _)| ot == t && *s <= *ts && *ts <= s + d)
+            .min_by(|a, b| a.2.total_cmp(&b.2));
+        if let Some((_, _, _, d)) = op {
+            out.insert(family, d.clone());
+        }
+    }
+    out
+}
+
 /// Runs `kernelab roofline`.
 pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
@@ -113,9 +201,13 @@ pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
         None => None,
     };
     let mut profile = Profile::default();
+    let mut dims = BTreeMap::new();
     for path in &a.inputs {
         let progress = BarProgress::new(path);
         read_file(path, &ReadOptions::default(), &mut profile, &progress)?;
+        for (k, v) in kineto_dims(path) {
+            dims.entry(k).or_insert(v);
+        }
     }
     let ranking = rank(
         &profile,
@@ -139,7 +231,7 @@ pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
         let seconds = row.total_ns as f64 / 1e9;
         let (flops, bytes) = match rule {
             Some(r) => {
-                let w = r.work(&r.sizes_with(None, &sizes));
+                let w = r.work(&r.sizes_with(dims.get(&row.family).map(Vec::as_slice), &sizes));
                 (w.flops, w.bytes)
             }
             None => {

@@ -151,11 +151,59 @@ fn roofline_of_the_h200_recompute_profile_against_a_hand_computation() {
 }
 
 #[test]
-fn roofline_names_a_missing_size_and_writes_csv_and_tables() {
-    let mut c = kernelab();
-    let out = c
+fn roofline_sizes_from_kineto_input_dims_and_a_missing_size_is_named() {
+    // The Kineto trace: B, T, H, K, HV, V from ChunkGatedDeltaRuleFunction's Input Dims.
+    let trace = fixture("kineto_gdn_chunk_T8192.json.gz");
+    let out = kernelab()
         .arg("roofline")
-        .arg(fixture("kineto_gdn_chunk_T8192.json.gz"))
+        .arg(&trace)
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = v["families"]
+        .as_array()
+        .expect("families")
+        .iter()
+        .find(|f| f["family"] == "recompute_w_u_fwd_kernel")
+        .expect("recompute")
+        .clone();
+    assert_eq!(f["bytes_per_launch"], 303_562_752.0);
+    // By hand from the trace: the recompute kernels' durations (µs).
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&trace).expect("trace")),
+        &mut text,
+    )
+    .expect("gz");
+    let t: serde_json::Value = serde_json::from_str(&text).expect("trace json");
+    let durs: Vec<f64> = t["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| {
+            e["cat"] == "kernel"
+                && e["name"]
+                    .as_str()
+                    .is_some_and(|n| n.contains("recompute_w_u_fwd_kernel"))
+        })
+        .map(|e| e["dur"].as_f64().expect("dur"))
+        .collect();
+    assert_eq!(f["calls"], durs.len());
+    let seconds = durs.iter().sum::<f64>() / 1e6;
+    let got = f["placement"]["byte_per_s"].as_f64().expect("byte/s");
+    let want = durs.len() as f64 * 303_562_752.0 / seconds;
+    assert!((got - want).abs() <= 1e-6 * want, "{got} vs {want}");
+    assert_eq!(f["placement"]["bound"], "memory");
+    // Without dims (an ncu input) and only T given: the figure names the missing size.
+    let out = kernelab()
+        .arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
         .arg("--work")
         .arg(super::root().join("examples/roofline/work.toml"))
         .arg("--ceilings")
@@ -165,11 +213,7 @@ fn roofline_names_a_missing_size_and_writes_csv_and_tables() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let fams = v["families"].as_array().expect("families");
-    let f = fams
-        .iter()
-        .find(|f| f["family"] == "recompute_w_u_fwd_kernel")
-        .expect("recompute");
+    let f = &v["families"][0];
     assert_eq!(f["bytes_per_launch"]["unavailable"], "missing `B`");
     assert_eq!(f["placement"]["byte_per_s"]["unavailable"], "missing `B`");
     assert!(f["placement"]["bound"].is_null());
