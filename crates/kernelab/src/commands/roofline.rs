@@ -192,10 +192,16 @@ pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
             bail!("give --ceilings FILE (kernelab ceilings --format json) or --datasheet NAME")
         }
     };
-    if a.spec.is_some() {
-        bail!("--spec is not read by roofline yet; give the sizes with --size NAME=VALUE");
-    }
-    let sizes = parse_sizes(&a.sizes)?;
+    // A spec's [sizes], then --size, later ones winning.
+    let mut sizes = match &a.spec {
+        Some(p) => {
+            kernelab_launcher::Spec::read(p)
+                .with_context(|| format!("{}", p.display()))?
+                .sizes
+        }
+        None => BTreeMap::new(),
+    };
+    sizes.extend(parse_sizes(&a.sizes)?);
     let measured = match &a.ncu {
         Some(p) => Some(measured_bytes(p)?),
         None => None,

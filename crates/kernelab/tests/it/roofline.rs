@@ -217,6 +217,28 @@ fn roofline_sizes_from_kineto_input_dims_and_a_missing_size_is_named() {
     assert_eq!(f["bytes_per_launch"]["unavailable"], "missing `B`");
     assert_eq!(f["placement"]["byte_per_s"]["unavailable"], "missing `B`");
     assert!(f["placement"]["bound"].is_null());
+    // A kernel spec's [sizes] fill them in (B=1, T=8192, H=HV=32, K=V=128).
+    let out = kernelab()
+        .arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .arg("--spec")
+        .arg(fixture("kernel/recompute_w4s3_vs_w8s2.toml"))
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["families"][0]["bytes_per_launch"], 303_562_752.0);
+    assert_eq!(v["sizes"]["T"], 8192);
     let csv = kernelab()
         .arg("roofline")
         .arg(fixture("ncu_recompute_metrics.csv"))
