@@ -70,6 +70,11 @@ pub enum Command {
     /// BF16/FP16/FP8 matrix peaks through cuBLASLt, launch overhead) beside its datasheet
     /// figures; `--datasheet NAME` gives the table's figures without a GPU.
     Ceilings(crate::cli_roofline::CeilingsArgs),
+    /// Place each kernel family of a profile under the device's roofs: time per family from
+    /// the profiler files, FLOPs and DRAM bytes of one launch from a work model (TOML rules),
+    /// achieved TFLOP/s and GB/s, arithmetic intensity, fraction of the roof and the bounding
+    /// roof against measured (else datasheet) ceilings; `--ncu FILE` shows measured DRAM bytes.
+    Roofline(Box<crate::cli_roofline::RooflineArgs>),
     /// Hardware counters per kernel from Nsight Compute (ncu) or rocprofv3: one metric group
     /// per fresh profiler process, each repeated; median and range per kernel and metric,
     /// baseline versus candidate with change = (candidate − baseline) / baseline, flagged only

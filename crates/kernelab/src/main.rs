@@ -58,6 +58,7 @@ fn main() -> ExitCode {
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Impact(args) => commands::impact::run(args),
         cli::Command::Ceilings(args) => commands::ceilings::run(args),
+        cli::Command::Roofline(args) => commands::roofline::run(*args),
         cli::Command::Counters(args) => commands::counters::run(*args),
         cli::Command::Sweep(args) => commands::sweep::run(*args),
     };

@@ -7,7 +7,7 @@ use kernelab_code::{CodeObject, Matrix, ObjectDiff};
 use kernelab_model::ab::AbResult;
 use kernelab_model::counters::CountersRun;
 use kernelab_model::kernel_run::{KernelRun, Plan};
-use kernelab_model::roofline::Ceilings;
+use kernelab_model::roofline::{Ceilings, Roofline};
 use kernelab_model::serve::ServeResult;
 use kernelab_model::sweep::SweepMatrix;
 use kernelab_model::LaunchMetrics;
@@ -131,6 +131,8 @@ pub type PlanBody = Plan;
 
 /// `kernelab ceilings` (`kind: "ceilings"`).
 pub type CeilingsBody = Ceilings;
+/// `kernelab roofline` (`kind: "roofline"`).
+pub type RooflineBody = Roofline;
 /// `kernelab sweep` and `sweep collect` (`kind: "sweep"`).
 pub type SweepBody = SweepMatrix;
 
@@ -168,6 +170,8 @@ pub enum Evidence {
     Serve(ServeBody),
     /// `ceilings`.
     Ceilings(CeilingsBody),
+    /// `roofline`.
+    Roofline(RooflineBody),
     /// `counters`.
     Counters(CountersBody),
     /// `sweep`.
@@ -198,6 +202,7 @@ impl Evidence {
             "kernel_run" => typed(result).map(Evidence::KernelRun),
             "serve" => typed(result).map(Evidence::Serve),
             "ceilings" => typed(result).map(Evidence::Ceilings),
+            "roofline" => typed(result).map(Evidence::Roofline),
             "counters" => typed(result).map(Evidence::Counters),
             "sweep" => typed(result).map(Evidence::Sweep),
             _ => return None,

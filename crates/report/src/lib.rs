@@ -44,7 +44,9 @@ pub use profile::{input_docs, profile_csv, profile_document, profile_tables, Csv
 pub use render::{
     csv_rows, evidence_html, evidence_markdown, pr_body, render, OutputFormat, GITHUB_BODY_LIMIT,
 };
-pub use roofline::{ceiling_value, ceilings_sections, figure};
+pub use roofline::{
+    ceiling_value, ceilings_sections, figure, roofline_csv, roofline_sections, roofline_svg,
+};
 pub use serve::{identity_line, serve_csv_rows, serve_sections, ServeCsvRow};
 pub use sweep::{sweep_matrix_sections, verdict_text};
 pub use table::{Align, Column, Section, Table};

@@ -4,7 +4,8 @@
 use crate::evidence::Block;
 use crate::format::decimal;
 use crate::table::{Align, Section, Table};
-use kernelab_model::roofline::{Ceiling, CeilingKind, Ceilings, Figure};
+use kernelab_model::roofline::{Bound, Ceiling, CeilingKind, Ceilings, Figure, Roof, Roofline};
+use serde::Serialize;
 
 /// A value of a ceiling's unit: `4.213 TB/s`, `780.1 TFLOP/s`, `2.51 µs`.
 pub fn ceiling_value(kind: CeilingKind, v: f64) -> String {
@@ -138,6 +139,223 @@ pub(crate) fn ceilings_part(c: &Ceilings) -> (Vec<Block>, String) {
         used(CeilingKind::Bf16Tensor)
     );
     (blocks(ceilings_sections(c)), head)
+}
+
+fn roof_label(r: Roof) -> &'static str {
+    r.ceiling().label()
+}
+
+fn bound_label(b: Option<Bound>) -> &'static str {
+    match b {
+        Some(Bound::Memory) => "memory",
+        Some(Bound::Compute) => "compute",
+        None => "–",
+    }
+}
+
+/// The sections of a roofline document: one row per family.
+pub fn roofline_sections(r: &Roofline) -> Vec<Section> {
+    let measured = r
+        .families
+        .iter()
+        .any(|f| f.measured_bytes_per_launch.is_some());
+    let mut cols = vec![
+        ("family", Align::Left),
+        ("calls", Align::Right),
+        ("time", Align::Right),
+        ("roof", Align::Left),
+        ("GFLOP/launch", Align::Right),
+        ("MB/launch (model)", Align::Right),
+    ];
+    if measured {
+        cols.push(("MB/launch (ncu)", Align::Right));
+    }
+    cols.extend([
+        ("TFLOP/s", Align::Right),
+        ("GB/s", Align::Right),
+        ("FLOP/byte", Align::Right),
+        ("of roof", Align::Right),
+        ("bound", Align::Left),
+    ]);
+    let mut t = Table::new(format!("kernelab roofline: {}", r.device), &cols);
+    for f in &r.families {
+        let p = &f.placement;
+        let mut row = vec![
+            f.family.clone(),
+            f.calls.to_string(),
+            format!("{} ms", decimal(f.total_ns as f64 / 1e6, 3)),
+            f.roof.map(roof_label).unwrap_or("no rule").into(),
+        ];
+        if f.rule_line.is_some() {
+            row.push(figure(&f.flops_per_launch, |v| decimal(v / 1e9, 3)));
+            row.push(figure(&f.bytes_per_launch, |v| decimal(v / 1e6, 3)));
+        } else {
+            row.extend(["–".to_string(), "–".to_string()]);
+        }
+        if measured {
+            row.push(
+                f.measured_bytes_per_launch
+                    .map(|v| decimal(v / 1e6, 3))
+                    .unwrap_or_else(|| "–".into()),
+            );
+        }
+        if f.rule_line.is_some() {
+            row.push(figure(&p.flop_per_s, |v| decimal(v / 1e12, 2)));
+            row.push(figure(&p.byte_per_s, |v| decimal(v / 1e9, 1)));
+            row.push(figure(&p.intensity, |v| decimal(v, 2)));
+            row.push(figure(&p.fraction, |v| {
+                format!("{}%", decimal(100.0 * v, 1))
+            }));
+        } else {
+            row.extend(["–", "–", "–", "–"].map(String::from));
+        }
+        row.push(bound_label(p.bound).into());
+        t.push(row);
+    }
+    let mut lines = vec![
+        format!("ceilings: {}", r.ceilings_source),
+        format!(
+            "DRAM bandwidth: {}",
+            figure(&r.bandwidth, |v| ceiling_value(CeilingKind::DramCopy, v))
+        ),
+    ];
+    for p in &r.peaks {
+        lines.push(format!(
+            "{} peak: {}",
+            roof_label(p.roof),
+            figure(&p.peak, |v| ceiling_value(p.roof.ceiling(), v))
+        ));
+    }
+    if !r.sizes.is_empty() {
+        lines.push(format!(
+            "sizes: {}",
+            r.sizes
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    lines.extend(r.notes.iter().cloned());
+    vec![
+        Section::Table(t),
+        Section::Lines {
+            title: "Roofs".into(),
+            lines,
+        },
+    ]
+}
+
+#[derive(Serialize)]
+struct RooflineCsvRow<'a> {
+    family: &'a str,
+    calls: u64,
+    total_ns: u64,
+    roof: &'static str,
+    flops_per_launch: String,
+    bytes_per_launch: String,
+    measured_bytes_per_launch: String,
+    flop_per_s: String,
+    byte_per_s: String,
+    intensity: String,
+    fraction: String,
+    bound: &'static str,
+}
+
+/// One CSV row per family; unavailable figures say why.
+pub fn roofline_csv(r: &Roofline) -> crate::Result<String> {
+    let plain = |f: &Figure| f.to_string();
+    let rows: Vec<RooflineCsvRow<'_>> = r
+        .families
+        .iter()
+        .map(|f| RooflineCsvRow {
+            family: &f.family,
+            calls: f.calls,
+            total_ns: f.total_ns,
+            roof: match f.roof {
+                Some(Roof::Fp32) => "fp32",
+                Some(Roof::Fp16) => "fp16",
+                Some(Roof::Bf16) => "bf16",
+                Some(Roof::Fp8) => "fp8",
+                None => "",
+            },
+            flops_per_launch: plain(&f.flops_per_launch),
+            bytes_per_launch: plain(&f.bytes_per_launch),
+            measured_bytes_per_launch: f
+                .measured_bytes_per_launch
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
+            flop_per_s: plain(&f.placement.flop_per_s),
+            byte_per_s: plain(&f.placement.byte_per_s),
+            intensity: plain(&f.placement.intensity),
+            fraction: plain(&f.placement.fraction),
+            bound: match f.placement.bound {
+                Some(Bound::Memory) => "memory",
+                Some(Bound::Compute) => "compute",
+                None => "",
+            },
+        })
+        .collect();
+    crate::render::csv_rows(&rows)
+}
+
+/// The report part of a roofline record and its headline.
+pub(crate) fn roofline_part(r: &Roofline) -> (Vec<Block>, String) {
+    let head = match r.families.iter().find(|f| f.rule_line.is_some()) {
+        Some(f) => format!(
+            "{}: {} at {} of its roof ({})",
+            r.device,
+            f.family,
+            figure(&f.placement.fraction, |v| format!(
+                "{}%",
+                decimal(100.0 * v, 1)
+            )),
+            bound_label(f.placement.bound)
+        ),
+        None => format!("{}: no family has a work-model rule", r.device),
+    };
+    let mut b = blocks(roofline_sections(r));
+    if let Some(chart) = roofline_svg(r) {
+        b.push(Block::Chart(chart));
+    }
+    (b, head)
+}
+
+/// The roofline chart of a document: the DRAM roof, the roofs its families run against, one
+/// point per family with both FLOP/s and intensity; `None` without a bandwidth or a point.
+pub fn roofline_svg(r: &Roofline) -> Option<String> {
+    let bw = r.bandwidth.value()?;
+    let points: Vec<(String, f64, f64)> = r
+        .families
+        .iter()
+        .filter_map(|f| {
+            Some((
+                f.family.clone(),
+                f.placement.intensity.value()?,
+                f.placement.flop_per_s.value()?,
+            ))
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let mut peaks = Vec::new();
+    for f in &r.families {
+        if let (Some(roof), true) = (f.roof, f.placement.flop_per_s.value().is_some()) {
+            if let Some(p) = r.peak(roof).value() {
+                let label = roof_label(roof).to_string();
+                if !peaks.iter().any(|(l, _): &(String, f64)| *l == label) {
+                    peaks.push((label, p));
+                }
+            }
+        }
+    }
+    Some(crate::svg::roofline_chart(
+        &format!("Roofline: {}", r.device),
+        bw,
+        &peaks,
+        &points,
+    ))
 }
 
 #[cfg(test)]

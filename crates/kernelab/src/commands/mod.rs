@@ -11,5 +11,6 @@ pub mod kernel;
 pub mod metrics;
 pub mod profile;
 pub mod report;
+pub mod roofline;
 pub mod serve;
 pub mod sweep;

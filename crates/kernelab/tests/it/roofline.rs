@@ -42,3 +42,249 @@ fn ceilings_without_a_gpu_say_so_and_the_datasheet_still_answers() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("MI300X"));
     let _ = fixture;
 }
+
+const SIZES: [&str; 6] = ["B=1", "T=8192", "H=32", "HV=32", "K=128", "V=128"];
+
+fn roofline_json(extra: &[&str]) -> serde_json::Value {
+    let mut c = kernelab();
+    c.arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .args(["--format", "json"]);
+    for s in SIZES {
+        c.args(["--size", s]);
+    }
+    let out = c.args(extra).output().expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// Every `"Metric Name","Metric Unit","Metric Value"` of `metric` in an ncu CSV, by hand.
+fn ncu_values(text: &str, metric: &str) -> Vec<f64> {
+    text.lines()
+        .filter(|l| l.contains(&format!("\"{metric}\"")))
+        .map(|l| {
+            let last = l.rsplit("\",\"").next().expect("value");
+            last.trim_matches('"')
+                .replace(',', "")
+                .parse()
+                .expect("number")
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs()
+}
+
+#[test]
+fn roofline_of_the_h200_recompute_profile_against_a_hand_computation() {
+    let v = roofline_json(&[
+        "--ncu",
+        fixture("h200_ceilings/ncu_recompute_w4s3_vs_w8s2.csv")
+            .to_str()
+            .expect("utf-8"),
+    ]);
+    assert_eq!(v["kind"], "roofline");
+    assert_eq!(v["device"], "NVIDIA H200");
+    let f = &v["families"][0];
+    assert_eq!(f["family"], "recompute_w_u_fwd_kernel");
+    assert_eq!(f["roof"], "bf16");
+    // The profile's two launches, from the fixture's gpu__time_duration.sum.
+    let profile = std::fs::read_to_string(fixture("ncu_recompute_metrics.csv")).expect("csv");
+    let times = ncu_values(&profile, "gpu__time_duration.sum");
+    assert_eq!(times, [82_432.0, 82_080.0]);
+    let seconds: f64 = times.iter().sum::<f64>() / 1e9;
+    assert_eq!(f["calls"], 2);
+    assert_eq!(f["total_ns"], 164_512);
+    // By hand, per token and head (B=1, T=8192, H=HV=32, K=V=128, BT=64): reads
+    // 2·(128+128+1+64) + 4 bytes, writes 2·(128+128) bytes; 2·64·256 FLOP.
+    let bytes = 8192.0 * 32.0 * (2.0 * 321.0 + 4.0 + 2.0 * 256.0);
+    assert_eq!(bytes, 303_562_752.0);
+    let flops = 8192.0 * 32.0 * 2.0 * 64.0 * 256.0;
+    assert_eq!(f["bytes_per_launch"], bytes);
+    assert_eq!(f["flops_per_launch"], flops);
+    let p = &f["placement"];
+    let byte_per_s = 2.0 * bytes / seconds;
+    assert!(close(p["byte_per_s"].as_f64().expect("GB/s"), byte_per_s));
+    assert!(close(
+        p["flop_per_s"].as_f64().expect("FLOP/s"),
+        2.0 * flops / seconds
+    ));
+    assert!(close(p["intensity"].as_f64().expect("AI"), flops / bytes));
+    // The ceilings: the measured DRAM copy figure wins over the 4.8 TB/s datasheet one.
+    let c: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("h200_ceilings/ceilings.json")).expect("ceilings"),
+    )
+    .expect("json");
+    let bw = c["ceilings"][0]["measured"]["value"]
+        .as_f64()
+        .expect("copy");
+    assert_eq!(c["ceilings"][0]["kind"], "dram_copy");
+    assert!(close(v["bandwidth"].as_f64().expect("bw"), bw));
+    assert!(bw < 4.8e12);
+    // 28.3 FLOP/byte × 4.2 TB/s is far below the BF16 peak: memory-bound, and the fraction
+    // is the byte rate over the bandwidth (≈ 87.5%).
+    assert_eq!(p["bound"], "memory");
+    let fraction = p["fraction"].as_f64().expect("fraction");
+    assert!(close(fraction, byte_per_s / bw), "{fraction}");
+    assert!((0.87..0.88).contains(&fraction), "{fraction}");
+    // Measured bytes: the mean dram__bytes.sum of the ncu file's launches.
+    let ncu = std::fs::read_to_string(fixture("h200_ceilings/ncu_recompute_w4s3_vs_w8s2.csv"))
+        .expect("ncu");
+    let dram = ncu_values(&ncu, "dram__bytes.sum");
+    assert!(!dram.is_empty());
+    let mean = dram.iter().sum::<f64>() / dram.len() as f64;
+    assert!(close(
+        f["measured_bytes_per_launch"].as_f64().expect("measured"),
+        mean
+    ));
+    assert_eq!(f["measured_launches"], dram.len());
+}
+
+#[test]
+fn roofline_sizes_from_kineto_input_dims_and_a_missing_size_is_named() {
+    // The Kineto trace: B, T, H, K, HV, V from ChunkGatedDeltaRuleFunction's Input Dims.
+    let trace = fixture("kineto_gdn_chunk_T8192.json.gz");
+    let out = kernelab()
+        .arg("roofline")
+        .arg(&trace)
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = v["families"]
+        .as_array()
+        .expect("families")
+        .iter()
+        .find(|f| f["family"] == "recompute_w_u_fwd_kernel")
+        .expect("recompute")
+        .clone();
+    assert_eq!(f["bytes_per_launch"], 303_562_752.0);
+    // By hand from the trace: the recompute kernels' durations (µs).
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&trace).expect("trace")),
+        &mut text,
+    )
+    .expect("gz");
+    let t: serde_json::Value = serde_json::from_str(&text).expect("trace json");
+    let durs: Vec<f64> = t["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| {
+            e["cat"] == "kernel"
+                && e["name"]
+                    .as_str()
+                    .is_some_and(|n| n.contains("recompute_w_u_fwd_kernel"))
+        })
+        .map(|e| e["dur"].as_f64().expect("dur"))
+        .collect();
+    assert_eq!(f["calls"], durs.len());
+    let seconds = durs.iter().sum::<f64>() / 1e6;
+    let got = f["placement"]["byte_per_s"].as_f64().expect("byte/s");
+    let want = durs.len() as f64 * 303_562_752.0 / seconds;
+    assert!((got - want).abs() <= 1e-6 * want, "{got} vs {want}");
+    assert_eq!(f["placement"]["bound"], "memory");
+    // Without dims (an ncu input) and only T given: the figure names the missing size.
+    let out = kernelab()
+        .arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .args(["--size", "T=8192", "--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = &v["families"][0];
+    assert_eq!(f["bytes_per_launch"]["unavailable"], "missing `B`");
+    assert_eq!(f["placement"]["byte_per_s"]["unavailable"], "missing `B`");
+    assert!(f["placement"]["bound"].is_null());
+    // A kernel spec's [sizes] fill them in (B=1, T=8192, H=HV=32, K=V=128).
+    let out = kernelab()
+        .arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .arg("--spec")
+        .arg(fixture("kernel/recompute_w4s3_vs_w8s2.toml"))
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["families"][0]["bytes_per_launch"], 303_562_752.0);
+    assert_eq!(v["sizes"]["T"], 8192);
+    let csv = kernelab()
+        .arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .args(["--datasheet", "H200", "--format", "csv"])
+        .output()
+        .expect("runs");
+    assert_eq!(csv.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert!(text.starts_with("family,calls,total_ns,roof,"), "{text}");
+    assert!(text.contains("unavailable (missing `B`)"), "{text}");
+    let md = kernelab()
+        .arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .args(["--format", "md"])
+        .args(SIZES.iter().flat_map(|s| ["--size", s]))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&md.stdout);
+    assert!(text.contains("| recompute_w_u_fwd_kernel"), "{text}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let svg = dir.path().join("roofline.svg");
+    let out = kernelab()
+        .arg("roofline")
+        .arg(fixture("ncu_recompute_metrics.csv"))
+        .arg("--work")
+        .arg(super::root().join("examples/roofline/work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .arg("--svg")
+        .arg(&svg)
+        .args(SIZES.iter().flat_map(|s| ["--size", s]))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let chart = std::fs::read_to_string(&svg).expect("svg");
+    assert!(chart.contains("BF16 matrix 774.7 TFLOP/s"), "{chart}");
+    assert!(
+        chart.contains("recompute_w_u_fwd_kernel: 28.30 FLOP/byte, 104.43 TFLOP/s"),
+        "{chart}"
+    );
+    assert!(text.contains("87.5%"), "{text}");
+    assert!(text.contains("memory"), "{text}");
+}

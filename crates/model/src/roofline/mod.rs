@@ -9,6 +9,9 @@ pub use ceilings::{Ceiling, CeilingKind, Ceilings, Clocks, DeviceIdentity, Measu
 pub use datasheet::{datasheet_for, DATASHEETS};
 pub use work::{Work, WorkError, WorkRule, WorkRules};
 
+/// Every roof, in order.
+pub const ROOFS: [Roof; 4] = [Roof::Fp32, Roof::Fp16, Roof::Bf16, Roof::Fp8];
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -172,6 +175,72 @@ pub fn place(
         intensity,
         fraction,
         bound,
+    }
+}
+
+/// One roof's peak as used by a roofline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoofPeak {
+    /// The roof.
+    pub roof: Roof,
+    /// Its peak FLOP/s (measured, else datasheet), or why there is none.
+    pub peak: Figure,
+}
+
+/// One kernel family under its roof (`kernelab roofline`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FamilyRoofline {
+    /// The family key.
+    pub family: String,
+    /// Launches in the profile.
+    pub calls: u64,
+    /// Total kernel time in ns.
+    pub total_ns: u64,
+    /// The work-model rule's line, `None` when no rule covers the family.
+    pub rule_line: Option<u64>,
+    /// The rule's roof.
+    pub roof: Option<Roof>,
+    /// Modelled FLOPs of one launch.
+    pub flops_per_launch: Figure,
+    /// Modelled DRAM bytes of one launch.
+    pub bytes_per_launch: Figure,
+    /// Measured DRAM bytes of one launch (mean over the Nsight Compute launches), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_bytes_per_launch: Option<f64>,
+    /// Launches the measured bytes are the mean of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_launches: Option<u64>,
+    /// Where the family sits (from the modelled work over the total time).
+    pub placement: Placement,
+}
+
+/// The body of a `roofline` document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Roofline {
+    /// The ceilings' device name.
+    pub device: String,
+    /// Where the ceilings come from (a file, or `datasheet NAME`).
+    pub ceilings_source: String,
+    /// DRAM bandwidth used (byte/s).
+    pub bandwidth: Figure,
+    /// Peaks of every roof.
+    pub peaks: Vec<RoofPeak>,
+    /// The shape variables given on the command line.
+    pub sizes: std::collections::BTreeMap<String, i64>,
+    /// One entry per family, by total time.
+    pub families: Vec<FamilyRoofline>,
+    /// Things the reader should know.
+    pub notes: Vec<String>,
+}
+
+impl Roofline {
+    /// The peak of `roof`.
+    pub fn peak(&self, roof: Roof) -> Figure {
+        self.peaks
+            .iter()
+            .find(|p| p.roof == roof)
+            .map(|p| p.peak.clone())
+            .unwrap_or_else(|| Figure::unavailable("no peak"))
     }
 }
 

@@ -118,6 +118,7 @@ fn part(e: &Evidence, marked: &[String]) -> (Vec<Block>, String, Option<bool>) {
         Evidence::CheckRepeat(r) => check_part("repeat", r, r.pass, repeat_lines),
         Evidence::CheckSweep(r) => check_part("sweep", r, r.pass, sweep_lines),
         Evidence::Ceilings(c) => plain(crate::roofline::ceilings_part(c)),
+        Evidence::Roofline(r) => plain(crate::roofline::roofline_part(r)),
         Evidence::Sweep(r) => sweep_part(r),
     }
 }

@@ -241,6 +241,7 @@ fn row(e: &Entry) -> Row {
             Mark::Good,
         ),
         Evidence::Ceilings(c) => (None, crate::roofline::ceilings_part(c).1, None, Mark::Good),
+        Evidence::Roofline(r) => (None, crate::roofline::roofline_part(r).1, None, Mark::Good),
         Evidence::Metrics(m) => (
             None,
             format!("{} profiled launches", m.launches.len()),

@@ -7,8 +7,10 @@
 use crate::format::html_escape as esc;
 
 mod plots;
+mod roofline;
 
 pub use plots::{forest, rounds, share_bars, ShareBar};
+pub use roofline::roofline_chart;
 
 /// Tick values between `lo` and `hi`: about `n` steps of 1, 2 or 5 × 10^k.
 pub(crate) fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
