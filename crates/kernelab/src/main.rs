@@ -60,6 +60,7 @@ fn main() -> ExitCode {
         cli::Command::Ceilings(args) => commands::ceilings::run(args),
         cli::Command::Counters(args) => commands::counters::run(*args),
         cli::Command::Sweep(args) => commands::sweep::run(*args),
+        cli::Command::Export(args) => commands::export::run(args),
     };
     match result {
         Ok(status) => status.into(),

@@ -9,6 +9,7 @@ mod code;
 mod compare;
 mod counters;
 mod errors;
+mod export;
 mod golden;
 mod hostile_bin;
 mod hostile_spec;
