@@ -156,3 +156,42 @@ fn dispatches_and_samples_read_back_with_duckdb() {
     assert_eq!(a[0][0].as_f64(), Some(runs));
     assert!((a[0][1].as_f64().expect("sum") - ab_sum).abs() < 1e-6 * ab_sum.abs().max(1.0));
 }
+
+#[test]
+fn a_sweep_folder_becomes_one_row_per_point() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let sweep = crate::sweep::tensor_sweep(t.path(), 2);
+    let dir = t.path().join("results");
+    let run = kernelab()
+        .args(["sweep", "--format", "json", "--dir"])
+        .arg(&dir)
+        .arg(&sweep)
+        .output()
+        .expect("run");
+    // The flip build fails its bitwise gate: exit 1.
+    assert_eq!(run.status.code(), Some(1));
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&dir)
+        .assert()
+        .success();
+    let Some(rows) = duckdb(&format!(
+        "select build, count(*), count(*) filter (where bitwise), count(*) filter (where code_changed), \
+         count(*) filter (where verdict = 'fail') from '{}' group by build order by build",
+        pq(&out, "sweep_points.parquet")
+    )) else {
+        return;
+    };
+    assert_eq!(
+        rows,
+        serde_json::json!([["flip", 2.0, 0.0, 2.0, 2.0], ["same", 2.0, 2.0, 0.0, 0.0]])
+    );
+    let ns = duckdb(&format!(
+        "select param_n from '{}' order by id",
+        pq(&out, "sweep_points.parquet")
+    ))
+    .expect("duckdb");
+    assert_eq!(ns, serde_json::json!([["1"], ["2"], ["1"], ["2"]]));
+}

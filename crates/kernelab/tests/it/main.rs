@@ -28,7 +28,7 @@ mod roofline;
 mod serve;
 mod serve_llama;
 mod slurm;
-mod sweep;
+pub mod sweep;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
