@@ -195,13 +195,13 @@ fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
             row.insert("spec".into(), Value::String(spec.clone()));
             flatten_into("", sample, &mut row);
             tables.kernel.push(row);
-        } else if obj.get("kind").and_then(Value::as_str).is_some() && obj.contains_key("slot")
-            || obj.get("kind").and_then(Value::as_str) == Some("header")
+        } else if obj.get("kind").and_then(Value::as_str) == Some("header") {
+            // The headers of ab and serve files describe the run, they are not samples.
+            continue;
+        } else if obj.get("kind").and_then(Value::as_str) == Some("run")
+            && obj.get("values").is_some_and(Value::is_array)
         {
-            // ab: one row per (run, metric); header and other records are skipped.
-            if obj.get("kind").and_then(Value::as_str) != Some("run") {
-                continue;
-            }
+            // ab: one row per (run, metric).
             let mut base = row;
             let mut values = Vec::new();
             for (k, v) in &obj {
@@ -227,7 +227,8 @@ fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
                 tables.ab.push(r);
             }
         } else {
-            // serve (and any other flat JSONL samples file).
+            // serve (start / request / point / stop records, `kind` kept as a column) and any
+            // other JSONL samples file.
             flatten_into("", &obj, &mut row);
             tables.serve.push(row);
         }

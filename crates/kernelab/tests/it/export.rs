@@ -195,3 +195,41 @@ fn a_sweep_folder_becomes_one_row_per_point() {
     .expect("duckdb");
     assert_eq!(ns, serde_json::json!([["1"], ["2"], ["1"], ["2"]]));
 }
+
+#[test]
+fn serve_records_are_not_taken_for_ab_runs() {
+    // Lines shaped as crates/runner/src/serve/samples.rs writes them (they too carry `kind`
+    // and `slot`).
+    let t = tempfile::tempdir().expect("tempdir");
+    let samples = t.path().join("serve.samples.jsonl");
+    std::fs::write(
+        &samples,
+        concat!(
+            r#"{"kind":"header","schema_version":1,"spec":{},"spec_sha256":"00","spec_dir":".","start":"AB"}"#,
+            "\n",
+            r#"{"kind":"start","round":0,"slot":"A","health_s":1.5,"error":null,"log":"a.log"}"#,
+            "\n",
+            r#"{"kind":"point","round":0,"slot":"A","case":0,"concurrency":4,"wall_s":2.5,"guard":{"ok":true}}"#,
+            "\n",
+        ),
+    )
+    .expect("write");
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&samples)
+        .assert()
+        .success();
+    assert!(!out.join("ab_samples.parquet").exists());
+    let Some(rows) = duckdb(&format!(
+        "select kind, slot, wall_s, guard_ok from '{}' order by line",
+        pq(&out, "serve_samples.parquet")
+    )) else {
+        return;
+    };
+    assert_eq!(
+        rows,
+        serde_json::json!([["start", "A", null, null], ["point", "A", 2.5, true]])
+    );
+}
