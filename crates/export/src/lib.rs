@@ -1,7 +1,7 @@
 //! Parquet export of kernelab's tables (see docs/parquet.md for the schemas).
 //!
 //! Inputs are classified by what they are: a folder or a `matrix.json` is a sweep matrix, a
-//! `.jsonl` file is a samples file (ab, kernel run or serve, told apart by its lines), anything
+//! `.jsonl` (or `.jsonl.gz`) file is a samples file (ab, kernel run or serve, told apart by its lines), anything
 //! else is a trace that `kernelab profile` reads. Each kind becomes one Parquet file in the
 //! output folder; no existing file is ever replaced.
 
@@ -157,7 +157,7 @@ fn classify(path: &Path) -> Kind {
         .unwrap_or_default();
     if name == "matrix.json" {
         Kind::Sweep(path.to_path_buf())
-    } else if name.ends_with(".jsonl") {
+    } else if name.ends_with(".jsonl") || name.ends_with(".jsonl.gz") {
         Kind::Samples
     } else {
         Kind::Trace
@@ -173,8 +173,19 @@ struct Tables {
 }
 
 fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(
+                File::open(path).with_context(|| format!("opening {}", path.display()))?,
+            ),
+            &mut text,
+        )
+        .with_context(|| format!("gunzipping {}", path.display()))?;
+        text
+    } else {
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+    };
     let file = Value::String(path.display().to_string());
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

@@ -38,7 +38,7 @@ fn pq(dir: &Path, name: &str) -> String {
 #[test]
 fn dispatches_and_samples_read_back_with_duckdb() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    // The kernel run samples fixture is gzipped; export reads plain JSONL.
+    // The kernel run samples fixture, gunzipped.
     let mut text = String::new();
     flate2::read::GzDecoder::new(
         std::fs::File::open(fixture("h200_kernel/all.samples.jsonl.gz")).expect("fixture"),
@@ -65,6 +65,19 @@ fn dispatches_and_samples_read_back_with_duckdb() {
     ] {
         assert!(out.join(f).is_file(), "{f} written");
     }
+
+    // The gzipped fixture is read as it is, to the same rows.
+    let gz_out = tmp.path().join("gz");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&gz_out)
+        .arg(fixture("h200_kernel/all.samples.jsonl.gz"))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(format!(
+            "{} rows",
+            text.lines().filter(|l| !l.trim().is_empty()).count()
+        )));
 
     // A second export into the same folder replaces nothing and names the file.
     let again = kernelab()
