@@ -87,6 +87,9 @@ pub enum Command {
     /// local GPUs (one worker each) or a Slurm job array; the result is the matrix ("72 of 72
     /// configs bitwise equal"). Points already done are skipped on a rerun.
     Sweep(Box<crate::cli_sweep::SweepArgs>),
+    /// Write profiles' dispatch tables, samples of ab / kernel run / serve runs and sweep
+    /// matrices as Parquet files (schemas in docs/parquet.md), for DuckDB or Spark.
+    Export(crate::commands::export::ExportArgs),
 }
 
 /// Arguments of `kernelab impact`.

@@ -61,6 +61,7 @@ fn main() -> ExitCode {
         cli::Command::Roofline(args) => commands::roofline::run(*args),
         cli::Command::Counters(args) => commands::counters::run(*args),
         cli::Command::Sweep(args) => commands::sweep::run(*args),
+        cli::Command::Export(args) => commands::export::run(args),
     };
     match result {
         Ok(status) => status.into(),

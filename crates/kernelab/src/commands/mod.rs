@@ -6,6 +6,7 @@ pub mod check;
 pub mod code;
 pub mod compare;
 pub mod counters;
+pub mod export;
 pub mod impact;
 pub mod kernel;
 pub mod metrics;

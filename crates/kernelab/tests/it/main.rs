@@ -9,6 +9,7 @@ mod code;
 mod compare;
 mod counters;
 mod errors;
+mod export;
 mod golden;
 mod hostile_bin;
 mod hostile_spec;
@@ -27,7 +28,7 @@ mod roofline;
 mod serve;
 mod serve_llama;
 mod slurm;
-mod sweep;
+pub mod sweep;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,450 @@
+//! Parquet export of kernelab's tables (see docs/parquet.md for the schemas).
+//!
+//! Inputs are classified by what they are: a folder or a `matrix.json` is a sweep matrix, a
+//! `.jsonl` (or `.jsonl.gz`) file is a samples file (ab, kernel run or serve, told apart by its lines), anything
+//! else is a trace that `kernelab profile` reads. Each kind becomes one Parquet file in the
+//! output folder; no existing file is ever replaced.
+
+use anyhow::{bail, Context, Result};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use kernelab_model::{family_key, Profile};
+use kernelab_trace::{read_file, NoProgress, ReadOptions};
+use parquet::arrow::ArrowWriter;
+use serde_json::{Map, Value};
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// File name of the dispatch table.
+pub const DISPATCHES: &str = "dispatches.parquet";
+/// File name of the ab samples table.
+pub const AB_SAMPLES: &str = "ab_samples.parquet";
+/// File name of the kernel run samples table.
+pub const KERNEL_SAMPLES: &str = "kernel_samples.parquet";
+/// File name of the serve samples table.
+pub const SERVE_SAMPLES: &str = "serve_samples.parquet";
+/// File name of the sweep points table.
+pub const SWEEP_POINTS: &str = "sweep_points.parquet";
+
+/// One written file and its row count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// The Parquet file.
+    pub path: PathBuf,
+    /// Rows in it.
+    pub rows: usize,
+}
+
+/// An output file already exists (the caller exits 2 naming it).
+#[derive(Debug)]
+pub struct ExistsError(pub PathBuf);
+
+impl std::fmt::Display for ExistsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: already exists; not replacing it", self.0.display())
+    }
+}
+
+impl std::error::Error for ExistsError {}
+
+/// A table of JSON-typed rows with columns in first-seen order.
+#[derive(Default)]
+struct Table {
+    columns: Vec<String>,
+    rows: Vec<Map<String, Value>>,
+}
+
+impl Table {
+    fn push(&mut self, row: Map<String, Value>) {
+        for k in row.keys() {
+            if !self.columns.iter().any(|c| c == k) {
+                self.columns.push(k.clone());
+            }
+        }
+        self.rows.push(row);
+    }
+
+    /// Columns typed by their values: all booleans → Boolean, all integers → Int64, all numbers
+    /// → Float64, otherwise Utf8 (non-string values as JSON text).
+    fn batch(&self) -> Result<RecordBatch> {
+        let mut fields = Vec::new();
+        let mut arrays: Vec<ArrayRef> = Vec::new();
+        for col in &self.columns {
+            let values: Vec<Option<&Value>> = self
+                .rows
+                .iter()
+                .map(|r| r.get(col).filter(|v| !v.is_null()))
+                .collect();
+            let present = values.iter().flatten();
+            let (all_bool, all_int, all_num) = present.fold((true, true, true), |acc, v| {
+                (
+                    acc.0 && v.is_boolean(),
+                    acc.1 && (v.is_i64() || v.is_u64() && v.as_i64().is_some()),
+                    acc.2 && v.is_number(),
+                )
+            });
+            let (dt, array): (DataType, ArrayRef) = if all_bool {
+                let mut b = BooleanBuilder::new();
+                values
+                    .iter()
+                    .for_each(|v| b.append_option(v.and_then(|v| v.as_bool())));
+                (DataType::Boolean, Arc::new(b.finish()))
+            } else if all_int {
+                let mut b = Int64Builder::new();
+                values
+                    .iter()
+                    .for_each(|v| b.append_option(v.and_then(|v| v.as_i64())));
+                (DataType::Int64, Arc::new(b.finish()))
+            } else if all_num {
+                let mut b = Float64Builder::new();
+                values
+                    .iter()
+                    .for_each(|v| b.append_option(v.and_then(|v| v.as_f64())));
+                (DataType::Float64, Arc::new(b.finish()))
+            } else {
+                let mut b = StringBuilder::new();
+                for v in &values {
+                    match v {
+                        None => b.append_null(),
+                        Some(Value::String(s)) => b.append_value(s),
+                        Some(other) => b.append_value(other.to_string()),
+                    }
+                }
+                (DataType::Utf8, Arc::new(b.finish()))
+            };
+            fields.push(Field::new(col, dt, true));
+            arrays.push(array);
+        }
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+    }
+}
+
+/// Flattens nested objects into `parent_child` keys; arrays stay whole (as JSON text later).
+fn flatten_into(prefix: &str, obj: &Map<String, Value>, out: &mut Map<String, Value>) {
+    for (k, v) in obj {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}_{k}")
+        };
+        match v {
+            Value::Object(inner) => flatten_into(&key, inner, out),
+            other => {
+                out.insert(key, other.clone());
+            }
+        }
+    }
+}
+
+/// What an input is.
+enum Kind {
+    Sweep(PathBuf),
+    Samples,
+    Trace,
+}
+
+fn classify(path: &Path) -> Kind {
+    if path.is_dir() {
+        return Kind::Sweep(path.join("matrix.json"));
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name == "matrix.json" {
+        Kind::Sweep(path.to_path_buf())
+    } else if name.ends_with(".jsonl") || name.ends_with(".jsonl.gz") {
+        Kind::Samples
+    } else {
+        Kind::Trace
+    }
+}
+
+#[derive(Default)]
+struct Tables {
+    ab: Table,
+    kernel: Table,
+    serve: Table,
+    sweep: Table,
+}
+
+fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
+    let text = if path.extension().is_some_and(|e| e == "gz") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(
+                File::open(path).with_context(|| format!("opening {}", path.display()))?,
+            ),
+            &mut text,
+        )
+        .with_context(|| format!("gunzipping {}", path.display()))?;
+        text
+    } else {
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+    };
+    let file = Value::String(path.display().to_string());
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .with_context(|| format!("{}:{}: not a JSON line", path.display(), i + 1))?;
+        let Value::Object(obj) = v else {
+            bail!("{}:{}: not a JSON object", path.display(), i + 1);
+        };
+        let mut row = Map::new();
+        row.insert("file".into(), file.clone());
+        row.insert("line".into(), Value::from(i as u64 + 1));
+        if let (Some(Value::String(spec)), Some(Value::Object(sample))) =
+            (obj.get("spec"), obj.get("sample"))
+        {
+            // kernel run: {"spec", "sample"}.
+            row.insert("spec".into(), Value::String(spec.clone()));
+            flatten_into("", sample, &mut row);
+            tables.kernel.push(row);
+        } else if obj.get("kind").and_then(Value::as_str) == Some("header") {
+            // The headers of ab and serve files describe the run, they are not samples.
+            continue;
+        } else if obj.get("kind").and_then(Value::as_str) == Some("run")
+            && obj.get("values").is_some_and(Value::is_array)
+        {
+            // ab: one row per (run, metric).
+            let mut base = row;
+            let mut values = Vec::new();
+            for (k, v) in &obj {
+                match (k.as_str(), v) {
+                    ("kind", _) => {}
+                    ("values", Value::Array(a)) => values.clone_from(a),
+                    (_, Value::Object(inner)) => flatten_into(k, inner, &mut base),
+                    _ => {
+                        base.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            for m in values {
+                let mut r = base.clone();
+                r.insert(
+                    "metric".into(),
+                    m.get("name").cloned().unwrap_or(Value::Null),
+                );
+                r.insert(
+                    "value".into(),
+                    m.get("value").cloned().unwrap_or(Value::Null),
+                );
+                tables.ab.push(r);
+            }
+        } else {
+            // serve (start / request / point / stop records, `kind` kept as a column) and any
+            // other JSONL samples file.
+            flatten_into("", &obj, &mut row);
+            tables.serve.push(row);
+        }
+    }
+    Ok(())
+}
+
+fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
+    let text =
+        std::fs::read_to_string(matrix).with_context(|| format!("reading {}", matrix.display()))?;
+    let m: kernelab_model::sweep::SweepMatrix = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a sweep matrix", matrix.display()))?;
+    for p in &m.points {
+        let changed = p
+            .build
+            .as_ref()
+            .and_then(|b| m.builds.iter().find(|c| &c.key == b))
+            .map(|c| c.changed);
+        let mut row = Map::new();
+        row.insert("file".into(), matrix.display().to_string().into());
+        row.insert("sweep".into(), m.sweep.clone().into());
+        row.insert("mode".into(), m.mode.clone().into());
+        row.insert("id".into(), p.id.clone().into());
+        row.insert("build".into(), p.build.clone().into());
+        row.insert("verdict".into(), serde_json::to_value(p.verdict)?);
+        row.insert("bitwise".into(), p.bitwise.into());
+        row.insert("code_changed".into(), changed.into());
+        row.insert("speedup".into(), p.speedup.into());
+        row.insert("speedup_lo".into(), p.speedup_ci.map(|c| c.0).into());
+        row.insert("speedup_hi".into(), p.speedup_ci.map(|c| c.1).into());
+        row.insert("baseline_us".into(), p.baseline_us.into());
+        row.insert("candidate_us".into(), p.candidate_us.into());
+        row.insert("device".into(), p.device.clone().into());
+        row.insert("worker".into(), p.worker.clone().into());
+        row.insert("seconds".into(), p.seconds.into());
+        row.insert("error".into(), p.error.clone().into());
+        row.insert("gates".into(), serde_json::to_value(&p.gates)?);
+        for (k, v) in &p.params {
+            row.insert(format!("param_{k}"), v.clone().into());
+        }
+        tables.sweep.push(row);
+    }
+    Ok(())
+}
+
+/// Column builders of the dispatch table.
+#[derive(Default)]
+struct Dispatches {
+    file: StringBuilder,
+    format: StringBuilder,
+    name: StringBuilder,
+    family: StringBuilder,
+    device: UInt32Builder,
+    stream: UInt64Builder,
+    start_ns: Int64Builder,
+    duration_ns: Int64Builder,
+    grid: [UInt32Builder; 3],
+    block: [UInt32Builder; 3],
+    correlation: UInt64Builder,
+    rows: usize,
+}
+
+impl Dispatches {
+    fn add(&mut self, path: &Path, profile: &Profile) {
+        let format = profile
+            .sources
+            .first()
+            .map(|s| s.format.clone())
+            .unwrap_or_default();
+        let file = path.display().to_string();
+        let mut families: std::collections::HashMap<u32, String> = Default::default();
+        for d in &profile.dispatches {
+            let name = profile
+                .names
+                .get(d.name.0)
+                .map(String::as_str)
+                .unwrap_or_default();
+            let family = families.entry(d.name.0).or_insert_with(|| family_key(name));
+            let launch = profile.launch(d);
+            self.file.append_value(&file);
+            self.format.append_value(&format);
+            self.name.append_value(name);
+            self.family.append_value(family.as_str());
+            self.device.append_value(d.device);
+            self.stream.append_value(d.stream);
+            self.start_ns.append_value(d.start.ns());
+            self.duration_ns
+                .append_value(i64::try_from(d.duration.ns()).unwrap_or(i64::MAX));
+            for i in 0..3 {
+                self.grid[i].append_option(launch.grid.map(|g| g[i]));
+                self.block[i].append_option(launch.block.map(|b| b[i]));
+            }
+            self.correlation.append_option(d.correlation);
+            self.rows += 1;
+        }
+    }
+
+    fn batch(mut self) -> Result<RecordBatch> {
+        let u32f = |n: &str| Field::new(n, DataType::UInt32, true);
+        let fields = vec![
+            Field::new("file", DataType::Utf8, false),
+            Field::new("format", DataType::Utf8, false),
+            Field::new("name", DataType::Utf8, false),
+            Field::new("family", DataType::Utf8, false),
+            Field::new("device", DataType::UInt32, false),
+            Field::new("stream", DataType::UInt64, false),
+            Field::new("start_ns", DataType::Int64, false),
+            Field::new("duration_ns", DataType::Int64, false),
+            u32f("grid_x"),
+            u32f("grid_y"),
+            u32f("grid_z"),
+            u32f("block_x"),
+            u32f("block_y"),
+            u32f("block_z"),
+            Field::new("correlation", DataType::UInt64, true),
+        ];
+        let [gx, gy, gz] = &mut self.grid;
+        let [bx, by, bz] = &mut self.block;
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(self.file.finish()),
+            Arc::new(self.format.finish()),
+            Arc::new(self.name.finish()),
+            Arc::new(self.family.finish()),
+            Arc::new(self.device.finish()),
+            Arc::new(self.stream.finish()),
+            Arc::new(self.start_ns.finish()),
+            Arc::new(self.duration_ns.finish()),
+            Arc::new(gx.finish()),
+            Arc::new(gy.finish()),
+            Arc::new(gz.finish()),
+            Arc::new(bx.finish()),
+            Arc::new(by.finish()),
+            Arc::new(bz.finish()),
+            Arc::new(self.correlation.finish()),
+        ];
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+    }
+}
+
+fn write_batch(path: &Path, batch: &RecordBatch) -> Result<()> {
+    let file: File = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                anyhow::Error::new(ExistsError(path.to_path_buf()))
+            } else {
+                anyhow::Error::new(e).context(format!("creating {}", path.display()))
+            }
+        })?;
+    let mut w = ArrowWriter::try_new(file, batch.schema(), None)?;
+    w.write(batch)?;
+    w.close()?;
+    Ok(())
+}
+
+/// Reads every input and writes one Parquet file per non-empty table into `out_dir` (created
+/// when missing). Fails with [`ExistsError`] before writing anything when a target exists.
+pub fn export(out_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Written>> {
+    let mut tables = Tables::default();
+    let mut dispatches = Dispatches::default();
+    for path in inputs {
+        match classify(path) {
+            Kind::Sweep(matrix) => read_sweep(&matrix, &mut tables)?,
+            Kind::Samples => read_samples(path, &mut tables)?,
+            Kind::Trace => {
+                let mut profile = Profile::default();
+                read_file(path, &ReadOptions::default(), &mut profile, &NoProgress)?;
+                dispatches.add(path, &profile);
+            }
+        }
+    }
+    let mut batches = Vec::new();
+    if dispatches.rows > 0 {
+        batches.push((DISPATCHES, dispatches.batch()?));
+    }
+    for (name, table) in [
+        (AB_SAMPLES, &tables.ab),
+        (KERNEL_SAMPLES, &tables.kernel),
+        (SERVE_SAMPLES, &tables.serve),
+        (SWEEP_POINTS, &tables.sweep),
+    ] {
+        if !table.rows.is_empty() {
+            batches.push((name, table.batch()?));
+        }
+    }
+    if batches.is_empty() {
+        bail!("no rows to export: the inputs hold no dispatches, samples or sweep points");
+    }
+    for (name, _) in &batches {
+        let target = out_dir.join(name);
+        if target.exists() {
+            return Err(ExistsError(target).into());
+        }
+    }
+    std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
+    let mut written = Vec::new();
+    for (name, batch) in &batches {
+        let path = out_dir.join(name);
+        write_batch(&path, batch)?;
+        written.push(Written {
+            path,
+            rows: batch.num_rows(),
+        });
+    }
+    Ok(written)
+}

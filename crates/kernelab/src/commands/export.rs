@@ -1,0 +1,39 @@
+//! `kernelab export --parquet OUT_DIR INPUT...`: dispatch tables, samples and sweep matrices as
+//! Parquet files (schemas in docs/parquet.md).
+
+use crate::ExitStatus;
+use anyhow::Result;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Arguments of `kernelab export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Folder for the Parquet files (created when missing; existing files are never replaced).
+    #[arg(long, value_name = "OUT_DIR")]
+    pub parquet: PathBuf,
+    /// Traces `kernelab profile` reads, samples files (`.jsonl` of ab, kernel run or serve) and
+    /// sweep folders or their matrix.json.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+}
+
+/// Runs the command.
+pub fn run(args: ExportArgs) -> Result<ExitStatus> {
+    let written = match kernelab_export::export(&args.parquet, &args.inputs) {
+        Ok(w) => w,
+        Err(e) => {
+            if let Some(exists) = e.downcast_ref::<kernelab_export::ExistsError>() {
+                let _ = writeln!(std::io::stderr(), "kernelab: error: {exists}");
+                return Ok(ExitStatus::Error);
+            }
+            return Err(e);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    for w in &written {
+        writeln!(out, "{}\t{} rows", w.path.display(), w.rows)?;
+    }
+    Ok(ExitStatus::Success)
+}

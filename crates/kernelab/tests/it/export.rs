@@ -1,0 +1,248 @@
+//! `kernelab export --parquet`: real fixtures written as Parquet and read back with DuckDB,
+//! compared with kernelab's own `profile --format json` tables.
+
+use crate::{fixture, kernelab, profile_json};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::Command;
+
+/// Runs a DuckDB query through python3 and returns its rows as JSON, or `None` with a printed
+/// reason when python3 or the duckdb module is absent.
+fn duckdb(sql: &str) -> Option<serde_json::Value> {
+    let script = "import duckdb, json, sys\n\
+                  rows = duckdb.sql(sys.argv[1]).fetchall()\n\
+                  print(json.dumps([[v if isinstance(v, (str, bool, type(None))) else float(v) for v in r] for r in rows]))";
+    let out = match Command::new("python3").args(["-c", script, sql]).output() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("SKIP: python3 is absent ({e}); the Parquet read-back needs it");
+            return None;
+        }
+    };
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        if err.contains("No module named 'duckdb'") {
+            eprintln!("SKIP: the duckdb Python module is absent (pip install duckdb)");
+            return None;
+        }
+        panic!("duckdb query failed: {err}");
+    }
+    Some(serde_json::from_slice(&out.stdout).expect("JSON rows"))
+}
+
+fn pq(dir: &Path, name: &str) -> String {
+    dir.join(name).display().to_string().replace('\'', "''")
+}
+
+#[test]
+fn dispatches_and_samples_read_back_with_duckdb() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // The kernel run samples fixture, gunzipped.
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(fixture("h200_kernel/all.samples.jsonl.gz")).expect("fixture"),
+    )
+    .read_to_string(&mut text)
+    .expect("gunzip");
+    let samples = tmp.path().join("all.samples.jsonl");
+    std::fs::write(&samples, &text).expect("write samples");
+    let trace = fixture("kineto_gdn_chunk_T8192.json.gz");
+    let ab = fixture("h200_ab/ab_proc_w4s3_w8s2.jsonl");
+    let out = tmp.path().join("out");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&trace)
+        .arg(&samples)
+        .arg(&ab)
+        .assert()
+        .success();
+    for f in [
+        "dispatches.parquet",
+        "kernel_samples.parquet",
+        "ab_samples.parquet",
+    ] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+
+    // The gzipped fixture is read as it is, to the same rows.
+    let gz_out = tmp.path().join("gz");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&gz_out)
+        .arg(fixture("h200_kernel/all.samples.jsonl.gz"))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(format!(
+            "{} rows",
+            text.lines().filter(|l| !l.trim().is_empty()).count()
+        )));
+
+    // A second export into the same folder replaces nothing and names the file.
+    let again = kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&trace)
+        .output()
+        .expect("runs");
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("dispatches.parquet"));
+
+    let profile = profile_json(&["--group", "none", trace.to_str().expect("utf-8")]);
+    let mut want: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for k in profile["kernels"].as_array().expect("kernels") {
+        want.insert(
+            k["name"].as_str().expect("name").to_string(),
+            (
+                k["calls"].as_f64().expect("calls"),
+                k["total_ns"].as_f64().expect("total"),
+            ),
+        );
+    }
+    assert_eq!(want.len(), 7, "the trace's seven kernels");
+
+    let Some(rows) = duckdb(&format!(
+        "select name, count(*), sum(duration_ns) from '{}' group by name order by name",
+        pq(&out, "dispatches.parquet")
+    )) else {
+        return;
+    };
+    let mut got = BTreeMap::new();
+    for r in rows.as_array().expect("rows") {
+        got.insert(
+            r[0].as_str().expect("name").to_string(),
+            (r[1].as_f64().expect("n"), r[2].as_f64().expect("sum")),
+        );
+    }
+    assert_eq!(
+        got, want,
+        "DuckDB per-name counts and totals match kernelab profile"
+    );
+    let total = duckdb(&format!(
+        "select count(*), sum(duration_ns) from '{}'",
+        pq(&out, "dispatches.parquet")
+    ))
+    .expect("duckdb");
+    assert_eq!(
+        total[0][0].as_f64(),
+        profile["summary"]["kernel_count"].as_f64()
+    );
+    assert_eq!(
+        total[0][1].as_f64(),
+        profile["summary"]["kernel_time_ns"].as_f64()
+    );
+
+    // kernel run samples: one row per line, the sample's fields as columns.
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as f64;
+    let k = duckdb(&format!(
+        "select count(*), count(distinct spec), sum(us_per_launch) from '{}'",
+        pq(&out, "kernel_samples.parquet")
+    ))
+    .expect("duckdb");
+    assert_eq!(k[0][0].as_f64(), Some(lines));
+    let mut sum = 0.0;
+    for l in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(l).expect("JSON line");
+        sum += v["sample"]["us_per_launch"].as_f64().expect("us");
+    }
+    let got_sum = k[0][2].as_f64().expect("sum");
+    assert!((got_sum - sum).abs() <= 1e-6 * sum, "{got_sum} vs {sum}");
+
+    // ab samples: one row per (run, metric).
+    let mut runs = 0.0;
+    let mut ab_sum = 0.0;
+    for l in std::fs::read_to_string(&ab).expect("ab").lines() {
+        let v: serde_json::Value = serde_json::from_str(l).expect("JSON line");
+        if v["kind"] == "run" {
+            for m in v["values"].as_array().expect("values") {
+                runs += 1.0;
+                ab_sum += m["value"].as_f64().expect("value");
+            }
+        }
+    }
+    let a = duckdb(&format!(
+        "select count(*), sum(value) from '{}'",
+        pq(&out, "ab_samples.parquet")
+    ))
+    .expect("duckdb");
+    assert_eq!(a[0][0].as_f64(), Some(runs));
+    assert!((a[0][1].as_f64().expect("sum") - ab_sum).abs() < 1e-6 * ab_sum.abs().max(1.0));
+}
+
+#[test]
+fn a_sweep_folder_becomes_one_row_per_point() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let sweep = crate::sweep::tensor_sweep(t.path(), 2);
+    let dir = t.path().join("results");
+    let run = kernelab()
+        .args(["sweep", "--format", "json", "--dir"])
+        .arg(&dir)
+        .arg(&sweep)
+        .output()
+        .expect("run");
+    // The flip build fails its bitwise gate: exit 1.
+    assert_eq!(run.status.code(), Some(1));
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&dir)
+        .assert()
+        .success();
+    let Some(rows) = duckdb(&format!(
+        "select build, count(*), count(*) filter (where bitwise), count(*) filter (where code_changed), \
+         count(*) filter (where verdict = 'fail') from '{}' group by build order by build",
+        pq(&out, "sweep_points.parquet")
+    )) else {
+        return;
+    };
+    assert_eq!(
+        rows,
+        serde_json::json!([["flip", 2.0, 0.0, 2.0, 2.0], ["same", 2.0, 2.0, 0.0, 0.0]])
+    );
+    let ns = duckdb(&format!(
+        "select param_n from '{}' order by id",
+        pq(&out, "sweep_points.parquet")
+    ))
+    .expect("duckdb");
+    assert_eq!(ns, serde_json::json!([["1"], ["2"], ["1"], ["2"]]));
+}
+
+#[test]
+fn serve_records_are_not_taken_for_ab_runs() {
+    // Lines shaped as crates/runner/src/serve/samples.rs writes them (they too carry `kind`
+    // and `slot`).
+    let t = tempfile::tempdir().expect("tempdir");
+    let samples = t.path().join("serve.samples.jsonl");
+    std::fs::write(
+        &samples,
+        concat!(
+            r#"{"kind":"header","schema_version":1,"spec":{},"spec_sha256":"00","spec_dir":".","start":"AB"}"#,
+            "\n",
+            r#"{"kind":"start","round":0,"slot":"A","health_s":1.5,"error":null,"log":"a.log"}"#,
+            "\n",
+            r#"{"kind":"point","round":0,"slot":"A","case":0,"concurrency":4,"wall_s":2.5,"guard":{"ok":true}}"#,
+            "\n",
+        ),
+    )
+    .expect("write");
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&samples)
+        .assert()
+        .success();
+    assert!(!out.join("ab_samples.parquet").exists());
+    let Some(rows) = duckdb(&format!(
+        "select kind, slot, wall_s, guard_ok from '{}' order by line",
+        pq(&out, "serve_samples.parquet")
+    )) else {
+        return;
+    };
+    assert_eq!(
+        rows,
+        serde_json::json!([["start", "A", null, null], ["point", "A", 2.5, true]])
+    );
+}
