@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::gpu::{DevicePtr, Geometry, Gpu, KernelId};
 use crate::spec::{Role, Spec};
 use crate::watchdog::during;
-use kernelab_model::kernel_run::{BuildInfo, Gate, KernelRun, Round, Sample};
+use kernelab_model::kernel_run::{Achieved, BuildInfo, Gate, KernelRun, Round, Sample};
 use kernelab_stats::rank::median;
 use kernelab_stats::{abba_order, analyze, Design, Order, Pair, StopRule};
 use kernelab_tensor::Tensor;
@@ -359,6 +359,7 @@ pub fn run_timed(
         l2_flush: spec.timing.l2_flush,
         rounds: Vec::new(),
         analysis: None,
+        work: None,
     };
     if !timing || !out.gates_passed() {
         return Ok(out);
@@ -463,6 +464,19 @@ pub fn run_timed(
         ..Design::default()
     };
     out.analysis = Some(analyze(&pairs, &design));
+    let (flops, bytes) = spec.work_per_launch()?;
+    if flops.is_some() || bytes.is_some() {
+        let med = |f: fn(&Round) -> f64| {
+            let v: Vec<f64> = out.rounds.iter().map(f).collect();
+            median(&v).unwrap_or(f64::NAN)
+        };
+        out.work = Some(Achieved::at(
+            flops,
+            bytes,
+            med(|r| r.baseline_us),
+            med(|r| r.candidate_us),
+        ));
+    }
     Ok(out)
 }
 

@@ -223,12 +223,44 @@ pub struct Spec {
     /// Timing.
     #[serde(default)]
     pub timing: Timing,
+    /// The work of one launch, for achieved FLOP/s and bytes/s (expressions of the sizes).
+    #[serde(default)]
+    pub work: Option<Work>,
     /// The directory relative paths are resolved against.
     #[serde(skip)]
     pub dir: PathBuf,
     /// The spec file, when it was read from one (errors name it).
     #[serde(skip)]
     pub path: Option<PathBuf>,
+}
+
+/// The work model of one launch: FLOPs and bytes as size expressions (`"2*M*N*K"`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Work {
+    /// Floating-point operations per launch.
+    pub flops: Option<Size>,
+    /// Bytes read and written per launch.
+    pub bytes: Option<Size>,
+}
+
+impl Spec {
+    /// The work of one launch from `[work]`, evaluated over the sizes: (FLOPs, bytes).
+    pub fn work_per_launch(&self) -> Result<(Option<f64>, Option<f64>)> {
+        let Some(w) = &self.work else {
+            return Ok((None, None));
+        };
+        let value = |s: &Option<Size>, what: &str| -> Result<Option<f64>> {
+            s.as_ref()
+                .map(|s| {
+                    eval(s, &self.sizes)
+                        .map(|v| v as f64)
+                        .map_err(|e| self.locate(e.within(format_args!("work.{what}"))))
+                })
+                .transpose()
+        };
+        Ok((value(&w.flops, "flops")?, value(&w.bytes, "bytes")?))
+    }
 }
 
 /// Which GPU API.

@@ -582,3 +582,38 @@ value = 6
         "{e}"
     );
 }
+
+#[test]
+fn a_work_model_gives_achieved_rates_at_the_median_round() {
+    use kernelab_launcher::spec::Work;
+    let mut spec = mock_spec("copy", "slow_copy");
+    // N = 1000 floats read and written: 8 N bytes; one FLOP per element for the arithmetic.
+    spec.work = Some(Work {
+        flops: Some(Size::Expr("N".into())),
+        bytes: Some(Size::Expr("2 * 4 * N".into())),
+    });
+    let r = run_spec(&spec);
+    let w = r.work.expect("a work model gives achieved rates");
+    assert_eq!((w.flops, w.bytes), (Some(1000.0), Some(8000.0)));
+    // The mock's copy takes 10 µs a launch, slow_copy 12 µs.
+    let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() <= 1e-9 * b);
+    assert!(close(w.baseline_byte_s, 8000.0 / 10e-6), "{w:?}");
+    assert!(close(w.candidate_byte_s, 8000.0 / 12e-6), "{w:?}");
+    assert!(close(w.baseline_flop_s, 1000.0 / 10e-6), "{w:?}");
+    // A size the model names but the spec lacks is an error naming it.
+    spec.work = Some(Work {
+        flops: None,
+        bytes: Some(Size::Expr("4 * Q".into())),
+    });
+    let e = spec
+        .work_per_launch()
+        .expect_err("unknown size")
+        .to_string();
+    assert!(
+        e.contains("work.bytes") && e.contains("unknown size `Q`"),
+        "{e}"
+    );
+    // Without [work], no rates (never a 0).
+    spec.work = None;
+    assert!(run_spec(&spec).work.is_none());
+}

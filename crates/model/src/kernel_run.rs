@@ -100,6 +100,44 @@ pub struct KernelRun {
     pub rounds: Vec<Round>,
     /// Candidate/baseline analysis (absent when a gate failed and timing was skipped).
     pub analysis: Option<Analysis>,
+    /// The work of one launch and the rates it reaches, when the spec gives a work model.
+    #[serde(default)]
+    pub work: Option<Achieved>,
+}
+
+/// The work of one launch (the spec's `[work]` model) and the rates the median round reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Achieved {
+    /// Floating-point operations per launch, when the model gives them.
+    pub flops: Option<f64>,
+    /// Bytes moved per launch, when the model gives them.
+    pub bytes: Option<f64>,
+    /// Baseline: FLOP/s at its median µs per launch over rounds.
+    pub baseline_flop_s: Option<f64>,
+    /// Baseline: bytes/s.
+    pub baseline_byte_s: Option<f64>,
+    /// Candidate: FLOP/s.
+    pub candidate_flop_s: Option<f64>,
+    /// Candidate: bytes/s.
+    pub candidate_byte_s: Option<f64>,
+}
+
+impl Achieved {
+    /// The rates of `flops` and `bytes` per launch at median launch times `base_us`, `cand_us`.
+    pub fn at(flops: Option<f64>, bytes: Option<f64>, base_us: f64, cand_us: f64) -> Achieved {
+        let rate = |work: Option<f64>, us: f64| {
+            work.filter(|_| us > 0.0 && us.is_finite())
+                .map(|w| w / (us * 1e-6))
+        };
+        Achieved {
+            flops,
+            bytes,
+            baseline_flop_s: rate(flops, base_us),
+            baseline_byte_s: rate(bytes, base_us),
+            candidate_flop_s: rate(flops, cand_us),
+            candidate_byte_s: rate(bytes, cand_us),
+        }
+    }
 }
 
 impl KernelRun {

@@ -108,7 +108,42 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
             lines: analysis_lines("µs per launch", a),
         });
     }
+    if let Some(w) = &r.work {
+        out.push(Section::Lines {
+            title: "Achieved (the spec's [work] model at the median round)".into(),
+            lines: achieved_lines(w),
+        });
+    }
     out
+}
+
+/// Per build, the FLOP/s and bytes/s its median launch reaches (unavailable where the model
+/// gives no such figure).
+fn achieved_lines(w: &kernelab_model::kernel_run::Achieved) -> Vec<String> {
+    let rate = |v: Option<f64>, scale: f64, unit: &str| {
+        v.map(|x| format!("{:.3} {unit}", x / scale))
+            .unwrap_or_else(|| crate::format::UNAVAILABLE.to_string())
+    };
+    let mut lines = vec![format!(
+        "per launch: {} FLOP, {} bytes",
+        w.flops
+            .map(|f| crate::format::thousands(f as u64))
+            .unwrap_or_else(|| crate::format::UNAVAILABLE.into()),
+        w.bytes
+            .map(|b| crate::format::thousands(b as u64))
+            .unwrap_or_else(|| crate::format::UNAVAILABLE.into())
+    )];
+    for (name, f, b) in [
+        ("baseline", w.baseline_flop_s, w.baseline_byte_s),
+        ("candidate", w.candidate_flop_s, w.candidate_byte_s),
+    ] {
+        lines.push(format!(
+            "{name}: {}, {}",
+            rate(f, 1e12, "TFLOP/s"),
+            rate(b, 1e9, "GB/s")
+        ));
+    }
+    lines
 }
 
 /// The sections of a dry run: both builds as they would launch.
