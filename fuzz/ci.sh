@@ -18,7 +18,8 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
 fi
 sh fuzz/seed.sh >/dev/null
 cargo +nightly fuzz build -O all
-bin=fuzz/target/x86_64-unknown-linux-gnu/release/all
+# cargo fuzz builds under CARGO_TARGET_DIR when it is set, else fuzz/target.
+bin=${CARGO_TARGET_DIR:-fuzz/target}/x86_64-unknown-linux-gnu/release/all
 targets=$(sed -n 's/^    ("\([a-z_0-9]*\)", [a-z_0-9]*),$/\1/p' fuzz/src/lib.rs)
 [ -n "$targets" ] || { echo "fuzz/ci.sh: no targets found in fuzz/src/lib.rs" >&2; exit 1; }
 logs=fuzz/ci-logs

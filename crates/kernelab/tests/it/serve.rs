@@ -47,14 +47,7 @@ fn a_run_measures_every_request_and_resume_analyze_agrees() {
     let dir = tempfile::tempdir().expect("tmp");
     let spec = spec(dir.path(), "", "", 2, "");
     let samples = dir.path().join("s.jsonl");
-    let out = kernelab()
-        .arg("serve")
-        .arg(&spec)
-        .arg("--samples")
-        .arg(&samples)
-        .args(["--format", "json"])
-        .output()
-        .expect("run");
+    let out = serve(&spec, dir.path(), &["--format", "json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -297,14 +290,7 @@ fn a_request_rate_load_records_send_lag_and_goodput() {
     text.push_str("\n[analysis.slo]\ne2e_ms = 10000\n");
     std::fs::write(&p, text).expect("write");
     let samples = dir.path().join("s.jsonl");
-    let out = kernelab()
-        .arg("serve")
-        .arg(&p)
-        .arg("--samples")
-        .arg(&samples)
-        .args(["--format", "json"])
-        .output()
-        .expect("run");
+    let out = serve(&p, dir.path(), &["--format", "json"]);
     assert!(
         out.status.success(),
         "{}",
