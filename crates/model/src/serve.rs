@@ -59,6 +59,9 @@ pub struct ServeStart {
     /// Peak GPU memory in use while it ran (device-wide); `None`: unavailable.
     #[serde(default)]
     pub peak_gpu_memory_bytes: Option<u64>,
+    /// Peak GPU memory of the server's own processes; `None`: unavailable.
+    #[serde(default)]
+    pub peak_server_memory_bytes: Option<u64>,
     /// SM clock range while it ran, MHz; `None`: unavailable.
     #[serde(default)]
     pub sm_mhz: Option<(u32, u32)>,
@@ -71,6 +74,9 @@ pub struct Identity {
     pub identical: usize,
     /// Requests compared (both sides measured).
     pub compared: usize,
+    /// Of those, compared by returned token ids (the rest by text).
+    #[serde(default)]
+    pub by_token_ids: usize,
 }
 
 /// The whole result of a serve run.

@@ -121,6 +121,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             ("Health", Align::Right),
             ("Ended", Align::Left),
             ("Peak GPU memory", Align::Right),
+            ("Server's own", Align::Right),
             ("SM clock", Align::Right),
             ("Failure", Align::Left),
         ],
@@ -134,6 +135,9 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             s.ending.clone().unwrap_or_else(|| UNAVAILABLE.into()),
             s.peak_gpu_memory_bytes
+                .map(bytes)
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            s.peak_server_memory_bytes
                 .map(bytes)
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             s.sm_mhz
@@ -172,9 +176,14 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
 /// "N of M requests identical" for the output-identity gate.
 pub fn identity_line(r: &ServeResult) -> String {
     format!(
-        "output identity: {} of {} requests identical (baseline vs candidate, same prompt and round){}",
+        "output identity: {} of {} requests identical (baseline vs candidate, same prompt and round; {}){}",
         r.identity.identical,
         r.identity.compared,
+        match r.identity.by_token_ids {
+            0 => "compared by text".to_string(),
+            n if n == r.identity.compared => "compared by token ids".to_string(),
+            n => format!("{n} compared by token ids, the rest by text"),
+        },
         if r.identity.identical == r.identity.compared {
             ""
         } else {

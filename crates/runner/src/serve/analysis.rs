@@ -140,6 +140,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 failure: error.clone(),
                 log: log.clone(),
                 peak_gpu_memory_bytes: None,
+                peak_server_memory_bytes: None,
                 sm_mhz: None,
             }),
             ServeRecord::Stop {
@@ -166,6 +167,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     }
                     if let Some(t) = telemetry {
                         s.peak_gpu_memory_bytes = t.peak_gpu_memory_bytes;
+                        s.peak_server_memory_bytes = t.peak_server_memory_bytes;
                         s.sm_mhz = t.sm_mhz_min.zip(t.sm_mhz_max);
                     }
                 }
@@ -218,7 +220,15 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     continue;
                 };
                 identity.compared += 1;
-                if a.output_sha256 == b.output_sha256 {
+                // Token ids where both sides returned them, else the text.
+                let same = match (&a.output_ids_sha256, &b.output_ids_sha256) {
+                    (Some(x), Some(y)) => {
+                        identity.by_token_ids += 1;
+                        x == y
+                    }
+                    _ => a.output_sha256 == b.output_sha256,
+                };
+                if same {
                     identity.identical += 1;
                 }
             }
