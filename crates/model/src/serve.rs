@@ -94,7 +94,8 @@ pub struct ServeResult {
     pub request_failures: usize,
     /// The first failure reasons (case, concurrency, reason).
     pub failure_examples: Vec<String>,
-    /// Largest 99th-percentile event-loop lag of the client over all points, seconds.
+    /// Largest 99th-percentile event-loop lag of the client over all points, above the idle
+    /// loop's own (the timer's granularity), seconds.
     pub client_lag_p99_s: f64,
     /// Whether the client may have been the bottleneck (its lag is large against the ITL).
     pub client_bound: bool,

@@ -153,7 +153,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
     let mut lines = vec![
         identity_line(r),
         format!(
-            "{} requests measured, {} failed; client event-loop lag p99 {:.3} ms{}",
+            "{} requests measured, {} failed; client event-loop lag p99 {:.3} ms above idle{}",
             r.requests,
             r.request_failures,
             r.client_lag_p99_s * 1e3,

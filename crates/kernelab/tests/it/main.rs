@@ -26,6 +26,7 @@ mod real_stats;
 mod report;
 mod roofline;
 mod serve;
+mod serve_h200;
 mod serve_llama;
 mod slurm;
 pub mod sweep;

@@ -8,7 +8,7 @@ use super::samples::ServeRecord;
 use super::spec::{Slo, Spec};
 use crate::record::Slot;
 use kernelab_model::serve::{Identity, RoundFigures, ServeMetric, ServeResult, ServeStart};
-use kernelab_stats::{analyze, Design, Direction, Order, Pair, StopRule};
+use kernelab_stats::{analyze, Design, Direction, Order, Pair, StopRule, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Quantile `q` (0..=1) of sorted values, by linear interpolation.
@@ -112,7 +112,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
             } => {
                 complete.insert(
                     (*round, *slot, *case, *concurrency),
-                    (*wall_s, guard.loop_lag_p99_s),
+                    (*wall_s, guard.excess_lag_p99_s()),
                 );
                 send_lag = send_lag.max(guard.send_lag_max_s);
             }
@@ -307,6 +307,22 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 analysis: usable.then(|| finite(analyze(&pairs, &design))),
             });
         }
+    }
+    // Many metrics are tested at once: say how many calls chance alone would make.
+    let tested = metrics.iter().filter(|m| m.analysis.is_some()).count();
+    if tested > 1 {
+        let called = metrics
+            .iter()
+            .filter_map(|m| m.analysis.as_ref())
+            .filter(|a| matches!(a.verdict, Verdict::Faster | Verdict::Slower))
+            .count();
+        notes.push(format!(
+            "{tested} metric comparisons at alpha = {}: about {:.1} would be called FASTER or \
+             SLOWER by chance alone if nothing changed ({called} called); judge a change by the \
+             metrics chosen before the run, and by the A/A control",
+            spec.analysis.alpha,
+            tested as f64 * spec.analysis.alpha
+        ));
     }
     if !spec.workload.stream {
         notes
