@@ -82,7 +82,10 @@ impl Grid {
         let m = walsh_len(n);
         let i = self.counts.partition_point(|&c| c < k);
         let j = self.counts.partition_point(|&c| c <= m - k);
-        match (self.at.get(i), j.checked_sub(1).and_then(|j| self.at.get(j))) {
+        match (
+            self.at.get(i),
+            j.checked_sub(1).and_then(|j| self.at.get(j)),
+        ) {
             (Some(&ti), Some(&tj)) => (tj - ti) / 2.0 > r * (1.0 + 1e-9) + margin(ti, tj, r),
             _ => false,
         }

@@ -135,7 +135,10 @@ fn until_equals_the_from_scratch_analysis_of_every_prefix() {
         }
     }
     // Both outcomes occur, and many stops are well past the first look.
-    assert!(reached >= 20 && not_reached >= 10, "{reached} reached, {not_reached} not");
+    assert!(
+        reached >= 20 && not_reached >= 10,
+        "{reached} reached, {not_reached} not"
+    );
 }
 
 #[test]
