@@ -117,11 +117,11 @@ pub fn read(
                 let duration = span(s, e, &format!("memory_copies.end (row {row})"))?;
                 // The GPU end of the copy (the destination, or the source of a copy to the
                 // host), by its index among GPUs; a copy between host agents is no GPU transfer.
-                let gpu =
-                    |end: &str| text(m, &format!("{end}_agent_type")).as_deref() == Some("GPU");
-                let end = match (gpu("dst"), gpu("src")) {
-                    (true, _) => "dst",
-                    (false, true) => "src",
+                let ty = |end: &str| text(m, &format!("{end}_agent_type"));
+                let end = match (ty("dst").as_deref(), ty("src").as_deref()) {
+                    // A view without agent types: the destination.
+                    (None, None) | (Some("GPU"), _) => "dst",
+                    (_, Some("GPU")) => "src",
                     _ => {
                         host_only += 1;
                         return Ok(());
