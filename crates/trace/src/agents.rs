@@ -44,11 +44,6 @@ impl AgentMap {
             .collect::<Vec<_>>()
             .join(", ")
     }
-
-    /// True when no agent was seen.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
 }
 
 #[cfg(test)]
@@ -66,6 +61,6 @@ mod tests {
             m.describe(),
             "agent 4 → GPU 0, agent 5 → GPU 1, agent 2 → GPU 2, agent 9 → GPU 3"
         );
-        assert!(AgentMap::new([], []).is_empty());
+        assert_eq!(AgentMap::new([], []).describe(), "");
     }
 }
