@@ -23,12 +23,12 @@ pub(crate) struct CallStats {
 }
 
 /// The median of sorted values.
-fn median(v: &[f64]) -> Option<f64> {
+fn median<T: Copy>(v: &[T], f: impl Fn(T) -> f64) -> Option<f64> {
     let n = v.len();
     match n {
         0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+        _ if n % 2 == 1 => Some(f(v[n / 2])),
+        _ => Some((f(v[n / 2 - 1]) + f(v[n / 2])) / 2.0),
     }
 }
 
@@ -44,35 +44,47 @@ pub(crate) fn sorted_ns(rem: &Remainders, ds: &[&KernelDispatch]) -> Vec<f64> {
     v.into_iter().map(e9_to_f64).collect()
 }
 
+/// The sample standard deviation of `values` around `mean`.
+fn stddev(values: impl Iterator<Item = f64>, mean: f64, n: usize) -> Option<f64> {
+    let ss: f64 = values.map(|x| (x - mean).powi(2)).sum();
+    (n > 1).then(|| (ss / (n - 1) as f64).sqrt())
+}
+
 /// The figures of `ds`.
 pub(crate) fn call_stats(rem: &Remainders, ds: &[&KernelDispatch]) -> CallStats {
     let n = ds.len();
-    let (total, total_f64, min, max) = if rem.is_empty() {
-        let total: u64 = ds.iter().map(|d| d.duration.ns()).sum();
-        let min = ds.iter().map(|d| d.duration.ns()).min();
-        let max = ds.iter().map(|d| d.duration.ns()).max();
-        (total, total as f64, min, max)
+    // Rounding is monotone, so the extremes of the rounded durations are the rounded extremes.
+    let min = ds.iter().map(|d| d.duration.ns()).min();
+    let max = ds.iter().map(|d| d.duration.ns()).max();
+    if rem.is_empty() {
+        let mut durs: Vec<u64> = ds.iter().map(|d| d.duration.ns()).collect();
+        durs.sort_unstable();
+        let total: u64 = durs.iter().sum();
+        let mean = if n > 0 { total as f64 / n as f64 } else { 0.0 };
+        return CallStats {
+            total,
+            mean,
+            median: median(&durs, |x| x as f64),
+            min,
+            max,
+            stddev: stddev(durs.iter().map(|&x| x as f64), mean, n),
+        };
+    }
+    let mut exact: Vec<i128> = ds.iter().map(|d| rem.duration_e9(*d)).collect();
+    exact.sort_unstable();
+    let sum: i128 = exact.iter().sum();
+    let mean = if n > 0 {
+        e9_to_f64(sum) / n as f64
     } else {
-        let exact: i128 = ds.iter().map(|d| rem.duration_e9(*d)).sum();
-        // Rounding is monotone, so the rounded extremes are the extremes of the rounded values.
-        let min = ds.iter().map(|d| d.duration.ns()).min();
-        let max = ds.iter().map(|d| d.duration.ns()).max();
-        let total = u64::try_from(round_e9(exact)).unwrap_or(u64::MAX);
-        (total, e9_to_f64(exact), min, max)
+        0.0
     };
-    let mean = if n > 0 { total_f64 / n as f64 } else { 0.0 };
-    let sorted = sorted_ns(rem, ds);
-    let stddev = (n > 1).then(|| {
-        let ss: f64 = sorted.iter().map(|&x| (x - mean).powi(2)).sum();
-        (ss / (n - 1) as f64).sqrt()
-    });
     CallStats {
-        total,
+        total: u64::try_from(round_e9(sum)).unwrap_or(u64::MAX),
         mean,
-        median: median(&sorted),
+        median: median(&exact, e9_to_f64),
         min,
         max,
-        stddev,
+        stddev: stddev(exact.iter().map(|&x| e9_to_f64(x)), mean, n),
     }
 }
 
