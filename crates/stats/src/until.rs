@@ -4,7 +4,9 @@
 //!
 //! After a full interval at n (a sort and two selections, O(n log n)) that is still too wide, a
 //! grid of thresholds is laid around both of its ends, a quarter of its excess over r apart.
-//! The number of Walsh averages at or below each threshold is then kept exact as pairs arrive:
+//! Its counts are taken once per end (one O(n) count, then the few averages between its points
+//! enumerated and bucketed). The number of Walsh averages at or below each threshold is then
+//! kept exact as pairs arrive:
 //! a new value x adds the n averages (x + v)/2, counted per threshold with one binary search
 //! over the sorted values and one Fenwick-tree query over ranks, O(log n). While some
 //! threshold t_i has at least k averages at or below it and some t_j at most M − k, with
@@ -53,17 +55,32 @@ impl Grid {
         let step = excess / 4.0;
         // The ends wander by about √(excess · hw) while the interval narrows by the excess.
         let half = (4.0 * (hw / excess).sqrt()).clamp(4.0, 128.0) as i32;
-        let mut at: Vec<f64> = [lo, hi]
-            .iter()
-            .flat_map(|&c| (-half..=half).map(move |i| c + f64::from(i) * step))
-            .filter(|x| x.is_finite())
-            .collect();
-        at.sort_by(f64::total_cmp);
-        at.dedup();
         let s = sorted_finite(d)?;
-        let keys: Vec<u64> = at.iter().map(|&x| order_key(x)).collect();
-        let counts = keys.iter().map(|&k| walsh_count_le(&s, k)).collect();
-        Some(Grid { at, keys, counts })
+        // Each end's points counted together (they are close), then both ends merged.
+        let mut points: Vec<(f64, u64, u64)> = Vec::new();
+        for c in [lo, hi] {
+            let mut at: Vec<f64> = (-half..=half)
+                .map(|i| c + f64::from(i) * step)
+                .filter(|x| x.is_finite())
+                .collect();
+            at.sort_by(f64::total_cmp);
+            at.dedup();
+            let keys: Vec<u64> = at.iter().map(|&x| order_key(x)).collect();
+            let counts = count_all(&s, &keys);
+            points.extend(
+                at.into_iter()
+                    .zip(keys)
+                    .zip(counts)
+                    .map(|((a, k), c)| (a, k, c)),
+            );
+        }
+        points.sort_by_key(|p| p.1);
+        points.dedup_by_key(|p| p.1);
+        Some(Grid {
+            at: points.iter().map(|p| p.0).collect(),
+            keys: points.iter().map(|p| p.1).collect(),
+            counts: points.iter().map(|p| p.2).collect(),
+        })
     }
 
     /// Counts the averages (x + v)/2 of the newly added `x` with every value v of the prefix
@@ -90,6 +107,48 @@ impl Grid {
             _ => false,
         }
     }
+}
+
+/// The Walsh averages of the sorted `s` at or below each of the increasing `keys`: one count at
+/// the first key, then the averages above it and at most the last key enumerated row by row
+/// (two pointers) and put in their bucket, when there are fewer of them than a count per key
+/// would visit; else a count per key.
+fn count_all(s: &[f64], keys: &[u64]) -> Vec<u64> {
+    let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
+        return Vec::new();
+    };
+    let base = walsh_count_le(s, first);
+    let between = walsh_count_le(s, last) - base;
+    if between > keys.len() as u64 * s.len() as u64 {
+        return keys.iter().map(|&k| walsh_count_le(s, k)).collect();
+    }
+    let mut in_bucket = vec![0u64; keys.len()];
+    // Row i: the averages (s_i + s_j)/2, j ≥ i, grow with j; the first j above a key only moves
+    // left as i grows.
+    let (mut lo, mut hi) = (s.len(), s.len());
+    for (i, x) in s.iter().enumerate() {
+        let key_at = |j: usize| s.get(j).map_or(u64::MAX, |y| order_key((x + y) / 2.0));
+        while hi > 0 && key_at(hi - 1) > last {
+            hi -= 1;
+        }
+        while lo > 0 && key_at(lo - 1) > first {
+            lo -= 1;
+        }
+        for j in lo.max(i)..hi.max(i) {
+            let k = key_at(j);
+            if let Some(b) = in_bucket.get_mut(keys.partition_point(|&t| t < k)) {
+                *b += 1;
+            }
+        }
+    }
+    let mut acc = base;
+    in_bucket
+        .iter()
+        .map(|c| {
+            acc += c;
+            acc
+        })
+        .collect()
 }
 
 /// A margin far above the rounding of ln(exp(·)) on the way to a look's half-width, so that a
@@ -202,6 +261,20 @@ mod tests {
         assert_eq!(first_narrow(&d, 2, 0.05, 0.5), early);
         d[0] = f64::INFINITY;
         assert_eq!(first_narrow(&d, 2, 0.05, 0.5), None);
+    }
+
+    #[test]
+    fn grid_counts_equal_one_count_per_key() {
+        let mut d = data(3, 500, 0.01);
+        d.sort_by(f64::total_cmp);
+        let mut at: Vec<f64> = (-20..=20).map(|i| f64::from(i) * 1e-4).collect();
+        at.extend([-0.0, 0.01, 1.0]);
+        at.sort_by(f64::total_cmp);
+        let keys: Vec<u64> = at.iter().map(|&x| order_key(x)).collect();
+        let want: Vec<u64> = keys.iter().map(|&k| walsh_count_le(&d, k)).collect();
+        assert_eq!(count_all(&d, &keys), want);
+        assert_eq!(count_all(&d, &keys[3..6]), want[3..6].to_vec());
+        assert!(count_all(&d, &[]).is_empty());
     }
 
     #[test]
