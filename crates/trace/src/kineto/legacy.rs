@@ -85,15 +85,15 @@ pub(crate) fn handle(text: &[u8], at: u64, ph: &[u8], st: &mut State<'_, '_>) ->
     let (start, end) = match (&args.begin, &args.end) {
         (Some(b), Some(e)) => (ns(b, "BeginNs")?, ns(e, "EndNs")?),
         _ => {
-            let s = super::time_field(ev.ts, "ts", at)?;
-            let e = s + super::time_field(ev.dur, "dur", at)?;
-            (i128::from(s) * E9, i128::from(e) * E9)
+            let s = i128::from(super::time_field(ev.ts, "ts", at)?);
+            let e = s + i128::from(super::time_field(ev.dur, "dur", at)?);
+            (s * E9, e * E9)
         }
     };
     let (start, duration, sub) = SubNs::split(start, end).ok_or_else(|| {
         Error::syntax(
             Location::byte(at).with_field("EndNs"),
-            "an end not before the start",
+            "an end not before the start (times within 64-bit nanoseconds)",
             format!("{} < {}", e9_to_f64(end), e9_to_f64(start)),
         )
     })?;

@@ -127,7 +127,7 @@ impl Row<'_> {
             let show = |v: i128| kernelab_model::exact::e9_to_f64(v).to_string();
             Error::syntax(
                 self.loc(end),
-                "an end timestamp not before the start",
+                "an end timestamp not before the start (times within 64-bit nanoseconds)",
                 format!("{} < {}", show(e), show(s)),
             )
         })?;
