@@ -180,6 +180,7 @@ pub fn read(
                 duration: span(start, end, t)?,
                 launch,
                 correlation: g(4)?.and_then(|c| u64::try_from(c).ok()),
+                sub_ns: 0,
             });
         }
     }
@@ -225,6 +226,7 @@ pub fn read(
                 start: Timestamp::from_ns(start),
                 duration: span(start, end, t)?,
                 bytes: g(4)?.and_then(|b| u64::try_from(b).ok()),
+                sub_ns: 0,
             });
         }
     }

@@ -21,6 +21,7 @@ mod oracle;
 mod output;
 mod profile;
 mod real_devices;
+mod real_exact;
 mod real_phases;
 mod real_stats;
 mod report;

@@ -3,9 +3,11 @@
 //! nanosecond times are in `args.BeginNs` / `args.EndNs` (strings).
 
 use super::{int_of, json_error, State};
+use crate::agents::AgentMap;
 use crate::error::{Error, Result};
+use kernelab_model::exact::{e9_to_f64, SubNs, E9};
 use kernelab_model::{
-    parse_scaled_decimal, KernelDispatch, LaunchConfig, Location, Nanos, Timestamp, Transfer,
+    parse_scaled_decimal_wide, KernelDispatch, LaunchConfig, Location, Profile, Transfer,
     TransferKind,
 };
 use serde::Deserialize;
@@ -70,34 +72,29 @@ pub(crate) fn handle(text: &[u8], at: u64, ph: &[u8], st: &mut State<'_, '_>) ->
     if !is_kernel && !is_copy {
         return Ok(false);
     }
+    // BeginNs/EndNs are exact decimal text (kept to 10⁻⁹ ns); ts/dur are Kineto microseconds.
+    let ns = |text: &str, field: &str| {
+        parse_scaled_decimal_wide(text, 9).ok_or_else(|| {
+            Error::syntax(
+                Location::byte(at).with_field(field),
+                "nanoseconds",
+                text.to_string(),
+            )
+        })
+    };
     let (start, end) = match (&args.begin, &args.end) {
-        (Some(b), Some(e)) => {
-            let b = parse_scaled_decimal(b, 0).ok_or_else(|| {
-                Error::syntax(
-                    Location::byte(at).with_field("BeginNs"),
-                    "integer nanoseconds",
-                    b.to_string(),
-                )
-            })?;
-            let e = parse_scaled_decimal(e, 0).ok_or_else(|| {
-                Error::syntax(
-                    Location::byte(at).with_field("EndNs"),
-                    "integer nanoseconds",
-                    e.to_string(),
-                )
-            })?;
-            (b, e)
-        }
+        (Some(b), Some(e)) => (ns(b, "BeginNs")?, ns(e, "EndNs")?),
         _ => {
-            let s = super::time_field(ev.ts, "ts", at)?;
-            (s, s + super::time_field(ev.dur, "dur", at)?)
+            let s = i128::from(super::time_field(ev.ts, "ts", at)?);
+            let e = s + i128::from(super::time_field(ev.dur, "dur", at)?);
+            (s * E9, e * E9)
         }
     };
-    let duration = u64::try_from(end - start).map_err(|_| {
+    let (start, duration, sub) = SubNs::split(start, end).ok_or_else(|| {
         Error::syntax(
             Location::byte(at).with_field("EndNs"),
-            "an end not before the start",
-            format!("{end} < {start}"),
+            "an end not before the start (times within 64-bit nanoseconds)",
+            format!("{} < {}", e9_to_f64(end), e9_to_f64(start)),
         )
     })?;
     let device = int_of(args.device)
@@ -108,6 +105,7 @@ pub(crate) fn handle(text: &[u8], at: u64, ph: &[u8], st: &mut State<'_, '_>) ->
         .and_then(|q| u64::try_from(q).ok())
         .unwrap_or(0);
     let p = &mut *st.profile;
+    let sub_ns = p.remainders.handle(sub);
     if is_kernel {
         let name = p.names.intern_str(ev.name.as_deref().unwrap_or(""));
         let launch = p.launches.intern(LaunchConfig::default());
@@ -115,20 +113,44 @@ pub(crate) fn handle(text: &[u8], at: u64, ph: &[u8], st: &mut State<'_, '_>) ->
             name,
             device,
             stream,
-            start: Timestamp::from_ns(start),
-            duration: Nanos::from_ns(duration),
+            start,
+            duration,
             launch,
             correlation: None,
+            sub_ns,
         });
     } else {
         p.transfers.push(Transfer {
             kind: TransferKind::Memcpy,
             device,
             stream,
-            start: Timestamp::from_ns(start),
-            duration: Nanos::from_ns(duration),
+            start,
+            duration,
             bytes: None,
+            sub_ns,
         });
     }
     Ok(true)
+}
+
+/// The device numbers of a legacy rocprof trace read into `p` from dispatch `first.0` and
+/// transfer `first.1` on: `dev-id` is an HSA agent id (CPUs counted, so an MI300X's first GPU
+/// is agent 2), renumbered like rocprof's CSV files (the agents that ran kernels, in id order,
+/// then those that only copied); returns the fact that says so.
+pub(crate) fn renumber(p: &mut Profile, first: (usize, usize)) -> String {
+    let (ds, ts) = (
+        p.dispatches.get(first.0..).unwrap_or_default(),
+        p.transfers.get(first.1..).unwrap_or_default(),
+    );
+    let map = AgentMap::new(ds.iter().map(|d| d.device), ts.iter().map(|t| t.device));
+    for d in p.dispatches.iter_mut().skip(first.0) {
+        d.device = map.gpu(d.device);
+    }
+    for t in p.transfers.iter_mut().skip(first.1) {
+        t.device = map.gpu(t.device);
+    }
+    format!(
+        "GPU index, as --device selects it; rocprof numbers HSA agents (dev-id, CPUs counted), renumbered among the agents that ran kernels, then those that only copied: {}",
+        map.describe()
+    )
 }

@@ -89,6 +89,7 @@ pub fn read<R: Read>(
     profile: &mut Profile,
     source: &mut SourceInfo,
 ) -> Result<()> {
+    let before = (profile.dispatches.len(), profile.transfers.len());
     let mut w = Window::new(reader);
     let first = w.expect(
         b"{[",
@@ -152,16 +153,16 @@ pub fn read<R: Read>(
         ));
     }
     let c = state.counts;
-    if c.legacy > 0 && c.legacy == c.parsed {
+    let devices = if c.legacy > 0 && c.legacy == c.parsed {
         source.format = "rocprof-chrome-trace".into();
-    }
+        legacy::renumber(state.profile, before)
+    } else {
+        "GPU index (args.device, else pid), as --device selects it".into()
+    };
     source
         .facts
         .push(("events read".into(), c.parsed.to_string()));
-    source.facts.push((
-        "device numbers".into(),
-        "GPU index (args.device, else pid), as --device selects it".into(),
-    ));
+    source.facts.push(("device numbers".into(), devices));
     source
         .facts
         .push(("events skipped".into(), c.skipped.to_string()));
@@ -335,6 +336,7 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
                 duration,
                 launch,
                 correlation: args.correlation,
+                sub_ns: 0,
             });
         }
         Kind::Memcpy | Kind::Memset => p.transfers.push(Transfer {
@@ -348,6 +350,7 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
             start,
             duration,
             bytes: args.bytes,
+            sub_ns: 0,
         }),
         Kind::GpuAnnotation | Kind::CpuAnnotation => {
             let name = p.names.intern_str(ev.name.as_deref().unwrap_or(""));

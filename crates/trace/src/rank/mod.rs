@@ -201,19 +201,20 @@ pub struct ActivityRow {
 
 /// Activity rows by kind, then total time, largest first (one row per kind and name).
 fn activity_rows(profile: &Profile) -> Vec<ActivityRow> {
-    let mut by: HashMap<(ActivityKind, &str), (u64, u64)> = HashMap::new();
+    // Totals exact (10⁻⁹ ns) over lines, rounded once.
+    let mut by: HashMap<(ActivityKind, &str), (u64, u128)> = HashMap::new();
     for a in &profile.activities {
         let e = by.entry((a.kind, a.name.as_str())).or_default();
         e.0 += a.calls;
-        e.1 += a.total.ns();
+        e.1 += a.total_e9;
     }
     let mut out: Vec<ActivityRow> = by
         .into_iter()
-        .map(|((kind, name), (calls, total_ns))| ActivityRow {
+        .map(|((kind, name), (calls, total_e9))| ActivityRow {
             kind,
             name: name.to_string(),
             calls,
-            total_ns,
+            total_ns: crate::rocprof::round_e9(total_e9).ns(),
         })
         .collect();
     let order = |k: ActivityKind| match k {
@@ -359,7 +360,7 @@ fn select<'p>(profile: &'p Profile, f: &Filters) -> Vec<&'p KernelDispatch> {
 }
 
 fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOptions) -> Summary {
-    let t = timeline::timeline(selected);
+    let t = timeline::timeline(&profile.remainders, selected);
     let mut devices: Vec<u32> = selected.iter().map(|d| d.device).collect();
     devices.sort_unstable();
     devices.dedup();
@@ -383,17 +384,14 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
         })
         .collect();
     let sum = |k: TransferKind| {
-        transfers
-            .iter()
-            .filter(|x| x.kind == k)
-            .map(|x| x.duration.ns())
-            .sum::<u64>()
+        let of_kind = transfers.iter().copied().filter(|x| x.kind == k);
+        profile.remainders.total_ns(of_kind)
     };
     let count = |k: TransferKind| transfers.iter().filter(|x| x.kind == k).count() as u64;
     // Without a timeline (Nsight Compute) the interval figures do not exist.
     let empty = selected.is_empty() || profile.untimed;
     Summary {
-        kernel_time_ns: selected.iter().map(|d| d.duration.ns()).sum(),
+        kernel_time_ns: profile.remainders.total_ns(selected.iter().copied()),
         busy_ns: (!empty).then_some(t.busy_ns),
         wall_ns: (!empty).then_some(t.wall_ns),
         gap_ns: (!empty).then_some(t.gap_ns),
@@ -430,7 +428,7 @@ fn phase_rows(
     let mut out: Vec<PhaseRow> = by_phase
         .into_iter()
         .map(|(phase, ds)| {
-            let total: u64 = ds.iter().map(|d| d.duration.ns()).sum();
+            let total = profile.remainders.total_ns(ds.iter().copied());
             let (kernels, _, _) = rows::rank_dispatches(profile, &ds, options, kernel_time, key_of);
             PhaseRow {
                 phase: phase

@@ -128,6 +128,7 @@ mod tests {
             duration: Nanos::from_ns(1),
             launch: 0,
             correlation: None,
+            sub_ns: 0,
         };
         let ds = [k(5), k(15), k(40), k(200)];
         let refs: Vec<&KernelDispatch> = ds.iter().collect();

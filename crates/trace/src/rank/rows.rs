@@ -90,20 +90,9 @@ fn row(
     ds: &[&KernelDispatch],
     kernel_time: u64,
 ) -> KernelRow {
-    let mut durs: Vec<u64> = ds.iter().map(|d| d.duration.ns()).collect();
-    durs.sort_unstable();
-    let n = durs.len();
-    let total: u64 = durs.iter().sum();
-    let mean = if n > 0 { total as f64 / n as f64 } else { 0.0 };
-    let median = match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(durs[n / 2] as f64),
-        _ => Some((durs[n / 2 - 1] as f64 + durs[n / 2] as f64) / 2.0),
-    };
-    let stddev = (n > 1).then(|| {
-        let ss: f64 = durs.iter().map(|&x| (x as f64 - mean).powi(2)).sum();
-        (ss / (n - 1) as f64).sqrt()
-    });
+    // Exact sums rounded once, per-call figures from the exact values.
+    let stats = crate::durations::call_stats(&profile.remainders, ds);
+    let (n, total) = (ds.len(), stats.total);
     let mut launch_ids: Vec<u32> = ds.iter().map(|d| d.launch).collect();
     launch_ids.sort_unstable();
     launch_ids.dedup();
@@ -122,11 +111,11 @@ fn row(
         variants: names.len(),
         calls: n as u64,
         total_ns: total,
-        mean_ns: mean,
-        median_ns: median,
-        min_ns: durs.first().copied(),
-        max_ns: durs.last().copied(),
-        stddev_ns: stddev,
+        mean_ns: stats.mean,
+        median_ns: stats.median,
+        min_ns: stats.min,
+        max_ns: stats.max,
+        stddev_ns: stats.stddev,
         share: if kernel_time > 0 {
             total as f64 / kernel_time as f64
         } else {
@@ -403,23 +392,23 @@ pub(super) fn outliers(
     selected: &[&KernelDispatch],
     factor: f64,
 ) -> Vec<Outlier> {
-    let mut by_name: HashMap<NameId, Vec<u64>> = HashMap::new();
+    let mut by_name: HashMap<NameId, Vec<&KernelDispatch>> = HashMap::new();
     for d in selected {
-        by_name.entry(d.name).or_default().push(d.duration.ns());
+        by_name.entry(d.name).or_default().push(d);
     }
     let mut out: Vec<Outlier> = by_name
         .into_iter()
-        .filter_map(|(name, mut durs)| {
-            durs.sort_unstable();
+        .filter_map(|(name, ds)| {
+            let durs = crate::durations::sorted_ns(&profile.remainders, &ds);
             let n = durs.len();
             let median = if n % 2 == 1 {
-                durs[n / 2] as f64
+                durs[n / 2]
             } else {
-                (durs[n / 2 - 1] as f64 + durs[n / 2] as f64) / 2.0
+                (durs[n / 2 - 1] + durs[n / 2]) / 2.0
             };
-            let max = *durs.last()?;
-            if median > 0.0 && max as f64 > factor * median {
-                let over = durs.iter().filter(|&&x| x as f64 > factor * median).count() as u64;
+            let max = ds.iter().map(|d| d.duration.ns()).max()?;
+            if median > 0.0 && *durs.last()? > factor * median {
+                let over = durs.iter().filter(|&&x| x > factor * median).count() as u64;
                 Some(Outlier {
                     name: profile.names.name(name).to_string(),
                     max_ns: max,
