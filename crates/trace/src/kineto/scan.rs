@@ -1,22 +1,18 @@
-//! A streaming JSON scanner that finds the byte extent of one value without building it, so
-//! that only the events kernelab needs are handed to `serde_json`. Written by hand because no
-//! well-kept crate streams the elements of one array inside a top-level object with byte
-//! offsets and constant memory (`serde_json::StreamDeserializer` reads whole top-level values).
-
-use crate::error::{snippet, Error, ErrorKind, Result};
-use kernelab_model::Location;
-use std::io::Read;
-use std::ops::Range;
+//! The one pass over a trace event: finds where the event ends and, on the way, where the
+//! members kernelab reads are (`cat`, `ph`, `name`, times, ids, and those of `args`), so a kept
+//! event is converted from these byte ranges without a second parse. Structural bytes are found
+//! with `memchr` (SIMD): strings are skipped to their closing quote, and a value kernelab does
+//! not read (a nested object or array, or the rest of an event whose `cat` is not kept) is
+//! skipped by searching only for quotes and its own kind of bracket. Nothing is recursed into,
+//! so nesting depth costs no stack.
+//!
+//! Written by hand because no well-kept crate streams the elements of one array inside a
+//! top-level object with byte offsets and constant memory.
 
 /// Byte classes outside strings.
 const OTHER: u8 = 0;
 const WS: u8 = 1;
 const SCALAR: u8 = 2;
-const OPEN: u8 = 3;
-const CLOSE: u8 = 4;
-const QUOTE: u8 = 5;
-const COMMA: u8 = 6;
-const COLON: u8 = 7;
 
 const fn classes() -> [u8; 256] {
     let mut t = [OTHER; 256];
@@ -30,547 +26,450 @@ const fn classes() -> [u8; 256] {
         t[scalar[i] as usize] = SCALAR;
         i += 1;
     }
-    t[b'{' as usize] = OPEN;
-    t[b'[' as usize] = OPEN;
-    t[b'}' as usize] = CLOSE;
-    t[b']' as usize] = CLOSE;
-    t[b'"' as usize] = QUOTE;
-    t[b',' as usize] = COMMA;
-    t[b':' as usize] = COLON;
     t
 }
 static CLASS: [u8; 256] = classes();
 
-/// The result of scanning one value that starts at index 0 of a slice.
+/// True for JSON whitespace.
+pub fn is_ws(c: u8) -> bool {
+    CLASS[c as usize] == WS
+}
+
+/// True for a byte that can be part of a number, `true`, `false` or `null`.
+pub fn is_scalar(c: u8) -> bool {
+    CLASS[c as usize] == SCALAR
+}
+
+/// Why a scan stopped before the end of the value.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Scan {
-    /// The value ends at `end` (exclusive). For objects, `cat` and `ph` are the raw contents of
-    /// those top-level string members when present.
-    Complete {
-        /// Exclusive end of the value.
-        end: usize,
-        /// Raw `cat` string content.
-        cat: Option<Range<usize>>,
-        /// Raw `ph` string content.
-        ph: Option<Range<usize>>,
-    },
-    /// The slice ends inside the value.
+pub enum Stop {
+    /// The slice ends inside the value: scan again once more bytes are there.
     Incomplete,
-    /// The value is malformed at `at`.
+    /// The value is malformed at index `at`.
     Invalid {
         /// Index of the offending byte.
         at: usize,
-        /// What was expected there.
+        /// What JSON wanted there, e.g. "expected value".
         expected: &'static str,
     },
 }
 
-/// Continues a string from index `i` (after its opening quote): `Ok(end)` is the index after
-/// the closing quote; `Err(resume)` means the slice ended inside the string, and scanning may
-/// resume at `resume` once more bytes are there (never before bytes already read, except one
-/// trailing backslash whose escaped byte is still missing).
-fn string_from(b: &[u8], mut i: usize) -> std::result::Result<usize, usize> {
+/// The result of a scan step.
+pub type Scan<T> = std::result::Result<T, Stop>;
+
+fn invalid<T>(at: usize, expected: &'static str) -> Scan<T> {
+    Err(Stop::Invalid { at, expected })
+}
+
+/// One member's value, as a byte range of the scanned slice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Val {
+    /// First byte (for a string, the one after the opening quote).
+    pub start: usize,
+    /// Exclusive end (for a string, the closing quote).
+    pub end: usize,
+    /// The value is a string: the range is its content, with escapes still in it.
+    pub string: bool,
+    /// The string holds at least one backslash escape.
+    pub escaped: bool,
+}
+
+impl Val {
+    /// The range as a `Range`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+}
+
+/// Members of the event's `args` object that some reader uses.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    /// `device`.
+    pub device: Option<Val>,
+    /// `stream`.
+    pub stream: Option<Val>,
+    /// `correlation`.
+    pub correlation: Option<Val>,
+    /// `registers per thread`.
+    pub registers: Option<Val>,
+    /// `shared memory`.
+    pub shared: Option<Val>,
+    /// `grid`.
+    pub grid: Option<Val>,
+    /// `block`.
+    pub block: Option<Val>,
+    /// `bytes`.
+    pub bytes: Option<Val>,
+    /// `name` (legacy rocprof process names).
+    pub name: Option<Val>,
+    /// `BeginNs` (legacy rocprof).
+    pub begin_ns: Option<Val>,
+    /// `EndNs` (legacy rocprof).
+    pub end_ns: Option<Val>,
+    /// `dev-id` (legacy rocprof).
+    pub dev_id: Option<Val>,
+    /// `queue-id` (legacy rocprof).
+    pub queue_id: Option<Val>,
+}
+
+/// The members of a trace event that kernelab reads; the last of duplicate keys wins.
+#[derive(Clone, Debug, Default)]
+pub struct Fields {
+    /// `cat`, when a string.
+    pub cat: Option<Val>,
+    /// `ph`, when a string.
+    pub ph: Option<Val>,
+    /// `name`.
+    pub name: Option<Val>,
+    /// `pid`.
+    pub pid: Option<Val>,
+    /// `tid`.
+    pub tid: Option<Val>,
+    /// `ts`.
+    pub ts: Option<Val>,
+    /// `dur`.
+    pub dur: Option<Val>,
+    /// Members of `args`, when it is an object.
+    pub args: Args,
+}
+
+/// From `i` (just after an opening quote): the index after the closing quote, and whether
+/// the string holds escapes.
+pub fn string_end(b: &[u8], mut i: usize) -> Scan<(usize, bool)> {
+    let mut escaped = false;
     loop {
         let Some(k) = b.get(i..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) else {
-            return Err(b.len());
+            return Err(Stop::Incomplete);
         };
         i += k;
         if b.get(i) == Some(&b'"') {
-            return Ok(i + 1);
+            return Ok((i + 1, escaped));
         }
+        escaped = true;
+        // A backslash: the next byte is escaped, whatever it is.
         if i + 1 >= b.len() {
-            return Err(i);
+            return Err(Stop::Incomplete);
         }
         i += 2;
     }
 }
 
-/// What kind of value a [`Scanner`] is in.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Kind {
-    /// Nothing read yet.
-    #[default]
-    Start,
-    /// A top-level string.
-    Str,
-    /// A number, `true`, `false` or `null`.
-    Scalar,
-    /// An object or array.
-    Nested,
+/// From `j`, inside `depth` levels of `open`…`close` brackets: the index after the bracket
+/// that closes the outermost. Strings are skipped whole; brackets of the other kind are not
+/// looked at (in JSON they are balanced within), so each step is one `memchr3`.
+fn close_from(b: &[u8], mut j: usize, open: u8, close: u8, mut depth: u64) -> Scan<usize> {
+    loop {
+        let Some(k) = b.get(j..).and_then(|t| memchr::memchr3(b'"', open, close, t)) else {
+            return Err(Stop::Incomplete);
+        };
+        j += k;
+        match b.get(j) {
+            Some(b'"') => j = string_end(b, j + 1)?.0,
+            Some(&c) if c == open => {
+                depth += 1;
+                j += 1;
+            }
+            _ => {
+                depth -= 1;
+                j += 1;
+                if depth == 0 {
+                    return Ok(j);
+                }
+            }
+        }
+    }
 }
 
-/// The state of scanning one value, kept between calls so that a value that arrives in many
-/// reads is scanned once: each call resumes where the last stopped (no rescans from the
-/// start, so a long value costs time linear in its length).
-#[derive(Debug, Default)]
-pub struct Scanner {
-    kind: Kind,
-    /// The next index to read.
-    i: usize,
-    /// The opening quote of the string being read inside a nested value.
-    in_string: Option<usize>,
-    stack: Vec<u8>,
-    expect_key: bool,
-    last_key: Option<Range<usize>>,
-    cat: Option<Range<usize>>,
-    ph: Option<Range<usize>>,
+/// From `i`: the index of the next byte that is not whitespace.
+fn ws(b: &[u8], mut i: usize) -> Scan<usize> {
+    loop {
+        match b.get(i) {
+            None => return Err(Stop::Incomplete),
+            Some(&c) if is_ws(c) => i += 1,
+            Some(_) => return Ok(i),
+        }
+    }
 }
 
-/// Scans the JSON value starting at `b[0]` (no leading whitespace) in one call.
-#[cfg(test)]
-pub fn scan_value(b: &[u8]) -> Scan {
-    Scanner::default().scan(b)
-}
-
-impl Scanner {
-    /// Scans the value starting at `b[0]`; `b` must extend the slice of the previous call
-    /// (same start, more bytes) when the previous call returned [`Scan::Incomplete`].
-    pub fn scan(&mut self, b: &[u8]) -> Scan {
-        if self.kind == Kind::Start {
-            let Some(&first) = b.first() else {
-                return Scan::Incomplete;
+/// The value that starts at `b[i]` (not whitespace), and the index after it.
+pub fn value(b: &[u8], i: usize) -> Scan<(Val, usize)> {
+    match b.get(i) {
+        None => Err(Stop::Incomplete),
+        Some(b'"') => {
+            let (end, escaped) = string_end(b, i + 1)?;
+            let v = Val {
+                start: i + 1,
+                end: end - 1,
+                string: true,
+                escaped,
             };
-            self.kind = match CLASS[first as usize] {
-                QUOTE => Kind::Str,
-                SCALAR => Kind::Scalar,
-                OPEN => Kind::Nested,
-                _ => {
-                    return Scan::Invalid {
-                        at: 0,
-                        expected: "a JSON value",
+            Ok((v, end))
+        }
+        Some(&c) => {
+            let end = match c {
+                b'{' => close_from(b, i + 1, b'{', b'}', 1)?,
+                b'[' => close_from(b, i + 1, b'[', b']', 1)?,
+                _ if is_scalar(c) => {
+                    let n = b.get(i..).unwrap_or_default();
+                    match n.iter().position(|&c| !is_scalar(c)) {
+                        Some(k) => i + k,
+                        None => return Err(Stop::Incomplete),
                     }
                 }
+                _ => return invalid(i, "expected value"),
             };
-            self.i = if self.kind == Kind::Scalar { 0 } else { 1 };
-            if let Some(&c) = b.first().filter(|_| self.kind == Kind::Nested) {
-                self.stack.push(c);
-                self.expect_key = c == b'{';
-            }
+            let v = Val {
+                start: i,
+                end,
+                string: false,
+                escaped: false,
+            };
+            Ok((v, end))
         }
-        match self.kind {
-            Kind::Str => match string_from(b, self.i) {
-                Ok(end) => Scan::Complete {
-                    end,
-                    cat: None,
-                    ph: None,
-                },
-                Err(resume) => {
-                    self.i = resume;
-                    Scan::Incomplete
-                }
-            },
-            Kind::Scalar => {
-                while let Some(&c) = b.get(self.i) {
-                    match CLASS[c as usize] {
-                        SCALAR => self.i += 1,
-                        WS | COMMA | CLOSE => {
-                            return Scan::Complete {
-                                end: self.i,
-                                cat: None,
-                                ph: None,
-                            }
-                        }
-                        _ => {
-                            return Scan::Invalid {
-                                at: self.i,
-                                expected: "a number, true, false or null",
-                            }
-                        }
-                    }
-                }
-                Scan::Incomplete
-            }
-            _ => self.nested(b),
-        }
-    }
-
-    /// Records a string member `quote..end` of the top-level object (keys, `cat`, `ph`).
-    fn on_string(&mut self, b: &[u8], quote: usize, end: usize) {
-        if self.stack.len() == 1 && self.stack.first() == Some(&b'{') {
-            if self.expect_key {
-                self.last_key = Some(quote + 1..end - 1);
-                self.expect_key = false;
-            } else if let Some(k) = &self.last_key {
-                match b.get(k.clone()) {
-                    Some(b"cat") => self.cat = Some(quote + 1..end - 1),
-                    Some(b"ph") => self.ph = Some(quote + 1..end - 1),
-                    _ => {}
-                }
-            }
-        }
-    }
-
-    fn nested(&mut self, b: &[u8]) -> Scan {
-        if let Some(quote) = self.in_string {
-            match string_from(b, self.i) {
-                Ok(end) => {
-                    self.in_string = None;
-                    self.on_string(b, quote, end);
-                    self.i = end;
-                }
-                Err(resume) => {
-                    self.i = resume;
-                    return Scan::Incomplete;
-                }
-            }
-        }
-        while let Some(&c) = b.get(self.i) {
-            match CLASS[c as usize] {
-                WS | SCALAR | COLON => self.i += 1,
-                QUOTE => {
-                    let quote = self.i;
-                    match string_from(b, quote + 1) {
-                        Ok(end) => {
-                            self.on_string(b, quote, end);
-                            self.i = end;
-                        }
-                        Err(resume) => {
-                            self.in_string = Some(quote);
-                            self.i = resume;
-                            return Scan::Incomplete;
-                        }
-                    }
-                }
-                OPEN => {
-                    self.stack.push(c);
-                    self.i += 1;
-                }
-                CLOSE => {
-                    let want = if c == b'}' { b'{' } else { b'[' };
-                    if self.stack.pop() != Some(want) {
-                        return Scan::Invalid {
-                            at: self.i,
-                            expected: "a matching bracket",
-                        };
-                    }
-                    self.i += 1;
-                    if self.stack.is_empty() {
-                        return Scan::Complete {
-                            end: self.i,
-                            cat: self.cat.take(),
-                            ph: self.ph.take(),
-                        };
-                    }
-                }
-                COMMA => {
-                    if self.stack.len() == 1 && self.stack.first() == Some(&b'{') {
-                        self.expect_key = true;
-                        self.last_key = None;
-                    }
-                    self.i += 1;
-                }
-                _ => {
-                    return Scan::Invalid {
-                        at: self.i,
-                        expected: "JSON text",
-                    }
-                }
-            }
-        }
-        Scan::Incomplete
     }
 }
 
-/// The largest single JSON value (one trace event or top-level member) kernelab reads: the
-/// scanning window never grows past it, which bounds memory whatever the file holds.
-pub const MAX_VALUE_BYTES: usize = 256 << 20;
-
-/// The end of a scanned value and the raw `cat` and `ph` strings, relative to the window.
-pub type Extent = (usize, Option<Range<usize>>, Option<Range<usize>>);
-
-/// A refillable window over a reader, with the stream offset of its first byte.
-pub struct Window<R> {
-    reader: R,
-    buf: Vec<u8>,
-    /// Index of the next unread byte in `buf`.
-    pub pos: usize,
-    len: usize,
-    base: u64,
-    eof: bool,
+/// What to do after a member.
+enum Next {
+    /// Go on after the value, which ends here.
+    After(usize),
+    /// Skip the rest of the object from here (the value ended here).
+    SkipRest(usize),
 }
 
-impl<R: Read> Window<R> {
-    /// A window with a 4 MiB buffer.
-    pub fn new(reader: R) -> Self {
-        Window {
-            reader,
-            buf: vec![0; 4 << 20],
-            pos: 0,
-            len: 0,
-            base: 0,
-            eof: false,
+/// Walks the members of the object whose `{` is at `b[open]`: `member(b, key, at)` gets each
+/// key (unescaped) and the index of its value, and says where the value ends. Returns the
+/// index after the closing brace.
+fn object(
+    b: &[u8],
+    open: usize,
+    mut member: impl FnMut(&[u8], &[u8], usize) -> Scan<Next>,
+) -> Scan<usize> {
+    let mut i = ws(b, open + 1)?;
+    if b.get(i) == Some(&b'}') {
+        return Ok(i + 1);
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return invalid(i, "expected a key string");
+        }
+        let (key_end, escaped) = string_end(b, i + 1)?;
+        let key_at = i;
+        i = ws(b, key_end)?;
+        if b.get(i) != Some(&b':') {
+            return invalid(i, "expected `:`");
+        }
+        i = ws(b, i + 1)?;
+        let raw_key = b.get(key_at + 1..key_end - 1).unwrap_or_default();
+        let next = if escaped {
+            // Rare: a key spelled with escapes still names the member it decodes to.
+            let text = b.get(key_at..key_end).unwrap_or_default();
+            let Ok(key) = serde_json::from_slice::<String>(text) else {
+                return invalid(key_at, "expected a valid key string");
+            };
+            member(b, key.as_bytes(), i)?
+        } else {
+            member(b, raw_key, i)?
+        };
+        let end = match next {
+            Next::After(end) => end,
+            Next::SkipRest(end) => return close_from(b, end, b'{', b'}', 1),
+        };
+        i = ws(b, end)?;
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1)?,
+            Some(b'}') => return Ok(i + 1),
+            _ => return invalid(i, "expected `,` or `}`"),
         }
     }
+}
 
-    /// The stream offset of index `i` of the window.
-    pub fn offset(&self, i: usize) -> u64 {
-        self.base + i as u64
+/// Records a member of `args`.
+fn args_member(a: &mut Args, b: &[u8], key: &[u8], at: usize) -> Scan<Next> {
+    let (v, end) = value(b, at)?;
+    let slot = match key {
+        b"device" => &mut a.device,
+        b"stream" => &mut a.stream,
+        b"correlation" => &mut a.correlation,
+        b"registers per thread" => &mut a.registers,
+        b"shared memory" => &mut a.shared,
+        b"grid" => &mut a.grid,
+        b"block" => &mut a.block,
+        b"bytes" => &mut a.bytes,
+        b"name" => &mut a.name,
+        b"BeginNs" => &mut a.begin_ns,
+        b"EndNs" => &mut a.end_ns,
+        b"dev-id" => &mut a.dev_id,
+        b"queue-id" => &mut a.queue_id,
+        _ => return Ok(Next::After(end)),
+    };
+    *slot = Some(v);
+    Ok(Next::After(end))
+}
+
+/// Scans the value at `b[0]` (not whitespace) and returns the index after it. For an object,
+/// fills `f` with its members (and those of its `args` object); when `cat` is a string that
+/// `keep` refuses, or `ph` is not `X` where `cat` is kept, the rest of the object is skipped
+/// unread.
+pub fn event(b: &[u8], f: &mut Fields, keep: impl Fn(&[u8]) -> bool) -> Scan<usize> {
+    *f = Fields::default();
+    if b.first() != Some(&b'{') {
+        return value(b, 0).map(|(_, end)| end);
     }
-
-    /// The unread bytes.
-    pub fn rest(&self) -> &[u8] {
-        self.buf.get(self.pos..self.len).unwrap_or_default()
-    }
-
-    /// Bytes `r` relative to `pos` (empty if out of the window).
-    pub fn slice(&self, r: Range<usize>) -> &[u8] {
-        self.buf
-            .get(self.pos + r.start..self.pos + r.end)
-            .unwrap_or_default()
-    }
-
-    /// Reads more input, moving unread bytes to the front; returns false at end of input.
-    fn fill(&mut self) -> Result<bool> {
-        if self.eof {
-            return Ok(false);
+    object(b, 0, |b, key, at| {
+        if key == b"args" && b.get(at) == Some(&b'{') {
+            let end = object(b, at, |b, key, at| args_member(&mut f.args, b, key, at))?;
+            return Ok(Next::After(end));
         }
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.len, 0);
-            self.base += self.pos as u64;
-            self.len -= self.pos;
-            self.pos = 0;
-        }
-        if self.len == self.buf.len() {
-            if self.buf.len() >= MAX_VALUE_BYTES {
-                return Err(Error::new(
-                    Location::byte(self.offset(self.pos)),
-                    ErrorKind::TooLarge {
-                        what: "a single JSON value (trace event or top-level member)".into(),
-                        limit: MAX_VALUE_BYTES as u64,
-                    },
-                ));
-            }
-            let new_len = (self.buf.len() * 2).min(MAX_VALUE_BYTES);
-            self.buf.resize(new_len, 0);
-        }
-        loop {
-            match self.reader.read(&mut self.buf[self.len..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(false);
+        let (v, end) = value(b, at)?;
+        match key {
+            b"cat" | b"ph" if v.string => {
+                if key == b"cat" {
+                    f.cat = Some(v);
+                } else {
+                    f.ph = Some(v);
                 }
-                Ok(n) => {
-                    self.len += n;
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(Error::new(
-                        Location::byte(self.offset(self.len)),
-                        ErrorKind::Io(e),
-                    ))
-                }
-            }
-        }
-    }
-
-    /// Skips whitespace and returns the next byte without consuming it (`None` at end).
-    pub fn peek(&mut self) -> Result<Option<u8>> {
-        loop {
-            while self.pos < self.len {
-                let c = self.buf[self.pos];
-                if CLASS[c as usize] != WS {
-                    return Ok(Some(c));
-                }
-                self.pos += 1;
-            }
-            if !self.fill()? {
-                return Ok(None);
-            }
-        }
-    }
-
-    /// Consumes the next non-whitespace byte, which must be one of `allowed`.
-    pub fn expect(&mut self, allowed: &[u8], what: &str) -> Result<u8> {
-        match self.peek()? {
-            Some(c) if allowed.contains(&c) => {
-                self.pos += 1;
-                Ok(c)
-            }
-            Some(_) => Err(Error::syntax(
-                Location::byte(self.offset(self.pos)),
-                what,
-                snippet(self.rest(), 24),
-            )),
-            None => Err(Error::new(
-                Location::byte(self.offset(self.pos)),
-                ErrorKind::Truncated {
-                    expected: what.to_string(),
-                },
-            )),
-        }
-    }
-
-    /// Scans the next value (after whitespace) until it is complete in the window; returns its
-    /// extent relative to `pos`. The caller consumes it with [`Window::consume`].
-    pub fn next_value(&mut self) -> Result<Extent> {
-        if self.peek()?.is_none() {
-            return Err(Error::new(
-                Location::byte(self.offset(self.pos)),
-                ErrorKind::Truncated {
-                    expected: "a JSON value".into(),
-                },
-            ));
-        }
-        let mut scanner = Scanner::default();
-        loop {
-            match scanner.scan(self.rest()) {
-                Scan::Complete { end, cat, ph } => return Ok((end, cat, ph)),
-                Scan::Invalid { at, expected } => {
-                    let at_abs = self.pos + at;
-                    return Err(Error::syntax(
-                        Location::byte(self.offset(at_abs)),
-                        expected,
-                        snippet(self.buf.get(at_abs..self.len).unwrap_or_default(), 24),
-                    ));
-                }
-                Scan::Incomplete => {
-                    if !self.fill()? {
-                        // A scalar at the very end of input is complete.
-                        let rest = self.rest();
-                        if !rest.is_empty()
-                            && CLASS[rest[0] as usize] == SCALAR
-                            && rest.iter().all(|&c| CLASS[c as usize] == SCALAR)
-                        {
-                            return Ok((rest.len(), None, None));
-                        }
-                        return Err(Error::new(
-                            Location::byte(self.offset(self.len)),
-                            ErrorKind::Truncated {
-                                expected: "the rest of a JSON value (the file may be cut off)"
-                                    .into(),
-                            },
-                        ));
+                if let Some(cat) = f.cat {
+                    let text = b.get(cat.range()).unwrap_or_default();
+                    let not_x = f
+                        .ph
+                        .is_some_and(|p| b.get(p.range()).unwrap_or_default() != b"X");
+                    if not_x || !keep(text) {
+                        return Ok(Next::SkipRest(end));
                     }
                 }
             }
+            b"name" => f.name = Some(v),
+            b"pid" => f.pid = Some(v),
+            b"tid" => f.tid = Some(v),
+            b"ts" => f.ts = Some(v),
+            b"dur" => f.dur = Some(v),
+            _ => {}
         }
-    }
-
-    /// Marks `n` bytes after `pos` as read.
-    pub fn consume(&mut self, n: usize) {
-        self.pos += n;
-    }
+        Ok(Next::After(end))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn complete(s: &str) -> (usize, Option<String>, Option<String>) {
-        match scan_value(s.as_bytes()) {
-            Scan::Complete { end, cat, ph } => (
-                end,
-                cat.map(|r| s[r].to_string()),
-                ph.map(|r| s[r].to_string()),
-            ),
-            other => panic!("{other:?}"),
+    fn keep_all(_: &[u8]) -> bool {
+        true
+    }
+
+    fn text(s: &str, v: Option<Val>) -> Option<&str> {
+        v.map(|v| &s[v.range()])
+    }
+
+    fn scan(s: &str) -> (Scan<usize>, Fields) {
+        let mut f = Fields::default();
+        let r = event(s.as_bytes(), &mut f, keep_all);
+        (r, f)
+    }
+
+    #[test]
+    fn finds_members_at_top_level_and_in_args_only() {
+        let s = r#"{"ph": "X", "args": {"cat": "no", "grid": [1, 2, 3], "x": {"device": 9}, "device": 1}, "cat": "kernel", "name": "a\"b", "ts": 12.5} , "#;
+        let (r, f) = scan(s);
+        assert_eq!(r, Ok(s.find(" , ").expect("end")));
+        assert_eq!(text(s, f.cat), Some("kernel"));
+        assert_eq!(text(s, f.ph), Some("X"));
+        assert_eq!(text(s, f.name), Some("a\\\"b"));
+        assert!(f.name.is_some_and(|v| v.escaped && v.string));
+        assert_eq!(text(s, f.ts), Some("12.5"));
+        assert_eq!(text(s, f.args.grid), Some("[1, 2, 3]"));
+        assert_eq!(text(s, f.args.device), Some("1"));
+        let s = r#"{"name": "cat", "x": ["cat", "y"]}"#;
+        assert_eq!(scan(s).1.cat, None);
+    }
+
+    #[test]
+    fn escaped_quotes_and_backslashes_before_quotes() {
+        // `\\` ends in a real quote; `\"` does not; `\\\"` is a backslash and an escaped quote.
+        for (s, name) in [
+            (r#"{"name": "a\\", "ts": 1}"#, r"a\\"),
+            (r#"{"name": "a\"}\"", "ts": 1}"#, r#"a\"}\""#),
+            (r#"{"name": "\\\"{[", "ts": 1}"#, r#"\\\"{["#),
+            (r#"{"name": "\u00e9\ud83d\ude00", "ts": 1}"#, r"\u00e9\ud83d\ude00"),
+        ] {
+            let (r, f) = scan(s);
+            assert_eq!(r, Ok(s.len()), "{s}");
+            assert_eq!(text(s, f.name), Some(name), "{s}");
+            assert_eq!(text(s, f.ts), Some("1"), "{s}");
         }
     }
 
     #[test]
-    fn finds_cat_and_ph_at_top_level_only() {
-        let s = r#"{"ph": "X", "args": {"cat": "no"}, "cat": "kernel", "name": "a\"b"} , "#;
-        assert_eq!(complete(s), (67, Some("kernel".into()), Some("X".into())));
-        let s = r#"{"name": "cat", "x": ["cat", "y"]}"#;
-        assert_eq!(complete(s).1, None);
+    fn strings_with_brackets_and_nested_args_are_skipped_whole() {
+        let s = r#"{"cat": "kernel", "args": {"a": {"b": ["}", "]", {"c": "{"}]}, "s": "}}]]", "stream": 7}, "dur": 3}"#;
+        let (r, f) = scan(s);
+        assert_eq!(r, Ok(s.len()));
+        assert_eq!(text(s, f.args.stream), Some("7"));
+        assert_eq!(text(s, f.dur), Some("3"));
+    }
+
+    #[test]
+    fn events_not_kept_skip_the_rest_unread() {
+        let s = r#"{"ph": "X", "cat": "cpu_op", "name": "n", "args": {"x": "}", "y": [{}]}} "#;
+        let mut f = Fields::default();
+        let r = event(s.as_bytes(), &mut f, |c| c == b"kernel");
+        assert_eq!(r, Ok(s.len() - 1));
+        assert_eq!(f.name, None, "not read after `cat`");
+        // A kept category with a phase other than X is skipped as well.
+        let s = r#"{"ph": "f", "cat": "kernel", "name": "n"}"#;
+        let r = event(s.as_bytes(), &mut f, keep_all);
+        assert_eq!((r, f.name), (Ok(s.len()), None));
     }
 
     #[test]
     fn scalars_strings_and_errors() {
-        assert_eq!(complete("123.5,").0, 5);
-        assert_eq!(complete("\"a\\\\\"]").0, 5);
-        assert_eq!(scan_value(b"{\"a\": 1"), Scan::Incomplete);
-        assert!(matches!(
-            scan_value(b"{\"a\": 1]"),
-            Scan::Invalid { at: 7, .. }
-        ));
-        assert!(matches!(
-            scan_value(b"{\"a\": X}"),
-            Scan::Invalid { at: 6, .. }
-        ));
-    }
-
-    /// A reader that hands out at most `step` bytes per read.
-    struct Trickle<'a> {
-        data: &'a [u8],
-        step: usize,
-    }
-    impl Read for Trickle<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = buf.len().min(self.step).min(self.data.len());
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
-        }
+        let mut f = Fields::default();
+        let mut one = |s: &str| event(s.as_bytes(), &mut f, keep_all);
+        assert_eq!(one("123.5,"), Ok(5));
+        assert_eq!(one("\"a\\\\\"]"), Ok(5));
+        assert_eq!(one("[[1], {\"a\": \"]\"}],"), Ok(17));
+        assert_eq!(one("{\"a\": 1"), Err(Stop::Incomplete));
+        assert_eq!(one("123"), Err(Stop::Incomplete));
+        assert_eq!(one("{\"a\": \"x\\"), Err(Stop::Incomplete));
+        let bad = |at, expected| Err(Stop::Invalid { at, expected });
+        assert_eq!(one("{\"a\": 1]"), bad(7, "expected `,` or `}`"));
+        assert_eq!(one("{\"a\": X}"), bad(6, "expected value"));
+        assert_eq!(one("{\"a\": }"), bad(6, "expected value"));
+        assert_eq!(one("{\"a\" 1}"), bad(5, "expected `:`"));
+        assert_eq!(one("{a: 1}"), bad(1, "expected a key string"));
+        assert_eq!(one("{\"a\": 1,}"), bad(8, "expected a key string"));
+        assert_eq!(one("{\"a\\x\": 1}"), bad(1, "expected a valid key string"));
+        assert_eq!(one("}"), bad(0, "expected value"));
     }
 
     #[test]
-    fn long_values_in_small_reads_are_scanned_once() {
-        // 16 MiB arriving 4 KiB at a time: rescanning from the start would read ~3·10¹⁰ bytes,
-        // minutes even in a release build; a single pass is well under the generous bound.
-        let len = 16 << 20;
-        let mut text = Vec::with_capacity(len + 64);
-        text.extend_from_slice(b"[{\"cat\":\"kernel\",\"name\":\"");
-        text.resize(len, b'a');
-        text.extend_from_slice(b"\\\"\"}, \"");
-        text.resize(2 * len + 1, b'\\');
-        text.extend_from_slice(b"\"]");
-        let t = std::time::Instant::now();
-        let mut w = Window::new(Trickle {
-            data: &text,
-            step: 4096,
-        });
-        w.expect(b"[", "[").expect("array");
-        let (end, cat, _) = w.next_value().expect("event");
-        assert_eq!(cat.map(|r| w.slice(r).to_vec()), Some(b"kernel".to_vec()));
-        w.consume(end);
-        w.expect(b",", ",").expect("comma");
-        let (end, _, _) = w.next_value().expect("string of backslashes");
-        assert_eq!(end, len - 4);
-        assert!(t.elapsed().as_secs_f64() < 120.0, "{:?}", t.elapsed());
+    fn escaped_keys_name_their_member() {
+        let s = r#"{"c\u0061t": "kernel", "\u0074s": 5}"#;
+        let (r, f) = scan(s);
+        assert_eq!(r, Ok(s.len()));
+        assert_eq!(text(s, f.cat), Some("kernel"));
+        assert_eq!(text(s, f.ts), Some("5"));
     }
 
     #[test]
-    fn a_value_past_the_limit_is_refused() {
-        struct Endless;
-        impl Read for Endless {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                buf.fill(b'7');
-                Ok(buf.len())
-            }
+    fn every_prefix_is_incomplete_never_a_panic() {
+        let s = r#"{"ph": "X", "cat": "kernel", "name": "v\"{}[]\\", "ts": 1.5, "args": {"grid": [1, 2, 3], "deep": [[[{"a": "]"}]]]}}"#;
+        for n in 0..s.len() {
+            assert_eq!(scan(&s[..n]).0, Err(Stop::Incomplete), "{n}");
         }
-        let mut w = Window::new(Endless);
-        let err = w.next_value().expect_err("too large");
-        assert!(
-            err.to_string()
-                .contains("a single JSON value (trace event or top-level member) is larger than the limit of 268435456 bytes"),
-            "{err}"
-        );
+        assert_eq!(scan(s).0, Ok(s.len()));
     }
 
     #[test]
-    fn window_refills_across_small_reads() {
-        struct Slow<'a>(&'a [u8]);
-        impl Read for Slow<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let n = buf.len().min(3).min(self.0.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
-        let text = br#"  [{"cat":"kernel","ts":1}, 2]"#;
-        let mut w = Window::new(Slow(text));
-        w.expect(b"[", "[").expect("array");
-        let (end, cat, _) = w.next_value().expect("value");
-        assert_eq!(cat.map(|r| w.slice(r).to_vec()), Some(b"kernel".to_vec()));
-        w.consume(end);
-        w.expect(b",", ",").expect("comma");
-        let (end, _, _) = w.next_value().expect("scalar");
-        assert_eq!(w.slice(0..end), b"2");
-        w.consume(end);
-        w.expect(b"]", "]").expect("close");
-        assert_eq!(w.peek().expect("eof"), None);
+    fn deep_nesting_needs_no_stack() {
+        let depth = 1 << 20;
+        let mut s = String::from(r#"{"cat": "kernel", "args": {"x": "#);
+        s.extend(std::iter::repeat_n('[', depth));
+        s.extend(std::iter::repeat_n(']', depth));
+        s.push_str("}, \"ts\": 2}");
+        let (r, f) = scan(&s);
+        assert_eq!(r, Ok(s.len()));
+        assert_eq!(text(&s, f.ts), Some("2"));
     }
 }
