@@ -8,6 +8,7 @@
 
 mod legacy;
 mod scan;
+mod skip;
 mod values;
 mod window;
 

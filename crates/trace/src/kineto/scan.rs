@@ -40,6 +40,50 @@ pub fn is_scalar(c: u8) -> bool {
     CLASS[c as usize] == SCALAR
 }
 
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` that equals `c`, exactly (no false positives).
+#[inline(always)]
+fn eq_bytes(x: u64, c: u8) -> u64 {
+    let y = x ^ (LO * u64::from(c));
+    !(((y & !HI) + !HI) | y) & HI
+}
+
+/// The index in `t` of the first byte equal to one of `needles` (one, two or three bytes;
+/// repeat a byte to use fewer). JSON keys and values are mostly short, where calling `memchr`
+/// costs more than the search: the first 32 bytes are tested 8 at a time in a `u64`, and only
+/// longer runs (kernel names) go to `memchr2`/`memchr3`, which search 16 or 32 bytes per step
+/// with SIMD.
+#[inline(always)]
+fn find(t: &[u8], needles: [u8; 3]) -> Option<usize> {
+    let [a, b, c] = needles;
+    let mut k = 0;
+    while let Some(w) = t.get(k..k + 8) {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(w);
+        let x = u64::from_le_bytes(x);
+        let m = eq_bytes(x, a) | eq_bytes(x, b) | eq_bytes(x, c);
+        if m != 0 {
+            return Some(k + (m.trailing_zeros() / 8) as usize);
+        }
+        k += 8;
+        if k == 32 {
+            let rest = t.get(k..)?;
+            let found = if b == c {
+                memchr::memchr2(a, b, rest)
+            } else {
+                memchr::memchr3(a, b, c, rest)
+            };
+            return found.map(|j| k + j);
+        }
+    }
+    let rest = t.get(k..)?;
+    rest.iter()
+        .position(|&x| x == a || x == b || x == c)
+        .map(|j| k + j)
+}
+
 /// Why a scan stopped before the end of the value.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -57,17 +101,14 @@ pub enum Stop {
 /// The result of a scan step.
 pub type Scan<T> = std::result::Result<T, Stop>;
 
-fn invalid<T>(at: usize, expected: &'static str) -> Scan<T> {
-    Err(Stop::Invalid { at, expected })
-}
-
-/// One member's value, as a byte range of the scanned slice.
+/// One member's value, as a byte range of the scanned slice (which the window keeps under
+/// [`super::window::MAX_VALUE_BYTES`], so `u32` offsets suffice).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Val {
     /// First byte (for a string, the one after the opening quote).
-    pub start: usize,
+    pub start: u32,
     /// Exclusive end (for a string, the closing quote).
-    pub end: usize,
+    pub end: u32,
     /// The value is a string: the range is its content, with escapes still in it.
     pub string: bool,
     /// The string holds at least one backslash escape.
@@ -77,7 +118,7 @@ pub struct Val {
 impl Val {
     /// The range as a `Range`.
     pub fn range(&self) -> std::ops::Range<usize> {
-        self.start..self.end
+        self.start as usize..self.end as usize
     }
 }
 
@@ -131,223 +172,307 @@ pub struct Fields {
     pub dur: Option<Val>,
     /// Members of `args`, when it is an object.
     pub args: Args,
+    /// `args` may hold members of an earlier event (cleared only when used, to save time).
+    args_dirty: bool,
 }
 
-/// From `i` (just after an opening quote): the index after the closing quote, and whether
-/// the string holds escapes.
-pub fn string_end(b: &[u8], mut i: usize) -> Scan<(usize, bool)> {
-    let mut escaped = false;
-    loop {
-        let Some(k) = b.get(i..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) else {
-            return Err(Stop::Incomplete);
-        };
-        i += k;
-        if b.get(i) == Some(&b'"') {
-            return Ok((i + 1, escaped));
+/// A scan of one slice. Steps return the index they reached, or `None` when they stop: then
+/// `invalid` says why (`None`: the slice ended first). Small return values stay in registers.
+struct Scanner<'a> {
+    b: &'a [u8],
+    /// Set by [`Scanner::string_end`]: the string held an escape.
+    escaped: bool,
+    invalid: Option<(usize, &'static str)>,
+    /// The current member's key, as a range of `b`.
+    key: (usize, usize),
+    /// The current key decoded, when it has escapes.
+    decoded: Option<String>,
+    /// The object being walked is done (or its rest is to be skipped).
+    closed: bool,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(b: &'a [u8]) -> Self {
+        Scanner {
+            b,
+            escaped: false,
+            invalid: None,
+            key: (0, 0),
+            decoded: None,
+            closed: false,
         }
-        escaped = true;
-        // A backslash: the next byte is escaped, whatever it is.
-        if i + 1 >= b.len() {
-            return Err(Stop::Incomplete);
-        }
-        i += 2;
     }
-}
 
-/// From `j`, inside `depth` levels of `open`…`close` brackets: the index after the bracket
-/// that closes the outermost. Strings are skipped whole; brackets of the other kind are not
-/// looked at (in JSON they are balanced within), so each step is one `memchr3`.
-fn close_from(b: &[u8], mut j: usize, open: u8, close: u8, mut depth: u64) -> Scan<usize> {
-    loop {
-        let Some(k) = b.get(j..).and_then(|t| memchr::memchr3(b'"', open, close, t)) else {
-            return Err(Stop::Incomplete);
-        };
-        j += k;
-        match b.get(j) {
-            Some(b'"') => j = string_end(b, j + 1)?.0,
-            Some(&c) if c == open => {
-                depth += 1;
-                j += 1;
+    fn fail(&mut self, at: usize, expected: &'static str) -> Option<usize> {
+        self.invalid = Some((at, expected));
+        None
+    }
+
+    fn stop(&self) -> Stop {
+        match self.invalid {
+            Some((at, expected)) => Stop::Invalid { at, expected },
+            None => Stop::Incomplete,
+        }
+    }
+
+    /// From `i` (just after an opening quote): the index after the closing quote.
+    #[inline]
+    fn string_end(&mut self, mut i: usize) -> Option<usize> {
+        self.escaped = false;
+        loop {
+            i += find(self.b.get(i..)?, [b'"', b'\\', b'\\'])?;
+            if *self.b.get(i)? == b'"' {
+                return Some(i + 1);
             }
-            _ => {
-                depth -= 1;
-                j += 1;
-                if depth == 0 {
-                    return Ok(j);
+            // A backslash: the next byte is escaped, whatever it is.
+            self.escaped = true;
+            self.b.get(i + 1)?;
+            i += 2;
+        }
+    }
+
+    /// From `j`, outside strings and inside `depth` levels of `open`…`close` brackets: the
+    /// index after the bracket that closes the outermost (see [`super::skip`]).
+    #[inline]
+    fn close_from(&mut self, j: usize, open: u8, close: u8, depth: u64) -> Option<usize> {
+        super::skip::close_from(self.b, j, open, close, depth)
+    }
+
+    /// From `i`: the index of the next byte that is not whitespace.
+    #[inline]
+    fn ws(&self, mut i: usize) -> Option<usize> {
+        while is_ws(*self.b.get(i)?) {
+            i += 1;
+        }
+        Some(i)
+    }
+
+    /// The end of the value that starts at `b[i]` (not whitespace); a string's escapes are
+    /// noted in `escaped`.
+    #[inline]
+    fn value_end(&mut self, i: usize) -> Option<usize> {
+        let c = *self.b.get(i)?;
+        match c {
+            b'"' => self.string_end(i + 1),
+            b'{' => self.close_from(i + 1, b'{', b'}', 1),
+            b'[' => self.close_from(i + 1, b'[', b']', 1),
+            _ if is_scalar(c) => {
+                let mut j = i + 1;
+                while is_scalar(*self.b.get(j)?) {
+                    j += 1;
                 }
+                Some(j)
             }
+            _ => self.fail(i, "expected value"),
         }
     }
-}
 
-/// From `i`: the index of the next byte that is not whitespace.
-fn ws(b: &[u8], mut i: usize) -> Scan<usize> {
-    loop {
-        match b.get(i) {
-            None => return Err(Stop::Incomplete),
-            Some(&c) if is_ws(c) => i += 1,
-            Some(_) => return Ok(i),
+    /// The value at `i` that ends at `end`, as a [`Val`].
+    fn val(&self, i: usize, end: usize) -> Val {
+        // Offsets fit: the window never holds a value of MAX_VALUE_BYTES (256 MiB) or more.
+        let string = self.b.get(i) == Some(&b'"');
+        let s = usize::from(string);
+        Val {
+            start: (i + s) as u32,
+            end: (end - s) as u32,
+            string,
+            escaped: string && self.escaped,
         }
     }
-}
 
-/// The value that starts at `b[i]` (not whitespace), and the index after it.
-pub fn value(b: &[u8], i: usize) -> Scan<(Val, usize)> {
-    match b.get(i) {
-        None => Err(Stop::Incomplete),
-        Some(b'"') => {
-            let (end, escaped) = string_end(b, i + 1)?;
-            let v = Val {
-                start: i + 1,
-                end: end - 1,
-                string: true,
-                escaped,
-            };
-            Ok((v, end))
+    /// Reads a key at `i` (its opening quote) up to its value: returns the index of the value,
+    /// with `key` (and `decoded`, for a key with escapes) naming the key.
+    #[inline]
+    fn member(&mut self, i: usize) -> Option<usize> {
+        if *self.b.get(i)? != b'"' {
+            return self.fail(i, "expected a key string");
         }
-        Some(&c) => {
-            let end = match c {
-                b'{' => close_from(b, i + 1, b'{', b'}', 1)?,
-                b'[' => close_from(b, i + 1, b'[', b']', 1)?,
-                _ if is_scalar(c) => {
-                    let n = b.get(i..).unwrap_or_default();
-                    match n.iter().position(|&c| !is_scalar(c)) {
-                        Some(k) => i + k,
-                        None => return Err(Stop::Incomplete),
-                    }
-                }
-                _ => return invalid(i, "expected value"),
-            };
-            let v = Val {
-                start: i,
-                end,
-                string: false,
-                escaped: false,
-            };
-            Ok((v, end))
-        }
-    }
-}
-
-/// What to do after a member.
-enum Next {
-    /// Go on after the value, which ends here.
-    After(usize),
-    /// Skip the rest of the object from here (the value ended here).
-    SkipRest(usize),
-}
-
-/// Walks the members of the object whose `{` is at `b[open]`: `member(b, key, at)` gets each
-/// key (unescaped) and the index of its value, and says where the value ends. Returns the
-/// index after the closing brace.
-fn object(
-    b: &[u8],
-    open: usize,
-    mut member: impl FnMut(&[u8], &[u8], usize) -> Scan<Next>,
-) -> Scan<usize> {
-    let mut i = ws(b, open + 1)?;
-    if b.get(i) == Some(&b'}') {
-        return Ok(i + 1);
-    }
-    loop {
-        if b.get(i) != Some(&b'"') {
-            return invalid(i, "expected a key string");
-        }
-        let (key_end, escaped) = string_end(b, i + 1)?;
-        let key_at = i;
-        i = ws(b, key_end)?;
-        if b.get(i) != Some(&b':') {
-            return invalid(i, "expected `:`");
-        }
-        i = ws(b, i + 1)?;
-        let raw_key = b.get(key_at + 1..key_end - 1).unwrap_or_default();
-        let next = if escaped {
+        let key_end = self.string_end(i + 1)?;
+        self.key = (i + 1, key_end - 1);
+        self.decoded = None;
+        if self.escaped {
             // Rare: a key spelled with escapes still names the member it decodes to.
-            let text = b.get(key_at..key_end).unwrap_or_default();
-            let Ok(key) = serde_json::from_slice::<String>(text) else {
-                return invalid(key_at, "expected a valid key string");
-            };
-            member(b, key.as_bytes(), i)?
-        } else {
-            member(b, raw_key, i)?
-        };
-        let end = match next {
-            Next::After(end) => end,
-            Next::SkipRest(end) => return close_from(b, end, b'{', b'}', 1),
-        };
-        i = ws(b, end)?;
-        match b.get(i) {
-            Some(b',') => i = ws(b, i + 1)?,
-            Some(b'}') => return Ok(i + 1),
-            _ => return invalid(i, "expected `,` or `}`"),
+            match serde_json::from_slice::<String>(self.b.get(i..key_end)?) {
+                Ok(k) => self.decoded = Some(k),
+                Err(_) => return self.fail(i, "expected a valid key string"),
+            }
+        }
+        let colon = self.ws(key_end)?;
+        if self.b.get(colon) != Some(&b':') {
+            return self.fail(colon, "expected `:`");
+        }
+        self.ws(colon + 1)
+    }
+
+    /// The key of the member being read.
+    fn key(&self) -> &[u8] {
+        match &self.decoded {
+            Some(k) => k.as_bytes(),
+            None => self.b.get(self.key.0..self.key.1).unwrap_or_default(),
+        }
+    }
+
+    /// After a member's value ending at `end`: the index of the next key, or of the byte after
+    /// the closing brace with `closed` set.
+    #[inline]
+    fn next_member(&mut self, end: usize) -> Option<usize> {
+        let i = self.ws(end)?;
+        match self.b[i] {
+            b',' => self.ws(i + 1),
+            b'}' => {
+                self.closed = true;
+                Some(i + 1)
+            }
+            _ => self.fail(i, "expected `,` or `}`"),
+        }
+    }
+
+    /// Walks the object whose `{` is at `open`, calling `member(self, key, at)` with each key
+    /// and the index of its value; `member` returns the end of the value, and sets `closed` to
+    /// skip the rest of the object. Returns the index after the closing brace.
+    #[inline]
+    fn object<K: Copy>(
+        &mut self,
+        open: usize,
+        keys: fn(&[u8]) -> K,
+        mut member: impl FnMut(&mut Self, K, usize) -> Option<usize>,
+    ) -> Option<usize> {
+        let mut i = self.ws(open + 1)?;
+        if self.b.get(i) == Some(&b'}') {
+            return Some(i + 1);
+        }
+        loop {
+            let at = self.member(i)?;
+            let key = keys(self.key());
+            let end = member(self, key, at)?;
+            if self.closed {
+                // The rest of the object is not needed.
+                self.closed = false;
+                return self.close_from(end, b'{', b'}', 1);
+            }
+            i = self.next_member(end)?;
+            if self.closed {
+                self.closed = false;
+                return Some(i);
+            }
         }
     }
 }
 
-/// Records a member of `args`.
-fn args_member(a: &mut Args, b: &[u8], key: &[u8], at: usize) -> Scan<Next> {
-    let (v, end) = value(b, at)?;
-    let slot = match key {
-        b"device" => &mut a.device,
-        b"stream" => &mut a.stream,
-        b"correlation" => &mut a.correlation,
-        b"registers per thread" => &mut a.registers,
-        b"shared memory" => &mut a.shared,
-        b"grid" => &mut a.grid,
-        b"block" => &mut a.block,
-        b"bytes" => &mut a.bytes,
-        b"name" => &mut a.name,
-        b"BeginNs" => &mut a.begin_ns,
-        b"EndNs" => &mut a.end_ns,
-        b"dev-id" => &mut a.dev_id,
-        b"queue-id" => &mut a.queue_id,
-        _ => return Ok(Next::After(end)),
-    };
-    *slot = Some(v);
-    Ok(Next::After(end))
+/// The top-level members kernelab reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Top {
+    Cat,
+    Ph,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Other,
+}
+
+fn top_key(k: &[u8]) -> Top {
+    match k {
+        b"cat" => Top::Cat,
+        b"ph" => Top::Ph,
+        b"name" => Top::Name,
+        b"pid" => Top::Pid,
+        b"tid" => Top::Tid,
+        b"ts" => Top::Ts,
+        b"dur" => Top::Dur,
+        b"args" => Top::Args,
+        _ => Top::Other,
+    }
+}
+
+/// The `args` members kernelab reads, as a field of [`Args`].
+fn arg_key(k: &[u8]) -> Option<fn(&mut Args) -> &mut Option<Val>> {
+    Some(match k {
+        b"device" => |a| &mut a.device,
+        b"stream" => |a| &mut a.stream,
+        b"correlation" => |a| &mut a.correlation,
+        b"registers per thread" => |a| &mut a.registers,
+        b"shared memory" => |a| &mut a.shared,
+        b"grid" => |a| &mut a.grid,
+        b"block" => |a| &mut a.block,
+        b"bytes" => |a| &mut a.bytes,
+        b"name" => |a| &mut a.name,
+        b"BeginNs" => |a| &mut a.begin_ns,
+        b"EndNs" => |a| &mut a.end_ns,
+        b"dev-id" => |a| &mut a.dev_id,
+        b"queue-id" => |a| &mut a.queue_id,
+        _ => return None,
+    })
+}
+
+/// Scans the value that starts at `b[i]` (not whitespace) and returns it with the index after it.
+pub fn value(b: &[u8], i: usize) -> Scan<(Val, usize)> {
+    let mut s = Scanner::new(b);
+    match s.value_end(i) {
+        Some(end) => Ok((s.val(i, end), end)),
+        None => Err(s.stop()),
+    }
 }
 
 /// Scans the value at `b[0]` (not whitespace) and returns the index after it. For an object,
-/// fills `f` with its members (and those of its `args` object); when `cat` is a string that
-/// `keep` refuses, or `ph` is not `X` where `cat` is kept, the rest of the object is skipped
-/// unread.
+/// fills `f` with its members (and those of its `args` object). The rest of the object is
+/// skipped unread once it cannot be used: `ph` neither `X` (a complete event) nor `M`
+/// (metadata, used only without `cat`), or a `cat` string that `keep` refuses.
 pub fn event(b: &[u8], f: &mut Fields, keep: impl Fn(&[u8]) -> bool) -> Scan<usize> {
-    *f = Fields::default();
-    if b.first() != Some(&b'{') {
-        return value(b, 0).map(|(_, end)| end);
+    f.cat = None;
+    f.ph = None;
+    f.name = None;
+    f.pid = None;
+    f.tid = None;
+    f.ts = None;
+    f.dur = None;
+    if f.args_dirty {
+        f.args = Args::default();
+        f.args_dirty = false;
     }
-    object(b, 0, |b, key, at| {
-        if key == b"args" && b.get(at) == Some(&b'{') {
-            let end = object(b, at, |b, key, at| args_member(&mut f.args, b, key, at))?;
-            return Ok(Next::After(end));
-        }
-        let (v, end) = value(b, at)?;
-        match key {
-            b"cat" | b"ph" if v.string => {
-                if key == b"cat" {
-                    f.cat = Some(v);
-                } else {
-                    f.ph = Some(v);
-                }
-                if let Some(cat) = f.cat {
-                    let text = b.get(cat.range()).unwrap_or_default();
-                    let not_x = f
-                        .ph
-                        .is_some_and(|p| b.get(p.range()).unwrap_or_default() != b"X");
-                    if not_x || !keep(text) {
-                        return Ok(Next::SkipRest(end));
+    let mut s = Scanner::new(b);
+    let end = if b.first() == Some(&b'{') {
+        s.object(0, top_key, |s, key, at| {
+            if key == Top::Args && s.b.get(at) == Some(&b'{') {
+                f.args_dirty = true;
+                let args = &mut f.args;
+                return s.object(at, arg_key, |s, key, at| {
+                    let end = s.value_end(at)?;
+                    if let Some(slot) = key {
+                        *slot(args) = Some(s.val(at, end));
                     }
-                }
+                    Some(end)
+                });
             }
-            b"name" => f.name = Some(v),
-            b"pid" => f.pid = Some(v),
-            b"tid" => f.tid = Some(v),
-            b"ts" => f.ts = Some(v),
-            b"dur" => f.dur = Some(v),
-            _ => {}
-        }
-        Ok(Next::After(end))
-    })
+            let end = s.value_end(at)?;
+            let v = s.val(at, end);
+            match key {
+                Top::Cat | Top::Ph if v.string => {
+                    *(if key == Top::Cat { &mut f.cat } else { &mut f.ph }) = Some(v);
+                    // Only complete events (`X`) are read, and metadata (`M`) without `cat`.
+                    let ph = f.ph.map(|p| b.get(p.range()).unwrap_or_default());
+                    s.closed = match (f.cat, ph) {
+                        (_, Some(p)) if p != b"X" && p != b"M" => true,
+                        (Some(_), Some(b"M")) => true,
+                        (Some(c), _) => !keep(b.get(c.range()).unwrap_or_default()),
+                        (None, _) => false,
+                    };
+                }
+                Top::Name => f.name = Some(v),
+                Top::Pid => f.pid = Some(v),
+                Top::Tid => f.tid = Some(v),
+                Top::Ts => f.ts = Some(v),
+                Top::Dur => f.dur = Some(v),
+                _ => {}
+            }
+            Some(end)
+        })
+    } else {
+        s.value_end(0)
+    };
+    end.ok_or_else(|| s.stop())
 }
 
 #[cfg(test)]
@@ -416,10 +541,19 @@ mod tests {
         let r = event(s.as_bytes(), &mut f, |c| c == b"kernel");
         assert_eq!(r, Ok(s.len() - 1));
         assert_eq!(f.name, None, "not read after `cat`");
-        // A kept category with a phase other than X is skipped as well.
-        let s = r#"{"ph": "f", "cat": "kernel", "name": "n"}"#;
-        let r = event(s.as_bytes(), &mut f, keep_all);
-        assert_eq!((r, f.name), (Ok(s.len()), None));
+        // A kept category with a phase other than X is skipped as well, as is any event with
+        // a phase other than X or M, and metadata with a category.
+        for s in [
+            r#"{"ph": "f", "cat": "kernel", "name": "n"}"#,
+            r#"{"cat": "kernel", "ph": "i", "name": "n"}"#,
+            r#"{"ph": "s", "name": "n", "cat": "kernel"}"#,
+            r#"{"ph": "M", "cat": "x", "name": "n"}"#,
+        ] {
+            let r = event(s.as_bytes(), &mut f, keep_all);
+            assert_eq!((r, f.name), (Ok(s.len()), None), "{s}");
+        }
+        let s = r#"{"ph": "M", "name": "n"}"#;
+        assert!(event(s.as_bytes(), &mut f, keep_all).is_ok() && f.name.is_some());
     }
 
     #[test]
@@ -459,6 +593,22 @@ mod tests {
             assert_eq!(scan(&s[..n]).0, Err(Stop::Incomplete), "{n}");
         }
         assert_eq!(scan(s).0, Ok(s.len()));
+    }
+
+    #[test]
+    fn short_search_agrees_with_a_plain_search() {
+        let text = br#"abc"def\ghi{jkl}mno[pqr]stu"vwx\yz0123456789abcdefghijklmnopq"{}"#;
+        for start in 0..text.len() {
+            for needles in [[b'"', b'\\', b'\\'], [b'"', b'{', b'}'], [b'"', b'[', b']']] {
+                let t = &text[start..];
+                let want = t.iter().position(|c| needles.contains(c));
+                assert_eq!(find(t, needles), want, "{start} {needles:?}");
+            }
+        }
+        let mut long = vec![b'a'; 100];
+        long.push(b'}');
+        assert_eq!(find(&long, [b'"', b'{', b'}']), Some(100));
+        assert_eq!(find(&long[..100], [b'"', b'{', b'}']), None);
     }
 
     #[test]

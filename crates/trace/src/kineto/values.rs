@@ -14,7 +14,8 @@ pub(crate) fn raw<'a>(ev: &'a [u8], v: Val) -> &'a [u8] {
 /// The value as JSON text, quotes included for a string (for error messages).
 fn json_text(ev: &[u8], v: Val) -> &[u8] {
     if v.string {
-        ev.get(v.start.saturating_sub(1)..v.end + 1)
+        let r = v.range();
+        ev.get(r.start.saturating_sub(1)..r.end + 1)
             .unwrap_or_default()
     } else {
         raw(ev, v)
@@ -182,8 +183,8 @@ mod tests {
     fn val(s: &str) -> Val {
         let string = s.starts_with('"');
         Val {
-            start: usize::from(string),
-            end: s.len() - usize::from(string),
+            start: u32::from(string),
+            end: (s.len() - usize::from(string)) as u32,
             string,
             escaped: s.contains('\\'),
         }

@@ -243,7 +243,7 @@ mod tests {
         let end = w.next_event(&mut f, |_| true).expect("event");
         let cat = f.cat.map(|v| w.slice(v.range()).to_vec());
         assert_eq!(cat, Some(b"kernel".to_vec()));
-        assert_eq!(f.name.map(|v| v.end - v.start), Some(len - 25 + 2));
+        assert_eq!(f.name.map(|v| v.range().len()), Some(len - 25 + 2));
         w.consume(end);
         w.expect(b",", ",").expect("comma");
         let end = w.next_value().expect("string of backslashes");
