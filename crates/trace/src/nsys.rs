@@ -183,7 +183,7 @@ pub fn read(
             });
         }
     }
-    let mut ran: Vec<u32> = p.dispatches[first..].iter().map(|d| d.device).collect();
+    let mut ran: Vec<u32> = p.dispatches.iter().skip(first).map(|d| d.device).collect();
     ran.sort_unstable();
     ran.dedup();
     if objs.iter().any(|o| o == "TARGET_INFO_GPU") {

@@ -17,9 +17,14 @@ fn read_runs(paths: &[PathBuf]) -> Result<Vec<Profile>> {
         .iter()
         .map(|path| {
             let mut p = Profile::default();
+            // A comparison has no phases: correlation ids are not needed.
+            let options = ReadOptions {
+                skip_correlations: true,
+                ..ReadOptions::default()
+            };
             read_file(
                 path,
-                &ReadOptions::default(),
+                &options,
                 &mut p,
                 &BarProgress::new(path),
             )?;

@@ -1,6 +1,10 @@
 //! Whole-trace figures: busy time as the union of kernel intervals, and the idle gaps on it.
+//! One streaming pass when each device's dispatches come in start order (Nsight Systems and
+//! most Kineto traces); otherwise the indices (4 bytes per dispatch) are sorted first.
 
-use kernelab_model::KernelDispatch;
+use super::groups::Selection;
+use kernelab_model::Dispatches;
+use std::collections::HashMap;
 
 /// Busy time, wall time and idle gaps of a set of dispatches, per device, summed over devices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -15,49 +19,103 @@ pub struct Timeline {
     pub gaps: u64,
 }
 
-/// Computes the timeline of `dispatches` (any order).
-pub fn timeline(dispatches: &[&KernelDispatch]) -> Timeline {
-    if dispatches.is_empty() {
-        return Timeline::default();
+/// The busy stretch being extended on one device.
+#[derive(Clone, Copy)]
+struct Stretch {
+    start: i64,
+    end: i64,
+    /// The latest dispatch start seen (to check the order).
+    last: i64,
+}
+
+fn end_of(start: i64, dur: u64) -> i64 {
+    start.saturating_add(i64::try_from(dur).unwrap_or(i64::MAX))
+}
+
+fn span(a: i64, b: i64) -> u64 {
+    b.checked_sub(a)
+        .and_then(|x| u64::try_from(x).ok())
+        .unwrap_or(0)
+}
+
+/// Adds one dispatch to its device's stretch; false when it starts before the previous one.
+fn add(t: &mut Timeline, s: &mut Stretch, start: i64, end: i64) -> bool {
+    if start < s.last {
+        return false;
     }
-    let mut by_device: Vec<(u32, i64, i64)> = dispatches
-        .iter()
-        .map(|d| (d.device, d.start.ns(), d.end().ns()))
-        .collect();
-    by_device.sort_unstable();
-    let first = by_device.iter().map(|x| x.1).min().unwrap_or(0);
-    let last = by_device.iter().map(|x| x.2).max().unwrap_or(0);
-    let mut t = Timeline {
-        wall_ns: u64::try_from(last - first).unwrap_or(0),
-        ..Timeline::default()
-    };
-    let mut i = 0;
-    while i < by_device.len() {
-        let dev = by_device[i].0;
-        let (mut cur_s, mut cur_e) = (by_device[i].1, by_device[i].2);
-        i += 1;
-        while i < by_device.len() && by_device[i].0 == dev {
-            let (s, e) = (by_device[i].1, by_device[i].2);
-            if s > cur_e {
-                t.busy_ns += u64::try_from(cur_e - cur_s).unwrap_or(0);
-                t.gap_ns += u64::try_from(s - cur_e).unwrap_or(0);
-                t.gaps += 1;
-                cur_s = s;
-                cur_e = e;
-            } else if e > cur_e {
-                cur_e = e;
+    s.last = start;
+    if start > s.end {
+        t.busy_ns += span(s.start, s.end);
+        t.gap_ns += span(s.end, start);
+        t.gaps += 1;
+        s.start = start;
+        s.end = end;
+    } else if end > s.end {
+        s.end = end;
+    }
+    true
+}
+
+/// Computes the timeline of the selected dispatches (any order).
+pub fn timeline(d: &Dispatches, sel: &Selection) -> Timeline {
+    streaming(d, sel.iter()).unwrap_or_else(|| {
+        // Out of order: visit in (device, start, end) order.
+        let device = |i: usize| d.timing(i).and_then(|(_, _, c)| d.contexts().get(c as usize));
+        let mut idx: Vec<u32> = sel.iter().map(|i| i as u32).collect();
+        idx.sort_unstable_by_key(|&i| {
+            let (s, dur, _) = d.timing(i as usize).unwrap_or_default();
+            (device(i as usize).map(|c| c.device), s, end_of(s, dur))
+        });
+        streaming(d, idx.iter().map(|&i| i as usize)).unwrap_or_default()
+    })
+}
+
+/// The timeline in one pass over `order`, or `None` when some device's dispatches are not in
+/// start order.
+fn streaming(d: &Dispatches, order: impl Iterator<Item = usize>) -> Option<Timeline> {
+    let contexts = d.contexts();
+    let mut t = Timeline::default();
+    let mut slot: HashMap<u32, usize> = HashMap::new();
+    let mut stretches: Vec<Stretch> = Vec::new();
+    let (mut first, mut last) = (i64::MAX, i64::MIN);
+    let mut current: Option<(u32, usize)> = None;
+    for i in order {
+        let (start, dur, c) = d.timing(i)?;
+        let device = contexts.get(c as usize).map_or(0, |c| c.device);
+        let end = end_of(start, dur);
+        first = first.min(start);
+        last = last.max(end);
+        let k = match current {
+            Some((dev, k)) if dev == device => k,
+            _ => {
+                let k = *slot.entry(device).or_insert_with(|| {
+                    stretches.push(Stretch {
+                        start,
+                        end,
+                        last: start,
+                    });
+                    stretches.len() - 1
+                });
+                current = Some((device, k));
+                k
             }
-            i += 1;
+        };
+        if !add(&mut t, stretches.get_mut(k)?, start, end) {
+            return None;
         }
-        t.busy_ns += u64::try_from(cur_e - cur_s).unwrap_or(0);
     }
-    t
+    if stretches.is_empty() {
+        return Some(Timeline::default());
+    }
+    t.busy_ns += stretches.iter().map(|s| span(s.start, s.end)).sum::<u64>();
+    t.wall_ns = span(first, last);
+    Some(t)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kernelab_model::{NameId, Nanos, Timestamp};
+    use kernelab_model::{KernelDispatch, NameId, Nanos, Timestamp};
 
     fn d(device: u32, start: i64, dur: u64) -> KernelDispatch {
         KernelDispatch {
@@ -71,34 +129,47 @@ mod tests {
         }
     }
 
+    fn of(v: &[KernelDispatch]) -> Timeline {
+        let store: Dispatches = v.iter().copied().collect();
+        timeline(&store, &Selection::All(store.len()))
+    }
+
     #[test]
     fn overlapping_streams_count_once_and_gaps_are_positive() {
         // [0,10) and [5,20) overlap -> busy 20; gap 20..30; [30,35) -> busy 25, wall 35.
-        let v = [d(0, 0, 10), d(0, 5, 15), d(0, 30, 5)];
-        let refs: Vec<&KernelDispatch> = v.iter().collect();
-        assert_eq!(
-            timeline(&refs),
-            Timeline {
-                busy_ns: 25,
-                wall_ns: 35,
-                gap_ns: 10,
-                gaps: 1
-            }
-        );
+        let want = Timeline {
+            busy_ns: 25,
+            wall_ns: 35,
+            gap_ns: 10,
+            gaps: 1,
+        };
+        assert_eq!(of(&[d(0, 0, 10), d(0, 5, 15), d(0, 30, 5)]), want);
+        // The same out of order: sorted first, same figures.
+        assert_eq!(of(&[d(0, 30, 5), d(0, 5, 15), d(0, 0, 10)]), want);
     }
 
     #[test]
     fn devices_are_separate_timelines() {
-        let v = [d(0, 0, 10), d(1, 0, 10), d(1, 20, 10)];
-        let refs: Vec<&KernelDispatch> = v.iter().collect();
-        assert_eq!(
-            timeline(&refs),
-            Timeline {
-                busy_ns: 30,
-                wall_ns: 30,
-                gap_ns: 10,
-                gaps: 1
-            }
-        );
+        let want = Timeline {
+            busy_ns: 30,
+            wall_ns: 30,
+            gap_ns: 10,
+            gaps: 1,
+        };
+        assert_eq!(of(&[d(0, 0, 10), d(1, 0, 10), d(1, 20, 10)]), want);
+        assert_eq!(of(&[d(1, 20, 10), d(0, 0, 10), d(1, 0, 10)]), want);
+    }
+
+    #[test]
+    fn streaming_and_sorted_agree() {
+        let mut seed = 99u64;
+        let mut v = Vec::new();
+        for _ in 0..500 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            v.push(d((seed >> 60) as u32 % 3, (seed >> 40) as i64 % 10_000, (seed >> 20) % 300));
+        }
+        let mut sorted = v.clone();
+        sorted.sort_by_key(|x| (x.device, x.start, x.end()));
+        assert_eq!(of(&v), of(&sorted));
     }
 }

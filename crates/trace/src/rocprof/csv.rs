@@ -3,7 +3,7 @@
 use super::CsvKind;
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::{
-    parse_scaled_decimal, Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig,
+    parse_scaled_decimal, Annotation, AnnotationScope, Dispatches, KernelDispatch, Launch, LaunchConfig,
     Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer, TransferKind,
 };
 use std::io::{BufRead, Read};
@@ -355,7 +355,7 @@ fn kernel_trace<R: Read>(
         Ok(())
     })?;
     if agent.is_some() && !gpu_numbered {
-        renumber_agents(&mut p.dispatches[first..], source);
+        renumber_agents(&mut p.dispatches, first, source);
     }
     Ok(())
 }
@@ -363,13 +363,11 @@ fn kernel_trace<R: Read>(
 /// Agent ids (HSA agents, CPUs counted: `Agent_Id`, `gpu-id`, `GPU_ID`) become GPU indexes,
 /// the meaning `--device` has for every format: the agents that ran kernels, in id order, are
 /// GPU 0, 1, …; the mapping is stated in the facts.
-fn renumber_agents(ds: &mut [KernelDispatch], source: &mut SourceInfo) {
-    let mut ids: Vec<u32> = ds.iter().map(|d| d.device).collect();
+fn renumber_agents(ds: &mut Dispatches, first: usize, source: &mut SourceInfo) {
+    let mut ids: Vec<u32> = ds.iter().skip(first).map(|d| d.device).collect();
     ids.sort_unstable();
     ids.dedup();
-    for d in ds.iter_mut() {
-        d.device = ids.partition_point(|&x| x < d.device) as u32;
-    }
+    ds.map_devices(first, |device| ids.partition_point(|&x| x < device) as u32);
     let map: Vec<String> = ids
         .iter()
         .enumerate()
