@@ -88,7 +88,7 @@ pub struct Profile {
     pub names: Interner<String>,
     /// Interned launch shapes and resources.
     pub launches: Interner<LaunchConfig>,
-    /// Kernel executions (16 bytes each; see [`Dispatches`]).
+    /// Kernel executions (12 bytes each; see [`Dispatches`]).
     pub dispatches: Dispatches,
     /// Copies and fills.
     pub transfers: Vec<Transfer>,

@@ -1,8 +1,10 @@
-//! Kernel dispatches stored in 16 bytes each: start (8 bytes), duration (4 bytes; longer than
-//! about 4.3 s goes to a side table), and an id (4 bytes) of what dispatches share: name,
-//! device, stream and launch config, interned as a [`Context`]. A trace of millions of
-//! dispatches of a few hundred kernels on a few streams then costs 16 bytes per dispatch.
-//! Correlation ids (8 more bytes) are kept only when asked for (phases, exports).
+//! Kernel dispatches stored in 12 bytes each: start (4 bytes: an offset from the first start of
+//! its block of 256 dispatches), duration (4 bytes), and an id (4 bytes) of what dispatches
+//! share: name, device, stream and launch config, interned as a [`Context`]. A start more than
+//! about 2.1 s from its block's first, or a duration of about 4.3 s or more, goes to a side
+//! table, so every value is kept exactly; traces come in time order, where that is rare. A
+//! trace of millions of dispatches of a few hundred kernels on a few streams then costs 12
+//! bytes per dispatch. Correlation ids (16 more bytes) are kept only when asked for.
 
 use crate::dispatch::KernelDispatch;
 use crate::profile::NameId;
@@ -22,16 +24,20 @@ pub struct Context {
     pub launch: u32,
 }
 
-/// One dispatch: start, duration (or [`LONG`]) and context id.
+/// One dispatch: start offset (or [`FAR`]), duration (or [`LONG`]) and context id.
 #[derive(Clone, Copy, Debug, Default)]
 struct Record {
-    start: i64,
+    offset: i32,
     duration: u32,
     context: u32,
 }
 
 /// A duration that does not fit 32 bits: the real one is in the side table.
 const LONG: u32 = u32::MAX;
+/// A start too far from its block's base: the real one is in the side table.
+const FAR: i32 = i32::MIN;
+/// Dispatches per block (one base start each).
+const BLOCK: usize = 256;
 
 /// Slots of the direct-mapped cache in front of the context table.
 const CACHE: usize = 1 << 12;
@@ -40,6 +46,10 @@ const CACHE: usize = 1 << 12;
 #[derive(Clone, Debug)]
 pub struct Dispatches {
     records: Vec<Record>,
+    /// The start of the first dispatch of each block of [`BLOCK`].
+    bases: Vec<i64>,
+    /// Starts that do not fit an offset, by record index, ascending.
+    far: Vec<(usize, i64)>,
     /// Durations of [`LONG`] nanoseconds or more, by record index, ascending.
     long: Vec<(usize, u64)>,
     contexts: Vec<Context>,
@@ -55,6 +65,8 @@ impl Default for Dispatches {
     fn default() -> Self {
         Dispatches {
             records: Vec::new(),
+            bases: Vec::new(),
+            far: Vec::new(),
             long: Vec::new(),
             contexts: Vec::new(),
             index: HashMap::new(),
@@ -79,13 +91,18 @@ fn slot(c: &Context) -> usize {
 
 impl Dispatches {
     /// Whether correlation ids are kept (the default); without them every dispatch reads
-    /// back with `correlation: None`, and each costs 16 bytes instead of 32.
+    /// back with `correlation: None`, and each costs 12 bytes instead of 28.
     pub fn keep_correlations(&mut self, keep: bool) {
         match (keep, &self.correlations) {
             (true, None) => self.correlations = Some(vec![None; self.records.len()]),
             (false, Some(_)) => self.correlations = None,
             _ => {}
         }
+    }
+
+    /// Whether correlation ids are kept.
+    pub fn keeps_correlations(&self) -> bool {
+        self.correlations.is_some()
     }
 
     /// Number of dispatches.
@@ -135,13 +152,38 @@ impl Dispatches {
                 LONG
             }
         };
+        let i = self.records.len();
+        let start = d.start.ns();
+        if i % BLOCK == 0 {
+            self.bases.push(start);
+        }
+        let base = self.bases.last().copied().unwrap_or(start);
+        let offset = match start.checked_sub(base).map(i32::try_from) {
+            Some(Ok(x)) if x != FAR => x,
+            _ => {
+                self.far.push((i, start));
+                FAR
+            }
+        };
         self.records.push(Record {
-            start: d.start.ns(),
+            offset,
             duration,
             context,
         });
         if let Some(c) = self.correlations.as_mut() {
             c.push(d.correlation);
+        }
+    }
+
+    /// The start of record `i` in nanoseconds.
+    fn start_of(&self, i: usize, r: &Record) -> i64 {
+        if r.offset != FAR {
+            let base = self.bases.get(i / BLOCK).copied().unwrap_or(0);
+            return base.wrapping_add(i64::from(r.offset));
+        }
+        match self.far.binary_search_by_key(&i, |&(j, _)| j) {
+            Ok(k) => self.far.get(k).map(|&(_, s)| s).unwrap_or(0),
+            Err(_) => 0,
         }
     }
 
@@ -164,7 +206,7 @@ impl Dispatches {
             name: c.name,
             device: c.device,
             stream: c.stream,
-            start: Timestamp::from_ns(r.start),
+            start: Timestamp::from_ns(self.start_of(i, r)),
             duration: Nanos::from_ns(self.duration_of(i, r)),
             launch: c.launch,
             correlation: self
@@ -186,7 +228,7 @@ impl Dispatches {
     /// without building a whole [`KernelDispatch`]).
     pub fn timing(&self, i: usize) -> Option<(i64, u64, u32)> {
         let r = self.records.get(i)?;
-        Some((r.start, self.duration_of(i, r), r.context))
+        Some((self.start_of(i, r), self.duration_of(i, r), r.context))
     }
 
     /// True when every duration is below `u32::MAX` nanoseconds (about 4.3 s).
@@ -216,8 +258,8 @@ impl Dispatches {
         }
     }
 
-    /// Bytes held on the heap per dispatch beyond the context table, for checks of the
-    /// memory bound (16, or 32 with correlation ids).
+    /// Bytes held per dispatch beyond the context table and side tables, for checks of the
+    /// memory bound (12, or 28 with correlation ids).
     pub fn bytes_per_dispatch(&self) -> usize {
         std::mem::size_of::<Record>()
             + self
@@ -304,7 +346,25 @@ mod tests {
         assert_eq!(store.iter().collect::<Vec<_>>(), input);
         assert_eq!(store.contexts().len(), 3);
         assert_eq!(store.timing(2), Some((0, u64::MAX, 0)));
-        assert_eq!(store.bytes_per_dispatch(), 32);
+        assert_eq!(store.bytes_per_dispatch(), 28);
+    }
+
+    #[test]
+    fn starts_far_apart_or_out_of_order_are_exact() {
+        let starts: Vec<i64> = (0..1000i64)
+            .map(|i| match i % 7 {
+                0 => i * 1_000_000_000_000,
+                1 => -i,
+                2 => i64::MAX - i,
+                3 => i64::MIN + i,
+                _ => 5_000_000_000 + i * 3,
+            })
+            .collect();
+        let store: Dispatches = starts.iter().map(|&s| d(1, s, 1, None)).collect();
+        let back: Vec<i64> = store.iter().map(|x| x.start.ns()).collect();
+        assert_eq!(back, starts);
+        let (n, f) = (store.len(), store.far.len());
+        assert!(f < n, "{f} of {n} starts in the side table");
     }
 
     #[test]
@@ -313,7 +373,7 @@ mod tests {
         store.keep_correlations(false);
         store.push(d(1, 0, 1, Some(5)));
         assert_eq!(store.get(0).and_then(|x| x.correlation), None);
-        assert_eq!(store.bytes_per_dispatch(), 16);
+        assert_eq!(store.bytes_per_dispatch(), 12);
         store.keep_correlations(true);
         store.push(d(1, 0, 1, Some(6)));
         let c: Vec<_> = store.iter().map(|x| x.correlation).collect();

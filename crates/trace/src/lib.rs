@@ -54,7 +54,7 @@ pub struct ReadOptions {
     pub host_launches: bool,
     /// Read only per-launch metrics (Nsight Compute), without requiring durations.
     pub metrics_only: bool,
-    /// Do not keep each dispatch's correlation id: 16 bytes per dispatch instead of 32, for a
+    /// Do not keep each dispatch's correlation id: 12 bytes per dispatch instead of 28, for a
     /// ranking without phases. Ignored when `host_launches` is set (phases need them).
     pub skip_correlations: bool,
 }

@@ -33,12 +33,11 @@ impl Selection {
     }
 
     /// The selected indices, in order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        let (all, some) = match self {
-            Selection::All(n) => (Some(0..*n), None),
-            Selection::Some(v) => (None, Some(v.iter().map(|&i| i as usize))),
-        };
-        all.into_iter().flatten().chain(some.into_iter().flatten())
+    pub(super) fn iter(&self) -> SelectionIter<'_> {
+        match self {
+            Selection::All(n) => SelectionIter::All(0..*n),
+            Selection::Some(v) => SelectionIter::Some(v.iter()),
+        }
     }
 
     /// Start, duration and context id of each selected dispatch.
@@ -58,6 +57,24 @@ impl Selection {
             }
         }
         counts
+    }
+}
+
+/// The indices of a [`Selection`].
+pub(super) enum SelectionIter<'a> {
+    All(std::ops::Range<usize>),
+    Some(std::slice::Iter<'a, u32>),
+}
+
+impl Iterator for SelectionIter<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            SelectionIter::All(r) => r.next(),
+            SelectionIter::Some(v) => v.next().map(|&i| i as usize),
+        }
     }
 }
 
