@@ -117,8 +117,9 @@ pub(crate) fn int_of(ev: &[u8], v: Option<Val>) -> Option<i64> {
     s.parse::<i64>().ok()
 }
 
-/// An unsigned integer member of `args` (`correlation`, `bytes`, …): `null` or absent is
-/// `None`; anything but an integer that fits `T` is an error located at the event.
+/// An unsigned integer member of `args` (`correlation`, `bytes`, …), a number or a string
+/// holding one (ROCm writes `"bytes": "9216"`): `null` or absent is `None`; anything but an
+/// integer that fits `T` is an error located at the event.
 pub(crate) fn uint<T: TryFrom<u64>>(
     ev: &[u8],
     v: Option<Val>,
@@ -130,8 +131,9 @@ pub(crate) fn uint<T: TryFrom<u64>>(
     if !v.string && t == b"null" {
         return Ok(None);
     }
-    let parsed = (!v.string)
-        .then(|| std::str::from_utf8(t).ok()?.parse::<u64>().ok())
+    let digits = if v.string { t.trim_ascii() } else { t };
+    let parsed = (!v.escaped && !digits.is_empty() && digits.iter().all(u8::is_ascii_digit))
+        .then(|| std::str::from_utf8(digits).ok()?.parse::<u64>().ok())
         .flatten()
         .and_then(|x| T::try_from(x).ok());
     parsed.map(Some).ok_or_else(|| {
@@ -225,7 +227,10 @@ mod tests {
         assert_eq!(u("null").ok(), Some(None));
         assert!(u("4294967296").is_err());
         assert!(u("-1").is_err());
-        assert!(u("\"3\"").is_err());
+        assert_eq!(u("\"3\"").ok(), Some(Some(3)));
+        assert!(u("\"3x\"").is_err());
+        assert!(u("\"\"").is_err());
+        assert!(u("+3").is_err());
         let t = |s: &str| triple(s.as_bytes(), Some(val(s)), "args.grid", 0);
         assert_eq!(t("[8192, 1,1]").ok(), Some(Some([8192, 1, 1])));
         assert_eq!(t("[ 1 ,\n 2 , 3 ]").ok(), Some(Some([1, 2, 3])));
