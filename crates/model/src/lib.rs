@@ -27,8 +27,8 @@ mod metrics;
 mod profile;
 mod provenance;
 pub mod roofline;
-mod store;
 pub mod serve;
+mod store;
 pub mod sweep;
 mod units;
 

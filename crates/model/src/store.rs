@@ -392,6 +392,9 @@ mod tests {
     fn many_contexts_colliding_in_the_cache_stay_distinct() {
         let store: Dispatches = (0..20_000).map(|i| d(i, i64::from(i), 1, None)).collect();
         assert_eq!(store.contexts().len(), 20_000);
-        assert!(store.iter().enumerate().all(|(i, x)| x.name.0 as usize == i));
+        assert!(store
+            .iter()
+            .enumerate()
+            .all(|(i, x)| x.name.0 as usize == i));
     }
 }

@@ -79,7 +79,11 @@ fn reference(bytes: &[u8]) -> Profile {
             .or(pid)
             .and_then(|d| u32::try_from(d).ok())
             .unwrap_or(0);
-        let stream_of = || int_of(args.get("stream")).or(tid).and_then(|s| u64::try_from(s).ok());
+        let stream_of = || {
+            int_of(args.get("stream"))
+                .or(tid)
+                .and_then(|s| u64::try_from(s).ok())
+        };
         let stream = stream_of().unwrap_or(0);
         let correlation = uint(args.get("correlation"));
         let name = text(ev.get("name")).unwrap_or_default();
@@ -171,7 +175,10 @@ fn fixtures() -> Vec<PathBuf> {
             let p = e.path();
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             let kineto = name.ends_with(".json") || name.ends_with(".json.gz");
-            if kineto && (dir.ends_with("fixtures") == name.starts_with("kineto") || !dir.ends_with("fixtures")) {
+            if kineto
+                && (dir.ends_with("fixtures") == name.starts_with("kineto")
+                    || !dir.ends_with("fixtures"))
+            {
                 out.push(p);
             }
         }
@@ -209,13 +216,23 @@ fn scanner_reads_every_kineto_fixture_like_the_reference_reader() {
         };
         read_file(&path, &options, &mut got, &NoProgress).expect("reads");
         let shown = path.display();
-        assert!(!want.dispatches.is_empty() || got.dispatches.is_empty(), "{shown}");
+        assert!(
+            !want.dispatches.is_empty() || got.dispatches.is_empty(),
+            "{shown}"
+        );
         assert_eq!(resolved(&got), resolved(&want), "{shown}: dispatches");
         assert_eq!(got.transfers, want.transfers, "{shown}: copies");
         let ranges = |p: &Profile| -> Vec<(String, AnnotationScope, Timestamp, Nanos)> {
             p.annotations
                 .iter()
-                .map(|a| (p.names.name(a.name).to_string(), a.scope, a.start, a.duration))
+                .map(|a| {
+                    (
+                        p.names.name(a.name).to_string(),
+                        a.scope,
+                        a.start,
+                        a.duration,
+                    )
+                })
                 .collect()
         };
         assert_eq!(ranges(&got), ranges(&want), "{shown}: ranges");
@@ -231,7 +248,10 @@ fn scanner_reads_every_kineto_fixture_like_the_reference_reader() {
                 top: 5,
                 ..RankOptions::default()
             };
-            let (a, b) = (rank(&got, &o).expect("rank"), rank(&want, &o).expect("rank"));
+            let (a, b) = (
+                rank(&got, &o).expect("rank"),
+                rank(&want, &o).expect("rank"),
+            );
             assert_eq!(a, b, "{shown}: ranking {grouping:?} {by_phase}");
         }
     }

@@ -22,12 +22,7 @@ fn read_runs(paths: &[PathBuf]) -> Result<Vec<Profile>> {
                 skip_correlations: true,
                 ..ReadOptions::default()
             };
-            read_file(
-                path,
-                &options,
-                &mut p,
-                &BarProgress::new(path),
-            )?;
+            read_file(path, &options, &mut p, &BarProgress::new(path))?;
             Ok(p)
         })
         .collect()

@@ -172,7 +172,9 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
         let end = w.next_event(&mut f, |cat| classify(cat, host_launches).is_some())?;
         let ev = w.slice(0..end);
         let at = w.offset(w.pos);
-        let kind = f.cat.and_then(|c| classify(values::raw(ev, c), host_launches));
+        let kind = f
+            .cat
+            .and_then(|c| classify(values::raw(ev, c), host_launches));
         let ph = f.ph.map(|p| values::raw(ev, p));
         match kind {
             Some(kind) if ph == Some(b"X") => {

@@ -450,7 +450,11 @@ pub fn event(b: &[u8], f: &mut Fields, keep: impl Fn(&[u8]) -> bool) -> Scan<usi
             let v = s.val(at, end);
             match key {
                 Top::Cat | Top::Ph if v.string => {
-                    *(if key == Top::Cat { &mut f.cat } else { &mut f.ph }) = Some(v);
+                    *(if key == Top::Cat {
+                        &mut f.cat
+                    } else {
+                        &mut f.ph
+                    }) = Some(v);
                     // Only complete events (`X`) are read, and metadata (`M`) without `cat`.
                     let ph = f.ph.map(|p| b.get(p.range()).unwrap_or_default());
                     s.closed = match (f.cat, ph) {
@@ -516,7 +520,10 @@ mod tests {
             (r#"{"name": "a\\", "ts": 1}"#, r"a\\"),
             (r#"{"name": "a\"}\"", "ts": 1}"#, r#"a\"}\""#),
             (r#"{"name": "\\\"{[", "ts": 1}"#, r#"\\\"{["#),
-            (r#"{"name": "\u00e9\ud83d\ude00", "ts": 1}"#, r"\u00e9\ud83d\ude00"),
+            (
+                r#"{"name": "\u00e9\ud83d\ude00", "ts": 1}"#,
+                r"\u00e9\ud83d\ude00",
+            ),
         ] {
             let (r, f) = scan(s);
             assert_eq!(r, Ok(s.len()), "{s}");

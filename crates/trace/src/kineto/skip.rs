@@ -213,7 +213,9 @@ mod tests {
 
     /// The plain byte-by-byte answer.
     fn reference(b: &[u8], j: usize, open: u8, close: u8) -> Option<usize> {
-        Skip::new(open, close, 1).bytewise(b.get(j..)?).map(|k| j + k)
+        Skip::new(open, close, 1)
+            .bytewise(b.get(j..)?)
+            .map(|k| j + k)
     }
 
     #[test]
@@ -235,13 +237,20 @@ mod tests {
             let mut text = Vec::new();
             let n = 1 + (seed % 40) as usize;
             for _ in 0..n {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 text.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
             }
             text.extend_from_slice(b"}, \"after\": 1}");
             let want = reference(&text, 0, b'{', b'}');
             assert!(want.is_some());
-            assert_eq!(close_from(&text, 0, b'{', b'}', 1), want, "{}", String::from_utf8_lossy(&text));
+            assert_eq!(
+                close_from(&text, 0, b'{', b'}', 1),
+                want,
+                "{}",
+                String::from_utf8_lossy(&text)
+            );
             // Cut anywhere before the end: never found early.
             let cut = (seed as usize) % want.unwrap_or(1);
             assert_eq!(close_from(&text[..cut], 0, b'{', b'}', 1), None);

@@ -7,7 +7,7 @@ use kernelab_model::{parse_scaled_decimal, Location};
 use std::borrow::Cow;
 
 /// The bytes of `v` in `ev` (a string's content, escapes still in it).
-pub(crate) fn raw<'a>(ev: &'a [u8], v: Val) -> &'a [u8] {
+pub(crate) fn raw(ev: &[u8], v: Val) -> &[u8] {
     ev.get(v.range()).unwrap_or_default()
 }
 
@@ -161,7 +161,10 @@ pub(crate) fn triple(ev: &[u8], v: Option<Val>, field: &str, at: u64) -> Result<
         let mut parts = inner.split(|&c| c == b',');
         for slot in &mut out {
             let p = std::str::from_utf8(parts.next()?).ok()?;
-            *slot = p.trim_matches(|c: char| c.is_ascii_whitespace()).parse().ok()?;
+            *slot = p
+                .trim_matches(|c: char| c.is_ascii_whitespace())
+                .parse()
+                .ok()?;
         }
         parts.next().is_none().then_some(out)
     };
@@ -211,8 +214,17 @@ mod tests {
             let general = parse_scaled_decimal(s.trim_matches('"'), 3);
             assert_eq!(Some(t), general, "{s}: same as the general parser");
         }
-        for s in ["9223372036854775.808", "1e999999999", "soon", "\"\"", "1.2.3"] {
-            assert!(time_field(s.as_bytes(), Some(val(s)), "ts", 0).is_err(), "{s}");
+        for s in [
+            "9223372036854775.808",
+            "1e999999999",
+            "soon",
+            "\"\"",
+            "1.2.3",
+        ] {
+            assert!(
+                time_field(s.as_bytes(), Some(val(s)), "ts", 0).is_err(),
+                "{s}"
+            );
         }
     }
 

@@ -281,7 +281,10 @@ mod tests {
         let end = w.next_event(&mut f, |_| true).expect("value");
         let cat = f.cat.map(|v| w.slice(v.range()).to_vec());
         assert_eq!(cat, Some(b"kernel".to_vec()));
-        assert_eq!(f.ts.map(|v| w.slice(v.range()).to_vec()), Some(b"1".to_vec()));
+        assert_eq!(
+            f.ts.map(|v| w.slice(v.range()).to_vec()),
+            Some(b"1".to_vec())
+        );
         w.consume(end);
         w.expect(b",", ",").expect("comma");
         let end = w.next_value().expect("scalar");

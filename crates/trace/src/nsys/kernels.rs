@@ -52,7 +52,11 @@ impl Names<'_> {
 }
 
 /// Reads the kernel table into `p` (correlation ids only when the store keeps them).
-pub(super) fn read(conn: &Connection, strings: &HashMap<i64, String>, p: &mut Profile) -> Result<()> {
+pub(super) fn read(
+    conn: &Connection,
+    strings: &HashMap<i64, String>,
+    p: &mut Profile,
+) -> Result<()> {
     let t = TABLE;
     let cols = columns(conn, t)?;
     let c = |n: &str| col_or_null(&cols, n);

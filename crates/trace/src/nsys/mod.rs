@@ -135,7 +135,11 @@ pub fn read(
     }
     let mut used = vec![false; p.dispatches.contexts().len()];
     for i in first..p.dispatches.len() {
-        if let Some(u) = p.dispatches.timing(i).and_then(|t| used.get_mut(t.2 as usize)) {
+        if let Some(u) = p
+            .dispatches
+            .timing(i)
+            .and_then(|t| used.get_mut(t.2 as usize))
+        {
             *u = true;
         }
     }

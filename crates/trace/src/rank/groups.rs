@@ -146,9 +146,7 @@ struct Stats {
 
 fn stats<T: Dur>(durs: &[T]) -> Stats {
     let n = durs.len();
-    let total = durs
-        .iter()
-        .fold(0u64, |a, &x| a.saturating_add(x.into()));
+    let total = durs.iter().fold(0u64, |a, &x| a.saturating_add(x.into()));
     let mean = if n > 0 { total as f64 / n as f64 } else { 0.0 };
     let at = |i: usize| durs.get(i).map(|&x| x.into() as f64).unwrap_or(0.0);
     let median = match n {
@@ -157,10 +155,7 @@ fn stats<T: Dur>(durs: &[T]) -> Stats {
         _ => Some((at(n / 2 - 1) + at(n / 2)) / 2.0),
     };
     let stddev = (n > 1).then(|| {
-        let ss: f64 = durs
-            .iter()
-            .map(|&x| (x.into() as f64 - mean).powi(2))
-            .sum();
+        let ss: f64 = durs.iter().map(|&x| (x.into() as f64 - mean).powi(2)).sum();
         (ss / (n - 1) as f64).sqrt()
     });
     Stats {
@@ -288,9 +283,29 @@ pub(super) fn rank_dispatches(
     };
     let ctx_of = |p: usize| members[order[p] as usize].as_slice();
     if d.all_durations_fit_u32() {
-        rows_from(profile, sel, options, kernel_time, &grouped, &order, &keys, ctx_of, 0u32)
+        rows_from(
+            profile,
+            sel,
+            options,
+            kernel_time,
+            &grouped,
+            &order,
+            &keys,
+            ctx_of,
+            0u32,
+        )
     } else {
-        rows_from(profile, sel, options, kernel_time, &grouped, &order, &keys, ctx_of, 0u64)
+        rows_from(
+            profile,
+            sel,
+            options,
+            kernel_time,
+            &grouped,
+            &order,
+            &keys,
+            ctx_of,
+            0u64,
+        )
     }
 }
 

@@ -60,7 +60,10 @@ fn add(t: &mut Timeline, s: &mut Stretch, start: i64, end: i64) -> bool {
 pub fn timeline(d: &Dispatches, sel: &Selection) -> Timeline {
     streaming(d, sel.iter()).unwrap_or_else(|| {
         // Out of order: visit in (device, start, end) order.
-        let device = |i: usize| d.timing(i).and_then(|(_, _, c)| d.contexts().get(c as usize));
+        let device = |i: usize| {
+            d.timing(i)
+                .and_then(|(_, _, c)| d.contexts().get(c as usize))
+        };
         let mut idx: Vec<u32> = sel.iter().map(|i| i as u32).collect();
         idx.sort_unstable_by_key(|&i| {
             let (s, dur, _) = d.timing(i as usize).unwrap_or_default();
@@ -165,8 +168,14 @@ mod tests {
         let mut seed = 99u64;
         let mut v = Vec::new();
         for _ in 0..500 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            v.push(d((seed >> 60) as u32 % 3, (seed >> 40) as i64 % 10_000, (seed >> 20) % 300));
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            v.push(d(
+                (seed >> 60) as u32 % 3,
+                (seed >> 40) as i64 % 10_000,
+                (seed >> 20) % 300,
+            ));
         }
         let mut sorted = v.clone();
         sorted.sort_by_key(|x| (x.device, x.start, x.end()));

@@ -3,8 +3,9 @@
 use super::CsvKind;
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::{
-    parse_scaled_decimal, Annotation, AnnotationScope, Dispatches, KernelDispatch, Launch, LaunchConfig,
-    Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer, TransferKind,
+    parse_scaled_decimal, Annotation, AnnotationScope, Dispatches, KernelDispatch, Launch,
+    LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer,
+    TransferKind,
 };
 use std::io::{BufRead, Read};
 
