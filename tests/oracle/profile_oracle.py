@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Independent oracle for `kernelab profile`: recomputes per-kernel and whole-trace figures
 from the same fixture files with the Python standard library (json with Decimal timestamps,
-csv, sqlite3), sharing no code with kernelab. Writes tests/expected/<fixture>.oracle.json.
+csv with exact Fraction timestamps, sqlite3), sharing no code with kernelab. Fractional times
+are summed exactly and every figure is rounded once, half up. Writes tests/expected/<fixture>.oracle.json.
 
 Usage: python3 tests/oracle/profile_oracle.py FIXTURE... [--out-dir tests/expected]
 """
 import csv
 import gzip
 import json
+import math
 import re
 import sqlite3
 import statistics
 import sys
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 
@@ -50,16 +53,23 @@ def timeline(intervals):
     return busy, last - first, gap, gaps, first
 
 
+def rnd(x):
+    """Rounds an exact value (int or Fraction) once, half up, to whole nanoseconds."""
+    return math.floor(Fraction(x) + Fraction(1, 2))
+
+
 def finish(dispatches, memcpy, memset):
+    """Times may be Fractions (fractional timestamps): every figure is computed exactly and
+    rounded once, half up."""
     kernels = {}
     for name, dev, s, e in dispatches:
         kernels.setdefault(name, []).append(e - s)
     out = {
         name: {
             "calls": len(d),
-            "total_ns": sum(d),
-            "min_ns": min(d),
-            "max_ns": max(d),
+            "total_ns": rnd(sum(d)),
+            "min_ns": rnd(min(d)),
+            "max_ns": rnd(max(d)),
             "median_ns": float(statistics.median(d)),
         }
         for name, d in kernels.items()
@@ -67,18 +77,18 @@ def finish(dispatches, memcpy, memset):
     busy, wall, gap, gaps, first = timeline([(dev, s, e) for _, dev, s, e in dispatches])
     return {
         "summary": {
-            "kernel_time_ns": sum(e - s for _, _, s, e in dispatches),
-            "busy_ns": busy,
-            "wall_ns": wall,
-            "gap_ns": gap,
+            "kernel_time_ns": rnd(sum(e - s for _, _, s, e in dispatches)),
+            "busy_ns": rnd(busy),
+            "wall_ns": rnd(wall),
+            "gap_ns": rnd(gap),
             "gap_count": gaps,
             "kernel_count": len(dispatches),
             "distinct_kernels": len(kernels),
-            "memcpy_ns": sum(memcpy),
+            "memcpy_ns": rnd(sum(memcpy)),
             "memcpy_count": len(memcpy),
-            "memset_ns": sum(memset),
+            "memset_ns": rnd(sum(memset)),
             "memset_count": len(memset),
-            "first_start_ns": first,
+            "first_start_ns": rnd(first),
         },
         "kernels": out,
     }
@@ -168,8 +178,9 @@ def rocprof_trace(path):
     for r in rows:
         agent = pick(r, "Agent_Id", "GPU_ID") or "0"
         dev = int(re.search(r"(\d+)$", agent).group(1))
-        s = int(pick(r, "Start_Timestamp", "BeginNs"))
-        e = int(pick(r, "End_Timestamp", "EndNs"))
+        # rocprof-compute averages its passes: timestamps may be fractional, kept exact.
+        s = Fraction(Decimal(pick(r, "Start_Timestamp", "BeginNs")))
+        e = Fraction(Decimal(pick(r, "End_Timestamp", "EndNs")))
         dispatches.append((pick(r, "Kernel_Name", "KernelName"), dev, s, e))
     return finish(dispatches, [], [])
 

@@ -51,6 +51,9 @@ pub struct KernelDispatch {
     pub launch: u32,
     /// Correlation id linking the dispatch to its host launch call, when known.
     pub correlation: Option<u64>,
+    /// Sub-nanosecond remainders of `start` and `duration` (a handle into
+    /// `Profile::remainders`; 0 when both are whole nanoseconds, as in most formats).
+    pub sub_ns: u32,
 }
 
 impl KernelDispatch {
@@ -86,6 +89,9 @@ pub struct Transfer {
     pub duration: Nanos,
     /// Bytes moved, when the input says.
     pub bytes: Option<u64>,
+    /// Sub-nanosecond remainders of `start` and `duration` (a handle into
+    /// `Profile::remainders`; 0 when both are whole nanoseconds).
+    pub sub_ns: u32,
 }
 
 /// Where an annotated range lives.
@@ -182,6 +188,8 @@ pub struct ActivityAggregate {
     pub name: String,
     /// Number of calls or operations.
     pub calls: u64,
-    /// Total duration.
+    /// Total duration, rounded once from `total_e9`.
     pub total: Nanos,
+    /// Total duration in units of 10⁻⁹ ns, exact, so totals over lines are rounded once.
+    pub total_e9: u128,
 }

@@ -16,6 +16,7 @@ pub mod counters;
 mod digest;
 mod dispatch;
 mod document;
+pub mod exact;
 pub mod expr;
 mod family;
 pub mod float;

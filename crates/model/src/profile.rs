@@ -107,6 +107,9 @@ pub struct Profile {
     pub untimed: bool,
     /// Per-launch hardware metrics (Nsight Compute).
     pub launch_metrics: Vec<crate::LaunchMetrics>,
+    /// Sub-nanosecond remainders of dispatch and transfer times read from decimal text
+    /// (rocprof-compute averages); empty when every time is a whole nanosecond.
+    pub remainders: crate::exact::Remainders,
 }
 
 impl Profile {

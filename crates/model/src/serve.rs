@@ -59,6 +59,9 @@ pub struct ServeStart {
     /// Peak GPU memory in use while it ran (device-wide); `None`: unavailable.
     #[serde(default)]
     pub peak_gpu_memory_bytes: Option<u64>,
+    /// Peak GPU memory of the server's own processes; `None`: unavailable.
+    #[serde(default)]
+    pub peak_server_memory_bytes: Option<u64>,
     /// SM clock range while it ran, MHz; `None`: unavailable.
     #[serde(default)]
     pub sm_mhz: Option<(u32, u32)>,
@@ -71,6 +74,9 @@ pub struct Identity {
     pub identical: usize,
     /// Requests compared (both sides measured).
     pub compared: usize,
+    /// Of those, compared by returned token ids (the rest by text).
+    #[serde(default)]
+    pub by_token_ids: usize,
 }
 
 /// The whole result of a serve run.
@@ -88,7 +94,8 @@ pub struct ServeResult {
     pub request_failures: usize,
     /// The first failure reasons (case, concurrency, reason).
     pub failure_examples: Vec<String>,
-    /// Largest 99th-percentile event-loop lag of the client over all points, seconds.
+    /// Largest 99th-percentile event-loop lag of the client over all points, above the idle
+    /// loop's own (the timer's granularity), seconds.
     pub client_lag_p99_s: f64,
     /// Whether the client may have been the bottleneck (its lag is large against the ITL).
     pub client_bound: bool,

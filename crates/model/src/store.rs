@@ -52,6 +52,8 @@ pub struct Dispatches {
     far: Vec<(usize, i64)>,
     /// Durations of [`LONG`] nanoseconds or more, by record index, ascending.
     long: Vec<(usize, u64)>,
+    /// Sub-nanosecond remainder handles that are not 0, by record index, ascending.
+    subs: Vec<(usize, u32)>,
     contexts: Vec<Context>,
     index: HashMap<Context, u32>,
     /// A direct-mapped cache (one context per slot, replaced on a miss) that spares most
@@ -68,6 +70,7 @@ impl Default for Dispatches {
             bases: Vec::new(),
             far: Vec::new(),
             long: Vec::new(),
+            subs: Vec::new(),
             contexts: Vec::new(),
             index: HashMap::new(),
             cache: Vec::new(),
@@ -153,6 +156,9 @@ impl Dispatches {
             }
         };
         let i = self.records.len();
+        if d.sub_ns != 0 {
+            self.subs.push((i, d.sub_ns));
+        }
         let start = d.start.ns();
         if i % BLOCK == 0 {
             self.bases.push(start);
@@ -213,6 +219,15 @@ impl Dispatches {
                 .correlations
                 .as_ref()
                 .and_then(|v| v.get(i).copied().flatten()),
+            sub_ns: if self.subs.is_empty() {
+                0
+            } else {
+                self.subs
+                    .binary_search_by_key(&i, |&(j, _)| j)
+                    .ok()
+                    .and_then(|k| self.subs.get(k))
+                    .map_or(0, |&(_, h)| h)
+            },
         })
     }
 
@@ -330,6 +345,7 @@ mod tests {
             duration: Nanos::from_ns(dur),
             launch: 3,
             correlation: corr,
+            sub_ns: if name == 2 { 5 } else { 0 },
         }
     }
 

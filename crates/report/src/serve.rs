@@ -121,6 +121,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             ("Health", Align::Right),
             ("Ended", Align::Left),
             ("Peak GPU memory", Align::Right),
+            ("Server's own", Align::Right),
             ("SM clock", Align::Right),
             ("Failure", Align::Left),
         ],
@@ -136,6 +137,9 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             s.peak_gpu_memory_bytes
                 .map(bytes)
                 .unwrap_or_else(|| UNAVAILABLE.into()),
+            s.peak_server_memory_bytes
+                .map(bytes)
+                .unwrap_or_else(|| UNAVAILABLE.into()),
             s.sm_mhz
                 .map(|(lo, hi)| format!("{lo}–{hi} MHz"))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
@@ -149,7 +153,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
     let mut lines = vec![
         identity_line(r),
         format!(
-            "{} requests measured, {} failed; client event-loop lag p99 {:.3} ms{}",
+            "{} requests measured, {} failed; client event-loop lag p99 {:.3} ms above idle{}",
             r.requests,
             r.request_failures,
             r.client_lag_p99_s * 1e3,
@@ -172,9 +176,14 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
 /// "N of M requests identical" for the output-identity gate.
 pub fn identity_line(r: &ServeResult) -> String {
     format!(
-        "output identity: {} of {} requests identical (baseline vs candidate, same prompt and round){}",
+        "output identity: {} of {} requests identical (baseline vs candidate, same prompt and round; {}){}",
         r.identity.identical,
         r.identity.compared,
+        match r.identity.by_token_ids {
+            0 => "compared by text".to_string(),
+            n if n == r.identity.compared => "compared by token ids".to_string(),
+            n => format!("{n} compared by token ids, the rest by text"),
+        },
         if r.identity.identical == r.identity.compared {
             ""
         } else {

@@ -152,6 +152,42 @@ fn resume_continues_where_the_file_ends() {
 }
 
 #[test]
+fn resuming_past_an_until_stop_runs_nothing() {
+    // 16 pairs recorded under a fixed design; resumed with `--until ±1%`, which the first 8
+    // pairs already reach: the run stops at once with the 8-pair analysis.
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.jsonl");
+    {
+        let mut w = Writer::append(&path).expect("open");
+        let mut m = Mock {
+            calls: Vec::new(),
+            fail: Vec::new(),
+        };
+        run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}).expect("runs");
+    }
+    let resumed = read(&path).expect("read");
+    let mut w = Writer::append(&path).expect("open");
+    let mut m = Mock {
+        calls: Vec::new(),
+        fail: Vec::new(),
+    };
+    let mut s = settings();
+    s.warmup = 0;
+    s.design = Design {
+        max_pairs: 64,
+        stop: StopRule::Until { resolution: 0.01 },
+        ..Design::default()
+    };
+    let r = run_ab(&mut m, &s, &mut w, &resumed, &mut |_| {}).expect("runs");
+    assert_eq!(m.calls.len(), 0, "no pair is run past the stop");
+    assert_eq!(r.analyses[0].analysis.pairs, 8);
+    assert!(r.analyses[0]
+        .analysis
+        .stopped_by
+        .starts_with("resolution ±1.00% reached at 8"));
+}
+
+#[test]
 fn a_timeout_kills_the_whole_process_group() {
     use kernelab_runner::ProcessExecutor;
     let mut exec = ProcessExecutor {

@@ -70,6 +70,56 @@ fn non_streamed_has_no_ttft_and_same_output_hash() {
     assert_eq!(m.output_sha256, kernelab_model::sha256_hex(text.as_bytes()));
 }
 
+/// One request against a fresh scripted server with extra body fields.
+fn one(
+    fields: serde_json::Value,
+    stream: bool,
+) -> Result<kernelab_runner::serve::client::Measured, String> {
+    let s = Scripted::start(Script {
+        ttft: Duration::from_millis(5),
+        interval: Duration::from_millis(2),
+    })
+    .expect("server");
+    let url = format!("http://127.0.0.1:{}/v1/completions", s.port);
+    let mut body = serde_json::json!({"prompt": [1, 2], "max_tokens": 6, "stream": stream});
+    if let (Some(b), Some(f)) = (body.as_object_mut(), fields.as_object()) {
+        b.extend(f.clone());
+    }
+    let client = reqwest::Client::new();
+    runtime()
+        .block_on(send(&client, &url, &body, stream, Duration::from_secs(10)))
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_stream_ended_by_a_finish_reason_without_done_is_complete() {
+    // transformers serve sends a last chunk with finish_reason and usage, and no [DONE].
+    let m = one(serde_json::json!({"scripted_tail": "finish"}), true).expect("complete");
+    assert_eq!(
+        (m.chunks, m.completion_tokens, m.prompt_tokens),
+        (6, Some(6), Some(2))
+    );
+    // A stream cut before either is a failure, not a short measurement.
+    let e = one(serde_json::json!({"scripted_tail": "cut"}), true).expect_err("cut");
+    assert!(e.contains("neither a finish_reason nor [DONE]"), "{e}");
+}
+
+#[test]
+fn token_ids_are_hashed_when_every_token_carries_them() {
+    use kernelab_runner::serve::client::ids_sha256;
+    let ids: Vec<u64> = (0..6).collect();
+    for stream in [true, false] {
+        let m = one(serde_json::json!({"return_token_ids": true}), stream).expect("ids");
+        assert_eq!(
+            m.output_ids_sha256,
+            Some(ids_sha256(&ids)),
+            "stream {stream}"
+        );
+        let m = one(serde_json::json!({}), stream).expect("text");
+        assert_eq!(m.output_ids_sha256, None, "stream {stream}");
+    }
+}
+
 #[test]
 fn a_refused_connection_and_a_timeout_are_failures() {
     let port = kernelab_runner::serve::server::free_port().expect("port");

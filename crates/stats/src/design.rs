@@ -4,9 +4,8 @@
 //! and the diagnostics (A/A, order effect, drift, outliers, resolution, MDE).
 
 use crate::order::Prefix;
-use crate::rank::{
-    hodges_lehmann, kendall_tau, median, robust_sd, shift_estimate, sign_ci, wilcoxon_ci,
-};
+use crate::rank::{hodges_lehmann, kendall_tau, median, robust_sd, shift_estimate, sign_ci};
+use crate::until::{half_width, ratio_ci};
 use serde::{Deserialize, Serialize};
 
 /// Which run of a pair came first.
@@ -259,7 +258,7 @@ pub fn verdict(estimate: f64, ci: Option<(f64, f64)>, threshold: f64) -> (Verdic
 
 fn look(d: &[f64], level_alpha: f64, threshold: f64) -> Look {
     let hl = hodges_lehmann(d).unwrap_or(0.0);
-    let ci = wilcoxon_ci(d, level_alpha).map(|(l, h)| (l.exp(), h.exp()));
+    let ci = ratio_ci(d, level_alpha);
     Look {
         pairs: d.len(),
         ratio: hl.exp(),
@@ -267,10 +266,6 @@ fn look(d: &[f64], level_alpha: f64, threshold: f64) -> Look {
         level: 1.0 - level_alpha,
         verdict: verdict(hl.exp(), ci, threshold).0,
     }
-}
-
-fn half_width(ci: Option<(f64, f64)>) -> Option<f64> {
-    ci.map(|(l, h)| (h.ln() - l.ln()) / 2.0)
 }
 
 /// The planned look sizes: n₀·2^j up to the maximum, and the maximum itself.
@@ -359,9 +354,11 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
             }
         }
         StopRule::Until { resolution } => {
-            for n in design.min_pairs.max(2)..=n_all {
-                let l = look(&d[..n], design.alpha, design.threshold);
-                if half_width(l.ci).is_some_and(|h| h <= resolution) {
+            // Incremental: a full interval only where the counts cannot rule the width out.
+            let start = design.min_pairs.max(2);
+            match crate::until::first_narrow(&d, start, design.alpha, resolution) {
+                Some(n) => {
+                    let l = look(&d[..n], design.alpha, design.threshold);
                     used = n;
                     stopped_by = format!(
                         "resolution ±{} reached at {n} pairs",
@@ -369,12 +366,11 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
                     );
                     looks.push(l.clone());
                     final_look = Some(l);
-                    break;
                 }
-            }
-            if final_look.is_none() {
-                stopped_by = "resolution not reached".into();
-                final_look = Some(look(&d, design.alpha, design.threshold));
+                None => {
+                    stopped_by = "resolution not reached".into();
+                    final_look = Some(look(&d, design.alpha, design.threshold));
+                }
             }
         }
         StopRule::Watch => {
@@ -539,85 +535,24 @@ pub fn aa_check(pairs: &[Pair], design: &Design) -> AaCheck {
     }
 }
 
-/// What a live runner should do after `pairs` (checked at planned looks for `Auto`, after every
-/// pair otherwise).
+/// What a live runner should do after `pairs`: stop once the replayed stopping rule stops at
+/// or before the last pair (a resumed run whose earlier pairs already stopped stops at once),
+/// or at the maximum.
 pub fn next(pairs: &[Pair], design: &Design) -> Next {
     let n = pairs.len();
     if n >= design.max_pairs {
         return Next::Stop(Box::new(analyze(pairs, design)));
     }
-    let check = match design.stop {
-        StopRule::Auto { .. } => planned_looks(design.min_pairs, design.max_pairs).contains(&n),
-        StopRule::Fixed => false,
-        _ => n >= design.min_pairs,
-    };
-    if !check {
+    if design.stop == StopRule::Fixed || n < design.min_pairs {
         return Next::Continue;
     }
     let a = analyze(pairs, design);
-    if a.pairs == n
-        && !a.stopped_by.starts_with("data ends")
-        && a.stopped_by != "resolution not reached"
-        && a.stopped_by != "confidence sequence not decisive"
-    {
-        Next::Stop(Box::new(a))
-    } else {
+    let open = a.stopped_by.starts_with("data ends")
+        || a.stopped_by == "resolution not reached"
+        || a.stopped_by == "confidence sequence not decisive";
+    if open {
         Next::Continue
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn verdict_states_the_estimate_not_the_interval_midpoint() {
-        // Midpoint 5%, estimate 3%.
-        let (v, text) = verdict(1.03, Some((1.01, 1.09)), 0.005);
-        assert_eq!(v, Verdict::Slower);
-        assert_eq!(
-            text,
-            "SLOWER by 3.00% (CI 1.00% to 9.00%), ≥ threshold 0.50%"
-        );
-        // Midpoint 5.5% faster, estimate 2% faster.
-        let (v, text) = verdict(0.98, Some((0.90, 0.99)), 0.005);
-        assert_eq!(v, Verdict::Faster);
-        assert_eq!(
-            text,
-            "FASTER by 2.00% (CI 1.00% to 10.00%), ≥ threshold 0.50%"
-        );
-    }
-
-    #[test]
-    fn analysis_text_states_the_hodges_lehmann_ratio() {
-        // Right-skewed log ratios: most pairs about 2% slower, a few much slower, so the
-        // Hodges–Lehmann estimate sits well below the middle of its interval.
-        let pairs: Vec<Pair> = (0..32)
-            .map(|k| {
-                let slow = if k % 8 == 0 {
-                    1.25
-                } else {
-                    1.02 + 0.0005 * k as f64
-                };
-                Pair {
-                    order: abba_order(k, Order::AB),
-                    a: 100.0,
-                    b: 100.0 * slow,
-                }
-            })
-            .collect();
-        let design = Design {
-            stop: StopRule::Fixed,
-            ..Design::default()
-        };
-        let a = analyze(&pairs, &design);
-        let (lo, hi) = a.ci.expect("interval at 32 pairs");
-        let stated = format!("SLOWER by {:.2}% ", (a.ratio - 1.0) * 100.0);
-        let midpoint = format!("SLOWER by {:.2}% ", ((lo + hi) / 2.0 - 1.0) * 100.0);
-        assert_ne!(stated, midpoint, "the case must separate the two");
-        assert!(a.verdict_text.starts_with(&stated), "{}", a.verdict_text);
-        let d = log_ratios(&pairs, Direction::LowerIsBetter);
-        let hl = crate::rank::hodges_lehmann(&d).expect("estimate");
-        assert!((a.ratio - hl.exp()).abs() < 1e-15);
+    } else {
+        Next::Stop(Box::new(a))
     }
 }

@@ -16,6 +16,7 @@
 
 mod design;
 mod order;
+mod until;
 
 /// A fraction as a percentage with two decimals, with an explicit sign when `signed`:
 /// `0.0527` → `5.27%` or `+5.27%`. The one percentage formatter of kernelab (verdict texts here,

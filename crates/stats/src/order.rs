@@ -81,6 +81,11 @@ impl Prefix {
             self.tree.add(r);
         }
     }
+    /// How many values of the prefix satisfy `below`, a predicate that holds on an initial run
+    /// of the sorted values of `d` and nowhere after it: one binary search and one tree query.
+    pub(crate) fn count_while(&self, below: impl FnMut(&f64) -> bool) -> u64 {
+        self.tree.prefix(self.sorted.partition_point(below))
+    }
     /// The k-th smallest (1-based) value of the prefix.
     pub(crate) fn kth(&self, k: usize) -> Option<f64> {
         let r = self.tree.kth(k as u64)?;

@@ -37,7 +37,7 @@ pub fn walsh_averages(d: &[f64]) -> Vec<f64> {
 }
 
 /// The position of `x` in the total order of `f64` (`f64::total_cmp`) as an unsigned key.
-fn order_key(x: f64) -> u64 {
+pub(crate) fn order_key(x: f64) -> u64 {
     let bits = x.to_bits();
     if bits >> 63 == 1 {
         !bits
@@ -72,7 +72,7 @@ fn select_by_count(k: u64, lo: f64, hi: f64, count_le: impl Fn(u64) -> u64) -> f
 }
 
 /// A sorted copy of `d`, or `None` when it is empty or holds a non-finite value.
-fn sorted_finite(d: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn sorted_finite(d: &[f64]) -> Option<Vec<f64>> {
     if d.is_empty() || d.iter().any(|x| !x.is_finite()) {
         return None;
     }
@@ -83,7 +83,7 @@ fn sorted_finite(d: &[f64]) -> Option<Vec<f64>> {
 
 /// Counts Walsh averages (s_i + s_j)/2, i ≤ j, of the sorted `s` whose key is at most `key`:
 /// O(n) with two pointers, since each row and column is monotone.
-fn walsh_count_le(s: &[f64], key: u64) -> u64 {
+pub(crate) fn walsh_count_le(s: &[f64], key: u64) -> u64 {
     let n = s.len();
     let mut hi = n;
     let mut count = 0u64;
@@ -112,7 +112,7 @@ fn walsh_kth(s: &[f64], k: u64) -> f64 {
 }
 
 /// The number of Walsh averages of n values.
-fn walsh_len(n: usize) -> u64 {
+pub(crate) fn walsh_len(n: usize) -> u64 {
     let n = n as u64;
     n * (n + 1) / 2
 }
@@ -146,15 +146,19 @@ fn extend_signed_rank(p: &mut Vec<f64>, from: usize, to: usize) {
     for k in from + 1..=to {
         let top = k * (k + 1) / 2;
         p.resize(top + 1, 0.0);
-        for s in (0..=top).rev() {
-            let add = if s >= k {
-                p.get(s - k).copied().unwrap_or(0.0)
-            } else {
-                0.0
-            };
-            if let Some(x) = p.get_mut(s) {
-                *x = (*x + add) / 2.0;
+        // p[s] = (p[s] + p[s − k]) / 2 from the top down, a block of k at a time: each block
+        // reads only the block below it, still unchanged (and the loop vectorizes).
+        let mut end = top + 1;
+        while end > k {
+            let start = end.saturating_sub(k).max(k);
+            let (low, high) = p.split_at_mut(start);
+            for (x, &y) in high[..end - start].iter_mut().zip(&low[start - k..end - k]) {
+                *x = (*x + y) / 2.0;
             }
+            end = start;
+        }
+        for x in p.iter_mut().take(k.min(top + 1)) {
+            *x /= 2.0;
         }
     }
 }
@@ -192,7 +196,16 @@ fn exact_wilcoxon_k(n: usize, alpha: f64) -> usize {
 /// normal approximation beyond), both ends selected in O(n log n); `None` when no interval
 /// exists at this n and alpha (e.g. n < 6 at 95%) or `d` holds a non-finite value.
 pub fn wilcoxon_ci(d: &[f64], alpha: f64) -> Option<(f64, f64)> {
-    let n = d.len();
+    let k = wilcoxon_k(d.len(), alpha)?;
+    let s = sorted_finite(d)?;
+    let m = walsh_len(d.len());
+    Some((walsh_kth(&s, k), walsh_kth(&s, m + 1 - k)))
+}
+
+/// The rank `k` of the lower end of the 1 − alpha signed-rank interval of n values (the upper
+/// end is `M + 1 − k`, M = n(n+1)/2): exact to n = 1000, the normal approximation beyond;
+/// `None` when no interval exists at this n and alpha.
+pub(crate) fn wilcoxon_k(n: usize, alpha: f64) -> Option<u64> {
     if n == 0 || !(alpha > 0.0 && alpha < 1.0) {
         return None;
     }
@@ -209,11 +222,7 @@ pub fn wilcoxon_ci(d: &[f64], alpha: f64) -> Option<(f64, f64)> {
             k as u64
         }
     };
-    if k == 0 || k > m {
-        return None;
-    }
-    let s = sorted_finite(d)?;
-    Some((walsh_kth(&s, k), walsh_kth(&s, m + 1 - k)))
+    (k >= 1 && k <= m).then_some(k)
 }
 
 /// The distribution-free interval for the median from order statistics and the binomial(n, ½).

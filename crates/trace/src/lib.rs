@@ -14,8 +14,10 @@
 //! fixtures with expected outputs under `tests/`, and its section in `docs/formats.md`.
 #![deny(missing_docs)]
 
+mod agents;
 mod compare;
 mod detect;
+mod durations;
 mod error;
 mod input;
 mod kineto;

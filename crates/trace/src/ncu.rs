@@ -329,6 +329,7 @@ pub fn read<R: Read>(
             duration: Nanos::from_ns(ns.round() as u64),
             launch,
             correlation: None,
+            sub_ns: 0,
         });
     }
     source.notes.push("Nsight Compute replays kernels one at a time: there is no timeline, so busy time, wall time and gaps are unavailable, and durations are under the profiler's clock and cache control".into());

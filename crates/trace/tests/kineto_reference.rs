@@ -109,6 +109,7 @@ fn reference(bytes: &[u8]) -> Profile {
                     duration,
                     launch,
                     correlation,
+                    sub_ns: 0,
                 });
             }
             "gpu_memcpy" | "Memcpy" | "gpu_memset" | "Memset" => p.transfers.push(Transfer {
@@ -122,6 +123,7 @@ fn reference(bytes: &[u8]) -> Profile {
                 start,
                 duration,
                 bytes: uint(args.get("bytes")),
+                sub_ns: 0,
             }),
             "gpu_user_annotation" | "user_annotation" => {
                 let scope = if cat == "gpu_user_annotation" {

@@ -8,7 +8,7 @@ use super::samples::ServeRecord;
 use super::spec::{Slo, Spec};
 use crate::record::Slot;
 use kernelab_model::serve::{Identity, RoundFigures, ServeMetric, ServeResult, ServeStart};
-use kernelab_stats::{analyze, Design, Direction, Order, Pair, StopRule};
+use kernelab_stats::{analyze, Design, Direction, Order, Pair, StopRule, Verdict};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Quantile `q` (0..=1) of sorted values, by linear interpolation.
@@ -112,7 +112,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
             } => {
                 complete.insert(
                     (*round, *slot, *case, *concurrency),
-                    (*wall_s, guard.loop_lag_p99_s),
+                    (*wall_s, guard.excess_lag_p99_s()),
                 );
                 send_lag = send_lag.max(guard.send_lag_max_s);
             }
@@ -140,6 +140,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 failure: error.clone(),
                 log: log.clone(),
                 peak_gpu_memory_bytes: None,
+                peak_server_memory_bytes: None,
                 sm_mhz: None,
             }),
             ServeRecord::Stop {
@@ -166,6 +167,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     }
                     if let Some(t) = telemetry {
                         s.peak_gpu_memory_bytes = t.peak_gpu_memory_bytes;
+                        s.peak_server_memory_bytes = t.peak_server_memory_bytes;
                         s.sm_mhz = t.sm_mhz_min.zip(t.sm_mhz_max);
                     }
                 }
@@ -218,7 +220,15 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     continue;
                 };
                 identity.compared += 1;
-                if a.output_sha256 == b.output_sha256 {
+                // Token ids where both sides returned them, else the text.
+                let same = match (&a.output_ids_sha256, &b.output_ids_sha256) {
+                    (Some(x), Some(y)) => {
+                        identity.by_token_ids += 1;
+                        x == y
+                    }
+                    _ => a.output_sha256 == b.output_sha256,
+                };
+                if same {
                     identity.identical += 1;
                 }
             }
@@ -297,6 +307,22 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 analysis: usable.then(|| finite(analyze(&pairs, &design))),
             });
         }
+    }
+    // Many metrics are tested at once: say how many calls chance alone would make.
+    let tested = metrics.iter().filter(|m| m.analysis.is_some()).count();
+    if tested > 1 {
+        let called = metrics
+            .iter()
+            .filter_map(|m| m.analysis.as_ref())
+            .filter(|a| matches!(a.verdict, Verdict::Faster | Verdict::Slower))
+            .count();
+        notes.push(format!(
+            "{tested} metric comparisons at alpha = {}: about {:.1} would be called FASTER or \
+             SLOWER by chance alone if nothing changed ({called} called); judge a change by the \
+             metrics chosen before the run, and by the A/A control",
+            spec.analysis.alpha,
+            tested as f64 * spec.analysis.alpha
+        ));
     }
     if !spec.workload.stream {
         notes

@@ -33,6 +33,10 @@ pub struct Measured {
     pub chunks: u64,
     /// SHA-256 of the returned text.
     pub output_sha256: String,
+    /// SHA-256 of the returned token ids (decimal, comma-separated), when the server returned
+    /// ids with every token (vLLM's `token_ids` with `return_token_ids`); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_ids_sha256: Option<String>,
 }
 
 impl Measured {
@@ -94,6 +98,8 @@ struct Choice<'a> {
     delta: Option<Delta<'a>>,
     #[serde(default, borrow)]
     finish_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    token_ids: Option<Vec<u64>>,
 }
 
 #[derive(Deserialize)]
@@ -108,27 +114,50 @@ struct Usage {
     completion_tokens: Option<u64>,
 }
 
-/// What one chunk says: the text of a token event, the usage, an error the server sent.
-type Fields = (Option<String>, Option<(u64, u64)>, Option<String>);
+/// What one chunk (or a whole non-streamed response) says.
+#[derive(Debug, Default, PartialEq)]
+struct Fields {
+    /// The text of a token event (`None`: not a token event).
+    text: Option<String>,
+    /// Token ids the chunk carries (vLLM's `token_ids`).
+    ids: Option<Vec<u64>>,
+    /// `usage`: prompt and completion tokens.
+    usage: Option<(u64, u64)>,
+    /// The first choice has a `finish_reason`: the completion is complete.
+    finished: bool,
+    /// An error the server sent.
+    error: Option<String>,
+}
 
 /// Reads one JSON chunk (or a whole non-streamed response). The text is `Some` for a token
 /// event: a choice with non-empty text, or one not yet finished (a token whose text is held
 /// back still arrives, as an event with empty text).
 fn chunk_fields(data: &str) -> serde_json::Result<Fields> {
     let c: Chunk<'_> = serde_json::from_str(data)?;
-    let text = c.choices.into_iter().next().and_then(|ch| {
+    let mut f = Fields {
+        usage: c
+            .usage
+            .and_then(|u| Some((u.prompt_tokens?, u.completion_tokens?))),
+        error: c.error.map(|e| e.get().to_string()),
+        ..Fields::default()
+    };
+    if let Some(ch) = c.choices.into_iter().next() {
         let t = ch.text.or_else(|| ch.delta.and_then(|d| d.content));
         let unfinished = ch.finish_reason.is_none();
-        match t {
+        f.finished = !unfinished;
+        f.ids = ch.token_ids;
+        f.text = match t {
             Some(t) if !t.is_empty() || unfinished => Some(t.into_owned()),
-            None if unfinished => None,
             _ => None,
-        }
-    });
-    let usage = c
-        .usage
-        .and_then(|u| Some((u.prompt_tokens?, u.completion_tokens?)));
-    Ok((text, usage, c.error.map(|e| e.get().to_string())))
+        };
+    }
+    Ok(f)
+}
+
+/// SHA-256 of token ids written as decimal numbers separated by commas.
+pub fn ids_sha256(ids: &[u64]) -> String {
+    let text: Vec<String> = ids.iter().map(u64::to_string).collect();
+    kernelab_model::sha256_hex(text.join(",").as_bytes())
 }
 
 /// Splits complete SSE events off the front of `buf`; returns each event's `data` payload.
@@ -185,6 +214,9 @@ pub async fn send(
         }
         let mut m = Measured::default();
         let mut output = String::new();
+        // Token ids: every token event must carry them for the ids to be hashed.
+        let mut ids: Vec<u64> = Vec::new();
+        let mut ids_complete = true;
         if !stream {
             let bytes = resp
                 .bytes()
@@ -192,10 +224,17 @@ pub async fn send(
                 .map_err(|e| Failure(format!("reading the response: {e}")))?;
             m.e2e_s = t0.elapsed().as_secs_f64();
             let text = String::from_utf8_lossy(&bytes);
-            let (text, usage, _) = chunk_fields(&text)
+            let f = chunk_fields(&text)
                 .map_err(|e| Failure(format!("the response is not JSON: {e}")))?;
-            output = text.unwrap_or_default();
-            if let Some((p, c)) = usage {
+            if let Some(err) = f.error {
+                return Err(Failure(format!("the server sent an error: {err}")));
+            }
+            output = f.text.unwrap_or_default();
+            match f.ids {
+                Some(v) => ids = v,
+                None => ids_complete = false,
+            }
+            if let Some((p, c)) = f.usage {
                 m.prompt_tokens = Some(p);
                 m.completion_tokens = Some(c);
             }
@@ -204,6 +243,8 @@ pub async fn send(
             let mut arrivals = Vec::new();
             let mut buf = Vec::new();
             let mut body = resp.bytes_stream();
+            // Complete: `[DONE]` arrived, or (servers that send no `[DONE]`, such as
+            // `transformers serve`) a chunk with a `finish_reason` did before the body ended.
             let mut done = false;
             while let Some(piece) = body.next().await {
                 let piece = piece.map_err(|e| Failure(format!("stream broken: {e}")))?;
@@ -214,16 +255,22 @@ pub async fn send(
                         done = true;
                         continue;
                     }
-                    let (text, usage, error) = chunk_fields(&data)
+                    let f = chunk_fields(&data)
                         .map_err(|e| Failure(format!("an SSE event is not JSON: {e}")))?;
-                    if let Some(err) = error {
+                    if let Some(err) = f.error {
                         return Err(Failure(format!("the server sent an error: {err}")));
                     }
-                    if let Some(t) = text {
+                    done |= f.finished;
+                    match (&f.text, f.ids) {
+                        (_, Some(v)) => ids.extend(v),
+                        (Some(_), None) => ids_complete = false,
+                        (None, None) => {}
+                    }
+                    if let Some(t) = f.text {
                         arrivals.push(now);
                         output.push_str(&t);
                     }
-                    if let Some((p, c)) = usage {
+                    if let Some((p, c)) = f.usage {
                         m.prompt_tokens = Some(p);
                         m.completion_tokens = Some(c);
                     }
@@ -231,7 +278,9 @@ pub async fn send(
             }
             m.e2e_s = t0.elapsed().as_secs_f64();
             if !done {
-                return Err(Failure("the stream ended without [DONE]".into()));
+                return Err(Failure(
+                    "the stream ended with neither a finish_reason nor [DONE]".into(),
+                ));
             }
             let (ttft, tt2t, itl) = chunk_timing(t0, &arrivals);
             m.ttft_s = ttft;
@@ -240,6 +289,9 @@ pub async fn send(
             m.chunks = arrivals.len() as u64;
         }
         m.output_sha256 = kernelab_model::sha256_hex(output.as_bytes());
+        if ids_complete && !ids.is_empty() {
+            m.output_ids_sha256 = Some(ids_sha256(&ids));
+        }
         Ok(m)
     };
     match tokio::time::timeout(timeout, work).await {
@@ -289,18 +341,33 @@ mod tests {
     fn fields_of_completion_and_chat_chunks() {
         let f = |v: &serde_json::Value| chunk_fields(&v.to_string()).expect("chunk");
         let v = serde_json::json!({"choices":[{"text":"hi"}],"usage":{"prompt_tokens":3,"completion_tokens":2}});
-        assert_eq!(f(&v), (Some("hi".into()), Some((3, 2)), None));
+        let r = f(&v);
+        assert_eq!(
+            (r.text.as_deref(), r.usage, r.finished),
+            (Some("hi"), Some((3, 2)), false)
+        );
         let v = serde_json::json!({"choices":[{"delta":{"content":"yo"}}]});
-        assert_eq!(f(&v), (Some("yo".into()), None, None));
-        // A held-back token is an event; a final empty chunk is not.
+        assert_eq!(f(&v).text.as_deref(), Some("yo"));
+        // A held-back token is an event; a final empty chunk is not, but it finishes.
         let v = serde_json::json!({"choices":[{"text":"","finish_reason":null}]});
-        assert_eq!(f(&v), (Some(String::new()), None, None));
+        assert_eq!(f(&v).text.as_deref(), Some(""));
         let v = serde_json::json!({"choices":[{"text":"","finish_reason":"length"}]});
-        assert_eq!(f(&v), (None, None, None));
+        let r = f(&v);
+        assert_eq!((r.text, r.finished), (None, true));
         let v = serde_json::json!({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}});
-        assert_eq!(f(&v), (None, Some((1, 1)), None));
+        let r = f(&v);
+        assert_eq!((r.text, r.usage, r.finished), (None, Some((1, 1)), false));
         let v = serde_json::json!({"error":{"message":"boom"}});
-        assert_eq!(f(&v).2.as_deref(), Some("{\"message\":\"boom\"}"));
+        assert_eq!(f(&v).error.as_deref(), Some("{\"message\":\"boom\"}"));
+        // vLLM's token ids (return_token_ids).
+        let v = serde_json::json!({"choices":[{"text":" a","token_ids":[264, 7]}]});
+        assert_eq!(f(&v).ids, Some(vec![264, 7]));
         assert!(chunk_fields("not json").is_err());
+    }
+
+    #[test]
+    fn ids_hash_is_of_the_decimal_list() {
+        assert_eq!(ids_sha256(&[1, 23]), kernelab_model::sha256_hex(b"1,23"));
+        assert_ne!(ids_sha256(&[1, 23]), ids_sha256(&[12, 3]));
     }
 }

@@ -139,7 +139,10 @@ pub fn run_rounds(
                 "round {round}: {name} healthy after {:.2} s",
                 server.health_s
             ));
-            let sampler = super::telemetry::Sampler::start();
+            let sampler = super::telemetry::Sampler::start(super::telemetry::Scope::of_server(
+                &server_spec.env,
+                server.pid(),
+            ));
             let url = format!("{}{}", server.base_url, spec.workload.endpoint);
             let mut failure = None;
             for (c, k) in todo {

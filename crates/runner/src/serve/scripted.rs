@@ -2,6 +2,11 @@
 //! the client's timing arithmetic and the client-overhead benchmark only, never as evidence
 //! about a real server. It streams `max_tokens` chunks, the first after `ttft`, then one every
 //! `interval`, and keeps the true time of every write, from which it gives the true TPOT.
+//!
+//! Two request fields select a server's dialect: `"return_token_ids": true` adds vLLM's
+//! `token_ids` to every chunk; `"scripted_tail"` ends a stream with `"done"` (usage chunk and
+//! `[DONE]`, the default), `"finish"` (a chunk with a `finish_reason` and usage but no
+//! `[DONE]`, as `transformers serve` does) or `"cut"` (nothing: a truncated stream).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -94,13 +99,23 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
         .and_then(|p| p.as_array())
         .map_or(0, |a| a.len());
     let stream = req.get("stream").and_then(|v| v.as_bool()).unwrap_or(false);
+    let with_ids = req.get("return_token_ids").and_then(|v| v.as_bool()) == Some(true);
+    let tail = req
+        .get("scripted_tail")
+        .and_then(|v| v.as_str())
+        .unwrap_or("done")
+        .to_string();
     let usage = serde_json::json!({"prompt_tokens": prompt, "completion_tokens": n});
     let mut out = conn;
     let start = Instant::now();
     if !stream {
         sleep_until(start + script.ttft + script.interval * (n.saturating_sub(1)) as u32);
         let text: String = (0..n).map(|i| format!("t{i} ")).collect();
-        let b = serde_json::json!({"choices": [{"text": text}], "usage": usage}).to_string();
+        let mut choice = serde_json::json!({"text": text, "finish_reason": "length"});
+        if with_ids {
+            choice["token_ids"] = (0..n).collect::<Vec<u64>>().into();
+        }
+        let b = serde_json::json!({"choices": [choice], "usage": usage}).to_string();
         write!(
             out,
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
@@ -116,7 +131,11 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
     let mut last = start;
     for i in 0..n {
         sleep_until(start + script.ttft + script.interval * i as u32);
-        let chunk = serde_json::json!({"choices": [{"text": format!("t{i} ")}]});
+        let mut choice = serde_json::json!({"text": format!("t{i} ")});
+        if with_ids {
+            choice["token_ids"] = serde_json::json!([i]);
+        }
+        let chunk = serde_json::json!({"choices": [choice]});
         out.write_all(format!("data: {chunk}\n\n").as_bytes())?;
         last = Instant::now();
         first.get_or_insert(last);
@@ -129,7 +148,16 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
     if let Ok(mut v) = truths.lock() {
         v.push(Truth { tokens: n, tpot_s });
     }
-    let tail = serde_json::json!({"choices": [], "usage": usage});
-    out.write_all(format!("data: {tail}\n\ndata: [DONE]\n\n").as_bytes())?;
+    match tail.as_str() {
+        "cut" => {}
+        "finish" => {
+            let c = serde_json::json!({"choices": [{"text": "", "finish_reason": "length"}], "usage": usage});
+            out.write_all(format!("data: {c}\n\n").as_bytes())?;
+        }
+        _ => {
+            let c = serde_json::json!({"choices": [], "usage": usage});
+            out.write_all(format!("data: {c}\n\ndata: [DONE]\n\n").as_bytes())?;
+        }
+    }
     Ok(())
 }

@@ -177,6 +177,34 @@ pub struct Guard {
     /// Largest send lag (request-rate load: how late a request left against its schedule).
     #[serde(default)]
     pub send_lag_max_s: f64,
+    /// 99th percentile of the lateness with the client idle, measured just before the point:
+    /// the timer's own granularity (tokio rounds a 1 ms sleep up to its millisecond wheel, so
+    /// an idle loop already shows 1–2 ms). The guard judges the lateness above this floor.
+    #[serde(default)]
+    pub idle_lag_p99_s: f64,
+}
+
+impl Guard {
+    /// The loaded p99 lateness above the idle floor.
+    pub fn excess_lag_p99_s(&self) -> f64 {
+        (self.loop_lag_p99_s - self.idle_lag_p99_s).max(0.0)
+    }
+}
+
+/// Lateness of one 1 ms timer tick, seconds.
+async fn tick_lateness() -> f64 {
+    let at = Instant::now();
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    (at.elapsed().as_secs_f64() - 0.001).max(0.0)
+}
+
+/// 99th percentile of sorted values (0 when empty).
+fn p99(sorted: &[f64]) -> f64 {
+    sorted
+        .get((sorted.len() as f64 * 0.99) as usize)
+        .or(sorted.last())
+        .copied()
+        .unwrap_or(0.0)
 }
 
 /// The result of one case at one concurrency.
@@ -286,6 +314,13 @@ pub async fn run_point<'a>(
     for p in warmup {
         let _ = send(client, url, &body(w, model, case, p), w.stream, timeout).await;
     }
+    // The idle floor of the guard: 100 ticks with nothing else on the loop.
+    let mut idle = Vec::with_capacity(100);
+    for _ in 0..100 {
+        idle.push(tick_lateness().await);
+    }
+    idle.sort_by(f64::total_cmp);
+    let idle_lag_p99_s = p99(&idle);
     let (next, done) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
     let t0 = Instant::now();
     let one = |i: usize, p: &'a Prompt, lag: Option<f64>| {
@@ -327,9 +362,7 @@ pub async fn run_point<'a>(
     let ticker = async {
         let mut lags = Vec::new();
         while done.load(Ordering::Relaxed) < workers {
-            let at = Instant::now();
-            tokio::time::sleep(Duration::from_millis(1)).await;
-            lags.push((at.elapsed().as_secs_f64() - 0.001).max(0.0));
+            lags.push(tick_lateness().await);
         }
         lags
     };
@@ -344,11 +377,8 @@ pub async fn run_point<'a>(
             .filter_map(|r| r.send_lag_s)
             .fold(0.0, f64::max),
         loop_lag_max_s: lags.last().copied().unwrap_or(0.0),
-        loop_lag_p99_s: lags
-            .get((lags.len() as f64 * 0.99) as usize)
-            .or(lags.last())
-            .copied()
-            .unwrap_or(0.0),
+        loop_lag_p99_s: p99(&lags),
+        idle_lag_p99_s,
     };
     PointResult {
         requests,

@@ -5,9 +5,11 @@
 use super::scan::Fields;
 use super::values::{int_of, raw, text, time_field};
 use super::State;
+use crate::agents::AgentMap;
 use crate::error::{Error, Result};
+use kernelab_model::exact::{e9_to_f64, SubNs, E9};
 use kernelab_model::{
-    parse_scaled_decimal, KernelDispatch, LaunchConfig, Location, Nanos, Timestamp, Transfer,
+    parse_scaled_decimal_wide, KernelDispatch, LaunchConfig, Location, Profile, Transfer,
     TransferKind,
 };
 
@@ -53,38 +55,31 @@ pub(crate) fn handle(
     if !is_kernel && !is_copy {
         return Ok(false);
     }
+    // BeginNs/EndNs are exact decimal text (kept to 10⁻⁹ ns); ts/dur are Kineto microseconds.
+    let ns = |text: &str, field: &str| {
+        parse_scaled_decimal_wide(text, 9).ok_or_else(|| {
+            Error::syntax(
+                Location::byte(at).with_field(field),
+                "nanoseconds",
+                text.to_string(),
+            )
+        })
+    };
     let begin = string(args.begin_ns, "args.BeginNs")?;
     let end = string(args.end_ns, "args.EndNs")?;
     let (start, end) = match (&begin, &end) {
-        (Some(b), Some(e)) => {
-            let b = parse_scaled_decimal(b, 0).ok_or_else(|| {
-                Error::syntax(
-                    Location::byte(at).with_field("BeginNs"),
-                    "integer nanoseconds",
-                    b.to_string(),
-                )
-            })?;
-            let e = parse_scaled_decimal(e, 0).ok_or_else(|| {
-                Error::syntax(
-                    Location::byte(at).with_field("EndNs"),
-                    "integer nanoseconds",
-                    e.to_string(),
-                )
-            })?;
-            (b, e)
-        }
+        (Some(b), Some(e)) => (ns(b, "BeginNs")?, ns(e, "EndNs")?),
         _ => {
-            let s = time_field(ev, f.ts, "ts", at)?;
-            let d = time_field(ev, f.dur, "dur", at)?;
-            (s, s.saturating_add(d))
+            let s = i128::from(time_field(ev, f.ts, "ts", at)?);
+            let e = s + i128::from(time_field(ev, f.dur, "dur", at)?);
+            (s * E9, e * E9)
         }
     };
-    let span = end.checked_sub(start).and_then(|d| u64::try_from(d).ok());
-    let duration = span.ok_or_else(|| {
+    let (start, duration, sub) = SubNs::split(start, end).ok_or_else(|| {
         Error::syntax(
             Location::byte(at).with_field("EndNs"),
-            "an end not before the start",
-            format!("{end} < {start}"),
+            "an end not before the start (times within 64-bit nanoseconds)",
+            format!("{} < {}", e9_to_f64(end), e9_to_f64(start)),
         )
     })?;
     let device = int_of(ev, args.dev_id)
@@ -95,6 +90,7 @@ pub(crate) fn handle(
         .and_then(|q| u64::try_from(q).ok())
         .unwrap_or(0);
     let p = &mut *st.profile;
+    let sub_ns = p.remainders.handle(sub);
     if is_kernel {
         let name = p.names.intern_str(name.as_deref().unwrap_or(""));
         let launch = p.launches.intern(LaunchConfig::default());
@@ -102,20 +98,42 @@ pub(crate) fn handle(
             name,
             device,
             stream,
-            start: Timestamp::from_ns(start),
-            duration: Nanos::from_ns(duration),
+            start,
+            duration,
             launch,
             correlation: None,
+            sub_ns,
         });
     } else {
         p.transfers.push(Transfer {
             kind: TransferKind::Memcpy,
             device,
             stream,
-            start: Timestamp::from_ns(start),
-            duration: Nanos::from_ns(duration),
+            start,
+            duration,
             bytes: None,
+            sub_ns,
         });
     }
     Ok(true)
+}
+
+/// The device numbers of a legacy rocprof trace read into `p` from dispatch `first.0` and
+/// transfer `first.1` on: `dev-id` is an HSA agent id (CPUs counted, so an MI300X's first GPU
+/// is agent 2), renumbered like rocprof's CSV files (the agents that ran kernels, in id order,
+/// then those that only copied); returns the fact that says so.
+pub(crate) fn renumber(p: &mut Profile, first: (usize, usize)) -> String {
+    let ts = p.transfers.get(first.1..).unwrap_or_default();
+    let map = AgentMap::new(
+        p.dispatches.iter().skip(first.0).map(|d| d.device),
+        ts.iter().map(|t| t.device),
+    );
+    p.dispatches.map_devices(first.0, |device| map.gpu(device));
+    for t in p.transfers.iter_mut().skip(first.1) {
+        t.device = map.gpu(t.device);
+    }
+    format!(
+        "GPU index, as --device selects it; rocprof numbers HSA agents (dev-id, CPUs counted), renumbered among the agents that ran kernels, then those that only copied: {}",
+        map.describe()
+    )
 }

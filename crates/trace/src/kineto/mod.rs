@@ -60,6 +60,7 @@ pub fn read<R: Read>(
     profile: &mut Profile,
     source: &mut SourceInfo,
 ) -> Result<()> {
+    let before = (profile.dispatches.len(), profile.transfers.len());
     let mut w = Window::new(reader);
     let first = w.expect(
         b"{[",
@@ -123,16 +124,16 @@ pub fn read<R: Read>(
         ));
     }
     let c = state.counts;
-    if c.legacy > 0 && c.legacy == c.parsed {
+    let devices = if c.legacy > 0 && c.legacy == c.parsed {
         source.format = "rocprof-chrome-trace".into();
-    }
+        legacy::renumber(state.profile, before)
+    } else {
+        "GPU index (args.device, else pid), as --device selects it".into()
+    };
     source
         .facts
         .push(("events read".into(), c.parsed.to_string()));
-    source.facts.push((
-        "device numbers".into(),
-        "GPU index (args.device, else pid), as --device selects it".into(),
-    ));
+    source.facts.push(("device numbers".into(), devices));
     source
         .facts
         .push(("events skipped".into(), c.skipped.to_string()));
@@ -257,6 +258,7 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
                 duration,
                 launch,
                 correlation,
+                sub_ns: 0,
             });
         }
         Kind::Memcpy | Kind::Memset => st.profile.transfers.push(Transfer {
@@ -270,6 +272,7 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
             start,
             duration,
             bytes: uint::<u64>(ev, a.bytes, "args.bytes", at)?,
+            sub_ns: 0,
         }),
         Kind::GpuAnnotation | Kind::CpuAnnotation => {
             let name = name(st)?;

@@ -152,6 +152,7 @@ pub(super) fn read(
             duration: span(start, end, t)?,
             launch,
             correlation: g(4)?.and_then(|c| u64::try_from(c).ok()),
+            sub_ns: 0,
         });
     }
     Ok(())

@@ -188,6 +188,7 @@ pub fn read(
                 start: Timestamp::from_ns(start),
                 duration: span(start, end, t)?,
                 bytes: g(4)?.and_then(|b| u64::try_from(b).ok()),
+                sub_ns: 0,
             });
         }
     }

@@ -2,11 +2,13 @@
 //! total time, with exact medians. The only per-dispatch memory is one array of durations laid
 //! out group after group (4 bytes per dispatch when every duration fits 32 bits, else 8),
 //! each group's part sorted in place; everything else is per context (name, device, stream,
-//! launch), of which a trace has few.
+//! launch), of which a trace has few. Fractional inputs go to `exact_rows.rs`.
 
 use super::rows::{range, shape, KernelRow};
 use super::{Outlier, RankOptions};
-use kernelab_model::{Dispatches, Grouping, LaunchConfig, NameId, Profile, Resources};
+use kernelab_model::{
+    Dispatches, Grouping, KernelDispatch, LaunchConfig, NameId, Profile, Resources,
+};
 use std::collections::{BTreeSet, HashMap};
 
 /// The dispatches a figure looks at: all of them, or some, by index.
@@ -218,6 +220,25 @@ fn row<T: Dur>(
 
 type Ranked = (Vec<KernelRow>, Option<KernelRow>, usize);
 
+/// The selected dispatches themselves, for fractional inputs (see `exact_rows.rs`).
+fn materialized(profile: &Profile, sel: &Selection) -> Vec<KernelDispatch> {
+    sel.iter()
+        .filter_map(|i| profile.dispatches.get(i))
+        .collect()
+}
+
+/// Total time of the selected dispatches: exact, rounded once for fractional inputs.
+pub(super) fn total_ns(profile: &Profile, sel: &Selection) -> u64 {
+    if profile.remainders.is_empty() {
+        return sel
+            .timings(&profile.dispatches)
+            .fold(0u64, |a, (_, dur, _)| a.saturating_add(dur));
+    }
+    profile
+        .remainders
+        .total_ns(materialized(profile, sel).iter())
+}
+
 /// Groups the selected dispatches into rows, ranks them by total time, keeps the top rows and
 /// folds the rest into "other".
 pub(super) fn rank_dispatches(
@@ -227,6 +248,11 @@ pub(super) fn rank_dispatches(
     kernel_time: u64,
     key_of: &mut dyn FnMut(NameId) -> String,
 ) -> Ranked {
+    if !profile.remainders.is_empty() {
+        let ds = materialized(profile, sel);
+        let refs: Vec<&KernelDispatch> = ds.iter().collect();
+        return super::exact_rows::rank_dispatches(profile, &refs, options, kernel_time, key_of);
+    }
     let d = &profile.dispatches;
     let per_context = sel.context_counts(d);
     // Group keys per used context, and totals per key.
@@ -363,6 +389,11 @@ fn rows_from<'m, T: Dur>(
 /// Kernels (exact names, whatever the grouping) whose slowest call exceeds `factor` times their
 /// median, slowest first.
 pub(super) fn outliers(profile: &Profile, sel: &Selection, factor: f64) -> Vec<Outlier> {
+    if !profile.remainders.is_empty() {
+        let ds = materialized(profile, sel);
+        let refs: Vec<&KernelDispatch> = ds.iter().collect();
+        return super::exact_rows::outliers(profile, &refs, factor);
+    }
     let d = &profile.dispatches;
     let per_context = sel.context_counts(d);
     let mut ids: HashMap<NameId, u32> = HashMap::new();

@@ -1,6 +1,7 @@
 //! Ranking a profile's GPU time per kernel or family, with whole-trace figures, outliers and
 //! phases.
 
+mod exact_rows;
 mod groups;
 mod phase;
 mod rows;
@@ -203,19 +204,20 @@ pub struct ActivityRow {
 
 /// Activity rows by kind, then total time, largest first (one row per kind and name).
 fn activity_rows(profile: &Profile) -> Vec<ActivityRow> {
-    let mut by: HashMap<(ActivityKind, &str), (u64, u64)> = HashMap::new();
+    // Totals exact (10⁻⁹ ns) over lines, rounded once.
+    let mut by: HashMap<(ActivityKind, &str), (u64, u128)> = HashMap::new();
     for a in &profile.activities {
         let e = by.entry((a.kind, a.name.as_str())).or_default();
         e.0 += a.calls;
-        e.1 += a.total.ns();
+        e.1 += a.total_e9;
     }
     let mut out: Vec<ActivityRow> = by
         .into_iter()
-        .map(|((kind, name), (calls, total_ns))| ActivityRow {
+        .map(|((kind, name), (calls, total_e9))| ActivityRow {
             kind,
             name: name.to_string(),
             calls,
-            total_ns,
+            total_ns: crate::rocprof::round_e9(total_e9).ns(),
         })
         .collect();
     let order = |k: ActivityKind| match k {
@@ -379,7 +381,7 @@ fn select(profile: &Profile, f: &Filters) -> Selection {
 
 fn summarize(profile: &Profile, selected: &Selection, options: &RankOptions) -> Summary {
     let d = &profile.dispatches;
-    let t = timeline::timeline(d, selected);
+    let t = timeline::timeline(&profile.remainders, d, selected);
     let per_context = selected.context_counts(d);
     let used = || {
         per_context
@@ -397,11 +399,8 @@ fn summarize(profile: &Profile, selected: &Selection, options: &RankOptions) -> 
     let mut names: Vec<NameId> = used().map(|c| c.name).collect();
     names.sort_unstable();
     names.dedup();
-    let (mut kernel_time, mut first) = (0u64, None::<i64>);
-    for (start, dur, _) in selected.timings(d) {
-        kernel_time = kernel_time.saturating_add(dur);
-        first = Some(first.map_or(start, |f| f.min(start)));
-    }
+    let kernel_time = groups::total_ns(profile, selected);
+    let first = selected.timings(d).map(|t| t.0).min();
     let f = &options.filters;
     let origin = origin(profile);
     let transfers: Vec<_> = profile
@@ -416,11 +415,8 @@ fn summarize(profile: &Profile, selected: &Selection, options: &RankOptions) -> 
         })
         .collect();
     let sum = |k: TransferKind| {
-        transfers
-            .iter()
-            .filter(|x| x.kind == k)
-            .map(|x| x.duration.ns())
-            .sum::<u64>()
+        let of_kind = transfers.iter().copied().filter(|x| x.kind == k);
+        profile.remainders.total_ns(of_kind)
     };
     let count = |k: TransferKind| transfers.iter().filter(|x| x.kind == k).count() as u64;
     // Without a timeline (Nsight Compute) the interval figures do not exist.
@@ -463,9 +459,7 @@ fn phase_rows(
         .into_iter()
         .map(|(phase, ds)| {
             let ds = Selection::Some(ds);
-            let total = ds
-                .timings(&profile.dispatches)
-                .fold(0u64, |a, (_, dur, _)| a.saturating_add(dur));
+            let total = groups::total_ns(profile, &ds);
             let (kernels, _, _) =
                 groups::rank_dispatches(profile, &ds, options, kernel_time, key_of);
             PhaseRow {

@@ -133,6 +133,7 @@ mod tests {
             duration: Nanos::from_ns(1),
             launch: 0,
             correlation: None,
+            sub_ns: 0,
         };
         for d in [k(5), k(15), k(40), k(200)] {
             p.dispatches.push(d);

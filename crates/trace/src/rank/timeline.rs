@@ -1,8 +1,11 @@
 //! Whole-trace figures: busy time as the union of kernel intervals, and the idle gaps on it.
 //! One streaming pass when each device's dispatches come in start order (Nsight Systems and
 //! most Kineto traces); otherwise the indices (4 bytes per dispatch) are sorted first.
+//! Fractional inputs (rocprof-compute averages, with sub-nanosecond remainders) are computed
+//! exactly in 10⁻⁹ ns and each figure is rounded once.
 
 use super::groups::Selection;
+use kernelab_model::exact::{round_e9, Remainders};
 use kernelab_model::Dispatches;
 use std::collections::HashMap;
 
@@ -57,7 +60,10 @@ fn add(t: &mut Timeline, s: &mut Stretch, start: i64, end: i64) -> bool {
 }
 
 /// Computes the timeline of the selected dispatches (any order).
-pub fn timeline(d: &Dispatches, sel: &Selection) -> Timeline {
+pub fn timeline(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Timeline {
+    if !rem.is_empty() {
+        return exact(rem, d, sel);
+    }
     streaming(d, sel.iter()).unwrap_or_else(|| {
         // Out of order: visit in (device, start, end) order.
         let device = |i: usize| {
@@ -115,6 +121,52 @@ fn streaming(d: &Dispatches, order: impl Iterator<Item = usize>) -> Option<Timel
     Some(t)
 }
 
+/// The timeline of a fractional input, from exact spans sorted by device and start.
+fn exact(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Timeline {
+    let mut by_device: Vec<(u32, i128, i128)> = sel
+        .iter()
+        .filter_map(|i| d.get(i))
+        .map(|x| {
+            let s = rem.start_e9(&x);
+            (x.device, s, s + rem.duration_e9(&x))
+        })
+        .collect();
+    by_device.sort_unstable();
+    let (Some(first), Some(last)) = (
+        by_device.iter().map(|x| x.1).min(),
+        by_device.iter().map(|x| x.2).max(),
+    ) else {
+        return Timeline::default();
+    };
+    let span = |a: i128, b: i128| (b - a).max(0);
+    let (mut busy, mut gap, mut gaps) = (0i128, 0i128, 0u64);
+    let mut i = 0;
+    while let Some(&(dev, s0, e0)) = by_device.get(i) {
+        let (mut cur_s, mut cur_e) = (s0, e0);
+        i += 1;
+        while let Some(&(_, s, e)) = by_device.get(i).filter(|x| x.0 == dev) {
+            if s > cur_e {
+                busy += span(cur_s, cur_e);
+                gap += span(cur_e, s);
+                gaps += 1;
+                cur_s = s;
+                cur_e = e;
+            } else if e > cur_e {
+                cur_e = e;
+            }
+            i += 1;
+        }
+        busy += span(cur_s, cur_e);
+    }
+    let ns = |v: i128| u64::try_from(round_e9(v)).unwrap_or(0);
+    Timeline {
+        busy_ns: ns(busy),
+        wall_ns: ns(span(first, last)),
+        gap_ns: ns(gap),
+        gaps,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,12 +181,13 @@ mod tests {
             duration: Nanos::from_ns(dur),
             launch: 0,
             correlation: None,
+            sub_ns: 0,
         }
     }
 
     fn of(v: &[KernelDispatch]) -> Timeline {
         let store: Dispatches = v.iter().copied().collect();
-        timeline(&store, &Selection::All(store.len()))
+        timeline(&Remainders::default(), &store, &Selection::All(store.len()))
     }
 
     #[test]

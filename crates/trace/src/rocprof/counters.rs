@@ -4,7 +4,7 @@
 //! Columns are found by name, never by position. See `docs/formats.md`.
 
 use crate::error::{Error, ErrorKind, Result};
-use kernelab_model::{parse_scaled_decimal, Location};
+use kernelab_model::{parse_scaled_decimal, parse_scaled_decimal_wide, Location};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 
@@ -111,6 +111,13 @@ pub fn read_counter_collection<R: Read>(r: R) -> Result<Vec<CounterRow>> {
                 .and_then(|v| u64::try_from(v).ok())
                 .ok_or_else(|| Error::syntax(at(c), what.to_string(), format!("{t:?}")))
         };
+        // Timestamps exact to 10⁻⁹ ns, so a duration is rounded once, not its two ends.
+        let exact = |c: usize, what: &str| -> Result<i128> {
+            let t = text(c);
+            parse_scaled_decimal_wide(t, 9)
+                .filter(|v| !t.contains(['e', 'E']) && *v >= 0)
+                .ok_or_else(|| Error::syntax(at(c), what.to_string(), format!("{t:?}")))
+        };
         let v = text(value);
         let number = v
             .parse::<f64>()
@@ -120,16 +127,17 @@ pub fn read_counter_collection<R: Read>(r: R) -> Result<Vec<CounterRow>> {
         let duration_ns = match (start, end) {
             (Some(s), Some(e)) if !text(s).is_empty() && !text(e).is_empty() => {
                 let (s_ns, e_ns) = (
-                    int(s, "a start timestamp in integer ns")?,
-                    int(e, "an end timestamp in integer ns")?,
+                    exact(s, "a start timestamp in ns")?,
+                    exact(e, "an end timestamp in ns")?,
                 );
-                Some(e_ns.checked_sub(s_ns).ok_or_else(|| {
+                let d = e_ns.checked_sub(s_ns).filter(|d| *d >= 0).ok_or_else(|| {
                     Error::syntax(
                         at(e),
                         "an end timestamp not before the start",
-                        format!("{e_ns} < {s_ns}"),
+                        format!("{} < {}", text(e), text(s)),
                     )
-                })?)
+                })?;
+                Some(u64::try_from(kernelab_model::exact::round_e9(d)).unwrap_or(u64::MAX))
             }
             _ => None,
         };
@@ -194,6 +202,21 @@ mod tests {
             rows[3].kernel,
             "divide_kernel(float*, float const*, float const*, int, int)"
         );
+    }
+
+    #[test]
+    fn fractional_timestamps_give_the_exact_duration_rounded_once() {
+        // Start .6 and end .4 after 52150.8 ns: rounded once 52151; the ends rounded one by one
+        // (…432 − …081 + …) would give 52150.
+        let text = String::from_utf8(fixture("rocprofv3_sdk1.x_counter_collection.csv"))
+            .expect("utf-8")
+            .replacen(
+                "3200098838431081,3200098838483232",
+                "3200098838431081.6,3200098838483232.4",
+                1,
+            );
+        let rows = read_counter_collection(text.as_bytes()).expect("reads");
+        assert_eq!(rows[0].duration_ns, Some(52151));
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! rocprofv3 / rocprof CSV readers.
 
 use super::CsvKind;
+use crate::agents::AgentMap;
 use crate::error::{Error, ErrorKind, Result};
+use kernelab_model::exact::SubNs;
 use kernelab_model::{
-    parse_scaled_decimal, Annotation, AnnotationScope, Dispatches, KernelDispatch, Launch,
-    LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer,
-    TransferKind,
+    parse_scaled_decimal, parse_scaled_decimal_wide, Annotation, AnnotationScope, Dispatches,
+    KernelDispatch, Launch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo,
+    Timestamp, Transfer, TransferKind,
 };
 use std::io::{BufRead, Read};
 
@@ -105,21 +107,31 @@ impl Row<'_> {
         parse_scaled_decimal(t, 0)
             .ok_or_else(|| Error::syntax(self.loc(col), what.to_string(), format!("{t:?}")))
     }
-    /// Start and duration from two timestamp columns; the end may not precede the start.
-    fn interval(&self, start: usize, end: usize) -> Result<(Timestamp, Nanos)> {
-        let s = self.int(start, "a start timestamp in integer nanoseconds")?;
-        let e = self.int(end, "an end timestamp in integer nanoseconds")?;
-        let d = e
-            .checked_sub(s)
-            .and_then(|d| u64::try_from(d).ok())
-            .ok_or_else(|| {
-                Error::syntax(
-                    self.loc(end),
-                    "an end timestamp not before the start",
-                    format!("{e} < {s}"),
-                )
-            })?;
-        Ok((Timestamp::from_ns(s), Nanos::from_ns(d)))
+    /// A decimal number of nanoseconds, exact, in 10⁻⁹ ns; scientific notation that lost
+    /// digits is refused as in [`Row::int`].
+    fn exact_ns(&self, col: usize, what: &str) -> Result<i128> {
+        let t = self.text(col);
+        if t.contains(['e', 'E']) {
+            self.int(col, what)?;
+        }
+        parse_scaled_decimal_wide(t, 9)
+            .ok_or_else(|| Error::syntax(self.loc(col), what.to_string(), format!("{t:?}")))
+    }
+    /// Start and duration from two timestamp columns, each rounded once to whole nanoseconds,
+    /// with their sub-nanosecond remainders (rocprof-compute averages its passes, so its
+    /// timestamps may be fractional); the end may not precede the start.
+    fn interval(&self, start: usize, end: usize) -> Result<(Timestamp, Nanos, SubNs)> {
+        let s = self.exact_ns(start, "a start timestamp in nanoseconds")?;
+        let e = self.exact_ns(end, "an end timestamp in nanoseconds")?;
+        let (start, duration, sub) = SubNs::split(s, e).ok_or_else(|| {
+            let show = |v: i128| kernelab_model::exact::e9_to_f64(v).to_string();
+            Error::syntax(
+                self.loc(end),
+                "an end timestamp not before the start (times within 64-bit nanoseconds)",
+                format!("{} < {}", show(e), show(s)),
+            )
+        })?;
+        Ok((start, duration, sub))
     }
     fn opt_u32(&self, col: Option<usize>, what: &str) -> Result<Option<u32>> {
         match col {
@@ -223,7 +235,7 @@ pub fn read<R: Read>(
             super::stats::read(&mut rdr, &cols, profile, source)
         }
         CsvKind::ApiTrace => api_trace(&mut rdr, &cols, profile, source),
-        CsvKind::MemoryCopyTrace => memory_copies(&mut rdr, &cols, profile),
+        CsvKind::MemoryCopyTrace => memory_copies(&mut rdr, &cols, profile, source),
     }
 }
 
@@ -314,7 +326,8 @@ fn kernel_trace<R: Read>(
     let first = p.dispatches.len();
     let mut gpu_numbered = false;
     records(rdr, cols, |row| {
-        let (start, duration) = row.interval(start, end)?;
+        let (start, duration, sub) = row.interval(start, end)?;
+        let sub_ns = p.remainders.handle(sub);
         let tri = |c: Option<[usize; 3]>| -> Result<Option<[u32; 3]>> {
             let Some(c) = c else { return Ok(None) };
             let mut v = [0u32; 3];
@@ -352,6 +365,7 @@ fn kernel_trace<R: Read>(
             duration,
             launch,
             correlation,
+            sub_ns,
         });
         Ok(())
     })?;
@@ -365,20 +379,13 @@ fn kernel_trace<R: Read>(
 /// the meaning `--device` has for every format: the agents that ran kernels, in id order, are
 /// GPU 0, 1, …; the mapping is stated in the facts.
 fn renumber_agents(ds: &mut Dispatches, first: usize, source: &mut SourceInfo) {
-    let mut ids: Vec<u32> = ds.iter().skip(first).map(|d| d.device).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ds.map_devices(first, |device| ids.partition_point(|&x| x < device) as u32);
-    let map: Vec<String> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, a)| format!("agent {a} → GPU {i}"))
-        .collect();
+    let map = AgentMap::new(ds.iter().skip(first).map(|d| d.device), []);
+    ds.map_devices(first, |device| map.gpu(device));
     source.facts.push((
         "device numbers".into(),
         format!(
             "GPU index, as --device selects it; this file numbers HSA agents (CPUs counted), renumbered among the agents that ran kernels: {}",
-            map.join(", ")
+            map.describe()
         ),
     ));
 }
@@ -401,7 +408,8 @@ fn api_trace<R: Read>(
     let tid = cols.find(&["Thread_Id"]);
     let (mut ranges, mut calls) = (0u64, 0u64);
     records(rdr, cols, |row| {
-        let (start, duration) = row.interval(start, end)?;
+        // Range and call boundaries only place kernels in phases: rounded once, no remainder.
+        let (start, duration, _) = row.interval(start, end)?;
         let pid = pid
             .map(|c| row.int(c, "a process id"))
             .transpose()?
@@ -438,16 +446,54 @@ fn api_trace<R: Read>(
     Ok(())
 }
 
-fn memory_copies<R: Read>(rdr: &mut Lines<R>, cols: &Columns, p: &mut Profile) -> Result<()> {
+/// Which end of a copy is the GPU: the destination, or the source of a copy to the host;
+/// `None` for a copy between two host agents.
+fn gpu_end(direction: &str, src: &str, dst: &str) -> Option<bool> {
+    // Type-relative agent names (`--agent-index type-relative`) say it themselves.
+    if dst.starts_with("GPU") || src.starts_with("GPU") {
+        return Some(dst.starts_with("GPU"));
+    }
+    if dst.starts_with("CPU") && src.starts_with("CPU") {
+        return None;
+    }
+    let d = direction.to_ascii_uppercase();
+    match (d.contains("HOST_TO"), d.contains("TO_HOST")) {
+        (true, true) => None,
+        (_, true) => Some(false),
+        _ => Some(true),
+    }
+}
+
+/// rocprofv3 `memory_copy_trace.csv`: each copy on the GPU at its GPU end, numbered like the
+/// kernel trace's agents (GPU indexes; HSA agent ids renumbered in id order, stated in the
+/// facts). Copies between two host agents are not GPU transfers and are left out.
+fn memory_copies<R: Read>(
+    rdr: &mut Lines<R>,
+    cols: &Columns,
+    p: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
     let start = cols.require(START, 1)?;
     let end = cols.require(END, 1)?;
+    let src = cols.find(&["Source_Agent_Id"]);
     let dst = cols.find(&["Destination_Agent_Id"]);
+    let direction = cols.find(&["Direction"]);
     let stream = cols.find(STREAM);
+    let first = p.transfers.len();
+    let (mut typed, mut host_only) = (false, 0u64);
     records(rdr, cols, |row| {
-        let (start, duration) = row.interval(start, end)?;
+        let (start, duration, sub) = row.interval(start, end)?;
+        let text = |c: Option<usize>| c.map(|c| row.text(c)).unwrap_or("");
+        let Some(to_dst) = gpu_end(text(direction), text(src), text(dst)) else {
+            host_only += 1;
+            return Ok(());
+        };
+        let end_col = if to_dst { dst } else { src };
+        typed |= text(end_col).starts_with("GPU");
+        let sub_ns = p.remainders.handle(sub);
         p.transfers.push(Transfer {
             kind: TransferKind::Memcpy,
-            device: row.agent(dst)?,
+            device: row.agent(end_col)?,
             stream: match stream {
                 Some(c) => row.int(c, "a stream id")?.try_into().unwrap_or(0),
                 None => 0,
@@ -455,7 +501,28 @@ fn memory_copies<R: Read>(rdr: &mut Lines<R>, cols: &Columns, p: &mut Profile) -
             start,
             duration,
             bytes: None,
+            sub_ns,
         });
         Ok(())
-    })
+    })?;
+    let copies = &mut p.transfers[first..];
+    let how = if typed || dst.is_none() {
+        "GPU index, as --device selects it: the GPU end of each copy".to_string()
+    } else {
+        let map = AgentMap::new([], copies.iter().map(|t| t.device));
+        for t in copies.iter_mut() {
+            t.device = map.gpu(t.device);
+        }
+        format!(
+            "GPU index, as --device selects it: the GPU end of each copy (the destination, or the source of a copy to the host); this file numbers HSA agents (CPUs counted), renumbered among the agents at a GPU end: {}",
+            map.describe()
+        )
+    };
+    source.facts.push(("device numbers".into(), how));
+    if host_only > 0 {
+        source.notes.push(format!(
+            "{host_only} copies between host agents are not GPU transfers and were left out"
+        ));
+    }
+    Ok(())
 }

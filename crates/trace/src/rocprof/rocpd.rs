@@ -106,16 +106,30 @@ pub fn read(
                 .filter(|&v| v > 0)
                 .or(int(m, "corr_id"))
                 .and_then(|v| u64::try_from(v).ok()),
+            sub_ns: 0,
         });
         Ok(())
     })?;
+    let mut host_only = 0u64;
     if objs.iter().any(|o| o == "memory_copies") {
         lossy += rows(conn, "memory_copies", |m, row| {
             if let (Some(s), Some(e)) = (int(m, "start"), int(m, "end")) {
                 let duration = span(s, e, &format!("memory_copies.end (row {row})"))?;
+                // The GPU end of the copy (the destination, or the source of a copy to the
+                // host), by its index among GPUs; a copy between host agents is no GPU transfer.
+                let ty = |end: &str| text(m, &format!("{end}_agent_type"));
+                let end = match (ty("dst").as_deref(), ty("src").as_deref()) {
+                    // A view without agent types: the destination.
+                    (None, None) | (Some("GPU"), _) => "dst",
+                    (_, Some("GPU")) => "src",
+                    _ => {
+                        host_only += 1;
+                        return Ok(());
+                    }
+                };
                 p.transfers.push(Transfer {
                     kind: TransferKind::Memcpy,
-                    device: int(m, "dst_agent_type_index")
+                    device: int(m, &format!("{end}_agent_type_index"))
                         .and_then(|v| u32::try_from(v).ok())
                         .unwrap_or(0),
                     stream: int(m, "stream_id")
@@ -124,6 +138,7 @@ pub fn read(
                     start: Timestamp::from_ns(s),
                     duration,
                     bytes: int(m, "size").and_then(|v| u64::try_from(v).ok()),
+                    sub_ns: 0,
                 });
             }
             Ok(())
@@ -134,8 +149,13 @@ pub fn read(
     }
     source.facts.push((
         "device numbers".into(),
-        "GPU index (agent_type_index), as --device selects it".into(),
+        "GPU index (agent_type_index), as --device selects it; a copy is on the GPU at its GPU end (the destination, or the source of a copy to the host)".into(),
     ));
+    if host_only > 0 {
+        source.notes.push(format!(
+            "{host_only} copies between host agents are not GPU transfers and were left out"
+        ));
+    }
     note_lossy(&mut source.notes, "the rocpd database", lossy);
     Ok(())
 }

@@ -168,6 +168,7 @@ pub(super) fn read<R: Read>(
                     name: l.name,
                     calls: l.calls,
                     total: round_e9(l.total_e9),
+                    total_e9: l.total_e9,
                 }));
         }
         None => {

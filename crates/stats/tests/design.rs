@@ -1,0 +1,176 @@
+//! Verdict texts, and `--until` against the from-scratch analysis of every prefix.
+
+use kernelab_stats::{
+    abba_order, analyze, log_ratios, next, verdict, Design, Direction, Next, Order, Pair, StopRule,
+    Verdict,
+};
+
+#[test]
+fn verdict_states_the_estimate_not_the_interval_midpoint() {
+    // Midpoint 5%, estimate 3%.
+    let (v, text) = verdict(1.03, Some((1.01, 1.09)), 0.005);
+    assert_eq!(v, Verdict::Slower);
+    assert_eq!(
+        text,
+        "SLOWER by 3.00% (CI 1.00% to 9.00%), ≥ threshold 0.50%"
+    );
+    // Midpoint 5.5% faster, estimate 2% faster.
+    let (v, text) = verdict(0.98, Some((0.90, 0.99)), 0.005);
+    assert_eq!(v, Verdict::Faster);
+    assert_eq!(
+        text,
+        "FASTER by 2.00% (CI 1.00% to 10.00%), ≥ threshold 0.50%"
+    );
+}
+
+#[test]
+fn analysis_text_states_the_hodges_lehmann_ratio() {
+    // Right-skewed log ratios: most pairs about 2% slower, a few much slower, so the
+    // Hodges–Lehmann estimate sits well below the middle of its interval.
+    let pairs: Vec<Pair> = (0..32)
+        .map(|k| {
+            let slow = if k % 8 == 0 {
+                1.25
+            } else {
+                1.02 + 0.0005 * k as f64
+            };
+            Pair {
+                order: abba_order(k, Order::AB),
+                a: 100.0,
+                b: 100.0 * slow,
+            }
+        })
+        .collect();
+    let design = Design {
+        stop: StopRule::Fixed,
+        ..Design::default()
+    };
+    let a = analyze(&pairs, &design);
+    let (lo, hi) = a.ci.expect("interval at 32 pairs");
+    let stated = format!("SLOWER by {:.2}% ", (a.ratio - 1.0) * 100.0);
+    let midpoint = format!("SLOWER by {:.2}% ", ((lo + hi) / 2.0 - 1.0) * 100.0);
+    assert_ne!(stated, midpoint, "the case must separate the two");
+    assert!(a.verdict_text.starts_with(&stated), "{}", a.verdict_text);
+    let d = log_ratios(&pairs, Direction::LowerIsBetter);
+    let hl = kernelab_stats::rank::hodges_lehmann(&d).expect("estimate");
+    assert!((a.ratio - hl.exp()).abs() < 1e-15);
+}
+
+#[path = "support/noise.rs"]
+mod noise;
+
+/// The `--until` analysis as it was computed before it became incremental: a full analysis of
+/// every prefix from `min_pairs` on (each one a fixed design over that prefix), stopping at the
+/// first whose half-width is at most `r`.
+fn until_from_scratch(pairs: &[Pair], design: &Design, r: f64) -> (usize, Option<f64>) {
+    let fixed = Design {
+        stop: StopRule::Fixed,
+        ..*design
+    };
+    for n in design.min_pairs.max(2)..=pairs.len() {
+        let a = analyze(&pairs[..n], &fixed);
+        if a.resolution.is_some_and(|h| h <= r) {
+            return (n, a.resolution);
+        }
+    }
+    (pairs.len(), None)
+}
+
+#[test]
+fn until_equals_the_from_scratch_analysis_of_every_prefix() {
+    let (mut reached, mut not_reached) = (0, 0);
+    for seed in 0..40u64 {
+        let n = 60 + (seed as usize * 53) % 240;
+        let pairs = noise::noisy_pairs(500 + seed, n, [0.0, 0.01, 0.03][seed as usize % 3]);
+        for r in [0.002, 0.004, 0.008] {
+            let design = Design {
+                stop: StopRule::Until { resolution: r },
+                min_pairs: 4 + seed as usize % 7,
+                max_pairs: 10_000,
+                alpha: [0.05, 0.01, 0.1][seed as usize % 3],
+                ..Design::default()
+            };
+            let got = analyze(&pairs, &design);
+            let (stop, width) = until_from_scratch(&pairs, &design, r);
+            let fixed = Design {
+                stop: StopRule::Fixed,
+                ..design
+            };
+            let want = analyze(&pairs[..stop], &fixed);
+            let case = format!("seed {seed} n {n} r {r}");
+            assert_eq!(got.pairs, stop, "{case}");
+            assert_eq!(got.pairs_available, n, "{case}");
+            // Every figure of the final look and of the diagnostics is the prefix's own.
+            assert_eq!(got.ratio.to_bits(), want.ratio.to_bits(), "{case}");
+            assert_eq!(got.ci, want.ci, "{case}");
+            assert_eq!(got.level, want.level, "{case}");
+            assert_eq!(got.verdict_text, want.verdict_text, "{case}");
+            assert_eq!(got.resolution, want.resolution, "{case}");
+            assert_eq!(got.mde, want.mde, "{case}");
+            assert_eq!(got.sign_ci, want.sign_ci, "{case}");
+            assert_eq!(got.noise_sd, want.noise_sd, "{case}");
+            assert_eq!(got.outliers, want.outliers, "{case}");
+            assert_eq!(got.order_effect, want.order_effect, "{case}");
+            assert_eq!(got.drift, want.drift, "{case}");
+            assert_eq!(got.warnings, want.warnings, "{case}");
+            match width {
+                Some(h) => {
+                    reached += 1;
+                    assert_eq!(got.resolution, Some(h), "{case}");
+                    assert_eq!(
+                        got.stopped_by,
+                        format!("resolution ±{:.2}% reached at {stop} pairs", r * 100.0),
+                        "{case}"
+                    );
+                    assert_eq!(got.looks.len(), 1, "{case}");
+                    assert_eq!(got.looks[0].pairs, stop, "{case}");
+                    assert_eq!(got.looks[0].ci, want.ci, "{case}");
+                }
+                None => {
+                    not_reached += 1;
+                    assert_eq!(got.stopped_by, "resolution not reached", "{case}");
+                    assert!(got.looks.is_empty(), "{case}");
+                }
+            }
+        }
+    }
+    // Both outcomes occur, and many stops are well past the first look.
+    assert!(
+        reached >= 20 && not_reached >= 10,
+        "{reached} reached, {not_reached} not"
+    );
+}
+
+#[test]
+fn a_resumed_run_that_already_stopped_stops_at_once() {
+    // 120 pairs whose ±0.8% target is reached well before the end: the live rule must stop
+    // now, with the analysis of the earlier stop, not run on to the maximum.
+    let pairs = noise::noisy_pairs(7, 120, 0.0);
+    let design = Design {
+        stop: StopRule::Until { resolution: 0.008 },
+        max_pairs: 256,
+        ..Design::default()
+    };
+    let (stop, width) = until_from_scratch(&pairs, &design, 0.008);
+    assert!(width.is_some() && stop < 100, "stop {stop}");
+    match next(&pairs, &design) {
+        Next::Stop(a) => assert_eq!(a.pairs, stop),
+        Next::Continue => panic!("a resumed run past its stop must stop"),
+    }
+    match next(&pairs[..stop - 1], &design) {
+        Next::Continue => {}
+        Next::Stop(a) => panic!("stopped at {} before the stop", a.pairs),
+    }
+    // The planned looks do the same: decisive at the first look (8), resumed at 40 pairs.
+    let slower: Vec<Pair> = (0..40)
+        .map(|k| Pair {
+            order: abba_order(k, Order::AB),
+            a: 100.0 + (k % 7) as f64 * 0.01,
+            b: 110.0 + (k % 5) as f64 * 0.01,
+        })
+        .collect();
+    match next(&slower, &Design::default()) {
+        Next::Stop(a) => assert_eq!((a.pairs, a.verdict), (8, Verdict::Slower)),
+        Next::Continue => panic!("decisive at an earlier look"),
+    }
+}
