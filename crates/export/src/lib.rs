@@ -318,7 +318,7 @@ impl Dispatches {
                 .map(String::as_str)
                 .unwrap_or_default();
             let family = families.entry(d.name.0).or_insert_with(|| family_key(name));
-            let launch = profile.launch(d);
+            let launch = profile.launch(&d);
             self.file.append_value(&file);
             self.format.append_value(&format);
             self.name.append_value(name);

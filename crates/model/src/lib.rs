@@ -29,6 +29,7 @@ mod profile;
 mod provenance;
 pub mod roofline;
 pub mod serve;
+mod store;
 pub mod sweep;
 mod units;
 
@@ -48,4 +49,5 @@ pub use location::Location;
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Interner, NameId, Profile, SourceInfo};
 pub use provenance::{GitState, InputFile, Provenance};
+pub use store::{Context, Dispatches, Iter as DispatchIter};
 pub use units::{parse_scaled_decimal, parse_scaled_decimal_wide, Nanos, Timestamp};

@@ -3,6 +3,7 @@
 use crate::dispatch::{
     ActivityAggregate, Annotation, KernelAggregate, KernelDispatch, Launch, LaunchConfig, Transfer,
 };
+use crate::store::Dispatches;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::path::PathBuf;
@@ -87,8 +88,8 @@ pub struct Profile {
     pub names: Interner<String>,
     /// Interned launch shapes and resources.
     pub launches: Interner<LaunchConfig>,
-    /// Kernel executions.
-    pub dispatches: Vec<KernelDispatch>,
+    /// Kernel executions (12 bytes each; see [`Dispatches`]).
+    pub dispatches: Dispatches,
     /// Copies and fills.
     pub transfers: Vec<Transfer>,
     /// Annotated ranges (phases).

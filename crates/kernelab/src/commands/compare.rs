@@ -17,12 +17,12 @@ fn read_runs(paths: &[PathBuf]) -> Result<Vec<Profile>> {
         .iter()
         .map(|path| {
             let mut p = Profile::default();
-            read_file(
-                path,
-                &ReadOptions::default(),
-                &mut p,
-                &BarProgress::new(path),
-            )?;
+            // A comparison has no phases: correlation ids are not needed.
+            let options = ReadOptions {
+                skip_correlations: true,
+                ..ReadOptions::default()
+            };
+            read_file(path, &options, &mut p, &BarProgress::new(path))?;
             Ok(p)
         })
         .collect()

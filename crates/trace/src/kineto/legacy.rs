@@ -2,7 +2,9 @@
 //! no `cat`; GPU kernels live on processes named `GPU<n>`, copies on `COPY`, and exact
 //! nanosecond times are in `args.BeginNs` / `args.EndNs` (strings).
 
-use super::{int_of, json_error, State};
+use super::scan::Fields;
+use super::values::{int_of, raw, text, time_field};
+use super::State;
 use crate::agents::AgentMap;
 use crate::error::{Error, Result};
 use kernelab_model::exact::{e9_to_f64, SubNs, E9};
@@ -10,61 +12,42 @@ use kernelab_model::{
     parse_scaled_decimal_wide, KernelDispatch, LaunchConfig, Location, Profile, Transfer,
     TransferKind,
 };
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use std::borrow::Cow;
 
-#[derive(Deserialize)]
-struct LegacyEvent<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pid: Option<&'a RawValue>,
-    #[serde(borrow)]
-    ts: Option<&'a RawValue>,
-    #[serde(borrow)]
-    dur: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    args: Option<LegacyArgs<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-struct LegacyArgs<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(rename = "BeginNs", borrow)]
-    begin: Option<Cow<'a, str>>,
-    #[serde(rename = "EndNs", borrow)]
-    end: Option<Cow<'a, str>>,
-    #[serde(rename = "dev-id", borrow)]
-    device: Option<&'a RawValue>,
-    #[serde(rename = "queue-id", borrow)]
-    queue: Option<&'a RawValue>,
-}
-
-fn pid_key(pid: Option<&RawValue>) -> String {
-    pid.map(|p| p.get().trim_matches('"').to_string())
+/// The `pid` as a key of the process-name table (a string's content, or the number's text).
+fn pid_key(ev: &[u8], f: &Fields) -> String {
+    f.pid
+        .map(|v| String::from_utf8_lossy(raw(ev, v)).into_owned())
         .unwrap_or_default()
 }
 
 /// Handles one event without `cat`; returns whether it was used.
-pub(crate) fn handle(text: &[u8], at: u64, ph: &[u8], st: &mut State<'_, '_>) -> Result<bool> {
+pub(crate) fn handle(
+    ev: &[u8],
+    f: &Fields,
+    at: u64,
+    ph: &[u8],
+    st: &mut State<'_, '_>,
+) -> Result<bool> {
     if ph != b"X" && ph != b"M" {
         return Ok(false);
     }
-    let ev: LegacyEvent<'_> = serde_json::from_slice(text).map_err(|e| json_error(&e, text, at))?;
-    let args = ev.args.unwrap_or_default();
+    let string = |v, field| match v {
+        Some(v) => text(ev, v, at, field),
+        None => Ok(None),
+    };
+    let name = string(f.name, "name")?;
+    let args = &f.args;
     if ph == b"M" {
-        if ev.name.as_deref() == Some("process_name") {
-            if let Some(n) = args.name {
-                st.process_names.insert(pid_key(ev.pid), n.into_owned());
+        if name.as_deref() == Some("process_name") {
+            if let Some(n) = string(args.name, "args.name")? {
+                st.process_names.insert(pid_key(ev, f), n.into_owned());
             }
         }
         return Ok(false);
     }
     let process = st
         .process_names
-        .get(&pid_key(ev.pid))
+        .get(&pid_key(ev, f))
         .map(String::as_str)
         .unwrap_or("");
     let is_kernel = process.starts_with("GPU") && !process.starts_with("GPU Barrier");
@@ -82,11 +65,13 @@ pub(crate) fn handle(text: &[u8], at: u64, ph: &[u8], st: &mut State<'_, '_>) ->
             )
         })
     };
-    let (start, end) = match (&args.begin, &args.end) {
+    let begin = string(args.begin_ns, "args.BeginNs")?;
+    let end = string(args.end_ns, "args.EndNs")?;
+    let (start, end) = match (&begin, &end) {
         (Some(b), Some(e)) => (ns(b, "BeginNs")?, ns(e, "EndNs")?),
         _ => {
-            let s = i128::from(super::time_field(ev.ts, "ts", at)?);
-            let e = s + i128::from(super::time_field(ev.dur, "dur", at)?);
+            let s = i128::from(time_field(ev, f.ts, "ts", at)?);
+            let e = s + i128::from(time_field(ev, f.dur, "dur", at)?);
             (s * E9, e * E9)
         }
     };
@@ -97,17 +82,17 @@ pub(crate) fn handle(text: &[u8], at: u64, ph: &[u8], st: &mut State<'_, '_>) ->
             format!("{} < {}", e9_to_f64(end), e9_to_f64(start)),
         )
     })?;
-    let device = int_of(args.device)
+    let device = int_of(ev, args.dev_id)
         .or_else(|| process.trim_start_matches("GPU").parse::<i64>().ok())
         .and_then(|d| u32::try_from(d).ok())
         .unwrap_or(0);
-    let stream = int_of(args.queue)
+    let stream = int_of(ev, args.queue_id)
         .and_then(|q| u64::try_from(q).ok())
         .unwrap_or(0);
     let p = &mut *st.profile;
     let sub_ns = p.remainders.handle(sub);
     if is_kernel {
-        let name = p.names.intern_str(ev.name.as_deref().unwrap_or(""));
+        let name = p.names.intern_str(name.as_deref().unwrap_or(""));
         let launch = p.launches.intern(LaunchConfig::default());
         p.dispatches.push(KernelDispatch {
             name,
@@ -138,14 +123,12 @@ pub(crate) fn handle(text: &[u8], at: u64, ph: &[u8], st: &mut State<'_, '_>) ->
 /// is agent 2), renumbered like rocprof's CSV files (the agents that ran kernels, in id order,
 /// then those that only copied); returns the fact that says so.
 pub(crate) fn renumber(p: &mut Profile, first: (usize, usize)) -> String {
-    let (ds, ts) = (
-        p.dispatches.get(first.0..).unwrap_or_default(),
-        p.transfers.get(first.1..).unwrap_or_default(),
+    let ts = p.transfers.get(first.1..).unwrap_or_default();
+    let map = AgentMap::new(
+        p.dispatches.iter().skip(first.0).map(|d| d.device),
+        ts.iter().map(|t| t.device),
     );
-    let map = AgentMap::new(ds.iter().map(|d| d.device), ts.iter().map(|t| t.device));
-    for d in p.dispatches.iter_mut().skip(first.0) {
-        d.device = map.gpu(d.device);
-    }
+    p.dispatches.map_devices(first.0, |device| map.gpu(device));
     for t in p.transfers.iter_mut().skip(first.1) {
         t.device = map.gpu(t.device);
     }

@@ -8,56 +8,27 @@
 
 mod legacy;
 mod scan;
+mod skip;
+mod values;
+mod window;
 
 use crate::error::{snippet, Error, ErrorKind, Result};
 use kernelab_model::{
-    parse_scaled_decimal, Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig,
-    Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer, TransferKind,
+    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Location, Nanos, Profile,
+    Resources, SourceInfo, Timestamp, Transfer, TransferKind,
 };
-use scan::Window;
+use scan::Fields;
 use serde::Deserialize;
-use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
+use values::{int_of, text, time_field, triple, uint};
+use window::Window;
 
 /// Options of the Kineto reader.
 #[derive(Clone, Debug, Default)]
 pub struct KinetoOptions {
     /// Also collect host runtime launch calls (needed to place kernels in CPU-side annotations).
     pub host_launches: bool,
-}
-
-#[derive(Deserialize)]
-struct Event<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pid: Option<&'a RawValue>,
-    #[serde(borrow)]
-    tid: Option<&'a RawValue>,
-    #[serde(borrow)]
-    ts: Option<&'a RawValue>,
-    #[serde(borrow)]
-    dur: Option<&'a RawValue>,
-    #[serde(borrow)]
-    args: Option<Args<'a>>,
-}
-
-#[derive(Deserialize, Default)]
-struct Args<'a> {
-    #[serde(borrow)]
-    device: Option<&'a RawValue>,
-    #[serde(borrow)]
-    stream: Option<&'a RawValue>,
-    correlation: Option<u64>,
-    #[serde(rename = "registers per thread")]
-    registers: Option<u32>,
-    #[serde(rename = "shared memory")]
-    shared: Option<u64>,
-    grid: Option<[u32; 3]>,
-    block: Option<[u32; 3]>,
-    bytes: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -109,7 +80,7 @@ pub fn read<R: Read>(
             w.consume(1);
         } else {
             loop {
-                let (end, _, _) = w.next_value()?;
+                let end = w.next_value()?;
                 let key_raw = w.slice(0..end).to_vec();
                 let key_at = w.offset(w.pos);
                 let key: String = serde_json::from_slice(&key_raw).map_err(|_| {
@@ -126,7 +97,7 @@ pub fn read<R: Read>(
                     read_events(&mut w, &mut state)?;
                     saw_events = true;
                 } else {
-                    let (end, _, _) = w.next_value()?;
+                    let end = w.next_value()?;
                     record_fact(&key, w.slice(0..end), source);
                     w.consume(end);
                 }
@@ -196,26 +167,25 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
         w.consume(1);
         return Ok(());
     }
+    let host_launches = st.options.host_launches;
+    let mut f = Fields::default();
     loop {
-        let (end, cat, ph) = w.next_value()?;
-        let kind = cat
-            .as_ref()
-            .and_then(|c| classify(w.slice(c.clone()), st.options.host_launches));
-        let is_complete = ph
-            .as_ref()
-            .map(|p| w.slice(p.clone()) == b"X")
-            .unwrap_or(false);
+        let end = w.next_event(&mut f, |cat| classify(cat, host_launches).is_some())?;
+        let ev = w.slice(0..end);
         let at = w.offset(w.pos);
+        let kind = f
+            .cat
+            .and_then(|c| classify(values::raw(ev, c), host_launches));
+        let ph = f.ph.map(|p| values::raw(ev, p));
         match kind {
-            Some(kind) if is_complete => {
-                handle_event(w.slice(0..end), at, kind, st)?;
+            Some(kind) if ph == Some(b"X") => {
+                handle_event(ev, &f, at, kind, st)?;
                 st.counts.parsed += 1;
             }
             // Chrome traces without `cat` (legacy rocprof `results.json`): kernels and copies
             // are told apart by their process's name.
-            None if cat.is_none() && ph.is_some() => {
-                let ph = w.slice(ph.clone().unwrap_or_default()).to_vec();
-                if legacy::handle(w.slice(0..end), at, &ph, st)? {
+            None if f.cat.is_none() && ph.is_some() => {
+                if legacy::handle(ev, &f, at, ph.unwrap_or_default(), st)? {
                     st.counts.parsed += 1;
                     st.counts.legacy += 1;
                 } else {
@@ -231,67 +201,9 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
     }
 }
 
-pub(crate) fn json_error(e: &serde_json::Error, text: &[u8], at: u64) -> Error {
-    // Map serde's line/column inside the event back to a stream byte offset.
-    let mut offset = 0usize;
-    let mut line = 1usize;
-    for (i, &c) in text.iter().enumerate() {
-        if line == e.line() {
-            offset = i + e.column().saturating_sub(1);
-            break;
-        }
-        if c == b'\n' {
-            line += 1;
-        }
-    }
-    let message = e.to_string();
-    let message = message
-        .split(" at line ")
-        .next()
-        .unwrap_or(&message)
-        .to_string();
-    Error::syntax(
-        Location::byte(at + offset as u64),
-        "a valid trace event",
-        format!("invalid JSON ({message})"),
-    )
-}
-
-pub(crate) fn time_field(raw: Option<&RawValue>, key: &str, at: u64) -> Result<i64> {
-    let raw = raw.ok_or_else(|| {
-        Error::syntax(
-            Location::byte(at).with_field(key),
-            format!("a \"{key}\" number"),
-            "none",
-        )
-    })?;
-    parse_scaled_decimal(raw.get().trim_matches('"'), 3).ok_or_else(|| {
-        Error::syntax(
-            Location::byte(at).with_field(key),
-            "a decimal number of microseconds",
-            raw.get().to_string(),
-        )
-    })
-}
-
-pub(crate) fn int_of(raw: Option<&RawValue>) -> Option<i64> {
-    let t = raw?.get().trim();
-    if let Ok(v) = t.parse::<i64>() {
-        return Some(v);
-    }
-    // ROCm writes streams as "0x0" strings.
-    let s: String = serde_json::from_str(t).ok()?;
-    let s = s.trim();
-    if let Some(hex) = s.strip_prefix("0x") {
-        return i64::from_str_radix(hex, 16).ok();
-    }
-    s.parse::<i64>().ok()
-}
-
-fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Result<()> {
-    let ev: Event<'_> = serde_json::from_slice(text).map_err(|e| json_error(&e, text, at))?;
-    let start = time_field(ev.ts, "ts", at)?;
-    let dur = time_field(ev.dur, "dur", at)?;
+fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '_>) -> Result<()> {
+    let start = time_field(ev, f.ts, "ts", at)?;
+    let dur = time_field(ev, f.dur, "dur", at)?;
     let duration = u64::try_from(dur).map_err(|_| {
         Error::syntax(
             Location::byte(at).with_field("dur"),
@@ -301,33 +213,43 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
     })?;
     let start = Timestamp::from_ns(start);
     let duration = Nanos::from_ns(duration);
-    let args = ev.args.unwrap_or_default();
-    let pid = int_of(ev.pid);
-    let tid = int_of(ev.tid);
-    let device = int_of(args.device)
+    let a = &f.args;
+    let pid = int_of(ev, f.pid);
+    let tid = int_of(ev, f.tid);
+    let device = int_of(ev, a.device)
         .or(pid)
         .and_then(|d| u32::try_from(d).ok())
         .unwrap_or(0);
-    let stream = int_of(args.stream)
+    let stream = int_of(ev, a.stream)
         .or(tid)
         .and_then(|s| u64::try_from(s).ok())
         .unwrap_or(0);
-    let p = &mut *st.profile;
+    let correlation = uint::<u64>(ev, a.correlation, "args.correlation", at)?;
+    let name = |st: &mut State<'_, '_>| -> Result<kernelab_model::NameId> {
+        let n = match f.name {
+            Some(v) => text(ev, v, at, "name")?,
+            None => None,
+        };
+        Ok(st.profile.names.intern_str(n.as_deref().unwrap_or("")))
+    };
     match kind {
         Kind::Kernel => {
-            let name = p.names.intern_str(ev.name.as_deref().unwrap_or(""));
-            let launch = p.launches.intern(LaunchConfig {
-                grid: args.grid,
-                block: args.block,
+            let name = name(st)?;
+            let config = LaunchConfig {
+                grid: triple(ev, a.grid, "args.grid", at)?,
+                block: triple(ev, a.block, "args.block", at)?,
                 resources: Resources {
-                    registers: args.registers,
-                    shared_bytes: args.shared.and_then(|s| u32::try_from(s).ok()),
+                    registers: uint::<u32>(ev, a.registers, "args.registers per thread", at)?,
+                    shared_bytes: uint::<u64>(ev, a.shared, "args.shared memory", at)?
+                        .and_then(|s| u32::try_from(s).ok()),
                     ..Resources::default()
                 },
-            });
+            };
             if duration.ns() == 0 {
                 st.counts.zero_duration += 1;
             }
+            let p = &mut *st.profile;
+            let launch = p.launches.intern(config);
             p.dispatches.push(KernelDispatch {
                 name,
                 device,
@@ -335,11 +257,11 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
                 start,
                 duration,
                 launch,
-                correlation: args.correlation,
+                correlation,
                 sub_ns: 0,
             });
         }
-        Kind::Memcpy | Kind::Memset => p.transfers.push(Transfer {
+        Kind::Memcpy | Kind::Memset => st.profile.transfers.push(Transfer {
             kind: if kind == Kind::Memcpy {
                 TransferKind::Memcpy
             } else {
@@ -349,16 +271,16 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
             stream,
             start,
             duration,
-            bytes: args.bytes,
+            bytes: uint::<u64>(ev, a.bytes, "args.bytes", at)?,
             sub_ns: 0,
         }),
         Kind::GpuAnnotation | Kind::CpuAnnotation => {
-            let name = p.names.intern_str(ev.name.as_deref().unwrap_or(""));
+            let name = name(st)?;
             let scope = if kind == Kind::GpuAnnotation {
                 // Kineto records a GPU range on the stream it annotates (`tid`).
                 AnnotationScope::Gpu {
                     device,
-                    stream: int_of(args.stream)
+                    stream: int_of(ev, a.stream)
                         .or(tid)
                         .and_then(|s| u64::try_from(s).ok()),
                 }
@@ -368,7 +290,7 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
                     tid: tid.unwrap_or(0),
                 }
             };
-            p.annotations.push(Annotation {
+            st.profile.annotations.push(Annotation {
                 name,
                 scope,
                 start,
@@ -376,8 +298,8 @@ fn handle_event(text: &[u8], at: u64, kind: Kind, st: &mut State<'_, '_>) -> Res
             });
         }
         Kind::Runtime => {
-            if let Some(correlation) = args.correlation {
-                p.host_launches.push(Launch {
+            if let Some(correlation) = correlation {
+                st.profile.host_launches.push(Launch {
                     correlation,
                     pid: pid.unwrap_or(0),
                     tid: tid.unwrap_or(0),

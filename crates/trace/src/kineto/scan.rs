@@ -1,22 +1,18 @@
-//! A streaming JSON scanner that finds the byte extent of one value without building it, so
-//! that only the events kernelab needs are handed to `serde_json`. Written by hand because no
-//! well-kept crate streams the elements of one array inside a top-level object with byte
-//! offsets and constant memory (`serde_json::StreamDeserializer` reads whole top-level values).
-
-use crate::error::{snippet, Error, ErrorKind, Result};
-use kernelab_model::Location;
-use std::io::Read;
-use std::ops::Range;
+//! The one pass over a trace event: finds where the event ends and, on the way, where the
+//! members kernelab reads are (`cat`, `ph`, `name`, times, ids, and those of `args`), so a kept
+//! event is converted from these byte ranges without a second parse. Structural bytes are found
+//! with `memchr` (SIMD): strings are skipped to their closing quote, and a value kernelab does
+//! not read (a nested object or array, or the rest of an event whose `cat` is not kept) is
+//! skipped by searching only for quotes and its own kind of bracket. Nothing is recursed into,
+//! so nesting depth costs no stack.
+//!
+//! Written by hand because no well-kept crate streams the elements of one array inside a
+//! top-level object with byte offsets and constant memory.
 
 /// Byte classes outside strings.
 const OTHER: u8 = 0;
 const WS: u8 = 1;
 const SCALAR: u8 = 2;
-const OPEN: u8 = 3;
-const CLOSE: u8 = 4;
-const QUOTE: u8 = 5;
-const COMMA: u8 = 6;
-const COLON: u8 = 7;
 
 const fn classes() -> [u8; 256] {
     let mut t = [OTHER; 256];
@@ -30,547 +26,459 @@ const fn classes() -> [u8; 256] {
         t[scalar[i] as usize] = SCALAR;
         i += 1;
     }
-    t[b'{' as usize] = OPEN;
-    t[b'[' as usize] = OPEN;
-    t[b'}' as usize] = CLOSE;
-    t[b']' as usize] = CLOSE;
-    t[b'"' as usize] = QUOTE;
-    t[b',' as usize] = COMMA;
-    t[b':' as usize] = COLON;
     t
 }
 static CLASS: [u8; 256] = classes();
 
-/// The result of scanning one value that starts at index 0 of a slice.
+/// True for JSON whitespace.
+pub fn is_ws(c: u8) -> bool {
+    CLASS[c as usize] == WS
+}
+
+/// True for a byte that can be part of a number, `true`, `false` or `null`.
+pub fn is_scalar(c: u8) -> bool {
+    CLASS[c as usize] == SCALAR
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` that equals `c`, exactly (no false positives).
+#[inline(always)]
+fn eq_bytes(x: u64, c: u8) -> u64 {
+    let y = x ^ (LO * u64::from(c));
+    !(((y & !HI) + !HI) | y) & HI
+}
+
+/// The index in `t` of the first byte equal to one of `needles` (one, two or three bytes;
+/// repeat a byte to use fewer). JSON keys and values are mostly short, where calling `memchr`
+/// costs more than the search: the first 32 bytes are tested 8 at a time in a `u64`, and only
+/// longer runs (kernel names) go to `memchr2`/`memchr3`, which search 16 or 32 bytes per step
+/// with SIMD.
+#[inline(always)]
+fn find(t: &[u8], needles: [u8; 3]) -> Option<usize> {
+    let [a, b, c] = needles;
+    let mut k = 0;
+    while let Some(w) = t.get(k..k + 8) {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(w);
+        let x = u64::from_le_bytes(x);
+        let m = eq_bytes(x, a) | eq_bytes(x, b) | eq_bytes(x, c);
+        if m != 0 {
+            return Some(k + (m.trailing_zeros() / 8) as usize);
+        }
+        k += 8;
+        if k == 32 {
+            let rest = t.get(k..)?;
+            let found = if b == c {
+                memchr::memchr2(a, b, rest)
+            } else {
+                memchr::memchr3(a, b, c, rest)
+            };
+            return found.map(|j| k + j);
+        }
+    }
+    let rest = t.get(k..)?;
+    rest.iter()
+        .position(|&x| x == a || x == b || x == c)
+        .map(|j| k + j)
+}
+
+/// Why a scan stopped before the end of the value.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Scan {
-    /// The value ends at `end` (exclusive). For objects, `cat` and `ph` are the raw contents of
-    /// those top-level string members when present.
-    Complete {
-        /// Exclusive end of the value.
-        end: usize,
-        /// Raw `cat` string content.
-        cat: Option<Range<usize>>,
-        /// Raw `ph` string content.
-        ph: Option<Range<usize>>,
-    },
-    /// The slice ends inside the value.
+pub enum Stop {
+    /// The slice ends inside the value: scan again once more bytes are there.
     Incomplete,
-    /// The value is malformed at `at`.
+    /// The value is malformed at index `at`.
     Invalid {
         /// Index of the offending byte.
         at: usize,
-        /// What was expected there.
+        /// What JSON wanted there, e.g. "expected value".
         expected: &'static str,
     },
 }
 
-/// Continues a string from index `i` (after its opening quote): `Ok(end)` is the index after
-/// the closing quote; `Err(resume)` means the slice ended inside the string, and scanning may
-/// resume at `resume` once more bytes are there (never before bytes already read, except one
-/// trailing backslash whose escaped byte is still missing).
-fn string_from(b: &[u8], mut i: usize) -> std::result::Result<usize, usize> {
-    loop {
-        let Some(k) = b.get(i..).and_then(|t| memchr::memchr2(b'"', b'\\', t)) else {
-            return Err(b.len());
-        };
-        i += k;
-        if b.get(i) == Some(&b'"') {
-            return Ok(i + 1);
-        }
-        if i + 1 >= b.len() {
-            return Err(i);
-        }
-        i += 2;
-    }
-}
+/// The result of a scan step.
+pub type Scan<T> = std::result::Result<T, Stop>;
 
-/// What kind of value a [`Scanner`] is in.
+/// One member's value, as a byte range of the scanned slice (which the window keeps under
+/// [`super::window::MAX_VALUE_BYTES`], so `u32` offsets suffice).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Kind {
-    /// Nothing read yet.
-    #[default]
-    Start,
-    /// A top-level string.
-    Str,
-    /// A number, `true`, `false` or `null`.
-    Scalar,
-    /// An object or array.
-    Nested,
+pub struct Val {
+    /// First byte (for a string, the one after the opening quote).
+    pub start: u32,
+    /// Exclusive end (for a string, the closing quote).
+    pub end: u32,
+    /// The value is a string: the range is its content, with escapes still in it.
+    pub string: bool,
+    /// The string holds at least one backslash escape.
+    pub escaped: bool,
 }
 
-/// The state of scanning one value, kept between calls so that a value that arrives in many
-/// reads is scanned once: each call resumes where the last stopped (no rescans from the
-/// start, so a long value costs time linear in its length).
-#[derive(Debug, Default)]
-pub struct Scanner {
-    kind: Kind,
-    /// The next index to read.
-    i: usize,
-    /// The opening quote of the string being read inside a nested value.
-    in_string: Option<usize>,
-    stack: Vec<u8>,
-    expect_key: bool,
-    last_key: Option<Range<usize>>,
-    cat: Option<Range<usize>>,
-    ph: Option<Range<usize>>,
+impl Val {
+    /// The range as a `Range`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
 }
 
-/// Scans the JSON value starting at `b[0]` (no leading whitespace) in one call.
+/// Members of the event's `args` object that some reader uses.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    /// `device`.
+    pub device: Option<Val>,
+    /// `stream`.
+    pub stream: Option<Val>,
+    /// `correlation`.
+    pub correlation: Option<Val>,
+    /// `registers per thread`.
+    pub registers: Option<Val>,
+    /// `shared memory`.
+    pub shared: Option<Val>,
+    /// `grid`.
+    pub grid: Option<Val>,
+    /// `block`.
+    pub block: Option<Val>,
+    /// `bytes`.
+    pub bytes: Option<Val>,
+    /// `name` (legacy rocprof process names).
+    pub name: Option<Val>,
+    /// `BeginNs` (legacy rocprof).
+    pub begin_ns: Option<Val>,
+    /// `EndNs` (legacy rocprof).
+    pub end_ns: Option<Val>,
+    /// `dev-id` (legacy rocprof).
+    pub dev_id: Option<Val>,
+    /// `queue-id` (legacy rocprof).
+    pub queue_id: Option<Val>,
+}
+
+/// The members of a trace event that kernelab reads; the last of duplicate keys wins.
+#[derive(Clone, Debug, Default)]
+pub struct Fields {
+    /// `cat`, when a string.
+    pub cat: Option<Val>,
+    /// `ph`, when a string.
+    pub ph: Option<Val>,
+    /// `name`.
+    pub name: Option<Val>,
+    /// `pid`.
+    pub pid: Option<Val>,
+    /// `tid`.
+    pub tid: Option<Val>,
+    /// `ts`.
+    pub ts: Option<Val>,
+    /// `dur`.
+    pub dur: Option<Val>,
+    /// Members of `args`, when it is an object.
+    pub args: Args,
+    /// `args` may hold members of an earlier event (cleared only when used, to save time).
+    args_dirty: bool,
+}
+
+/// A scan of one slice. Steps return the index they reached, or `None` when they stop: then
+/// `invalid` says why (`None`: the slice ended first). Small return values stay in registers.
+struct Scanner<'a> {
+    b: &'a [u8],
+    /// Set by [`Scanner::string_end`]: the string held an escape.
+    escaped: bool,
+    invalid: Option<(usize, &'static str)>,
+    /// The current member's key, as a range of `b`.
+    key: (usize, usize),
+    /// The current key decoded, when it has escapes.
+    decoded: Option<String>,
+    /// The object being walked is done (or its rest is to be skipped).
+    closed: bool,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(b: &'a [u8]) -> Self {
+        Scanner {
+            b,
+            escaped: false,
+            invalid: None,
+            key: (0, 0),
+            decoded: None,
+            closed: false,
+        }
+    }
+
+    fn fail(&mut self, at: usize, expected: &'static str) -> Option<usize> {
+        self.invalid = Some((at, expected));
+        None
+    }
+
+    fn stop(&self) -> Stop {
+        match self.invalid {
+            Some((at, expected)) => Stop::Invalid { at, expected },
+            None => Stop::Incomplete,
+        }
+    }
+
+    /// From `i` (just after an opening quote): the index after the closing quote.
+    #[inline]
+    fn string_end(&mut self, mut i: usize) -> Option<usize> {
+        self.escaped = false;
+        loop {
+            i += find(self.b.get(i..)?, [b'"', b'\\', b'\\'])?;
+            if *self.b.get(i)? == b'"' {
+                return Some(i + 1);
+            }
+            // A backslash: the next byte is escaped, whatever it is.
+            self.escaped = true;
+            self.b.get(i + 1)?;
+            i += 2;
+        }
+    }
+
+    /// From `j`, outside strings and inside `depth` levels of `open`…`close` brackets: the
+    /// index after the bracket that closes the outermost (see [`super::skip`]).
+    #[inline]
+    fn close_from(&mut self, j: usize, open: u8, close: u8, depth: u64) -> Option<usize> {
+        super::skip::close_from(self.b, j, open, close, depth)
+    }
+
+    /// From `i`: the index of the next byte that is not whitespace.
+    #[inline]
+    fn ws(&self, mut i: usize) -> Option<usize> {
+        while is_ws(*self.b.get(i)?) {
+            i += 1;
+        }
+        Some(i)
+    }
+
+    /// The end of the value that starts at `b[i]` (not whitespace); a string's escapes are
+    /// noted in `escaped`.
+    #[inline]
+    fn value_end(&mut self, i: usize) -> Option<usize> {
+        let c = *self.b.get(i)?;
+        match c {
+            b'"' => self.string_end(i + 1),
+            b'{' => self.close_from(i + 1, b'{', b'}', 1),
+            b'[' => self.close_from(i + 1, b'[', b']', 1),
+            _ if is_scalar(c) => {
+                let mut j = i + 1;
+                while is_scalar(*self.b.get(j)?) {
+                    j += 1;
+                }
+                Some(j)
+            }
+            _ => self.fail(i, "expected value"),
+        }
+    }
+
+    /// The value at `i` that ends at `end`, as a [`Val`].
+    fn val(&self, i: usize, end: usize) -> Val {
+        // Offsets fit: the window never holds a value of MAX_VALUE_BYTES (256 MiB) or more.
+        let string = self.b.get(i) == Some(&b'"');
+        let s = usize::from(string);
+        Val {
+            start: (i + s) as u32,
+            end: (end - s) as u32,
+            string,
+            escaped: string && self.escaped,
+        }
+    }
+
+    /// Reads a key at `i` (its opening quote) up to its value: returns the index of the value,
+    /// with `key` (and `decoded`, for a key with escapes) naming the key.
+    #[inline]
+    fn member(&mut self, i: usize) -> Option<usize> {
+        if *self.b.get(i)? != b'"' {
+            return self.fail(i, "expected a key string");
+        }
+        let key_end = self.string_end(i + 1)?;
+        self.key = (i + 1, key_end - 1);
+        self.decoded = None;
+        if self.escaped {
+            // Rare: a key spelled with escapes still names the member it decodes to.
+            match serde_json::from_slice::<String>(self.b.get(i..key_end)?) {
+                Ok(k) => self.decoded = Some(k),
+                Err(_) => return self.fail(i, "expected a valid key string"),
+            }
+        }
+        let colon = self.ws(key_end)?;
+        if self.b.get(colon) != Some(&b':') {
+            return self.fail(colon, "expected `:`");
+        }
+        self.ws(colon + 1)
+    }
+
+    /// The key of the member being read.
+    fn key(&self) -> &[u8] {
+        match &self.decoded {
+            Some(k) => k.as_bytes(),
+            None => self.b.get(self.key.0..self.key.1).unwrap_or_default(),
+        }
+    }
+
+    /// After a member's value ending at `end`: the index of the next key, or of the byte after
+    /// the closing brace with `closed` set.
+    #[inline]
+    fn next_member(&mut self, end: usize) -> Option<usize> {
+        let i = self.ws(end)?;
+        match self.b[i] {
+            b',' => self.ws(i + 1),
+            b'}' => {
+                self.closed = true;
+                Some(i + 1)
+            }
+            _ => self.fail(i, "expected `,` or `}`"),
+        }
+    }
+
+    /// Walks the object whose `{` is at `open`, calling `member(self, key, at)` with each key
+    /// and the index of its value; `member` returns the end of the value, and sets `closed` to
+    /// skip the rest of the object. Returns the index after the closing brace.
+    #[inline]
+    fn object<K: Copy>(
+        &mut self,
+        open: usize,
+        keys: fn(&[u8]) -> K,
+        mut member: impl FnMut(&mut Self, K, usize) -> Option<usize>,
+    ) -> Option<usize> {
+        let mut i = self.ws(open + 1)?;
+        if self.b.get(i) == Some(&b'}') {
+            return Some(i + 1);
+        }
+        loop {
+            let at = self.member(i)?;
+            let key = keys(self.key());
+            let end = member(self, key, at)?;
+            if self.closed {
+                // The rest of the object is not needed.
+                self.closed = false;
+                return self.close_from(end, b'{', b'}', 1);
+            }
+            i = self.next_member(end)?;
+            if self.closed {
+                self.closed = false;
+                return Some(i);
+            }
+        }
+    }
+}
+
+/// The top-level members kernelab reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Top {
+    Cat,
+    Ph,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Args,
+    Other,
+}
+
+fn top_key(k: &[u8]) -> Top {
+    match k {
+        b"cat" => Top::Cat,
+        b"ph" => Top::Ph,
+        b"name" => Top::Name,
+        b"pid" => Top::Pid,
+        b"tid" => Top::Tid,
+        b"ts" => Top::Ts,
+        b"dur" => Top::Dur,
+        b"args" => Top::Args,
+        _ => Top::Other,
+    }
+}
+
+/// The `args` members kernelab reads, as a field of [`Args`].
+fn arg_key(k: &[u8]) -> Option<fn(&mut Args) -> &mut Option<Val>> {
+    Some(match k {
+        b"device" => |a| &mut a.device,
+        b"stream" => |a| &mut a.stream,
+        b"correlation" => |a| &mut a.correlation,
+        b"registers per thread" => |a| &mut a.registers,
+        b"shared memory" => |a| &mut a.shared,
+        b"grid" => |a| &mut a.grid,
+        b"block" => |a| &mut a.block,
+        b"bytes" => |a| &mut a.bytes,
+        b"name" => |a| &mut a.name,
+        b"BeginNs" => |a| &mut a.begin_ns,
+        b"EndNs" => |a| &mut a.end_ns,
+        b"dev-id" => |a| &mut a.dev_id,
+        b"queue-id" => |a| &mut a.queue_id,
+        _ => return None,
+    })
+}
+
+/// Scans the value that starts at `b[i]` (not whitespace) and returns it with the index after it.
+pub fn value(b: &[u8], i: usize) -> Scan<(Val, usize)> {
+    let mut s = Scanner::new(b);
+    match s.value_end(i) {
+        Some(end) => Ok((s.val(i, end), end)),
+        None => Err(s.stop()),
+    }
+}
+
+/// Scans the value at `b[0]` (not whitespace) and returns the index after it. For an object,
+/// fills `f` with its members (and those of its `args` object). The rest of the object is
+/// skipped unread once it cannot be used: `ph` neither `X` (a complete event) nor `M`
+/// (metadata, used only without `cat`), or a `cat` string that `keep` refuses.
+pub fn event(b: &[u8], f: &mut Fields, keep: impl Fn(&[u8]) -> bool) -> Scan<usize> {
+    f.cat = None;
+    f.ph = None;
+    f.name = None;
+    f.pid = None;
+    f.tid = None;
+    f.ts = None;
+    f.dur = None;
+    if f.args_dirty {
+        f.args = Args::default();
+        f.args_dirty = false;
+    }
+    let mut s = Scanner::new(b);
+    let end = if b.first() == Some(&b'{') {
+        s.object(0, top_key, |s, key, at| {
+            if key == Top::Args && s.b.get(at) == Some(&b'{') {
+                f.args_dirty = true;
+                let args = &mut f.args;
+                return s.object(at, arg_key, |s, key, at| {
+                    let end = s.value_end(at)?;
+                    if let Some(slot) = key {
+                        *slot(args) = Some(s.val(at, end));
+                    }
+                    Some(end)
+                });
+            }
+            let end = s.value_end(at)?;
+            let v = s.val(at, end);
+            match key {
+                Top::Cat | Top::Ph if v.string => {
+                    *(if key == Top::Cat {
+                        &mut f.cat
+                    } else {
+                        &mut f.ph
+                    }) = Some(v);
+                    // Only complete events (`X`) are read, and metadata (`M`) without `cat`.
+                    let ph = f.ph.map(|p| b.get(p.range()).unwrap_or_default());
+                    s.closed = match (f.cat, ph) {
+                        (_, Some(p)) if p != b"X" && p != b"M" => true,
+                        (Some(_), Some(b"M")) => true,
+                        (Some(c), _) => !keep(b.get(c.range()).unwrap_or_default()),
+                        (None, _) => false,
+                    };
+                }
+                Top::Name => f.name = Some(v),
+                Top::Pid => f.pid = Some(v),
+                Top::Tid => f.tid = Some(v),
+                Top::Ts => f.ts = Some(v),
+                Top::Dur => f.dur = Some(v),
+                _ => {}
+            }
+            Some(end)
+        })
+    } else {
+        s.value_end(0)
+    };
+    end.ok_or_else(|| s.stop())
+}
+
 #[cfg(test)]
-pub fn scan_value(b: &[u8]) -> Scan {
-    Scanner::default().scan(b)
-}
-
-impl Scanner {
-    /// Scans the value starting at `b[0]`; `b` must extend the slice of the previous call
-    /// (same start, more bytes) when the previous call returned [`Scan::Incomplete`].
-    pub fn scan(&mut self, b: &[u8]) -> Scan {
-        if self.kind == Kind::Start {
-            let Some(&first) = b.first() else {
-                return Scan::Incomplete;
-            };
-            self.kind = match CLASS[first as usize] {
-                QUOTE => Kind::Str,
-                SCALAR => Kind::Scalar,
-                OPEN => Kind::Nested,
-                _ => {
-                    return Scan::Invalid {
-                        at: 0,
-                        expected: "a JSON value",
-                    }
-                }
-            };
-            self.i = if self.kind == Kind::Scalar { 0 } else { 1 };
-            if let Some(&c) = b.first().filter(|_| self.kind == Kind::Nested) {
-                self.stack.push(c);
-                self.expect_key = c == b'{';
-            }
-        }
-        match self.kind {
-            Kind::Str => match string_from(b, self.i) {
-                Ok(end) => Scan::Complete {
-                    end,
-                    cat: None,
-                    ph: None,
-                },
-                Err(resume) => {
-                    self.i = resume;
-                    Scan::Incomplete
-                }
-            },
-            Kind::Scalar => {
-                while let Some(&c) = b.get(self.i) {
-                    match CLASS[c as usize] {
-                        SCALAR => self.i += 1,
-                        WS | COMMA | CLOSE => {
-                            return Scan::Complete {
-                                end: self.i,
-                                cat: None,
-                                ph: None,
-                            }
-                        }
-                        _ => {
-                            return Scan::Invalid {
-                                at: self.i,
-                                expected: "a number, true, false or null",
-                            }
-                        }
-                    }
-                }
-                Scan::Incomplete
-            }
-            _ => self.nested(b),
-        }
-    }
-
-    /// Records a string member `quote..end` of the top-level object (keys, `cat`, `ph`).
-    fn on_string(&mut self, b: &[u8], quote: usize, end: usize) {
-        if self.stack.len() == 1 && self.stack.first() == Some(&b'{') {
-            if self.expect_key {
-                self.last_key = Some(quote + 1..end - 1);
-                self.expect_key = false;
-            } else if let Some(k) = &self.last_key {
-                match b.get(k.clone()) {
-                    Some(b"cat") => self.cat = Some(quote + 1..end - 1),
-                    Some(b"ph") => self.ph = Some(quote + 1..end - 1),
-                    _ => {}
-                }
-            }
-        }
-    }
-
-    fn nested(&mut self, b: &[u8]) -> Scan {
-        if let Some(quote) = self.in_string {
-            match string_from(b, self.i) {
-                Ok(end) => {
-                    self.in_string = None;
-                    self.on_string(b, quote, end);
-                    self.i = end;
-                }
-                Err(resume) => {
-                    self.i = resume;
-                    return Scan::Incomplete;
-                }
-            }
-        }
-        while let Some(&c) = b.get(self.i) {
-            match CLASS[c as usize] {
-                WS | SCALAR | COLON => self.i += 1,
-                QUOTE => {
-                    let quote = self.i;
-                    match string_from(b, quote + 1) {
-                        Ok(end) => {
-                            self.on_string(b, quote, end);
-                            self.i = end;
-                        }
-                        Err(resume) => {
-                            self.in_string = Some(quote);
-                            self.i = resume;
-                            return Scan::Incomplete;
-                        }
-                    }
-                }
-                OPEN => {
-                    self.stack.push(c);
-                    self.i += 1;
-                }
-                CLOSE => {
-                    let want = if c == b'}' { b'{' } else { b'[' };
-                    if self.stack.pop() != Some(want) {
-                        return Scan::Invalid {
-                            at: self.i,
-                            expected: "a matching bracket",
-                        };
-                    }
-                    self.i += 1;
-                    if self.stack.is_empty() {
-                        return Scan::Complete {
-                            end: self.i,
-                            cat: self.cat.take(),
-                            ph: self.ph.take(),
-                        };
-                    }
-                }
-                COMMA => {
-                    if self.stack.len() == 1 && self.stack.first() == Some(&b'{') {
-                        self.expect_key = true;
-                        self.last_key = None;
-                    }
-                    self.i += 1;
-                }
-                _ => {
-                    return Scan::Invalid {
-                        at: self.i,
-                        expected: "JSON text",
-                    }
-                }
-            }
-        }
-        Scan::Incomplete
-    }
-}
-
-/// The largest single JSON value (one trace event or top-level member) kernelab reads: the
-/// scanning window never grows past it, which bounds memory whatever the file holds.
-pub const MAX_VALUE_BYTES: usize = 256 << 20;
-
-/// The end of a scanned value and the raw `cat` and `ph` strings, relative to the window.
-pub type Extent = (usize, Option<Range<usize>>, Option<Range<usize>>);
-
-/// A refillable window over a reader, with the stream offset of its first byte.
-pub struct Window<R> {
-    reader: R,
-    buf: Vec<u8>,
-    /// Index of the next unread byte in `buf`.
-    pub pos: usize,
-    len: usize,
-    base: u64,
-    eof: bool,
-}
-
-impl<R: Read> Window<R> {
-    /// A window with a 4 MiB buffer.
-    pub fn new(reader: R) -> Self {
-        Window {
-            reader,
-            buf: vec![0; 4 << 20],
-            pos: 0,
-            len: 0,
-            base: 0,
-            eof: false,
-        }
-    }
-
-    /// The stream offset of index `i` of the window.
-    pub fn offset(&self, i: usize) -> u64 {
-        self.base + i as u64
-    }
-
-    /// The unread bytes.
-    pub fn rest(&self) -> &[u8] {
-        self.buf.get(self.pos..self.len).unwrap_or_default()
-    }
-
-    /// Bytes `r` relative to `pos` (empty if out of the window).
-    pub fn slice(&self, r: Range<usize>) -> &[u8] {
-        self.buf
-            .get(self.pos + r.start..self.pos + r.end)
-            .unwrap_or_default()
-    }
-
-    /// Reads more input, moving unread bytes to the front; returns false at end of input.
-    fn fill(&mut self) -> Result<bool> {
-        if self.eof {
-            return Ok(false);
-        }
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.len, 0);
-            self.base += self.pos as u64;
-            self.len -= self.pos;
-            self.pos = 0;
-        }
-        if self.len == self.buf.len() {
-            if self.buf.len() >= MAX_VALUE_BYTES {
-                return Err(Error::new(
-                    Location::byte(self.offset(self.pos)),
-                    ErrorKind::TooLarge {
-                        what: "a single JSON value (trace event or top-level member)".into(),
-                        limit: MAX_VALUE_BYTES as u64,
-                    },
-                ));
-            }
-            let new_len = (self.buf.len() * 2).min(MAX_VALUE_BYTES);
-            self.buf.resize(new_len, 0);
-        }
-        loop {
-            match self.reader.read(&mut self.buf[self.len..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(false);
-                }
-                Ok(n) => {
-                    self.len += n;
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(Error::new(
-                        Location::byte(self.offset(self.len)),
-                        ErrorKind::Io(e),
-                    ))
-                }
-            }
-        }
-    }
-
-    /// Skips whitespace and returns the next byte without consuming it (`None` at end).
-    pub fn peek(&mut self) -> Result<Option<u8>> {
-        loop {
-            while self.pos < self.len {
-                let c = self.buf[self.pos];
-                if CLASS[c as usize] != WS {
-                    return Ok(Some(c));
-                }
-                self.pos += 1;
-            }
-            if !self.fill()? {
-                return Ok(None);
-            }
-        }
-    }
-
-    /// Consumes the next non-whitespace byte, which must be one of `allowed`.
-    pub fn expect(&mut self, allowed: &[u8], what: &str) -> Result<u8> {
-        match self.peek()? {
-            Some(c) if allowed.contains(&c) => {
-                self.pos += 1;
-                Ok(c)
-            }
-            Some(_) => Err(Error::syntax(
-                Location::byte(self.offset(self.pos)),
-                what,
-                snippet(self.rest(), 24),
-            )),
-            None => Err(Error::new(
-                Location::byte(self.offset(self.pos)),
-                ErrorKind::Truncated {
-                    expected: what.to_string(),
-                },
-            )),
-        }
-    }
-
-    /// Scans the next value (after whitespace) until it is complete in the window; returns its
-    /// extent relative to `pos`. The caller consumes it with [`Window::consume`].
-    pub fn next_value(&mut self) -> Result<Extent> {
-        if self.peek()?.is_none() {
-            return Err(Error::new(
-                Location::byte(self.offset(self.pos)),
-                ErrorKind::Truncated {
-                    expected: "a JSON value".into(),
-                },
-            ));
-        }
-        let mut scanner = Scanner::default();
-        loop {
-            match scanner.scan(self.rest()) {
-                Scan::Complete { end, cat, ph } => return Ok((end, cat, ph)),
-                Scan::Invalid { at, expected } => {
-                    let at_abs = self.pos + at;
-                    return Err(Error::syntax(
-                        Location::byte(self.offset(at_abs)),
-                        expected,
-                        snippet(self.buf.get(at_abs..self.len).unwrap_or_default(), 24),
-                    ));
-                }
-                Scan::Incomplete => {
-                    if !self.fill()? {
-                        // A scalar at the very end of input is complete.
-                        let rest = self.rest();
-                        if !rest.is_empty()
-                            && CLASS[rest[0] as usize] == SCALAR
-                            && rest.iter().all(|&c| CLASS[c as usize] == SCALAR)
-                        {
-                            return Ok((rest.len(), None, None));
-                        }
-                        return Err(Error::new(
-                            Location::byte(self.offset(self.len)),
-                            ErrorKind::Truncated {
-                                expected: "the rest of a JSON value (the file may be cut off)"
-                                    .into(),
-                            },
-                        ));
-                    }
-                }
-            }
-        }
-    }
-
-    /// Marks `n` bytes after `pos` as read.
-    pub fn consume(&mut self, n: usize) {
-        self.pos += n;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn complete(s: &str) -> (usize, Option<String>, Option<String>) {
-        match scan_value(s.as_bytes()) {
-            Scan::Complete { end, cat, ph } => (
-                end,
-                cat.map(|r| s[r].to_string()),
-                ph.map(|r| s[r].to_string()),
-            ),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn finds_cat_and_ph_at_top_level_only() {
-        let s = r#"{"ph": "X", "args": {"cat": "no"}, "cat": "kernel", "name": "a\"b"} , "#;
-        assert_eq!(complete(s), (67, Some("kernel".into()), Some("X".into())));
-        let s = r#"{"name": "cat", "x": ["cat", "y"]}"#;
-        assert_eq!(complete(s).1, None);
-    }
-
-    #[test]
-    fn scalars_strings_and_errors() {
-        assert_eq!(complete("123.5,").0, 5);
-        assert_eq!(complete("\"a\\\\\"]").0, 5);
-        assert_eq!(scan_value(b"{\"a\": 1"), Scan::Incomplete);
-        assert!(matches!(
-            scan_value(b"{\"a\": 1]"),
-            Scan::Invalid { at: 7, .. }
-        ));
-        assert!(matches!(
-            scan_value(b"{\"a\": X}"),
-            Scan::Invalid { at: 6, .. }
-        ));
-    }
-
-    /// A reader that hands out at most `step` bytes per read.
-    struct Trickle<'a> {
-        data: &'a [u8],
-        step: usize,
-    }
-    impl Read for Trickle<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = buf.len().min(self.step).min(self.data.len());
-            buf[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
-        }
-    }
-
-    #[test]
-    fn long_values_in_small_reads_are_scanned_once() {
-        // 16 MiB arriving 4 KiB at a time: rescanning from the start would read ~3·10¹⁰ bytes,
-        // minutes even in a release build; a single pass is well under the generous bound.
-        let len = 16 << 20;
-        let mut text = Vec::with_capacity(len + 64);
-        text.extend_from_slice(b"[{\"cat\":\"kernel\",\"name\":\"");
-        text.resize(len, b'a');
-        text.extend_from_slice(b"\\\"\"}, \"");
-        text.resize(2 * len + 1, b'\\');
-        text.extend_from_slice(b"\"]");
-        let t = std::time::Instant::now();
-        let mut w = Window::new(Trickle {
-            data: &text,
-            step: 4096,
-        });
-        w.expect(b"[", "[").expect("array");
-        let (end, cat, _) = w.next_value().expect("event");
-        assert_eq!(cat.map(|r| w.slice(r).to_vec()), Some(b"kernel".to_vec()));
-        w.consume(end);
-        w.expect(b",", ",").expect("comma");
-        let (end, _, _) = w.next_value().expect("string of backslashes");
-        assert_eq!(end, len - 4);
-        assert!(t.elapsed().as_secs_f64() < 120.0, "{:?}", t.elapsed());
-    }
-
-    #[test]
-    fn a_value_past_the_limit_is_refused() {
-        struct Endless;
-        impl Read for Endless {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                buf.fill(b'7');
-                Ok(buf.len())
-            }
-        }
-        let mut w = Window::new(Endless);
-        let err = w.next_value().expect_err("too large");
-        assert!(
-            err.to_string()
-                .contains("a single JSON value (trace event or top-level member) is larger than the limit of 268435456 bytes"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn window_refills_across_small_reads() {
-        struct Slow<'a>(&'a [u8]);
-        impl Read for Slow<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let n = buf.len().min(3).min(self.0.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
-        let text = br#"  [{"cat":"kernel","ts":1}, 2]"#;
-        let mut w = Window::new(Slow(text));
-        w.expect(b"[", "[").expect("array");
-        let (end, cat, _) = w.next_value().expect("value");
-        assert_eq!(cat.map(|r| w.slice(r).to_vec()), Some(b"kernel".to_vec()));
-        w.consume(end);
-        w.expect(b",", ",").expect("comma");
-        let (end, _, _) = w.next_value().expect("scalar");
-        assert_eq!(w.slice(0..end), b"2");
-        w.consume(end);
-        w.expect(b"]", "]").expect("close");
-        assert_eq!(w.peek().expect("eof"), None);
-    }
-}
+#[path = "scan_tests.rs"]
+mod tests;

@@ -1,6 +1,8 @@
 //! Ranking a profile's GPU time per kernel or family, with whole-trace figures, outliers and
 //! phases.
 
+mod exact_rows;
+mod groups;
 mod phase;
 mod rows;
 mod timeline;
@@ -8,8 +10,9 @@ mod timeline;
 pub use rows::{KernelRow, ValueRange};
 
 use crate::error::{Error, ErrorKind, Result};
+use groups::Selection;
 use kernelab_model::{
-    ActivityKind, FamilyRules, Grouping, KernelDispatch, Location, NameId, Profile, TransferKind,
+    ActivityKind, FamilyRules, Grouping, Location, NameId, Profile, TransferKind,
 };
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -276,14 +279,14 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
     let selected = select(profile, &options.filters);
     let summary = summarize(profile, &selected, options);
     let mut notes = Vec::new();
-    let (rows, other, groups) = rows::rank_dispatches(
+    let (rows, other, groups) = groups::rank_dispatches(
         profile,
         &selected,
         options,
         summary.kernel_time_ns,
         &mut key_of,
     );
-    let outliers = rows::outliers(profile, &selected, options.outlier_factor);
+    let outliers = groups::outliers(profile, &selected, options.outlier_factor);
     let summary = Summary { groups, ..summary };
     let phases = if options.by_phase {
         if profile.annotations.is_empty() {
@@ -329,47 +332,75 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
 
 /// The first kernel start: time ranges are offsets from it.
 fn origin(profile: &Profile) -> i64 {
-    profile
-        .dispatches
-        .iter()
-        .map(|d| d.start.ns())
+    let d = &profile.dispatches;
+    (0..d.len())
+        .filter_map(|i| d.timing(i).map(|t| t.0))
         .min()
         .unwrap_or(0)
 }
 
-fn select<'p>(profile: &'p Profile, f: &Filters) -> Vec<&'p KernelDispatch> {
+fn select(profile: &Profile, f: &Filters) -> Selection {
+    let d = &profile.dispatches;
+    if f.device.is_none() && f.stream.is_none() && f.name.is_none() && f.time_range.is_none() {
+        return Selection::All(d.len());
+    }
     let origin = origin(profile);
     let mut name_ok: HashMap<NameId, bool> = HashMap::new();
-    profile
-        .dispatches
+    // Device, stream and name are properties of the context: decided once per context.
+    let context_ok: Vec<bool> = d
+        .contexts()
         .iter()
-        .filter(|d| {
-            f.keeps(
-                d.device,
-                d.stream,
-                (!profile.untimed).then(|| d.start.ns() - origin),
-            )
+        .map(|c| {
+            f.keeps(c.device, c.stream, None)
+                && match &f.name {
+                    None => true,
+                    Some(re) => *name_ok
+                        .entry(c.name)
+                        .or_insert_with(|| re.is_match(profile.names.name(c.name))),
+                }
         })
-        .filter(|d| match &f.name {
-            None => true,
-            Some(re) => *name_ok
-                .entry(d.name)
-                .or_insert_with(|| re.is_match(profile.names.name(d.name))),
-        })
-        .collect()
+        .collect();
+    let mut keep = Vec::new();
+    for i in 0..d.len() {
+        let Some((start, _, c)) = d.timing(i) else {
+            continue;
+        };
+        let Some(c) = context_ok.get(c as usize).and_then(|&ok| ok.then_some(c)) else {
+            continue;
+        };
+        let Some(ctx) = d.contexts().get(c as usize) else {
+            continue;
+        };
+        let offset = (!profile.untimed).then(|| start - origin);
+        if f.keeps(ctx.device, ctx.stream, offset) {
+            keep.push(u32::try_from(i).unwrap_or(u32::MAX));
+        }
+    }
+    Selection::Some(keep)
 }
 
-fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOptions) -> Summary {
-    let t = timeline::timeline(&profile.remainders, selected);
-    let mut devices: Vec<u32> = selected.iter().map(|d| d.device).collect();
+fn summarize(profile: &Profile, selected: &Selection, options: &RankOptions) -> Summary {
+    let d = &profile.dispatches;
+    let t = timeline::timeline(&profile.remainders, d, selected);
+    let per_context = selected.context_counts(d);
+    let used = || {
+        per_context
+            .iter()
+            .zip(d.contexts())
+            .filter(|(&n, _)| n > 0)
+            .map(|(_, c)| c)
+    };
+    let mut devices: Vec<u32> = used().map(|c| c.device).collect();
     devices.sort_unstable();
     devices.dedup();
-    let mut streams: Vec<(u32, u64)> = selected.iter().map(|d| (d.device, d.stream)).collect();
+    let mut streams: Vec<(u32, u64)> = used().map(|c| (c.device, c.stream)).collect();
     streams.sort_unstable();
     streams.dedup();
-    let mut names: Vec<NameId> = selected.iter().map(|d| d.name).collect();
+    let mut names: Vec<NameId> = used().map(|c| c.name).collect();
     names.sort_unstable();
     names.dedup();
+    let kernel_time = groups::total_ns(profile, selected);
+    let first = selected.timings(d).map(|t| t.0).min();
     let f = &options.filters;
     let origin = origin(profile);
     let transfers: Vec<_> = profile
@@ -391,7 +422,7 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
     // Without a timeline (Nsight Compute) the interval figures do not exist.
     let empty = selected.is_empty() || profile.untimed;
     Summary {
-        kernel_time_ns: profile.remainders.total_ns(selected.iter().copied()),
+        kernel_time_ns: kernel_time,
         busy_ns: (!empty).then_some(t.busy_ns),
         wall_ns: (!empty).then_some(t.wall_ns),
         gap_ns: (!empty).then_some(t.gap_ns),
@@ -405,31 +436,32 @@ fn summarize(profile: &Profile, selected: &[&KernelDispatch], options: &RankOpti
         memcpy_count: (!profile.untimed).then(|| count(TransferKind::Memcpy)),
         memset_ns: (!profile.untimed).then(|| sum(TransferKind::Memset)),
         memset_count: (!profile.untimed).then(|| count(TransferKind::Memset)),
-        first_start_ns: if empty {
-            None
-        } else {
-            selected.iter().map(|d| d.start.ns()).min()
-        },
+        first_start_ns: if empty { None } else { first },
     }
 }
 
 fn phase_rows(
     profile: &Profile,
-    selected: &[&KernelDispatch],
+    selected: &Selection,
     options: &RankOptions,
     kernel_time: u64,
     key_of: &mut dyn FnMut(NameId) -> String,
 ) -> Vec<PhaseRow> {
     let assigned = phase::assign(profile, selected);
-    let mut by_phase: HashMap<Option<NameId>, Vec<&KernelDispatch>> = HashMap::new();
-    for (d, a) in selected.iter().zip(assigned) {
-        by_phase.entry(a).or_default().push(d);
+    let mut by_phase: HashMap<Option<NameId>, Vec<u32>> = HashMap::new();
+    for (i, a) in selected.iter().zip(assigned) {
+        by_phase
+            .entry(a)
+            .or_default()
+            .push(u32::try_from(i).unwrap_or(u32::MAX));
     }
     let mut out: Vec<PhaseRow> = by_phase
         .into_iter()
         .map(|(phase, ds)| {
-            let total = profile.remainders.total_ns(ds.iter().copied());
-            let (kernels, _, _) = rows::rank_dispatches(profile, &ds, options, kernel_time, key_of);
+            let ds = Selection::Some(ds);
+            let total = groups::total_ns(profile, &ds);
+            let (kernels, _, _) =
+                groups::rank_dispatches(profile, &ds, options, kernel_time, key_of);
             PhaseRow {
                 phase: phase
                     .map(|p| profile.names.name(p).to_string())

@@ -1,5 +1,6 @@
 //! Attributing each kernel to the innermost annotated range (phase) that encloses it.
 
+use super::groups::Selection;
 use kernelab_model::{AnnotationScope, KernelDispatch, NameId, Profile};
 use std::collections::HashMap;
 
@@ -16,7 +17,11 @@ type Queries = Vec<(i64, usize)>;
 /// stream of the device). A kernel no GPU-side range encloses goes to the innermost host-side
 /// range (`user_annotation`, NVTX, roctx markers) holding its launch call (matched by
 /// correlation id) on the same thread. GPU-side ranges win.
-pub fn assign(profile: &Profile, selected: &[&KernelDispatch]) -> Vec<Option<NameId>> {
+pub fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
+    let selected: Vec<KernelDispatch> = selection
+        .iter()
+        .filter_map(|i| profile.dispatches.get(i))
+        .collect();
     let mut out = vec![None; selected.len()];
     // GPU scope, keyed by device and stream (`None`: the whole device).
     let mut gpu: HashMap<Track, Vec<Range>> = HashMap::new();
@@ -130,10 +135,11 @@ mod tests {
             correlation: None,
             sub_ns: 0,
         };
-        let ds = [k(5), k(15), k(40), k(200)];
-        let refs: Vec<&KernelDispatch> = ds.iter().collect();
+        for d in [k(5), k(15), k(40), k(200)] {
+            p.dispatches.push(d);
+        }
         assert_eq!(
-            assign(&p, &refs),
+            assign(&p, &Selection::All(4)),
             vec![Some(outer), Some(inner), Some(outer), None]
         );
     }

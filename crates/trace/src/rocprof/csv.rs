@@ -5,9 +5,9 @@ use crate::agents::AgentMap;
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::exact::SubNs;
 use kernelab_model::{
-    parse_scaled_decimal, parse_scaled_decimal_wide, Annotation, AnnotationScope, KernelDispatch,
-    Launch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo, Timestamp, Transfer,
-    TransferKind,
+    parse_scaled_decimal, parse_scaled_decimal_wide, Annotation, AnnotationScope, Dispatches,
+    KernelDispatch, Launch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo,
+    Timestamp, Transfer, TransferKind,
 };
 use std::io::{BufRead, Read};
 
@@ -370,7 +370,7 @@ fn kernel_trace<R: Read>(
         Ok(())
     })?;
     if agent.is_some() && !gpu_numbered {
-        renumber_agents(&mut p.dispatches[first..], source);
+        renumber_agents(&mut p.dispatches, first, source);
     }
     Ok(())
 }
@@ -378,11 +378,9 @@ fn kernel_trace<R: Read>(
 /// Agent ids (HSA agents, CPUs counted: `Agent_Id`, `gpu-id`, `GPU_ID`) become GPU indexes,
 /// the meaning `--device` has for every format: the agents that ran kernels, in id order, are
 /// GPU 0, 1, …; the mapping is stated in the facts.
-fn renumber_agents(ds: &mut [KernelDispatch], source: &mut SourceInfo) {
-    let map = AgentMap::new(ds.iter().map(|d| d.device), []);
-    for d in ds.iter_mut() {
-        d.device = map.gpu(d.device);
-    }
+fn renumber_agents(ds: &mut Dispatches, first: usize, source: &mut SourceInfo) {
+    let map = AgentMap::new(ds.iter().skip(first).map(|d| d.device), []);
+    ds.map_devices(first, |device| map.gpu(device));
     source.facts.push((
         "device numbers".into(),
         format!(

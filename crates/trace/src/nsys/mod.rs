@@ -4,11 +4,12 @@
 //! Names come from `StringIds` through `demangledName`, as `cuda_gpu_kern_sum` reports them.
 //! See `docs/formats.md` (Nsight Systems SQLite).
 
+mod kernels;
+
 use crate::error::Result;
 use crate::sqlite::{columns, note_lossy, objects, span, sql_err, text_at};
 use kernelab_model::{
-    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Profile, Resources,
-    SourceInfo, Timestamp, Transfer, TransferKind,
+    Annotation, AnnotationScope, Launch, Profile, SourceInfo, Timestamp, Transfer, TransferKind,
 };
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -86,7 +87,7 @@ fn strings(conn: &Connection, lossy: &mut u64) -> Result<HashMap<i64, String>> {
 }
 
 /// `col` if the table has it, else `NULL` (so optional columns read as unavailable).
-fn col_or_null(cols: &[String], col: &str) -> String {
+pub(crate) fn col_or_null(cols: &[String], col: &str) -> String {
     if cols.iter().any(|c| c == col) {
         format!("\"{col}\"")
     } else {
@@ -94,7 +95,7 @@ fn col_or_null(cols: &[String], col: &str) -> String {
     }
 }
 
-fn u32_of(v: Option<i64>) -> Option<u32> {
+pub(crate) fn u32_of(v: Option<i64>) -> Option<u32> {
     v.and_then(|x| u32::try_from(x).ok())
 }
 
@@ -130,61 +131,22 @@ pub fn read(
     };
     let first = p.dispatches.len();
     if objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_KERNEL") {
-        let t = "CUPTI_ACTIVITY_KIND_KERNEL";
-        let cols = columns(conn, t)?;
-        let c = |n: &str| col_or_null(&cols, n);
-        let q = format!(
-            "SELECT start, \"end\", {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {t}",
-            c("deviceId"),
-            c("streamId"),
-            c("correlationId"),
-            c("demangledName"),
-            c("gridX"),
-            c("gridY"),
-            c("gridZ"),
-            c("blockX"),
-            c("blockY"),
-            c("blockZ"),
-            c("registersPerThread"),
-            c("staticSharedMemory"),
-            c("dynamicSharedMemory"),
-            c("localMemoryPerThread"),
-        );
-        let mut st = conn.prepare(&q).map_err(sql_err(t))?;
-        let mut rows = st.query([]).map_err(sql_err(t))?;
-        while let Some(r) = rows.next().map_err(sql_err(t))? {
-            let g = |i: usize| r.get::<_, Option<i64>>(i).map_err(sql_err(t));
-            let (start, end) = (g(0)?.unwrap_or(0), g(1)?.unwrap_or(0));
-            let xyz = |a: Option<i64>, b: Option<i64>, c: Option<i64>| {
-                Some([u32_of(a)?, u32_of(b)?, u32_of(c)?])
-            };
-            let shared = match (g(13)?, g(14)?) {
-                (Some(s), Some(d)) => u32_of(s.checked_add(d)),
-                (s, d) => u32_of(s.or(d)),
-            };
-            let launch = p.launches.intern(LaunchConfig {
-                grid: xyz(g(6)?, g(7)?, g(8)?),
-                block: xyz(g(9)?, g(10)?, g(11)?),
-                resources: Resources {
-                    registers: u32_of(g(12)?),
-                    shared_bytes: shared,
-                    scratch_bytes: u32_of(g(15)?),
-                    ..Resources::default()
-                },
-            });
-            p.dispatches.push(KernelDispatch {
-                name: p.names.intern_str(name_of(g(5)?)),
-                device: u32_of(g(2)?).unwrap_or(0),
-                stream: g(3)?.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
-                start: Timestamp::from_ns(start),
-                duration: span(start, end, t)?,
-                launch,
-                correlation: g(4)?.and_then(|c| u64::try_from(c).ok()),
-                sub_ns: 0,
-            });
+        kernels::read(conn, &names, p)?;
+    }
+    let mut used = vec![false; p.dispatches.contexts().len()];
+    for i in first..p.dispatches.len() {
+        if let Some(u) = p
+            .dispatches
+            .timing(i)
+            .and_then(|t| used.get_mut(t.2 as usize))
+        {
+            *u = true;
         }
     }
-    let mut ran: Vec<u32> = p.dispatches[first..].iter().map(|d| d.device).collect();
+    let mut ran: Vec<u32> = (p.dispatches.contexts().iter().zip(&used))
+        .filter(|(_, &u)| u)
+        .map(|(c, _)| c.device)
+        .collect();
     ran.sort_unstable();
     ran.dedup();
     if objs.iter().any(|o| o == "TARGET_INFO_GPU") {

@@ -3,8 +3,15 @@
 //! launch, the `kernel`, and an `ac2g` flow pair; memcpy/memset now and then; `user_annotation` and
 //! `gpu_user_annotation` ranges per step. Deterministic (fixed-seed LCG).
 //!
-//! Usage: `cargo run --release -p kernelab-trace --example gen_kineto -- SIZE_MB OUT.json [KERNEL_EVERY]`
+//! With `--long`, the trace looks like a PyTorch profile taken with `record_shapes` and
+//! `with_stack`: long templated kernel names (200–400 characters, 48 distinct), `args` of 10 to
+//! 15 keys, and a Python call stack of `python_function` events around every `cpu_op`, so most
+//! events and bytes are not kernels (see `long.rs` beside this file).
+//!
+//! Usage: `cargo run --release -p kernelab-trace --example gen_kineto -- [--long] SIZE_MB OUT.json [KERNEL_EVERY]`
 //! Prints the number of events, kernels and the exact kernel time (for checking the reader).
+
+mod long;
 
 use std::fmt::Write as _;
 use std::io::{BufWriter, Write};
@@ -36,10 +43,17 @@ fn ts(ns: u64) -> String {
 }
 
 fn main() -> std::io::Result<()> {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let long = args.iter().any(|a| a == "--long");
+    args.retain(|a| a != "--long");
     if args.len() != 3 && args.len() != 4 {
-        eprintln!("usage: gen_kineto SIZE_MB OUT.json [KERNEL_EVERY]");
+        eprintln!("usage: gen_kineto [--long] SIZE_MB OUT.json [KERNEL_EVERY]");
         std::process::exit(2);
+    }
+    if long {
+        let target: u64 = args[1].parse::<u64>().unwrap_or(1000) * 1_000_000;
+        let every: u64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(1).max(1);
+        return long::generate(target, &args[2], every);
     }
     let target: u64 = args[1].parse::<u64>().unwrap_or(1000) * 1_000_000;
     let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(&args[2])?);

@@ -1,0 +1,416 @@
+//! Kernel dispatches stored in 12 bytes each: start (4 bytes: an offset from the first start of
+//! its block of 256 dispatches), duration (4 bytes), and an id (4 bytes) of what dispatches
+//! share: name, device, stream and launch config, interned as a [`Context`]. A start more than
+//! about 2.1 s from its block's first, or a duration of about 4.3 s or more, goes to a side
+//! table, so every value is kept exactly; traces come in time order, where that is rare. A
+//! trace of millions of dispatches of a few hundred kernels on a few streams then costs 12
+//! bytes per dispatch. Correlation ids (16 more bytes) are kept only when asked for.
+
+use crate::dispatch::KernelDispatch;
+use crate::profile::NameId;
+use crate::units::{Nanos, Timestamp};
+use std::collections::HashMap;
+
+/// What a group of dispatches shares: name, device, stream and launch config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Context {
+    /// Kernel name.
+    pub name: NameId,
+    /// Device (GPU index).
+    pub device: u32,
+    /// Stream or queue.
+    pub stream: u64,
+    /// Index into the profile's launch-config interner.
+    pub launch: u32,
+}
+
+/// One dispatch: start offset (or [`FAR`]), duration (or [`LONG`]) and context id.
+#[derive(Clone, Copy, Debug, Default)]
+struct Record {
+    offset: i32,
+    duration: u32,
+    context: u32,
+}
+
+/// A duration that does not fit 32 bits: the real one is in the side table.
+const LONG: u32 = u32::MAX;
+/// A start too far from its block's base: the real one is in the side table.
+const FAR: i32 = i32::MIN;
+/// Dispatches per block (one base start each).
+const BLOCK: usize = 256;
+
+/// Slots of the direct-mapped cache in front of the context table.
+const CACHE: usize = 1 << 12;
+
+/// Kernel dispatches, in the order they were added. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Dispatches {
+    records: Vec<Record>,
+    /// The start of the first dispatch of each block of [`BLOCK`].
+    bases: Vec<i64>,
+    /// Starts that do not fit an offset, by record index, ascending.
+    far: Vec<(usize, i64)>,
+    /// Durations of [`LONG`] nanoseconds or more, by record index, ascending.
+    long: Vec<(usize, u64)>,
+    /// Sub-nanosecond remainder handles that are not 0, by record index, ascending.
+    subs: Vec<(usize, u32)>,
+    contexts: Vec<Context>,
+    index: HashMap<Context, u32>,
+    /// A direct-mapped cache (one context per slot, replaced on a miss) that spares most
+    /// pushes the keyed hash of `index`; a slot holds no chain, so no input can make it slow.
+    cache: Vec<Option<(Context, u32)>>,
+    /// Correlation ids, when kept.
+    correlations: Option<Vec<Option<u64>>>,
+}
+
+impl Default for Dispatches {
+    fn default() -> Self {
+        Dispatches {
+            records: Vec::new(),
+            bases: Vec::new(),
+            far: Vec::new(),
+            long: Vec::new(),
+            subs: Vec::new(),
+            contexts: Vec::new(),
+            index: HashMap::new(),
+            cache: Vec::new(),
+            correlations: Some(Vec::new()),
+        }
+    }
+}
+
+impl PartialEq for Dispatches {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+fn slot(c: &Context) -> usize {
+    let mut h = u64::from(c.name.0) ^ (u64::from(c.device) << 32);
+    h = (h ^ c.stream.rotate_left(17) ^ (u64::from(c.launch) << 7))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 52) as usize % CACHE
+}
+
+impl Dispatches {
+    /// Whether correlation ids are kept (the default); without them every dispatch reads
+    /// back with `correlation: None`, and each costs 12 bytes instead of 28.
+    pub fn keep_correlations(&mut self, keep: bool) {
+        match (keep, &self.correlations) {
+            (true, None) => self.correlations = Some(vec![None; self.records.len()]),
+            (false, Some(_)) => self.correlations = None,
+            _ => {}
+        }
+    }
+
+    /// Whether correlation ids are kept.
+    pub fn keeps_correlations(&self) -> bool {
+        self.correlations.is_some()
+    }
+
+    /// Number of dispatches.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The id of a context, added if new.
+    fn context_id(&mut self, c: Context) -> u32 {
+        if self.cache.is_empty() {
+            self.cache = vec![None; CACHE];
+        }
+        let s = slot(&c);
+        if let Some(Some((k, id))) = self.cache.get(s) {
+            if *k == c {
+                return *id;
+            }
+        }
+        let next = u32::try_from(self.contexts.len()).unwrap_or(u32::MAX);
+        let id = *self.index.entry(c).or_insert(next);
+        if id == next {
+            self.contexts.push(c);
+        }
+        if let Some(e) = self.cache.get_mut(s) {
+            *e = Some((c, id));
+        }
+        id
+    }
+
+    /// Adds a dispatch.
+    pub fn push(&mut self, d: KernelDispatch) {
+        let context = self.context_id(Context {
+            name: d.name,
+            device: d.device,
+            stream: d.stream,
+            launch: d.launch,
+        });
+        let duration = match u32::try_from(d.duration.ns()) {
+            Ok(x) if x != LONG => x,
+            _ => {
+                self.long.push((self.records.len(), d.duration.ns()));
+                LONG
+            }
+        };
+        let i = self.records.len();
+        if d.sub_ns != 0 {
+            self.subs.push((i, d.sub_ns));
+        }
+        let start = d.start.ns();
+        if i % BLOCK == 0 {
+            self.bases.push(start);
+        }
+        let base = self.bases.last().copied().unwrap_or(start);
+        let offset = match start.checked_sub(base).map(i32::try_from) {
+            Some(Ok(x)) if x != FAR => x,
+            _ => {
+                self.far.push((i, start));
+                FAR
+            }
+        };
+        self.records.push(Record {
+            offset,
+            duration,
+            context,
+        });
+        if let Some(c) = self.correlations.as_mut() {
+            c.push(d.correlation);
+        }
+    }
+
+    /// The start of record `i` in nanoseconds.
+    fn start_of(&self, i: usize, r: &Record) -> i64 {
+        if r.offset != FAR {
+            let base = self.bases.get(i / BLOCK).copied().unwrap_or(0);
+            return base.wrapping_add(i64::from(r.offset));
+        }
+        match self.far.binary_search_by_key(&i, |&(j, _)| j) {
+            Ok(k) => self.far.get(k).map(|&(_, s)| s).unwrap_or(0),
+            Err(_) => 0,
+        }
+    }
+
+    /// The duration of record `i` in nanoseconds.
+    fn duration_of(&self, i: usize, r: &Record) -> u64 {
+        if r.duration != LONG {
+            return u64::from(r.duration);
+        }
+        match self.long.binary_search_by_key(&i, |&(j, _)| j) {
+            Ok(k) => self.long.get(k).map(|&(_, d)| d).unwrap_or(0),
+            Err(_) => u64::from(LONG),
+        }
+    }
+
+    /// The dispatch at `i`.
+    pub fn get(&self, i: usize) -> Option<KernelDispatch> {
+        let r = self.records.get(i)?;
+        let c = self.contexts.get(r.context as usize)?;
+        Some(KernelDispatch {
+            name: c.name,
+            device: c.device,
+            stream: c.stream,
+            start: Timestamp::from_ns(self.start_of(i, r)),
+            duration: Nanos::from_ns(self.duration_of(i, r)),
+            launch: c.launch,
+            correlation: self
+                .correlations
+                .as_ref()
+                .and_then(|v| v.get(i).copied().flatten()),
+            sub_ns: if self.subs.is_empty() {
+                0
+            } else {
+                self.subs
+                    .binary_search_by_key(&i, |&(j, _)| j)
+                    .ok()
+                    .and_then(|k| self.subs.get(k))
+                    .map_or(0, |&(_, h)| h)
+            },
+        })
+    }
+
+    /// Every dispatch, in order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            dispatches: self,
+            next: 0,
+        }
+    }
+
+    /// Start, duration in nanoseconds and context id of dispatch `i` (what the ranking reads,
+    /// without building a whole [`KernelDispatch`]).
+    pub fn timing(&self, i: usize) -> Option<(i64, u64, u32)> {
+        let r = self.records.get(i)?;
+        Some((self.start_of(i, r), self.duration_of(i, r), r.context))
+    }
+
+    /// True when every duration is below `u32::MAX` nanoseconds (about 4.3 s).
+    pub fn all_durations_fit_u32(&self) -> bool {
+        self.long.is_empty()
+    }
+
+    /// The distinct contexts, by id.
+    pub fn contexts(&self) -> &[Context] {
+        &self.contexts
+    }
+
+    /// Renumbers the devices of dispatches `from..` through `f`.
+    pub fn map_devices(&mut self, from: usize, f: impl Fn(u32) -> u32) {
+        for i in from..self.records.len() {
+            let Some(&r) = self.records.get(i) else { break };
+            let Some(&c) = self.contexts.get(r.context as usize) else {
+                continue;
+            };
+            let context = self.context_id(Context {
+                device: f(c.device),
+                ..c
+            });
+            if let Some(r) = self.records.get_mut(i) {
+                r.context = context;
+            }
+        }
+    }
+
+    /// Bytes held per dispatch beyond the context table and side tables, for checks of the
+    /// memory bound (12, or 28 with correlation ids).
+    pub fn bytes_per_dispatch(&self) -> usize {
+        std::mem::size_of::<Record>()
+            + self
+                .correlations
+                .as_ref()
+                .map_or(0, |_| std::mem::size_of::<Option<u64>>())
+    }
+}
+
+/// The dispatches of a [`Dispatches`], in order, by value.
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    dispatches: &'a Dispatches,
+    next: usize,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = KernelDispatch;
+
+    fn next(&mut self) -> Option<KernelDispatch> {
+        let d = self.dispatches.get(self.next)?;
+        self.next += 1;
+        Some(d)
+    }
+
+    fn nth(&mut self, n: usize) -> Option<KernelDispatch> {
+        self.next = self.next.saturating_add(n);
+        self.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.dispatches.len().saturating_sub(self.next);
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a Dispatches {
+    type Item = KernelDispatch;
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl FromIterator<KernelDispatch> for Dispatches {
+    fn from_iter<I: IntoIterator<Item = KernelDispatch>>(iter: I) -> Self {
+        let mut d = Dispatches::default();
+        for x in iter {
+            d.push(x);
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(name: u32, start: i64, dur: u64, corr: Option<u64>) -> KernelDispatch {
+        KernelDispatch {
+            name: NameId(name),
+            device: name % 2,
+            stream: 7,
+            start: Timestamp::from_ns(start),
+            duration: Nanos::from_ns(dur),
+            launch: 3,
+            correlation: corr,
+            sub_ns: if name == 2 { 5 } else { 0 },
+        }
+    }
+
+    #[test]
+    fn reads_back_what_was_pushed_including_long_durations() {
+        let input = vec![
+            d(1, -5, 10, Some(4)),
+            d(2, 1 << 62, u64::from(u32::MAX), None),
+            d(1, 0, u64::MAX, Some(9)),
+            d(3, i64::MIN, u64::from(u32::MAX) - 1, Some(0)),
+        ];
+        let store: Dispatches = input.iter().copied().collect();
+        assert_eq!(store.len(), 4);
+        assert_eq!(store.iter().collect::<Vec<_>>(), input);
+        assert_eq!(store.contexts().len(), 3);
+        assert_eq!(store.timing(2), Some((0, u64::MAX, 0)));
+        assert_eq!(store.bytes_per_dispatch(), 28);
+    }
+
+    #[test]
+    fn starts_far_apart_or_out_of_order_are_exact() {
+        let starts: Vec<i64> = (0..1000i64)
+            .map(|i| match i % 7 {
+                0 => i * 1_000_000_000_000,
+                1 => -i,
+                2 => i64::MAX - i,
+                3 => i64::MIN + i,
+                _ => 5_000_000_000 + i * 3,
+            })
+            .collect();
+        let store: Dispatches = starts.iter().map(|&s| d(1, s, 1, None)).collect();
+        let back: Vec<i64> = store.iter().map(|x| x.start.ns()).collect();
+        assert_eq!(back, starts);
+        let (n, f) = (store.len(), store.far.len());
+        assert!(f < n, "{f} of {n} starts in the side table");
+    }
+
+    #[test]
+    fn correlations_are_dropped_on_request() {
+        let mut store = Dispatches::default();
+        store.keep_correlations(false);
+        store.push(d(1, 0, 1, Some(5)));
+        assert_eq!(store.get(0).and_then(|x| x.correlation), None);
+        assert_eq!(store.bytes_per_dispatch(), 12);
+        store.keep_correlations(true);
+        store.push(d(1, 0, 1, Some(6)));
+        let c: Vec<_> = store.iter().map(|x| x.correlation).collect();
+        assert_eq!(c, vec![None, Some(6)]);
+    }
+
+    #[test]
+    fn devices_are_renumbered_from_an_index() {
+        let mut store: Dispatches = (0..6).map(|i| d(i, 0, 1, None)).collect();
+        store.map_devices(3, |dev| dev + 10);
+        let devs: Vec<u32> = store.iter().map(|x| x.device).collect();
+        assert_eq!(devs, vec![0, 1, 0, 11, 10, 11]);
+    }
+
+    #[test]
+    fn many_contexts_colliding_in_the_cache_stay_distinct() {
+        let store: Dispatches = (0..20_000).map(|i| d(i, i64::from(i), 1, None)).collect();
+        assert_eq!(store.contexts().len(), 20_000);
+        assert!(store
+            .iter()
+            .enumerate()
+            .all(|(i, x)| x.name.0 as usize == i));
+    }
+}

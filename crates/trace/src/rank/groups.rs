@@ -1,0 +1,455 @@
+//! Rows of per-dispatch inputs: the selected dispatches grouped by kernel or family, ranked by
+//! total time, with exact medians. The only per-dispatch memory is one array of durations laid
+//! out group after group (4 bytes per dispatch when every duration fits 32 bits, else 8),
+//! each group's part sorted in place; everything else is per context (name, device, stream,
+//! launch), of which a trace has few. Fractional inputs go to `exact_rows.rs`.
+
+use super::rows::{range, shape, KernelRow};
+use super::{Outlier, RankOptions};
+use kernelab_model::{
+    Dispatches, Grouping, KernelDispatch, LaunchConfig, NameId, Profile, Resources,
+};
+use std::collections::{BTreeSet, HashMap};
+
+/// The dispatches a figure looks at: all of them, or some, by index.
+#[derive(Clone, Debug)]
+pub(super) enum Selection {
+    /// Every dispatch of the profile.
+    All(usize),
+    /// These indices, ascending.
+    Some(Vec<u32>),
+}
+
+impl Selection {
+    /// Number of dispatches selected.
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Selection::All(n) => *n,
+            Selection::Some(v) => v.len(),
+        }
+    }
+
+    /// True when nothing is selected.
+    pub(super) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The selected indices, in order.
+    pub(super) fn iter(&self) -> SelectionIter<'_> {
+        match self {
+            Selection::All(n) => SelectionIter::All(0..*n),
+            Selection::Some(v) => SelectionIter::Some(v.iter()),
+        }
+    }
+
+    /// Start, duration and context id of each selected dispatch.
+    pub(super) fn timings<'a>(
+        &'a self,
+        d: &'a Dispatches,
+    ) -> impl Iterator<Item = (i64, u64, u32)> + 'a {
+        self.iter().filter_map(|i| d.timing(i))
+    }
+
+    /// Number of selected dispatches per context id.
+    pub(super) fn context_counts(&self, d: &Dispatches) -> Vec<u64> {
+        let mut counts = vec![0u64; d.contexts().len()];
+        for (_, _, c) in self.timings(d) {
+            if let Some(n) = counts.get_mut(c as usize) {
+                *n += 1;
+            }
+        }
+        counts
+    }
+}
+
+/// The indices of a [`Selection`].
+pub(super) enum SelectionIter<'a> {
+    All(std::ops::Range<usize>),
+    Some(std::slice::Iter<'a, u32>),
+}
+
+impl Iterator for SelectionIter<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            SelectionIter::All(r) => r.next(),
+            SelectionIter::Some(v) => v.next().map(|&i| i as usize),
+        }
+    }
+}
+
+/// A duration as stored in the layout: `u32` when every duration fits, else `u64`.
+trait Dur: Copy + Ord + Into<u64> + Default {
+    fn from_ns(ns: u64) -> Self;
+}
+impl Dur for u32 {
+    fn from_ns(ns: u64) -> Self {
+        u32::try_from(ns).unwrap_or(u32::MAX)
+    }
+}
+impl Dur for u64 {
+    fn from_ns(ns: u64) -> Self {
+        ns
+    }
+}
+
+/// Groups of contexts: `of[context]` is a group id (`None`: not selected), groups numbered by
+/// position in the order their parts are laid out.
+struct Grouped {
+    of: Vec<Option<u32>>,
+    /// Dispatches per group.
+    counts: Vec<u64>,
+}
+
+/// The selected durations, group after group, each group's part sorted; `starts[g]` is where
+/// group `g` begins (with one more entry for the end).
+fn layout<T: Dur>(d: &Dispatches, sel: &Selection, g: &Grouped) -> (Vec<T>, Vec<usize>) {
+    let mut starts = Vec::with_capacity(g.counts.len() + 1);
+    let mut at = 0usize;
+    for &n in &g.counts {
+        starts.push(at);
+        at += n as usize;
+    }
+    starts.push(at);
+    let mut fill = starts.clone();
+    let mut flat = vec![T::default(); at];
+    for (_, dur, c) in sel.timings(d) {
+        let Some(Some(gid)) = g.of.get(c as usize) else {
+            continue;
+        };
+        if let Some(pos) = fill.get_mut(*gid as usize) {
+            if let Some(slot) = flat.get_mut(*pos) {
+                *slot = T::from_ns(dur);
+            }
+            *pos += 1;
+        }
+    }
+    for w in starts.windows(2) {
+        if let Some(part) = flat.get_mut(w[0]..w[1]) {
+            part.sort_unstable();
+        }
+    }
+    (flat, starts)
+}
+
+/// Count, total, mean, median, min, max and sample standard deviation of sorted durations,
+/// summed in ascending order (the order the figures have always been computed in).
+struct Stats {
+    n: u64,
+    total: u64,
+    mean: f64,
+    median: Option<f64>,
+    min: Option<u64>,
+    max: Option<u64>,
+    stddev: Option<f64>,
+}
+
+fn stats<T: Dur>(durs: &[T]) -> Stats {
+    let n = durs.len();
+    let total = durs.iter().fold(0u64, |a, &x| a.saturating_add(x.into()));
+    let mean = if n > 0 { total as f64 / n as f64 } else { 0.0 };
+    let at = |i: usize| durs.get(i).map(|&x| x.into() as f64).unwrap_or(0.0);
+    let median = match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(at(n / 2)),
+        _ => Some((at(n / 2 - 1) + at(n / 2)) / 2.0),
+    };
+    let stddev = (n > 1).then(|| {
+        let ss: f64 = durs.iter().map(|&x| (x.into() as f64 - mean).powi(2)).sum();
+        (ss / (n - 1) as f64).sqrt()
+    });
+    Stats {
+        n: n as u64,
+        total,
+        mean,
+        median,
+        min: durs.first().map(|&x| x.into()),
+        max: durs.last().map(|&x| x.into()),
+        stddev,
+    }
+}
+
+/// One row from its sorted durations and the contexts it covers.
+fn row<T: Dur>(
+    profile: &Profile,
+    name: String,
+    family: String,
+    durs: &[T],
+    contexts: &[u32],
+    kernel_time: u64,
+) -> KernelRow {
+    let s = stats(durs);
+    let all = profile.dispatches.contexts();
+    let ctx = || contexts.iter().filter_map(|&c| all.get(c as usize));
+    let launch_ids: BTreeSet<u32> = ctx().map(|c| c.launch).collect();
+    let configs: Vec<LaunchConfig> = launch_ids
+        .iter()
+        .filter_map(|&i| profile.launches.get(i).copied())
+        .collect();
+    let res: Vec<Resources> = configs.iter().map(|c| c.resources).collect();
+    let names: BTreeSet<NameId> = ctx().map(|c| c.name).collect();
+    KernelRow {
+        rank: 0,
+        name,
+        family,
+        variants: names.len(),
+        calls: s.n,
+        total_ns: s.total,
+        mean_ns: s.mean,
+        median_ns: s.median,
+        min_ns: s.min,
+        max_ns: s.max,
+        stddev_ns: s.stddev,
+        share: if kernel_time > 0 {
+            s.total as f64 / kernel_time as f64
+        } else {
+            0.0
+        },
+        grid: shape(&configs.iter().map(|c| c.grid).collect()),
+        block: shape(&configs.iter().map(|c| c.block).collect()),
+        registers: range(res.iter().map(|r| r.registers)),
+        agprs: range(res.iter().map(|r| r.agprs)),
+        sgprs: range(res.iter().map(|r| r.sgprs)),
+        shared_bytes: range(res.iter().map(|r| r.shared_bytes)),
+        scratch_bytes: range(res.iter().map(|r| r.scratch_bytes)),
+        register_granules: res.iter().any(|r| r.granules),
+    }
+}
+
+type Ranked = (Vec<KernelRow>, Option<KernelRow>, usize);
+
+/// The selected dispatches themselves, for fractional inputs (see `exact_rows.rs`).
+fn materialized(profile: &Profile, sel: &Selection) -> Vec<KernelDispatch> {
+    sel.iter()
+        .filter_map(|i| profile.dispatches.get(i))
+        .collect()
+}
+
+/// Total time of the selected dispatches: exact, rounded once for fractional inputs.
+pub(super) fn total_ns(profile: &Profile, sel: &Selection) -> u64 {
+    if profile.remainders.is_empty() {
+        return sel
+            .timings(&profile.dispatches)
+            .fold(0u64, |a, (_, dur, _)| a.saturating_add(dur));
+    }
+    profile
+        .remainders
+        .total_ns(materialized(profile, sel).iter())
+}
+
+/// Groups the selected dispatches into rows, ranks them by total time, keeps the top rows and
+/// folds the rest into "other".
+pub(super) fn rank_dispatches(
+    profile: &Profile,
+    sel: &Selection,
+    options: &RankOptions,
+    kernel_time: u64,
+    key_of: &mut dyn FnMut(NameId) -> String,
+) -> Ranked {
+    if !profile.remainders.is_empty() {
+        let ds = materialized(profile, sel);
+        let refs: Vec<&KernelDispatch> = ds.iter().collect();
+        return super::exact_rows::rank_dispatches(profile, &refs, options, kernel_time, key_of);
+    }
+    let d = &profile.dispatches;
+    let per_context = sel.context_counts(d);
+    // Group keys per used context, and totals per key.
+    let mut keys: Vec<String> = Vec::new();
+    let mut key_ids: HashMap<String, u32> = HashMap::new();
+    let mut by_name: HashMap<NameId, u32> = HashMap::new();
+    let mut key_of_ctx: Vec<Option<u32>> = vec![None; per_context.len()];
+    let mut members: Vec<Vec<u32>> = Vec::new();
+    for (c, (&n, ctx)) in per_context.iter().zip(d.contexts()).enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let id = *by_name.entry(ctx.name).or_insert_with(|| {
+            let key = key_of(ctx.name);
+            let next = keys.len() as u32;
+            *key_ids.entry(key.clone()).or_insert_with(|| {
+                keys.push(key);
+                members.push(Vec::new());
+                next
+            })
+        });
+        key_of_ctx[c] = Some(id);
+        if let Some(m) = members.get_mut(id as usize) {
+            m.push(c as u32);
+        }
+    }
+    let mut totals = vec![0u64; keys.len()];
+    let mut counts = vec![0u64; keys.len()];
+    for (_, dur, c) in sel.timings(d) {
+        if let Some(Some(k)) = key_of_ctx.get(c as usize) {
+            let k = *k as usize;
+            totals[k] = totals[k].saturating_add(dur);
+            counts[k] += 1;
+        }
+    }
+    // Rank order: total time, then name; parts are laid out in this order so that the rows
+    // past the top are one contiguous tail, sorted once more for the "other" row.
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_by(|&a, &b| {
+        totals[b as usize]
+            .cmp(&totals[a as usize])
+            .then_with(|| keys[a as usize].cmp(&keys[b as usize]))
+    });
+    let mut position = vec![0u32; keys.len()];
+    for (p, &k) in order.iter().enumerate() {
+        position[k as usize] = p as u32;
+    }
+    let grouped = Grouped {
+        of: key_of_ctx
+            .iter()
+            .map(|k| k.map(|k| position[k as usize]))
+            .collect(),
+        counts: order.iter().map(|&k| counts[k as usize]).collect(),
+    };
+    let ctx_of = |p: usize| members[order[p] as usize].as_slice();
+    if d.all_durations_fit_u32() {
+        rows_from(
+            profile,
+            sel,
+            options,
+            kernel_time,
+            &grouped,
+            &order,
+            &keys,
+            ctx_of,
+            0u32,
+        )
+    } else {
+        rows_from(
+            profile,
+            sel,
+            options,
+            kernel_time,
+            &grouped,
+            &order,
+            &keys,
+            ctx_of,
+            0u64,
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rows_from<'m, T: Dur>(
+    profile: &Profile,
+    sel: &Selection,
+    options: &RankOptions,
+    kernel_time: u64,
+    grouped: &Grouped,
+    order: &[u32],
+    keys: &[String],
+    ctx_of: impl Fn(usize) -> &'m [u32],
+    _width: T,
+) -> Ranked {
+    let (mut flat, starts) = layout::<T>(&profile.dispatches, sel, grouped);
+    let none = options.grouping == Grouping::None;
+    let mut rows: Vec<KernelRow> = order
+        .iter()
+        .enumerate()
+        .map(|(p, &k)| {
+            let key = keys[k as usize].clone();
+            let family = if none {
+                options.rules.family_of(&key)
+            } else {
+                key.clone()
+            };
+            let part = flat.get(starts[p]..starts[p + 1]).unwrap_or_default();
+            let mut r = row(profile, key, family, part, ctx_of(p), kernel_time);
+            r.rank = p + 1;
+            r
+        })
+        .collect();
+    let n_groups = rows.len();
+    let other = (rows.len() > options.top).then(|| {
+        let rest = rows.split_off(options.top);
+        let tail_start = starts[options.top];
+        let tail = flat.get_mut(tail_start..).unwrap_or_default();
+        tail.sort_unstable();
+        let contexts: Vec<u32> = (options.top..order.len())
+            .flat_map(|p| ctx_of(p).iter().copied())
+            .collect();
+        let label = format!(
+            "other ({} {})",
+            rest.len(),
+            if none { "kernels" } else { "families" }
+        );
+        let mut o = row(profile, label.clone(), label, tail, &contexts, kernel_time);
+        o.variants = rest.iter().map(|r| r.variants).sum();
+        o
+    });
+    (rows, other, n_groups)
+}
+
+/// Kernels (exact names, whatever the grouping) whose slowest call exceeds `factor` times their
+/// median, slowest first.
+pub(super) fn outliers(profile: &Profile, sel: &Selection, factor: f64) -> Vec<Outlier> {
+    if !profile.remainders.is_empty() {
+        let ds = materialized(profile, sel);
+        let refs: Vec<&KernelDispatch> = ds.iter().collect();
+        return super::exact_rows::outliers(profile, &refs, factor);
+    }
+    let d = &profile.dispatches;
+    let per_context = sel.context_counts(d);
+    let mut ids: HashMap<NameId, u32> = HashMap::new();
+    let mut names: Vec<NameId> = Vec::new();
+    let mut of: Vec<Option<u32>> = vec![None; per_context.len()];
+    let mut counts: Vec<u64> = Vec::new();
+    for (c, (&n, ctx)) in per_context.iter().zip(d.contexts()).enumerate() {
+        if n == 0 {
+            continue;
+        }
+        let id = *ids.entry(ctx.name).or_insert_with(|| {
+            names.push(ctx.name);
+            counts.push(0);
+            (names.len() - 1) as u32
+        });
+        of[c] = Some(id);
+        counts[id as usize] += n;
+    }
+    let grouped = Grouped { of, counts };
+    let mut out = if d.all_durations_fit_u32() {
+        outliers_from::<u32>(profile, sel, &grouped, &names, factor)
+    } else {
+        outliers_from::<u64>(profile, sel, &grouped, &names, factor)
+    };
+    out.sort_by(|a, b| b.max_ns.cmp(&a.max_ns).then_with(|| a.name.cmp(&b.name)));
+    out
+}
+
+fn outliers_from<T: Dur>(
+    profile: &Profile,
+    sel: &Selection,
+    grouped: &Grouped,
+    names: &[NameId],
+    factor: f64,
+) -> Vec<Outlier> {
+    let (flat, starts) = layout::<T>(&profile.dispatches, sel, grouped);
+    names
+        .iter()
+        .enumerate()
+        .filter_map(|(g, &name)| {
+            let durs = flat.get(starts[g]..starts[g + 1])?;
+            let s = stats(durs);
+            let (median, max) = (s.median?, s.max?);
+            if median > 0.0 && max as f64 > factor * median {
+                let limit = factor * median;
+                let over = durs.iter().filter(|&&x| x.into() as f64 > limit).count() as u64;
+                Some(Outlier {
+                    name: profile.names.name(name).to_string(),
+                    max_ns: max,
+                    median_ns: median,
+                    calls_over: over,
+                    factor,
+                })
+            } else {
+                None
+            }
+        })
+        .collect()
+}
