@@ -119,6 +119,7 @@ fn trace_as(data: &[u8], format: kernelab_trace::Format, metrics_only: bool) {
     let options = kernelab_trace::ReadOptions {
         host_launches: true,
         metrics_only,
+        ..Default::default()
     };
     if let Ok(p) = kernelab_trace::read_bytes_as(data, format, &options) {
         rank(&p);
@@ -181,7 +182,7 @@ fn sqlite(data: &[u8]) {
     };
     let options = kernelab_trace::ReadOptions {
         host_launches: true,
-        metrics_only: false,
+        ..Default::default()
     };
     let mut profile = kernelab_model::Profile::default();
     if kernelab_trace::read_file(&path, &options, &mut profile, &kernelab_trace::NoProgress).is_ok()
