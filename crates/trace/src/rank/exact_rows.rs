@@ -3,9 +3,9 @@
 //! and rounded once. Such inputs are small; whole-nanosecond inputs (every other format) take
 //! the compact path of `groups.rs`.
 
-use super::rows::{range, shape, KernelRow};
+use super::rows::{assemble, KernelRow};
 use super::{Outlier, RankOptions};
-use kernelab_model::{KernelDispatch, LaunchConfig, NameId, Profile, Resources};
+use kernelab_model::{KernelDispatch, LaunchConfig, NameId, Profile};
 use std::collections::HashMap;
 
 /// Builds one row from the dispatches of a group.
@@ -18,7 +18,7 @@ fn row(
 ) -> KernelRow {
     // Exact sums rounded once, per-call figures from the exact values.
     let stats = crate::durations::call_stats(&profile.remainders, ds);
-    let (n, total) = (ds.len(), stats.total);
+    let n = ds.len();
     let mut launch_ids: Vec<u32> = ds.iter().map(|d| d.launch).collect();
     launch_ids.sort_unstable();
     launch_ids.dedup();
@@ -26,36 +26,18 @@ fn row(
         .iter()
         .filter_map(|&i| profile.launches.get(i).copied())
         .collect();
-    let res: Vec<Resources> = configs.iter().map(|c| c.resources).collect();
     let mut names: Vec<NameId> = ds.iter().map(|d| d.name).collect();
     names.sort_unstable();
     names.dedup();
-    KernelRow {
-        rank: 0,
+    assemble(
         name,
         family,
-        variants: names.len(),
-        calls: n as u64,
-        total_ns: total,
-        mean_ns: stats.mean,
-        median_ns: stats.median,
-        min_ns: stats.min,
-        max_ns: stats.max,
-        stddev_ns: stats.stddev,
-        share: if kernel_time > 0 {
-            total as f64 / kernel_time as f64
-        } else {
-            0.0
-        },
-        grid: shape(&configs.iter().map(|c| c.grid).collect()),
-        block: shape(&configs.iter().map(|c| c.block).collect()),
-        registers: range(res.iter().map(|r| r.registers)),
-        agprs: range(res.iter().map(|r| r.agprs)),
-        sgprs: range(res.iter().map(|r| r.sgprs)),
-        shared_bytes: range(res.iter().map(|r| r.shared_bytes)),
-        scratch_bytes: range(res.iter().map(|r| r.scratch_bytes)),
-        register_granules: res.iter().any(|r| r.granules),
-    }
+        names.len(),
+        n as u64,
+        &stats,
+        &configs,
+        kernel_time,
+    )
 }
 
 type Ranked = (Vec<KernelRow>, Option<KernelRow>, usize);

@@ -4,11 +4,10 @@
 //! each group's part sorted in place; everything else is per context (name, device, stream,
 //! launch), of which a trace has few. Fractional inputs go to `exact_rows.rs`.
 
-use super::rows::{range, shape, KernelRow};
+use super::rows::{assemble, KernelRow};
 use super::{Outlier, RankOptions};
-use kernelab_model::{
-    Dispatches, Grouping, KernelDispatch, LaunchConfig, NameId, Profile, Resources,
-};
+use crate::durations::CallStats;
+use kernelab_model::{Dispatches, Grouping, KernelDispatch, LaunchConfig, NameId, Profile};
 use std::collections::{BTreeSet, HashMap};
 
 /// The dispatches a figure looks at: all of them, or some, by index.
@@ -134,19 +133,9 @@ fn layout<T: Dur>(d: &Dispatches, sel: &Selection, g: &Grouped) -> (Vec<T>, Vec<
     (flat, starts)
 }
 
-/// Count, total, mean, median, min, max and sample standard deviation of sorted durations,
-/// summed in ascending order (the order the figures have always been computed in).
-struct Stats {
-    n: u64,
-    total: u64,
-    mean: f64,
-    median: Option<f64>,
-    min: Option<u64>,
-    max: Option<u64>,
-    stddev: Option<f64>,
-}
-
-fn stats<T: Dur>(durs: &[T]) -> Stats {
+/// Count and figures (total, mean, median, min, max, sample standard deviation) of sorted
+/// durations, summed in ascending order (the order the figures have always been computed in).
+fn stats<T: Dur>(durs: &[T]) -> (u64, CallStats) {
     let n = durs.len();
     let total = durs.iter().fold(0u64, |a, &x| a.saturating_add(x.into()));
     let mean = if n > 0 { total as f64 / n as f64 } else { 0.0 };
@@ -160,15 +149,15 @@ fn stats<T: Dur>(durs: &[T]) -> Stats {
         let ss: f64 = durs.iter().map(|&x| (x.into() as f64 - mean).powi(2)).sum();
         (ss / (n - 1) as f64).sqrt()
     });
-    Stats {
-        n: n as u64,
+    let s = CallStats {
         total,
         mean,
         median,
         min: durs.first().map(|&x| x.into()),
         max: durs.last().map(|&x| x.into()),
         stddev,
-    }
+    };
+    (n as u64, s)
 }
 
 /// One row from its sorted durations and the contexts it covers.
@@ -180,7 +169,7 @@ fn row<T: Dur>(
     contexts: &[u32],
     kernel_time: u64,
 ) -> KernelRow {
-    let s = stats(durs);
+    let (n, s) = stats(durs);
     let all = profile.dispatches.contexts();
     let ctx = || contexts.iter().filter_map(|&c| all.get(c as usize));
     let launch_ids: BTreeSet<u32> = ctx().map(|c| c.launch).collect();
@@ -188,34 +177,8 @@ fn row<T: Dur>(
         .iter()
         .filter_map(|&i| profile.launches.get(i).copied())
         .collect();
-    let res: Vec<Resources> = configs.iter().map(|c| c.resources).collect();
     let names: BTreeSet<NameId> = ctx().map(|c| c.name).collect();
-    KernelRow {
-        rank: 0,
-        name,
-        family,
-        variants: names.len(),
-        calls: s.n,
-        total_ns: s.total,
-        mean_ns: s.mean,
-        median_ns: s.median,
-        min_ns: s.min,
-        max_ns: s.max,
-        stddev_ns: s.stddev,
-        share: if kernel_time > 0 {
-            s.total as f64 / kernel_time as f64
-        } else {
-            0.0
-        },
-        grid: shape(&configs.iter().map(|c| c.grid).collect()),
-        block: shape(&configs.iter().map(|c| c.block).collect()),
-        registers: range(res.iter().map(|r| r.registers)),
-        agprs: range(res.iter().map(|r| r.agprs)),
-        sgprs: range(res.iter().map(|r| r.sgprs)),
-        shared_bytes: range(res.iter().map(|r| r.shared_bytes)),
-        scratch_bytes: range(res.iter().map(|r| r.scratch_bytes)),
-        register_granules: res.iter().any(|r| r.granules),
-    }
+    assemble(name, family, names.len(), n, &s, &configs, kernel_time)
 }
 
 type Ranked = (Vec<KernelRow>, Option<KernelRow>, usize);
@@ -435,7 +398,7 @@ fn outliers_from<T: Dur>(
         .enumerate()
         .filter_map(|(g, &name)| {
             let durs = flat.get(starts[g]..starts[g + 1])?;
-            let s = stats(durs);
+            let (_, s) = stats(durs);
             let (median, max) = (s.median?, s.max?);
             if median > 0.0 && max as f64 > factor * median {
                 let limit = factor * median;

@@ -59,6 +59,46 @@ pub struct KernelRow {
     pub register_granules: bool,
 }
 
+/// A row from its figures: `variants` distinct names, `calls` calls with statistics `s`, run
+/// with the launch configurations `configs`; `share` of `kernel_time`.
+pub(super) fn assemble(
+    name: String,
+    family: String,
+    variants: usize,
+    calls: u64,
+    s: &crate::durations::CallStats,
+    configs: &[kernelab_model::LaunchConfig],
+    kernel_time: u64,
+) -> KernelRow {
+    let res: Vec<kernelab_model::Resources> = configs.iter().map(|c| c.resources).collect();
+    KernelRow {
+        rank: 0,
+        name,
+        family,
+        variants,
+        calls,
+        total_ns: s.total,
+        mean_ns: s.mean,
+        median_ns: s.median,
+        min_ns: s.min,
+        max_ns: s.max,
+        stddev_ns: s.stddev,
+        share: if kernel_time > 0 {
+            s.total as f64 / kernel_time as f64
+        } else {
+            0.0
+        },
+        grid: shape(&configs.iter().map(|c| c.grid).collect()),
+        block: shape(&configs.iter().map(|c| c.block).collect()),
+        registers: range(res.iter().map(|r| r.registers)),
+        agprs: range(res.iter().map(|r| r.agprs)),
+        sgprs: range(res.iter().map(|r| r.sgprs)),
+        shared_bytes: range(res.iter().map(|r| r.shared_bytes)),
+        scratch_bytes: range(res.iter().map(|r| r.scratch_bytes)),
+        register_granules: res.iter().any(|r| r.granules),
+    }
+}
+
 pub(super) fn shape(configs: &BTreeSet<Option<[u32; 3]>>) -> Option<String> {
     let known: Vec<&[u32; 3]> = configs.iter().flatten().collect();
     match known.len() {
