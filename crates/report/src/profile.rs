@@ -236,19 +236,21 @@ pub fn profile_tables(
         transfer(s.memset_ns, s.memset_count),
     ]);
     if !s.devices.is_empty() {
+        // "GPU 0 / 1 stream": the device numbers (as --device selects them), then the count.
+        let ids: Vec<String> = s.devices.iter().map(u32::to_string).collect();
+        let gpus = format!(
+            "{} {}",
+            if ids.len() == 1 { "GPU" } else { "GPUs" },
+            ids.join(",")
+        );
+        let streams = match s.streams {
+            Some(1) => "1 stream".to_string(),
+            Some(n) => format!("{n} streams"),
+            None => format!("streams {UNAVAILABLE}"),
+        };
         summary.push(vec![
             "devices / streams".into(),
-            format!(
-                "{} / {}",
-                s.devices
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(","),
-                s.streams
-                    .map(|n| n.to_string())
-                    .unwrap_or_else(|| UNAVAILABLE.into())
-            ),
+            format!("{gpus} / {streams}"),
         ]);
     }
     let title = format!(
