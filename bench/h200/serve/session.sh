@@ -8,8 +8,12 @@
 #      from the samples in .carry/serve-prev.tar.gz (this script's own archive of a cut run).
 # Results in $OUT/serve.tar.gz. The serving packages that the machine lacks travel as wheels in
 # .whl (fastapi, uvicorn, pydantic, openai and their needs: docs/benchmarks.md lists them).
-# Usage (device tool, carry [".carry", ".whl"]): bash bench/h200/serve/session.sh
+# Usage (device tool, carry [".carry", ".whl"]): bash bench/h200/serve/session.sh [PAIR AA]
+# PAIR and AA name the spec pair to run (default eager_vs_sdpa aa_sdpa, the .toml files here);
+# CLIENT_BENCH=0 leaves out the client-overhead benchmark.
 set -u
+PAIR=${1:-eager_vs_sdpa}
+AA=${2:-aa_sdpa}
 SERVE_S=${SERVE_S:-460}
 for f in .carry/kernelab .carry/serve_client_bench; do
   [ -f "$f.gz" ] && [ ! -f "$f" ] && gunzip -k "$f.gz" && chmod +x "$f"
@@ -24,6 +28,7 @@ mkdir -p "$R"
 nvidia-smi -L
 python3 -c 'import torch, transformers, fastapi, openai, uvicorn; print("torch", torch.__version__, "transformers", transformers.__version__, "fastapi", fastapi.__version__, "openai", openai.__version__, "gpus", torch.cuda.device_count())'
 
+if [ "${CLIENT_BENCH:-1}" != 0 ]; then
 echo "== client overhead (quiet machine, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
 B=.carry/serve_client_bench
 {
@@ -31,6 +36,7 @@ B=.carry/serve_client_bench
   BENCH_TOKENS=200 BENCH_INTERVAL_US=2000 "$B" 256
   BENCH_TOKENS=100 BENCH_INTERVAL_US=10000 "$B" 256
 } 2>&1 | tee "$R/client_overhead.txt"
+fi
 
 echo "== model"
 python3 bench/h200/serve/make_model.py /tmp/kl-model 2>&1 | tail -2
@@ -52,12 +58,12 @@ if [ -f .carry/serve-prev.tar.gz ]; then
   mkdir -p /tmp/prev && tar -xzf .carry/serve-prev.tar.gz -C /tmp/prev
 fi
 echo "== serve (up to $SERVE_S s)"
-run eager_vs_sdpa bench/h200/serve/eager_vs_sdpa.toml &
+run "$PAIR" "bench/h200/serve/$PAIR.toml" &
 sleep 2
-run aa_sdpa bench/h200/serve/aa_sdpa.toml &
+run "$AA" "bench/h200/serve/$AA.toml" &
 wait
 cat "$R/exits.txt"
-for n in eager_vs_sdpa aa_sdpa; do
+for n in "$PAIR" "$AA"; do
   echo "== $n"
   tail -25 "$R/$n.log"
   [ -f "$R/$n.samples.jsonl" ] && "$KL" serve --resume "$R/$n.samples.jsonl" --analyze \
