@@ -113,3 +113,45 @@ fn the_h200_a_a_control_calls_no_mean_and_shows_the_servers_nondeterminism() {
     assert_eq!(v["identity"]["identical"], 70);
     assert_eq!(code, 1);
 }
+
+/// The calls of a run: (concurrency, metric, verdict) of every FASTER or SLOWER metric.
+fn calls(v: &serde_json::Value) -> Vec<(u64, String, String)> {
+    v["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .filter_map(|m| {
+            let verdict = m["analysis"]["verdict"].as_str()?;
+            (verdict == "FASTER" || verdict == "SLOWER").then(|| {
+                (
+                    m["concurrency"].as_u64().unwrap_or(0),
+                    m["metric"].as_str().unwrap_or("").to_string(),
+                    verdict.to_string(),
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn continuous_batching_sdpa_is_slower_at_4_and_the_a_a_shows_the_runs_were_confounded() {
+    // `--continuous-batching` (paged attention), concurrency 1 and 4, both pairs at once on two
+    // GPUs of one host, in the same ABBA order.
+    let (ab, code) = analyze("cb_eager_vs_sdpa");
+    assert_eq!(code, 1);
+    assert_eq!(ab["identity"]["identical"], 29);
+    let ab_calls = calls(&ab);
+    // At concurrency 4 every metric of paged SDPA is SLOWER than paged eager.
+    let at4: Vec<_> = ab_calls.iter().filter(|c| c.0 == 4).collect();
+    assert_eq!(at4.len(), 18, "{ab_calls:?}");
+    assert!(at4.iter().all(|c| c.2 == "SLOWER"));
+    // The A/A control calls 17 of 36 metrics: the two runs disturbed each other (or this
+    // server drifts between fresh starts); the A/B above is not evidence until rerun alone.
+    let (aa, _) = analyze("cb_aa_sdpa");
+    let aa_calls = calls(&aa);
+    assert_eq!(aa_calls.len(), 17, "{aa_calls:?}");
+    assert!(aa["notes"]
+        .to_string()
+        .contains("about 1.8 would be called FASTER or SLOWER by chance alone"));
+    assert_eq!(aa["identity"]["identical"], 91);
+}
