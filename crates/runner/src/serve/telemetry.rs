@@ -204,7 +204,7 @@ fn sample_nvml(nvml: &nvml_wrapper::Nvml, scope: &Scope, stop: &AtomicBool) -> T
 
 /// The session id of a process (field 6 of `/proc/PID/stat`), `None` when unreadable.
 fn session_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = read_small(Path::new(&format!("/proc/{pid}/stat")))?;
     // The command name (field 2) is in parentheses and may hold spaces: count after its end.
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(3)?.parse().ok()
@@ -241,9 +241,16 @@ pub fn current_sclk_mhz(text: &str) -> Option<u32> {
     digits.trim().parse().ok()
 }
 
+/// A small sysfs or procfs text file: a regular file only (a FIFO put there never blocks the
+/// sampler) and at most 64 KiB.
+fn read_small(path: &Path) -> Option<String> {
+    let file = kernelab_model::open_regular(path).ok()?;
+    String::from_utf8(kernelab_model::read_capped(file, 64 * 1024).ok()?).ok()
+}
+
 /// A sysfs integer file.
 fn read_u64(path: &Path) -> Option<u64> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    read_small(path)?.trim().parse().ok()
 }
 
 fn sample_amd(cards: &[(String, PathBuf)], stop: &AtomicBool) -> Telemetry {
@@ -256,7 +263,7 @@ fn sample_amd(cards: &[(String, PathBuf)], stop: &AtomicBool) -> Telemetry {
         for (_, dev) in cards {
             used += read_u64(&dev.join("mem_info_vram_used")).unwrap_or(0);
             used += read_u64(&dev.join("mem_info_gtt_used")).unwrap_or(0);
-            let sclk = std::fs::read_to_string(dev.join("pp_dpm_sclk")).ok();
+            let sclk = read_small(&dev.join("pp_dpm_sclk"));
             if let Some(c) = sclk.as_deref().and_then(current_sclk_mhz) {
                 t.sm_mhz_min = Some(t.sm_mhz_min.map_or(c, |x| x.min(c)));
                 t.sm_mhz_max = Some(t.sm_mhz_max.map_or(c, |x| x.max(c)));
@@ -323,6 +330,22 @@ mod tests {
         assert_eq!((t.sm_mhz_min, t.sm_mhz_max), (Some(800), Some(2100)));
         assert_eq!(t.gpus, ["card0", "card1"]);
         assert_eq!(t.peak_server_memory_bytes, None);
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_a_sysfs_file_reads_as_absent_without_blocking() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let fifo = dir.path().join("pp_dpm_sclk");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: no mkfifo program");
+            return;
+        }
+        // Nothing writes to the FIFO: opening it for reading would block forever.
+        assert_eq!(read_small(&fifo), None);
+        let file = dir.path().join("mem_info_vram_used");
+        std::fs::write(&file, "4096\n").expect("w");
+        assert_eq!(read_u64(&file), Some(4096));
     }
 
     #[test]
