@@ -12,6 +12,29 @@ struct Mock {
     fail: Vec<usize>,
 }
 
+impl Mock {
+    /// A mock whose runs at the given call indices fail.
+    fn failing(fail: Vec<usize>) -> Mock {
+        Mock {
+            calls: Vec::new(),
+            fail,
+        }
+    }
+}
+
+/// Records a whole run under `settings()` into the samples file at `path`.
+fn record_run(path: &std::path::Path) {
+    let mut w = Writer::append(path).expect("open");
+    run_ab(
+        &mut Mock::failing(Vec::new()),
+        &settings(),
+        &mut w,
+        &[],
+        &mut |_| {},
+    )
+    .expect("runs");
+}
+
 impl Executor for Mock {
     fn run(&mut self, slot: Slot, aa: bool) -> std::io::Result<RunOutcome> {
         let i = self.calls.len();
@@ -55,10 +78,7 @@ fn abba_order_aa_first_and_every_run_recorded() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("s.jsonl");
     let mut w = Writer::append(&path).expect("open");
-    let mut m = Mock {
-        calls: Vec::new(),
-        fail: Vec::new(),
-    };
+    let mut m = Mock::failing(Vec::new());
     let r = run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}).expect("runs");
     // 1 warm-up pair, 4 A/A pairs, 16 pairs.
     assert_eq!(m.calls.len(), 2 + 2 * 4 + 2 * 16);
@@ -87,10 +107,7 @@ fn failures_are_recorded_and_limited() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("s.jsonl");
     let mut w = Writer::append(&path).expect("open");
-    let mut m = Mock {
-        calls: Vec::new(),
-        fail: vec![12, 20],
-    };
+    let mut m = Mock::failing(vec![12, 20]);
     let r = run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}).expect("runs");
     assert_eq!(r.failures, 2);
     let recs = read(&path).expect("read");
@@ -105,10 +122,7 @@ fn failures_are_recorded_and_limited() {
         "failed pairs are retried, not dropped from the count"
     );
     let mut w = Writer::append(&dir.path().join("t.jsonl")).expect("open");
-    let mut m = Mock {
-        calls: Vec::new(),
-        fail: (10..100).collect(),
-    };
+    let mut m = Mock::failing((10..100).collect());
     match run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}) {
         Err(Error::TooManyFailures {
             failures: 4,
@@ -123,14 +137,7 @@ fn failures_are_recorded_and_limited() {
 fn resume_continues_where_the_file_ends() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("s.jsonl");
-    {
-        let mut w = Writer::append(&path).expect("open");
-        let mut m = Mock {
-            calls: Vec::new(),
-            fail: Vec::new(),
-        };
-        run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}).expect("runs");
-    }
+    record_run(&path);
     // Keep the A/A pairs and the first 5 pairs plus half of the 6th, then tear the last line.
     let text = std::fs::read_to_string(&path).expect("read");
     let kept: Vec<&str> = text.lines().take(8 + 11).collect();
@@ -138,10 +145,7 @@ fn resume_continues_where_the_file_ends() {
     let resumed = read(&path).expect("torn line ignored");
     assert_eq!(resumed.len(), 19);
     let mut w = Writer::append(&path).expect("open");
-    let mut m = Mock {
-        calls: Vec::new(),
-        fail: Vec::new(),
-    };
+    let mut m = Mock::failing(Vec::new());
     let mut s = settings();
     s.warmup = 0;
     let r = run_ab(&mut m, &s, &mut w, &resumed, &mut |_| {}).expect("runs");
@@ -157,20 +161,10 @@ fn resuming_past_an_until_stop_runs_nothing() {
     // pairs already reach: the run stops at once with the 8-pair analysis.
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("s.jsonl");
-    {
-        let mut w = Writer::append(&path).expect("open");
-        let mut m = Mock {
-            calls: Vec::new(),
-            fail: Vec::new(),
-        };
-        run_ab(&mut m, &settings(), &mut w, &[], &mut |_| {}).expect("runs");
-    }
+    record_run(&path);
     let resumed = read(&path).expect("read");
     let mut w = Writer::append(&path).expect("open");
-    let mut m = Mock {
-        calls: Vec::new(),
-        fail: Vec::new(),
-    };
+    let mut m = Mock::failing(Vec::new());
     let mut s = settings();
     s.warmup = 0;
     s.design = Design {
