@@ -95,13 +95,7 @@ fn the_h200_a_a_control_calls_no_mean_and_shows_the_servers_nondeterminism() {
     let (v, code) = analyze("aa_sdpa");
     // 36 comparisons (2 cases x 18 metrics) at alpha 0.05: about 1.8 chance calls are
     // expected; this run made one (itl_p90_s), and the note says so. No mean is called.
-    let mut called = Vec::new();
-    for m in v["metrics"].as_array().expect("metrics") {
-        let verdict = m["analysis"]["verdict"].as_str().unwrap_or("none");
-        if verdict == "FASTER" || verdict == "SLOWER" {
-            called.push(m["metric"].as_str().unwrap_or("").to_string());
-        }
-    }
+    let called: Vec<String> = calls(&v).into_iter().map(|c| c.1).collect();
     assert_eq!(called, ["itl_p90_s"]);
     let notes = v["notes"].to_string();
     assert!(
