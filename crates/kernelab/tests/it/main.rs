@@ -70,6 +70,21 @@ pub fn kernelab() -> Command {
     c
 }
 
+/// Runs `kernelab report --format FORMAT BUNDLE`, which must succeed, and returns its output.
+pub fn report_of(bundle: &std::path::Path, format: &str) -> String {
+    let out = kernelab()
+        .args(["report", "--format", format])
+        .arg(bundle)
+        .output()
+        .expect("report");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs `kernelab COMMAND ARGS --format json`, which must succeed, and parses the document.
 pub fn json_of<S: AsRef<std::ffi::OsStr>>(command: &str, args: &[S]) -> serde_json::Value {
     let out = kernelab()

@@ -3,7 +3,7 @@
 //! mid-round, a server that exits at start, a wrong token count, the output-identity gate.
 //! The A/B evidence against a real server is in serve_llama.rs.
 
-use crate::{fixture, kernelab};
+use crate::{fixture, kernelab, report_of};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -396,17 +396,7 @@ fn a_serve_record_plots_every_metric_and_concurrency_in_the_html_report() {
         })
         .collect();
     assert!(!analysed.is_empty());
-    let html = kernelab()
-        .args(["report", "--format", "html"])
-        .arg(&bundle)
-        .output()
-        .expect("report");
-    assert!(
-        html.status.success(),
-        "{}",
-        String::from_utf8_lossy(&html.stderr)
-    );
-    let html = String::from_utf8_lossy(&html.stdout);
+    let html = report_of(&bundle, "html");
     let start = html
         .find("Serving: candidate / baseline per metric and concurrency")
         .expect("the serving plot");

@@ -4,7 +4,7 @@
 //! called; an A/A must not. Skips with a printed reason when the pip packages are absent
 //! (`.ci/run` installs them).
 
-use crate::{fixture, kernelab};
+use crate::{fixture, kernelab, report_of};
 use std::path::Path;
 
 fn available() -> bool {
@@ -95,17 +95,7 @@ fn llama_cpp_prompt_batch_1_versus_256_is_called_faster() {
     assert_eq!(v["identity"]["compared"], 48);
     assert_eq!(v["request_failures"], 0);
     // The record renders in the evidence report.
-    let report = kernelab()
-        .args(["report", "--format", "md"])
-        .arg(&bundle)
-        .output()
-        .expect("report");
-    assert!(
-        report.status.success(),
-        "{}",
-        String::from_utf8_lossy(&report.stderr)
-    );
-    let md = String::from_utf8_lossy(&report.stdout);
+    let md = report_of(&bundle, "md");
     assert!(md.contains("## Serving"), "{md}");
     assert!(
         md.contains("e2e_mean_s at concurrency 1") || md.contains("tpot_mean_s at concurrency 1"),
