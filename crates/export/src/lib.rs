@@ -267,9 +267,16 @@ fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
         row.insert("verdict".into(), serde_json::to_value(p.verdict)?);
         row.insert("bitwise".into(), p.bitwise.into());
         row.insert("code_changed".into(), changed.into());
-        row.insert("speedup".into(), p.speedup.into());
-        row.insert("speedup_lo".into(), p.speedup_ci.map(|c| c.0).into());
-        row.insert("speedup_hi".into(), p.speedup_ci.map(|c| c.1).into());
+        row.insert("ratio".into(), p.change.ratio().into());
+        row.insert("change".into(), p.change.change().into());
+        row.insert(
+            "interval_low".into(),
+            p.change.interval().map(|i| i.low).into(),
+        );
+        row.insert(
+            "interval_high".into(),
+            p.change.interval().map(|i| i.high).into(),
+        );
         row.insert("baseline_us".into(), p.baseline_us.into());
         row.insert("candidate_us".into(), p.candidate_us.into());
         row.insert("device".into(), p.device.clone().into());

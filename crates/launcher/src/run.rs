@@ -8,7 +8,7 @@ use crate::spec::{Role, Spec};
 use crate::watchdog::during;
 use kernelab_model::kernel_run::{Achieved, BuildInfo, Gate, KernelRun, Round, Sample};
 use kernelab_stats::rank::median;
-use kernelab_stats::{abba_order, analyze, Design, Order, Pair, StopRule};
+use kernelab_stats::{abba_order, analyze, Change, Design, Order, Pair, StopRule};
 use kernelab_tensor::Tensor;
 use kernelab_tensor::{bitwise, close, finite, BitwiseOptions, Tolerance};
 
@@ -442,7 +442,7 @@ pub fn run_timed(
             order,
             baseline_us: ma,
             candidate_us: mb,
-            speedup: ma / mb,
+            change: Change::between(ma, mb),
             telemetry: gpu.telemetry(),
         });
         progress(k + 1, t.rounds);

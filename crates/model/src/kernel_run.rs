@@ -1,7 +1,7 @@
 //! What `kernelab kernel run` finds (gates, builds, timed rounds) and what a spec resolves to
 //! without a GPU: plain result types, so that renderers need no GPU crate.
 
-use kernelab_stats::{Analysis, Order};
+use kernelab_stats::{Analysis, Change, Order};
 use serde::{Deserialize, Serialize};
 
 /// Clock, temperature and power at one moment (each unavailable when the API has no answer).
@@ -76,8 +76,9 @@ pub struct Round {
     pub baseline_us: f64,
     /// Median candidate µs per launch.
     pub candidate_us: f64,
-    /// Baseline / candidate.
-    pub speedup: f64,
+    /// Candidate / baseline of the two medians (`ratio`, `change`; no interval per round).
+    #[serde(flatten)]
+    pub change: Change,
     /// Telemetry at the end of the round.
     #[serde(flatten)]
     pub telemetry: Telemetry,

@@ -44,6 +44,8 @@ pub use family::{
     RuleError,
 };
 pub use fsio::{is_not_regular, open_regular, NotRegularFile};
+/// The one change convention (docs/json.md, "Ratios and changes"): candidate / baseline.
+pub use kernelab_stats::{Change, Direction, Interval, Verdict};
 pub use limits::{read_capped, CappedReadError, DEFAULT_MAX_DECOMPRESSED};
 pub use location::Location;
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};

@@ -1,7 +1,7 @@
 //! What `kernelab serve` finds: plain result types shared by the runner, the CLI and the
 //! renderers.
 
-use kernelab_stats::{Analysis, Direction};
+use kernelab_stats::{Analysis, Change, Direction};
 use serde::{Deserialize, Serialize};
 
 /// One metric of one case at one concurrency, baseline versus candidate, paired by round.
@@ -23,6 +23,9 @@ pub struct ServeMetric {
     pub baseline: Option<f64>,
     /// Median over rounds of the candidate's per-round figure.
     pub candidate: Option<f64>,
+    /// The change between the two medians shown (`candidate` / `baseline`), not the paired
+    /// estimate (that is `analysis`).
+    pub medians: Change,
     /// Per round (in round order) the baseline and candidate figures, rounds where both exist.
     pub rounds: Vec<RoundFigures>,
     /// The paired analysis (ratio candidate / baseline with its interval and verdict); `None`

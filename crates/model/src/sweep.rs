@@ -2,6 +2,7 @@
 //! and the merged matrix ("72 of 72 configs bitwise equal"). Plain result types.
 
 use crate::kernel_run::Gate;
+use kernelab_stats::Change;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -32,10 +33,10 @@ pub struct PointResult {
     pub gates: Vec<Gate>,
     /// Whether baseline and candidate outputs were bitwise equal (absent when not checked).
     pub bitwise: Option<bool>,
-    /// Baseline / candidate time (Hodges-Lehmann), when timed.
-    pub speedup: Option<f64>,
-    /// Its 95 % interval.
-    pub speedup_ci: Option<(f64, f64)>,
+    /// Candidate / baseline time (Hodges–Lehmann over the rounds) with its 95 % interval:
+    /// `ratio`, `change`, `interval`; unavailable (with the reason) when not timed.
+    #[serde(flatten)]
+    pub change: Change,
     /// Median baseline µs per launch, when timed.
     pub baseline_us: Option<f64>,
     /// Median candidate µs per launch, when timed.
@@ -186,8 +187,7 @@ mod tests {
             verdict,
             gates: Vec::new(),
             bitwise: Some(bitwise),
-            speedup: None,
-            speedup_ci: None,
+            change: Change::unavailable("not timed"),
             baseline_us: None,
             candidate_us: None,
             device: "cpu".into(),

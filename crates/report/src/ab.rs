@@ -1,6 +1,6 @@
 //! The `ab` view: the summary block of ab-statistics.md §5 ("What to print").
 
-use crate::format::{percent, thousands, UNAVAILABLE};
+use crate::format::{interval, percent, ratio, thousands, UNAVAILABLE};
 use crate::table::Section;
 use kernelab_model::ab::AbResult;
 use kernelab_stats::Analysis;
@@ -14,9 +14,16 @@ fn opt_pct(x: Option<f64>, prefix: &str) -> String {
         .unwrap_or_else(|| UNAVAILABLE.into())
 }
 
-fn ci(c: Option<(f64, f64)>) -> String {
-    c.map(|(l, h)| format!("[{l:.4}, {h:.4}]"))
-        .unwrap_or_else(|| "unavailable (too few pairs)".into())
+fn ci(c: Option<kernelab_stats::Interval>) -> String {
+    interval(c, "too few pairs")
+}
+
+/// Which way is better, for the line that shows a ratio.
+pub fn direction(d: kernelab_stats::Direction) -> &'static str {
+    match d {
+        kernelab_stats::Direction::LowerIsBetter => "lower is better",
+        kernelab_stats::Direction::HigherIsBetter => "higher is better",
+    }
 }
 
 /// Lines describing one analysis.
@@ -40,18 +47,19 @@ pub fn analysis_lines(name: &str, a: &Analysis) -> Vec<String> {
             thousands(2 * a.pairs as u64)
         ),
         format!(
-            "result   B/A ratio {:.4}  {:.1}% CI {}   (Hodges-Lehmann, exact Wilcoxon)",
-            a.ratio,
+            "result   ratio candidate / baseline {}  {:.1}% CI {}   (Hodges-Lehmann, exact Wilcoxon; {})",
+            ratio(a.ratio()),
             a.level * 100.0,
-            ci(a.ci)
+            ci(a.interval()),
+            direction(a.direction)
         ),
-        format!("verdict  {}", a.verdict_text),
+        format!("verdict  {}", a.verdict_text()),
     ];
     let res = opt_pct(a.resolution, "±");
     let mde = opt_pct(a.mde, "");
     l.push(format!(
         "resolution {res}   MDE(80%) ≈ {mde}   median+sign CI {}",
-        ci(a.sign_ci)
+        ci(a.sign_interval)
     ));
     let mut noise = format!(
         "noise    per-pair robust sd {}   outlier pairs {}/{}",
@@ -71,8 +79,8 @@ pub fn analysis_lines(name: &str, a: &Analysis) -> Vec<String> {
         l.push(format!(
             "order    2nd-in-pair effect {} [{}, {}] (cancelled by ABBA)",
             pct(o.estimate),
-            pct(o.ci.0),
-            pct(o.ci.1)
+            pct(o.interval.low),
+            pct(o.interval.high)
         ));
     }
     if let Some(n) = a.pairs_for_resolution.filter(|&n| n > a.pairs) {
@@ -92,9 +100,9 @@ pub fn ab_sections(r: &AbResult, header: &[String]) -> Vec<Section> {
     let mut lines: Vec<String> = header.to_vec();
     if let Some(aa) = &r.aa {
         lines.push(format!(
-            "A/A      {:.4} {} {}",
-            aa.analysis.ratio,
-            ci(aa.analysis.ci),
+            "A/A      ratio {} {} {}",
+            ratio(aa.analysis.ratio()),
+            ci(aa.analysis.interval()),
             if aa.harness_bias {
                 "HARNESS BIAS: the A/A interval excludes 1; the A/B verdict is not trustworthy"
             } else {

@@ -3,7 +3,7 @@
 
 use crate::documents::Evidence;
 use crate::Error;
-use kernelab_model::{InputFile, Provenance, SCHEMA_VERSION};
+use kernelab_model::{InputFile, Provenance};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -135,12 +135,12 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, Error> {
             expected: "a kernelab record".into(),
             message: e.to_string(),
         })?;
-        if record.schema_version != SCHEMA_VERSION {
-            return Err(Error::Version {
-                path: f,
-                found: record.schema_version,
-            });
-        }
+        crate::upgrade::upgrade(&record.kind, record.schema_version, &mut record.result).map_err(
+            |message| Error::Version {
+                path: f.clone(),
+                message,
+            },
+        )?;
         if record.label.is_empty() {
             record.label = default_label(&record.provenance.inputs, &record.kind);
         }
@@ -186,24 +186,28 @@ pub fn read_one(path: &Path) -> Result<(String, Evidence), Error> {
     };
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| malformed(e.line(), e.to_string()))?;
-    let (kind, result) = if value.get("provenance").is_some() && value.get("result").is_some() {
-        let record: Record =
-            serde_json::from_value(value).map_err(|e| malformed(e.line(), e.to_string()))?;
-        if record.schema_version != SCHEMA_VERSION {
-            return Err(Error::Version {
-                path: path.to_path_buf(),
-                found: record.schema_version,
-            });
-        }
-        (record.kind, record.result)
-    } else {
-        let kind = value
-            .get("kind")
-            .and_then(serde_json::Value::as_str)
-            .ok_or_else(|| malformed(1, "no `kind` field".into()))?
-            .to_string();
-        (kind, value)
-    };
+    let (kind, version, mut result) =
+        if value.get("provenance").is_some() && value.get("result").is_some() {
+            let record: Record =
+                serde_json::from_value(value).map_err(|e| malformed(e.line(), e.to_string()))?;
+            (record.kind, record.schema_version, record.result)
+        } else {
+            let kind = value
+                .get("kind")
+                .and_then(serde_json::Value::as_str)
+                .ok_or_else(|| malformed(1, "no `kind` field".into()))?
+                .to_string();
+            let version = value
+                .get("schema_version")
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| malformed(1, "no integer `schema_version` field".into()))?;
+            (kind, version, value)
+        };
+    crate::upgrade::upgrade(&kind, version, &mut result).map_err(|message| Error::Version {
+        path: path.to_path_buf(),
+        message,
+    })?;
     let result_error = |message: String| Error::Result {
         path: path.to_path_buf(),
         kind: kind.clone(),

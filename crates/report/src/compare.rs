@@ -1,6 +1,6 @@
 //! The `compare` view: per-family deltas and whole-trace figures side by side.
 
-use crate::format::{decimal, duration_ns, share, thousands, UNAVAILABLE};
+use crate::format::{decimal, duration_ns, percent, share, thousands, UNAVAILABLE};
 use crate::profile::{shorten, InputDoc};
 use crate::table::{Align, Section, Table};
 use kernelab_trace::{Comparison, FamilyDelta, Status};
@@ -56,8 +56,13 @@ fn row(f: &FamilyDelta, name_width: usize) -> Vec<String> {
         total(f.base.present_runs, f.base.total_ns),
         total(f.cand.present_runs, f.cand.total_ns),
         signed_duration(f.delta_ns),
-        f.ratio
-            .map(|r| format!("{r:.4}x"))
+        f.change
+            .ratio()
+            .map(|r| format!("{r:.4}"))
+            .unwrap_or_else(|| "–".into()),
+        f.change
+            .change()
+            .map(|x| percent(x, true))
             .unwrap_or_else(|| "–".into()),
         share(f.base.share),
         share(f.cand.share),
@@ -81,7 +86,7 @@ pub fn compare_tables(
         )
         .collect();
     let mut t = Table::new(
-        "Per-family change (baseline → candidate; ratio = baseline / candidate)",
+        "Per-family change (baseline → candidate; ratio = candidate / baseline, change = ratio − 1)",
         &[
             ("family", Align::Left),
             ("calls", Align::Right),
@@ -89,6 +94,7 @@ pub fn compare_tables(
             ("candidate", Align::Right),
             ("delta", Align::Right),
             ("ratio", Align::Right),
+            ("change", Align::Right),
             ("share base", Align::Right),
             ("share cand", Align::Right),
             ("verdict", Align::Left),
@@ -98,12 +104,13 @@ pub fn compare_tables(
         t.push(row(f, name_width));
     }
     let mut s = Table::new(
-        "Whole trace",
+        "Whole trace (change = candidate / baseline − 1)",
         &[
             ("figure", Align::Left),
             ("baseline", Align::Right),
             ("candidate", Align::Right),
             ("delta", Align::Right),
+            ("change", Align::Right),
         ],
     );
     for f in &c.summary {
@@ -112,16 +119,20 @@ pub fn compare_tables(
             Some(x) if f.figure == "kernel_count" => calls(x),
             Some(x) => duration_ns(x),
         };
-        let delta = match (f.base, f.cand) {
+        let delta = match (f.baseline, f.candidate) {
             (Some(b), Some(c)) if f.figure == "kernel_count" => format!("{:+}", c - b),
             (Some(b), Some(c)) => signed_duration(c - b),
             _ => UNAVAILABLE.to_string(),
         };
         s.push(vec![
             f.figure.trim_end_matches("_ns").replace('_', " "),
-            fmt(f.base),
-            fmt(f.cand),
+            fmt(f.baseline),
+            fmt(f.candidate),
             delta,
+            f.change
+                .change()
+                .map(|x| percent(x, true))
+                .unwrap_or_else(|| UNAVAILABLE.to_string()),
         ]);
     }
     let mut notes: Vec<String> = Vec::new();
@@ -174,19 +185,19 @@ struct CompareCsvRow<'a> {
     family: &'a str,
     status: Status,
     control: bool,
-    base_calls: f64,
-    cand_calls: f64,
-    base_total_ns: f64,
-    cand_total_ns: f64,
+    baseline_calls: f64,
+    candidate_calls: f64,
+    baseline_total_ns: f64,
+    candidate_total_ns: f64,
     delta_ns: f64,
     ratio: Option<f64>,
     change: Option<f64>,
-    base_share: f64,
-    cand_share: f64,
-    base_total_min_ns: f64,
-    base_total_max_ns: f64,
-    cand_total_min_ns: f64,
-    cand_total_max_ns: f64,
+    baseline_share: f64,
+    candidate_share: f64,
+    baseline_total_min_ns: f64,
+    baseline_total_max_ns: f64,
+    candidate_total_min_ns: f64,
+    candidate_total_max_ns: f64,
 }
 
 /// The CSV of a comparison.
@@ -199,19 +210,19 @@ pub fn compare_csv(c: &Comparison) -> crate::Result<String> {
             family: &f.family,
             status: f.status,
             control: f.control,
-            base_calls: f.base.calls,
-            cand_calls: f.cand.calls,
-            base_total_ns: f.base.total_ns,
-            cand_total_ns: f.cand.total_ns,
+            baseline_calls: f.base.calls,
+            candidate_calls: f.cand.calls,
+            baseline_total_ns: f.base.total_ns,
+            candidate_total_ns: f.cand.total_ns,
             delta_ns: f.delta_ns,
-            ratio: f.ratio,
-            change: f.change,
-            base_share: f.base.share,
-            cand_share: f.cand.share,
-            base_total_min_ns: f.base.total_min_ns,
-            base_total_max_ns: f.base.total_max_ns,
-            cand_total_min_ns: f.cand.total_min_ns,
-            cand_total_max_ns: f.cand.total_max_ns,
+            ratio: f.change.ratio(),
+            change: f.change.change(),
+            baseline_share: f.base.share,
+            candidate_share: f.cand.share,
+            baseline_total_min_ns: f.base.total_min_ns,
+            baseline_total_max_ns: f.base.total_max_ns,
+            candidate_total_min_ns: f.cand.total_min_ns,
+            candidate_total_max_ns: f.cand.total_max_ns,
         })
         .collect();
     crate::render::csv_rows(&rows)

@@ -45,8 +45,10 @@ pub struct ProfileBody {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CompareBody {
     /// Baseline inputs.
+    #[serde(rename = "baseline_inputs")]
     pub base_inputs: Vec<InputDoc>,
     /// Candidate inputs.
+    #[serde(rename = "candidate_inputs")]
     pub cand_inputs: Vec<InputDoc>,
     /// The comparison.
     #[serde(flatten)]

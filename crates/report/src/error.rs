@@ -1,6 +1,5 @@
 //! The report crate's one error type.
 
-use kernelab_model::SCHEMA_VERSION;
 use std::path::PathBuf;
 
 /// Why a report could not be written: a bundle that could not be read (every such variant
@@ -38,13 +37,13 @@ pub enum Error {
         /// The parser's words (names the field).
         message: String,
     },
-    /// The record was written with another layout version.
-    #[error("{path}: record schema_version {found}; this kernelab reads schema_version {SCHEMA_VERSION} (re-record it with this kernelab)")]
+    /// The record was written with a layout version this kernelab cannot read or upgrade.
+    #[error("{path}: {message}")]
     Version {
         /// The record file.
         path: PathBuf,
-        /// Its version.
-        found: u32,
+        /// Which versions were found and are read, and what to do.
+        message: String,
     },
     /// CSV output could not be written.
     #[error("writing CSV")]

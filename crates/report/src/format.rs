@@ -61,6 +61,33 @@ pub fn share(x: f64) -> String {
 
 pub use kernelab_stats::percent;
 
+/// A ratio (candidate / baseline) with four decimals, or `unavailable`.
+pub fn ratio(r: Option<f64>) -> String {
+    r.map(|r| format!("{r:.4}"))
+        .unwrap_or_else(|| UNAVAILABLE.to_string())
+}
+
+/// An interval on a ratio, `[0.9812, 1.0034]`, or `unavailable (why)`.
+pub fn interval(i: Option<kernelab_stats::Interval>, why: &str) -> String {
+    i.map(|i| format!("[{:.4}, {:.4}]", i.low, i.high))
+        .unwrap_or_else(|| format!("{UNAVAILABLE} ({why})"))
+}
+
+/// The signed change (ratio − 1) of a [`kernelab_stats::Change`] as a percentage, with its
+/// interval when there is one: `+15.90%` or `-2.10% [-3.02%, -1.20%]`; `unavailable` otherwise.
+pub fn change(c: &kernelab_stats::Change) -> String {
+    match (c.change(), c.change_interval()) {
+        (Some(x), Some(i)) => format!(
+            "{} [{}, {}]",
+            percent(x, true),
+            percent(i.low, true),
+            percent(i.high, true)
+        ),
+        (Some(x), None) => percent(x, true),
+        (None, _) => UNAVAILABLE.to_string(),
+    }
+}
+
 /// Text escaped for HTML and SVG, in element content and in quoted attributes alike.
 pub fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

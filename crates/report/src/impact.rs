@@ -14,6 +14,7 @@
 use crate::documents::{AbBody, CompareBody, KernelRunBody, ProfileBody};
 use crate::format::{duration_ns, percent};
 use crate::table::{Align, Section, Table};
+use kernelab_stats::{Change, Interval};
 use kernelab_trace::FamilyDelta;
 use serde::Serialize;
 
@@ -39,27 +40,33 @@ pub enum ImpactError {
     EmptyProfile,
 }
 
-/// A predicted figure with its interval: a change (a fraction) or nanoseconds.
+/// A predicted or measured figure with its interval: a change (a fraction, ratio − 1) or
+/// nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Estimate {
-    /// The point estimate; for changes, (candidate − baseline) / baseline.
+    /// The point estimate; for changes, candidate / baseline − 1.
     pub value: f64,
-    /// Its interval, from the kernel run's interval; null when the run has none.
-    pub ci: Option<(f64, f64)>,
+    /// Its interval `{low, high}`; null when there is none.
+    pub interval: Option<Interval>,
 }
 
 impl Estimate {
+    /// The change (ratio − 1) of a [`Change`] with its interval; `None` when unavailable.
+    pub fn of_change(c: &Change) -> Option<Estimate> {
+        Some(Estimate {
+            value: c.change()?,
+            interval: c.change_interval(),
+        })
+    }
     /// `x` times this change (and its interval), ordered low to high.
     fn scaled(self, x: f64) -> Estimate {
         Estimate {
             value: self.value * x,
-            ci: self.ci.map(|(l, h)| order(l * x, h * x)),
+            interval: self.interval.and_then(|i| {
+                Interval::new((i.low * x).min(i.high * x), (i.low * x).max(i.high * x))
+            }),
         }
     }
-}
-
-fn order(a: f64, b: f64) -> (f64, f64) {
-    (a.min(b), a.max(b))
 }
 
 /// A measurement of the request set against the prediction.
@@ -69,12 +76,11 @@ pub struct Measured {
     pub source: String,
     /// The figure: `family kernel time`, `request kernel time`, or the A/B metric.
     pub figure: String,
-    /// The measured change, (candidate − baseline) / baseline.
-    pub change: f64,
-    /// Its interval or run-to-run range; null when one run per side leaves the noise unknown.
-    pub interval: Option<(f64, f64)>,
-    /// The range the prediction allows for this figure.
-    pub predicted: (f64, f64),
+    /// The measured change (candidate / baseline − 1) with its interval or run-to-run range
+    /// (null when one run per side leaves the noise unknown).
+    pub change: Estimate,
+    /// The range of the change the prediction allows for this figure.
+    pub predicted: Interval,
     /// Whether the measurement's interval overlaps the predicted range; null when unknown.
     pub consistent: Option<bool>,
 }
@@ -100,10 +106,8 @@ pub struct Impact {
     pub share: f64,
     /// The family's time over GPU busy time (can exceed `share` when streams overlap).
     pub busy_share: Option<f64>,
-    /// Candidate / baseline of the kernel run (< 1: faster).
-    pub ratio: f64,
-    /// Its interval.
-    pub ratio_ci: Option<(f64, f64)>,
+    /// The kernel run's candidate / baseline time: `ratio`, `change`, `interval`.
+    pub kernel_run: Change,
     /// The kernel's own change: ratio − 1.
     pub kernel: Estimate,
     /// Predicted change of request kernel time: share × (ratio − 1).
@@ -177,10 +181,7 @@ pub fn predict(
     let family_ns: u64 = rows.iter().map(|r| r.total_ns).sum();
     let calls: u64 = rows.iter().map(|r| r.calls).sum();
     let share: f64 = rows.iter().map(|r| r.share).sum();
-    let kernel = Estimate {
-        value: a.ratio - 1.0,
-        ci: a.ci.map(|(l, h)| (l - 1.0, h - 1.0)),
-    };
+    let kernel = Estimate::of_change(&a.change).ok_or(ImpactError::NoTiming)?;
     let request = kernel.scaled(share);
     let delta_ns = kernel.scaled(family_ns as f64);
     let over = |d: Option<u64>| {
@@ -200,8 +201,7 @@ pub fn predict(
             .busy_ns
             .filter(|&b| b > 0)
             .map(|b| family_ns as f64 / b as f64),
-        ratio: a.ratio,
-        ratio_ci: a.ci,
+        kernel_run: a.change.clone(),
         kernel,
         request,
         delta_ns,
@@ -212,39 +212,33 @@ pub fn predict(
 }
 
 /// The predicted range of a change: its interval, else the point.
-fn range(c: Estimate) -> (f64, f64) {
-    c.ci.unwrap_or((c.value, c.value))
+fn range(c: Estimate) -> Interval {
+    c.interval.unwrap_or(Interval {
+        low: c.value,
+        high: c.value,
+    })
 }
 
-fn overlap(a: (f64, f64), b: (f64, f64)) -> bool {
-    a.0 <= b.1 && b.0 <= a.1
-}
-
-fn measured(
-    source: &str,
-    figure: &str,
-    change: f64,
-    interval: Option<(f64, f64)>,
-    predicted: (f64, f64),
-) -> Measured {
+fn measured(source: &str, figure: &str, change: Estimate, predicted: Interval) -> Measured {
     Measured {
         source: source.to_string(),
         figure: figure.to_string(),
         change,
-        interval,
         predicted,
-        consistent: interval.map(|i| overlap(i, predicted)),
+        consistent: change.interval.map(|i| i.overlaps(predicted)),
     }
 }
 
 /// The run-to-run range of a family's change: (cand min / base max − 1, cand max / base min − 1).
-fn family_range(f: &FamilyDelta, runs: bool) -> Option<(f64, f64)> {
-    (runs && f.base.total_max_ns > 0.0 && f.base.total_min_ns > 0.0).then(|| {
-        (
-            f.cand.total_min_ns / f.base.total_max_ns - 1.0,
-            f.cand.total_max_ns / f.base.total_min_ns - 1.0,
-        )
-    })
+fn family_range(f: &FamilyDelta, runs: bool) -> Option<Interval> {
+    (runs && f.base.total_max_ns > 0.0 && f.base.total_min_ns > 0.0)
+        .then(|| {
+            Interval::new(
+                f.cand.total_min_ns / f.base.total_max_ns - 1.0,
+                f.cand.total_max_ns / f.base.total_min_ns - 1.0,
+            )
+        })
+        .flatten()
 }
 
 /// Measurements from a `compare` of request profiles that holds the family: the family's own
@@ -267,12 +261,14 @@ pub fn from_compare(
     };
     let runs = cmp.base_runs > 1 && cmp.cand_runs > 1;
     let mut out = Vec::new();
-    if let Some(change) = f.change {
+    if let Some(change) = f.change.change() {
         out.push(measured(
             source,
             "family kernel time",
-            change,
-            family_range(f, runs),
+            Estimate {
+                value: change,
+                interval: family_range(f, runs),
+            },
             range(impact.kernel),
         ));
     }
@@ -280,7 +276,7 @@ pub fn from_compare(
         .summary
         .iter()
         .find(|s| same_request && s.figure == "kernel_time_ns");
-    if let Some((Some(b), Some(cd))) = kt.map(|s| (s.base, s.cand)) {
+    if let Some((Some(b), Some(cd))) = kt.map(|s| (s.baseline, s.candidate)) {
         if b > 0.0 {
             let change = cd / b - 1.0;
             let spread: f64 = cmp
@@ -296,8 +292,12 @@ pub fn from_compare(
             out.push(measured(
                 source,
                 "request kernel time",
-                change,
-                runs.then_some((change - spread, change + spread)),
+                Estimate {
+                    value: change,
+                    interval: runs
+                        .then(|| Interval::new(change - spread, change + spread))
+                        .flatten(),
+                },
                 range(impact.request),
             ));
         }
@@ -311,25 +311,23 @@ pub fn from_compare(
 pub fn from_ab(impact: &Impact, source: &str, ab: &AbBody) -> Option<Measured> {
     let m = ab.result.analyses.first()?;
     let bound = range(impact.wall_bound?);
-    let predicted = (bound.0.min(0.0), bound.1.max(0.0));
-    let a = &m.analysis;
+    let predicted = Interval::new(bound.low.min(0.0), bound.high.max(0.0))?;
     Some(measured(
         source,
         &m.metric,
-        a.ratio - 1.0,
-        a.ci.map(|(l, h)| (l - 1.0, h - 1.0)),
+        Estimate::of_change(&m.analysis.change)?,
         predicted,
     ))
 }
 
 /// A change with its interval: `+2.76% [+2.70%, +2.84%]`.
 pub fn change_text(c: Estimate) -> String {
-    match c.ci {
-        Some((l, h)) => format!(
+    match c.interval {
+        Some(i) => format!(
             "{} [{}, {}]",
             percent(c.value, true),
-            percent(l, true),
-            percent(h, true)
+            percent(i.low, true),
+            percent(i.high, true)
         ),
         None => percent(c.value, true),
     }
@@ -347,12 +345,12 @@ pub fn consistency_text(m: &Measured) -> &'static str {
 /// The prediction as lines (the family, its shares, the kernel's change, the predicted request
 /// change and the bounds), each figure computed once in [`predict`].
 pub fn impact_lines(i: &Impact) -> Vec<String> {
-    let ns = |c: Estimate| match c.ci {
-        Some((l, h)) => format!(
+    let ns = |c: Estimate| match c.interval {
+        Some(i) => format!(
             "{} [{}, {}]",
             signed_duration(c.value),
-            signed_duration(l),
-            signed_duration(h)
+            signed_duration(i.low),
+            signed_duration(i.high)
         ),
         None => signed_duration(c.value),
     };
@@ -423,14 +421,11 @@ pub fn measured_table(i: &Impact) -> Option<Table> {
         t.push(vec![
             m.source.clone(),
             m.figure.clone(),
-            change_text(Estimate {
-                value: m.change,
-                ci: m.interval,
-            }),
+            change_text(m.change),
             format!(
                 "[{}, {}]",
-                percent(m.predicted.0, true),
-                percent(m.predicted.1, true)
+                percent(m.predicted.low, true),
+                percent(m.predicted.high, true)
             ),
             consistency_text(m).to_string(),
         ]);
@@ -456,16 +451,20 @@ mod tests {
     fn changes_scale_and_order_their_intervals() {
         let c = Estimate {
             value: -0.2,
-            ci: Some((-0.3, -0.1)),
+            interval: Interval::new(-0.3, -0.1),
         };
         let s = c.scaled(0.5);
         assert!((s.value + 0.1).abs() < 1e-12);
-        let (l, h) = s.ci.expect("interval");
-        assert!((l + 0.15).abs() < 1e-12 && (h + 0.05).abs() < 1e-12);
+        let i = s.interval.expect("interval");
+        assert!((i.low + 0.15).abs() < 1e-12 && (i.high + 0.05).abs() < 1e-12);
         // A negative factor flips the ends back into order.
-        let (l, h) = c.scaled(-1.0).ci.expect("interval");
-        assert!(l < h);
+        let i = c.scaled(-1.0).interval.expect("interval");
+        assert!(i.low < i.high);
         assert_eq!(change_text(s), "-10.00% [-15.00%, -5.00%]");
-        assert!(overlap((0.0, 1.0), (1.0, 2.0)) && !overlap((0.0, 0.9), (1.0, 2.0)));
+        let (a, b) = (
+            Interval::new(0.0, 1.0).expect("interval"),
+            Interval::new(1.0, 2.0).expect("interval"),
+        );
+        assert!(a.overlaps(b) && !Interval::new(0.0, 0.9).expect("interval").overlaps(b));
     }
 }

@@ -74,7 +74,7 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
             ("order", Align::Left),
             ("baseline µs", Align::Right),
             ("candidate µs", Align::Right),
-            ("speedup", Align::Right),
+            ("ratio cand / base", Align::Right),
             ("status", Align::Left),
             ("SM MHz", Align::Right),
             ("°C", Align::Right),
@@ -82,19 +82,18 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
         ],
     );
     for x in &r.rounds {
-        let status = if x.speedup > 1.0 {
-            "candidate faster"
-        } else if x.speedup < 1.0 {
-            "candidate slower"
-        } else {
-            "equal"
+        let status = match x.change.better(kernelab_stats::Direction::LowerIsBetter) {
+            Some(true) => "candidate faster",
+            Some(false) => "candidate slower",
+            None if x.change.ratio().is_some() => "equal",
+            None => "unavailable",
         };
         t.push(vec![
             x.round.to_string(),
             format!("{:?}", x.order),
             format!("{:.3}", x.baseline_us),
             format!("{:.3}", x.candidate_us),
-            format!("{:.4}×", x.speedup),
+            crate::format::ratio(x.change.ratio()),
             status.into(),
             opt(x.telemetry.sm_mhz),
             opt(x.telemetry.temp_c),

@@ -30,6 +30,7 @@ mod serve;
 mod svg;
 mod sweep;
 mod table;
+pub mod upgrade;
 
 pub use ab::{ab_sections, analysis_lines};
 pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables};

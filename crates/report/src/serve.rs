@@ -5,7 +5,6 @@
 use crate::format::{bytes, percent, UNAVAILABLE};
 use crate::table::{Align, Section, Table};
 use kernelab_model::serve::{ServeMetric, ServeResult};
-use kernelab_stats::Direction;
 use serde::Serialize;
 
 /// A figure in its unit: seconds as ms, throughputs as tok/s.
@@ -20,24 +19,31 @@ fn figure(metric: &str, v: Option<f64>) -> String {
     }
 }
 
-/// Δ% of candidate over baseline, its interval and the verdict. The analysis ratio of a
-/// higher-is-better metric is baseline / candidate (so that FASTER means better); the change
-/// shown is always candidate / baseline − 1.
+/// The paired change (Hodges–Lehmann over rounds, candidate / baseline − 1), its interval and
+/// the verdict (judged in the metric's direction).
 fn verdict(m: &ServeMetric) -> (String, String, String) {
-    let flip = m.direction == Direction::HigherIsBetter;
-    let value = |r: f64| if flip { 1.0 / r - 1.0 } else { r - 1.0 };
     match &m.analysis {
         Some(a) => (
-            percent(value(a.ratio), true),
-            a.ci.map(|(l, h)| {
-                let (l, h) = if flip { (h, l) } else { (l, h) };
-                format!("[{}, {}]", percent(value(l), true), percent(value(h), true))
-            })
-            .unwrap_or_else(|| "unavailable (too few rounds)".into()),
-            format!("{:?}", a.verdict).to_uppercase(),
+            a.change
+                .change()
+                .map(|x| percent(x, true))
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            a.change
+                .change_interval()
+                .map(|i| format!("[{}, {}]", percent(i.low, true), percent(i.high, true)))
+                .unwrap_or_else(|| "unavailable (too few rounds)".into()),
+            a.verdict.name().to_string(),
         ),
         None => (UNAVAILABLE.into(), UNAVAILABLE.into(), UNAVAILABLE.into()),
     }
+}
+
+/// The change between the two medians shown, `+1.20%`, or `unavailable`.
+fn medians_change(m: &ServeMetric) -> String {
+    m.medians
+        .change()
+        .map(|x| percent(x, true))
+        .unwrap_or_else(|| UNAVAILABLE.into())
 }
 
 /// Whether a metric is in the main table (means and p99s, throughput); the rest go to CSV/JSON.
@@ -68,7 +74,8 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             ),
             &[
                 ("Metric", Align::Left),
-                ("Baseline → candidate (Δ%)", Align::Right),
+                ("Baseline → candidate medians (Δ%)", Align::Right),
+                ("Paired change", Align::Right),
                 ("Interval", Align::Right),
                 ("Verdict", Align::Left),
                 ("Rounds", Align::Right),
@@ -79,10 +86,12 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             t.push(vec![
                 m.metric.clone(),
                 format!(
-                    "{} → {} ({delta})",
+                    "{} → {} ({})",
                     figure(&m.metric, m.baseline),
-                    figure(&m.metric, m.candidate)
+                    figure(&m.metric, m.candidate),
+                    medians_change(m)
                 ),
+                delta,
                 interval,
                 verdict,
                 m.rounds.len().to_string(),
@@ -209,13 +218,14 @@ pub struct ServeCsvRow {
     pub baseline: Option<f64>,
     /// Candidate median over rounds.
     pub candidate: Option<f64>,
-    /// The analysis ratio (Hodges–Lehmann over rounds): candidate / baseline for times,
-    /// baseline / candidate for throughputs (below 1 is better in both).
+    /// The paired ratio (Hodges–Lehmann over rounds), candidate / baseline for every metric.
     pub ratio: Option<f64>,
-    /// Interval low.
-    pub ci_low: Option<f64>,
-    /// Interval high.
-    pub ci_high: Option<f64>,
+    /// ratio − 1.
+    pub change: Option<f64>,
+    /// Interval on the ratio, low end.
+    pub interval_low: Option<f64>,
+    /// Interval on the ratio, high end.
+    pub interval_high: Option<f64>,
     /// Verdict.
     pub verdict: Option<String>,
     /// Rounds paired.
@@ -234,13 +244,17 @@ pub fn serve_csv_rows(r: &ServeResult) -> Vec<ServeCsvRow> {
             metric: m.metric.clone(),
             baseline: m.baseline,
             candidate: m.candidate,
-            ratio: m.analysis.as_ref().map(|a| a.ratio),
-            ci_low: m.analysis.as_ref().and_then(|a| a.ci.map(|c| c.0)),
-            ci_high: m.analysis.as_ref().and_then(|a| a.ci.map(|c| c.1)),
-            verdict: m
+            ratio: m.analysis.as_ref().and_then(|a| a.ratio()),
+            change: m.analysis.as_ref().and_then(|a| a.change.change()),
+            interval_low: m
                 .analysis
                 .as_ref()
-                .map(|a| format!("{:?}", a.verdict).to_uppercase()),
+                .and_then(|a| a.interval().map(|i| i.low)),
+            interval_high: m
+                .analysis
+                .as_ref()
+                .and_then(|a| a.interval().map(|i| i.high)),
+            verdict: m.analysis.as_ref().map(|a| a.verdict.name().to_string()),
             rounds: m.rounds.len(),
         })
         .collect()

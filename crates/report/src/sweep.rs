@@ -29,7 +29,7 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
-    let timed = m.points.iter().any(|p| p.speedup.is_some());
+    let timed = m.points.iter().any(|p| p.change.ratio().is_some());
     let mut cols: Vec<(&str, Align)> = vec![("build", Align::Left)];
     cols.extend(names.iter().map(|n| (n.as_str(), Align::Right)));
     cols.extend([
@@ -41,7 +41,8 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
         cols.extend([
             ("base µs", Align::Right),
             ("cand µs", Align::Right),
-            ("speed-up", Align::Right),
+            ("ratio cand / base", Align::Right),
+            ("change", Align::Right),
         ]);
     }
     cols.push(("where", Align::Left));
@@ -71,7 +72,12 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
             row.extend([
                 opt(p.baseline_us, 2),
                 opt(p.candidate_us, 2),
-                p.speedup.map_or_else(|| "—".into(), |s| format!("{s:.3}×")),
+                p.change
+                    .ratio()
+                    .map_or_else(|| "—".into(), |r| format!("{r:.4}")),
+                p.change
+                    .change()
+                    .map_or_else(|| "—".into(), |x| crate::format::percent(x, true)),
             ]);
         }
         row.push(p.worker.clone());

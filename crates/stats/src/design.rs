@@ -3,6 +3,7 @@
 //! Bonferroni, `--until` (width only), `--watch` (anytime-valid sign-count confidence sequence),
 //! and the diagnostics (A/A, order effect, drift, outliers, resolution, MDE).
 
+use crate::change::{Change, Direction, Interval};
 use crate::order::Prefix;
 use crate::rank::{hodges_lehmann, kendall_tau, median, robust_sd, shift_estimate, sign_ci};
 use crate::until::{half_width, ratio_ci};
@@ -35,17 +36,6 @@ pub struct Pair {
     pub a: f64,
     /// Candidate value.
     pub b: f64,
-}
-
-/// Whether smaller values are better (times) or larger (throughputs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// Times, latencies.
-    #[default]
-    LowerIsBetter,
-    /// Throughputs.
-    HigherIsBetter,
 }
 
 /// How to stop.
@@ -99,18 +89,36 @@ impl Default for Design {
     }
 }
 
-/// The three-way verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The three-way verdict, judged on the interval of the ratio against the practical threshold δ
+/// and the metric's direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Verdict {
-    /// The candidate is faster (interval below 1).
+    /// The candidate is better (times lower, throughputs higher): the interval leaves ±δ on
+    /// the better side of 1.
     Faster,
-    /// The candidate is slower (interval above 1).
+    /// The candidate is worse: the interval leaves ±δ on the worse side of 1.
     Slower,
-    /// Within ±δ.
+    /// The whole interval of the change lies within ±δ (negligible, even when it excludes 0).
     Same,
     /// None of the above at this resolution.
     Inconclusive,
+}
+
+impl Verdict {
+    /// Whether this verdict calls a change (FASTER or SLOWER).
+    pub fn is_call(self) -> bool {
+        matches!(self, Verdict::Faster | Verdict::Slower)
+    }
+    /// The verdict's name as written (`FASTER`, `SLOWER`, `SAME`, `INCONCLUSIVE`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Faster => "FASTER",
+            Verdict::Slower => "SLOWER",
+            Verdict::Same => "SAME",
+            Verdict::Inconclusive => "INCONCLUSIVE",
+        }
+    }
 }
 
 /// The result at one look.
@@ -118,10 +126,10 @@ pub enum Verdict {
 pub struct Look {
     /// Pairs used.
     pub pairs: usize,
-    /// Candidate/baseline ratio (exp of the HL estimate of the log ratios).
-    pub ratio: f64,
-    /// Interval on the ratio, when one exists at this n and level.
-    pub ci: Option<(f64, f64)>,
+    /// Candidate / baseline (exp of the HL estimate of the log ratios) with its interval, when
+    /// one exists at this n and level.
+    #[serde(flatten)]
+    pub change: Change,
     /// Confidence level of the interval.
     pub level: f64,
     /// The verdict at this look.
@@ -134,7 +142,7 @@ pub struct OrderEffect {
     /// Estimated second-in-pair effect (fraction).
     pub estimate: f64,
     /// Interval (fraction).
-    pub ci: (f64, f64),
+    pub interval: Interval,
 }
 
 /// Drift of the baseline over the run.
@@ -153,27 +161,24 @@ pub struct Analysis {
     pub pairs: usize,
     /// Pairs available.
     pub pairs_available: usize,
-    /// Candidate/baseline ratio for times (B/A); for higher-is-better metrics the ratio of
-    /// baseline over candidate, so that < 1 always means the candidate is better.
-    pub ratio: f64,
-    /// Its interval.
-    pub ci: Option<(f64, f64)>,
+    /// Whether lower or higher values of the metric are better: the verdict's direction.
+    pub direction: Direction,
+    /// Candidate / baseline of the metric as measured (exp of the Hodges–Lehmann estimate of
+    /// the per-pair log ratios), `change` = ratio − 1, and the interval on the ratio.
+    #[serde(flatten)]
+    pub change: Change,
     /// Confidence level used (Bonferroni-corrected under planned looks).
     pub level: f64,
     /// Verdict.
     pub verdict: Verdict,
-    /// Human-readable verdict with the threshold qualifier.
-    pub verdict_text: String,
-    /// The practical threshold δ the verdict was judged against (fraction); absent in records
-    /// written before it was stored.
-    #[serde(default)]
-    pub threshold: Option<f64>,
+    /// The practical threshold δ the verdict was judged against (fraction).
+    pub threshold: f64,
     /// Resolution: half-width of the interval (fraction).
     pub resolution: Option<f64>,
     /// Minimum detectable effect at 80% power ≈ 1.43 · resolution (1.5 below 10 pairs).
     pub mde: Option<f64>,
-    /// The median of the log ratios with its sign-test interval (no symmetry assumption).
-    pub sign_ci: Option<(f64, f64)>,
+    /// The sign-test interval on the ratio (of the median log ratio; no symmetry assumption).
+    pub sign_interval: Option<Interval>,
     /// Looks taken.
     pub looks: Vec<Look>,
     /// Why it stopped.
@@ -192,79 +197,107 @@ pub struct Analysis {
     pub warnings: Vec<String>,
 }
 
-/// Per-pair log ratios d = ln(t_B / t_A) (inverted for higher-is-better metrics).
-pub fn log_ratios(pairs: &[Pair], direction: Direction) -> Vec<f64> {
-    pairs
-        .iter()
-        .map(|p| match direction {
-            Direction::LowerIsBetter => (p.b / p.a).ln(),
-            Direction::HigherIsBetter => (p.a / p.b).ln(),
-        })
-        .collect()
-}
-
-/// The verdict of an interval on the ratio against δ, worded with the ratio's point estimate
-/// (the Hodges–Lehmann estimate, or the median under `Watch`).
-pub fn verdict(estimate: f64, ci: Option<(f64, f64)>, threshold: f64) -> (Verdict, String) {
-    let Some((lo, hi)) = ci else {
-        return (
-            Verdict::Inconclusive,
-            "INCONCLUSIVE: too few pairs for an interval".into(),
-        );
-    };
-    let (l, u, e) = (lo - 1.0, hi - 1.0, estimate - 1.0);
-    let pct = |x: f64| crate::percent(x, false);
-    if l > 0.0 {
-        let q = if l > threshold {
-            format!("≥ threshold {}", pct(threshold))
-        } else if u < threshold {
-            format!("negligible (< {})", pct(threshold))
-        } else {
-            format!("magnitude vs {} unresolved", pct(threshold))
-        };
-        (
-            Verdict::Slower,
-            format!("SLOWER by {} (CI {} to {}), {q}", pct(e), pct(l), pct(u)),
-        )
-    } else if u < 0.0 {
-        let q = if -u > threshold {
-            format!("≥ threshold {}", pct(threshold))
-        } else if -l < threshold {
-            format!("negligible (< {})", pct(threshold))
-        } else {
-            format!("magnitude vs {} unresolved", pct(threshold))
-        };
-        (
-            Verdict::Faster,
-            format!("FASTER by {} (CI {} to {}), {q}", pct(-e), pct(-u), pct(-l)),
-        )
-    } else if -threshold < l && u < threshold {
-        (
-            Verdict::Same,
-            format!(
-                "SAME within ±{} (CI {} to {})",
-                pct(threshold),
-                pct(l),
-                pct(u)
-            ),
-        )
-    } else {
-        (
-            Verdict::Inconclusive,
-            format!("INCONCLUSIVE (CI {} to {})", pct(l), pct(u)),
-        )
+impl Analysis {
+    /// candidate / baseline, when there is an estimate.
+    pub fn ratio(&self) -> Option<f64> {
+        self.change.ratio()
+    }
+    /// The interval on the ratio, when one exists.
+    pub fn interval(&self) -> Option<Interval> {
+        self.change.interval()
+    }
+    /// The verdict in words, from the figures (never stored apart from them).
+    pub fn verdict_text(&self) -> String {
+        verdict_text(self.verdict, &self.change, self.threshold)
     }
 }
 
-fn look(d: &[f64], level_alpha: f64, threshold: f64) -> Look {
-    let hl = hodges_lehmann(d).unwrap_or(0.0);
-    let ci = ratio_ci(d, level_alpha);
+/// Per-pair log ratios d = ln(candidate / baseline), whatever the metric's direction.
+pub fn log_ratios(pairs: &[Pair]) -> Vec<f64> {
+    pairs.iter().map(|p| (p.b / p.a).ln()).collect()
+}
+
+/// Whether a pair can be analysed: both values finite and above 0 (a log ratio exists).
+pub fn usable(p: &Pair) -> bool {
+    p.a.is_finite() && p.b.is_finite() && p.a > 0.0 && p.b > 0.0
+}
+
+/// The verdict of a ratio's interval against the practical threshold δ (a fraction) and the
+/// metric's direction: SAME when the whole interval of the change lies within ±δ (even when it
+/// excludes 0); FASTER or SLOWER when it excludes 0 and leaves that band; else INCONCLUSIVE.
+pub fn verdict(change: &Change, threshold: f64, direction: Direction) -> Verdict {
+    let Some(i) = change.change_interval() else {
+        return Verdict::Inconclusive;
+    };
+    let (l, u) = (i.low, i.high);
+    let worse_up = direction == Direction::LowerIsBetter;
+    if -threshold < l && u < threshold {
+        Verdict::Same
+    } else if l > 0.0 {
+        if worse_up {
+            Verdict::Slower
+        } else {
+            Verdict::Faster
+        }
+    } else if u < 0.0 {
+        if worse_up {
+            Verdict::Faster
+        } else {
+            Verdict::Slower
+        }
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+/// The verdict in words, always with the signed change (ratio − 1) of the estimate and its
+/// interval: `SLOWER: change +16.36% [+15.99%, +16.81%], beyond ±1.00%`.
+pub fn verdict_text(verdict: Verdict, change: &Change, threshold: f64) -> String {
+    let pct = |x: f64| crate::percent(x, true);
+    let band = crate::percent(threshold, false);
+    let (Some(e), Some(i)) = (change.change(), change.change_interval()) else {
+        return match change.change() {
+            Some(e) => format!(
+                "{}: change {} with too few pairs for an interval",
+                verdict.name(),
+                pct(e)
+            ),
+            None => format!(
+                "{}: no estimate ({})",
+                verdict.name(),
+                change.unavailable_reason().unwrap_or("no pairs")
+            ),
+        };
+    };
+    let figures = format!("change {} [{}, {}]", pct(e), pct(i.low), pct(i.high));
+    let qualifier = match verdict {
+        Verdict::Same => format!("within ±{band} (negligible)"),
+        Verdict::Faster | Verdict::Slower => {
+            if i.low.abs().min(i.high.abs()) >= threshold {
+                format!("beyond ±{band}")
+            } else {
+                format!("magnitude against ±{band} unresolved")
+            }
+        }
+        Verdict::Inconclusive => format!("the interval holds 0 and leaves ±{band}"),
+    };
+    format!("{}: {figures}, {qualifier}", verdict.name())
+}
+
+fn estimate(hl: Option<f64>, ci: Option<(f64, f64)>) -> Change {
+    match hl {
+        Some(hl) => Change::from_ratio(hl.exp(), ci.and_then(Interval::from_pair)),
+        None => Change::unavailable("no pairs"),
+    }
+}
+
+fn look(d: &[f64], level_alpha: f64, design: &Design) -> Look {
+    let change = estimate(hodges_lehmann(d), ratio_ci(d, level_alpha));
     Look {
         pairs: d.len(),
-        ratio: hl.exp(),
-        ci,
+        verdict: verdict(&change, design.threshold, design.direction),
+        change,
         level: 1.0 - level_alpha,
-        verdict: verdict(hl.exp(), ci, threshold).0,
     }
 }
 
@@ -312,23 +345,33 @@ pub enum Next {
 /// Replays the stopping rule over `pairs` in order and returns the analysis at the first stop
 /// (or at the last pair). Deterministic: the same pairs always give the same answer.
 pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
-    let d = log_ratios(pairs, design.direction);
+    let given = pairs.len();
+    let kept: Vec<Pair>;
+    let pairs = if pairs.iter().all(usable) {
+        pairs
+    } else {
+        kept = pairs.iter().copied().filter(usable).collect();
+        &kept[..]
+    };
+    let dropped = given - pairs.len();
+    let d = log_ratios(pairs);
     let n_all = d.len();
     let mut looks = Vec::new();
     let (mut used, mut final_look, mut stopped_by) = (n_all, None, String::new());
     match design.stop {
         StopRule::Fixed => {
-            final_look = Some(look(&d, design.alpha, design.threshold));
+            final_look = Some(look(&d, design.alpha, design));
             stopped_by = "fixed: all pairs".into();
         }
         StopRule::Auto { resolution } => {
             let plan = planned_looks(design.min_pairs, design.max_pairs);
             let k = plan.len() as f64;
             for &n in plan.iter().filter(|&&n| n <= n_all) {
-                let l = look(&d[..n], design.alpha / k, design.threshold);
+                let l = look(&d[..n], design.alpha / k, design);
                 looks.push(l.clone());
                 let decisive = l.verdict != Verdict::Inconclusive;
-                let narrow = half_width(l.ci).is_some_and(|h| h <= resolution);
+                let narrow = half_width(l.change.interval().map(|i| (i.low, i.high)))
+                    .is_some_and(|h| h <= resolution);
                 if decisive || narrow {
                     used = n;
                     stopped_by = if decisive {
@@ -344,7 +387,7 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
                 }
             }
             if final_look.is_none() {
-                let l = look(&d, design.alpha / k, design.threshold);
+                let l = look(&d, design.alpha / k, design);
                 stopped_by = if n_all >= design.max_pairs {
                     "maximum pairs reached".into()
                 } else {
@@ -358,7 +401,7 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
             let start = design.min_pairs.max(2);
             match crate::until::first_narrow(&d, start, design.alpha, resolution) {
                 Some(n) => {
-                    let l = look(&d[..n], design.alpha, design.threshold);
+                    let l = look(&d[..n], design.alpha, design);
                     used = n;
                     stopped_by = format!(
                         "resolution ±{} reached at {n} pairs",
@@ -369,7 +412,7 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
                 }
                 None => {
                     stopped_by = "resolution not reached".into();
-                    final_look = Some(look(&d, design.alpha, design.threshold));
+                    final_look = Some(look(&d, design.alpha, design));
                 }
             }
         }
@@ -386,16 +429,14 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
                     cs = (cs.0.max(lo), cs.1.min(hi));
                 }
                 if cs.0.is_finite() && cs.1.is_finite() {
-                    let ci = Some((cs.0.exp(), cs.1.exp()));
-                    let hl = prefix.median(n).unwrap_or(0.0);
-                    let (v, _) = verdict(hl.exp(), ci, design.threshold);
+                    let change = estimate(prefix.median(n), Some((cs.0.exp(), cs.1.exp())));
+                    let v = verdict(&change, design.threshold, design.direction);
                     if v != Verdict::Inconclusive {
                         used = n;
                         stopped_by = format!("confidence sequence decisive at {n} pairs");
                         final_look = Some(Look {
                             pairs: n,
-                            ratio: hl.exp(),
-                            ci,
+                            change,
                             level: 1.0 - design.alpha,
                             verdict: v,
                         });
@@ -405,22 +446,21 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
             }
             if final_look.is_none() {
                 stopped_by = "confidence sequence not decisive".into();
-                let hl = median(&d).unwrap_or(0.0);
                 let ci = (cs.0.is_finite() && cs.1.is_finite()).then(|| (cs.0.exp(), cs.1.exp()));
+                let change = estimate(median(&d), ci);
                 final_look = Some(Look {
                     pairs: n_all,
-                    ratio: hl.exp(),
-                    ci,
+                    verdict: verdict(&change, design.threshold, design.direction),
+                    change,
                     level: 1.0 - design.alpha,
-                    verdict: verdict(hl.exp(), ci, design.threshold).0,
                 });
             }
         }
     }
-    let fl = final_look.unwrap_or_else(|| look(&d, design.alpha, design.threshold));
+    let fl = final_look.unwrap_or_else(|| look(&d, design.alpha, design));
     let du = &d[..used];
-    let (v, text) = verdict(fl.ratio, fl.ci, design.threshold);
-    let resolution = half_width(fl.ci);
+    let fl_ci = fl.change.interval().map(|i| (i.low, i.high));
+    let resolution = half_width(fl_ci);
     let mde = resolution.map(|h| h * if used < 10 { 1.5 } else { 1.43 });
     let noise_sd = robust_sd(du);
     let med = median(du).unwrap_or(0.0);
@@ -430,12 +470,17 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
         .filter(|x| mad > 0.0 && (*x - med).abs() > 5.0 * mad)
         .count();
     let mut warnings = Vec::new();
+    if dropped > 0 {
+        warnings.push(format!(
+            "{dropped} of {given} pairs left out: a value is not a finite number above 0 (no log ratio)"
+        ));
+    }
     if outliers * 10 > used.max(1) {
         warnings.push(format!(
             "{outliers} of {used} pairs are outliers (|d − median| > 5·MAD): the run is unstable"
         ));
     }
-    if fl.ci.is_none() {
+    if fl.change.interval().is_none() {
         warnings.push(format!(
             "no interval exists with {used} pairs at level {:.4}",
             fl.level
@@ -452,15 +497,15 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
     Analysis {
         pairs: used,
         pairs_available: n_all,
-        ratio: fl.ratio,
-        ci: fl.ci,
+        direction: design.direction,
+        verdict: fl.verdict,
+        change: fl.change,
         level: fl.level,
-        verdict: v,
-        verdict_text: text,
-        threshold: Some(design.threshold),
+        threshold: design.threshold,
         resolution,
         mde,
-        sign_ci: sign_ci(du, 1.0 - fl.level).map(|(l, h)| (l.exp(), h.exp())),
+        sign_interval: sign_ci(du, 1.0 - fl.level)
+            .and_then(|(l, h)| Interval::new(l.exp(), h.exp())),
         looks,
         stopped_by,
         noise_sd,
@@ -474,7 +519,7 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
 
 /// The second-in-pair effect: (HL of d over AB pairs − HL of d over BA pairs) / 2.
 pub fn order_effect(pairs: &[Pair], design: &Design) -> Option<OrderEffect> {
-    let d = log_ratios(pairs, design.direction);
+    let d = log_ratios(pairs);
     let ab: Vec<f64> = d
         .iter()
         .zip(pairs)
@@ -491,9 +536,12 @@ pub fn order_effect(pairs: &[Pair], design: &Design) -> Option<OrderEffect> {
         return None;
     }
     let (est, lo, hi) = shift_estimate(&ab, &ba, design.alpha)?;
+    if !est.is_finite() {
+        return None;
+    }
     Some(OrderEffect {
         estimate: est / 2.0,
-        ci: (lo / 2.0, hi / 2.0),
+        interval: Interval::new(lo / 2.0, hi / 2.0)?,
     })
 }
 
@@ -528,7 +576,7 @@ pub fn aa_check(pairs: &[Pair], design: &Design) -> AaCheck {
         ..*design
     };
     let analysis = analyze(pairs, &fixed);
-    let harness_bias = analysis.ci.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0);
+    let harness_bias = analysis.change.interval().is_some_and(|i| !i.contains(1.0));
     AaCheck {
         analysis,
         harness_bias,

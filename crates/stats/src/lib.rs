@@ -10,10 +10,12 @@
 //!     .collect();
 //! let a = analyze(&pairs, &Design::default());
 //! assert_eq!(a.verdict, Verdict::Slower);
-//! assert!(a.ratio > 1.029 && a.ratio < 1.031);
+//! let r = a.ratio().expect("an estimate");
+//! assert!(r > 1.029 && r < 1.031);
 //! ```
 #![deny(missing_docs)]
 
+mod change;
 mod design;
 mod order;
 mod until;
@@ -30,8 +32,9 @@ pub fn percent(fraction: f64, signed: bool) -> String {
 }
 pub mod rank;
 
+pub use change::{Change, Direction, Interval};
 pub use design::{
-    aa_check, abba_order, analyze, drift, log_ratios, next, order_effect, planned_looks, verdict,
-    AaCheck, Analysis, Design, Direction, Drift, Look, Next, Order, OrderEffect, Pair, StopRule,
-    Verdict,
+    aa_check, abba_order, analyze, drift, log_ratios, next, order_effect, planned_looks, usable,
+    verdict, verdict_text, AaCheck, Analysis, Design, Drift, Look, Next, Order, OrderEffect, Pair,
+    StopRule, Verdict,
 };

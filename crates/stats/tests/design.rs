@@ -1,26 +1,153 @@
 //! Verdict texts, and `--until` against the from-scratch analysis of every prefix.
 
 use kernelab_stats::{
-    abba_order, analyze, log_ratios, next, verdict, Design, Direction, Next, Order, Pair, StopRule,
-    Verdict,
+    abba_order, analyze, log_ratios, next, verdict, verdict_text, Change, Design, Direction,
+    Interval, Next, Order, Pair, StopRule, Verdict,
 };
 
+fn change(ratio: f64, lo: f64, hi: f64) -> Change {
+    Change::from_ratio(ratio, Interval::new(lo, hi))
+}
+
 #[test]
-fn verdict_states_the_estimate_not_the_interval_midpoint() {
-    // Midpoint 5%, estimate 3%.
-    let (v, text) = verdict(1.03, Some((1.01, 1.09)), 0.005);
+fn verdict_states_the_signed_change_of_the_estimate() {
+    // Midpoint +5%, estimate +3%.
+    let c = change(1.03, 1.01, 1.09);
+    let v = verdict(&c, 0.005, Direction::LowerIsBetter);
     assert_eq!(v, Verdict::Slower);
     assert_eq!(
-        text,
-        "SLOWER by 3.00% (CI 1.00% to 9.00%), ≥ threshold 0.50%"
+        verdict_text(v, &c, 0.005),
+        "SLOWER: change +3.00% [+1.00%, +9.00%], beyond ±0.50%"
     );
-    // Midpoint 5.5% faster, estimate 2% faster.
-    let (v, text) = verdict(0.98, Some((0.90, 0.99)), 0.005);
+    // Midpoint −5.5%, estimate −2%: a change is never written with its sign flipped.
+    let c = change(0.98, 0.90, 0.99);
+    let v = verdict(&c, 0.005, Direction::LowerIsBetter);
     assert_eq!(v, Verdict::Faster);
     assert_eq!(
-        text,
-        "FASTER by 2.00% (CI 1.00% to 10.00%), ≥ threshold 0.50%"
+        verdict_text(v, &c, 0.005),
+        "FASTER: change -2.00% [-10.00%, -1.00%], beyond ±0.50%"
     );
+    // The interval reaches into the band on one side: a call, magnitude unresolved.
+    let c = change(1.01, 1.002, 1.02);
+    let v = verdict(&c, 0.005, Direction::LowerIsBetter);
+    assert_eq!(v, Verdict::Slower);
+    assert!(verdict_text(v, &c, 0.005).ends_with("magnitude against ±0.50% unresolved"));
+}
+
+#[test]
+fn an_interval_inside_the_threshold_is_same_even_when_it_excludes_zero() {
+    // Two identical servers, threshold 2%: +0.09% [+0.01%, +0.28%] is negligible, not SLOWER.
+    let c = change(1.0009, 1.0001, 1.0028);
+    let v = verdict(&c, 0.02, Direction::LowerIsBetter);
+    assert_eq!(v, Verdict::Same);
+    assert!(!v.is_call());
+    assert_eq!(
+        verdict_text(v, &c, 0.02),
+        "SAME: change +0.09% [+0.01%, +0.28%], within ±2.00% (negligible)"
+    );
+    // The same interval leaves a 0.1% band: called.
+    assert_eq!(
+        verdict(&c, 0.001, Direction::LowerIsBetter),
+        Verdict::Slower
+    );
+    // Holding 0 and leaving the band: inconclusive.
+    let c = change(0.99, 0.97, 1.03);
+    assert_eq!(
+        verdict(&c, 0.02, Direction::LowerIsBetter),
+        Verdict::Inconclusive
+    );
+    // No interval: inconclusive.
+    let c = Change::from_ratio(1.5, None);
+    assert_eq!(
+        verdict(&c, 0.02, Direction::LowerIsBetter),
+        Verdict::Inconclusive
+    );
+}
+
+#[test]
+fn direction_comes_from_the_metric_and_the_ratio_stays_candidate_over_baseline() {
+    // Throughput 329 → 100 tok/s: ratio 0.304 (never 3.29), and that is SLOWER.
+    let pairs: Vec<Pair> = (0..16)
+        .map(|k| Pair {
+            order: abba_order(k, Order::AB),
+            a: 329.0 + (k % 3) as f64,
+            b: 100.0 + (k % 5) as f64,
+        })
+        .collect();
+    let design = Design {
+        stop: StopRule::Fixed,
+        direction: Direction::HigherIsBetter,
+        ..Design::default()
+    };
+    let a = analyze(&pairs, &design);
+    let r = a.ratio().expect("estimate");
+    assert!(r > 0.29 && r < 0.32, "{r}");
+    assert_eq!(a.verdict, Verdict::Slower);
+    assert!(
+        a.verdict_text().starts_with("SLOWER: change -6"),
+        "{}",
+        a.verdict_text()
+    );
+    let lower = Design {
+        direction: Direction::LowerIsBetter,
+        ..design
+    };
+    let b = analyze(&pairs, &lower);
+    assert_eq!(
+        b.ratio(),
+        a.ratio(),
+        "the ratio does not depend on the direction"
+    );
+    assert_eq!(b.verdict, Verdict::Faster);
+}
+
+#[test]
+fn pairs_without_a_log_ratio_are_left_out_and_said() {
+    let mut pairs: Vec<Pair> = (0..12)
+        .map(|k| Pair {
+            order: abba_order(k, Order::AB),
+            a: 100.0,
+            b: 103.0 + 0.01 * k as f64,
+        })
+        .collect();
+    pairs[3].b = f64::NAN;
+    pairs[5].a = 0.0;
+    let a = analyze(
+        &pairs,
+        &Design {
+            stop: StopRule::Fixed,
+            ..Design::default()
+        },
+    );
+    assert_eq!(a.pairs, 10);
+    assert!(
+        a.warnings
+            .iter()
+            .any(|w| w.starts_with("2 of 12 pairs left out")),
+        "{:?}",
+        a.warnings
+    );
+    let text = serde_json::to_string(&a).expect("writes");
+    assert!(
+        !text.contains("NaN") && !text.contains("null,\"change\":"),
+        "{text}"
+    );
+    let back: kernelab_stats::Analysis = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(back, a);
+    // No usable pair at all: the estimate is unavailable with its reason, and still reads back.
+    let none = analyze(
+        &[Pair {
+            order: Order::AB,
+            a: 0.0,
+            b: 1.0,
+        }],
+        &Design::default(),
+    );
+    assert_eq!(none.ratio(), None);
+    assert_eq!(none.verdict, Verdict::Inconclusive);
+    let text = serde_json::to_string(&none).expect("writes");
+    let back: kernelab_stats::Analysis = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(back, none);
 }
 
 #[test]
@@ -46,14 +173,22 @@ fn analysis_text_states_the_hodges_lehmann_ratio() {
         ..Design::default()
     };
     let a = analyze(&pairs, &design);
-    let (lo, hi) = a.ci.expect("interval at 32 pairs");
-    let stated = format!("SLOWER by {:.2}% ", (a.ratio - 1.0) * 100.0);
-    let midpoint = format!("SLOWER by {:.2}% ", ((lo + hi) / 2.0 - 1.0) * 100.0);
+    let i = a.interval().expect("interval at 32 pairs");
+    let r = a.ratio().expect("estimate");
+    let stated = format!("SLOWER: change +{:.2}% ", (r - 1.0) * 100.0);
+    let midpoint = format!(
+        "SLOWER: change +{:.2}% ",
+        ((i.low + i.high) / 2.0 - 1.0) * 100.0
+    );
     assert_ne!(stated, midpoint, "the case must separate the two");
-    assert!(a.verdict_text.starts_with(&stated), "{}", a.verdict_text);
-    let d = log_ratios(&pairs, Direction::LowerIsBetter);
+    assert!(
+        a.verdict_text().starts_with(&stated),
+        "{}",
+        a.verdict_text()
+    );
+    let d = log_ratios(&pairs);
     let hl = kernelab_stats::rank::hodges_lehmann(&d).expect("estimate");
-    assert!((a.ratio - hl.exp()).abs() < 1e-15);
+    assert!((r - hl.exp()).abs() < 1e-15);
 }
 
 #[path = "support/noise.rs"]
@@ -101,13 +236,12 @@ fn until_equals_the_from_scratch_analysis_of_every_prefix() {
             assert_eq!(got.pairs, stop, "{case}");
             assert_eq!(got.pairs_available, n, "{case}");
             // Every figure of the final look and of the diagnostics is the prefix's own.
-            assert_eq!(got.ratio.to_bits(), want.ratio.to_bits(), "{case}");
-            assert_eq!(got.ci, want.ci, "{case}");
+            assert_eq!(got.change, want.change, "{case}");
             assert_eq!(got.level, want.level, "{case}");
-            assert_eq!(got.verdict_text, want.verdict_text, "{case}");
+            assert_eq!(got.verdict_text(), want.verdict_text(), "{case}");
             assert_eq!(got.resolution, want.resolution, "{case}");
             assert_eq!(got.mde, want.mde, "{case}");
-            assert_eq!(got.sign_ci, want.sign_ci, "{case}");
+            assert_eq!(got.sign_interval, want.sign_interval, "{case}");
             assert_eq!(got.noise_sd, want.noise_sd, "{case}");
             assert_eq!(got.outliers, want.outliers, "{case}");
             assert_eq!(got.order_effect, want.order_effect, "{case}");
@@ -124,7 +258,7 @@ fn until_equals_the_from_scratch_analysis_of_every_prefix() {
                     );
                     assert_eq!(got.looks.len(), 1, "{case}");
                     assert_eq!(got.looks[0].pairs, stop, "{case}");
-                    assert_eq!(got.looks[0].ci, want.ci, "{case}");
+                    assert_eq!(got.looks[0].change, want.change, "{case}");
                 }
                 None => {
                     not_reached += 1;

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::rank::{rank, RankOptions, Ranking};
-use kernelab_model::Profile;
+use kernelab_model::{Change, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,6 +49,7 @@ pub enum Status {
     /// Exactly the same total.
     Same,
     /// Only in the baseline.
+    #[serde(rename = "only_baseline")]
     OnlyBase,
     /// Only in the candidate.
     OnlyCandidate,
@@ -60,15 +61,17 @@ pub struct FamilyDelta {
     /// Family key (or kernel name with grouping `none`).
     pub family: String,
     /// Baseline figures.
+    #[serde(rename = "baseline")]
     pub base: Side,
     /// Candidate figures.
+    #[serde(rename = "candidate")]
     pub cand: Side,
     /// Candidate total minus baseline total (medians), ns.
     pub delta_ns: f64,
-    /// Baseline total / candidate total (> 1: the candidate is faster).
-    pub ratio: Option<f64>,
-    /// Candidate / baseline − 1.
-    pub change: Option<f64>,
+    /// Candidate total / baseline total (medians): `ratio`, `change` = ratio − 1, and
+    /// `interval` (null: the totals are medians over runs, not a paired estimate).
+    #[serde(flatten)]
+    pub change: Change,
     /// The verdict.
     pub status: Status,
     /// Whether the user named this family as a control.
@@ -81,17 +84,22 @@ pub struct FigureDelta {
     /// Figure name (as in the profile summary: `kernel_time_ns`, `busy_ns`, ...).
     pub figure: String,
     /// Baseline.
-    pub base: Option<f64>,
+    pub baseline: Option<f64>,
     /// Candidate.
-    pub cand: Option<f64>,
+    pub candidate: Option<f64>,
+    /// Candidate / baseline.
+    #[serde(flatten)]
+    pub change: Change,
 }
 
 /// The result of comparing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// Runs on each side.
+    /// Runs on the baseline side.
+    #[serde(rename = "baseline_runs")]
     pub base_runs: usize,
     /// Runs on the candidate side.
+    #[serde(rename = "candidate_runs")]
     pub cand_runs: usize,
     /// Rows by combined total time, top N.
     pub families: Vec<FamilyDelta>,
@@ -102,8 +110,10 @@ pub struct Comparison {
     /// Largest |change| among the control families, when controls were given.
     pub control_noise: Option<f64>,
     /// Exact kernel names seen only in the baseline.
+    #[serde(rename = "only_baseline_names")]
     pub only_base_names: Vec<String>,
     /// Exact kernel names seen only in the candidate.
+    #[serde(rename = "only_candidate_names")]
     pub only_cand_names: Vec<String>,
     /// Notes on how to read the figures.
     pub notes: Vec<String>,
@@ -160,7 +170,7 @@ fn status(
     base: &Side,
     cand: &Side,
     delta: f64,
-    change: Option<f64>,
+    change: &Change,
     noise_runs: bool,
     control: Option<f64>,
 ) -> Status {
@@ -175,7 +185,7 @@ fn status(
     }
     let spread = (base.total_max_ns - base.total_min_ns).max(cand.total_max_ns - cand.total_min_ns);
     let within_runs = noise_runs && delta.abs() <= spread;
-    let within_control = matches!((control, change), (Some(c), Some(x)) if x.abs() <= c);
+    let within_control = matches!((control, change.change()), (Some(c), Some(x)) if x.abs() <= c);
     if within_runs || within_control {
         Status::WithinNoise
     } else if !noise_runs && control.is_none() {
@@ -202,7 +212,13 @@ pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> 
         .map(|f| (f.clone(), side(&rb, &f), side(&rc, &f)))
         .collect();
     let change = |b: &Side, c: &Side| {
-        (b.total_ns > 0.0 && c.present_runs > 0).then(|| c.total_ns / b.total_ns - 1.0)
+        if b.present_runs == 0 {
+            Change::unavailable("only in the candidate")
+        } else if c.present_runs == 0 {
+            Change::unavailable("only in the baseline")
+        } else {
+            Change::between(b.total_ns, c.total_ns)
+        }
     };
     let control_noise = if options.controls.is_empty() {
         None
@@ -210,7 +226,7 @@ pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> 
         let v: Vec<f64> = raw
             .iter()
             .filter(|(f, _, _)| options.controls.contains(f))
-            .filter_map(|(_, b, c)| change(b, c).map(f64::abs))
+            .filter_map(|(_, b, c)| change(b, c).change().map(f64::abs))
             .collect();
         v.into_iter().reduce(f64::max)
     };
@@ -224,8 +240,7 @@ pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> 
         let ch = change(&b, &c);
         FamilyDelta {
             control: options.controls.contains(&family),
-            status: status(&b, &c, delta, ch, noise_runs, control_noise),
-            ratio: (c.total_ns > 0.0 && b.present_runs > 0).then(|| b.total_ns / c.total_ns),
+            status: status(&b, &c, delta, &ch, noise_runs, control_noise),
             change: ch,
             delta_ns: delta,
             family,
@@ -260,10 +275,12 @@ pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> 
             let mut v: Vec<f64> = rs.iter().filter_map(get).collect();
             (v.len() == rs.len() && !v.is_empty()).then(|| median(&mut v))
         };
+        let (baseline, candidate) = (pick(&rb), pick(&rc));
         FigureDelta {
             figure: name.to_string(),
-            base: pick(&rb),
-            cand: pick(&rc),
+            baseline,
+            candidate,
+            change: Change::between_opt(baseline, candidate),
         }
     };
     let summary = vec![

@@ -100,11 +100,10 @@ fn direction(d: &DesignArgs, name: &str) -> Direction {
     }
 }
 
-/// The plots' pairs: the primary metric's pairs used, and the A/A pairs, with its direction.
+/// The plots' pairs: the primary metric's pairs used, and the A/A pairs.
 struct Plotted<'a> {
     main: &'a [Pair],
     aa: &'a [Pair],
-    direction: Direction,
 }
 
 fn emit(
@@ -114,7 +113,7 @@ fn emit(
     header: &[String],
     plotted: Plotted<'_>,
 ) -> Result<()> {
-    let (main, aa, dir) = (plotted.main, plotted.aa, plotted.direction);
+    let (main, aa) = (plotted.main, plotted.aa);
     let used = r
         .analyses
         .first()
@@ -123,8 +122,8 @@ fn emit(
         "ab",
         AbBody {
             samples: samples.map(|p| p.display().to_string()),
-            log_ratios: kernelab_stats::log_ratios(&main[..used], dir),
-            aa_log_ratios: kernelab_stats::log_ratios(aa, dir),
+            log_ratios: kernelab_stats::log_ratios(&main[..used]),
+            aa_log_ratios: kernelab_stats::log_ratios(aa),
             result: r.clone(),
         },
     );
@@ -309,7 +308,6 @@ pub fn run(args: AbArgs) -> Result<ExitStatus> {
         Plotted {
             main: &main,
             aa: &aa,
-            direction: settings.design.direction,
         },
     )?;
     if result.aa.as_ref().is_some_and(|a| a.harness_bias) && !args.accept_bias {
@@ -341,7 +339,6 @@ fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
         failures,
         runs,
     };
-    let direction = d.direction;
     emit(
         &a.output,
         &result,
@@ -350,7 +347,6 @@ fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
         Plotted {
             main: &main,
             aa: &aa,
-            direction,
         },
     )?;
     Ok(ExitStatus::Success)

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::spec::Spec;
 use kernelab_model::kernel_run::Gate;
 use kernelab_model::sweep::{PointResult, PointVerdict};
+use kernelab_model::Change;
 use kernelab_tensor::{
     bitwise_files, close_files, open, BitwiseOptions, DType, ReadSpec, Tolerance,
 };
@@ -59,8 +60,7 @@ pub fn unfinished(point: &Point, worker: &str, seconds: f64, error: Option<Strin
         verdict: PointVerdict::Error,
         gates: Vec::new(),
         bitwise: None,
-        speedup: None,
-        speedup_ci: None,
+        change: Change::unavailable("not timed"),
         baseline_us: None,
         candidate_us: None,
         device: String::new(),
@@ -132,9 +132,7 @@ fn kernel_point(
         .find(|g| g.name == "baseline vs candidate bitwise")
         .map(|g| g.passed);
     if let Some(a) = &run.analysis {
-        // The analysis ratio is candidate/baseline time; the speed-up is its inverse.
-        r.speedup = (a.ratio > 0.0).then(|| 1.0 / a.ratio);
-        r.speedup_ci = a.ci.map(|(lo, hi)| (1.0 / hi, 1.0 / lo));
+        r.change = a.change.clone();
         r.baseline_us = median(run.rounds.iter().map(|x| x.baseline_us).collect());
         r.candidate_us = median(run.rounds.iter().map(|x| x.candidate_us).collect());
     }

@@ -77,11 +77,14 @@ impl Sink<'_> {
     }
 
     /// A ratio with its interval, and the same as changes.
-    fn ratio(&mut self, r: f64, ci: Option<(f64, f64)>, what: &str) {
+    fn ratio(&mut self, c: &kernelab_stats::Change, what: &str) {
+        let Some(r) = c.ratio() else {
+            return;
+        };
         self.add(Kind::Ratio, r, what, None);
         self.add(Kind::Change, r - 1.0, &format!("{what} − 1"), None);
-        if let Some((l, h)) = ci {
-            for (x, end) in [(l, "low"), (h, "high")] {
+        if let Some(i) = c.interval() {
+            for (x, end) in [(i.low, "low"), (i.high, "high")] {
                 self.add(Kind::Ratio, x, &format!("{what} interval {end}"), None);
                 self.add(
                     Kind::Change,
@@ -94,21 +97,19 @@ impl Sink<'_> {
     }
 
     fn analysis(&mut self, a: &Analysis, name: &str) {
-        self.ratio(a.ratio, a.ci, &format!("{name}ratio"));
+        self.ratio(&a.change, &format!("{name}ratio"));
         self.add(
             Kind::Share,
             a.level,
             &format!("{name}confidence level"),
             None,
         );
-        if let Some(t) = crate::evidence::threshold_of(a) {
-            self.add(Kind::Share, t, &format!("{name}threshold"), None);
-        }
+        self.add(Kind::Share, a.threshold, &format!("{name}threshold"), None);
         if let Some(r) = a.resolution {
             self.add(Kind::Share, r, &format!("{name}resolution"), None);
         }
         // The verdict sentence's own percentages (its estimate is the Hodges–Lehmann one).
-        for n in numbers(&a.verdict_text) {
+        for n in numbers(&a.verdict_text()) {
             if n.unit == super::number::Unit::Percent {
                 self.add(Kind::Share, n.value(), &format!("{name}verdict"), None);
             }
@@ -117,9 +118,9 @@ impl Sink<'_> {
 
     fn estimate(&mut self, kind: Kind, e: Estimate, what: &str) {
         self.add(kind, e.value, what, None);
-        if let Some((l, h)) = e.ci {
-            self.add(kind, l, &format!("{what} interval low"), None);
-            self.add(kind, h, &format!("{what} interval high"), None);
+        if let Some(i) = e.interval {
+            self.add(kind, i.low, &format!("{what} interval low"), None);
+            self.add(kind, i.high, &format!("{what} interval high"), None);
         }
     }
 
@@ -183,7 +184,7 @@ pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
                     sink.analysis(&m.analysis, &format!("{} ", m.metric));
                 }
                 if let Some(aa) = &a.result.aa {
-                    sink.ratio(aa.analysis.ratio, aa.analysis.ci, "A/A ratio");
+                    sink.ratio(&aa.analysis.change, "A/A ratio");
                 }
             }
             Evidence::Compare(c) => {
@@ -197,13 +198,13 @@ pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
                         sink.add(Kind::Count, x.calls, &format!("{n} {side} calls"), s);
                     }
                     sink.add(Kind::Time, f.delta_ns, &format!("{n} Δ"), s);
-                    if let Some(ch) = f.change {
-                        sink.add(Kind::Change, ch, &format!("{n} change"), s);
-                        sink.add(Kind::Ratio, 1.0 + ch, &format!("{n} ratio"), s);
+                    if let Some(r) = f.change.ratio() {
+                        sink.add(Kind::Change, r - 1.0, &format!("{n} change"), s);
+                        sink.add(Kind::Ratio, r, &format!("{n} ratio"), s);
                     }
                 }
                 for fig in &cmp.summary {
-                    let (Some(b), Some(c)) = (fig.base, fig.cand) else {
+                    let (Some(b), Some(c)) = (fig.baseline, fig.candidate) else {
                         continue;
                     };
                     let name = fig.figure.trim_end_matches("_ns").replace('_', " ");
@@ -212,9 +213,9 @@ pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
                         sink.add(Kind::Time, c, &format!("{name}, candidate"), None);
                         sink.add(Kind::Time, c - b, &format!("{name} Δ"), None);
                     }
-                    if b != 0.0 {
-                        sink.add(Kind::Change, c / b - 1.0, &format!("{name} change"), None);
-                        sink.add(Kind::Ratio, c / b, &format!("{name} ratio"), None);
+                    if let Some(r) = fig.change.ratio() {
+                        sink.add(Kind::Change, r - 1.0, &format!("{name} change"), None);
+                        sink.add(Kind::Ratio, r, &format!("{name} ratio"), None);
                     }
                 }
             }
@@ -275,18 +276,14 @@ pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
                 sink.estimate(Kind::Change, w, "bound on wall time change");
             }
             for m in &i.measured {
-                let e = Estimate {
-                    value: m.change,
-                    ci: m.interval,
-                };
                 sink.estimate(
                     Kind::Change,
-                    e,
+                    m.change,
                     &format!("measured {} ({})", m.figure, m.source),
                 );
                 let p = Estimate {
-                    value: m.predicted.0,
-                    ci: Some(m.predicted),
+                    value: m.predicted.low,
+                    interval: Some(m.predicted),
                 };
                 sink.estimate(Kind::Change, p, &format!("predicted {}", m.figure));
             }

@@ -24,8 +24,8 @@ use parts::{
     code_show_part, compare_part, finite_lines, kernel_gates, kernel_head, kernel_timing,
     metrics_part, profile_part, repeat_lines, short, sweep_lines,
 };
-pub(crate) use summary::{gates, threshold_of};
-pub use summary::{ratio_text, verdicts, Verdicts};
+pub(crate) use summary::gates;
+pub use summary::{pair_text, verdicts, Verdicts};
 
 /// A piece of a part.
 #[derive(Clone, Debug)]

@@ -22,14 +22,19 @@ fn count(x: f64) -> String {
 }
 
 /// A confidence interval of ratios, `[lo, hi]`.
-fn interval(ci: Option<(f64, f64)>) -> String {
-    ci.map(|(l, h)| format!("[{l:.4}, {h:.4}]"))
+fn interval(ci: Option<kernelab_stats::Interval>) -> String {
+    ci.map(|i| format!("[{:.4}, {:.4}]", i.low, i.high))
         .unwrap_or_else(|| UNAVAILABLE.into())
 }
 
 /// A ratio interval as percent changes.
-fn pct_interval(ci: Option<(f64, f64)>) -> Option<(f64, f64)> {
-    ci.map(|(l, h)| ((l - 1.0) * 100.0, (h - 1.0) * 100.0))
+fn pct_interval(ci: Option<kernelab_stats::Interval>) -> Option<(f64, f64)> {
+    ci.map(|i| ((i.low - 1.0) * 100.0, (i.high - 1.0) * 100.0))
+}
+
+/// An interval as the `(low, high)` pair the plots take.
+pub(super) fn ends(ci: Option<kernelab_stats::Interval>) -> Option<(f64, f64)> {
+    ci.map(|i| (i.low, i.high))
 }
 
 pub(super) fn short(name: &str, n: usize) -> String {
@@ -118,15 +123,17 @@ fn status_text(s: Status) -> String {
         .unwrap_or_default()
 }
 
-/// A family's change, (candidate − baseline) / baseline, as stored in the comparison.
-fn change_text(c: Option<f64>) -> String {
-    c.map(|x| percent(x, true)).unwrap_or_else(|| "–".into())
+/// A family's change (candidate / baseline − 1), as stored in the comparison.
+fn change_text(c: &kernelab_stats::Change) -> String {
+    c.change()
+        .map(|x| percent(x, true))
+        .unwrap_or_else(|| "–".into())
 }
 
 pub(super) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
     let fams = &r.comparison.families;
     let mut t = Table::new(
-        "Per-family change (baseline → candidate; change = (candidate − baseline) / baseline)",
+        "Per-family change (baseline → candidate; change = candidate / baseline − 1)",
         &[
             ("family", Align::Left),
             ("calls", Align::Left),
@@ -142,7 +149,7 @@ pub(super) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
             format!("{} → {}", count(f.base.calls), count(f.cand.calls)),
             duration_ns(f.base.total_ns),
             duration_ns(f.cand.total_ns),
-            change_text(f.change),
+            change_text(&f.change),
             status_text(f.status),
         ]);
     }
@@ -156,7 +163,7 @@ pub(super) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
             status_text(f.status),
             duration_ns(f.base.total_ns),
             duration_ns(f.cand.total_ns),
-            change_text(f.change)
+            change_text(&f.change)
         ),
         None => "no family changed beyond the noise".into(),
     };
@@ -375,12 +382,12 @@ pub(super) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
     };
     let a = &primary.analysis;
     let mut lines = vec![
-        a.verdict_text.clone(),
+        a.verdict_text(),
         format!(
-            "ratio {:.4}, {:.1}% CI {}, resolution {}, {} pairs ({})",
-            a.ratio,
+            "ratio candidate / baseline {}, {:.1}% CI {}, resolution {}, {} pairs ({})",
+            crate::format::ratio(a.ratio()),
             a.level * 100.0,
-            interval(a.ci),
+            interval(a.interval()),
             a.resolution
                 .map(|x| format!("±{}", percent(x, false)))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
@@ -390,8 +397,8 @@ pub(super) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
     ];
     if let Some(aa) = &r.result.aa {
         lines.push(format!(
-            "A/A pre-flight ratio {:.4}: {}",
-            aa.analysis.ratio,
+            "A/A pre-flight ratio {}: {}",
+            crate::format::ratio(aa.analysis.ratio()),
             if aa.harness_bias {
                 "HARNESS BIAS"
             } else {
@@ -402,12 +409,12 @@ pub(super) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
     let chart = svg::strip(
         "Per-pair change, candidate vs baseline",
         &percents(&r.log_ratios),
-        pct_interval(a.ci),
+        pct_interval(a.interval()),
         &percents(&r.aa_log_ratios),
     );
     (
         vec![Block::Lines(lines), Block::Chart(chart)],
-        a.verdict_text.clone(),
+        a.verdict_text(),
     )
 }
 
@@ -419,7 +426,7 @@ pub(super) fn kernel_head(r: &KernelRunBody) -> (String, Option<bool>) {
         Some(a) => format!(
             "{passed} of {} gates passed; {}",
             run.gates.len(),
-            a.verdict_text
+            a.verdict_text()
         ),
         None => format!(
             "{passed} of {} gates passed; timing not run",
@@ -465,9 +472,9 @@ pub(super) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
     let mut base: Vec<f64> = run.rounds.iter().map(|x| x.baseline_us).collect();
     let mut cand: Vec<f64> = run.rounds.iter().map(|x| x.candidate_us).collect();
     let mut lines = vec![format!(
-        "{}: ratio {} ({:.1}% interval), {} rounds of batch {}{}",
-        a.verdict_text,
-        super::summary::ratio_text(a.ratio, a.ci),
+        "{}: ratio candidate / baseline {} ({:.1}% interval), {} rounds of batch {}{}",
+        a.verdict_text(),
+        super::summary::ratio_text(&a.change),
         a.level * 100.0,
         a.pairs,
         run.batch,
@@ -485,18 +492,13 @@ pub(super) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
         ));
     }
     let mut blocks = vec![Block::Lines(lines)];
-    let ratios: Vec<f64> = run
-        .rounds
-        .iter()
-        .map(|x| x.candidate_us / x.baseline_us)
-        .filter(|x| x.is_finite())
-        .collect();
+    let ratios: Vec<f64> = run.rounds.iter().filter_map(|x| x.change.ratio()).collect();
     if !ratios.is_empty() {
         blocks.push(Block::Chart(svg::rounds(
             &format!("{name}: candidate / baseline per round"),
             &ratios,
-            a.ci,
-            super::summary::threshold_of(a),
+            ends(a.interval()),
+            Some(a.threshold),
         )));
     }
     let mut t = Table::new(
@@ -519,7 +521,7 @@ pub(super) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
             format!("{:?}", x.order),
             format!("{:.3}", x.baseline_us),
             format!("{:.3}", x.candidate_us),
-            format!("{:.4}", x.candidate_us / x.baseline_us),
+            crate::format::ratio(x.change.ratio()),
             opt(x.telemetry.sm_mhz.map(|v| v.to_string())),
             opt(x.telemetry.temp_c.map(|v| v.to_string())),
             opt(x.telemetry.power_w.map(|v| format!("{v:.1}"))),

@@ -34,10 +34,10 @@ fn serving_rows(r: &ServeBody) -> Vec<super::Verdicts> {
             };
             Some(super::Verdicts {
                 name: format!("{case}{} @ {}", m.metric, m.concurrency),
-                ratio: a.ratio,
-                ci: a.ci,
-                threshold: a.threshold,
-                verdict: format!("{:?}", a.verdict).to_uppercase(),
+                ratio: a.ratio()?,
+                ci: super::parts::ends(a.interval()),
+                threshold: Some(a.threshold),
+                verdict: a.verdict.name().to_string(),
             })
         })
         .collect()
@@ -60,11 +60,11 @@ pub(super) fn serve_part(r: &ServeBody) -> (Vec<Block>, String, Option<bool>) {
         .filter_map(|m| {
             let a = m.analysis.as_ref()?;
             Some(format!(
-                "{} at concurrency {}: {:+.1}% ({:?})",
+                "{} at concurrency {}: {:+.1}% ({})",
                 m.metric,
                 m.concurrency,
-                (a.ratio - 1.0) * 100.0,
-                a.verdict
+                a.change.change()? * 100.0,
+                a.verdict.name()
             ))
         })
         .take(3)

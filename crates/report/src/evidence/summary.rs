@@ -5,7 +5,7 @@ use crate::bundle::Entry;
 use crate::documents::Evidence;
 use crate::format::percent;
 use crate::table::{Align, Table};
-use kernelab_stats::{Analysis, Verdict};
+use kernelab_stats::{Change, Verdict};
 use kernelab_trace::Status;
 
 /// How a row reads at a glance.
@@ -54,16 +54,9 @@ struct Row {
     mark: Mark,
 }
 
-/// The threshold of an analysis: stored, or (records written before it was) read from the
-/// verdict sentence (`≥ threshold 1.00%`, `within ±1.00%`, `(< 0.50%)`, `vs 0.50%`).
-pub fn threshold_of(a: &Analysis) -> Option<f64> {
-    a.threshold.or_else(|| {
-        ["threshold ", "±", "(< ", "vs "].iter().find_map(|m| {
-            let rest = &a.verdict_text[a.verdict_text.find(m)? + m.len()..];
-            let end = rest.find('%')?;
-            rest[..end].parse::<f64>().ok().map(|x| x / 100.0)
-        })
-    })
+/// A change as the summary's (ratio, interval) pair; `None` when unavailable.
+fn pair(c: &Change) -> Option<(f64, Option<(f64, f64)>)> {
+    Some((c.ratio()?, super::parts::ends(c.interval())))
 }
 
 fn verdict_word(v: Verdict) -> &'static str {
@@ -108,7 +101,7 @@ fn row(e: &Entry) -> Row {
                 Some(a) => (
                     Some(g),
                     verdict_word(a.verdict).into(),
-                    Some((a.ratio, a.ci)),
+                    pair(&a.change),
                     gate_mark(g.0, g.1).max(verdict_mark(a.verdict)),
                 ),
                 None => (Some(g), "not timed".into(), None, gate_mark(g.0, g.1)),
@@ -132,7 +125,7 @@ fn row(e: &Entry) -> Row {
                         m.metric,
                         m.concurrency
                     ),
-                    Some((a.ratio, a.ci)),
+                    pair(&a.change),
                     gate_mark(g.0, g.1).max(verdict_mark(a.verdict)),
                 ),
                 None => (Some(g), "no metric analysed".into(), None, Mark::Warn),
@@ -142,7 +135,7 @@ fn row(e: &Entry) -> Row {
             Some(m) => (
                 None,
                 format!("{} ({})", verdict_word(m.analysis.verdict), m.metric),
-                Some((m.analysis.ratio, m.analysis.ci)),
+                pair(&m.analysis.change),
                 verdict_mark(m.analysis.verdict),
             ),
             None => (None, "no metric analysed".into(), None, Mark::Warn),
@@ -163,14 +156,17 @@ fn row(e: &Entry) -> Row {
                         format!(
                             "{} {}",
                             f.family,
-                            f.change.map(|c| percent(c, true)).unwrap_or_default()
+                            f.change
+                                .change()
+                                .map(|c| percent(c, true))
+                                .unwrap_or_default()
                         )
                     })
                     .collect::<Vec<_>>()
                     .join("; "),
             };
             let ratio = (changed.len() == 1)
-                .then(|| changed[0].change.map(|c| (1.0 + c, None)))
+                .then(|| changed[0].change.ratio().map(|r| (r, None)))
                 .flatten();
             let mark = if slower { Mark::Warn } else { Mark::Good };
             (None, verdict, ratio, mark)
@@ -314,7 +310,16 @@ fn pass_mark(pass: bool) -> Mark {
 }
 
 /// A ratio with its interval: `1.1636 [1.1599, 1.1681]`.
-pub fn ratio_text(ratio: f64, ci: Option<(f64, f64)>) -> String {
+pub fn ratio_text(c: &Change) -> String {
+    match (c.ratio(), c.interval()) {
+        (Some(r), Some(i)) => format!("{r:.4} [{:.4}, {:.4}]", i.low, i.high),
+        (Some(r), None) => format!("{r:.4}"),
+        (None, _) => crate::format::UNAVAILABLE.to_string(),
+    }
+}
+
+/// A (ratio, interval) pair as text, for the plots.
+pub fn pair_text(ratio: f64, ci: Option<(f64, f64)>) -> String {
     match ci {
         Some((l, h)) => format!("{ratio:.4} [{l:.4}, {h:.4}]"),
         None => format!("{ratio:.4}"),
@@ -371,7 +376,7 @@ pub(super) fn summary_table(entries: &[Entry]) -> Table {
                 .unwrap_or_else(|| "–".into()),
             r.verdict,
             r.ratio
-                .map(|(x, ci)| ratio_text(x, ci))
+                .map(|(x, ci)| pair_text(x, ci))
                 .unwrap_or_else(|| "–".into()),
         ]);
     }
@@ -380,7 +385,7 @@ pub(super) fn summary_table(entries: &[Entry]) -> Table {
 
 /// Every timed verdict with an interval (kernel runs and A/B runs), for the forest plot.
 pub fn verdicts(entries: &[Entry]) -> Vec<Verdicts> {
-    let timed: Vec<(&Entry, &Analysis)> = entries
+    let timed: Vec<(&Entry, &kernelab_stats::Analysis)> = entries
         .iter()
         .filter_map(|e| match &e.evidence {
             Evidence::KernelRun(k) => k.run.analysis.as_ref().map(|a| (e, a)),
@@ -390,22 +395,22 @@ pub fn verdicts(entries: &[Entry]) -> Vec<Verdicts> {
         .collect();
     timed
         .iter()
-        .map(|(e, a)| {
+        .filter_map(|(e, a)| {
             let same_label = timed
                 .iter()
                 .filter(|(o, _)| o.record.label == e.record.label)
                 .count();
-            Verdicts {
+            Some(Verdicts {
                 name: if same_label > 1 {
                     format!("{} ({})", e.record.label, e.record.kind)
                 } else {
                     e.record.label.clone()
                 },
-                ratio: a.ratio,
-                ci: a.ci,
-                threshold: threshold_of(a),
+                ratio: a.ratio()?,
+                ci: super::parts::ends(a.interval()),
+                threshold: Some(a.threshold),
                 verdict: verdict_word(a.verdict).into(),
-            }
+            })
         })
         .collect()
 }

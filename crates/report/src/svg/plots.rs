@@ -130,7 +130,7 @@ pub fn forest(title: &str, rows: &[Verdicts]) -> String {
                 y + 6.0
             );
         }
-        let text = crate::evidence::ratio_text(r.ratio, r.ci);
+        let text = crate::evidence::pair_text(r.ratio, r.ci);
         s += &format!(
             "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" class=\"pt {class}\"><title>{}: {} {}</title></circle>\n",
             x(r.ratio),

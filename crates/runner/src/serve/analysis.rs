@@ -8,7 +8,7 @@ use super::samples::ServeRecord;
 use super::spec::{Slo, Spec};
 use crate::record::Slot;
 use kernelab_model::serve::{Identity, RoundFigures, ServeMetric, ServeResult, ServeStart};
-use kernelab_stats::{analyze, Design, Direction, Order, Pair, StopRule, Verdict};
+use kernelab_stats::{analyze, Change, Design, Direction, Order, Pair, StopRule};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Quantile `q` (0..=1) of sorted values, by linear interpolation.
@@ -80,18 +80,6 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 type Key = (usize, Slot, usize, usize);
-
-/// The analysis without an order effect whose interval could not be computed (too few rounds
-/// of each order): a NaN is not a figure and does not survive JSON.
-fn finite(mut a: kernelab_stats::Analysis) -> kernelab_stats::Analysis {
-    if a.order_effect
-        .as_ref()
-        .is_some_and(|o| !(o.estimate.is_finite() && o.ci.0.is_finite() && o.ci.1.is_finite()))
-    {
-        a.order_effect = None;
-    }
-    a
-}
 
 /// Analyses the records of a run of `spec` whose round 0 had order `start`.
 pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResult {
@@ -293,7 +281,8 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 stop: StopRule::Fixed,
                 direction,
             };
-            let usable = pairs.len() >= 2 && pairs.iter().all(|p| p.a > 0.0 && p.b > 0.0);
+            let usable = pairs.len() >= 2 && pairs.iter().all(kernelab_stats::usable);
+            let (baseline, candidate) = (median(a_all), median(b_all));
             metrics.push(ServeMetric {
                 case: c,
                 input_tokens: case.input_tokens,
@@ -301,10 +290,11 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 concurrency: k,
                 metric: name.clone(),
                 direction,
-                baseline: median(a_all),
-                candidate: median(b_all),
+                baseline,
+                candidate,
+                medians: Change::between_opt(baseline, candidate),
                 rounds,
-                analysis: usable.then(|| finite(analyze(&pairs, &design))),
+                analysis: usable.then(|| analyze(&pairs, &design)),
             });
         }
     }
@@ -314,7 +304,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         let called = metrics
             .iter()
             .filter_map(|m| m.analysis.as_ref())
-            .filter(|a| matches!(a.verdict, Verdict::Faster | Verdict::Slower))
+            .filter(|a| a.verdict.is_call())
             .count();
         notes.push(format!(
             "{tested} metric comparisons at alpha = {}: about {:.1} would be called FASTER or \

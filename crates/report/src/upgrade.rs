@@ -1,0 +1,282 @@
+//! Reading documents and records of the previous layout (schema version 2) into the current one
+//! (3), so that a bundle recorded by an earlier kernelab still renders. Each change of
+//! docs/json.md ("Changes in schema version 3") is undone here, in JSON, before the result is
+//! read into its type; every figure the old layout held is kept, and derived figures (changes,
+//! verdicts) are computed again under the one convention.
+
+use kernelab_stats::{verdict, Change, Direction, Interval};
+use serde_json::{json, Map, Value};
+
+/// The oldest layout this kernelab reads.
+pub const OLDEST_READ: u32 = 2;
+
+/// Brings `result` (the body of a `kind` document written with `version`) to the current layout.
+/// Versions other than 2 and the current one are refused with a message naming both.
+pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), String> {
+    if version == kernelab_model::SCHEMA_VERSION {
+        return Ok(());
+    }
+    if version != 2 {
+        return Err(format!(
+            "schema_version {version}; this kernelab reads versions {OLDEST_READ} to {}: re-record it with this kernelab, or render it with the kernelab that wrote it",
+            kernelab_model::SCHEMA_VERSION
+        ));
+    }
+    let Some(obj) = result.as_object_mut() else {
+        return Err("the result is not a JSON object".into());
+    };
+    for k in ["schema_version", "kind", "kernelab_version"] {
+        obj.remove(k);
+    }
+    match kind {
+        "compare" => compare(obj),
+        "kernel_run" => {
+            if let Some(rounds) = obj.get_mut("rounds").and_then(Value::as_array_mut) {
+                for r in rounds.iter_mut().filter_map(Value::as_object_mut) {
+                    let (b, c) = (num(r, "baseline_us"), num(r, "candidate_us"));
+                    r.remove("speedup");
+                    put_change(r, &Change::between_opt(b, c));
+                }
+            }
+            analysis_at(obj, "analysis", Direction::LowerIsBetter);
+        }
+        "sweep" => {
+            if let Some(points) = obj.get_mut("points").and_then(Value::as_array_mut) {
+                for p in points.iter_mut().filter_map(Value::as_object_mut) {
+                    let speedup = num(p, "speedup");
+                    let ci = pair(p.get("speedup_ci"));
+                    p.remove("speedup");
+                    p.remove("speedup_ci");
+                    let change = match speedup.filter(|s| *s > 0.0) {
+                        Some(s) => Change::from_ratio(
+                            1.0 / s,
+                            ci.and_then(|(l, h)| Interval::new(1.0 / h, 1.0 / l)),
+                        ),
+                        None => Change::unavailable("not timed"),
+                    };
+                    put_change(p, &change);
+                }
+            }
+        }
+        "serve" => {
+            if let Some(metrics) = obj.get_mut("metrics").and_then(Value::as_array_mut) {
+                for m in metrics.iter_mut().filter_map(Value::as_object_mut) {
+                    let direction = match m.get("direction").and_then(Value::as_str) {
+                        Some("higher_is_better") => Direction::HigherIsBetter,
+                        _ => Direction::LowerIsBetter,
+                    };
+                    let medians = Change::between_opt(num(m, "baseline"), num(m, "candidate"));
+                    m.insert("medians".into(), to_value(&medians));
+                    analysis_at(m, "analysis", direction);
+                }
+            }
+        }
+        "ab" => {
+            if let Some(list) = obj.get_mut("analyses").and_then(Value::as_array_mut) {
+                for m in list.iter_mut().filter_map(Value::as_object_mut) {
+                    analysis_at(m, "analysis", Direction::LowerIsBetter);
+                }
+            }
+            if let Some(aa) = obj.get_mut("aa").and_then(Value::as_object_mut) {
+                analysis_at(aa, "analysis", Direction::LowerIsBetter);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn num(o: &Map<String, Value>, key: &str) -> Option<f64> {
+    o.get(key).and_then(Value::as_f64)
+}
+
+fn pair(v: Option<&Value>) -> Option<(f64, f64)> {
+    let a = v?.as_array()?;
+    Some((a.first()?.as_f64()?, a.get(1)?.as_f64()?))
+}
+
+fn to_value(c: &Change) -> Value {
+    serde_json::to_value(c).unwrap_or(Value::Null)
+}
+
+/// Writes a change's `ratio`, `change`, `interval` (and `unavailable`) keys into `o`.
+fn put_change(o: &mut Map<String, Value>, c: &Change) {
+    if let Value::Object(m) = to_value(c) {
+        o.extend(m);
+    }
+}
+
+/// The v2 ratio of a metric as v3 writes it: v2 wrote baseline / candidate for higher-is-better
+/// metrics.
+fn oriented(ratio: f64, ci: Option<(f64, f64)>, direction: Direction) -> Change {
+    match direction {
+        Direction::LowerIsBetter => Change::from_ratio(ratio, ci.and_then(Interval::from_pair)),
+        Direction::HigherIsBetter if ratio > 0.0 => Change::from_ratio(
+            1.0 / ratio,
+            ci.and_then(|(l, h)| Interval::new(1.0 / h, 1.0 / l)),
+        ),
+        Direction::HigherIsBetter => Change::unavailable("the ratio is not above 0"),
+    }
+}
+
+/// The threshold of a v2 analysis: stored, or (older records) read from its verdict sentence.
+fn threshold(a: &Map<String, Value>) -> f64 {
+    if let Some(t) = num(a, "threshold") {
+        return t;
+    }
+    let text = a.get("verdict_text").and_then(Value::as_str).unwrap_or("");
+    ["threshold ", "±", "(< ", "vs "]
+        .iter()
+        .find_map(|m| {
+            let rest = &text[text.find(m)? + m.len()..];
+            let end = rest.find('%')?;
+            rest[..end].parse::<f64>().ok().map(|x| x / 100.0)
+        })
+        .unwrap_or(0.005)
+}
+
+fn analysis_at(o: &mut Map<String, Value>, key: &str, direction: Direction) {
+    if let Some(a) = o.get_mut(key).and_then(Value::as_object_mut) {
+        analysis(a, direction);
+    }
+}
+
+/// One v2 `Analysis` object in place: intervals as objects, the ratio candidate / baseline, the
+/// verdict judged again against the threshold, no stored verdict sentence.
+fn analysis(a: &mut Map<String, Value>, direction: Direction) {
+    let t = threshold(a);
+    let change = match num(a, "ratio") {
+        Some(r) => oriented(r, pair(a.get("ci")), direction),
+        None => Change::unavailable("not recorded"),
+    };
+    let sign = pair(a.get("sign_ci"));
+    for k in ["ratio", "ci", "sign_ci", "verdict_text"] {
+        a.remove(k);
+    }
+    let sign = match sign {
+        Some(s) => {
+            let c = oriented(1.0, Some(s), direction);
+            c.interval().map(|i| json!({"low": i.low, "high": i.high}))
+        }
+        None => None,
+    };
+    a.insert("sign_interval".into(), sign.unwrap_or(Value::Null));
+    a.insert("threshold".into(), json!(t));
+    a.insert(
+        "direction".into(),
+        serde_json::to_value(direction).unwrap_or(Value::Null),
+    );
+    a.insert(
+        "verdict".into(),
+        serde_json::to_value(verdict(&change, t, direction)).unwrap_or(Value::Null),
+    );
+    put_change(a, &change);
+    if let Some(o) = a.get_mut("order_effect").and_then(Value::as_object_mut) {
+        match pair(o.get("ci")).and_then(Interval::from_pair) {
+            Some(i) => {
+                o.remove("ci");
+                o.insert("interval".into(), json!({"low": i.low, "high": i.high}));
+            }
+            None => {
+                a.insert("order_effect".into(), Value::Null);
+            }
+        }
+    }
+    if let Some(looks) = a.get_mut("looks").and_then(Value::as_array_mut) {
+        for l in looks.iter_mut().filter_map(Value::as_object_mut) {
+            let c = match num(l, "ratio") {
+                Some(r) => oriented(r, pair(l.get("ci")), direction),
+                None => Change::unavailable("not recorded"),
+            };
+            l.remove("ratio");
+            l.remove("ci");
+            l.insert(
+                "verdict".into(),
+                serde_json::to_value(verdict(&c, t, direction)).unwrap_or(Value::Null),
+            );
+            put_change(l, &c);
+        }
+    }
+}
+
+fn rename(o: &mut Map<String, Value>, from: &str, to: &str) {
+    if let Some(v) = o.remove(from) {
+        o.insert(to.into(), v);
+    }
+}
+
+fn compare(obj: &mut Map<String, Value>) {
+    for (a, b) in [
+        ("base_inputs", "baseline_inputs"),
+        ("cand_inputs", "candidate_inputs"),
+        ("base_runs", "baseline_runs"),
+        ("cand_runs", "candidate_runs"),
+        ("only_base_names", "only_baseline_names"),
+        ("only_cand_names", "only_candidate_names"),
+    ] {
+        rename(obj, a, b);
+    }
+    let row = |r: &mut Map<String, Value>| {
+        rename(r, "base", "baseline");
+        rename(r, "cand", "candidate");
+        let change = match num(r, "change") {
+            Some(c) => Change::from_ratio(1.0 + c, None),
+            None => Change::unavailable("a side lacks the family"),
+        };
+        r.remove("ratio");
+        r.remove("change");
+        put_change(r, &change);
+        if r.get("status").and_then(Value::as_str) == Some("only_base") {
+            r.insert("status".into(), json!("only_baseline"));
+        }
+    };
+    if let Some(f) = obj.get_mut("families").and_then(Value::as_array_mut) {
+        f.iter_mut().filter_map(Value::as_object_mut).for_each(row);
+    }
+    if let Some(o) = obj.get_mut("other").and_then(Value::as_object_mut) {
+        row(o);
+    }
+    if let Some(s) = obj.get_mut("summary").and_then(Value::as_array_mut) {
+        for f in s.iter_mut().filter_map(Value::as_object_mut) {
+            rename(f, "base", "baseline");
+            rename(f, "cand", "candidate");
+            let c = Change::between_opt(num(f, "baseline"), num(f, "candidate"));
+            put_change(f, &c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_v2_throughput_analysis_is_turned_the_right_way_round() {
+        // v2: throughput 329 → 100 tok/s written as ratio 3.29 (baseline / candidate).
+        let mut v = json!({"metrics": [{"direction": "higher_is_better", "baseline": 329.0,
+            "candidate": 100.0, "analysis": {"ratio": 3.29, "ci": [3.1, 3.5], "sign_ci": [3.0, 3.6],
+            "verdict": "SLOWER", "verdict_text": "SLOWER by 229.00% (CI …), ≥ threshold 2.00%",
+            "threshold": 0.02, "looks": [], "order_effect": null}}]});
+        upgrade("serve", 2, &mut v).expect("upgrades");
+        let a = &v["metrics"][0]["analysis"];
+        let r = a["ratio"].as_f64().expect("ratio");
+        assert!((r - 1.0 / 3.29).abs() < 1e-12);
+        assert!((a["change"].as_f64().expect("change") - (r - 1.0)).abs() < 1e-12);
+        assert!((a["interval"]["low"].as_f64().expect("low") - 1.0 / 3.5).abs() < 1e-12);
+        assert_eq!(a["verdict"], "SLOWER");
+        assert_eq!(a["direction"], "higher_is_better");
+        assert!(a.get("verdict_text").is_none() && a.get("ci").is_none());
+        let m = &v["metrics"][0]["medians"];
+        assert!((m["ratio"].as_f64().expect("ratio") - 100.0 / 329.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn other_versions_are_refused_naming_both() {
+        let mut v = json!({});
+        let e = upgrade("profile", 1, &mut v).expect_err("refused");
+        assert!(
+            e.contains("schema_version 1") && e.contains("versions 2 to 3"),
+            "{e}"
+        );
+    }
+}
