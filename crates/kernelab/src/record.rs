@@ -46,7 +46,8 @@ pub fn record<T: Serialize>(
     };
     let Some(dir) = &r.dir else { return Ok(()) };
     let provenance = collect(r.argv.clone(), r.started.clone(), inputs, gpu);
-    let result = serde_json::to_value(doc).context("serializing the record")?;
+    // The record carries `schema_version` and `kind` once; its result is the document's body.
+    let result = serde_json::to_value(&doc.body).context("serializing the record")?;
     let label = r
         .label
         .clone()

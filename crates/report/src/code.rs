@@ -9,13 +9,13 @@ fn opt(v: Option<u64>) -> String {
     v.map(thousands).unwrap_or_else(|| "–".into())
 }
 
-/// `+12 (+4.2%)`, `−1,512 (−73.5%)`, `unchanged`, or `unavailable`.
+/// `+12 (+4.2%)`, `-1,512 (-73.5%)`, `unchanged`, or `unavailable`.
 pub fn change(r: &ChangeRow) -> String {
     match (r.base, r.cand) {
         (Some(b), Some(c)) if b == c => "unchanged".into(),
         (Some(b), Some(c)) => {
             let d = c as i128 - b as i128;
-            let sign = if d > 0 { "+" } else { "−" };
+            let sign = if d > 0 { "+" } else { "-" };
             let pct = if b > 0 {
                 format!(
                     " ({sign}{}%)",

@@ -6,15 +6,7 @@ use crate::table::{Align, Section, Table};
 use kernelab_trace::{Comparison, FamilyDelta, Status};
 use serde::Serialize;
 
-fn signed_duration(ns: f64) -> String {
-    if ns > 0.0 {
-        format!("+{}", duration_ns(ns))
-    } else if ns < 0.0 {
-        format!("−{}", duration_ns(-ns))
-    } else {
-        "0".into()
-    }
-}
+use crate::format::signed_duration_ns as signed_duration;
 
 fn calls(x: f64) -> String {
     if x.fract() == 0.0 {

@@ -48,6 +48,18 @@ pub fn duration_ns(ns: f64) -> String {
     }
 }
 
+/// A signed duration with the one minus sign of every output (`-`): `+3.874 µs`, `-799 ns`,
+/// `0`.
+pub fn signed_duration_ns(ns: f64) -> String {
+    if ns > 0.0 {
+        format!("+{}", duration_ns(ns))
+    } else if ns < 0.0 {
+        format!("-{}", duration_ns(-ns))
+    } else {
+        "0".into()
+    }
+}
+
 /// An optional duration; `unavailable` when `None`.
 pub fn opt_duration_ns(ns: Option<f64>) -> String {
     ns.map(duration_ns)

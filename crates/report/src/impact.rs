@@ -393,14 +393,7 @@ pub fn impact_lines(i: &Impact) -> Vec<String> {
     lines
 }
 
-fn signed_duration(ns: f64) -> String {
-    let d = duration_ns(ns.abs());
-    if ns < 0.0 {
-        format!("−{d}")
-    } else {
-        format!("+{d}")
-    }
-}
+use crate::format::signed_duration_ns as signed_duration;
 
 /// The measurements as a table: source, figure, measured change, predicted range, verdict.
 pub fn measured_table(i: &Impact) -> Option<Table> {

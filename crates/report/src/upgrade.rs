@@ -7,16 +7,17 @@
 use kernelab_stats::{verdict, Change, Direction, Interval};
 use serde_json::{json, Map, Value};
 
-/// The oldest layout this kernelab reads.
-pub const OLDEST_READ: u32 = 2;
+/// The oldest layout this kernelab reads. Version 1 documents are read with the version 2 rules
+/// (a kind whose layout changed from 1 to 2 then fails on the field, naming it).
+pub const OLDEST_READ: u32 = 1;
 
 /// Brings `result` (the body of a `kind` document written with `version`) to the current layout.
-/// Versions other than 2 and the current one are refused with a message naming both.
+/// Versions other than 1, 2 and the current one are refused with a message naming both.
 pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), String> {
     if version == kernelab_model::SCHEMA_VERSION {
         return Ok(());
     }
-    if version != 2 {
+    if !(OLDEST_READ..=2).contains(&version) {
         return Err(format!(
             "schema_version {version}; this kernelab reads versions {OLDEST_READ} to {}: re-record it with this kernelab, or render it with the kernelab that wrote it",
             kernelab_model::SCHEMA_VERSION
@@ -273,10 +274,9 @@ mod tests {
     #[test]
     fn other_versions_are_refused_naming_both() {
         let mut v = json!({});
-        let e = upgrade("profile", 1, &mut v).expect_err("refused");
-        assert!(
-            e.contains("schema_version 1") && e.contains("versions 2 to 3"),
-            "{e}"
-        );
+        let e = upgrade("profile", 0, &mut v).expect_err("refused");
+        assert!(e.contains("schema_version 0") && e.contains("versions 1 to 3"), "{e}");
+        let e = upgrade("profile", 4, &mut v).expect_err("refused");
+        assert!(e.contains("schema_version 4"), "{e}");
     }
 }

@@ -52,7 +52,7 @@ fn the_changed_kernel_stands_out_and_the_rest_is_within_noise() {
     args.extend(runs("w8s2"));
     let doc = compare_json(&args);
     assert_eq!(
-        (doc["base_runs"].as_u64(), doc["cand_runs"].as_u64()),
+        (doc["baseline_runs"].as_u64(), doc["candidate_runs"].as_u64()),
         (Some(3), Some(3))
     );
     let r = family(&doc, "recompute_w_u_fwd_kernel");
@@ -60,10 +60,14 @@ fn the_changed_kernel_stands_out_and_the_rest_is_within_noise() {
         oracle_median("w4s3", "recompute_w_u_fwd_kernel"),
         oracle_median("w8s2", "recompute_w_u_fwd_kernel"),
     );
-    assert_eq!(r["base"]["total_ns"].as_f64(), Some(b));
-    assert_eq!(r["cand"]["total_ns"].as_f64(), Some(c));
+    assert_eq!(r["baseline"]["total_ns"].as_f64(), Some(b));
+    assert_eq!(r["candidate"]["total_ns"].as_f64(), Some(c));
     assert_eq!(r["delta_ns"].as_f64(), Some(c - b));
-    assert!((r["ratio"].as_f64().expect("ratio") - b / c).abs() < 1e-12);
+    // One convention (docs/json.md): ratio = candidate / baseline, change = ratio − 1.
+    let ratio = r["ratio"].as_f64().expect("ratio");
+    assert!((ratio - c / b).abs() < 1e-12, "{ratio}");
+    assert!((r["change"].as_f64().expect("change") - (c / b - 1.0)).abs() < 1e-12);
+    assert!(ratio > 1.0, "the candidate takes longer, so its ratio is above 1");
     assert_eq!(r["status"], "slower");
     for f in doc["families"].as_array().expect("families") {
         if f["family"] != "recompute_w_u_fwd_kernel" {
@@ -120,7 +124,7 @@ fn a_trace_against_itself_is_the_same() {
         assert_eq!(fam["status"], "same");
         assert_eq!(fam["delta_ns"], 0.0);
     }
-    assert!(doc["only_base_names"].as_array().expect("names").is_empty());
+    assert!(doc["only_baseline_names"].as_array().expect("names").is_empty());
 }
 
 #[test]
@@ -145,7 +149,7 @@ fn formats_may_differ_between_sides() {
         .find(|f| f["figure"] == "busy_ns")
         .cloned()
         .expect("busy");
-    assert!(busy["base"].is_number() && busy["cand"].is_null());
+    assert!(busy["baseline"].is_number() && busy["candidate"].is_null());
 }
 
 #[test]
@@ -163,9 +167,9 @@ fn families_on_one_side_only() {
     );
     assert_eq!(
         family(&doc, "recompute_w_u_fwd_kernel")["status"],
-        "only_base"
+        "only_baseline"
     );
-    assert!(doc["only_cand_names"]
+    assert!(doc["only_candidate_names"]
         .as_array()
         .expect("names")
         .iter()

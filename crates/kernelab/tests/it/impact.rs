@@ -62,8 +62,8 @@ fn impact_of_the_h200_pair_matches_share_times_ratio() {
     let predicted = share * (ratio - 1.0);
     assert!((predicted - 0.02764).abs() < 1e-5, "{predicted}");
     assert!((f(&doc["request"]["value"]) - predicted).abs() < 1e-12);
-    assert!((f(&doc["request"]["ci"][0]) - share * (lo - 1.0)).abs() < 1e-12);
-    assert!((f(&doc["request"]["ci"][1]) - share * (hi - 1.0)).abs() < 1e-12);
+    assert!((f(&doc["request"]["interval"]["low"]) - share * (lo - 1.0)).abs() < 1e-12);
+    assert!((f(&doc["request"]["interval"]["high"]) - share * (hi - 1.0)).abs() < 1e-12);
     // The same nanoseconds over the trace wall bound the wall time.
     let wall = f(&profile["summary"]["wall_ns"]);
     let wall_bound = f(&row["total_ns"]) * (ratio - 1.0) / wall;
@@ -77,8 +77,8 @@ fn impact_of_the_h200_pair_matches_share_times_ratio() {
     assert_eq!(request["figure"], "request kernel time");
     let kt = &cmp["summary"][0];
     assert_eq!(kt["figure"], "kernel_time_ns");
-    assert!((f(&request["change"]) - (f(&kt["cand"]) / f(&kt["base"]) - 1.0)).abs() < 1e-12);
-    assert!((f(&request["change"]) - 0.02414).abs() < 1e-4);
+    assert!((f(&request["change"]["value"]) - (f(&kt["candidate"]) / f(&kt["baseline"]) - 1.0)).abs() < 1e-12);
+    assert!((f(&request["change"]["value"]) - 0.02414).abs() < 1e-4);
     assert_eq!(request["consistent"], true);
     assert_eq!(measured[0]["figure"], "family kernel time");
     assert_eq!(measured[0]["consistent"], true);

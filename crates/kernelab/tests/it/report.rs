@@ -93,8 +93,10 @@ fn bundle_records_have_provenance_and_are_never_overwritten() {
     assert_eq!(files.len(), 7);
     let first: Value =
         serde_json::from_str(&std::fs::read_to_string(&files[0]).expect("read")).expect("json");
-    assert_eq!(first["schema_version"], 2);
-    assert_eq!(first["result"]["schema_version"], 2);
+    assert_eq!(first["schema_version"], 3);
+    // `schema_version` and `kind` once per record, not repeated inside `result`.
+    assert!(first["result"].get("schema_version").is_none());
+    assert!(first["result"].get("kind").is_none());
     assert_eq!(first["kind"], "profile");
     assert_eq!(first["label"], "kineto_qwen3next_4l_prompt8192_baseline");
     let prov = &first["provenance"];
@@ -167,7 +169,7 @@ fn markdown_and_json_reports() {
         "## Reproduction",
         "| recompute_w_u_fwd_kernel | 5 → 5 | 412.864 µs | 483.164 µs | +17.03% | slower |",
         "w (f32 [8, 16]): bit-exact",
-        "SLOWER by 7.61%",
+        "SLOWER: change +7.61% [+4.24%, +10.99%], beyond ±0.50%",
         "kernelab check bitwise",
         "Every change is (candidate − baseline) / baseline",
         "<details>\n<summary>Provenance of the 7 records</summary>",
@@ -363,6 +365,7 @@ fn kernel_run_records_render_in_reports() {
     let mut rec: Value =
         serde_json::from_slice(&std::fs::read(&first).expect("read")).expect("json");
     rec["kind"] = "kernel_run".into();
+    rec["schema_version"] = 2.into();
     rec["result"] = serde_json::from_slice(
         &std::fs::read(fixture("h200_kernel/recompute_w4s3_vs_w8s2.json")).expect("H200 record"),
     )
@@ -387,7 +390,9 @@ fn kernel_run_records_render_in_reports() {
         "## Kernel timing",
         "| 6/6 | SLOWER | 1.1636 [1.1599, 1.1681] |",
         "| baseline vs candidate bitwise | pass | 0 of 67108864 elements differ |",
-        "SLOWER by 16.40% (CI 15.99% to 16.81%), ≥ threshold 1.00%: ratio 1.1636 [1.1599, 1.1681]",
+        // The verdict sentence is derived from the figures (the stored v1 sentence said
+        // "SLOWER by 16.40%" beside ratio 1.1636): the change is ratio − 1.
+        "SLOWER: change +16.36% [+15.99%, +16.81%], beyond ±1.00%: ratio candidate / baseline 1.1636 [1.1599, 1.1681]",
         "median round: baseline 88.784 µs → candidate 103.296 µs per launch",
         "<summary>wu: raw rounds (30)</summary>",
     ] {
@@ -457,9 +462,9 @@ fn a_record_missing_a_field_is_an_error_naming_the_file_and_field() {
 
 #[test]
 fn records_of_another_schema_version_are_refused() {
-    let err = report_error(|r| r["schema_version"] = Value::from(1));
+    let err = report_error(|r| r["schema_version"] = Value::from(9));
     assert!(
-        err.contains("0001-check_bitwise.json: record schema_version 1; this kernelab reads schema_version 2"),
+        err.contains("0001-check_bitwise.json: schema_version 9; this kernelab reads versions 1 to 3"),
         "{err}"
     );
     let err = report_error(|r| r["kind"] = Value::from("check_telepathy"));
