@@ -18,10 +18,43 @@ pub struct Interval {
     pub high: f64,
 }
 
-#[derive(Deserialize)]
+/// The JSON form of an interval: an object with `low` and `high` only (a positional `[lo, hi]`
+/// of earlier layouts is refused, naming the form expected).
 struct IntervalRepr {
     low: f64,
     high: f64,
+}
+
+impl<'de> Deserialize<'de> for IntervalRepr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<IntervalRepr, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = IntervalRepr;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an interval object {\"low\": number, \"high\": number}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<IntervalRepr, A::Error> {
+                let (mut low, mut high) = (None, None);
+                while let Some(k) = m.next_key::<String>()? {
+                    match k.as_str() {
+                        "low" => low = Some(m.next_value::<f64>()?),
+                        "high" => high = Some(m.next_value::<f64>()?),
+                        other => {
+                            return Err(serde::de::Error::unknown_field(other, &["low", "high"]))
+                        }
+                    }
+                }
+                Ok(IntervalRepr {
+                    low: low.ok_or_else(|| serde::de::Error::missing_field("low"))?,
+                    high: high.ok_or_else(|| serde::de::Error::missing_field("high"))?,
+                })
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 impl TryFrom<IntervalRepr> for Interval {

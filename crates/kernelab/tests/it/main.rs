@@ -7,6 +7,7 @@ mod audit;
 mod check;
 mod code;
 mod compare;
+mod convention;
 mod counters;
 mod errors;
 mod export;
