@@ -211,6 +211,32 @@ impl Evidence {
         })
     }
 
+    /// The body written back as JSON: reading a record and writing it again gives the same
+    /// JSON (the round trip every reader of the bundle relies on).
+    pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
+        use serde_json::to_value as v;
+        match self {
+            Evidence::Profile(b) => v(b),
+            Evidence::Compare(b) => v(b),
+            Evidence::Metrics(b) => v(b),
+            Evidence::CodeShow(b) => v(b),
+            Evidence::CodeDiff(b) => v(b),
+            Evidence::CodeMatrix(b) => v(b),
+            Evidence::CheckBitwise(b) => v(b),
+            Evidence::CheckClose(b, _) => v(b),
+            Evidence::CheckFinite(b) => v(b),
+            Evidence::CheckRepeat(b) => v(b),
+            Evidence::CheckSweep(b) => v(b),
+            Evidence::Ab(b) => v(b),
+            Evidence::KernelRun(b) => v(b),
+            Evidence::Serve(b) => v(b),
+            Evidence::Ceilings(b) => v(b),
+            Evidence::Roofline(b) => v(b),
+            Evidence::Counters(b) => v(b),
+            Evidence::Sweep(b) => v(b),
+        }
+    }
+
     /// Whether the record is a gate, and if so whether it passed.
     pub fn pass(&self) -> Option<bool> {
         match self {

@@ -275,7 +275,10 @@ mod tests {
     fn other_versions_are_refused_naming_both() {
         let mut v = json!({});
         let e = upgrade("profile", 0, &mut v).expect_err("refused");
-        assert!(e.contains("schema_version 0") && e.contains("versions 1 to 3"), "{e}");
+        assert!(
+            e.contains("schema_version 0") && e.contains("versions 1 to 3"),
+            "{e}"
+        );
         let e = upgrade("profile", 4, &mut v).expect_err("refused");
         assert!(e.contains("schema_version 4"), "{e}");
     }

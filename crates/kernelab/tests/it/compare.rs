@@ -52,7 +52,10 @@ fn the_changed_kernel_stands_out_and_the_rest_is_within_noise() {
     args.extend(runs("w8s2"));
     let doc = compare_json(&args);
     assert_eq!(
-        (doc["baseline_runs"].as_u64(), doc["candidate_runs"].as_u64()),
+        (
+            doc["baseline_runs"].as_u64(),
+            doc["candidate_runs"].as_u64()
+        ),
         (Some(3), Some(3))
     );
     let r = family(&doc, "recompute_w_u_fwd_kernel");
@@ -67,7 +70,10 @@ fn the_changed_kernel_stands_out_and_the_rest_is_within_noise() {
     let ratio = r["ratio"].as_f64().expect("ratio");
     assert!((ratio - c / b).abs() < 1e-12, "{ratio}");
     assert!((r["change"].as_f64().expect("change") - (c / b - 1.0)).abs() < 1e-12);
-    assert!(ratio > 1.0, "the candidate takes longer, so its ratio is above 1");
+    assert!(
+        ratio > 1.0,
+        "the candidate takes longer, so its ratio is above 1"
+    );
     assert_eq!(r["status"], "slower");
     for f in doc["families"].as_array().expect("families") {
         if f["family"] != "recompute_w_u_fwd_kernel" {
@@ -124,7 +130,10 @@ fn a_trace_against_itself_is_the_same() {
         assert_eq!(fam["status"], "same");
         assert_eq!(fam["delta_ns"], 0.0);
     }
-    assert!(doc["only_baseline_names"].as_array().expect("names").is_empty());
+    assert!(doc["only_baseline_names"]
+        .as_array()
+        .expect("names")
+        .is_empty());
 }
 
 #[test]

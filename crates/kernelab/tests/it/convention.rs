@@ -32,8 +32,14 @@ fn hl(d: &[f64]) -> f64 {
 /// change = ratio − 1, the interval (when present) holds the ratio.
 fn holds(o: &Value, want: f64, what: &str) {
     let r = f(&o["ratio"]);
-    assert!((r - want).abs() <= 1e-9 * want.abs().max(1.0), "{what}: ratio {r}, want {want}");
-    assert!((f(&o["change"]) - (r - 1.0)).abs() < 1e-12, "{what}: change");
+    assert!(
+        (r - want).abs() <= 1e-9 * want.abs().max(1.0),
+        "{what}: ratio {r}, want {want}"
+    );
+    assert!(
+        (f(&o["change"]) - (r - 1.0)).abs() < 1e-12,
+        "{what}: change"
+    );
     if let Some(i) = o["interval"].as_object() {
         let (lo, hi) = (f(&i["low"]), f(&i["high"]));
         assert!(lo <= hi, "{what}: interval ends");
@@ -91,7 +97,10 @@ fn ratio_fields_follow_the_convention() {
             f(&r["candidate"]["total_ns"]),
         );
         holds(r, c / b, r["family"].as_str().unwrap_or("?"));
-        assert!(r["interval"].is_null(), "a ratio of medians has no interval");
+        assert!(
+            r["interval"].is_null(),
+            "a ratio of medians has no interval"
+        );
         rows += 1;
     }
     assert!(rows >= 6, "{rows} compare rows");
@@ -183,9 +192,11 @@ fn ratio_fields_follow_the_convention() {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split(',').collect();
     let col = |n: &str| header.iter().position(|h| h.trim() == n).expect("column");
-    let (ia, ib) = (col("a"), col("b"));
+    let (ia, ib, iaa) = (col("a"), col("b"), col("aa"));
+    // The A/B pairs (the A/A control pairs, `aa` = 1, are analysed apart).
     let d: Vec<f64> = lines
         .filter(|l| !l.trim().is_empty())
+        .filter(|l| l.split(',').nth(iaa).map(str::trim) != Some("1"))
         .map(|l| {
             let v: Vec<&str> = l.split(',').collect();
             let (a, b): (f64, f64) = (
@@ -199,7 +210,12 @@ fn ratio_fields_follow_the_convention() {
     assert_eq!(f(&a["pairs"]) as usize, d.len());
     holds(a, hl(&d).exp(), "ab");
     assert_eq!(a["verdict"], expected_verdict(a));
-    for (got, want) in doc["log_ratios"].as_array().expect("log ratios").iter().zip(&d) {
+    for (got, want) in doc["log_ratios"]
+        .as_array()
+        .expect("log ratios")
+        .iter()
+        .zip(&d)
+    {
         assert!((f(got) - want).abs() < 1e-12);
     }
 }
@@ -213,12 +229,22 @@ fn no_document_holds_a_tuple_interval_or_a_stored_verdict_sentence() {
             Value::Object(m) => {
                 for (k, x) in m {
                     assert!(
-                        !["ci", "sign_ci", "speedup", "speedup_ci", "ratio_ci", "verdict_text"]
-                            .contains(&k.as_str()),
+                        ![
+                            "ci",
+                            "sign_ci",
+                            "speedup",
+                            "speedup_ci",
+                            "ratio_ci",
+                            "verdict_text"
+                        ]
+                        .contains(&k.as_str()),
                         "{path}.{k}"
                     );
                     if k.ends_with("interval") && !x.is_null() {
-                        assert!(x.get("low").is_some() && x.get("high").is_some(), "{path}.{k}");
+                        assert!(
+                            x.get("low").is_some() && x.get("high").is_some(),
+                            "{path}.{k}"
+                        );
                     }
                     walk(x, &format!("{path}.{k}"));
                 }
@@ -241,10 +267,9 @@ fn no_document_holds_a_tuple_interval_or_a_stored_verdict_sentence() {
         .output()
         .expect("runs");
     walk(&serde_json::from_slice(&out.stdout).expect("json"), "ab");
-    let (_, run) = kernelab_report::bundle::read_one(&fixture(
-        "h200_kernel/recompute_w4s3_vs_w8s2.json",
-    ))
-    .expect("reads");
+    let (_, run) =
+        kernelab_report::bundle::read_one(&fixture("h200_kernel/recompute_w4s3_vs_w8s2.json"))
+            .expect("reads");
     if let kernelab_report::documents::Evidence::KernelRun(b) = run {
         walk(&serde_json::to_value(&b).expect("json"), "kernel_run");
     }

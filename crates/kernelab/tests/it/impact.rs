@@ -77,7 +77,10 @@ fn impact_of_the_h200_pair_matches_share_times_ratio() {
     assert_eq!(request["figure"], "request kernel time");
     let kt = &cmp["summary"][0];
     assert_eq!(kt["figure"], "kernel_time_ns");
-    assert!((f(&request["change"]["value"]) - (f(&kt["candidate"]) / f(&kt["baseline"]) - 1.0)).abs() < 1e-12);
+    assert!(
+        (f(&request["change"]["value"]) - (f(&kt["candidate"]) / f(&kt["baseline"]) - 1.0)).abs()
+            < 1e-12
+    );
     assert!((f(&request["change"]["value"]) - 0.02414).abs() < 1e-4);
     assert_eq!(request["consistent"], true);
     assert_eq!(measured[0]["figure"], "family kernel time");

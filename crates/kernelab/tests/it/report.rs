@@ -1,7 +1,7 @@
 //! Evidence bundles built from the real fixtures by the commands, rendered as Markdown, JSON and
 //! HTML; the HTML page is opened in headless Chromium when it is installed (.ci/run installs it).
 
-use super::{fixture, kernelab};
+use super::{fixture, kernelab, report_of};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -464,12 +464,121 @@ fn a_record_missing_a_field_is_an_error_naming_the_file_and_field() {
 fn records_of_another_schema_version_are_refused() {
     let err = report_error(|r| r["schema_version"] = Value::from(9));
     assert!(
-        err.contains("0001-check_bitwise.json: schema_version 9; this kernelab reads versions 1 to 3"),
+        err.contains(
+            "0001-check_bitwise.json: schema_version 9; this kernelab reads versions 1 to 3"
+        ),
         "{err}"
     );
     let err = report_error(|r| r["kind"] = Value::from("check_telepathy"));
     assert!(
         err.contains("a record kind this kernelab does not know"),
         "{err}"
+    );
+}
+
+/// Write → read → write is identical for every record kind a bundle of the repository's fixtures
+/// holds: each record's `result` read into its type and written again gives the same JSON.
+/// A record whose figures are unavailable (an A/B of pairs without a log ratio) still renders.
+#[test]
+fn every_record_kind_round_trips_and_unavailable_figures_render() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path();
+    let pairs = b.join("zero_pairs.csv");
+    // Two pairs: an estimate, but no interval exists at any usual level.
+    std::fs::write(&pairs, "a,b\n10,11\n10,12\n").expect("write pairs");
+    let pairs = pairs.display().to_string();
+    let serve = p("serve/h200/eager_vs_sdpa.samples.jsonl");
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["profile", "kineto_qwen3next_4l_prompt8192_baseline.json.gz"],
+        vec![
+            "compare",
+            "h200_pair/gdn_w4s3_run1.json.gz",
+            "h200_pair/gdn_w8s2_run1.json.gz",
+        ],
+        vec!["check", "bitwise", "tensor/wu.npz", "tensor/wu_changed.npz"],
+        vec![
+            "check",
+            "oracle",
+            "tensor/out_bf16.npy",
+            "tensor/ref_f64.npy",
+            "--dtype",
+            "bf16",
+        ],
+        vec!["check", "finite", "tensor/a_nonfinite.npy"],
+        vec![
+            "code",
+            "diff",
+            "code/recompute_w_u_fwd_kernel_w4s3.cubin",
+            "code/recompute_w_u_fwd_kernel_w8s2.cubin",
+            "--no-disassemble",
+        ],
+        vec![
+            "code",
+            "show",
+            "code/recompute_w_u_fwd_kernel_w4s3.cubin",
+            "--no-disassemble",
+        ],
+        vec!["metrics", "ncu_recompute_metrics.csv"],
+        vec![
+            "ab",
+            "analyze",
+            "h200_ab/inproc_w4s3_w8s2.csv",
+            "--metric",
+            "median_us",
+        ],
+    ];
+    for args in &runs {
+        let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        // Fixture paths are relative to tests/fixtures.
+        for a in args.iter_mut().skip(1) {
+            if a.contains('.') && !a.starts_with('-') {
+                *a = p(a);
+            }
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        record(b, &args);
+    }
+    record(b, &["ab", "analyze", &pairs, "--label", "unusable"]);
+    record(b, &["serve", "--analyze", "--resume", &serve]);
+    let mut kinds = std::collections::BTreeSet::new();
+    for e in std::fs::read_dir(b).expect("bundle").filter_map(Result::ok) {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let rec: Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+        let kind = rec["kind"].as_str().expect("kind").to_string();
+        let evidence = kernelab_report::documents::Evidence::read(&kind, &rec["result"])
+            .expect("a known kind")
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let again = evidence.to_value().expect("writes");
+        assert_eq!(
+            again,
+            rec["result"],
+            "{}: write → read → write",
+            path.display()
+        );
+        kinds.insert(kind);
+    }
+    for k in [
+        "profile",
+        "compare",
+        "check_bitwise",
+        "check_oracle",
+        "check_finite",
+        "code_diff",
+        "code_show",
+        "metrics",
+        "ab",
+        "serve",
+    ] {
+        assert!(kinds.contains(k), "no {k} record: {kinds:?}");
+    }
+    let md = report_of(b, "md");
+    assert!(md.contains("unusable"), "{md}");
+    assert!(
+        md.contains("too few pairs"),
+        "the unavailable interval says why:\n{md}"
     );
 }

@@ -103,12 +103,17 @@ fn a_run_measures_every_request_and_resume_analyze_agrees() {
         .output()
         .expect("md");
     let md = String::from_utf8_lossy(&md.stdout);
-    assert!(md.contains("Baseline → candidate medians (Δ%) | Paired change |"), "{md}");
+    assert!(
+        md.contains("Baseline → candidate medians (Δ%) | Paired change |"),
+        "{md}"
+    );
     // The Δ% beside the medians is their own change; the paired estimate has its own column.
     let doc = json_of(&again.stdout);
     for m in doc["metrics"].as_array().expect("metrics") {
         if let (Some(b), Some(c)) = (m["baseline"].as_f64(), m["candidate"].as_f64()) {
-            let r = m["medians"]["ratio"].as_f64().expect("ratio of the medians");
+            let r = m["medians"]["ratio"]
+                .as_f64()
+                .expect("ratio of the medians");
             assert!((r - c / b).abs() < 1e-12, "{m}");
             assert!((m["medians"]["change"].as_f64().expect("change") - (r - 1.0)).abs() < 1e-12);
         }
