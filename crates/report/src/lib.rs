@@ -22,6 +22,7 @@ mod evidence;
 pub mod format;
 pub mod impact;
 mod kernel;
+pub mod kinds;
 mod metrics;
 mod profile;
 pub mod render;

@@ -3,7 +3,6 @@
 
 use super::number::numbers;
 use crate::bundle::Entry;
-use crate::documents::Evidence;
 use crate::evidence::{gates, impacts};
 use crate::format::{duration_ns, percent};
 use crate::impact::Estimate;
@@ -57,14 +56,16 @@ impl Figure {
     }
 }
 
-/// Collects figures of one record.
-struct Sink<'a> {
+/// Collects figures of one record (each record kind adds its own through
+/// [`crate::kinds::RecordKind::figures`]).
+pub struct Sink<'a> {
     out: &'a mut Vec<Figure>,
     source: String,
 }
 
 impl Sink<'_> {
-    fn add(&mut self, kind: Kind, value: f64, what: &str, subject: Option<&str>) {
+    /// One figure of `kind`, about `subject` when it is about one kernel or family.
+    pub fn add(&mut self, kind: Kind, value: f64, what: &str, subject: Option<&str>) {
         if value.is_finite() {
             self.out.push(Figure {
                 kind,
@@ -77,7 +78,7 @@ impl Sink<'_> {
     }
 
     /// A ratio with its interval, and the same as changes.
-    fn ratio(&mut self, c: &kernelab_stats::Change, what: &str) {
+    pub fn ratio(&mut self, c: &kernelab_stats::Change, what: &str) {
         let Some(r) = c.ratio() else {
             return;
         };
@@ -96,7 +97,9 @@ impl Sink<'_> {
         }
     }
 
-    fn analysis(&mut self, a: &Analysis, name: &str) {
+    /// Every figure of a paired analysis (ratio, interval, level, threshold, resolution, the
+    /// verdict sentence's percentages).
+    pub fn analysis(&mut self, a: &Analysis, name: &str) {
         self.ratio(&a.change, &format!("{name}ratio"));
         self.add(
             Kind::Share,
@@ -124,7 +127,8 @@ impl Sink<'_> {
         }
     }
 
-    fn profile_row(&mut self, r: &KernelRow) {
+    /// A profile row's total, mean, median, share and calls.
+    pub fn profile_row(&mut self, r: &KernelRow) {
         let s = Some(r.name.as_str());
         self.add(
             Kind::Time,
@@ -160,82 +164,7 @@ pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
                 subject: None,
             });
         }
-        match &e.evidence {
-            Evidence::KernelRun(k) => {
-                let run = &k.run;
-                if let Some(a) = &run.analysis {
-                    sink.analysis(a, "");
-                }
-                for (build, pick) in [
-                    (
-                        "baseline",
-                        (|r| r.baseline_us) as fn(&kernelab_model::kernel_run::Round) -> f64,
-                    ),
-                    ("candidate", |r| r.candidate_us),
-                ] {
-                    let mut v: Vec<f64> = run.rounds.iter().map(pick).collect();
-                    if let Some(m) = median(&mut v) {
-                        sink.add(Kind::Time, m * 1e3, &format!("median round, {build}"), None);
-                    }
-                }
-            }
-            Evidence::Ab(a) => {
-                for m in &a.result.analyses {
-                    sink.analysis(&m.analysis, &format!("{} ", m.metric));
-                }
-                if let Some(aa) = &a.result.aa {
-                    sink.ratio(&aa.analysis.change, "A/A ratio");
-                }
-            }
-            Evidence::Compare(c) => {
-                let cmp = &c.comparison;
-                for f in cmp.families.iter().chain(&cmp.other) {
-                    let s = Some(f.family.as_str());
-                    let n = &f.family;
-                    for (side, x) in [("baseline", &f.base), ("candidate", &f.cand)] {
-                        sink.add(Kind::Time, x.total_ns, &format!("{n} {side} total"), s);
-                        sink.add(Kind::Share, x.share, &format!("{n} {side} share"), s);
-                        sink.add(Kind::Count, x.calls, &format!("{n} {side} calls"), s);
-                    }
-                    sink.add(Kind::Time, f.delta_ns, &format!("{n} Δ"), s);
-                    if let Some(r) = f.change.ratio() {
-                        sink.add(Kind::Change, r - 1.0, &format!("{n} change"), s);
-                        sink.add(Kind::Ratio, r, &format!("{n} ratio"), s);
-                    }
-                }
-                for fig in &cmp.summary {
-                    let (Some(b), Some(c)) = (fig.baseline, fig.candidate) else {
-                        continue;
-                    };
-                    let name = fig.figure.trim_end_matches("_ns").replace('_', " ");
-                    if fig.figure.ends_with("_ns") {
-                        sink.add(Kind::Time, b, &format!("{name}, baseline"), None);
-                        sink.add(Kind::Time, c, &format!("{name}, candidate"), None);
-                        sink.add(Kind::Time, c - b, &format!("{name} Δ"), None);
-                    }
-                    if let Some(r) = fig.change.ratio() {
-                        sink.add(Kind::Change, r - 1.0, &format!("{name} change"), None);
-                        sink.add(Kind::Ratio, r, &format!("{name} ratio"), None);
-                    }
-                }
-            }
-            Evidence::Profile(p) => {
-                let s = &p.summary;
-                sink.add(Kind::Time, s.kernel_time_ns as f64, "kernel time", None);
-                for (name, v) in [("GPU busy", s.busy_ns), ("trace wall", s.wall_ns)] {
-                    if let Some(v) = v {
-                        sink.add(Kind::Time, v as f64, name, None);
-                    }
-                }
-                if let Some(g) = s.gap_ns {
-                    sink.add(Kind::Time, g as f64, "launch gaps", None);
-                }
-                for r in p.kernels.iter().chain(&p.other) {
-                    sink.profile_row(r);
-                }
-            }
-            _ => {}
-        }
+        e.evidence.kind().figures(&mut sink);
     }
     for (profile, run, i) in impacts(entries) {
         for label in [&profile, &run] {
@@ -290,17 +219,4 @@ pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
         }
     }
     map
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }

@@ -12,6 +12,7 @@ use crate::bundle::Entry;
 use crate::table::{Align, Section, Table};
 use derived::{arrows, derived, role, share_overflow, Outcome, Role};
 use figures::{Figure, Kind};
+pub use figures::{Kind as FigureKind, Sink};
 use number::{numbers, Num, Unit};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

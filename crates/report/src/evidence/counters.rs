@@ -6,7 +6,7 @@ use crate::documents::CountersBody;
 use crate::table::Section;
 
 /// The blocks and headline of a `counters` record.
-pub(super) fn counters_part(r: &CountersBody) -> (Vec<Block>, String) {
+pub(crate) fn counters_part(r: &CountersBody) -> (Vec<Block>, String) {
     let blocks = crate::counters::counters_tables(&r.run, 80)
         .into_iter()
         .map(|s| match s {

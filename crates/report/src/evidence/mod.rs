@@ -6,26 +6,23 @@
 use crate::bundle::Entry;
 use crate::documents::Evidence;
 use crate::impact::{self, Impact};
+use crate::kinds::{Ctx, Place};
 use crate::table::Table;
 use serde::Serialize;
-use sweep::sweep_part;
 
 mod counters;
-mod parts;
+pub(crate) mod parts;
 mod repro;
 mod serve;
 mod summary;
 mod sweep;
 
-use serve::serve_part;
-
-use parts::{
-    ab_part, bitwise_lines, check_part, close_lines, code_diff_part, code_matrix_part,
-    code_show_part, compare_part, finite_lines, kernel_gates, kernel_head, kernel_timing,
-    metrics_part, profile_part, repeat_lines, short, sweep_lines,
-};
+pub(crate) use counters::counters_part;
+use parts::short;
+pub(crate) use serve::serve_part;
 pub(crate) use summary::gates;
 pub use summary::{pair_text, verdicts, Verdicts};
+pub(crate) use sweep::sweep_part;
 
 /// A piece of a part.
 #[derive(Clone, Debug)]
@@ -87,40 +84,6 @@ pub struct Report {
     pub heads: Vec<Headline>,
     /// The request impacts the bundle supports.
     pub impacts: Vec<Impact>,
-}
-
-/// One record's blocks, headline and gate result (kernel runs are split between correctness
-/// and timing by the caller).
-fn part(e: &Evidence, marked: &[String]) -> (Vec<Block>, String, Option<bool>) {
-    let plain = |(b, h): (Vec<Block>, String)| (b, h, None);
-    match e {
-        Evidence::Profile(r) => plain(profile_part(r, marked)),
-        Evidence::Compare(r) => plain(compare_part(r)),
-        Evidence::Metrics(r) => plain(metrics_part(r)),
-        Evidence::Counters(r) => plain(counters::counters_part(r)),
-        Evidence::Ab(r) => plain(ab_part(r)),
-        Evidence::KernelRun(r) => {
-            let (h, pass) = kernel_head(r);
-            (kernel_gates(r), h, pass)
-        }
-        Evidence::Serve(r) => serve_part(r),
-        Evidence::CodeDiff(r) => plain(code_diff_part(r)),
-        Evidence::CodeMatrix(r) => plain(code_matrix_part(r)),
-        Evidence::CodeShow(r) => plain(code_show_part(r)),
-        Evidence::CheckBitwise(r) => check_part("bitwise", r, r.pass, bitwise_lines),
-        Evidence::CheckClose(r, oracle) => check_part(
-            if *oracle { "oracle" } else { "close" },
-            r,
-            r.pass,
-            close_lines,
-        ),
-        Evidence::CheckFinite(r) => check_part("finite", r, r.pass, finite_lines),
-        Evidence::CheckRepeat(r) => check_part("repeat", r, r.pass, repeat_lines),
-        Evidence::CheckSweep(r) => check_part("sweep", r, r.pass, sweep_lines),
-        Evidence::Ceilings(c) => plain(crate::roofline::ceilings_part(c)),
-        Evidence::Roofline(r) => plain(crate::roofline::roofline_part(r)),
-        Evidence::Sweep(r) => sweep_part(r),
-    }
 }
 
 /// The record's kind and input file names, introducing its blocks.
@@ -239,39 +202,6 @@ fn why_lines(found: &[(String, String, Impact)], label: &str) -> Vec<String> {
     lines
 }
 
-/// The kinds of each section, in reading order. `kernel_run` appears twice: its gates under
-/// correctness, its timing under kernel timing. Serving records go last but one.
-const ORDER: [(&str, &[&str]); 7] = [
-    ("Why this kernel", &["profile"]),
-    (
-        "Correctness",
-        &[
-            "check_bitwise",
-            "check_close",
-            "check_oracle",
-            "check_finite",
-            "check_repeat",
-            "check_sweep",
-            "sweep",
-            "kernel_run",
-        ],
-    ),
-    (
-        "Code evidence",
-        &[
-            "code_diff",
-            "code_matrix",
-            "code_show",
-            "metrics",
-            "counters",
-        ],
-    ),
-    ("Kernel timing", &["kernel_run", "ab"]),
-    ("Roofline", &["ceilings", "roofline"]),
-    ("Request impact", &["compare", "ab"]),
-    ("Serving", &["serve"]),
-];
-
 /// Builds the report.
 pub fn evidence(entries: &[Entry]) -> Report {
     let found = impacts(entries);
@@ -283,9 +213,10 @@ pub fn evidence(entries: &[Entry]) -> Report {
     }
     let mut parts = Vec::new();
     let mut heads: Vec<Option<Headline>> = vec![None; entries.len()];
-    for (title, kinds) in ORDER {
+    for place in Place::ALL {
+        let title = place.title();
         let mut blocks = Vec::new();
-        if title == "Request impact" {
+        if place == Place::Request {
             for (profile, kernel, i) in &found {
                 blocks.push(Block::Heading(format!(
                     "{kernel}: impact on the request {profile}"
@@ -297,12 +228,14 @@ pub fn evidence(entries: &[Entry]) -> Report {
         for label in &labels {
             let mut group = Vec::new();
             for (n, e) in entries.iter().enumerate() {
-                let kind = e.record.kind.as_str();
-                if e.record.label != *label || !kinds.contains(&kind) {
+                let kind = e.evidence.kind();
+                if e.record.label != *label || !kind.places().contains(&place) {
                     continue;
                 }
                 // An `ab` of the request belongs to the request impact, others to timing.
-                if kind == "ab" && (title == "Request impact") != request_ab(e, entries) {
+                if matches!(e.evidence, Evidence::Ab(_))
+                    && (place == Place::Request) != request_ab(e, entries)
+                {
                     continue;
                 }
                 let marked: Vec<String> = found
@@ -310,12 +243,14 @@ pub fn evidence(entries: &[Entry]) -> Report {
                     .filter(|(p, _, _)| p == label)
                     .map(|(_, _, i)| i.family.clone())
                     .collect();
-                let (b, head, pass) = part(&e.evidence, &marked);
-                let b = match (&e.evidence, title) {
-                    (Evidence::KernelRun(r), "Kernel timing") => kernel_timing(r, label),
-                    _ => b,
+                let ctx = Ctx {
+                    kind: &e.record.kind,
+                    label,
+                    marked: &marked,
                 };
-                if title == "Why this kernel" {
+                let r = kind.render(place, &ctx);
+                let (b, head, pass) = (r.blocks, r.headline, kind.pass());
+                if place == Place::Why {
                     let why = why_lines(&found, label);
                     if !why.is_empty() {
                         group.push(Block::Lines(why));

@@ -33,11 +33,11 @@ fn pct_interval(ci: Option<kernelab_stats::Interval>) -> Option<(f64, f64)> {
 }
 
 /// An interval as the `(low, high)` pair the plots take.
-pub(super) fn ends(ci: Option<kernelab_stats::Interval>) -> Option<(f64, f64)> {
+pub(crate) fn ends(ci: Option<kernelab_stats::Interval>) -> Option<(f64, f64)> {
     ci.map(|i| (i.low, i.high))
 }
 
-pub(super) fn short(name: &str, n: usize) -> String {
+pub(crate) fn short(name: &str, n: usize) -> String {
     if name.chars().count() <= n {
         name.to_string()
     } else {
@@ -51,7 +51,7 @@ fn ns_u64(x: Option<u64>) -> String {
 
 /// A profile record: the whole-trace line, the top kernels (the changed families marked) and
 /// the share chart.
-pub(super) fn profile_part(r: &ProfileBody, marked: &[String]) -> (Vec<Block>, String) {
+pub(crate) fn profile_part(r: &ProfileBody, marked: &[String]) -> (Vec<Block>, String) {
     let sm = &r.summary;
     let mut t = Table::new(
         "Top kernels by GPU time",
@@ -130,7 +130,7 @@ fn change_text(c: &kernelab_stats::Change) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
-pub(super) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
+pub(crate) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
     let fams = &r.comparison.families;
     let mut t = Table::new(
         "Per-family change (baseline → candidate; change = candidate / baseline − 1)",
@@ -181,7 +181,7 @@ fn shape_text(shape: &[usize]) -> String {
     )
 }
 
-pub(super) fn bitwise_lines(r: &FileComparison<BitwiseReport>) -> Vec<String> {
+pub(crate) fn bitwise_lines(r: &FileComparison<BitwiseReport>) -> Vec<String> {
     r.tensors
         .iter()
         .map(|t| match (&t.problem, &t.result) {
@@ -203,7 +203,7 @@ pub(super) fn bitwise_lines(r: &FileComparison<BitwiseReport>) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn close_lines(r: &FileComparison<CloseReport>) -> Vec<String> {
+pub(crate) fn close_lines(r: &FileComparison<CloseReport>) -> Vec<String> {
     r.tensors
         .iter()
         .map(|t| match (&t.problem, &t.result) {
@@ -217,7 +217,7 @@ pub(super) fn close_lines(r: &FileComparison<CloseReport>) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn finite_lines(r: &FiniteFiles) -> Vec<String> {
+pub(crate) fn finite_lines(r: &FiniteFiles) -> Vec<String> {
     r.files
         .iter()
         .flat_map(|f| {
@@ -231,7 +231,7 @@ pub(super) fn finite_lines(r: &FiniteFiles) -> Vec<String> {
         .collect()
 }
 
-pub(super) fn repeat_lines(r: &RepeatReport) -> Vec<String> {
+pub(crate) fn repeat_lines(r: &RepeatReport) -> Vec<String> {
     vec![if r.pass {
         format!("{} runs bit-identical", r.files.len())
     } else {
@@ -239,22 +239,24 @@ pub(super) fn repeat_lines(r: &RepeatReport) -> Vec<String> {
     }]
 }
 
-pub(super) fn sweep_lines(r: &SweepReport) -> Vec<String> {
+pub(crate) fn sweep_lines(r: &SweepReport) -> Vec<String> {
     r.gates.iter().map(|g| g.line.clone()).collect()
 }
 
 /// A check record's part: its lines and the pass/fail headline.
-pub(super) fn check_part<T>(
+pub(crate) fn check_part<T>(
     what: &str,
     r: &T,
     pass: bool,
     lines: fn(&T) -> Vec<String>,
-) -> (Vec<Block>, String, Option<bool>) {
-    let head = format!("{what}: {}", if pass { "pass" } else { "FAIL" });
-    (vec![Block::Lines(lines(r))], head, Some(pass))
+) -> crate::kinds::Rendered {
+    crate::kinds::Rendered {
+        blocks: vec![Block::Lines(lines(r))],
+        headline: format!("{what}: {}", if pass { "pass" } else { "FAIL" }),
+    }
 }
 
-pub(super) fn code_diff_part(r: &ObjectDiff) -> (Vec<Block>, String) {
+pub(crate) fn code_diff_part(r: &ObjectDiff) -> (Vec<Block>, String) {
     let mut blocks = Vec::new();
     let mut head = String::new();
     for k in &r.kernels {
@@ -340,7 +342,7 @@ fn callouts(c: &[String]) -> Block {
     })
 }
 
-pub(super) fn code_matrix_part(r: &Matrix) -> (Vec<Block>, String) {
+pub(crate) fn code_matrix_part(r: &Matrix) -> (Vec<Block>, String) {
     let head = format!(
         "{} of {} builds changed; {} distinct kernel symbols",
         r.changed, r.total, r.distinct_symbols
@@ -363,7 +365,7 @@ pub(super) fn code_matrix_part(r: &Matrix) -> (Vec<Block>, String) {
     (blocks, head)
 }
 
-pub(super) fn code_show_part(r: &CodeShowBody) -> (Vec<Block>, String) {
+pub(crate) fn code_show_part(r: &CodeShowBody) -> (Vec<Block>, String) {
     let n: usize = r.objects.iter().map(|o| o.kernels.len()).sum();
     let head = format!("{n} kernels read");
     (vec![Block::Lines(vec![head.clone()])], head)
@@ -373,7 +375,7 @@ fn percents(log_ratios: &[f64]) -> Vec<f64> {
     log_ratios.iter().map(|d| d.exp_m1() * 100.0).collect()
 }
 
-pub(super) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
+pub(crate) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
     let Some(primary) = r.result.analyses.first() else {
         return (
             vec![Block::Lines(vec!["no metric was analysed".into()])],
@@ -419,7 +421,7 @@ pub(super) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
 }
 
 /// A `kernel run` record's headline: gates passed and the verdict.
-pub(super) fn kernel_head(r: &KernelRunBody) -> (String, Option<bool>) {
+pub(crate) fn kernel_head(r: &KernelRunBody) -> (String, Option<bool>) {
     let run = &r.run;
     let passed = run.gates.iter().filter(|g| g.passed).count();
     let head = match &run.analysis {
@@ -437,7 +439,7 @@ pub(super) fn kernel_head(r: &KernelRunBody) -> (String, Option<bool>) {
 }
 
 /// A `kernel run` record's gates, as a table.
-pub(super) fn kernel_gates(r: &KernelRunBody) -> Vec<Block> {
+pub(crate) fn kernel_gates(r: &KernelRunBody) -> Vec<Block> {
     let run = &r.run;
     let mut t = Table::new(
         format!(
@@ -464,7 +466,7 @@ pub(super) fn kernel_gates(r: &KernelRunBody) -> Vec<Block> {
 
 /// A `kernel run` record's timing: the verdict, the median round, the per-round ratios over
 /// time, and every round inside a details block.
-pub(super) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
+pub(crate) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
     let run = &r.run;
     let Some(a) = &run.analysis else {
         return vec![Block::Lines(vec!["timing not run: a gate failed".into()])];
@@ -547,7 +549,7 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
-pub(super) fn metrics_part(r: &MetricsBody) -> (Vec<Block>, String) {
+pub(crate) fn metrics_part(r: &MetricsBody) -> (Vec<Block>, String) {
     let mut t = Table::new(
         "Per-launch counters",
         &[

@@ -44,7 +44,7 @@ fn serving_rows(r: &ServeBody) -> Vec<super::Verdicts> {
 }
 
 /// The blocks, headline and gate result of a `serve` record.
-pub(super) fn serve_part(r: &ServeBody) -> (Vec<Block>, String, Option<bool>) {
+pub(crate) fn serve_part(r: &ServeBody) -> (Vec<Block>, String, Option<bool>) {
     let mut blocks = Vec::new();
     for s in serve_sections(&r.result) {
         match s {

@@ -3,31 +3,10 @@
 
 use crate::bundle::Entry;
 use crate::documents::Evidence;
-use crate::format::percent;
 use crate::table::{Align, Table};
-use kernelab_stats::{Change, Verdict};
-use kernelab_trace::Status;
+use kernelab_stats::Change;
 
-/// How a row reads at a glance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Mark {
-    /// Gates passed, no slower verdict.
-    Good,
-    /// Slower, or no decision.
-    Warn,
-    /// A gate failed.
-    Fail,
-}
-
-impl Mark {
-    fn text(self) -> &'static str {
-        match self {
-            Mark::Good => "✔",
-            Mark::Warn => "⚠",
-            Mark::Fail => "✘",
-        }
-    }
-}
+use crate::kinds::Mark;
 
 /// One verdict with an interval, for the forest plot.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,258 +33,26 @@ struct Row {
     mark: Mark,
 }
 
-/// A change as the summary's (ratio, interval) pair; `None` when unavailable.
-fn pair(c: &Change) -> Option<(f64, Option<(f64, f64)>)> {
-    Some((c.ratio()?, super::parts::ends(c.interval())))
-}
-
-fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Faster => "FASTER",
-        Verdict::Slower => "SLOWER",
-        Verdict::Same => "SAME",
-        Verdict::Inconclusive => "INCONCLUSIVE",
-    }
-}
-
-fn verdict_mark(v: Verdict) -> Mark {
-    match v {
-        Verdict::Faster | Verdict::Same => Mark::Good,
-        Verdict::Slower | Verdict::Inconclusive => Mark::Warn,
-    }
-}
-
-fn gate_mark(passed: usize, total: usize) -> Mark {
-    if passed == total {
-        Mark::Good
-    } else {
-        Mark::Fail
-    }
-}
-
-fn count<T>(items: &[T], ok: impl Fn(&T) -> bool) -> (usize, usize) {
-    (items.iter().filter(|t| ok(t)).count(), items.len())
-}
-
 /// A record's gates as the summary counts them: (passed, run), for gate records.
 pub(crate) fn gates(e: &Entry) -> Option<(usize, usize)> {
     row(e).gates
 }
 
 fn row(e: &Entry) -> Row {
-    let (gates, verdict, ratio, mark): (Option<(usize, usize)>, String, _, Mark) = match &e.evidence
-    {
-        Evidence::KernelRun(k) => {
-            let g = count(&k.run.gates, |g| g.passed);
-            match &k.run.analysis {
-                Some(a) => (
-                    Some(g),
-                    verdict_word(a.verdict).into(),
-                    pair(&a.change),
-                    gate_mark(g.0, g.1).max(verdict_mark(a.verdict)),
-                ),
-                None => (Some(g), "not timed".into(), None, gate_mark(g.0, g.1)),
-            }
-        }
-        Evidence::Serve(s) => {
-            let id = &s.result.identity;
-            let g = (id.identical, id.compared);
-            let called = s
-                .result
-                .metrics
-                .iter()
-                .filter(|m| m.metric == "e2e_mean_s" || m.metric == "tpot_mean_s")
-                .find_map(|m| Some((m, m.analysis.as_ref()?)));
-            match called {
-                Some((m, a)) => (
-                    Some(g),
-                    format!(
-                        "{} ({} at concurrency {})",
-                        verdict_word(a.verdict),
-                        m.metric,
-                        m.concurrency
-                    ),
-                    pair(&a.change),
-                    gate_mark(g.0, g.1).max(verdict_mark(a.verdict)),
-                ),
-                None => (Some(g), "no metric analysed".into(), None, Mark::Warn),
-            }
-        }
-        Evidence::Ab(a) => match a.result.analyses.first() {
-            Some(m) => (
-                None,
-                format!("{} ({})", verdict_word(m.analysis.verdict), m.metric),
-                pair(&m.analysis.change),
-                verdict_mark(m.analysis.verdict),
-            ),
-            None => (None, "no metric analysed".into(), None, Mark::Warn),
-        },
-        Evidence::Compare(c) => {
-            let changed: Vec<_> = c
-                .comparison
-                .families
-                .iter()
-                .filter(|f| matches!(f.status, Status::Faster | Status::Slower | Status::Changed))
-                .collect();
-            let slower = changed.iter().any(|f| f.status == Status::Slower);
-            let verdict = match changed.first() {
-                None => "no family changed beyond the noise".into(),
-                Some(_) => changed
-                    .iter()
-                    .map(|f| {
-                        format!(
-                            "{} {}",
-                            f.family,
-                            f.change
-                                .change()
-                                .map(|c| percent(c, true))
-                                .unwrap_or_default()
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            };
-            let ratio = (changed.len() == 1)
-                .then(|| changed[0].change.ratio().map(|r| (r, None)))
-                .flatten();
-            let mark = if slower { Mark::Warn } else { Mark::Good };
-            (None, verdict, ratio, mark)
-        }
-        Evidence::Profile(p) => (
-            None,
-            p.kernels
-                .first()
-                .map(|r| format!("top: {} {}", r.name, percent(r.share, false)))
-                .unwrap_or_else(|| "no kernels".into()),
-            None,
-            Mark::Good,
-        ),
-        Evidence::CodeDiff(d) => {
-            let changed = d
-                .kernels
-                .iter()
-                .filter(|k| k.code_changed.unwrap_or(true))
-                .count();
-            let text = format!(
-                "{changed} of {} kernels changed{}",
-                d.kernels.len(),
-                if d.callouts.is_empty() {
-                    ""
-                } else {
-                    "; spills or scratch"
-                }
-            );
-            let mark = if d.callouts.is_empty() {
-                Mark::Good
-            } else {
-                Mark::Warn
-            };
-            (None, text, None, mark)
-        }
-        Evidence::Counters(c) => {
-            let flagged = c.run.changes.iter().filter(|x| x.flagged).count();
-            let failed = c.run.failures().count();
-            (
-                None,
-                format!(
-                    "{} counter change(s) beyond the repeat spread; {} of {} profiler process(es) failed",
-                    flagged,
-                    failed,
-                    c.run.processes.len()
-                ),
-                None,
-                if failed > 0 { Mark::Warn } else { Mark::Good },
-            )
-        }
-        Evidence::CodeMatrix(m) => (
-            None,
-            format!("{} of {} builds changed", m.changed, m.total),
-            None,
-            if m.callouts.is_empty() {
-                Mark::Good
-            } else {
-                Mark::Warn
-            },
-        ),
-        Evidence::CodeShow(s) => (
-            None,
-            format!(
-                "{} kernels read",
-                s.objects.iter().map(|o| o.kernels.len()).sum::<usize>()
-            ),
-            None,
-            Mark::Good,
-        ),
-        Evidence::Ceilings(c) => (None, crate::roofline::ceilings_part(c).1, None, Mark::Good),
-        Evidence::Roofline(r) => (None, crate::roofline::roofline_part(r).1, None, Mark::Good),
-        Evidence::Metrics(m) => (
-            None,
-            format!("{} profiled launches", m.launches.len()),
-            None,
-            Mark::Good,
-        ),
-        Evidence::CheckBitwise(b) => {
-            let g = count(&b.tensors, |t| {
-                t.problem.is_none() && t.result.as_ref().is_some_and(|r| r.differing == 0)
-            });
-            (Some(g), pass_word(b.pass), None, pass_mark(b.pass))
-        }
-        Evidence::CheckClose(c, _) => {
-            let g = count(&c.tensors, |t| {
-                t.problem.is_none() && t.result.as_ref().is_some_and(|r| r.mismatches == 0)
-            });
-            (Some(g), pass_word(c.pass), None, pass_mark(c.pass))
-        }
-        Evidence::Sweep(m) => (
-            Some((m.passed, m.total)),
-            m.lines
-                .first()
-                .cloned()
-                .unwrap_or_else(|| pass_word(m.pass)),
-            None,
-            gate_mark(m.passed, m.total),
-        ),
-        Evidence::CheckFinite(f) => {
-            let all: Vec<_> = f.files.iter().flat_map(|f| &f.tensors).collect();
-            let g = count(&all, |t| t.report.all_finite());
-            (Some(g), pass_word(f.pass), None, pass_mark(f.pass))
-        }
-        Evidence::CheckRepeat(r) => (
-            Some((usize::from(r.pass), 1)),
-            pass_word(r.pass),
-            None,
-            pass_mark(r.pass),
-        ),
-        Evidence::CheckSweep(s) => (
-            Some(
-                s.gates
-                    .iter()
-                    .fold((0, 0), |(p, t), g| (p + g.passed, t + g.total)),
-            ),
-            pass_word(s.pass),
-            None,
-            pass_mark(s.pass),
-        ),
+    let marked: [String; 0] = [];
+    let ctx = crate::kinds::Ctx {
+        kind: &e.record.kind,
+        label: &e.record.label,
+        marked: &marked,
     };
+    let s = e.evidence.kind().summary(&ctx);
     Row {
         label: e.record.label.clone(),
         kind: e.record.kind.clone(),
-        gates,
-        verdict,
-        ratio,
-        mark,
-    }
-}
-
-fn pass_word(pass: bool) -> String {
-    if pass { "pass" } else { "FAIL" }.into()
-}
-
-fn pass_mark(pass: bool) -> Mark {
-    if pass {
-        Mark::Good
-    } else {
-        Mark::Fail
+        gates: s.gates,
+        verdict: s.verdict,
+        ratio: s.ratio,
+        mark: s.mark,
     }
 }
 
@@ -388,8 +135,9 @@ pub fn verdicts(entries: &[Entry]) -> Vec<Verdicts> {
     let timed: Vec<(&Entry, &kernelab_stats::Analysis)> = entries
         .iter()
         .filter_map(|e| match &e.evidence {
-            Evidence::KernelRun(k) => k.run.analysis.as_ref().map(|a| (e, a)),
-            Evidence::Ab(a) => a.result.analyses.first().map(|m| (e, &m.analysis)),
+            Evidence::KernelRun(_) | Evidence::Ab(_) => {
+                e.evidence.kind().analysis().map(|a| (e, a))
+            }
             _ => None,
         })
         .collect();
@@ -409,7 +157,7 @@ pub fn verdicts(entries: &[Entry]) -> Vec<Verdicts> {
                 ratio: a.ratio()?,
                 ci: super::parts::ends(a.interval()),
                 threshold: Some(a.threshold),
-                verdict: verdict_word(a.verdict).into(),
+                verdict: a.verdict.name().into(),
             })
         })
         .collect()

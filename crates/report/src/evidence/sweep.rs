@@ -7,7 +7,7 @@ use crate::table::{Align, Table};
 use kernelab_model::sweep::PointVerdict;
 
 /// The part: the matrix's sentences, then a table of the points that failed or could not run.
-pub(super) fn sweep_part(r: &SweepBody) -> (Vec<Block>, String, Option<bool>) {
+pub(crate) fn sweep_part(r: &SweepBody) -> (Vec<Block>, String, Option<bool>) {
     let head = r
         .lines
         .first()

@@ -1,0 +1,30 @@
+//! `code_show`: the kernels of code objects.
+
+use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use kernelab_code::CodeObject;
+use serde::{Deserialize, Serialize};
+
+impl RecordKind for CodeShowBody {
+    fn places(&self) -> &'static [Place] {
+        &[Place::Code]
+    }
+    fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
+        rendered(crate::evidence::parts::code_show_part(self))
+    }
+    fn summary(&self, _: &Ctx<'_>) -> Summary {
+        plain(
+            format!(
+                "{} kernels read",
+                self.objects.iter().map(|o| o.kernels.len()).sum::<usize>()
+            ),
+            Mark::Good,
+        )
+    }
+}
+
+/// `kernelab code show` (`kind: "code_show"`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CodeShowBody {
+    /// Every code object read.
+    pub objects: Vec<CodeObject>,
+}

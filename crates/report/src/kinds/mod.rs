@@ -1,0 +1,293 @@
+//! Record kinds: one file per kind, each implementing [`RecordKind`] once (where it goes in the
+//! report, its blocks and headline, its summary row, whether it passed, and the figures a note
+//! may quote), and one registry ([`registry!`] below) that names every kind. Adding a kind is
+//! one file and one line of the registry.
+
+use crate::audit::Sink;
+use crate::evidence::Block;
+use kernelab_stats::{Analysis, Change, Verdict};
+
+pub mod ab;
+mod ceilings;
+mod check_bitwise;
+mod check_close;
+pub mod check_finite;
+mod check_repeat;
+mod check_sweep;
+mod code_diff;
+mod code_matrix;
+pub mod code_show;
+pub mod compare;
+pub mod counters;
+pub mod kernel_run;
+pub mod metrics;
+pub mod profile;
+mod roofline;
+pub mod serve;
+mod sweep;
+
+/// The report section a record's blocks go in, in reading order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Place {
+    /// Why this kernel: the request's profile.
+    Why,
+    /// Correctness gates.
+    Correctness,
+    /// Code and counter evidence.
+    Code,
+    /// Kernel timing.
+    Timing,
+    /// Ceilings and rooflines.
+    Roofline,
+    /// Request impact.
+    Request,
+    /// Serving.
+    Serving,
+}
+
+impl Place {
+    /// Every section, in reading order.
+    pub const ALL: [Place; 7] = [
+        Place::Why,
+        Place::Correctness,
+        Place::Code,
+        Place::Timing,
+        Place::Roofline,
+        Place::Request,
+        Place::Serving,
+    ];
+    /// The section's heading.
+    pub fn title(self) -> &'static str {
+        match self {
+            Place::Why => "Why this kernel",
+            Place::Correctness => "Correctness",
+            Place::Code => "Code evidence",
+            Place::Timing => "Kernel timing",
+            Place::Roofline => "Roofline",
+            Place::Request => "Request impact",
+            Place::Serving => "Serving",
+        }
+    }
+}
+
+/// How a summary row reads at a glance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mark {
+    /// Gates passed, no slower verdict.
+    Good,
+    /// Slower, or no decision.
+    Warn,
+    /// A gate failed.
+    Fail,
+}
+
+impl Mark {
+    /// The mark's symbol.
+    pub fn text(self) -> &'static str {
+        match self {
+            Mark::Good => "✔",
+            Mark::Warn => "⚠",
+            Mark::Fail => "✘",
+        }
+    }
+}
+
+/// A record's row of the summary table.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// Gates (passed, run), for gate records.
+    pub gates: Option<(usize, usize)>,
+    /// The verdict in a few words.
+    pub verdict: String,
+    /// The ratio with its interval, when the record has one.
+    pub ratio: Option<(f64, Option<(f64, f64)>)>,
+    /// The mark.
+    pub mark: Mark,
+}
+
+/// What a kind's blocks may depend on beyond the record itself.
+pub struct Ctx<'a> {
+    /// The record's kind name (`check_close` and `check_oracle` share one body).
+    pub kind: &'a str,
+    /// The record's label.
+    pub label: &'a str,
+    /// Families a kernel run of the bundle changes (marked in profiles).
+    pub marked: &'a [String],
+}
+
+/// A record's blocks for one section, and its one-line headline.
+pub struct Rendered {
+    /// The blocks.
+    pub blocks: Vec<Block>,
+    /// The headline.
+    pub headline: String,
+}
+
+/// One record kind, implemented once in its own file.
+pub trait RecordKind {
+    /// The sections this kind's blocks go in (a kernel run: correctness and timing; an `ab`:
+    /// timing, or request impact when it measures a profiled request).
+    fn places(&self) -> &'static [Place];
+    /// The blocks for `place` and the headline.
+    fn render(&self, place: Place, ctx: &Ctx<'_>) -> Rendered;
+    /// The summary row.
+    fn summary(&self, ctx: &Ctx<'_>) -> Summary;
+    /// Whether the record is a gate, and if so whether it passed.
+    fn pass(&self) -> Option<bool> {
+        None
+    }
+    /// The paired analysis the forest plot draws, when the kind has one.
+    fn analysis(&self) -> Option<&Analysis> {
+        None
+    }
+    /// Every figure a note may quote from this record.
+    fn figures(&self, _sink: &mut Sink<'_>) {}
+}
+
+/// The registry: every record kind, its variant of [`crate::documents::Evidence`], the body type
+/// and the `kind` names that read into it.
+macro_rules! registry {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty) = [$($name:literal),+];)*) => {
+        /// A bundle record's result, read into the type its kind names.
+        #[derive(Clone, Debug)]
+        #[non_exhaustive]
+        pub enum Evidence {
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        impl Evidence {
+            /// Reads `result` as the body of a `kind` document; `None` for a kind this kernelab
+            /// does not know.
+            pub fn read(
+                kind: &str,
+                result: &serde_json::Value,
+            ) -> Option<serde_json::Result<Evidence>> {
+                $(if [$($name),+].contains(&kind) {
+                    return Some(<$ty as serde::Deserialize>::deserialize(result).map(Evidence::$variant));
+                })*
+                None
+            }
+            /// Every kind name this kernelab reads.
+            pub const KINDS: &'static [&'static str] = &[$($($name),+),*];
+            /// The body written back as JSON: reading a record and writing it again gives the
+            /// same JSON.
+            pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
+                match self {
+                    $(Evidence::$variant(b) => serde_json::to_value(b),)*
+                }
+            }
+            /// The record kind's one implementation.
+            pub fn kind(&self) -> &dyn $crate::kinds::RecordKind {
+                match self {
+                    $(Evidence::$variant(b) => b,)*
+                }
+            }
+            /// Whether the record is a gate, and if so whether it passed.
+            pub fn pass(&self) -> Option<bool> {
+                self.kind().pass()
+            }
+        }
+    };
+}
+
+use crate::documents::{
+    AbBody, CeilingsBody, CodeShowBody, CompareBody, CountersBody, FiniteFiles, KernelRunBody,
+    MetricsBody, ProfileBody, RooflineBody, ServeBody, SweepBody,
+};
+use kernelab_code::{Matrix, ObjectDiff};
+use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, RepeatReport, SweepReport};
+
+registry! {
+    /// `profile`.
+    Profile(ProfileBody) = ["profile"];
+    /// `compare`.
+    Compare(CompareBody) = ["compare"];
+    /// `metrics`.
+    Metrics(MetricsBody) = ["metrics"];
+    /// `code_show`.
+    CodeShow(CodeShowBody) = ["code_show"];
+    /// `code_diff`.
+    CodeDiff(ObjectDiff) = ["code_diff"];
+    /// `code_matrix`.
+    CodeMatrix(Matrix) = ["code_matrix"];
+    /// `check_bitwise`.
+    CheckBitwise(FileComparison<BitwiseReport>) = ["check_bitwise"];
+    /// `check_close` and `check_oracle` (the record's kind name tells them apart).
+    CheckClose(FileComparison<CloseReport>) = ["check_close", "check_oracle"];
+    /// `check_finite`.
+    CheckFinite(FiniteFiles) = ["check_finite"];
+    /// `check_repeat`.
+    CheckRepeat(RepeatReport) = ["check_repeat"];
+    /// `check_sweep`.
+    CheckSweep(SweepReport) = ["check_sweep"];
+    /// `ab`.
+    Ab(AbBody) = ["ab"];
+    /// `kernel_run`.
+    KernelRun(KernelRunBody) = ["kernel_run"];
+    /// `serve`.
+    Serve(ServeBody) = ["serve"];
+    /// `ceilings`.
+    Ceilings(CeilingsBody) = ["ceilings"];
+    /// `roofline`.
+    Roofline(RooflineBody) = ["roofline"];
+    /// `counters`.
+    Counters(CountersBody) = ["counters"];
+    /// `sweep`.
+    Sweep(SweepBody) = ["sweep"];
+}
+
+/// A change as the summary's (ratio, interval) pair; `None` when unavailable.
+pub(crate) fn pair(c: &Change) -> Option<(f64, Option<(f64, f64)>)> {
+    Some((c.ratio()?, c.interval().map(|i| (i.low, i.high))))
+}
+
+/// The mark of a verdict.
+pub(crate) fn verdict_mark(v: Verdict) -> Mark {
+    match v {
+        Verdict::Faster | Verdict::Same => Mark::Good,
+        Verdict::Slower | Verdict::Inconclusive => Mark::Warn,
+    }
+}
+
+/// The mark of `passed` gates of `total`.
+pub(crate) fn gate_mark(passed: usize, total: usize) -> Mark {
+    if passed == total {
+        Mark::Good
+    } else {
+        Mark::Fail
+    }
+}
+
+/// (items for which `ok` holds, items).
+pub(crate) fn count<T>(items: &[T], ok: impl Fn(&T) -> bool) -> (usize, usize) {
+    (items.iter().filter(|t| ok(t)).count(), items.len())
+}
+
+/// `pass` or `FAIL`.
+pub(crate) fn pass_word(pass: bool) -> String {
+    if pass { "pass" } else { "FAIL" }.into()
+}
+
+/// The mark of a gate's result.
+pub(crate) fn pass_mark(pass: bool) -> Mark {
+    if pass {
+        Mark::Good
+    } else {
+        Mark::Fail
+    }
+}
+
+/// A summary row with no gates and no ratio.
+pub(crate) fn plain(verdict: String, mark: Mark) -> Summary {
+    Summary {
+        gates: None,
+        verdict,
+        ratio: None,
+        mark,
+    }
+}
+
+/// Blocks and headline from a `(blocks, headline)` pair of the part builders.
+pub(crate) fn rendered((blocks, headline): (Vec<Block>, String)) -> Rendered {
+    Rendered { blocks, headline }
+}

@@ -1,0 +1,70 @@
+//! `profile`: where the GPU time of a request goes (why this kernel).
+
+use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::audit::{FigureKind, Sink};
+use crate::format::percent;
+use crate::profile::InputDoc;
+use kernelab_trace::{ActivityRow, KernelRow, Outlier, PhaseRow, Summary as TraceSummary};
+use serde::{Deserialize, Serialize};
+
+impl RecordKind for ProfileBody {
+    fn places(&self) -> &'static [Place] {
+        &[Place::Why]
+    }
+    fn render(&self, _: Place, ctx: &Ctx<'_>) -> Rendered {
+        rendered(crate::evidence::parts::profile_part(self, ctx.marked))
+    }
+    fn summary(&self, _: &Ctx<'_>) -> Summary {
+        plain(
+            self.kernels
+                .first()
+                .map(|r| format!("top: {} {}", r.name, percent(r.share, false)))
+                .unwrap_or_else(|| "no kernels".into()),
+            Mark::Good,
+        )
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        let s = &self.summary;
+        sink.add(
+            FigureKind::Time,
+            s.kernel_time_ns as f64,
+            "kernel time",
+            None,
+        );
+        for (name, v) in [("GPU busy", s.busy_ns), ("trace wall", s.wall_ns)] {
+            if let Some(v) = v {
+                sink.add(FigureKind::Time, v as f64, name, None);
+            }
+        }
+        if let Some(g) = s.gap_ns {
+            sink.add(FigureKind::Time, g as f64, "launch gaps", None);
+        }
+        for r in self.kernels.iter().chain(&self.other) {
+            sink.profile_row(r);
+        }
+    }
+}
+
+/// `kernelab profile` (`kind: "profile"`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ProfileBody {
+    /// `family` or `none`.
+    pub grouping: String,
+    /// The inputs.
+    pub inputs: Vec<InputDoc>,
+    /// Whole-trace figures.
+    pub summary: TraceSummary,
+    /// Ranked rows.
+    pub kernels: Vec<KernelRow>,
+    /// The rest, as one row.
+    pub other: Option<KernelRow>,
+    /// Extreme slow calls.
+    pub outliers: Vec<Outlier>,
+    /// Per-phase attribution.
+    pub phases: Option<Vec<PhaseRow>>,
+    /// Notes about the figures.
+    pub notes: Vec<String>,
+    /// Host API calls, copies and domains from statistics files (not kernel GPU time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub activities: Vec<ActivityRow>,
+}

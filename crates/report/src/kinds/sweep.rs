@@ -1,0 +1,29 @@
+//! `sweep`: every gate (and timing) over a grid of configurations.
+
+use super::{gate_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
+use crate::documents::SweepBody;
+
+impl RecordKind for SweepBody {
+    fn places(&self) -> &'static [Place] {
+        &[Place::Correctness]
+    }
+    fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
+        let (blocks, headline, _) = crate::evidence::sweep_part(self);
+        Rendered { blocks, headline }
+    }
+    fn summary(&self, _: &Ctx<'_>) -> Summary {
+        Summary {
+            gates: Some((self.passed, self.total)),
+            verdict: self
+                .lines
+                .first()
+                .cloned()
+                .unwrap_or_else(|| pass_word(self.pass)),
+            ratio: None,
+            mark: gate_mark(self.passed, self.total),
+        }
+    }
+    fn pass(&self) -> Option<bool> {
+        Some(self.pass)
+    }
+}
