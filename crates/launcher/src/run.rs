@@ -274,7 +274,10 @@ fn gates(
                 passed: r.mismatches == 0,
                 detail: format!(
                     "{} of {} elements outside; max abs error {}",
-                    r.mismatches, r.elements, r.max_abs_err
+                    r.mismatches,
+                    r.elements,
+                    r.max_abs_err
+                        .map_or_else(|| "unavailable".to_string(), |x| x.to_string())
                 ),
             });
         }

@@ -44,6 +44,15 @@ pub struct RoundFigures {
     pub candidate: f64,
 }
 
+/// The lowest and highest SM clock seen, MHz.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MhzRange {
+    /// Lowest.
+    pub min: u32,
+    /// Highest.
+    pub max: u32,
+}
+
 /// A server start of one round.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServeStart {
@@ -67,7 +76,7 @@ pub struct ServeStart {
     pub peak_server_memory_bytes: Option<u64>,
     /// SM clock range while it ran, MHz; `None`: unavailable.
     #[serde(default)]
-    pub sm_mhz: Option<(u32, u32)>,
+    pub sm_mhz: Option<MhzRange>,
 }
 
 /// The output-identity gate: baseline versus candidate outputs of the same prompt and round.

@@ -7,11 +7,11 @@ use kernelab_tensor::{
     TensorFinite, TensorHash,
 };
 
-fn sci(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else {
-        format!("{x:.3e}")
+fn sci(x: Option<f64>) -> String {
+    match x {
+        Some(x) if x == 0.0 => "0".into(),
+        Some(x) => format!("{x:.3e}"),
+        None => crate::format::UNAVAILABLE.into(),
     }
 }
 
@@ -315,7 +315,7 @@ pub fn sweep_tables(s: &SweepReport) -> Vec<Section> {
         let worst = c.oracle.as_ref().map(|o| {
             o.tensors
                 .iter()
-                .filter_map(|t| t.result.as_ref().map(|r| r.max_abs_err))
+                .filter_map(|t| t.result.as_ref().and_then(|r| r.max_abs_err))
                 .fold(0.0, f64::max)
         });
         let dash = || "–".to_string();
@@ -330,7 +330,7 @@ pub fn sweep_tables(s: &SweepReport) -> Vec<Section> {
                     format!("unreadable: {}", c.errors.join("; "))
                 }
             }),
-            worst.map(sci).unwrap_or_else(dash),
+            worst.map(|w| sci(Some(w))).unwrap_or_else(dash),
             c.oracle
                 .as_ref()
                 .map(|o| status(o.pass))

@@ -150,7 +150,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
                 .map(bytes)
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             s.sm_mhz
-                .map(|(lo, hi)| format!("{lo}–{hi} MHz"))
+                .map(|r| format!("{}–{} MHz", r.min, r.max))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             s.failure
                 .as_deref()

@@ -29,6 +29,10 @@ pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), Strin
     for k in ["schema_version", "kind", "kernelab_version"] {
         obj.remove(k);
     }
+    non_finite_errors(result);
+    let Some(obj) = result.as_object_mut() else {
+        return Err("the result is not a JSON object".into());
+    };
     match kind {
         "compare" => compare(obj),
         "kernel_run" => {
@@ -71,6 +75,13 @@ pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), Strin
                     analysis_at(m, "analysis", direction);
                 }
             }
+            if let Some(starts) = obj.get_mut("starts").and_then(Value::as_array_mut) {
+                for st in starts.iter_mut().filter_map(Value::as_object_mut) {
+                    if let Some((lo, hi)) = pair(st.get("sm_mhz")) {
+                        st.insert("sm_mhz".into(), json!({"min": lo as u32, "max": hi as u32}));
+                    }
+                }
+            }
         }
         "ab" => {
             if let Some(list) = obj.get_mut("analyses").and_then(Value::as_array_mut) {
@@ -85,6 +96,33 @@ pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), Strin
         _ => {}
     }
     Ok(())
+}
+
+/// Error figures of close and oracle comparisons that earlier layouts wrote as `"inf"` or
+/// `"nan"` strings: null, with the reason in the comparison's `unavailable`.
+fn non_finite_errors(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            let mut why = Map::new();
+            for k in ["max_abs_err", "max_rel_err", "rel_l2_err"] {
+                if let Some(Value::String(t)) = o.get(k) {
+                    why.insert(
+                        k.to_string(),
+                        json!(format!(
+                            "not finite ({t}) in the record written by an earlier kernelab"
+                        )),
+                    );
+                    o.insert(k.to_string(), Value::Null);
+                }
+            }
+            if !why.is_empty() {
+                o.insert("unavailable".into(), Value::Object(why));
+            }
+            o.values_mut().for_each(non_finite_errors);
+        }
+        Value::Array(a) => a.iter_mut().for_each(non_finite_errors),
+        _ => {}
+    }
 }
 
 fn num(o: &Map<String, Value>, key: &str) -> Option<f64> {
@@ -269,6 +307,18 @@ mod tests {
         assert!(a.get("verdict_text").is_none() && a.get("ci").is_none());
         let m = &v["metrics"][0]["medians"];
         assert!((m["ratio"].as_f64().expect("ratio") - 100.0 / 329.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn v2_infinite_error_figures_become_unavailable() {
+        let mut v = json!({"tensors": [{"result": {"max_abs_err": 1.0, "rel_l2_err": "inf"}}]});
+        upgrade("check_close", 2, &mut v).expect("upgrades");
+        let r = &v["tensors"][0]["result"];
+        assert!(r["rel_l2_err"].is_null());
+        assert!(r["unavailable"]["rel_l2_err"]
+            .as_str()
+            .is_some_and(|w| w.contains("inf")));
+        assert_eq!(r["max_abs_err"], 1.0);
     }
 
     #[test]

@@ -209,17 +209,19 @@ pub struct UlpBucket {
 pub struct CloseReport {
     /// Elements compared.
     pub elements: u64,
-    /// Largest |a − b| over finite pairs.
-    #[serde(with = "kernelab_model::float")]
-    pub max_abs_err: f64,
+    /// Largest |a − b| over finite pairs; null (reason in `unavailable`) when it overflows.
+    pub max_abs_err: Option<f64>,
     /// Where it is.
     pub max_abs_index: Option<Vec<usize>>,
-    /// Largest |a − b| / |b| over finite pairs with b ≠ 0.
-    #[serde(with = "kernelab_model::float")]
-    pub max_rel_err: f64,
-    /// ‖a − b‖₂ / ‖b‖₂ over finite pairs.
-    #[serde(with = "kernelab_model::float")]
-    pub rel_l2_err: f64,
+    /// Largest |a − b| / |b| over finite pairs with b ≠ 0; null when it overflows.
+    pub max_rel_err: Option<f64>,
+    /// ‖a − b‖₂ / ‖b‖₂ over finite pairs; null when the reference's norm is 0 and the outputs
+    /// differ, or it overflows.
+    pub rel_l2_err: Option<f64>,
+    /// Why each null error figure is unavailable, by field name (JSON never holds NaN or
+    /// infinity).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub unavailable: std::collections::BTreeMap<String, String>,
     /// Elements outside the tolerance (NaN in either counts unless both are NaN and `nan_equal`).
     pub mismatches: u64,
     /// The tolerance used.
@@ -330,18 +332,36 @@ pub fn close(a: &Tensor, b: &Tensor, tol: Tolerance) -> CloseReport {
         });
         v
     });
+    let mut unavailable = std::collections::BTreeMap::new();
+    let mut finite = |name: &str, x: f64, why: &str| {
+        if x.is_finite() {
+            Some(x)
+        } else {
+            unavailable.insert(name.to_string(), why.to_string());
+            None
+        }
+    };
+    let overflow = "a difference overflows f64";
+    let max_abs_err = finite("max_abs_err", acc.max_abs, overflow);
+    let max_rel_err = finite("max_rel_err", acc.max_rel, overflow);
+    let rel_l2_err = if acc.ref2 > 0.0 {
+        finite("rel_l2_err", (acc.diff2 / acc.ref2).sqrt(), overflow)
+    } else if acc.diff2 == 0.0 {
+        Some(0.0)
+    } else {
+        finite(
+            "rel_l2_err",
+            f64::INFINITY,
+            "the reference's norm is 0 and the outputs differ",
+        )
+    };
     CloseReport {
         elements: n as u64,
-        max_abs_err: acc.max_abs,
+        max_abs_err,
         max_abs_index: acc.max_abs_at.map(|i| a.index_of(i)),
-        max_rel_err: acc.max_rel,
-        rel_l2_err: if acc.ref2 > 0.0 {
-            (acc.diff2 / acc.ref2).sqrt()
-        } else if acc.diff2 == 0.0 {
-            0.0
-        } else {
-            f64::INFINITY
-        },
+        max_rel_err,
+        rel_l2_err,
+        unavailable,
         mismatches: acc.mismatches,
         tolerance: tol,
         ulp_histogram: hist,
@@ -448,5 +468,43 @@ mod tolerance_tests {
         );
         let t = Tolerance::requested(None, None, None, Some(4), false).expect("ulp given");
         assert_eq!((t.rtol, t.atol, t.ulp), (0.0, 0.0, Some(4)));
+    }
+}
+
+#[cfg(test)]
+mod unavailable_tests {
+    use super::*;
+
+    fn f32s(name: &str, v: &[f32]) -> Tensor {
+        let bytes = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        Tensor::owned(name, DType::F32, vec![v.len()], bytes)
+    }
+
+    #[test]
+    fn an_error_figure_without_a_value_is_null_with_its_reason() {
+        let tol = Tolerance {
+            rtol: 0.0,
+            atol: 0.0,
+            ulp: None,
+            nan_equal: false,
+        };
+        let r = close(&f32s("a", &[1.0, 2.0]), &f32s("b", &[0.0, 0.0]), tol);
+        assert_eq!(r.rel_l2_err, None);
+        assert_eq!(
+            r.unavailable.get("rel_l2_err").map(String::as_str),
+            Some("the reference's norm is 0 and the outputs differ")
+        );
+        assert_eq!(r.max_abs_err, Some(2.0));
+        let text = serde_json::to_string(&r).expect("writes");
+        assert!(
+            text.contains(r#""rel_l2_err":null"#) && !text.contains("inf"),
+            "{text}"
+        );
+        let back: CloseReport = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, r);
+        // Both references zero and equal outputs: 0, not unavailable.
+        let r = close(&f32s("a", &[0.0]), &f32s("b", &[0.0]), tol);
+        assert_eq!(r.rel_l2_err, Some(0.0));
+        assert!(r.unavailable.is_empty());
     }
 }

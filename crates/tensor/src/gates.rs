@@ -511,7 +511,7 @@ pub fn sweep(manifest_path: &Path, max_decompressed: Option<u64>) -> Result<Swee
             .flat_map(|o| {
                 o.tensors
                     .iter()
-                    .filter_map(|t| t.result.as_ref().map(|r| r.max_abs_err))
+                    .filter_map(|t| t.result.as_ref().and_then(|r| r.max_abs_err))
             })
             .fold(0.0f64, f64::max);
         gates.push(GateLine {

@@ -197,7 +197,7 @@ fn tensor_point(t: &TensorPoints, sweep: &Path, point: &Point, r: &mut PointResu
         let worst = c
             .tensors
             .iter()
-            .filter_map(|x| x.result.as_ref().map(|y| y.max_abs_err))
+            .filter_map(|x| x.result.as_ref().and_then(|y| y.max_abs_err))
             .fold(0.0f64, f64::max);
         // Close is the gate; the bitwise comparison above is reported, not required.
         r.gates = vec![Gate {

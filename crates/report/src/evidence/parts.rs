@@ -208,10 +208,19 @@ pub(crate) fn close_lines(r: &FileComparison<CloseReport>) -> Vec<String> {
         .iter()
         .map(|t| match (&t.problem, &t.result) {
             (Some(p), _) => format!("{}: FAIL ({p})", t.name),
-            (None, Some(res)) => format!(
-                "{}: max abs error {:.3e}, max rel error {:.3e}, rel L2 {:.3e}, {} mismatches",
-                t.name, res.max_abs_err, res.max_rel_err, res.rel_l2_err, res.mismatches
-            ),
+            (None, Some(res)) => {
+                let e = |x: Option<f64>| {
+                    x.map_or_else(|| UNAVAILABLE.to_string(), |x| format!("{x:.3e}"))
+                };
+                format!(
+                    "{}: max abs error {}, max rel error {}, rel L2 {}, {} mismatches",
+                    t.name,
+                    e(res.max_abs_err),
+                    e(res.max_rel_err),
+                    e(res.rel_l2_err),
+                    res.mismatches
+                )
+            }
             (None, None) => format!("{}: FAIL (not compared)", t.name),
         })
         .collect()

@@ -156,7 +156,10 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     if let Some(t) = telemetry {
                         s.peak_gpu_memory_bytes = t.peak_gpu_memory_bytes;
                         s.peak_server_memory_bytes = t.peak_server_memory_bytes;
-                        s.sm_mhz = t.sm_mhz_min.zip(t.sm_mhz_max);
+                        s.sm_mhz = t
+                            .sm_mhz_min
+                            .zip(t.sm_mhz_max)
+                            .map(|(min, max)| kernelab_model::serve::MhzRange { min, max });
                     }
                 }
             }
