@@ -9,7 +9,7 @@ use kernelab_tensor::{
 
 fn sci(x: Option<f64>) -> String {
     match x {
-        Some(x) if x == 0.0 => "0".into(),
+        Some(0.0) => "0".into(),
         Some(x) => format!("{x:.3e}"),
         None => crate::format::UNAVAILABLE.into(),
     }
