@@ -45,24 +45,27 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    record::init(cli.record.clone(), cli.label.clone());
+    let mut session = record::Session::new(cli.record.clone(), cli.label.clone());
+    let s = &mut session;
     let result = match cli.command {
-        cli::Command::Profile(args) => commands::profile::run(args),
-        cli::Command::Metrics(args) => commands::metrics::run(args),
-        cli::Command::Compare(args) => commands::compare::run(args),
-        cli::Command::Code(cmd) => commands::code::run(cmd),
-        cli::Command::Check(cmd) => commands::check::run(cmd),
-        cli::Command::Ab(args) => commands::ab::run(*args),
-        cli::Command::Serve(args) => commands::serve::run(args),
-        cli::Command::Kernel(cmd) => commands::kernel::run(cmd),
-        cli::Command::Report(args) => commands::report::run(args),
-        cli::Command::Impact(args) => commands::impact::run(args),
-        cli::Command::Ceilings(args) => commands::ceilings::run(args),
-        cli::Command::Roofline(args) => commands::roofline::run(*args),
-        cli::Command::Counters(args) => commands::counters::run(*args),
-        cli::Command::Sweep(args) => commands::sweep::run(*args),
-        cli::Command::Export(args) => commands::export::run(args),
+        cli::Command::Profile(args) => commands::profile::run(args, s),
+        cli::Command::Metrics(args) => commands::metrics::run(args, s),
+        cli::Command::Compare(args) => commands::compare::run(args, s),
+        cli::Command::Code(cmd) => commands::code::run(cmd, s),
+        cli::Command::Check(cmd) => commands::check::run(cmd, s),
+        cli::Command::Ab(args) => commands::ab::run(*args, s),
+        cli::Command::Serve(args) => commands::serve::run(args, s),
+        cli::Command::Kernel(cmd) => commands::kernel::run(cmd, s),
+        cli::Command::Report(args) => commands::report::run(args, s),
+        cli::Command::Impact(args) => commands::impact::run(args, s),
+        cli::Command::Ceilings(args) => commands::ceilings::run(args, s),
+        cli::Command::Roofline(args) => commands::roofline::run(*args, s),
+        cli::Command::Counters(args) => commands::counters::run(*args, s),
+        cli::Command::Sweep(args) => commands::sweep::run(*args, s),
+        cli::Command::Export(args) => commands::export::run(args, s),
     };
+    // The command succeeded: its documents become records of the bundle, once.
+    let result = result.and_then(|status| session.finish().map(|()| status));
     match result {
         Ok(status) => status.into(),
         Err(err) => {

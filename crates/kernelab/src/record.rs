@@ -1,5 +1,7 @@
-//! `--record DIR` / `KERNELAB_BUNDLE`: appends each command's result, with its provenance, to an
-//! evidence bundle.
+//! `--record DIR` / `KERNELAB_BUNDLE`: a command's document, with its provenance, added to an
+//! evidence bundle. A command hands its document to the [`Session`] it runs in; `main` writes the
+//! record once the command has succeeded (no global state, and no record of a command that
+//! failed half-way).
 
 use anyhow::{Context, Result};
 use kernelab_model::{Document, SCHEMA_VERSION};
@@ -7,58 +9,90 @@ use kernelab_report::bundle::{self, Record};
 use kernelab_runner::provenance::{collect, rfc3339};
 use serde::Serialize;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::SystemTime;
 
-struct Recorder {
+/// A command's document as it will be recorded: its kind, its body and what it read.
+#[derive(Clone, Debug)]
+pub struct Recordable {
+    /// The document's kind.
+    pub kind: String,
+    /// The document's body (without the envelope: the record carries `schema_version` and
+    /// `kind` once).
+    pub body: serde_json::Value,
+    /// The input files, hashed into the provenance.
+    pub inputs: Vec<PathBuf>,
+    /// The GPU the inputs name, when they name one.
+    pub gpu: Option<String>,
+}
+
+/// One run of one command: where to record, the `--label`, the command line and start time, and
+/// the documents the command produced.
+pub struct Session {
     dir: Option<PathBuf>,
     label: Option<String>,
     argv: Vec<String>,
     started: String,
+    documents: Vec<Recordable>,
 }
 
-static RECORDER: OnceLock<Recorder> = OnceLock::new();
+impl Session {
+    /// A session recording into `dir` (the `--record` option, else `KERNELAB_BUNDLE`) under
+    /// `label`, started now.
+    pub fn new(dir: Option<PathBuf>, label: Option<String>) -> Session {
+        let dir = dir.or_else(|| {
+            std::env::var_os("KERNELAB_BUNDLE")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        });
+        Session {
+            dir,
+            label,
+            argv: std::env::args().collect(),
+            started: rfc3339(SystemTime::now()),
+            documents: Vec::new(),
+        }
+    }
 
-/// Remembers where to record (the `--record` option, else `KERNELAB_BUNDLE`), the `--label`
-/// and the start time.
-pub fn init(dir: Option<PathBuf>, label: Option<String>) {
-    let dir = dir.or_else(|| {
-        std::env::var_os("KERNELAB_BUNDLE")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    });
-    let _ = RECORDER.set(Recorder {
-        dir,
-        label,
-        argv: std::env::args().collect(),
-        started: rfc3339(SystemTime::now()),
-    });
-}
+    /// Keeps `doc` (its kind names the record) for recording; `inputs` are hashed then.
+    pub fn record<T: Serialize>(
+        &mut self,
+        doc: &Document<T>,
+        inputs: &[PathBuf],
+        gpu: Option<String>,
+    ) -> Result<()> {
+        self.documents.push(Recordable {
+            kind: doc.kind.clone(),
+            body: serde_json::to_value(&doc.body).context("serializing the record")?,
+            inputs: inputs.to_vec(),
+            gpu,
+        });
+        Ok(())
+    }
 
-/// Records `doc` (its kind names the record) when a bundle was requested; `inputs` are hashed.
-pub fn record<T: Serialize>(
-    doc: &Document<T>,
-    inputs: &[PathBuf],
-    gpu: Option<String>,
-) -> Result<()> {
-    let Some(r) = RECORDER.get() else {
-        return Ok(());
-    };
-    let Some(dir) = &r.dir else { return Ok(()) };
-    let provenance = collect(r.argv.clone(), r.started.clone(), inputs, gpu);
-    // The record carries `schema_version` and `kind` once; its result is the document's body.
-    let result = serde_json::to_value(&doc.body).context("serializing the record")?;
-    let label = r
-        .label
-        .clone()
-        .unwrap_or_else(|| bundle::default_label(&provenance.inputs, &doc.kind));
-    let rec = Record {
-        schema_version: SCHEMA_VERSION,
-        kind: doc.kind.clone(),
-        label,
-        provenance,
-        result,
-    };
-    bundle::write(dir, &rec).with_context(|| format!("{}: writing the record", dir.display()))?;
-    Ok(())
+    /// Writes every document kept as a record of the bundle, when one was asked for.
+    pub fn finish(self) -> Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        for d in &self.documents {
+            let provenance = collect(
+                self.argv.clone(),
+                self.started.clone(),
+                &d.inputs,
+                d.gpu.clone(),
+            );
+            let label = self
+                .label
+                .clone()
+                .unwrap_or_else(|| bundle::default_label(&provenance.inputs, &d.kind));
+            let rec = Record {
+                schema_version: SCHEMA_VERSION,
+                kind: d.kind.clone(),
+                label,
+                provenance,
+                result: d.body.clone(),
+            };
+            bundle::write(dir, &rec)
+                .with_context(|| format!("{}: writing the record", dir.display()))?;
+        }
+        Ok(())
+    }
 }

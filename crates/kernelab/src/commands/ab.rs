@@ -2,6 +2,7 @@
 
 use crate::cli::{AbAnalyzeArgs, AbArgs, AbCommand, DesignArgs, FormatArg, OutputArgs};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
@@ -107,6 +108,7 @@ struct Plotted<'a> {
 }
 
 fn emit(
+    session: &mut Session,
     out: &OutputArgs,
     r: &AbResult,
     samples: Option<&Path>,
@@ -129,7 +131,7 @@ fn emit(
     );
     let inputs: Vec<std::path::PathBuf> =
         samples.map(|p| vec![p.to_path_buf()]).unwrap_or_default();
-    crate::record::record(&doc, &inputs, None)?;
+    session.record(&doc, &inputs, None)?;
     let text = match out.format {
         FormatArg::Table => render(&ab_sections(r, header), OutputFormat::Terminal, None),
         FormatArg::Md => format!(
@@ -145,9 +147,9 @@ fn emit(
 }
 
 /// Runs the command.
-pub fn run(args: AbArgs) -> Result<ExitStatus> {
+pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
     if let Some(AbCommand::Analyze(a)) = args.analyze {
-        return analyze_cmd(a);
+        return analyze_cmd(a, session);
     }
     check_run_args(&args)?;
     output::check_target(&args.output)?;
@@ -301,6 +303,7 @@ pub fn run(args: AbArgs) -> Result<ExitStatus> {
         pairs_from(&recs, true, &primary),
     );
     emit(
+        session,
         &args.output,
         &result,
         Some(&path),
@@ -316,7 +319,7 @@ pub fn run(args: AbArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
+fn analyze_cmd(a: AbAnalyzeArgs, session: &mut Session) -> Result<ExitStatus> {
     design(&a.design, Direction::LowerIsBetter)?;
     output::check_target(&a.output)?;
     let PairedSamples {
@@ -340,6 +343,7 @@ fn analyze_cmd(a: AbAnalyzeArgs) -> Result<ExitStatus> {
         runs,
     };
     emit(
+        session,
         &a.output,
         &result,
         Some(&a.file),

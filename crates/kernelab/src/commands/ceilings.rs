@@ -3,6 +3,7 @@
 use crate::cli::FormatArg;
 use crate::cli_roofline::{BackendArg, CeilingsArgs};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Result};
 use kernelab_launcher::ceilings::{measure, Options};
@@ -57,7 +58,7 @@ fn measured(a: &CeilingsArgs) -> Result<Ceilings> {
 }
 
 /// Runs `kernelab ceilings`.
-pub fn run(a: CeilingsArgs) -> Result<ExitStatus> {
+pub fn run(a: CeilingsArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     if a.output.format == FormatArg::Csv {
         bail!("--format csv is not offered for ceilings; use json");
@@ -77,7 +78,7 @@ pub fn run(a: CeilingsArgs) -> Result<ExitStatus> {
         None => measured(&a)?,
     };
     let doc = Document::new("ceilings", c);
-    crate::record::record(&doc, &[], Some(doc.body.device.name.clone()))?;
+    session.record(&doc, &[], Some(doc.body.device.name.clone()))?;
     let text = match output::sections_text(&a.output, |_| ceilings_sections(&doc.body)) {
         Some(t) => t,
         None => output::json(&doc)?,

@@ -4,6 +4,7 @@ use crate::cli::{
     CheckCloseArgs, CheckCommand, CheckFilesArgs, CheckPairArgs, FormatArg, OutputArgs, TensorArgs,
 };
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Result};
 use kernelab_model::Document;
@@ -19,17 +20,18 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Runs a `check` subcommand.
-pub fn run(cmd: CheckCommand) -> Result<ExitStatus> {
+pub fn run(cmd: CheckCommand, session: &mut Session) -> Result<ExitStatus> {
     match cmd {
-        CheckCommand::Bitwise(a) => bitwise_cmd(a),
-        CheckCommand::Close(a) => close_cmd(a, "close"),
-        CheckCommand::Oracle(a) => close_cmd(a, "oracle"),
-        CheckCommand::Finite(a) => finite_cmd(a),
-        CheckCommand::Repeat(a) => repeat_cmd(a),
+        CheckCommand::Bitwise(a) => bitwise_cmd(a, session),
+        CheckCommand::Close(a) => close_cmd(a, "close", session),
+        CheckCommand::Oracle(a) => close_cmd(a, "oracle", session),
+        CheckCommand::Finite(a) => finite_cmd(a, session),
+        CheckCommand::Repeat(a) => repeat_cmd(a, session),
         CheckCommand::Sweep(a) => {
             output::check_target(&a.output)?;
             let s = sweep(&a.manifest, a.max_decompressed)?;
             emit(
+                session,
                 &a.output,
                 "check_sweep",
                 std::slice::from_ref(&a.manifest),
@@ -62,6 +64,7 @@ fn load(p: &Path, r: &TensorArgs) -> Result<TensorFile> {
 }
 
 fn emit<T: Serialize>(
+    session: &mut Session,
     out: &OutputArgs,
     kind: &'static str,
     inputs: &[PathBuf],
@@ -70,7 +73,7 @@ fn emit<T: Serialize>(
     sections: Vec<Section>,
 ) -> Result<ExitStatus> {
     let doc = Document::new(kind, body);
-    crate::record::record(&doc, inputs, None)?;
+    session.record(&doc, inputs, None)?;
     let text = match output::sections_text(out, |_| sections.clone()) {
         Some(t) => t,
         None if out.format == FormatArg::Json => output::json(&doc)?,
@@ -84,7 +87,7 @@ fn emit<T: Serialize>(
     })
 }
 
-fn bitwise_cmd(a: CheckPairArgs) -> Result<ExitStatus> {
+fn bitwise_cmd(a: CheckPairArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let (x, y) = (load(&a.a, &a.read)?, load(&a.b, &a.read)?);
     let c = bitwise_files(
@@ -97,6 +100,7 @@ fn bitwise_cmd(a: CheckPairArgs) -> Result<ExitStatus> {
         },
     );
     emit(
+        session,
         &a.output,
         "check_bitwise",
         &[a.a.clone(), a.b.clone()],
@@ -106,7 +110,7 @@ fn bitwise_cmd(a: CheckPairArgs) -> Result<ExitStatus> {
     )
 }
 
-fn close_cmd(a: CheckCloseArgs, kind: &'static str) -> Result<ExitStatus> {
+fn close_cmd(a: CheckCloseArgs, kind: &'static str, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let (x, y) = (load(&a.a, &a.read)?, load(&a.b, &a.read)?);
     let tol = Tolerance::requested(
@@ -123,6 +127,7 @@ fn close_cmd(a: CheckCloseArgs, kind: &'static str) -> Result<ExitStatus> {
         "Close"
     };
     emit(
+        session,
         &a.output,
         if kind == "oracle" {
             "check_oracle"
@@ -136,7 +141,7 @@ fn close_cmd(a: CheckCloseArgs, kind: &'static str) -> Result<ExitStatus> {
     )
 }
 
-fn finite_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
+fn finite_cmd(a: CheckFilesArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let mut files = Vec::new();
     for f in &a.files {
@@ -145,6 +150,7 @@ fn finite_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
     let pass = files.iter().all(|f| f.all_finite());
     let sections = finite_tables(&files);
     emit(
+        session,
         &a.output,
         "check_finite",
         &a.files,
@@ -154,7 +160,7 @@ fn finite_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
     )
 }
 
-fn repeat_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
+fn repeat_cmd(a: CheckFilesArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     if a.files.len() < 2 {
         bail!("check repeat needs at least two files");
@@ -166,6 +172,7 @@ fn repeat_cmd(a: CheckFilesArgs) -> Result<ExitStatus> {
         .collect::<Result<Vec<_>>>()?;
     let r = repeat(&files);
     emit(
+        session,
         &a.output,
         "check_repeat",
         &a.files,

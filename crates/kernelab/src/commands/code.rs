@@ -2,6 +2,7 @@
 
 use crate::cli::{CodeCommand, CodeDiffArgs, CodeMatrixArgs, CodeShowArgs, FormatArg, OutputArgs};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Result};
 use kernelab_code::{diff, load_build, load_file, matrix, CodeObject, LoadOptions};
@@ -12,11 +13,11 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Runs a `code` subcommand.
-pub fn run(cmd: CodeCommand) -> Result<ExitStatus> {
+pub fn run(cmd: CodeCommand, session: &mut Session) -> Result<ExitStatus> {
     match cmd {
-        CodeCommand::Show(a) => show(a),
-        CodeCommand::Diff(a) => diff_cmd(a),
-        CodeCommand::Matrix(a) => matrix_cmd(a),
+        CodeCommand::Show(a) => show(a, session),
+        CodeCommand::Diff(a) => diff_cmd(a, session),
+        CodeCommand::Matrix(a) => matrix_cmd(a, session),
     }
 }
 
@@ -29,6 +30,7 @@ fn load(path: &Path, disassemble: bool, max_decompressed: Option<u64>) -> Result
 }
 
 fn emit<T: Serialize, R: Serialize>(
+    session: &mut Session,
     out: &OutputArgs,
     kind: &'static str,
     inputs: &[PathBuf],
@@ -37,7 +39,7 @@ fn emit<T: Serialize, R: Serialize>(
     csv: impl Fn() -> Vec<R>,
 ) -> Result<()> {
     let doc = Document::new(kind, body);
-    crate::record::record(&doc, inputs, None)?;
+    session.record(&doc, inputs, None)?;
     let text = match output::sections_text(out, sections) {
         Some(t) => t,
         None if out.format == FormatArg::Json => output::json(&doc)?,
@@ -71,7 +73,7 @@ struct KernelCsv {
     code_sha256: Option<String>,
 }
 
-fn show(a: CodeShowArgs) -> Result<ExitStatus> {
+fn show(a: CodeShowArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let mut objects = Vec::new();
     for f in &a.files {
@@ -103,6 +105,7 @@ fn show(a: CodeShowArgs) -> Result<ExitStatus> {
             .collect::<Vec<_>>()
     };
     emit(
+        session,
         &a.output,
         "code_show",
         &a.files,
@@ -122,7 +125,7 @@ struct DiffCsv<'a> {
     cand: Option<u64>,
 }
 
-fn diff_cmd(a: CodeDiffArgs) -> Result<ExitStatus> {
+fn diff_cmd(a: CodeDiffArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let base = load(&a.base, !a.no_disassemble, a.max_decompressed)?;
     let cand = load(&a.cand, !a.no_disassemble, a.max_decompressed)?;
@@ -156,6 +159,7 @@ fn diff_cmd(a: CodeDiffArgs) -> Result<ExitStatus> {
             .collect::<Vec<_>>()
     };
     emit(
+        session,
         &a.output,
         "code_diff",
         &[a.base.clone(), a.cand.clone()],
@@ -175,7 +179,7 @@ struct MatrixCsv<'a> {
     changed_kernels: String,
 }
 
-fn matrix_cmd(a: CodeMatrixArgs) -> Result<ExitStatus> {
+fn matrix_cmd(a: CodeMatrixArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let key = a
         .key
@@ -218,6 +222,7 @@ fn matrix_cmd(a: CodeMatrixArgs) -> Result<ExitStatus> {
         .map(|(label, _)| PathBuf::from(label))
         .collect();
     emit(
+        session,
         &a.output,
         "code_matrix",
         &inputs,

@@ -3,6 +3,7 @@
 use crate::cli::{CompareArgs, FormatArg};
 use crate::output;
 use crate::progress::BarProgress;
+use crate::record::Session;
 use crate::settings::rank_options;
 use crate::ExitStatus;
 use anyhow::{bail, Result};
@@ -29,7 +30,7 @@ fn read_runs(paths: &[PathBuf]) -> Result<Vec<Profile>> {
 }
 
 /// Runs the command.
-pub fn run(args: CompareArgs) -> Result<ExitStatus> {
+pub fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
     let (base_paths, cand_paths) = match (
         args.pair.as_slice(),
         args.base.is_empty(),
@@ -73,7 +74,7 @@ pub fn run(args: CompareArgs) -> Result<ExitStatus> {
         &doc.body.comparison,
     );
     let all_inputs: Vec<PathBuf> = base_paths.iter().chain(&cand_paths).cloned().collect();
-    crate::record::record(&doc, &all_inputs, None)?;
+    session.record(&doc, &all_inputs, None)?;
     let text = match args.output.format {
         FormatArg::Table => render(
             &compare_tables(comparison, bi, ci, 70),

@@ -4,6 +4,7 @@
 use crate::cli::FormatArg;
 use crate::cli_counters::{CountersArgs, ProfilerArg};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
 use kernelab_launcher::plan::plan;
@@ -88,7 +89,7 @@ fn split(what: &str, cmd: &str) -> Result<Vec<String>> {
 }
 
 /// Runs the command.
-pub fn run(a: CountersArgs) -> Result<ExitStatus> {
+pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     if a.repeats == 0 {
         bail!("--repeats 0: at least one run per group is needed");
@@ -193,7 +194,7 @@ pub fn run(a: CountersArgs) -> Result<ExitStatus> {
             run: r,
         },
     );
-    crate::record::record(&doc, &inputs, None)?;
+    session.record(&doc, &inputs, None)?;
     let run = &doc.body.run;
     let text = match a.output.format {
         FormatArg::Table => render(

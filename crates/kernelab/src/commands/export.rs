@@ -1,6 +1,7 @@
 //! `kernelab export --parquet OUT_DIR INPUT...`: dispatch tables, samples and sweep matrices as
 //! Parquet files (schemas in docs/parquet.md).
 
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::Result;
 use clap::Args;
@@ -20,7 +21,7 @@ pub struct ExportArgs {
 }
 
 /// Runs the command.
-pub fn run(args: ExportArgs) -> Result<ExitStatus> {
+pub fn run(args: ExportArgs, _session: &mut Session) -> Result<ExitStatus> {
     let written = match kernelab_export::export(&args.parquet, &args.inputs) {
         Ok(w) => w,
         Err(e) => {

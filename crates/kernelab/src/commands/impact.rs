@@ -3,6 +3,7 @@
 
 use crate::cli::{FormatArg, ImpactArgs};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Result};
 use kernelab_model::Document;
@@ -23,7 +24,7 @@ fn stem(p: &Path) -> String {
 }
 
 /// Runs the command.
-pub fn run(args: ImpactArgs) -> Result<ExitStatus> {
+pub fn run(args: ImpactArgs, _session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     if args.output.format == FormatArg::Csv {
         bail!("kernelab impact writes table, md or json, not csv");

@@ -2,6 +2,7 @@
 
 use crate::cli::{FormatArg, KernelCommand, KernelRunArgs};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
 use kernelab_launcher::plan::plan;
@@ -24,9 +25,9 @@ fn gpu_wait_expired(what: &str, timeout: std::time::Duration) {
 }
 
 /// Runs a `kernel` subcommand.
-pub fn run(cmd: KernelCommand) -> Result<ExitStatus> {
+pub fn run(cmd: KernelCommand, session: &mut Session) -> Result<ExitStatus> {
     match cmd {
-        KernelCommand::Run(a) => run_spec(a),
+        KernelCommand::Run(a) => run_spec(a, session),
         KernelCommand::LaunchOnce(a) => launch_once(a),
     }
 }
@@ -57,7 +58,7 @@ fn dry_run(a: &KernelRunArgs, spec: &Spec) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
+fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     if a.output.format == FormatArg::Csv {
         bail!("--format csv is not offered for kernel run; use json (every sample is in the --samples JSONL)");
@@ -126,7 +127,7 @@ fn run_spec(a: KernelRunArgs) -> Result<ExitStatus> {
         spec.resolve(&spec.candidate.code),
     ];
     inputs.extend(spec.gates.oracle.as_ref().map(|o| spec.resolve(o)));
-    crate::record::record(&doc, &inputs, None)?;
+    session.record(&doc, &inputs, None)?;
     let text = match output::sections_text(&a.output, |_| kernel_sections(r)) {
         Some(t) => t,
         None => output::json(&doc)?,

@@ -3,6 +3,7 @@
 use crate::cli::{FormatArg, MetricsArgs};
 use crate::output;
 use crate::progress::BarProgress;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Result};
 use kernelab_model::{Document, Profile};
@@ -11,7 +12,7 @@ use kernelab_report::{metric_columns, metrics_csv, metrics_tables, render, Outpu
 use kernelab_trace::{read_file, ReadOptions};
 
 /// Runs the command.
-pub fn run(args: MetricsArgs) -> Result<ExitStatus> {
+pub fn run(args: MetricsArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     let mut profile = Profile::default();
     for path in &args.files {
@@ -39,7 +40,7 @@ pub fn run(args: MetricsArgs) -> Result<ExitStatus> {
             launches: launches.clone(),
         },
     );
-    crate::record::record(&doc, &args.files, None)?;
+    session.record(&doc, &args.files, None)?;
     let text = match args.output.format {
         FormatArg::Table => render(
             &metrics_tables(launches, &columns, 60),

@@ -3,6 +3,7 @@
 use crate::cli::{FormatArg, ProfileArgs};
 use crate::output;
 use crate::progress::BarProgress;
+use crate::record::Session;
 use crate::settings::rank_options;
 use crate::ExitStatus;
 use anyhow::Result;
@@ -11,7 +12,7 @@ use kernelab_report::{profile_csv, profile_document, profile_tables, render, Out
 use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
 
 /// Runs the command.
-pub fn run(args: ProfileArgs) -> Result<ExitStatus> {
+pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
     let opts = RankOptions {
         by_phase: args.by_phase,
         ..rank_options(&args.rank)?
@@ -38,7 +39,7 @@ pub fn run(args: ProfileArgs) -> Result<ExitStatus> {
             .map(|(_, v)| v.clone())
     });
     let doc = profile_document(&ranking, &profile.sources, grouping);
-    crate::record::record(&doc, &args.files, gpu)?;
+    session.record(&doc, &args.files, gpu)?;
     let text = match args.output.format {
         FormatArg::Table => render(
             &profile_tables(&ranking, &profile.sources, family, 80),

@@ -2,6 +2,7 @@
 
 use crate::cli::{FormatArg, OutputArgs, ReportArgs, ReportCheckArgs, ReportCommand, ReportFormat};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
@@ -99,7 +100,7 @@ fn check(args: ReportCheckArgs) -> Result<ExitStatus> {
 }
 
 /// Runs the command.
-pub fn run(args: ReportArgs) -> Result<ExitStatus> {
+pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
     if let Some(ReportCommand::Check(c)) = args.command {
         return check(c);
     }

@@ -5,6 +5,7 @@ use crate::cli::FormatArg;
 use crate::cli_roofline::RooflineArgs;
 use crate::output;
 use crate::progress::BarProgress;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::roofline::{
@@ -178,7 +179,7 @@ fn kineto_dims(path: &Path) -> BTreeMap<String, Vec<Vec<i64>>> {
 }
 
 /// Runs `kernelab roofline`.
-pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
+pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let rules =
         WorkRules::parse(&read_text(&a.work)?).map_err(|e| anyhow!("{}: {e}", a.work.display()))?;
@@ -299,7 +300,7 @@ pub fn run(a: RooflineArgs) -> Result<ExitStatus> {
     inputs.push(a.work.clone());
     inputs.extend(a.ceilings.iter().cloned());
     inputs.extend(a.ncu.iter().cloned());
-    crate::record::record(&doc, &inputs, Some(doc.body.device.clone()))?;
+    session.record(&doc, &inputs, Some(doc.body.device.clone()))?;
     let text = match output::sections_text(&a.output, |_| roofline_sections(&doc.body)) {
         Some(t) => t,
         None => match a.output.format {

@@ -2,6 +2,7 @@
 
 use crate::cli::{FormatArg, ServeArgs};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
@@ -23,7 +24,7 @@ fn now_secs() -> u64 {
 }
 
 /// Runs the command.
-pub fn run(args: ServeArgs) -> Result<ExitStatus> {
+pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     let (spec, spec_sha256, spec_dir, start, path, done) = match &args.resume {
         Some(p) => {
@@ -142,7 +143,7 @@ pub fn run(args: ServeArgs) -> Result<ExitStatus> {
             result,
         },
     );
-    crate::record::record(&doc, std::slice::from_ref(&path), None)?;
+    session.record(&doc, std::slice::from_ref(&path), None)?;
     let text = match args.output.format {
         FormatArg::Json => output::json(&doc)?,
         FormatArg::Csv => csv_rows(&serve_csv_rows(&doc.body.result)).map_err(|e| anyhow!(e))?,

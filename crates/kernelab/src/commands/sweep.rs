@@ -4,6 +4,7 @@
 use crate::cli::{FormatArg, OutputArgs};
 use crate::cli_sweep::{RunChunkArgs, RunPointArgs, SubmitArgs, SweepArgs, SweepCommand};
 use crate::output;
+use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
 use kernelab_launcher::sweep::{done_ids, read_results, run_point, write_result, Mode, Sweep};
@@ -17,16 +18,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Runs `kernelab sweep` or one of its subcommands.
-pub fn run(a: SweepArgs) -> Result<ExitStatus> {
+pub fn run(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     match a.command {
         Some(SweepCommand::RunPoint(p)) => run_point_cmd(p),
         Some(SweepCommand::RunChunk(c)) => run_chunk(c),
         Some(SweepCommand::Submit(s)) => submit_cmd(s),
         Some(SweepCommand::Collect(c)) => {
             let dir = results_dir(&c.at.sweep, c.at.dir.as_deref());
-            collect(&c.at.sweep, &dir, &c.output)
+            collect(&c.at.sweep, &dir, &c.output, session)
         }
-        None => local(a),
+        None => local(a, session),
     }
 }
 
@@ -165,7 +166,7 @@ fn submit_cmd(a: SubmitArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-fn local(a: SweepArgs) -> Result<ExitStatus> {
+fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     let Some(path) = &a.sweep else {
         bail!("give the sweep file: kernelab sweep SWEEP.toml");
@@ -252,11 +253,11 @@ fn local(a: SweepArgs) -> Result<ExitStatus> {
             sweep.points.len() - todo.len()
         );
     }
-    collect(path, &dir, &a.output)
+    collect(path, &dir, &a.output, session)
 }
 
 /// Merges the results into the matrix, writes `matrix.json` in the folder, records and renders.
-fn collect(path: &Path, dir: &Path, out: &OutputArgs) -> Result<ExitStatus> {
+fn collect(path: &Path, dir: &Path, out: &OutputArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(out)?;
     if out.format == FormatArg::Csv {
         bail!("--format csv is not offered for sweep; use json, or `kernelab export --parquet`");
@@ -287,7 +288,7 @@ fn collect(path: &Path, dir: &Path, out: &OutputArgs) -> Result<ExitStatus> {
     if let Mode::Kernel(spec) = &sweep.mode {
         inputs.extend(spec.path.clone());
     }
-    crate::record::record(&doc, &inputs, None)?;
+    session.record(&doc, &inputs, None)?;
     let text = match output::sections_text(out, |_| sweep_matrix_sections(&m)) {
         Some(t) => t,
         None => output::json(&doc)?,
