@@ -35,6 +35,11 @@ pub fn init(dir: Option<PathBuf>, label: Option<String>) {
     });
 }
 
+/// Whether a bundle was requested (`--record` or `KERNELAB_BUNDLE`).
+pub fn enabled() -> bool {
+    RECORDER.get().is_some_and(|r| r.dir.is_some())
+}
+
 /// Records `doc` (its kind names the record) when a bundle was requested; `inputs` are hashed.
 pub fn record<T: Serialize>(
     doc: &Document<T>,

@@ -211,7 +211,10 @@ fn issue26_barrier_and_marker_packets_are_queue_activity_not_kernels() {
     assert_eq!(queue[0]["total_ns"], 8_001_000);
     assert_eq!(queue[1]["name"], "<marker packet>");
     let notes = doc["notes"].to_string();
-    assert!(notes.contains("45 barrier/marker packets (3 rows)"), "{notes}");
+    assert!(
+        notes.contains("45 barrier/marker packets (3 rows)"),
+        "{notes}"
+    );
     let out = super::kernelab()
         .args(["profile", &path])
         .output()
@@ -254,8 +257,7 @@ fn issue26_saltfish_mi300_stats_with_barrier_packets() {
     };
     let text = std::fs::read_to_string(&p).expect("read");
     let rows = csv_rows(&text);
-    let (queue, kernels): (Vec<_>, Vec<_>) =
-        rows.iter().partition(|r| r.0 == "<barrier packet>");
+    let (queue, kernels): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.0 == "<barrier packet>");
     let doc = profile_json(&[p.to_str().expect("utf-8"), "--group", "none"]);
     let kernel_time: u64 = kernels.iter().map(|r| r.2).sum();
     // Python's csv module over the same file: 256,890,748,967 ns in 97 kernel rows.
