@@ -126,6 +126,7 @@ fn issue26_target_ids_with_features_switched_off_name_the_processor() {
 #[test]
 fn issue26_space_indented_asm_reads_like_tabs() {
     // The repository's own hand-written kernels are indented with two spaces.
+    let vgpr_re = Regex::new(r"\.vgpr_count: (\d+)").expect("re");
     for name in [
         "gfx1151_lds_baseline",
         "gfx1151_lds_candidate",
@@ -141,10 +142,7 @@ fn issue26_space_indented_asm_reads_like_tabs() {
         assert!(n > 0);
         assert_eq!(k["instructions"].as_u64(), Some(n), "{name}");
         // Resources from the `.amdgpu_metadata` YAML, as written in the file.
-        let vgprs: u64 = Regex::new(r"\.vgpr_count: (\d+)")
-            .expect("re")
-            .captures(&text)
-            .expect("vgpr")[1]
+        let vgprs: u64 = vgpr_re.captures(&text).expect("vgpr")[1]
             .parse()
             .expect("n");
         assert_eq!(k["resources"]["registers"].as_u64(), Some(vgprs), "{name}");

@@ -181,8 +181,9 @@ pub(super) fn read<R: Read>(
             if cols.find(&["Sum(ns)"]).is_some() {
                 source.notes.push("rocprof-compute averages its figures over its profiling passes: fractional totals are summed exactly and rounded once to whole nanoseconds".into());
             }
-            let (queue, kernels): (Vec<Line>, Vec<Line>) =
-                lines.into_iter().partition(|l| super::is_queue_packet(&l.name));
+            let (queue, kernels): (Vec<Line>, Vec<Line>) = lines
+                .into_iter()
+                .partition(|l| super::is_queue_packet(&l.name));
             if !queue.is_empty() {
                 let calls: u64 = queue.iter().map(|l| l.calls).sum();
                 source.notes.push(format!(
@@ -190,13 +191,14 @@ pub(super) fn read<R: Read>(
                     queue.len()
                 ));
             }
-            p.activities.extend(queue.into_iter().map(|l| ActivityAggregate {
-                kind: ActivityKind::Queue,
-                name: l.name.trim_matches('"').to_string(),
-                calls: l.calls,
-                total: round_e9(l.total_e9),
-                total_e9: l.total_e9,
-            }));
+            p.activities
+                .extend(queue.into_iter().map(|l| ActivityAggregate {
+                    kind: ActivityKind::Queue,
+                    name: l.name.trim_matches('"').to_string(),
+                    calls: l.calls,
+                    total: round_e9(l.total_e9),
+                    total_e9: l.total_e9,
+                }));
             for l in kernels {
                 p.aggregates.push(KernelAggregate {
                     name: p.names.intern_str(&l.name),
