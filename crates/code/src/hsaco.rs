@@ -157,8 +157,13 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
         .and_then(Value::as_str)
     {
         facts.insert("target".into(), t.to_string());
-        if let Some(gfx) = t.rsplit('-').next() {
-            arch = Some(gfx.split(':').next().unwrap_or(gfx).to_string());
+        // The metadata's target ID names the processor even where `e_flags` has no name for it;
+        // one that does not parse leaves the `e_flags` name and says so.
+        match crate::target_id::parse(t) {
+            Ok(id) => arch = Some(id.processor),
+            Err(e) => {
+                facts.insert("target_error".into(), e.to_string());
+            }
         }
     }
     let ranges = function_ranges(data);
@@ -198,20 +203,7 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
             demangled: demangle(&function),
             ..KernelInfo::default()
         };
-        let to32 = |key: &str| u(k, key).and_then(|x| u32::try_from(x).ok());
-        info.resources = CodeResources {
-            registers: to32(".vgpr_count"),
-            agprs: to32(".agpr_count"),
-            sgprs: to32(".sgpr_count"),
-            vgpr_spills: to32(".vgpr_spill_count"),
-            sgpr_spills: to32(".sgpr_spill_count"),
-            shared_bytes: u(k, ".group_segment_fixed_size"),
-            local_bytes: u(k, ".private_segment_fixed_size"),
-            kernarg_bytes: u(k, ".kernarg_segment_size"),
-            max_threads: to32(".max_flat_workgroup_size"),
-            wavefront_size: to32(".wavefront_size"),
-            ..CodeResources::default()
-        };
+        info.resources = metadata_resources(|key| u(k, key));
         if let Some(kd) = sym_bytes(&symbol) {
             info.descriptor = Some(descriptor(kd));
         }
@@ -235,6 +227,26 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
         kernels,
         bytes: Some(data.to_vec()),
     })
+}
+
+/// Resources from one `amdhsa.kernels` entry of the AMDGPU metadata (`get` reads an integer key
+/// such as `.vgpr_count`): the same keys in the msgpack note of a code object and in the YAML
+/// `.amdgpu_metadata` block of a compiler `.s` file.
+pub(crate) fn metadata_resources(get: impl Fn(&str) -> Option<u64>) -> CodeResources {
+    let to32 = |key: &str| get(key).and_then(|x| u32::try_from(x).ok());
+    CodeResources {
+        registers: to32(".vgpr_count"),
+        agprs: to32(".agpr_count"),
+        sgprs: to32(".sgpr_count"),
+        vgpr_spills: to32(".vgpr_spill_count"),
+        sgpr_spills: to32(".sgpr_spill_count"),
+        shared_bytes: get(".group_segment_fixed_size"),
+        local_bytes: get(".private_segment_fixed_size"),
+        kernarg_bytes: get(".kernarg_segment_size"),
+        max_threads: to32(".max_flat_workgroup_size"),
+        wavefront_size: to32(".wavefront_size"),
+        ..CodeResources::default()
+    }
 }
 
 /// The (major, minor) of the `AMD` `NT_AMD_HSA_CODE_OBJECT_VERSION` note of a code object v1

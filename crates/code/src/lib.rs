@@ -20,6 +20,8 @@ pub mod fatbin;
 pub mod hsaco;
 mod load;
 pub mod offload_bundle;
+pub mod target_id;
+pub mod tool_version;
 
 pub use build::{files_below, load_build};
 pub use codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};

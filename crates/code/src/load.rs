@@ -192,13 +192,20 @@ fn from_text(label: &str, text: &str) -> Option<CodeObject> {
     let arch = text.lines().find_map(|l| {
         let l = l.trim();
         l.strip_prefix("arch = ").map(str::to_string).or_else(|| {
-            l.strip_prefix(".amdgcn_target \"")
-                .and_then(|t| t.trim_end_matches('"').rsplit('-').next())
-                .map(|g| g.split(':').next().unwrap_or(g).to_string())
+            l.strip_prefix(".amdgcn_target")
+                .map(|t| t.trim().trim_matches('"'))
+                .and_then(crate::target_id::processor)
         })
     });
     let mut facts = BTreeMap::new();
     facts.insert("disassembly".into(), tool.to_string());
+    // Compiler assembly carries the kernels' metadata as YAML: the resources a built code object
+    // would have.
+    let metadata = if tool == "compiler assembly" {
+        disasm::asm_metadata(text)
+    } else {
+        std::collections::HashMap::new()
+    };
     let mut o = CodeObject {
         label: label.to_string(),
         kind: ObjectKind::Disassembly,
@@ -213,6 +220,9 @@ fn from_text(label: &str, text: &str) -> Option<CodeObject> {
             demangled: demangle(&name),
             ..KernelInfo::default()
         };
+        if let Some(meta) = metadata.get(&name) {
+            k.resources = crate::hsaco::metadata_resources(|key| meta.get(key).copied());
+        }
         k.classes = Some(f.classes(isa));
         k.instructions = Some(f.instructions);
         k.mnemonics = Some(f.mnemonics);

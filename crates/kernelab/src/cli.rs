@@ -606,9 +606,10 @@ pub struct RankArgs {
     /// TOML file of family rules: [[family]] name = "...", match = "REGEX" (first match wins).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
-    /// Number of rows before the "other" row.
-    #[arg(long, default_value_t = 20)]
-    pub top: usize,
+    /// Rows before the "other" row in the terminal and Markdown views (default 20). JSON and CSV
+    /// hold every row unless --top is given; --record bundles always hold every row.
+    #[arg(long, value_name = "N")]
+    pub top: Option<usize>,
     /// Only kernels on this device (GPU index / agent id).
     #[arg(long)]
     pub device: Option<u32>,

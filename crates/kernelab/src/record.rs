@@ -53,6 +53,11 @@ impl Session {
         }
     }
 
+    /// Whether a bundle was requested (`--record` or `KERNELAB_BUNDLE`).
+    pub fn enabled(&self) -> bool {
+        self.dir.is_some()
+    }
+
     /// Keeps `doc` (its kind names the record) for recording; `inputs` are hashed then.
     pub fn record<T: Serialize>(
         &mut self,

@@ -7,6 +7,20 @@ use kernelab_trace::{parse_time_range, Filters, RankOptions};
 use regex::Regex;
 use std::io::Read;
 
+/// Rows before "other" in the terminal and Markdown views when `--top` is not given.
+pub const DEFAULT_TOP: usize = 20;
+
+/// The rows before "other" of one output: `--top` where given; else every row for JSON and CSV
+/// (`machine`), which other tools read and must not lose rows from, and [`DEFAULT_TOP`] for the
+/// views people read.
+pub fn view_top(args: &RankArgs, machine: bool) -> usize {
+    match args.top {
+        Some(n) => n,
+        None if machine => usize::MAX,
+        None => DEFAULT_TOP,
+    }
+}
+
 /// The most rows `--top` may ask for.
 pub const MAX_TOP: usize = 1_000_000;
 /// The largest family rules file read.
@@ -34,8 +48,8 @@ pub fn rank_options(args: &RankArgs) -> Result<RankOptions> {
         Some(t) => Some(parse_time_range(t).map_err(|e| anyhow!("--time-range {e}"))?),
         None => None,
     };
-    if args.top > MAX_TOP {
-        bail!("--top {}: expected at most {MAX_TOP}", args.top);
+    if let Some(top) = args.top.filter(|t| *t > MAX_TOP) {
+        bail!("--top {top}: expected at most {MAX_TOP}");
     }
     Ok(RankOptions {
         grouping: match args.group {
@@ -43,7 +57,7 @@ pub fn rank_options(args: &RankArgs) -> Result<RankOptions> {
             GroupArg::Family => Grouping::Family,
         },
         rules,
-        top: args.top,
+        top: view_top(args, false),
         filters: Filters {
             device: args.device,
             stream: args.stream,

@@ -177,9 +177,13 @@ pub enum ActivityKind {
     Copy,
     /// Whole tracing domains (rocprofv3 `domain_stats.csv`: `KERNEL_DISPATCH`, `HIP_RUNTIME_API`).
     Domain,
+    /// Barrier and marker packets on a GPU queue (legacy rocprof `<barrier packet>` rows): queue
+    /// activity, not kernel executions.
+    Queue,
 }
 
-/// Per-name totals of host API calls, copies or tracing domains: shown apart from kernel time.
+/// Per-name totals of host API calls, copies, tracing domains or queue packets: shown apart from
+/// kernel time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ActivityAggregate {
     /// What the line counts.

@@ -331,7 +331,7 @@ pub fn profile_tables(
     }
     if !ranking.activities.is_empty() {
         let mut t = Table::new(
-            "Host API calls, copies and domains (not kernel GPU time)",
+            "Host API calls, copies, queue packets and domains (not kernel GPU time)",
             &[
                 ("kind", Align::Left),
                 ("name", Align::Left),
@@ -344,6 +344,7 @@ pub fn profile_tables(
                 match a.kind {
                     ActivityKind::HostApi => "host API",
                     ActivityKind::Copy => "copy",
+                    ActivityKind::Queue => "queue",
                     _ => "domain",
                 }
                 .into(),

@@ -1,13 +1,19 @@
-//! AMDGCN text: `llvm-objdump -d` output (functions `ADDR <name>:`, instructions after a TAB,
-//! the address after the last `//`) and compiler `.s` files (`name:` after `.type
-//! name,@function`, up to `.Lfunc_end`).
+//! AMDGCN text: `llvm-objdump -d` output (functions `ADDR <name>:`, indented instructions, the
+//! address after the last `//`) and compiler `.s` files (`name:` after `.type
+//! name,@function`, up to `.Lfunc_end`; resources from the YAML `.amdgpu_metadata` block).
+//! Indentation may be tabs (what compilers write) or spaces (hand-written kernels): both read.
 
 use super::{FunctionCounts, Functions};
 use std::collections::HashMap;
 
+/// The mnemonic of an instruction line: indented by tabs or spaces (any mix), not a directive
+/// (`.`), comment (`;`, `//`, `#`) or label.
 fn mnemonic(line: &str) -> Option<&str> {
-    let body = line.strip_prefix('\t')?;
-    if body.starts_with('.') || body.starts_with('\t') || body.starts_with(';') {
+    if !line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let body = line.trim_start();
+    if body.starts_with(['.', ';', '/', '#']) {
         return None;
     }
     let end = body.find(|c: char| c.is_whitespace()).unwrap_or(body.len());
@@ -118,11 +124,9 @@ pub fn parse_compiler_asm(text: &str) -> Functions {
     let mut out: Functions = Vec::new();
     let mut in_fn = false;
     for line in text.lines() {
-        let code = line.split(';').next().unwrap_or("").trim_end();
-        if let Some(label) = code
-            .strip_suffix(':')
-            .filter(|_| !code.starts_with(char::is_whitespace))
-        {
+        // Labels may be indented like the rest (tabs or spaces).
+        let code = line.split(';').next().unwrap_or("").trim();
+        if let Some(label) = code.strip_suffix(':') {
             if functions.iter().any(|f| f == label) {
                 out.push((label.to_string(), FunctionCounts::default()));
                 in_fn = true;
@@ -142,6 +146,77 @@ pub fn parse_compiler_asm(text: &str) -> Functions {
             }
         }
     }
+    out
+}
+
+/// Integer keys of each `amdhsa.kernels` entry of the YAML `.amdgpu_metadata` block of a
+/// compiler `.s` file, by the entry's `.name` and `.symbol`. Only the entry's own keys are read
+/// (the indentation of its first key); nested `.args` are skipped.
+pub fn asm_metadata(text: &str) -> HashMap<String, HashMap<String, u64>> {
+    let mut out: HashMap<String, HashMap<String, u64>> = HashMap::new();
+    let mut in_meta = false;
+    let mut in_kernels = false;
+    // Indentation of the entries' keys, and the entry being read.
+    let mut key_indent: Option<usize> = None;
+    let mut current: Option<HashMap<String, String>> = None;
+    let mut finish = |cur: &mut Option<HashMap<String, String>>| {
+        if let Some(entry) = cur.take() {
+            let ints: HashMap<String, u64> = entry
+                .iter()
+                .filter_map(|(k, v)| v.parse::<u64>().ok().map(|n| (k.clone(), n)))
+                .collect();
+            for key in [".name", ".symbol"] {
+                if let Some(n) = entry.get(key) {
+                    out.insert(n.trim_end_matches(".kd").to_string(), ints.clone());
+                }
+            }
+        }
+    };
+    for line in text.lines() {
+        let t = line.trim();
+        if t == ".amdgpu_metadata" {
+            in_meta = true;
+            continue;
+        }
+        if t == ".end_amdgpu_metadata" {
+            finish(&mut current);
+            in_meta = false;
+            in_kernels = false;
+            continue;
+        }
+        if !in_meta {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        if indent == 0 && !t.starts_with('-') {
+            finish(&mut current);
+            in_kernels = t == "amdhsa.kernels:";
+            key_indent = None;
+            continue;
+        }
+        if !in_kernels {
+            continue;
+        }
+        let (indent, t) = match t.strip_prefix("- ") {
+            Some(rest) if key_indent.is_none_or(|k| indent + 2 == k) => {
+                finish(&mut current);
+                current = Some(HashMap::new());
+                key_indent = Some(indent + 2);
+                (indent + 2, rest.trim())
+            }
+            _ => (indent, t),
+        };
+        if Some(indent) != key_indent {
+            continue;
+        }
+        if let (Some(entry), Some((k, v))) = (current.as_mut(), t.split_once(':')) {
+            let v = v.trim().trim_matches(['\'', '"']);
+            if k.starts_with('.') && !v.is_empty() {
+                entry.insert(k.to_string(), v.to_string());
+            }
+        }
+    }
+    finish(&mut current);
     out
 }
 
@@ -167,5 +242,25 @@ mod tests {
         let s = "\t.type\tk,@function\nk:\n\ts_load_dword s0, s[0:1], 0x0\n.LBB0_1:\n\tv_add_f32_e32 v0, v1, v2 ; comment\n\ts_endpgm\n.Lfunc_end0:\n\t.size k, .Lfunc_end0-k\n";
         let f = parse_compiler_asm(s);
         assert_eq!(f[0].1.instructions, 3);
+        // The same file indented with spaces, and with a mix, reads the same (issue 26 item 4).
+        for indent in ["  ", "    ", " \t"] {
+            let spaced = s.replace('\t', indent);
+            let g = parse_compiler_asm(&spaced);
+            assert_eq!(g, f, "indent {indent:?}");
+        }
+    }
+
+    #[test]
+    fn asm_metadata_reads_each_kernel_and_skips_args() {
+        let s = "  .amdgpu_metadata\n---\namdhsa.version: [ 1, 2 ]\namdhsa.kernels:\n  - .name: k1\n    .symbol: k1.kd\n    .vgpr_count: 6\n    .args:\n      - .size: 8\n        .offset: 0\n        .name: a\n    .sgpr_count: 8\n  - .args: []\n    .name: k2\n    .vgpr_count: 40\n...\n  .end_amdgpu_metadata\n";
+        let m = asm_metadata(s);
+        assert_eq!(m["k1"][".vgpr_count"], 6);
+        assert_eq!(m["k1"][".sgpr_count"], 8);
+        assert!(
+            !m["k1"].contains_key(".size"),
+            "an arg's key is not the kernel's"
+        );
+        assert_eq!(m["k2"][".vgpr_count"], 40);
+        assert!(!m.contains_key("a"));
     }
 }

@@ -5,7 +5,7 @@ mod amdgcn;
 mod run;
 mod sass;
 
-pub use amdgcn::{parse_compiler_asm, parse_objdump};
+pub use amdgcn::{asm_metadata, parse_compiler_asm, parse_objdump};
 pub use run::{disassemble, Disassembly};
 pub use sass::parse_sass;
 

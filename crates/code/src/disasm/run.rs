@@ -16,13 +16,14 @@ pub struct Disassembly {
     pub tool: String,
 }
 
+/// The version line of an installed `tool`, read by [`crate::tool_version::parse`] (CUDA's
+/// tools print `Cuda compilation tools, release 13.5, V13.5.37`, without the word "version");
+/// `None` when the tool is not installed or prints no version.
 fn version(tool: &str) -> Option<String> {
     let out = Command::new(tool).arg("--version").output().ok()?;
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    text.lines()
-        .find(|l| l.to_ascii_lowercase().contains("version"))
-        .map(|l| l.trim().to_string())
+    crate::tool_version::parse(&text).map(|v| v.line)
 }
 
 /// LLVM objdumps that know the target, newest first (LLVM 19 lacks gfx950).

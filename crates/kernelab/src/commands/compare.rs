@@ -4,13 +4,13 @@ use crate::cli::{CompareArgs, FormatArg};
 use crate::output;
 use crate::progress::BarProgress;
 use crate::record::Session;
-use crate::settings::rank_options;
+use crate::settings::{rank_options, view_top};
 use crate::ExitStatus;
 use anyhow::{bail, Result};
 use kernelab_model::{Document, Profile};
 use kernelab_report::documents::CompareBody;
 use kernelab_report::{compare_csv, compare_tables, input_docs, render, OutputFormat};
-use kernelab_trace::{compare, read_file, CompareOptions, ReadOptions};
+use kernelab_trace::{compare, read_file, CompareOptions, RankOptions, ReadOptions};
 use std::path::PathBuf;
 
 fn read_runs(paths: &[PathBuf]) -> Result<Vec<Profile>> {
@@ -40,14 +40,32 @@ pub fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
         ([], false, false) => (args.base.clone(), args.cand.clone()),
         _ => bail!("give BASE CAND, or --base FILE... and --cand FILE..."),
     };
+    let machine = matches!(args.output.format, FormatArg::Json | FormatArg::Csv);
+    let shown_top = view_top(&args.rank, machine);
     let options = CompareOptions {
-        rank: rank_options(&args.rank)?,
+        rank: RankOptions {
+            top: shown_top,
+            ..rank_options(&args.rank)?
+        },
         controls: args.controls.clone(),
     };
     output::check_target(&args.output)?;
     let base = read_runs(&base_paths)?;
     let cand = read_runs(&cand_paths)?;
     let comparison = compare(&base, &cand, &options)?;
+    // A bundle record holds every row whatever --top says (see `profile`).
+    let full = if session.enabled() && shown_top != usize::MAX {
+        let all = CompareOptions {
+            rank: RankOptions {
+                top: usize::MAX,
+                ..options.rank.clone()
+            },
+            controls: options.controls.clone(),
+        };
+        Some(compare(&base, &cand, &all)?)
+    } else {
+        None
+    };
     let bi = input_docs(
         &base
             .iter()
@@ -74,7 +92,20 @@ pub fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
         &doc.body.comparison,
     );
     let all_inputs: Vec<PathBuf> = base_paths.iter().chain(&cand_paths).cloned().collect();
-    session.record(&doc, &all_inputs, None)?;
+    match full {
+        Some(all) => {
+            let whole = Document::new(
+                "compare",
+                CompareBody {
+                    base_inputs: bi.clone(),
+                    cand_inputs: ci.clone(),
+                    comparison: all,
+                },
+            );
+            session.record(&whole, &all_inputs, None)?;
+        }
+        None => session.record(&doc, &all_inputs, None)?,
+    }
     let text = match args.output.format {
         FormatArg::Table => render(
             &compare_tables(comparison, bi, ci, 70),

@@ -4,7 +4,7 @@ use crate::cli::{FormatArg, ProfileArgs};
 use crate::output;
 use crate::progress::BarProgress;
 use crate::record::Session;
-use crate::settings::rank_options;
+use crate::settings::{rank_options, view_top};
 use crate::ExitStatus;
 use anyhow::Result;
 use kernelab_model::{Grouping, Profile};
@@ -29,7 +29,28 @@ pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
         let progress = BarProgress::new(path);
         read_file(path, &read_opts, &mut profile, &progress)?;
     }
-    let ranking = rank(&profile, &opts)?;
+    let machine = matches!(args.output.format, FormatArg::Json | FormatArg::Csv);
+    let shown_top = view_top(&args.rank, machine);
+    // A bundle record is evidence other commands (`impact`) read: it holds every row whatever
+    // --top says, so the ranking is done twice only when the output is cut and a record is kept.
+    let full = if session.enabled() && shown_top != usize::MAX {
+        Some(rank(
+            &profile,
+            &RankOptions {
+                top: usize::MAX,
+                ..opts.clone()
+            },
+        )?)
+    } else {
+        None
+    };
+    let ranking = rank(
+        &profile,
+        &RankOptions {
+            top: shown_top,
+            ..opts.clone()
+        },
+    )?;
     let family = opts.grouping == Grouping::Family;
     let grouping = if family { "family" } else { "none" };
     let gpu = profile.sources.iter().find_map(|s| {
@@ -39,7 +60,14 @@ pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
             .map(|(_, v)| v.clone())
     });
     let doc = profile_document(&ranking, &profile.sources, grouping);
-    session.record(&doc, &args.files, gpu)?;
+    match &full {
+        Some(all) => session.record(
+            &profile_document(all, &profile.sources, grouping),
+            &args.files,
+            gpu,
+        )?,
+        None => session.record(&doc, &args.files, gpu)?,
+    }
     let text = match args.output.format {
         FormatArg::Table => render(
             &profile_tables(&ranking, &profile.sources, family, 80),

@@ -198,3 +198,20 @@ fn usage_errors_exit_2() {
         .assert()
         .code(2);
 }
+
+/// Issue 26 item 5: `compare --format json` holds every family; an explicit `--top` cuts it.
+#[test]
+fn issue26_compare_json_holds_every_family() {
+    let t = super::fixture("kineto_qwen3next_4l_prompt8192_baseline.json.gz");
+    let all = super::json_of("compare", &[&t, &t]);
+    let families = all["families"].as_array().expect("families");
+    // The profile of the same trace has 44 families (see the profile test).
+    assert_eq!(families.len(), 44);
+    assert!(all["other"].is_null());
+    let cut = super::json_of(
+        "compare",
+        &[t.as_os_str(), t.as_os_str(), "--top".as_ref(), "3".as_ref()],
+    );
+    assert_eq!(cut["families"].as_array().map(Vec::len), Some(3));
+    assert_eq!(cut["other"]["family"], "other (41 rows)");
+}

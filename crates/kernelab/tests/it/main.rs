@@ -6,6 +6,7 @@ mod amd;
 mod audit;
 mod check;
 mod code;
+mod code_targets;
 mod compare;
 mod convention;
 mod counters;

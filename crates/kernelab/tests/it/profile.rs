@@ -235,3 +235,90 @@ fn outliers_are_named() {
         "{text}"
     );
 }
+
+/// Issue 26 item 5: JSON, CSV and bundle records hold every row; `--top` shapes the views
+/// people read, and an explicit `--top` is obeyed by JSON and CSV too.
+#[test]
+fn issue26_exports_hold_every_row_and_impact_finds_a_family_below_the_top_20() {
+    let trace = fixture("kineto_qwen3next_4l_prompt8192_baseline.json.gz");
+    let doc = profile_json(&[trace.to_str().expect("utf-8")]);
+    let rows = doc["kernels"].as_array().expect("rows");
+    // Every family, none folded: the row count equals the summary's group count (44 here).
+    assert_eq!(
+        rows.len() as u64,
+        doc["summary"]["groups"].as_u64().expect("groups")
+    );
+    assert_eq!(rows.len(), 44);
+    assert!(doc["other"].is_null());
+    let sum: u64 = rows.iter().filter_map(|r| r["total_ns"].as_u64()).sum();
+    assert_eq!(sum, doc["summary"]["kernel_time_ns"].as_u64().expect("kt"));
+
+    let csv = kernelab()
+        .arg("profile")
+        .arg(&trace)
+        .args(["--format", "csv"])
+        .output()
+        .expect("runs");
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert_eq!(csv.lines().count(), 1 + 44, "header and every row");
+    assert!(!csv.contains("other ("), "{csv}");
+
+    // An explicit --top cuts JSON as asked, the rest folded into `other`.
+    let cut = profile_json(&[trace.to_str().expect("utf-8"), "--top", "5"]);
+    assert_eq!(cut["kernels"].as_array().map(Vec::len), Some(5));
+    assert_eq!(cut["other"]["name"], "other (39 families)");
+
+    // The terminal keeps its 20 rows.
+    let table = kernelab()
+        .arg("profile")
+        .arg(&trace)
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("other (24 families)"), "{table}");
+
+    // A bundle record written with --top 5 still holds all 44 rows.
+    let dir = tempfile::tempdir().expect("tmp");
+    let bundle = dir.path().join("bundle");
+    let out = kernelab()
+        .arg("profile")
+        .arg(&trace)
+        .args(["--top", "5", "--record"])
+        .arg(&bundle)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The bundle layout: one `NNNN-<kind>.json` per record.
+    let record = bundle.join("0001-profile.json");
+    let text = std::fs::read_to_string(&record).expect("read");
+    let rec: serde_json::Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        rec["result"]["kernels"].as_array().map(Vec::len),
+        Some(44),
+        "{}",
+        record.display()
+    );
+
+    // `impact` on the 31st family, which the 20-row export of before lost.
+    let family = rows[30]["name"].as_str().expect("name").to_string();
+    let profile_path = dir.path().join("profile.json");
+    std::fs::write(&profile_path, doc.to_string()).expect("write");
+    let impact = super::json_of(
+        "impact",
+        &[
+            "--profile".as_ref(),
+            profile_path.as_os_str(),
+            "--kernel-run".as_ref(),
+            fixture("h200_kernel/recompute_w4s3_vs_w8s2.json").as_os_str(),
+            "--family".as_ref(),
+            std::ffi::OsStr::new(&family),
+        ],
+    );
+    let share = rows[30]["total_ns"].as_f64().expect("t")
+        / doc["summary"]["kernel_time_ns"].as_f64().expect("kt");
+    assert!((impact["share"].as_f64().expect("share") - share).abs() < 1e-12);
+}

@@ -168,3 +168,108 @@ fn kokkos_rocprof_v1_stats_from_a_public_repository() {
         assert_eq!(got, want, "{f}");
     }
 }
+
+/// Issue 26 item 1: the independent reading of a legacy stats file by Python's `csv` rules
+/// (quoted names): (name, calls, total) per row.
+fn csv_rows(text: &str) -> Vec<(String, u64, u64)> {
+    text.lines()
+        .skip(1)
+        .filter(|l| l.starts_with('"'))
+        .map(split_from_right)
+        .collect()
+}
+
+const BARRIER_STATS: &str = "\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\"\n\
+\"<barrier packet>\",40,8000000,200000,61.5\n\
+\"gemm_kernel(float*, int)\",10,4000000,400000,30.8\n\
+\"\"\"<barrier packet>\"\"\",2,1000,500,0.0\n\
+\"<marker packet>\",3,3000,1000,0.0\n\
+\"vector_add\",5,1000000,200000,7.7\n";
+
+#[test]
+fn issue26_barrier_and_marker_packets_are_queue_activity_not_kernels() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = write(&dir, "results.stats.csv", BARRIER_STATS);
+    let doc = profile_json(&[&path, "--group", "none"]);
+    // Independent: the two kernel rows of the text above, by hand.
+    assert_eq!(doc["summary"]["kernel_time_ns"], 4_000_000 + 1_000_000);
+    assert_eq!(doc["summary"]["kernel_count"], 15);
+    let rows = doc["kernels"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["name"], "gemm_kernel(float*, int)");
+    assert!((rows[0]["share"].as_f64().expect("share") - 0.8).abs() < 1e-12);
+    let queue: Vec<&serde_json::Value> = doc["activities"]
+        .as_array()
+        .expect("activities")
+        .iter()
+        .filter(|a| a["kind"] == "queue")
+        .collect();
+    // `"<barrier packet>"` with rocprof's own quotes kept is the same packet kind.
+    assert_eq!(queue.len(), 2, "{queue:?}");
+    assert_eq!(queue[0]["name"], "<barrier packet>");
+    assert_eq!(queue[0]["calls"], 42);
+    assert_eq!(queue[0]["total_ns"], 8_001_000);
+    assert_eq!(queue[1]["name"], "<marker packet>");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("45 barrier/marker packets (3 rows)"),
+        "{notes}"
+    );
+    let out = super::kernelab()
+        .args(["profile", &path])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("queue packets"), "{text}");
+    assert!(text.contains("queue"), "{text}");
+}
+
+#[test]
+fn issue26_legacy_chrome_trace_barrier_events_are_queue_activity() {
+    // Both layouts rocprof's tblextr.py wrote: older ones put `"<barrier packet>"` events on
+    // the `GPU<n>` process; newer ones on a `GPU Barriers<n>` process (pid 512 above).
+    let trace = r#"{"traceEvents":[
+{"args":{"name":"GPU0"},"ph":"M","pid":6,"name":"process_name"},
+{"args":{"name":"GPU Barriers0"},"ph":"M","pid":518,"name":"process_name"},
+{"ph":"X","name":"k1","pid":6,"tid":0,"ts":10,"dur":5,"args":{"BeginNs":"10000","EndNs":"15000"}},
+{"ph":"X","name":"\"<barrier packet>\"","pid":6,"tid":0,"ts":20,"dur":2,"args":{"BeginNs":"20000","EndNs":"22000"}},
+{"ph":"X","name":"<barrier packet>","pid":518,"tid":0,"ts":30,"dur":3,"args":{"BeginNs":"30000","EndNs":"33000"}},
+{"ph":"X","name":"k1","pid":6,"tid":0,"ts":40,"dur":1,"args":{"BeginNs":"40000","EndNs":"41000"}}
+]}"#;
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = write(&dir, "results.json", trace);
+    let doc = profile_json(&[&path, "--group", "none"]);
+    assert_eq!(doc["summary"]["kernel_time_ns"], 6000);
+    assert_eq!(doc["summary"]["kernel_count"], 2);
+    let acts = doc["activities"].as_array().expect("activities");
+    assert_eq!(acts.len(), 1, "{acts:?}");
+    assert_eq!(acts[0]["kind"], "queue");
+    assert_eq!(acts[0]["calls"], 2);
+    assert_eq!(acts[0]["total_ns"], 5000);
+}
+
+#[test]
+fn issue26_saltfish_mi300_stats_with_barrier_packets() {
+    // anghostcici/saltfish @ 76a13266 : results.stats.csv (legacy `rocprof --stats`, gfx942 Tensile
+    // kernels; no licence stated, so it stays in the shared folder).
+    let Some(p) = shared("external/rocprof_v1/saltfish_76a13266_results.stats.csv") else {
+        return;
+    };
+    let text = std::fs::read_to_string(&p).expect("read");
+    let rows = csv_rows(&text);
+    let (queue, kernels): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.0 == "<barrier packet>");
+    let doc = profile_json(&[p.to_str().expect("utf-8"), "--group", "none"]);
+    let kernel_time: u64 = kernels.iter().map(|r| r.2).sum();
+    // Python's csv module over the same file: 256,890,748,967 ns in 97 kernel rows.
+    assert_eq!(kernel_time, 256_890_748_967);
+    assert_eq!(doc["summary"]["kernel_time_ns"], kernel_time);
+    assert_eq!(
+        doc["summary"]["kernel_count"],
+        kernels.iter().map(|r| r.1).sum::<u64>()
+    );
+    assert_eq!(doc["kernels"].as_array().map(Vec::len), Some(kernels.len()));
+    let acts = doc["activities"].as_array().expect("activities");
+    assert_eq!(acts[0]["kind"], "queue");
+    assert_eq!(acts[0]["calls"], queue[0].1);
+    assert_eq!(acts[0]["total_ns"], 142_976_988_030u64);
+}

@@ -64,7 +64,7 @@ pub struct ProfileBody {
     pub phases: Option<Vec<PhaseRow>>,
     /// Notes about the figures.
     pub notes: Vec<String>,
-    /// Host API calls, copies and domains from statistics files (not kernel GPU time).
+    /// Host API calls, copies, queue packets and domains (not kernel GPU time).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub activities: Vec<ActivityRow>,
 }

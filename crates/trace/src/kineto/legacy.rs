@@ -9,8 +9,8 @@ use crate::agents::AgentMap;
 use crate::error::{Error, Result};
 use kernelab_model::exact::{e9_to_f64, SubNs, E9};
 use kernelab_model::{
-    parse_scaled_decimal_wide, KernelDispatch, LaunchConfig, Location, Profile, Transfer,
-    TransferKind,
+    parse_scaled_decimal_wide, ActivityAggregate, ActivityKind, KernelDispatch, LaunchConfig,
+    Location, Nanos, Profile, Transfer, TransferKind,
 };
 
 /// The `pid` as a key of the process-name table (a string's content, or the number's text).
@@ -50,9 +50,15 @@ pub(crate) fn handle(
         .get(&pid_key(ev, f))
         .map(String::as_str)
         .unwrap_or("");
-    let is_kernel = process.starts_with("GPU") && !process.starts_with("GPU Barrier");
+    // Barrier and marker packets are queue activity, not kernels: newer rocprof puts them on
+    // `GPU Barriers<n>` processes, older rocprof on `GPU<n>` under the name `"<barrier packet>"`.
+    let on_gpu = process.starts_with("GPU");
+    let is_queue = on_gpu
+        && (process.starts_with("GPU Barrier")
+            || name.as_deref().is_some_and(crate::rocprof::is_queue_packet));
+    let is_kernel = on_gpu && !is_queue;
     let is_copy = process == "COPY";
-    if !is_kernel && !is_copy {
+    if !is_kernel && !is_copy && !is_queue {
         return Ok(false);
     }
     // BeginNs/EndNs are exact decimal text (kept to 10⁻⁹ ns); ts/dur are Kineto microseconds.
@@ -75,6 +81,7 @@ pub(crate) fn handle(
             (s * E9, e * E9)
         }
     };
+    let exact_duration = end.saturating_sub(start);
     let (start, duration, sub) = SubNs::split(start, end).ok_or_else(|| {
         Error::syntax(
             Location::byte(at).with_field("EndNs"),
@@ -90,6 +97,15 @@ pub(crate) fn handle(
         .and_then(|q| u64::try_from(q).ok())
         .unwrap_or(0);
     let p = &mut *st.profile;
+    if is_queue {
+        let label = name
+            .as_deref()
+            .map(|n| n.trim().trim_matches('"'))
+            .filter(|n| !n.is_empty())
+            .unwrap_or("<barrier packet>");
+        add_queue_packet(p, label, u128::try_from(exact_duration).unwrap_or(0));
+        return Ok(true);
+    }
     let sub_ns = p.remainders.handle(sub);
     if is_kernel {
         let name = p.names.intern_str(name.as_deref().unwrap_or(""));
@@ -116,6 +132,31 @@ pub(crate) fn handle(
         });
     }
     Ok(true)
+}
+
+/// Counts one barrier or marker packet of `e9` × 10⁻⁹ ns under `name` (one activity row per name).
+fn add_queue_packet(p: &mut Profile, name: &str, e9: u128) {
+    let found = p
+        .activities
+        .iter_mut()
+        .find(|a| a.kind == ActivityKind::Queue && a.name == name);
+    let a = match found {
+        Some(a) => a,
+        None => {
+            p.activities.push(ActivityAggregate {
+                kind: ActivityKind::Queue,
+                name: name.to_string(),
+                calls: 0,
+                total: Nanos::from_ns(0),
+                total_e9: 0,
+            });
+            let last = p.activities.len() - 1;
+            &mut p.activities[last]
+        }
+    };
+    a.calls += 1;
+    a.total_e9 += e9;
+    a.total = crate::rocprof::round_e9(a.total_e9);
 }
 
 /// The device numbers of a legacy rocprof trace read into `p` from dispatch `first.0` and

@@ -188,8 +188,8 @@ pub struct PhaseRow {
     pub kernels: Vec<KernelRow>,
 }
 
-/// Host API calls, copies or tracing domains of one name, from statistics files that hold no
-/// kernels: never counted as kernel GPU time.
+/// Host API calls, copies, tracing domains or queue packets of one name (statistics files and
+/// legacy rocprof traces): never counted as kernel GPU time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ActivityRow {
     /// What the row counts.
@@ -223,7 +223,8 @@ fn activity_rows(profile: &Profile) -> Vec<ActivityRow> {
     let order = |k: ActivityKind| match k {
         ActivityKind::HostApi => 0,
         ActivityKind::Copy => 1,
-        _ => 2,
+        ActivityKind::Queue => 2,
+        _ => 3,
     };
     out.sort_by(|a, b| {
         order(a.kind)
@@ -249,7 +250,7 @@ pub struct Ranking {
     pub phases: Option<Vec<PhaseRow>>,
     /// Things the reader should know about these figures.
     pub notes: Vec<String>,
-    /// Host API calls, copies and domains from statistics files (not kernel time).
+    /// Host API calls, copies, queue packets and domains (not kernel time).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub activities: Vec<ActivityRow>,
 }

@@ -11,6 +11,18 @@ mod stats;
 
 pub(crate) use stats::round_e9;
 
+/// Whether `name` is a barrier or marker packet as legacy rocprof names it (`<barrier packet>`,
+/// sometimes with its own quotes kept): AQL queue activity, never a kernel execution. rocprof's
+/// `tblextr.py` renames every HIP activity op whose name contains `Marker` to `"<barrier packet>"`.
+pub(crate) fn is_queue_packet(name: &str) -> bool {
+    let n = name.trim().trim_matches('"').trim();
+    let Some(inner) = n.strip_prefix('<').and_then(|n| n.strip_suffix('>')) else {
+        return false;
+    };
+    let inner = inner.to_ascii_lowercase();
+    inner.ends_with("packet") && (inner.contains("barrier") || inner.contains("marker"))
+}
+
 /// Which rocprof CSV a header belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CsvKind {

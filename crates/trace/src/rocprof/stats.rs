@@ -181,7 +181,25 @@ pub(super) fn read<R: Read>(
             if cols.find(&["Sum(ns)"]).is_some() {
                 source.notes.push("rocprof-compute averages its figures over its profiling passes: fractional totals are summed exactly and rounded once to whole nanoseconds".into());
             }
-            for l in lines {
+            let (queue, kernels): (Vec<Line>, Vec<Line>) = lines
+                .into_iter()
+                .partition(|l| super::is_queue_packet(&l.name));
+            if !queue.is_empty() {
+                let calls: u64 = queue.iter().map(|l| l.calls).sum();
+                source.notes.push(format!(
+                    "{calls} barrier/marker packets ({} rows) are queue activity, not kernel executions: shown beside copies, never counted as kernel GPU time",
+                    queue.len()
+                ));
+            }
+            p.activities
+                .extend(queue.into_iter().map(|l| ActivityAggregate {
+                    kind: ActivityKind::Queue,
+                    name: l.name.trim_matches('"').to_string(),
+                    calls: l.calls,
+                    total: round_e9(l.total_e9),
+                    total_e9: l.total_e9,
+                }));
+            for l in kernels {
                 p.aggregates.push(KernelAggregate {
                     name: p.names.intern_str(&l.name),
                     calls: l.calls,
@@ -265,6 +283,11 @@ mod tests {
         assert!(is_copy("CopyHostToDevice") && is_copy("MEMORY_COPY_DEVICE_TO_HOST"));
         assert!(is_domain("KERNEL_DISPATCH") && is_domain("HIP_RUNTIME_API"));
         assert!(!is_domain("GEMM_KERNEL"));
+        assert!(super::super::is_queue_packet("<barrier packet>"));
+        assert!(super::super::is_queue_packet("\"<barrier packet>\""));
+        assert!(super::super::is_queue_packet("<Marker packet>"));
+        assert!(!super::super::is_queue_packet("barrier_kernel(float*)"));
+        assert!(!super::super::is_queue_packet("<lambda packet>"));
         assert_eq!(round_e9(4_358_035_070_312_500), Nanos::from_ns(4_358_035));
         assert_eq!(round_e9(1_500_000_000), Nanos::from_ns(2));
     }
