@@ -104,7 +104,12 @@ fn non_finite_errors(v: &mut Value) {
     match v {
         Value::Object(o) => {
             let mut why = Map::new();
-            for k in ["max_abs_err", "max_rel_err", "rel_l2_err"] {
+            // Only a close comparison's result holds these (it counts `mismatches`).
+            let result = o.contains_key("mismatches");
+            for k in ["max_abs_err", "max_rel_err", "rel_l2_err"]
+                .into_iter()
+                .filter(|_| result)
+            {
                 if let Some(Value::String(t)) = o.get(k) {
                     why.insert(
                         k.to_string(),
@@ -118,7 +123,9 @@ fn non_finite_errors(v: &mut Value) {
             if !why.is_empty() {
                 o.insert("unavailable".into(), Value::Object(why));
             }
-            o.values_mut().for_each(non_finite_errors);
+            o.iter_mut()
+                .filter(|(k, _)| k.as_str() != "unavailable")
+                .for_each(|(_, v)| non_finite_errors(v));
         }
         Value::Array(a) => a.iter_mut().for_each(non_finite_errors),
         _ => {}
@@ -311,7 +318,8 @@ mod tests {
 
     #[test]
     fn v2_infinite_error_figures_become_unavailable() {
-        let mut v = json!({"tensors": [{"result": {"max_abs_err": 1.0, "rel_l2_err": "inf"}}]});
+        let mut v = json!({"tensors": [{"result": {"max_abs_err": 1.0, "rel_l2_err": "inf",
+            "mismatches": 0}}]});
         upgrade("check_close", 2, &mut v).expect("upgrades");
         let r = &v["tensors"][0]["result"];
         assert!(r["rel_l2_err"].is_null());

@@ -317,3 +317,117 @@ fn bad_input_exits_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.md: not UTF-8 text"), "{err}");
 }
+
+/// The report passes its own audit by construction: a bundle holding every record kind the
+/// repository's fixtures can make here (profile, compare, every check gate, code show and diff,
+/// ncu metrics, an A/B, a roofline, the H200 serving samples and the H200 kernel run), rendered
+/// as Markdown with and without a `--title` that names a label, gives 0 mismatches, and the
+/// figures of every kind are among those checked.
+#[test]
+fn a_report_of_every_record_kind_passes_its_own_audit() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path().join("bundle");
+    bundle(&b);
+    let (o, r, f) = (
+        p("tensor/out_bf16.npy"),
+        p("tensor/ref_f64.npy"),
+        p("tensor/wu.npz"),
+    );
+    record(
+        &b,
+        &[
+            "check", "oracle", &o, &r, "--dtype", "bf16", "--label", "w8s2",
+        ],
+    );
+    record(&b, &["check", "finite", &f, "--label", "w8s2"]);
+    record(
+        &b,
+        &[
+            "check",
+            "repeat",
+            &f,
+            &p("tensor/wu_compressed.npz"),
+            "--label",
+            "w8s2",
+        ],
+    );
+    let cubin = p("code/recompute_w_u_fwd_kernel_w8s2.cubin");
+    record(
+        &b,
+        &[
+            "code",
+            "show",
+            &cubin,
+            "--no-disassemble",
+            "--label",
+            "w8s2",
+        ],
+    );
+    let ncu = p("ncu_recompute_metrics.csv");
+    record(&b, &["metrics", &ncu, "--label", "w8s2"]);
+    let work = super::root().join("examples/roofline/work.toml");
+    let work = work.display().to_string();
+    let ceilings = p("h200_ceilings/ceilings.json");
+    let mut roof = vec![
+        "roofline",
+        &ncu,
+        "--work",
+        &work,
+        "--ceilings",
+        &ceilings,
+        "--label",
+        "w8s2",
+    ];
+    for s in ["B=1", "T=8192", "H=32", "HV=32", "K=128", "V=128"] {
+        roof.extend(["--size", s]);
+    }
+    record(&b, &roof);
+    let serve = p("serve/h200/eager_vs_sdpa.samples.jsonl");
+    record(
+        &b,
+        &["serve", "--analyze", "--resume", &serve, "--label", "sdpa"],
+    );
+    for title in [None, Some("w8s2: recompute_w_u with 8 warps and 2 stages")] {
+        let mut c = kernelab();
+        c.arg("report").arg(&b);
+        if let Some(t) = title {
+            c.args(["--title", t]);
+        }
+        let out = c.output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let md = String::from_utf8(out.stdout).expect("UTF-8");
+        let (code, found) = check(dir.path(), &md);
+        assert_eq!((code, &found), (0, &vec![]), "title {title:?}");
+        // Figures of the kinds the audit did not know before are in the note and checked.
+        for needle in [
+            "Per-launch counters",
+            "of roof",
+            "Server starts",
+            "per round",
+        ] {
+            assert!(md.contains(needle), "{needle}");
+        }
+    }
+    // A figure changed in the serving table is caught.
+    let out = kernelab().arg("report").arg(&b).output().expect("runs");
+    let md = String::from_utf8(out.stdout).expect("UTF-8");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("| 0 | candidate |"))
+        .expect("a server-start row")
+        .to_string();
+    let health = line
+        .split('|')
+        .nth(3)
+        .expect("health cell")
+        .trim()
+        .to_string();
+    let planted = md.replace(&line, &line.replacen(&health, "99.99 s", 1));
+    let (code, found) = check(dir.path(), &planted);
+    assert_eq!(code, 1, "{found:?}");
+    assert!(found.iter().any(|(_, q, _)| q == "99.99 s"), "{found:?}");
+}

@@ -1,6 +1,7 @@
 //! `code_diff`: what changed in the machine code of two builds.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::audit::{FigureKind, Sink};
 use kernelab_code::ObjectDiff;
 
 impl RecordKind for ObjectDiff {
@@ -31,5 +32,34 @@ impl RecordKind for ObjectDiff {
             Mark::Warn
         };
         plain(text, mark)
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        for k in &self.kernels {
+            let s = Some(k.symbol.as_str());
+            for r in k.classes.iter().chain(&k.mnemonics).chain(&k.resources) {
+                let what = format!("{} {}", k.symbol, r.item);
+                for (side, v) in [("baseline", r.base), ("candidate", r.cand)] {
+                    if let Some(v) = v {
+                        sink.add(FigureKind::Count, v as f64, &format!("{what}, {side}"), s);
+                    }
+                }
+                if let (Some(b), Some(c)) = (r.base, r.cand) {
+                    sink.add(
+                        FigureKind::Count,
+                        c as f64 - b as f64,
+                        &format!("{what}, difference"),
+                        s,
+                    );
+                    if b > 0 {
+                        sink.add(
+                            FigureKind::Change,
+                            c as f64 / b as f64 - 1.0,
+                            &format!("{what}, change"),
+                            s,
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `counters`: hardware counters, one group per fresh profiler process, diffed.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::audit::{FigureKind, Sink};
 use kernelab_model::counters::CountersRun;
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,20 @@ impl RecordKind for CountersBody {
             ),
             if failed > 0 { Mark::Warn } else { Mark::Good },
         )
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        for c in &self.run.changes {
+            let s = Some(c.kernel.as_str());
+            let what = format!("{} {}", c.kernel, c.metric);
+            for (side, v) in [("baseline", c.baseline), ("candidate", c.candidate)] {
+                if let Some(v) = v {
+                    sink.add(FigureKind::Count, v, &format!("{what}, {side}"), s);
+                }
+            }
+            if let Some(x) = c.change {
+                sink.add(FigureKind::Change, x, &format!("{what}, change"), s);
+            }
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! `metrics`: Nsight Compute per-launch counters.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::audit::{FigureKind, Sink};
 use kernelab_model::LaunchMetrics;
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +17,23 @@ impl RecordKind for MetricsBody {
             format!("{} profiled launches", self.launches.len()),
             Mark::Good,
         )
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        for l in &self.launches {
+            let s = Some(l.kernel.as_str());
+            for (key, what, kind) in [
+                ("gpu__time_duration.sum", "duration", FigureKind::Time),
+                ("Duration", "duration", FigureKind::Time),
+                ("dram__bytes.sum", "DRAM bytes", FigureKind::Count),
+                ("dram__bytes_read.sum", "DRAM bytes read", FigureKind::Count),
+            ] {
+                if let Some(kernelab_model::MetricValue::Number(x)) =
+                    l.metrics.get(key).map(|m| &m.value)
+                {
+                    sink.add(kind, *x, &format!("launch {} {what}", l.id), s);
+                }
+            }
+        }
     }
 }
 

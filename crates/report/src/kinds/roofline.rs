@@ -1,6 +1,7 @@
 //! `roofline`: where each family's achieved rate sits under its roof.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::audit::{FigureKind, Sink};
 use crate::documents::RooflineBody;
 
 impl RecordKind for RooflineBody {
@@ -12,5 +13,21 @@ impl RecordKind for RooflineBody {
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         plain(crate::roofline::roofline_part(self).1, Mark::Good)
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        for f in &self.families {
+            let s = Some(f.family.as_str());
+            let n = &f.family;
+            sink.add(FigureKind::Count, f.calls as f64, &format!("{n} calls"), s);
+            sink.add(FigureKind::Time, f.total_ns as f64, &format!("{n} time"), s);
+            if let Some(x) = f.placement.fraction.value() {
+                sink.add(
+                    FigureKind::Share,
+                    x,
+                    &format!("{n} fraction of its roof"),
+                    s,
+                );
+            }
+        }
     }
 }

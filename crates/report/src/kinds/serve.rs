@@ -1,6 +1,7 @@
 //! `serve`: fresh-server serving of baseline and candidate, paired by round.
 
 use super::{gate_mark, pair, verdict_mark, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::audit::{FigureKind, Sink};
 use kernelab_model::serve::ServeResult;
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,92 @@ impl RecordKind for ServeBody {
     }
     fn pass(&self) -> Option<bool> {
         Some(self.pass)
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        let id = &self.result.identity;
+        sink.add(
+            FigureKind::Count,
+            id.identical as f64,
+            "outputs identical",
+            None,
+        );
+        sink.add(
+            FigureKind::Count,
+            id.compared as f64,
+            "outputs compared",
+            None,
+        );
+        sink.add(
+            FigureKind::Count,
+            self.result.requests as f64,
+            "requests",
+            None,
+        );
+        sink.add(
+            FigureKind::Count,
+            self.result.request_failures as f64,
+            "failed requests",
+            None,
+        );
+        sink.add(
+            FigureKind::Time,
+            self.result.client_lag_p99_s * 1e9,
+            "client event-loop lag p99",
+            None,
+        );
+        for st in &self.result.starts {
+            let w = format!("round {} {}", st.round, st.server);
+            if let Some(h) = st.health_s {
+                sink.add(FigureKind::Time, h * 1e9, &format!("{w} health"), None);
+            }
+        }
+        for m in &self.result.metrics {
+            let what = format!("{} at concurrency {}", m.metric, m.concurrency);
+            // Seconds are shown (and quoted) as durations; throughputs as plain figures.
+            let time = m.metric.ends_with("_s") && !m.metric.ends_with("tok_s");
+            for (side, v) in [("baseline", m.baseline), ("candidate", m.candidate)] {
+                if let Some(v) = v {
+                    if time {
+                        sink.add(
+                            FigureKind::Time,
+                            v * 1e9,
+                            &format!("{what}, {side} median"),
+                            None,
+                        );
+                    } else {
+                        sink.add(
+                            FigureKind::Count,
+                            v,
+                            &format!("{what}, {side} median"),
+                            None,
+                        );
+                    }
+                }
+            }
+            sink.ratio(&m.medians, &format!("{what}, ratio of the medians"));
+            for r in &m.rounds {
+                let scale = if time { 1e9 } else { 1.0 };
+                let kind = if time {
+                    FigureKind::Time
+                } else {
+                    FigureKind::Count
+                };
+                let w = format!("{what}, round {}", r.round);
+                sink.add(kind, r.baseline * scale, &format!("{w} baseline"), None);
+                sink.add(kind, r.candidate * scale, &format!("{w} candidate"), None);
+                if r.baseline > 0.0 {
+                    sink.add(
+                        FigureKind::Change,
+                        r.candidate / r.baseline - 1.0,
+                        &format!("{w} change"),
+                        None,
+                    );
+                }
+            }
+            if let Some(a) = &m.analysis {
+                sink.analysis(a, &format!("{what} "));
+            }
+        }
     }
 }
 
