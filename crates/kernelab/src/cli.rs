@@ -147,9 +147,17 @@ pub struct ReportArgs {
     #[arg(long)]
     pub force: bool,
     /// Where the Markdown goes that does not fit GitHub's 65,536-character pull-request body
-    /// (default: beside --out as NAME.appendix.md, else appendix.md).
+    /// (default: beside --out as NAME.appendix.md; with the body on standard output a report
+    /// that needs an appendix is refused unless this names one).
     #[arg(long, value_name = "FILE")]
     pub appendix: Option<PathBuf>,
+    /// The author's motivation and modifications (Markdown), placed above the evidence.
+    #[arg(long, value_name = "FILE")]
+    pub intro: Option<PathBuf>,
+    /// Exit 2 when a record of the bundle cannot be read (by default it is listed with its file
+    /// and reason and the rest renders).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 /// Subcommands of `kernelab report`.

@@ -107,10 +107,55 @@ fn read_record_text(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// A record file of a bundle that could not be read, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unreadable {
+    /// The file.
+    pub path: PathBuf,
+    /// What was wrong, naming the field or line where the reader found it.
+    pub reason: String,
+}
+
 /// Reads every record of a bundle, in record order, each result into the type its kind names.
 /// Files that are not records, records of another layout version and results that lack a field
 /// are errors naming the file.
 pub fn read(dir: &Path) -> Result<Vec<Entry>, Error> {
+    let (entries, bad) = read_all(dir)?;
+    match bad.into_iter().next() {
+        Some(u) => Err(u.error),
+        None => Ok(entries),
+    }
+}
+
+/// A record that could not be read: its file and the error.
+pub struct Bad {
+    /// The error, naming the file.
+    pub error: Error,
+}
+
+impl Bad {
+    /// The file and the reason, for a report that lists it and renders the rest.
+    pub fn unreadable(&self) -> Unreadable {
+        let path = match &self.error {
+            Error::Io { path, .. }
+            | Error::Malformed { path, .. }
+            | Error::Version { path, .. }
+            | Error::Result { path, .. } => path.clone(),
+            _ => PathBuf::new(),
+        };
+        let text = self.error.to_string();
+        let prefix = format!("{}: ", path.display());
+        Unreadable {
+            reason: text.strip_prefix(&prefix).unwrap_or(&text).to_string(),
+            path,
+        }
+    }
+}
+
+/// Reads every record of a bundle that can be read, in record order, and the files that could
+/// not be (one unreadable record never hides the rest). Fails only when the folder itself
+/// cannot be listed.
+pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<Bad>), Error> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| Error::Io { path, source }
@@ -127,47 +172,58 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, Error> {
         .collect();
     files.sort();
     let mut out = Vec::new();
+    let mut bad = Vec::new();
     for f in files {
-        let text = read_record_text(&f).map_err(io(&f))?;
-        let mut record: Record = serde_json::from_str(&text).map_err(|e| Error::Malformed {
-            path: f.clone(),
-            line: e.line(),
-            expected: "a kernelab record".into(),
-            message: e.to_string(),
-        })?;
-        crate::upgrade::upgrade(&record.kind, record.schema_version, &mut record.result).map_err(
-            |message| Error::Version {
-                path: f.clone(),
-                message,
-            },
-        )?;
-        if record.label.is_empty() {
-            record.label = default_label(&record.provenance.inputs, &record.kind);
+        match read_entry(&f) {
+            Ok(e) => out.push(e),
+            Err(error) => bad.push(Bad { error }),
         }
-        let evidence = match Evidence::read(&record.kind, &record.result) {
-            None => {
-                return Err(Error::Result {
-                    path: f.clone(),
-                    kind: record.kind.clone(),
-                    message: "a record kind this kernelab does not know".into(),
-                })
-            }
-            Some(Ok(e)) => e,
-            Some(Err(e)) => {
-                return Err(Error::Result {
-                    path: f.clone(),
-                    kind: record.kind.clone(),
-                    message: e.to_string(),
-                })
-            }
-        };
-        out.push(Entry {
-            path: f,
-            record,
-            evidence,
-        });
     }
-    Ok(out)
+    Ok((out, bad))
+}
+
+fn read_entry(f: &Path) -> Result<Entry, Error> {
+    let text = read_record_text(f).map_err(|source| Error::Io {
+        path: f.to_path_buf(),
+        source,
+    })?;
+    let mut record: Record = serde_json::from_str(&text).map_err(|e| Error::Malformed {
+        path: f.to_path_buf(),
+        line: e.line(),
+        expected: "a kernelab record".into(),
+        message: e.to_string(),
+    })?;
+    crate::upgrade::upgrade(&record.kind, record.schema_version, &mut record.result).map_err(
+        |message| Error::Version {
+            path: f.to_path_buf(),
+            message,
+        },
+    )?;
+    if record.label.is_empty() {
+        record.label = default_label(&record.provenance.inputs, &record.kind);
+    }
+    let evidence = match Evidence::read(&record.kind, &record.result) {
+        None => {
+            return Err(Error::Result {
+                path: f.to_path_buf(),
+                kind: record.kind.clone(),
+                message: "a record kind this kernelab does not know".into(),
+            })
+        }
+        Some(Ok(e)) => e,
+        Some(Err(e)) => {
+            return Err(Error::Result {
+                path: f.to_path_buf(),
+                kind: record.kind.clone(),
+                message: e.to_string(),
+            })
+        }
+    };
+    Ok(Entry {
+        path: f.to_path_buf(),
+        record,
+        evidence,
+    })
 }
 
 /// Reads one file that is either a bundle record or a command's `--format json` document, into

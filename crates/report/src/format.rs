@@ -100,6 +100,102 @@ pub fn change(c: &kernelab_stats::Change) -> String {
     }
 }
 
+/// Text that must read as written in GitHub Markdown (a kernel name, a label, a title, a
+/// reason): one line, with the characters Markdown or HTML would interpret escaped —
+/// `void add<float>(…)` keeps its `<float>`, `a*b*` and `x_y_z` do not turn italic, `|` does
+/// not split a table cell. The one Markdown escape of every renderer.
+pub fn md_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in md_cell(s).chars() {
+        match c {
+            '[' | ']' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A line of the report's own prose (which may use `**bold**` and `` `code` `` on purpose):
+/// one line, with `<`, `>` and `&` outside code spans written as entities, so that a kernel
+/// name such as `void add<float>` is never read as an HTML tag.
+pub fn md_prose(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut code = false;
+    for c in s.chars() {
+        match c {
+            '`' => {
+                code = !code;
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            '<' if !code => out.push_str("&lt;"),
+            '>' if !code => out.push_str("&gt;"),
+            '&' if !code => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as an inline code span that holds any backticks it contains.
+pub fn md_code(s: &str) -> String {
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", s.replace(['\n', '\r'], " "))
+}
+
+/// A table cell as GitHub must show it: [`md_line`]'s escapes for the characters a cell's
+/// data can hold by accident (`<`, `>`, `&`, `|`, `*`, a backtick, and an `_` that starts or
+/// ends a word, as in `__device__`), leaving intraword underscores (`tpot_mean_s`), brackets
+/// and digits as they are.
+pub fn md_cell(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        let word = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(|x| x.is_alphanumeric())
+        };
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '|' | '*' | '`' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '_' => {
+                // A run of underscores between two word characters is intraword (GFM never
+                // reads it as emphasis); anywhere else it is escaped.
+                let start = chars[..i]
+                    .iter()
+                    .rposition(|&x| x != '_')
+                    .map_or(0, |p| p + 1);
+                let end = chars[i..]
+                    .iter()
+                    .position(|&x| x != '_')
+                    .map_or(chars.len(), |p| i + p);
+                if word(start.checked_sub(1)) && word(Some(end)) {
+                    out.push('_');
+                } else {
+                    out.push_str("\\_");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Text escaped for HTML and SVG, in element content and in quoted attributes alike.
 pub fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -145,6 +241,18 @@ mod tests {
         assert_eq!(decimal(-0.0001, 2), "0.00");
         assert_eq!(percent(0.0527, true), "+5.27%");
         assert_eq!(percent(-0.0527, true), "-5.27%");
+        assert_eq!(
+            md_line("void add_kernel<float>(float*, int) | x\n# _y"),
+            "void add_kernel&lt;float&gt;(float\\*, int) \\| x \\# \\_y"
+        );
+        assert_eq!(md_cell("tpot_mean_s"), "tpot_mean_s");
+        assert_eq!(md_cell("gpu__time_duration.sum"), "gpu__time_duration.sum");
+        assert_eq!(md_prose("**a** <b> `c<d>`"), "**a** &lt;b&gt; `c<d>`");
+        assert_eq!(md_code("a`b"), "``a`b``");
+        assert_eq!(
+            md_cell("__device__ add<float>|*"),
+            "\\_\\_device\\_\\_ add&lt;float&gt;\\|\\*"
+        );
         assert_eq!(
             html_escape(r#"<a href="x">'&'</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"

@@ -22,43 +22,48 @@ struct Summary<'a> {
 }
 
 /// Where the appendix goes when the body is too long: `--appendix`, else beside `--out`
-/// (`pr.md` → `pr.appendix.md`), else `appendix.md` in the working directory.
-fn appendix_path(args: &ReportArgs) -> PathBuf {
+/// (`pr.md` → `pr.appendix.md`); `None` when the body goes to standard output (nothing is
+/// written where the user did not ask).
+fn appendix_path(args: &ReportArgs) -> Option<PathBuf> {
     if let Some(a) = &args.appendix {
-        return a.clone();
+        return Some(a.clone());
     }
-    match &args.out {
-        Some(out) => {
-            let stem = out
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "report".into());
-            out.with_file_name(format!("{stem}.appendix.md"))
-        }
-        None => PathBuf::from("appendix.md"),
-    }
+    args.out.as_ref().map(|out| {
+        let stem = out
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "report".into());
+        out.with_file_name(format!("{stem}.appendix.md"))
+    })
 }
+
+/// The largest introduction read.
+const MAX_INTRO_BYTES: u64 = 1 << 20;
 
 /// The largest note read.
 const MAX_NOTE_BYTES: u64 = 64 << 20;
 
-/// The records of the bundle `dir`: at least one, or an error naming the folder.
-fn records(dir: &Path) -> Result<Vec<bundle::Entry>> {
+/// The records of the bundle `dir` and those that could not be read: at least one record, or
+/// an error naming the folder.
+fn records(dir: &Path) -> Result<(Vec<bundle::Entry>, Vec<bundle::Bad>)> {
     if !dir.is_dir() {
         bail!(
             "{}: not a directory; expected a bundle written with --record DIR",
             dir.display()
         );
     }
-    let records = bundle::read(dir)?;
+    let (records, bad) = bundle::read_all(dir)?;
     if records.is_empty() {
+        if let Some(b) = bad.into_iter().next() {
+            return Err(b.error.into());
+        }
         bail!(
             "{}: no records; run commands with --record {} first",
             dir.display(),
             dir.display()
         );
     }
-    Ok(records)
+    Ok((records, bad))
 }
 
 /// `kernelab report check`: the note's mismatches against the bundle; exit 1 when any.
@@ -86,7 +91,16 @@ fn check(args: ReportCheckArgs) -> Result<ExitStatus> {
             e.utf8_error().valid_up_to()
         )
     })?;
-    let found = audit(&note, &records(&args.bundle)?);
+    let (entries, bad) = records(&args.bundle)?;
+    for b in &bad {
+        let u = b.unreadable();
+        eprintln!(
+            "kernelab: warning: {}: not read ({}); the note is checked against the other records",
+            u.path.display(),
+            u.reason
+        );
+    }
+    let found = audit(&note, &entries);
     let text = match output::sections_text(&args.output, |_| audit_sections(&found)) {
         Some(t) => t,
         None => output::json(&Document::new("report_check", &found))?,
@@ -113,17 +127,50 @@ pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
         force: args.force,
     };
     output::check_target(&out)?;
-    let records = records(&dir)?;
-    let report = evidence(&records);
+    let (records, bad) = records(&dir)?;
+    let mut bad = bad;
+    if args.strict && !bad.is_empty() {
+        return Err(bad.swap_remove(0).error.into());
+    }
+    let mut report = evidence(&records);
+    report.unreadable = bad.iter().map(bundle::Bad::unreadable).collect();
+    for u in &report.unreadable {
+        eprintln!(
+            "kernelab: warning: {}: not read ({}); the rest of the bundle renders (--strict refuses)",
+            u.path.display(),
+            u.reason
+        );
+    }
+    if let Some(p) = &args.intro {
+        let f = kernelab_model::open_regular(p)
+            .with_context(|| format!("{}: reading the introduction", p.display()))?;
+        let mut text = String::new();
+        f.take(MAX_INTRO_BYTES + 1)
+            .read_to_string(&mut text)
+            .with_context(|| format!("{}: not UTF-8 text", p.display()))?;
+        if text.len() as u64 > MAX_INTRO_BYTES {
+            bail!(
+                "{}: larger than {MAX_INTRO_BYTES} bytes; an introduction is a few paragraphs",
+                p.display()
+            );
+        }
+        report.intro = Some(text);
+    }
     let text = match args.format {
         ReportFormat::Md => {
             let appendix = appendix_path(&args);
             let name = appendix
-                .file_name()
+                .as_ref()
+                .and_then(|a| a.file_name())
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let (body, rest) = pr_body(&args.title, &report, GITHUB_BODY_LIMIT, &name);
             if let Some(rest) = rest {
+                let Some(appendix) = appendix else {
+                    bail!(
+                        "the report passes GitHub's {GITHUB_BODY_LIMIT}-character pull-request body limit, so part of it goes to an appendix: give --out FILE (the appendix goes beside it) or --appendix FILE"
+                    );
+                };
                 let target = OutputArgs {
                     format: FormatArg::Md,
                     out: Some(appendix.clone()),

@@ -171,14 +171,29 @@ fn markdown_and_json_reports() {
         "w (f32 [8, 16]): bit-exact",
         "SLOWER: change +7.61% [+4.24%, +10.99%], beyond ±0.50%",
         "kernelab check bitwise",
-        "Every change is (candidate − baseline) / baseline",
+        "Every ratio is candidate / baseline of the metric as measured and every change is ratio − 1",
         "<details>\n<summary>Provenance of the 7 records</summary>",
     ] {
         assert!(md.contains(needle), "missing {needle:?}:\n{md}");
     }
-    // The summary table comes first, one row per label and kind, in the sections' terms.
-    let summary = md.find("#### Summary").expect("summary");
+    // The status comes first, then one row per change, then every record's row (folded),
+    // before the sections.
+    let status = md.find("**Status: ").expect("status");
+    let changes = md.find("## Changes").expect("changes");
+    let summary = md.find("## Summary").expect("summary");
+    assert!(status < changes && changes < summary);
     assert!(summary < md.find("## Why this kernel").expect("why"));
+    // The bitwise gate of `wu` passed but nothing times it: inconclusive, and it says why.
+    assert!(
+        md.contains("| wu | 2/2 | – | – | – | – | inconclusive (no kernel timing) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| inproc_w4s3_w8s2 | – | – | SLOWER 1.0761 [1.0424, 1.1099] | – | – | ready |"
+        ),
+        "{md}"
+    );
     assert!(
         md.contains("| ✔ | wu | check_bitwise | 2/2 | pass | – |"),
         "{md}"

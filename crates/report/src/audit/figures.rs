@@ -166,6 +166,23 @@ pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
         }
         e.evidence.kind().figures(&mut sink);
     }
+    // The gates of a label in total, as the report's table of changes shows them.
+    let mut totals: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for e in entries {
+        if let Some((p, t)) = gates(e) {
+            let x = totals.entry(&e.record.label).or_default();
+            *x = (x.0 + p, x.1 + t);
+        }
+    }
+    for (label, (p, t)) in totals {
+        map.entry(label.to_string()).or_default().push(Figure {
+            kind: Kind::Gates,
+            value: p as f64,
+            total: t as f64,
+            what: format!("{label}: gates passed, every gate record"),
+            subject: None,
+        });
+    }
     for (profile, run, i) in impacts(entries) {
         for label in [&profile, &run] {
             let out = map.entry(label.clone()).or_default();

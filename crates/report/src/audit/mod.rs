@@ -86,10 +86,14 @@ impl<'a> Auditor<'a> {
             .collect()
     }
 
-    /// The labels a line speaks of: its own and its headings'.
+    /// The labels a line speaks of: its own, and those of the nearest heading above it that
+    /// names any (a heading scopes only its own section: a title naming one label does not
+    /// scope the sections under it that name another).
     fn scope(&self, text: &str) -> Vec<String> {
         let mut s: BTreeSet<String> = self.labels_in(text).into_iter().collect();
-        s.extend(self.headings.iter().flat_map(|(_, l)| l.iter().cloned()));
+        if let Some((_, l)) = self.headings.iter().rev().find(|(_, l)| !l.is_empty()) {
+            s.extend(l.iter().cloned());
+        }
         s.into_iter().collect()
     }
 
@@ -178,11 +182,7 @@ impl<'a> Auditor<'a> {
     }
 
     fn table(&mut self, first: usize, rows: &[&str]) {
-        let cells = |r: &str| -> Vec<String> {
-            let t = r.trim().trim_start_matches('|');
-            let t = t.strip_suffix('|').unwrap_or(t);
-            t.split('|').map(|c| c.trim().to_string()).collect()
-        };
+        let cells = |r: &str| -> Vec<String> { cells(r) };
         let separator = |r: &str| r.chars().all(|c| "|-: ".contains(c));
         let (header, body, offset) = match rows {
             [h, s, rest @ ..] if separator(s) => (cells(h), rest, 2),
@@ -359,6 +359,8 @@ pub fn audit(note: &str, entries: &[Entry]) -> Audit {
             a.table(start + 1, &lines[start..i]);
             continue;
         }
+        // What GitHub shows: escapes and entities undone.
+        let line = &unescape(line);
         a.heading(line);
         a.sentence(i + 1, line);
         i += 1;
@@ -397,4 +399,70 @@ pub fn audit_sections(a: &Audit) -> Vec<Section> {
         ]);
     }
     vec![head, Section::Table(t)]
+}
+
+/// A line as GitHub shows it: backslash escapes of punctuation and the entities kernelab
+/// writes (`&lt;`, `&gt;`, `&amp;`) undone.
+fn unescape(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_some_and(|n| n.is_ascii_punctuation()) {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// The cells of a Markdown table row: split at unescaped `|` only (a kernel name may hold an
+/// escaped `\|`), each cell unescaped (`\*` → `*`, `&lt;` → `<`) as GitHub shows it.
+fn cells(row: &str) -> Vec<String> {
+    let t = row.trim();
+    let t = t.strip_prefix('|').unwrap_or(t);
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = t.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(n) if n.is_ascii_punctuation() => cur.push(n),
+                Some(n) => {
+                    cur.push('\\');
+                    cur.push(n);
+                }
+                None => cur.push('\\'),
+            },
+            '|' => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out.into_iter()
+        .map(|c| {
+            c.trim()
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod cell_tests {
+    #[test]
+    fn escaped_pipes_and_entities_stay_in_their_cell() {
+        assert_eq!(
+            super::cells(r"| void f&lt;a \| b&gt; | 1.0 ms | +2.00% |"),
+            vec!["void f<a | b>", "1.0 ms", "+2.00%"]
+        );
+        assert_eq!(super::cells("|a|b|"), vec!["a", "b"]);
+    }
 }

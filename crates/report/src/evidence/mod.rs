@@ -14,12 +14,14 @@ mod counters;
 pub(crate) mod parts;
 mod repro;
 mod serve;
+mod status;
 mod summary;
 mod sweep;
 
 pub(crate) use counters::counters_part;
 use parts::short;
 pub(crate) use serve::serve_part;
+pub use status::{Headline as Status, State};
 pub(crate) use summary::gates;
 pub use summary::{pair_text, verdicts, Verdicts};
 pub(crate) use sweep::sweep_part;
@@ -74,6 +76,12 @@ pub struct Headline {
 /// order, and one headline per record.
 #[derive(Clone, Debug)]
 pub struct Report {
+    /// The status line, the table of changes and the disagreements between records.
+    pub headline: status::Headline,
+    /// The author's motivation and modifications (`--intro`), above the evidence.
+    pub intro: Option<String>,
+    /// Record files that could not be read, and why (the rest renders).
+    pub unreadable: Vec<crate::bundle::Unreadable>,
     /// One row per label and kind.
     pub summary: Table,
     /// Every timed verdict with its interval.
@@ -101,7 +109,11 @@ fn intro(e: &Entry) -> Block {
         if inputs.is_empty() {
             "no input files".to_string()
         } else {
-            inputs.join(", ")
+            inputs
+                .iter()
+                .map(|i| crate::format::md_code(i))
+                .collect::<Vec<_>>()
+                .join(", ")
         }
     )])
 }
@@ -191,8 +203,8 @@ fn why_lines(found: &[(String, String, Impact)], label: &str) -> Vec<String> {
             .map(|(_, k, _)| k.as_str())
             .collect();
         lines.push(format!(
-            "**{}** (changed by {}) takes {} of the request's kernel time: {} over {} calls",
-            i.family,
+            "{} (changed by {}) takes {} of the request's kernel time: {} over {} calls",
+            crate::format::md_code(&i.family),
             by.join(", "),
             crate::format::percent(i.share, false),
             crate::format::duration_ns(i.family_ns as f64),
@@ -282,6 +294,9 @@ pub fn evidence(entries: &[Entry]) -> Report {
         parts.push(repro::reproduction(entries));
     }
     Report {
+        headline: status::headline(entries, &found),
+        intro: None,
+        unreadable: Vec::new(),
         summary: summary::summary_table(entries),
         verdicts: verdicts(entries),
         parts,

@@ -10,24 +10,32 @@ use crate::table::Section;
 pub const GITHUB_BODY_LIMIT: usize = 65_536;
 
 /// The sign convention, stated once under the summary.
-pub const CONVENTION: &str = "Every change is (candidate − baseline) / baseline: negative is less time. Ratios are candidate / baseline: below 1 is faster.";
+pub const CONVENTION: &str = "Every ratio is candidate / baseline of the metric as measured and every change is ratio − 1 (for times, below 1 and negative are faster).";
 
-fn table(t: &crate::table::Table) -> String {
-    render(
+/// A table under a heading of `level` (`##` … `####`).
+fn table_at(t: &crate::table::Table, level: usize) -> String {
+    let text = render(
         &[Section::Table(t.clone())],
         crate::OutputFormat::Markdown,
         None,
-    )
-    .replace("### ", "#### ")
+    );
+    match text.strip_prefix("### ") {
+        Some(rest) => format!("{} {rest}", "#".repeat(level)),
+        None => text,
+    }
+}
+
+fn table(t: &crate::table::Table) -> String {
+    table_at(t, 4)
 }
 
 fn blocks(s: &mut String, bs: &[Block]) {
     for b in bs {
         match b {
-            Block::Heading(h) => *s += &format!("### {h}\n\n"),
+            Block::Heading(h) => *s += &format!("### {}\n\n", crate::format::md_line(h)),
             Block::Lines(l) => {
                 for x in l {
-                    *s += &format!("- {x}\n");
+                    *s += &format!("- {}\n", crate::format::md_prose(x));
                 }
                 s.push('\n');
             }
@@ -38,7 +46,10 @@ fn blocks(s: &mut String, bs: &[Block]) {
                 summary,
                 blocks: inner,
             } => {
-                *s += &format!("<details>\n<summary>{summary}</summary>\n\n");
+                *s += &format!(
+                    "<details>\n<summary>{}</summary>\n\n",
+                    crate::format::html_escape(summary)
+                );
                 blocks(s, inner);
                 *s += "</details>\n\n";
             }
@@ -48,14 +59,46 @@ fn blocks(s: &mut String, bs: &[Block]) {
 
 /// One part as Markdown.
 fn part(p: &Part) -> String {
-    let mut s = format!("## {}\n\n", p.title);
+    let mut s = format!("## {}\n\n", crate::format::md_line(&p.title));
     blocks(&mut s, &p.blocks);
     s
 }
 
-/// The title and the summary table.
+/// The title, the author's introduction, the status, the changes, unreadable records, and
+/// every record's summary row (folded).
 fn head(title: &str, r: &Report) -> String {
-    format!("# {title}\n\n{}{CONVENTION}\n\n", table(&r.summary))
+    let mut s = format!("# {}\n\n", crate::format::md_line(title));
+    if let Some(intro) = &r.intro {
+        s += intro.trim_end();
+        s += "\n\n";
+    }
+    s += &format!("{}\n\n", r.headline.status);
+    for f in &r.headline.flags {
+        s += &format!("- ⚠ {}\n", crate::format::md_prose(f));
+    }
+    if !r.headline.flags.is_empty() {
+        s.push('\n');
+    }
+    if !r.headline.changes.rows.is_empty() {
+        s += &table_at(&r.headline.changes, 2);
+    }
+    if !r.unreadable.is_empty() {
+        s += "## Records not read\n\n";
+        for u in &r.unreadable {
+            s += &format!(
+                "- `{}`: {}\n",
+                u.path.display(),
+                crate::format::md_line(&u.reason)
+            );
+        }
+        s.push('\n');
+    }
+    s += &format!(
+        "<details>\n<summary>Every record ({})</summary>\n\n{}</details>\n\n{CONVENTION}\n\n",
+        r.heads.len(),
+        table_at(&r.summary, 2)
+    );
+    s
 }
 
 /// Renders the whole report as one Markdown document (charts are in the HTML page only).
@@ -114,6 +157,13 @@ mod tests {
 
     fn report(parts: usize, lines: usize) -> Report {
         Report {
+            headline: crate::evidence::Status {
+                status: "**Status: ready**".into(),
+                changes: Table::new("Changes", &[("change", Align::Left)]),
+                flags: Vec::new(),
+            },
+            intro: None,
+            unreadable: Vec::new(),
             summary: Table::new("Summary", &[("label", Align::Left)]),
             verdicts: Vec::new(),
             parts: (0..parts)

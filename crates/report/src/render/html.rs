@@ -7,15 +7,21 @@ use crate::table::{Align, Table};
 
 use crate::format::html_escape as esc;
 
-/// `**bold**` spans in a line, as HTML.
+/// `**bold**` and `` `code` `` spans in a line, as HTML (code spans first: their content is
+/// never bold).
 fn inline(s: &str) -> String {
-    let e = esc(s);
     let mut out = String::new();
-    for (i, piece) in e.split("**").enumerate() {
+    for (i, piece) in s.split('`').enumerate() {
         if i % 2 == 1 {
-            out += &format!("<strong>{piece}</strong>");
+            out += &format!("<code>{}</code>", esc(piece));
         } else {
-            out += piece;
+            for (j, bit) in esc(piece).split("**").enumerate() {
+                if j % 2 == 1 {
+                    out += &format!("<strong>{bit}</strong>");
+                } else {
+                    out += bit;
+                }
+            }
         }
     }
     out
@@ -48,7 +54,7 @@ fn table(t: &Table) -> String {
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1000px;color:#1b1f23}\
 h1{font-size:1.6em}h2{border-bottom:1px solid #d0d7de;padding-bottom:.2em;margin-top:1.6em}h3{font-size:1.1em;margin:1.2em 0 .4em}\
-table{border-collapse:collapse;margin:.6em 0 1.2em}caption{text-align:left;font-weight:600;padding:.2em 0}\
+table{border-collapse:collapse;margin:.6em 0 1.2em;display:block;max-width:100%;overflow-x:auto}p.status{font-size:1.1em}code{background:#f6f8fa;padding:0 .2em}caption{text-align:left;font-weight:600;padding:.2em 0}\
 th,td{border:1px solid #d0d7de;padding:3px 8px}th{background:#f6f8fa}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}\
 pre{background:#f6f8fa;padding:.8em;overflow-x:auto}p.note{color:#57606a}details{margin:.4em 0 1em}summary{cursor:pointer;color:#0969da}\
 svg.chart{display:block;margin:.4em 0 1.2em;background:#fff}svg .title{font-weight:600;font-size:14px}\
@@ -91,7 +97,38 @@ fn blocks(s: &mut String, bs: &[Block]) {
 /// verdict first, then the sections with their charts.
 pub fn html(title: &str, r: &Report) -> String {
     let mut s = format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n", esc(title), esc(title));
-    s += &table(&r.summary);
+    if let Some(intro) = &r.intro {
+        for para in intro.split("\n\n").filter(|p| !p.trim().is_empty()) {
+            s += &format!("<p>{}</p>\n", inline(para.trim()));
+        }
+    }
+    s += &format!("<p class=\"status\">{}</p>\n", inline(&r.headline.status));
+    if !r.headline.flags.is_empty() {
+        s += "<ul>\n";
+        for f in &r.headline.flags {
+            s += &format!("<li>⚠ {}</li>\n", esc(f));
+        }
+        s += "</ul>\n";
+    }
+    if !r.headline.changes.rows.is_empty() {
+        s += &table(&r.headline.changes);
+    }
+    if !r.unreadable.is_empty() {
+        s += "<h2>Records not read</h2>\n<ul>\n";
+        for u in &r.unreadable {
+            s += &format!(
+                "<li><code>{}</code>: {}</li>\n",
+                esc(&u.path.display().to_string()),
+                esc(&u.reason)
+            );
+        }
+        s += "</ul>\n";
+    }
+    s += &format!(
+        "<details>\n<summary>Every record ({})</summary>\n{}</details>\n",
+        r.heads.len(),
+        table(&r.summary)
+    );
     s += &format!("<p class=\"note\">{}</p>\n", esc(CONVENTION));
     if !r.verdicts.is_empty() {
         s += &svg::forest(

@@ -3,7 +3,7 @@
 use crate::table::{Align, Section};
 
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
+    crate::format::md_cell(text)
 }
 
 pub(super) fn render(sections: &[Section]) -> String {
@@ -14,7 +14,7 @@ pub(super) fn render(sections: &[Section]) -> String {
                 if t.rows.is_empty() {
                     continue;
                 }
-                out.push_str(&format!("### {}\n\n", t.title));
+                out.push_str(&format!("### {}\n\n", cell(&t.title)));
                 out.push('|');
                 for c in &t.columns {
                     out.push_str(&format!(" {} |", cell(&c.name)));
