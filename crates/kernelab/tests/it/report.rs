@@ -213,7 +213,7 @@ fn markdown_and_json_reports() {
     assert!(at("## Request impact") < at("## Reproduction"));
     // Input paths in the commands are relative to the folder that held them.
     assert!(
-        md.contains("kernelab check bitwise tensor/wu.npz tensor/wu_compressed.npz\n"),
+        md.contains("kernelab check bitwise tensor/wu.npz tensor/wu_compressed.npz --record bundle --label wu\n"),
         "{md}"
     );
     assert!(

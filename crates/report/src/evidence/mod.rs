@@ -94,8 +94,21 @@ pub struct Report {
     pub impacts: Vec<Impact>,
 }
 
-/// The record's kind and input file names, introducing its blocks.
+/// The record's kind, input file names (or, without inputs, its command), and for timing
+/// records the host and GPU that measured it, introducing its blocks.
 fn intro(e: &Entry) -> Block {
+    let p = &e.record.provenance;
+    let timed = matches!(
+        e.evidence,
+        Evidence::KernelRun(_) | Evidence::Ab(_) | Evidence::Serve(_) | Evidence::Counters(_)
+    );
+    let measured = timed.then(|| {
+        format!(
+            "; recorded on host {}, GPU {}",
+            p.host.as_deref().map(crate::format::md_code).unwrap_or_else(|| "unrecorded".into()),
+            p.gpu.as_deref().map(crate::format::md_code).unwrap_or_else(|| "unrecorded".into())
+        )
+    });
     let inputs: Vec<String> = e
         .record
         .provenance
@@ -103,18 +116,27 @@ fn intro(e: &Entry) -> Block {
         .iter()
         .map(|i| short(i.path.rsplit('/').next().unwrap_or(&i.path), 50))
         .collect();
+    let command = || {
+        let argv: Vec<&str> = p.argv.iter().skip(1).map(String::as_str).take(6).collect();
+        if argv.is_empty() {
+            "no input files".to_string()
+        } else {
+            format!("no input files: {}", crate::format::md_code(&argv.join(" ")))
+        }
+    };
     Block::Lines(vec![format!(
-        "**{}** ({})",
+        "**{}** ({}){}",
         e.record.kind,
         if inputs.is_empty() {
-            "no input files".to_string()
+            command()
         } else {
             inputs
                 .iter()
                 .map(|i| crate::format::md_code(i))
                 .collect::<Vec<_>>()
                 .join(", ")
-        }
+        },
+        measured.unwrap_or_default()
     )])
 }
 

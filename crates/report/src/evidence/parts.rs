@@ -167,7 +167,36 @@ pub(crate) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
         ),
         None => "no family changed beyond the noise".into(),
     };
-    (vec![Block::Table(t)], head)
+    let mut whole = Table::new(
+        "Whole trace (medians over runs; change = candidate / baseline − 1)",
+        &[
+            ("figure", Align::Left),
+            ("baseline", Align::Right),
+            ("candidate", Align::Right),
+            ("delta", Align::Right),
+            ("change", Align::Right),
+        ],
+    );
+    for f in &r.comparison.summary {
+        let (Some(b), Some(c)) = (f.baseline, f.candidate) else {
+            continue;
+        };
+        if f.figure == "kernel_count" || (b == 0.0 && c == 0.0) {
+            continue;
+        }
+        whole.push(vec![
+            f.figure.trim_end_matches("_ns").replace('_', " "),
+            duration_ns(b),
+            duration_ns(c),
+            crate::format::signed_duration_ns(c - b),
+            change_text(&f.change),
+        ]);
+    }
+    let mut blocks = vec![Block::Table(t)];
+    if !whole.rows.is_empty() {
+        blocks.push(Block::Table(whole));
+    }
+    (blocks, head)
 }
 
 fn shape_text(shape: &[usize]) -> String {
@@ -269,45 +298,78 @@ pub(crate) fn code_diff_part(r: &ObjectDiff) -> (Vec<Block>, String) {
     let mut blocks = Vec::new();
     let mut head = String::new();
     for k in &r.kernels {
-        let mut t = Table::new(
-            format!("Instruction classes: {}", short(&k.symbol, 60)),
-            &[
-                ("item", Align::Left),
-                ("baseline", Align::Right),
-                ("candidate", Align::Right),
-                ("change", Align::Right),
-            ],
-        );
+        let name = short(&k.symbol, 60);
+        let table = |what: &str| {
+            Table::new(
+                format!("{what}: {name}"),
+                &[
+                    ("item", Align::Left),
+                    ("baseline", Align::Right),
+                    ("candidate", Align::Right),
+                    ("change", Align::Right),
+                ],
+            )
+        };
         let mut bars = Vec::new();
-        for row in k.classes.iter().chain(&k.resources) {
-            let (b, c) = (row.base, row.cand);
-            if b == c {
-                continue;
-            }
-            let cr = crate::code::change(row);
-            t.push(vec![
-                row.item.clone(),
-                b.map(thousands).unwrap_or_else(|| "–".into()),
-                c.map(thousands).unwrap_or_else(|| "–".into()),
-                cr.clone(),
-            ]);
-            if let (Some(b), Some(c)) = (b, c) {
-                if !row.item.contains("bytes") {
-                    bars.push((row.item.clone(), c as f64 - b as f64, cr.clone()));
+        let mut fill = |t: &mut Table, rows: &[kernelab_code::ChangeRow], bar: bool| {
+            for row in rows {
+                let (b, c) = (row.base, row.cand);
+                if b == c {
+                    continue;
+                }
+                let cr = crate::code::change(row);
+                t.push(vec![
+                    row.item.clone(),
+                    b.map(thousands).unwrap_or_else(|| "–".into()),
+                    c.map(thousands).unwrap_or_else(|| "–".into()),
+                    cr.clone(),
+                ]);
+                if let (Some(b), Some(c), true) = (b, c, bar) {
+                    if !row.item.contains("bytes") {
+                        bars.push((row.item.clone(), c as f64 - b as f64, cr.clone()));
+                    }
                 }
             }
-            if head.is_empty() {
-                let side = |x: Option<u64>| x.map_or_else(|| "–".to_string(), |v| v.to_string());
-                head = format!("{} {} → {}", row.item, side(b), side(c));
+        };
+        let (mut classes, mut mnemonics, mut resources) = (
+            table("Instruction classes"),
+            table("Mnemonics"),
+            table("Resources"),
+        );
+        fill(&mut classes, &k.classes, true);
+        fill(&mut mnemonics, &k.mnemonics, false);
+        fill(&mut resources, &k.resources, true);
+        for t in [&classes, &resources] {
+            if let (true, Some(row)) = (head.is_empty(), t.rows.first()) {
+                head = format!("{} {} → {}", row[0], row[1], row[2]);
             }
         }
-        if t.rows.is_empty() {
+        if classes.rows.is_empty() && mnemonics.rows.is_empty() {
             blocks.push(Block::Lines(vec![format!(
-                "{}: no instruction class or resource changed",
-                k.symbol
+                "{}: no instruction class or mnemonic changed",
+                crate::format::md_code(&k.symbol)
             )]));
+        }
+        for t in [classes, mnemonics] {
+            if !t.rows.is_empty() {
+                blocks.push(Block::Table(t));
+            }
+        }
+        if resources.rows.is_empty() {
+            let compared: Vec<&str> = k.resources.iter().map(|r| r.item.as_str()).collect();
+            blocks.push(Block::Lines(vec![if compared.is_empty() {
+                format!("{}: no resource figures to compare", crate::format::md_code(&k.symbol))
+            } else {
+                format!(
+                    "{}: resources unchanged ({})",
+                    crate::format::md_code(&k.symbol),
+                    compared.join(", ")
+                )
+            }]));
         } else {
-            blocks.push(Block::Table(t));
+            blocks.push(Block::Table(resources));
+        }
+        if !bars.is_empty() {
             blocks.push(Block::Chart(svg::bars(
                 "Instruction-class and resource changes (candidate − baseline)",
                 &bars,

@@ -35,16 +35,17 @@ fn quote(a: &str) -> String {
 }
 
 /// The reproduction command of a record: `kernelab …`, paths under `dir` made relative, and
-/// `--record DIR` left out (where the record went is not part of the measurement).
+/// the record going to `./bundle` under its label (`--record bundle --label L`), so that the
+/// commands rebuild the same bundle.
 pub(super) fn command(r: &Record, dir: Option<&str>) -> String {
     let mut out = vec!["kernelab".to_string()];
     let mut args = r.provenance.argv.iter().skip(1);
     while let Some(a) = args.next() {
-        if a == "--record" {
+        if a == "--record" || a == "--label" {
             args.next();
             continue;
         }
-        if a.starts_with("--record=") {
+        if a.starts_with("--record=") || a.starts_with("--label=") {
             continue;
         }
         let rel = dir
@@ -53,6 +54,8 @@ pub(super) fn command(r: &Record, dir: Option<&str>) -> String {
             .unwrap_or(a);
         out.push(quote(rel));
     }
+    out.extend(["--record".to_string(), "bundle".to_string()]);
+    out.extend(["--label".to_string(), quote(&r.label)]);
     out.join(" ")
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 impl RecordKind for CountersBody {
     fn places(&self) -> &'static [Place] {
-        &[Place::Code]
+        &[Place::Counters]
     }
     fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
         rendered(crate::evidence::counters_part(self))

@@ -33,8 +33,10 @@ pub enum Place {
     Why,
     /// Correctness gates.
     Correctness,
-    /// Code and counter evidence.
+    /// Code evidence.
     Code,
+    /// Hardware counters.
+    Counters,
     /// Kernel timing.
     Timing,
     /// Ceilings and rooflines.
@@ -47,10 +49,11 @@ pub enum Place {
 
 impl Place {
     /// Every section, in reading order.
-    pub const ALL: [Place; 7] = [
+    pub const ALL: [Place; 8] = [
         Place::Why,
         Place::Correctness,
         Place::Code,
+        Place::Counters,
         Place::Timing,
         Place::Roofline,
         Place::Request,
@@ -62,6 +65,7 @@ impl Place {
             Place::Why => "Why this kernel",
             Place::Correctness => "Correctness",
             Place::Code => "Code evidence",
+            Place::Counters => "Counters",
             Place::Timing => "Kernel timing",
             Place::Roofline => "Roofline",
             Place::Request => "Request impact",
