@@ -66,6 +66,10 @@ pub enum Command {
     /// request kernel time with its interval and the bounds on busy and wall time; measured
     /// request changes (`compare`, `ab`) are checked against the prediction.
     Impact(ImpactArgs),
+    /// Add documents written earlier (a `--format json` document of any evidence command, e.g.
+    /// a `kernel run` from a GPU machine, or a record of another bundle) to the bundle named by
+    /// --record DIR (or KERNELAB_BUNDLE), with their provenance; --label names the change.
+    Record(RecordArgs),
     /// Measure the local GPU's ceilings (DRAM copy and read bandwidth, L2 bandwidth, FP32 FMA,
     /// BF16/FP16/FP8 matrix peaks through cuBLASLt, launch overhead) beside its datasheet
     /// figures; `--datasheet NAME` gives the table's figures without a GPU.
@@ -90,6 +94,14 @@ pub enum Command {
     /// Write profiles' dispatch tables, samples of ab / kernel run / serve runs and sweep
     /// matrices as Parquet files (schemas in docs/parquet.md), for DuckDB or Spark.
     Export(crate::commands::export::ExportArgs),
+}
+
+/// Arguments of `kernelab record`.
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The documents or records to add (read and checked as their kind names them).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
 }
 
 /// Arguments of `kernelab impact`.

@@ -58,6 +58,7 @@ fn main() -> ExitCode {
         cli::Command::Kernel(cmd) => commands::kernel::run(cmd, s),
         cli::Command::Report(args) => commands::report::run(args, s),
         cli::Command::Impact(args) => commands::impact::run(args, s),
+        cli::Command::Record(args) => commands::record::run(args, s),
         cli::Command::Ceilings(args) => commands::ceilings::run(args, s),
         cli::Command::Roofline(args) => commands::roofline::run(*args, s),
         cli::Command::Counters(args) => commands::counters::run(*args, s),

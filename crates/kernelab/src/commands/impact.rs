@@ -24,7 +24,7 @@ fn stem(p: &Path) -> String {
 }
 
 /// Runs the command.
-pub fn run(args: ImpactArgs, _session: &mut Session) -> Result<ExitStatus> {
+pub fn run(args: ImpactArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     if args.output.format == FormatArg::Csv {
         bail!("kernelab impact writes table, md or json, not csv");
@@ -61,9 +61,13 @@ pub fn run(args: ImpactArgs, _session: &mut Session) -> Result<ExitStatus> {
             ),
         }
     }
+    let doc = Document::new("impact", &impact);
+    let mut inputs = vec![args.profile.clone(), args.kernel_run.clone()];
+    inputs.extend(args.measured.iter().cloned());
+    session.record(&doc, &inputs, None)?;
     let text = match output::sections_text(&args.output, |_| impact_sections(&impact)) {
         Some(t) => t,
-        None => output::json(&Document::new("impact", &impact))?,
+        None => output::json(&doc)?,
     };
     output::write(&args.output, &text)?;
     Ok(ExitStatus::Success)

@@ -11,6 +11,7 @@ pub mod impact;
 pub mod kernel;
 pub mod metrics;
 pub mod profile;
+pub mod record;
 pub mod report;
 pub mod roofline;
 pub mod serve;

@@ -597,3 +597,212 @@ fn every_record_kind_round_trips_and_unavailable_figures_render() {
         "the unavailable interval says why:\n{md}"
     );
 }
+
+/// Markdown as GitHub renders it (comrak, GitHub-flavoured: tables, no raw HTML passed through
+/// unescaped).
+fn github_html(md: &str) -> String {
+    let mut o = comrak::Options::default();
+    o.extension.table = true;
+    o.extension.strikethrough = true;
+    o.extension.autolink = true;
+    o.extension.tagfilter = true;
+    o.render.unsafe_ = true;
+    comrak::markdown_to_html(md, &o)
+}
+
+/// `kernelab record` adds a document written earlier (the H200 kernel run, an earlier layout)
+/// to the bundle; `impact --record` records; one corrupted record is listed and the rest
+/// renders (`--strict` refuses); `--intro` goes above the evidence; the report never writes an
+/// appendix where nobody asked.
+#[test]
+fn bundles_take_earlier_documents_and_survive_a_bad_record() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path().join("bundle");
+    let b_s = b.display().to_string();
+    let run = p("h200_kernel/recompute_w4s3_vs_w8s2.json");
+    // Without a bundle there is nothing to add to.
+    let out = kernelab().args(["record", &run]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--record DIR"));
+    let out = kernelab()
+        .args(["record", &run, "--record", &b_s, "--label", "w8s2"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rec: Value =
+        serde_json::from_slice(&std::fs::read(b.join("0001-kernel_run.json")).expect("the record"))
+            .expect("json");
+    assert_eq!(rec["schema_version"], 3);
+    assert_eq!(rec["label"], "w8s2");
+    assert_eq!(rec["provenance"]["gpu"], "NVIDIA H200");
+    assert!(rec["provenance"]["inputs"][0]["sha256"].is_string());
+    // Read in this layout: ratio candidate / baseline, intervals as objects.
+    assert!(rec["result"]["rounds"][0]["ratio"].is_number());
+    assert!(rec["result"]["analysis"]["interval"]["low"].is_number());
+    // A bad document is refused when added, naming it.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"schema_version": 3, "kind": "kernel_run", "pass": true}"#,
+    )
+    .expect("write");
+    let out = kernelab()
+        .arg("record")
+        .arg(&bad)
+        .args(["--record", &b_s])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.json"));
+    // impact --record records an `impact` record that renders.
+    let prof = p("h200_pair/gdn_w4s3_run1.json.gz");
+    record(&b, &["profile", &prof, "--label", "gdn_request"]);
+    let profile_rec = b.join("0002-profile.json");
+    let out = kernelab()
+        .args(["impact", "--profile"])
+        .arg(&profile_rec)
+        .arg("--kernel-run")
+        .arg(&run)
+        .args(["--record", &b_s, "--label", "w8s2"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(b.join("0003-impact.json").is_file());
+    // A corrupted record: listed with its file and reason, the rest renders.
+    std::fs::write(b.join("0004-ab.json"), "{not json").expect("write");
+    let intro = dir.path().join("intro.md");
+    std::fs::write(
+        &intro,
+        "## Motivation\n\nrecompute_w_u spends 17% of the prompt; try 8 warps.\n",
+    )
+    .expect("write");
+    let out = kernelab()
+        .current_dir(dir.path())
+        .args(["report", &b_s, "--intro"])
+        .arg(&intro)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(md.contains("## Records not read"), "{md}");
+    assert!(md.contains("0004-ab.json"), "{md}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0004-ab.json"));
+    let at = |s: &str| md.find(s).unwrap_or_else(|| panic!("{s}:\n{md}"));
+    assert!(at("## Motivation") < at("**Status: "));
+    assert!(at("**Status: ") < at("## Changes"));
+    assert!(md.contains("predicted request kernel time change"), "{md}");
+    let out = kernelab()
+        .args(["report", &b_s, "--strict"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("0004-ab.json"));
+    // Only what was asked for was written.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["bad.json", "bundle", "intro.md"]);
+}
+
+/// A bundle too large for one pull-request body: on standard output the report is refused
+/// (no `appendix.md` appears in the working directory); with --out the appendix goes beside it.
+#[test]
+fn an_appendix_goes_beside_the_body_or_nowhere() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path().join("bundle");
+    let serve = p("serve/h200/eager_vs_sdpa.samples.jsonl");
+    for i in 0..24 {
+        let label = format!("serve{i}");
+        record(
+            &b,
+            &["serve", "--analyze", "--resume", &serve, "--label", &label],
+        );
+    }
+    let out = kernelab()
+        .current_dir(dir.path())
+        .arg("report")
+        .arg(&b)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "no partial body passed off as complete"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--out FILE"));
+    assert!(!dir.path().join("appendix.md").exists());
+    let pr = dir.path().join("pr.md");
+    let out = kernelab()
+        .current_dir(dir.path())
+        .arg("report")
+        .arg(&b)
+        .arg("--out")
+        .arg(&pr)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = std::fs::read_to_string(&pr).expect("body");
+    assert!(body.chars().count() <= 65_536);
+    assert!(body.contains("pr.appendix.md"));
+    assert!(dir.path().join("pr.appendix.md").is_file());
+}
+
+/// Names and labels read on GitHub as written: a template kernel keeps its `<float>`, `*` and
+/// `__` do not format, a label with a newline does not become a heading.
+#[test]
+fn names_and_labels_render_as_written_on_github() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path().join("bundle");
+    let trace = p("kineto-a100-cuda12-triton_example.json.gz");
+    record(
+        &b,
+        &[
+            "profile",
+            &trace,
+            "--group",
+            "none",
+            "--label",
+            "req\n# injected <b>x</b>",
+        ],
+    );
+    let md = report_of(&b, "md");
+    assert!(
+        !md.contains("\n# injected"),
+        "a label cannot start a heading:\n{md}"
+    );
+    let html = github_html(&md);
+    assert!(
+        !html.contains("<b>x</b>"),
+        "raw HTML of a label passes through:\n{html}"
+    );
+    assert!(html.contains("&lt;b&gt;x&lt;/b&gt;"), "{html}");
+    // Every template name of the profile table keeps its angle brackets.
+    let names: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("&lt;"))
+        .collect();
+    assert!(!names.is_empty(), "{md}");
+    assert!(
+        !html.contains("<float>") && !html.contains("<strong>float"),
+        "{html}"
+    );
+    assert!(html.contains("&lt;"), "{html}");
+}

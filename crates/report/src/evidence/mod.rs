@@ -105,8 +105,14 @@ fn intro(e: &Entry) -> Block {
     let measured = timed.then(|| {
         format!(
             "; recorded on host {}, GPU {}",
-            p.host.as_deref().map(crate::format::md_code).unwrap_or_else(|| "unrecorded".into()),
-            p.gpu.as_deref().map(crate::format::md_code).unwrap_or_else(|| "unrecorded".into())
+            p.host
+                .as_deref()
+                .map(crate::format::md_code)
+                .unwrap_or_else(|| "unrecorded".into()),
+            p.gpu
+                .as_deref()
+                .map(crate::format::md_code)
+                .unwrap_or_else(|| "unrecorded".into())
         )
     });
     let inputs: Vec<String> = e
@@ -121,7 +127,10 @@ fn intro(e: &Entry) -> Block {
         if argv.is_empty() {
             "no input files".to_string()
         } else {
-            format!("no input files: {}", crate::format::md_code(&argv.join(" ")))
+            format!(
+                "no input files: {}",
+                crate::format::md_code(&argv.join(" "))
+            )
         }
     };
     Block::Lines(vec![format!(

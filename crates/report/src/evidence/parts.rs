@@ -358,7 +358,10 @@ pub(crate) fn code_diff_part(r: &ObjectDiff) -> (Vec<Block>, String) {
         if resources.rows.is_empty() {
             let compared: Vec<&str> = k.resources.iter().map(|r| r.item.as_str()).collect();
             blocks.push(Block::Lines(vec![if compared.is_empty() {
-                format!("{}: no resource figures to compare", crate::format::md_code(&k.symbol))
+                format!(
+                    "{}: no resource figures to compare",
+                    crate::format::md_code(&k.symbol)
+                )
             } else {
                 format!(
                     "{}: resources unchanged ({})",

@@ -25,9 +25,29 @@ fn common_dir(records: &[&Record]) -> Option<String> {
     (!dir.is_empty()).then_some(dir)
 }
 
-/// One shell word, quoted when it needs to be.
+/// One shell word, quoted when it needs to be (`$'…'` with escapes when it holds a control
+/// character, so that a command is always one line).
 fn quote(a: &str) -> String {
-    if a.is_empty() || a.contains([' ', '\'', '"', '$', '(', ')', '*', '|', ';', '&']) {
+    if a.chars().any(char::is_control) {
+        let mut out = String::from("$'");
+        for c in a.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32 & 0xff)),
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        return out;
+    }
+    if a.is_empty()
+        || a.contains([
+            ' ', '\'', '"', '$', '(', ')', '*', '|', ';', '&', '<', '>', '#', '`', '\\',
+        ])
+    {
         format!("'{}'", a.replace('\'', "'\\''"))
     } else {
         a.to_string()
@@ -192,13 +212,29 @@ mod tests {
         assert_eq!(dir.as_deref(), Some("/w/repo/tests/fixtures"));
         assert_eq!(
             command(&a, dir.as_deref()),
-            "kernelab check bitwise tensor/a.npz tensor/b.npz --label 'it'\\''s'"
+            "kernelab check bitwise tensor/a.npz tensor/b.npz --record bundle --label x"
         );
-        assert_eq!(command(&b, dir.as_deref()), "kernelab profile t.json.gz");
+        assert_eq!(
+            command(&b, dir.as_deref()),
+            "kernelab profile t.json.gz --record bundle --label x"
+        );
         assert_eq!(tail("/w/repo/tests/fixtures"), "tests/fixtures");
         // Relative inputs leave the commands as typed.
         let c = record(&["kernelab", "check", "finite", "a.npy"], &["a.npy"]);
         assert_eq!(common_dir(&[&c]), None);
-        assert_eq!(command(&c, None), "kernelab check finite a.npy");
+        assert_eq!(
+            command(&c, None),
+            "kernelab check finite a.npy --record bundle --label x"
+        );
+    }
+}
+
+#[cfg(test)]
+mod quote_tests {
+    #[test]
+    fn a_word_with_a_newline_stays_on_one_line() {
+        assert_eq!(super::quote("a\n# b"), "$'a\\n# b'");
+        assert_eq!(super::quote("it's"), "'it'\\''s'");
+        assert_eq!(super::quote("plain"), "plain");
     }
 }

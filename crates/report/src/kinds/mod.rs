@@ -19,6 +19,7 @@ mod code_matrix;
 pub mod code_show;
 pub mod compare;
 pub mod counters;
+mod impact;
 pub mod kernel_run;
 pub mod metrics;
 pub mod profile;
@@ -238,6 +239,8 @@ registry! {
     Counters(CountersBody) = ["counters"];
     /// `sweep`.
     Sweep(SweepBody) = ["sweep"];
+    /// `impact`.
+    Impact(crate::impact::Impact) = ["impact"];
 }
 
 /// A change as the summary's (ratio, interval) pair; `None` when unavailable.
