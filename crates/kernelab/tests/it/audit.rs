@@ -214,14 +214,19 @@ fn planted_errors_are_caught_with_their_lines() {
     );
     let (code, found) = check(dir.path(), &note);
     assert_eq!(code, 1);
-    assert_eq!(
-        found,
-        vec![(
+    // The sum is caught; the invented shares themselves (under no label) are also checked
+    // against every record, and match none.
+    assert!(
+        found.contains(&(
             line_of(&note, "| c | 15.0% |"),
             "15.0%".into(),
             "share sum over 100%: the table's shares add up to 110.00% by this row".into()
-        )]
+        )),
+        "{found:?}"
     );
+    assert!(found
+        .iter()
+        .any(|(_, q, p)| q == "60.0%" && p.starts_with("matches no figure")));
 
     // A figure that no longer matches the bundle (the family's total in the request).
     let note = edit(&md, "415.486 µs over 5 calls", "425.486 µs over 5 calls");
@@ -233,7 +238,7 @@ fn planted_errors_are_caught_with_their_lines() {
     assert!(
         found[0]
             .2
-            .contains("nearest: profile gdn_request: recompute_w_u_fwd_kernel total = 415.486 µs"),
+            .contains("recompute_w_u_fwd_kernel total = 415.486 µs"),
         "{found:?}"
     );
 }
@@ -430,4 +435,23 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
     let (code, found) = check(dir.path(), &planted);
     assert_eq!(code, 1, "{found:?}");
     assert!(found.iter().any(|(_, q, _)| q == "99.99 s"), "{found:?}");
+}
+
+/// Claims the audit used to miss: "k of N" counts written in words, and lines of a note that
+/// name no bundle label (checked against every record, not skipped).
+#[test]
+fn counts_in_words_and_notes_without_labels_are_checked() {
+    let (dir, _) = setup();
+    let good = "# Notes\n\nw8s2: 6 of 6 gates passed; 1 of 1 kernels changed.\n\nrecompute_w_u_fwd_kernel took 415.486 µs over 5 calls in the request.\n";
+    let (code, found) = check(dir.path(), good);
+    assert_eq!((code, &found), (0, &vec![]), "{found:?}");
+    let bad = "# Notes\n\nw8s2: 5 of 6 gates passed; 2 of 3 kernels changed.\n\nrecompute_w_u_fwd_kernel took 425.486 µs over 5 calls in the request.\n";
+    let (code, found) = check(dir.path(), bad);
+    assert_eq!(code, 1);
+    let quoted: Vec<&str> = found.iter().map(|(_, q, _)| q.as_str()).collect();
+    assert_eq!(quoted, ["5 of 6", "2 of 3", "425.486 µs"], "{found:?}");
+    assert!(
+        found.iter().all(|(l, _, _)| *l == 3 || *l == 5),
+        "{found:?}"
+    );
 }

@@ -77,6 +77,17 @@ impl Sink<'_> {
         }
     }
 
+    /// A count of a total ("3 of 4 configs", "6/6" gates).
+    pub fn count_of(&mut self, part: usize, total: usize, what: &str) {
+        self.out.push(Figure {
+            kind: Kind::Gates,
+            value: part as f64,
+            total: total as f64,
+            what: format!("{}: {what}", self.source),
+            subject: None,
+        });
+    }
+
     /// A ratio with its interval, and the same as changes.
     pub fn ratio(&mut self, c: &kernelab_stats::Change, what: &str) {
         let Some(r) = c.ratio() else {

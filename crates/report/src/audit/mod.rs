@@ -97,9 +97,13 @@ impl<'a> Auditor<'a> {
         s.into_iter().collect()
     }
 
-    /// The figures a line may quote: those of its labels, narrowed to the families it names.
+    /// The figures a line may quote: those of its labels (a line under no label's heading that
+    /// names none is checked against every record), narrowed to the families it names.
     fn quotable(&self, text: &str) -> (Vec<String>, Vec<&'a Figure>) {
-        let labels = self.scope(text);
+        let mut labels = self.scope(text);
+        if labels.is_empty() {
+            labels = self.figures.keys().cloned().collect();
+        }
         let map: &'a BTreeMap<String, Vec<Figure>> = self.figures;
         let all: Vec<&'a Figure> = labels.iter().filter_map(|l| map.get(l)).flatten().collect();
         let named: BTreeSet<&str> = all

@@ -126,6 +126,12 @@ fn unit_at(rest: &str) -> Option<(Unit, f64, usize)> {
 
 /// Digits (with `,` thousands groups when the first group has at most three digits) from byte
 /// `i`; returns the end and the digits without separators.
+/// The nouns whose "K of N" claims are checked (singular and plural).
+const OF_NOUNS: [&str; 14] = [
+    "configs", "config", "builds", "build", "kernels", "kernel", "gates", "gate", "requests",
+    "request", "points", "point", "tensors", "tensor",
+];
+
 fn digits(s: &str, i: usize) -> (usize, String) {
     let b = s.as_bytes();
     let mut j = i;
@@ -213,6 +219,36 @@ fn number_at(line: &str, start: usize, sign: Option<char>) -> Result<Num, usize>
         }
     }
     let rest = &line[j..];
+    // "K of N configs" (builds, kernels, gates, requests, points, tensors) in words: a count
+    // of a total, checked like N/M.
+    if decimals == 0 && sign.is_none() {
+        if let Some(after) = rest.strip_prefix(" of ") {
+            if after.starts_with(|c: char| c.is_ascii_digit()) {
+                let at = j + 4;
+                let (k, m) = digits(line, at);
+                let noun = line[k..].trim_start_matches(' ');
+                let counted = OF_NOUNS.iter().any(|w| {
+                    noun.strip_prefix(w)
+                        .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric()))
+                });
+                if let (true, Ok(p), Ok(t)) = (counted, text.parse::<u64>(), m.parse::<u64>()) {
+                    return Ok(Num {
+                        start,
+                        end: k,
+                        text: line[start..k].to_string(),
+                        raw: p as f64,
+                        decimals: 0,
+                        unit: Unit::None,
+                        scale: 1.0,
+                        signed: false,
+                        plus_minus: false,
+                        calls: false,
+                        gates: Some((p, t)),
+                    });
+                }
+            }
+        }
+    }
     // N/M: gates.
     if decimals == 0 && sign.is_none() {
         if let Some(after) = rest.strip_prefix('/') {
@@ -323,6 +359,9 @@ mod tests {
         let n = one("12.8 s total");
         assert!(n.matches(12.8e9));
         assert!(one("| 6/6 |").gates == Some((6, 6)));
+        assert_eq!(one("3 of 4 configs passed").gates, Some((3, 4)));
+        assert_eq!(one("2 of 3 builds changed").gates, Some((2, 3)));
+        assert!(numbers("2 of 3 days").iter().all(|n| n.gates.is_none()));
         assert!(one("5 calls").calls);
         assert_eq!(one("-3.404 points").unit, Unit::Points);
     }

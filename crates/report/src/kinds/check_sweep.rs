@@ -1,6 +1,7 @@
 //! `check_sweep`: every gate over a sweep of configurations of saved outputs.
 
 use super::{pass_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
+use crate::audit::Sink;
 use crate::evidence::parts::{check_part, sweep_lines};
 use kernelab_tensor::SweepReport;
 
@@ -25,5 +26,10 @@ impl RecordKind for SweepReport {
     }
     fn pass(&self) -> Option<bool> {
         Some(self.pass)
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        for g in &self.gates {
+            sink.count_of(g.passed, g.total, &format!("configs passing {}", g.gate));
+        }
     }
 }

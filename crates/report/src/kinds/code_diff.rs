@@ -34,6 +34,12 @@ impl RecordKind for ObjectDiff {
         plain(text, mark)
     }
     fn figures(&self, sink: &mut Sink<'_>) {
+        let changed = self
+            .kernels
+            .iter()
+            .filter(|k| k.code_changed.unwrap_or(true))
+            .count();
+        sink.count_of(changed, self.kernels.len(), "kernels changed");
         for k in &self.kernels {
             let s = Some(k.symbol.as_str());
             for r in k.classes.iter().chain(&k.mnemonics).chain(&k.resources) {

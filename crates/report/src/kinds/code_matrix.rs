@@ -1,6 +1,7 @@
 //! `code_matrix`: which builds of a sweep changed their machine code.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::audit::Sink;
 use kernelab_code::Matrix;
 
 impl RecordKind for Matrix {
@@ -19,5 +20,8 @@ impl RecordKind for Matrix {
                 Mark::Warn
             },
         )
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        sink.count_of(self.changed, self.total, "builds changed");
     }
 }

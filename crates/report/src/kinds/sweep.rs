@@ -1,6 +1,7 @@
 //! `sweep`: every gate (and timing) over a grid of configurations.
 
 use super::{gate_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
+use crate::audit::Sink;
 use crate::documents::SweepBody;
 
 impl RecordKind for SweepBody {
@@ -25,5 +26,20 @@ impl RecordKind for SweepBody {
     }
     fn pass(&self) -> Option<bool> {
         Some(self.pass)
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        sink.count_of(self.passed, self.total, "configs passed every gate");
+        sink.count_of(
+            self.bitwise_equal,
+            self.bitwise_checked,
+            "configs bitwise equal",
+        );
+        let changed = self.builds.iter().filter(|b| b.changed).count();
+        sink.count_of(changed, self.builds.len(), "builds change code");
+        sink.count_of(
+            self.code_changed_points,
+            self.total,
+            "configs with changed code",
+        );
     }
 }
