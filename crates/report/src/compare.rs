@@ -77,6 +77,13 @@ pub fn compare_tables(
                 .map(|i| format!("candidate: {} ({})", i.path, i.format)),
         )
         .collect();
+    // Shares are medians over runs when a side has several: they need not add up to 100%.
+    let runs = c.base_runs > 1 || c.cand_runs > 1;
+    let (share_base, share_cand) = if runs {
+        ("median share base", "median share cand")
+    } else {
+        ("share base", "share cand")
+    };
     let mut t = Table::new(
         "Per-family change (baseline → candidate; ratio = candidate / baseline, change = ratio − 1)",
         &[
@@ -87,8 +94,8 @@ pub fn compare_tables(
             ("delta", Align::Right),
             ("ratio", Align::Right),
             ("change", Align::Right),
-            ("share base", Align::Right),
-            ("share cand", Align::Right),
+            (share_base, Align::Right),
+            (share_cand, Align::Right),
             ("verdict", Align::Left),
         ],
     );

@@ -417,6 +417,55 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
             assert!(md.contains(needle), "{needle}");
         }
     }
+    // Any command's own `--format md` output pasted under its label passes too.
+    let gdn = p("h200_pair/gdn_w4s3_run1.json.gz");
+    let runs = |c: &str| -> Vec<String> {
+        (1..=3)
+            .map(|i| p(&format!("h200_pair/gdn_{c}_run{i}.json.gz")))
+            .collect()
+    };
+    let mut compare = vec!["compare".to_string(), "--base".into()];
+    compare.extend(runs("w4s3"));
+    compare.push("--cand".into());
+    compare.extend(runs("w8s2"));
+    let (c4, c8) = (
+        p("code/recompute_w_u_fwd_kernel_w4s3.cubin"),
+        p("code/recompute_w_u_fwd_kernel_w8s2.cubin"),
+    );
+    let pasted: Vec<(&str, Vec<String>)> = vec![
+        ("gdn_request", vec!["profile".into(), gdn.clone()]),
+        ("w8s2", compare),
+        (
+            "w8s2",
+            vec![
+                "code".into(),
+                "diff".into(),
+                c4,
+                c8,
+                "--no-disassemble".into(),
+            ],
+        ),
+        ("w8s2", vec!["metrics".into(), ncu.clone()]),
+        (
+            "sdpa",
+            vec![
+                "serve".into(),
+                "--analyze".into(),
+                "--resume".into(),
+                serve.clone(),
+            ],
+        ),
+    ];
+    for (label, args) in pasted {
+        let out = kernelab()
+            .args(&args)
+            .args(["--format", "md"])
+            .output()
+            .expect("runs");
+        let md = format!("# {label}\n\n{}", String::from_utf8_lossy(&out.stdout));
+        let (code, found) = check(dir.path(), &md);
+        assert_eq!((code, &found), (0, &vec![]), "{args:?}");
+    }
     // A figure changed in the serving table is caught.
     let out = kernelab().arg("report").arg(&b).output().expect("runs");
     let md = String::from_utf8(out.stdout).expect("UTF-8");

@@ -151,6 +151,14 @@ impl Sink<'_> {
         if let Some(m) = r.median_ns {
             self.add(Kind::Time, m, &format!("{} median", r.name), s);
         }
+        for (what, v) in [("min", r.min_ns), ("max", r.max_ns)] {
+            if let Some(v) = v {
+                self.add(Kind::Time, v as f64, &format!("{} {what}", r.name), s);
+            }
+        }
+        if let Some(v) = r.stddev_ns {
+            self.add(Kind::Time, v, &format!("{} standard deviation", r.name), s);
+        }
         self.add(Kind::Share, r.share, &format!("{} share", r.name), s);
         self.add(Kind::Count, r.calls as f64, &format!("{} calls", r.name), s);
     }

@@ -185,6 +185,86 @@ impl<'a> Auditor<'a> {
         self.lookup_all(line, text, text, Context::default(), &agree);
     }
 
+    /// A row with `calls`, `total` and `mean` columns: the mean must be total / calls (within
+    /// the printed rounding of all three).
+    fn mean_of_total(&mut self, line: usize, header: &[String], cs: &[String]) {
+        let col = |w: &str| {
+            header
+                .iter()
+                .position(|h| h.to_lowercase().split_whitespace().next() == Some(w))
+        };
+        let num = |i: Option<usize>| numbers(cs.get(i?)?).into_iter().next();
+        let (Some(calls), Some(total), Some(mean)) =
+            (num(col("calls")), num(col("total")), num(col("mean")))
+        else {
+            return;
+        };
+        if calls.unit != Unit::None || total.unit != Unit::Time || mean.unit != Unit::Time {
+            return;
+        }
+        let n = calls.value();
+        if n < 1.0 || calls.decimals > 0 {
+            return;
+        }
+        let (lo, hi) = (
+            (total.value() - total.half()) / n,
+            (total.value() + total.half()) / n,
+        );
+        self.out.checked += 1;
+        if !mean.meets(lo, hi) {
+            self.mismatch(
+                line,
+                mean.text.clone(),
+                format!(
+                    "mean is not total / calls: {} / {} = {}",
+                    total.text,
+                    calls.text,
+                    crate::format::duration_ns((lo + hi) / 2.0)
+                ),
+            );
+        }
+    }
+
+    /// A whole-trace table with `busy`, `gap` and `wall` rows: in every column, busy time plus
+    /// the gaps between busy stretches cannot exceed the wall (first kernel start to last end).
+    fn busy_gaps_wall(&mut self, first: usize, header: &[String], body: &[&str]) {
+        let row = |name: &str| {
+            body.iter().enumerate().find_map(|(k, r)| {
+                let cs = cells(r);
+                let head = cs.first()?.to_lowercase();
+                (head == name || head == format!("{name}s") || head == format!("gpu {name}"))
+                    .then_some((k, cs))
+            })
+        };
+        let (Some((_, busy)), Some((_, gap)), Some((wk, wall))) =
+            (row("busy"), row("gap"), row("wall"))
+        else {
+            return;
+        };
+        for i in 1..header.len() {
+            let num = |cs: &[String]| {
+                numbers(cs.get(i)?)
+                    .into_iter()
+                    .find(|n| n.unit == Unit::Time && !n.signed)
+            };
+            let (Some(b), Some(g), Some(w)) = (num(&busy), num(&gap), num(&wall)) else {
+                continue;
+            };
+            self.out.checked += 1;
+            let least = b.value() - b.half() + g.value() - g.half();
+            if least > w.value() + w.half() {
+                self.mismatch(
+                    first + wk,
+                    w.text.clone(),
+                    format!(
+                        "busy + gaps exceed the wall: {} + {} > {} ({})",
+                        b.text, g.text, w.text, header[i]
+                    ),
+                );
+            }
+        }
+    }
+
     fn table(&mut self, first: usize, rows: &[&str]) {
         let cells = |r: &str| -> Vec<String> { cells(r) };
         let separator = |r: &str| r.chars().all(|c| "|-: ".contains(c));
@@ -205,11 +285,21 @@ impl<'a> Auditor<'a> {
                 numbers(cs.get(i?)?).into_iter().find(|n| n.gates.is_none())
             };
             let (b, c) = (first_num(find(Role::Base)), first_num(find(Role::Cand)));
-            shares.push(find(Role::Share).and_then(|i| {
-                numbers(cs.get(i)?)
-                    .into_iter()
-                    .find(|n| n.unit == Unit::Percent)
-            }));
+            // Medians of shares over runs are not shares of one total: no sum to check.
+            let of_one_total = |i: usize| {
+                !header
+                    .get(i)
+                    .is_some_and(|h| h.to_lowercase().contains("median"))
+            };
+            shares.push(
+                find(Role::Share)
+                    .filter(|&i| of_one_total(i))
+                    .and_then(|i| {
+                        numbers(cs.get(i)?)
+                            .into_iter()
+                            .find(|n| n.unit == Unit::Percent)
+                    }),
+            );
             for (i, cell) in cs.iter().enumerate() {
                 let r = roles.get(i).copied().unwrap_or(Role::Other);
                 let mut agree = Vec::new();
@@ -243,7 +333,9 @@ impl<'a> Auditor<'a> {
                 };
                 self.lookup_all(line, cell, row, ctx, &agree);
             }
+            self.mean_of_total(line, &header, &cs);
         }
+        self.busy_gaps_wall(first + offset, &header, body);
         if let Some((k, sum)) = share_overflow(&shares) {
             let quoted = shares[k]
                 .as_ref()

@@ -21,6 +21,16 @@ impl RecordKind for MetricsBody {
     fn figures(&self, sink: &mut Sink<'_>) {
         for l in &self.launches {
             let s = Some(l.kernel.as_str());
+            for (name, m) in &l.metrics {
+                if let (kernelab_model::MetricValue::Number(x), "%") = (&m.value, m.unit.as_str()) {
+                    sink.add(
+                        FigureKind::Share,
+                        x / 100.0,
+                        &format!("launch {} {name}", l.id),
+                        s,
+                    );
+                }
+            }
             for (key, what, kind) in [
                 ("gpu__time_duration.sum", "duration", FigureKind::Time),
                 ("Duration", "duration", FigureKind::Time),

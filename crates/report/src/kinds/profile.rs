@@ -39,6 +39,43 @@ impl RecordKind for ProfileBody {
         if let Some(g) = s.gap_ns {
             sink.add(FigureKind::Time, g as f64, "launch gaps", None);
         }
+        if let Some(w) = s.wall_ns.filter(|&w| w > 0) {
+            for (name, v) in [("GPU busy", s.busy_ns), ("launch gaps", s.gap_ns)] {
+                if let Some(v) = v {
+                    sink.add(
+                        FigureKind::Share,
+                        v as f64 / w as f64,
+                        &format!("{name} of the trace wall"),
+                        None,
+                    );
+                }
+            }
+        }
+        sink.add(
+            FigureKind::Count,
+            s.kernel_count as f64,
+            "kernels executed",
+            None,
+        );
+        for (name, ns, n) in [
+            ("memcpy", s.memcpy_ns, s.memcpy_count),
+            ("memset", s.memset_ns, s.memset_count),
+        ] {
+            if let Some(ns) = ns {
+                sink.add(FigureKind::Time, ns as f64, name, None);
+            }
+            if let Some(n) = n {
+                sink.add(
+                    FigureKind::Count,
+                    n as f64,
+                    &format!("{name} operations"),
+                    None,
+                );
+            }
+        }
+        if let Some(c) = s.gap_count {
+            sink.add(FigureKind::Count, c as f64, "launch gaps", None);
+        }
         for r in self.kernels.iter().chain(&self.other) {
             sink.profile_row(r);
         }
