@@ -241,7 +241,7 @@ impl<'a> Auditor<'a> {
         else {
             return;
         };
-        for i in 1..header.len() {
+        for (i, column) in header.iter().enumerate().skip(1) {
             let num = |cs: &[String]| {
                 numbers(cs.get(i)?)
                     .into_iter()
@@ -258,7 +258,7 @@ impl<'a> Auditor<'a> {
                     w.text.clone(),
                     format!(
                         "busy + gaps exceed the wall: {} + {} > {} ({})",
-                        b.text, g.text, w.text, header[i]
+                        b.text, g.text, w.text, column
                     ),
                 );
             }
