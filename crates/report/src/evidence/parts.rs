@@ -344,7 +344,12 @@ pub(crate) fn code_diff_part(r: &ObjectDiff) -> (Vec<Block>, String) {
                 head = format!("{} {} → {}", row[0], row[1], row[2]);
             }
         }
-        if classes.rows.is_empty() && mnemonics.rows.is_empty() {
+        if k.classes.is_empty() && k.mnemonics.is_empty() {
+            blocks.push(Block::Lines(vec![format!(
+                "{}: instructions not compared (no disassembly)",
+                crate::format::md_code(&k.symbol)
+            )]));
+        } else if classes.rows.is_empty() && mnemonics.rows.is_empty() {
             blocks.push(Block::Lines(vec![format!(
                 "{}: no instruction class or mnemonic changed",
                 crate::format::md_code(&k.symbol)
