@@ -364,6 +364,60 @@ fn html_report_loads_in_headless_chromium() {
         !log.contains("CONSOLE") && !log.contains("Uncaught"),
         "page errors: {log}"
     );
+    // Laid out by Chromium: the status and the table of changes come first, and no label of
+    // any chart runs past its chart's edges (measured with getBBox in a copy of the page with
+    // a probe script; the report itself has none).
+    assert!(
+        dom.find("class=\"status\"").expect("status") < dom.find("<h2>").expect("sections"),
+        "{dom}"
+    );
+    assert!(dom.contains("<caption>Changes (ratio"), "{dom}");
+    let probe = dir.path().join("probe.html");
+    let script = r#"<script>
+window.addEventListener('load', () => {
+  let clipped = [], n = 0;
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    const w = svg.viewBox.baseVal.width;
+    for (const t of svg.querySelectorAll('text')) {
+      const b = t.getBBox(); n += 1;
+      if (b.x < -0.5 || b.x + b.width > w + 0.5) clipped.push(t.textContent);
+    }
+  }
+  const d = document.createElement('div');
+  d.id = 'probe';
+  d.textContent = 'texts=' + n + ' clipped=' + clipped.length + ' ' + clipped.join(' | ');
+  document.body.appendChild(d);
+});
+</script></body>"#;
+    std::fs::write(&probe, page.replace("</body>", script)).expect("probe");
+    let out = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let line = dom
+        .split("<div id=\"probe\">")
+        .nth(1)
+        .and_then(|r| r.split("</div>").next())
+        .unwrap_or_else(|| panic!("no probe result: {dom}"));
+    assert!(line.contains(" clipped=0 "), "{line}");
+    let texts: usize = line
+        .trim_start_matches("texts=")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(texts > 20, "{line}");
 }
 
 /// A `kernel run` record (the real H200 one) in a bundle: gates, verdict and its chart.

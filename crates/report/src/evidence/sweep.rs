@@ -13,7 +13,18 @@ pub(crate) fn sweep_part(r: &SweepBody) -> (Vec<Block>, String, Option<bool>) {
         .first()
         .cloned()
         .unwrap_or_else(|| format!("{} of {} configs passed", r.passed, r.total));
-    let mut blocks = vec![Block::Lines(r.lines.clone())];
+    let mut lines = r.lines.clone();
+    if let Some(p) = r.points.iter().find(|p| p.verdict != PointVerdict::Pass) {
+        let first = p.gates.iter().find(|g| !g.passed).map_or_else(
+            || p.error.clone().unwrap_or_default(),
+            |g| format!("{}: {}", g.name, g.detail),
+        );
+        lines.push(format!(
+            "first config that did not pass: {} ({first})",
+            crate::format::md_code(&p.id)
+        ));
+    }
+    let mut blocks = vec![Block::Lines(lines)];
     let mut t = Table::new(
         "Points that did not pass",
         &[

@@ -43,6 +43,33 @@ pub(crate) fn open(title: &str, w: f64, h: f64, class: &str) -> String {
     )
 }
 
+/// The widest a 12 px label may be drawn, in characters (at most 7.4 px each, measured on the
+/// system sans-serif of headless Chromium): names are shortened to fit the space they have.
+pub(crate) fn chars_for(px: f64) -> usize {
+    ((px / 7.4).floor() as usize).max(4)
+}
+
+/// A label `text` shortened to `max` characters (an ellipsis in the middle keeps the start and
+/// the end of a long kernel name), with the full text as its tooltip: never clipped by the SVG
+/// edge. `anchor` is `start` or `end`.
+pub(crate) fn label(x: f64, y: f64, class: &str, anchor: &str, text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    let shown = if n <= max {
+        text.to_string()
+    } else {
+        let head = (max - 1) * 2 / 3;
+        let tail = max - 1 - head;
+        let start: String = text.chars().take(head).collect();
+        let end: String = text.chars().skip(n - tail).collect();
+        format!("{start}…{end}")
+    };
+    format!(
+        "<text x=\"{x:.1}\" y=\"{y:.1}\" class=\"{class}\" text-anchor=\"{anchor}\"><title>{}</title>{}</text>",
+        esc(text),
+        esc(&shown)
+    )
+}
+
 /// Horizontal bars: (label, value, value text). Negative values extend left of the axis.
 pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
     let (w, label_w, row_h) = (760.0, 300.0, 22.0);
@@ -69,20 +96,24 @@ pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
         esc(title),
         esc(title)
     );
-    for (i, (label, v, text)) in rows.iter().enumerate() {
+    for (i, (name, v, text)) in rows.iter().enumerate() {
         let y = 30.0 + row_h * i as f64;
         let len = v.abs() * scale;
         let x = if *v < 0.0 { zero - len } else { zero };
-        let short: String = label.chars().take(44).collect();
-        s += &format!(
-            "<text x=\"{}\" y=\"{}\" class=\"label\" text-anchor=\"end\">{}</text><rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{len:.1}\" height=\"{:.1}\" class=\"{}\"><title>{}: {}</title></rect><text x=\"{:.1}\" y=\"{}\" class=\"value\">{}</text>\n",
+        s += &label(
             label_w - 6.0,
             y + 14.0,
-            esc(&short),
+            "label",
+            "end",
+            name,
+            chars_for(label_w - 10.0),
+        );
+        s += &format!(
+            "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"{len:.1}\" height=\"{:.1}\" class=\"{}\"><title>{}: {}</title></rect><text x=\"{:.1}\" y=\"{}\" class=\"value\">{}</text>\n",
             y + 3.0,
             row_h - 6.0,
             if *v < 0.0 { "bar neg" } else { "bar" },
-            esc(label),
+            esc(name),
             esc(text),
             zero.max(x + len) + 4.0,
             y + 14.0,

@@ -138,12 +138,16 @@ pub fn forest(title: &str, rows: &[Verdicts]) -> String {
             esc(&text),
             esc(&r.verdict)
         );
-        let short: String = r.name.chars().take(34).collect();
-        s += &format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"label\" text-anchor=\"end\">{}</text><text x=\"{:.1}\" y=\"{:.1}\" class=\"value {class}\">{} {}</text>\n",
+        s += &super::label(
             x0 - 8.0,
             y + 4.0,
-            esc(&short),
+            "label",
+            "end",
+            &r.name,
+            super::chars_for(x0 - 12.0),
+        );
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"value {class}\">{} {}</text>\n",
             x1 + 10.0,
             y + 4.0,
             esc(&text),
@@ -275,14 +279,21 @@ pub fn share_bars(title: &str, rows: &[ShareBar]) -> String {
     for (i, r) in rows.iter().enumerate() {
         let y = top + row_h * i as f64;
         let class = if r.marked { "bar marked" } else { "bar" };
-        let short: String = r.label.chars().take(46).collect();
-        s += &format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"label{}\" text-anchor=\"end\">{}{}</text><rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" class=\"{class}\"><title>{}: {}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" class=\"value\">{}</text>\n",
+        let name = if r.marked {
+            format!("▶ {}", r.label)
+        } else {
+            r.label.clone()
+        };
+        s += &super::label(
             x0 - 6.0,
             y + 16.0,
-            if r.marked { " marked" } else { "" },
-            if r.marked { "▶ " } else { "" },
-            esc(&short),
+            if r.marked { "label marked" } else { "label" },
+            "end",
+            &name,
+            super::chars_for(x0 - 10.0),
+        );
+        s += &format!(
+            "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" class=\"{class}\"><title>{}: {}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" class=\"value\">{}</text>\n",
             y + 4.0,
             (x(r.share * 100.0) - x0).max(1.0),
             row_h - 7.0,

@@ -89,17 +89,35 @@ pub fn roofline_chart(
         );
     }
     for (label, ai, r) in &points {
+        let (px, py) = (sx(*ai), sy(*r));
         s += &format!(
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#c33\"><title>{}: {:.2} FLOP/byte, {:.2} TFLOP/s</title></circle>\n<text x=\"{:.1}\" y=\"{:.1}\" class=\"label\">{}</text>\n",
-            sx(*ai),
-            sy(*r),
+            "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"4\" fill=\"#c33\"><title>{}: {:.2} FLOP/byte, {:.2} TFLOP/s</title></circle>\n",
             esc(label),
             ai,
             r / 1e12,
-            sx(*ai) + 6.0,
-            sy(*r) - 6.0,
-            esc(label)
         );
+        // The label goes on the side of the point with more room, shortened to fit the chart.
+        let (room_right, room_left) = (w - px - 10.0, px - 10.0);
+        s += &if room_right >= room_left {
+            super::label(
+                px + 6.0,
+                py - 6.0,
+                "label",
+                "start",
+                label,
+                super::chars_for(room_right),
+            )
+        } else {
+            super::label(
+                px - 6.0,
+                py - 6.0,
+                "label",
+                "end",
+                label,
+                super::chars_for(room_left),
+            )
+        };
+        s.push('\n');
     }
     s += "</svg>\n";
     s
