@@ -504,3 +504,72 @@ fn counts_in_words_and_notes_without_labels_are_checked() {
         "{found:?}"
     );
 }
+
+/// Tables pasted from the terminal (box drawing) are read like Markdown tables; a
+/// tab-separated one is a warning with its line; a figure that matches records of several
+/// labels on a line naming none is a warning, not a silent pass.
+#[test]
+fn terminal_tables_are_read_and_what_cannot_be_decided_is_a_warning() {
+    let (dir, _) = setup();
+    let runs = |c: &str| -> Vec<String> {
+        (1..=3)
+            .map(|i| p(&format!("h200_pair/gdn_{c}_run{i}.json.gz")))
+            .collect()
+    };
+    let mut args = vec!["compare".to_string(), "--base".into()];
+    args.extend(runs("w4s3"));
+    args.push("--cand".into());
+    args.extend(runs("w8s2"));
+    let out = kernelab().args(&args).output().expect("runs");
+    let table = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(table.contains('┆'), "a terminal table: {table}");
+    let note = format!("# w8s2\n\n{table}");
+    let (code, found) = check(dir.path(), &note);
+    assert_eq!((code, &found), (0, &vec![]));
+    // The same table with a figure changed: caught on its line.
+    let bad = note.replace("483.164 µs", "493.164 µs");
+    let (code, found) = check(dir.path(), &bad);
+    assert_eq!(code, 1, "{found:?}");
+    assert!(found
+        .iter()
+        .any(|(l, q, _)| q == "493.164 µs" && *l == line_of(&bad, "493.164 µs")));
+    // Warnings, in the JSON document.
+    let file = dir.path().join("warn.md");
+    std::fs::write(
+        &file,
+        "# Notes\n\nfamily\tbaseline\tcandidate\nrecompute\t412.864 µs\t483.164 µs\n\nThe family took 415.486 µs.\n",
+    )
+    .expect("write");
+    let out = kernelab()
+        .args(["report", "check"])
+        .arg(&file)
+        .arg("--bundle")
+        .arg(dir.path().join("bundle"))
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let warnings: Vec<(u64, String)> = doc["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| {
+            (
+                w["line"].as_u64().unwrap_or(0),
+                w["text"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|(l, t)| *l == 4 && t.contains("tab-separated")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|(l, t)| *l == 6 && t.contains("several labels")),
+        "{warnings:?}"
+    );
+}

@@ -28,6 +28,16 @@ pub struct Mismatch {
     pub problem: String,
 }
 
+/// Something the audit could not decide: a line it could not read, or a figure that matches
+/// records of several labels on a line that names none.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Warning {
+    /// 1-based line of the note.
+    pub line: usize,
+    /// What the reader should know.
+    pub text: String,
+}
+
 /// The audit of one note.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Audit {
@@ -35,6 +45,8 @@ pub struct Audit {
     pub checked: usize,
     /// Every mismatch, in line order.
     pub mismatches: Vec<Mismatch>,
+    /// Lines the audit could not read or decide, in line order (never a mismatch).
+    pub warnings: Vec<Warning>,
 }
 
 /// How a number is read where it stands.
@@ -149,6 +161,7 @@ impl<'a> Auditor<'a> {
         ctx: Context,
         skip: &[usize],
     ) {
+        let unscoped = self.scope(scope_text).is_empty();
         let (labels, figs) = self.quotable(scope_text);
         if figs.is_empty() {
             return;
@@ -166,13 +179,41 @@ impl<'a> Auditor<'a> {
             };
             match lookup(&n, ctx, &figs) {
                 Lookup::NotQuotable => {}
-                Lookup::Found => self.out.checked += 1,
+                Lookup::Found => {
+                    self.out.checked += 1;
+                    if unscoped {
+                        self.ambiguous(line, &n, ctx, &labels);
+                    }
+                }
                 Lookup::Wrong(why) => {
                     self.out.checked += 1;
                     let problem = format!("{why} (bundle labels: {})", labels.join(", "));
                     self.mismatch(line, n.text.clone(), problem);
                 }
             }
+        }
+    }
+
+    /// On a line that names no label, a number that matches figures of several labels: which
+    /// one the note means is the reader's guess; say so.
+    fn ambiguous(&mut self, line: usize, n: &Num, ctx: Context, labels: &[String]) {
+        let matching: Vec<&String> = labels
+            .iter()
+            .filter(|l| {
+                let figs: Vec<&Figure> = self.figures.get(*l).into_iter().flatten().collect();
+                matches!(lookup(n, ctx, &figs), Lookup::Found)
+            })
+            .collect();
+        if matching.len() > 1 {
+            let names: Vec<&str> = matching.iter().map(|l| l.as_str()).collect();
+            self.out.warnings.push(Warning {
+                line,
+                text: format!(
+                    "{} matches figures of several labels ({}); name the label on the line or in a heading",
+                    n.text,
+                    names.join(", ")
+                ),
+            });
         }
     }
 
@@ -455,6 +496,38 @@ pub fn audit(note: &str, entries: &[Entry]) -> Audit {
             a.table(start + 1, &lines[start..i]);
             continue;
         }
+        // A table pasted from the terminal (comfy-table's box drawing): read as a pipe table.
+        if t.starts_with(['│', '┌', '╞', '├', '└']) {
+            let start = i;
+            while i < lines.len() && lines[i].trim_start().starts_with(['│', '┌', '╞', '├', '└'])
+            {
+                i += 1;
+            }
+            let rows: Vec<String> = lines[start..i]
+                .iter()
+                .filter_map(|l| {
+                    let l = l.trim();
+                    if l.starts_with('╞') {
+                        Some("|---|".to_string())
+                    } else if l.starts_with('│') {
+                        Some(l.replace(['│', '┆'], "|"))
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            // The header row, then the separator, as a Markdown table has them.
+            let first = start + 2;
+            let refs: Vec<&str> = rows.iter().map(String::as_str).collect();
+            a.table(first, &refs);
+            continue;
+        }
+        if t.matches('\t').count() >= 2 && numbers(t).len() >= 2 {
+            a.out.warnings.push(Warning {
+                line: i + 1,
+                text: "a tab-separated table: its cells are not read as columns (paste the `--format md` table); its numbers are checked as a sentence".into(),
+            });
+        }
         // What GitHub shows: escapes and entities undone.
         let line = &unescape(line);
         a.heading(line);
@@ -462,6 +535,7 @@ pub fn audit(note: &str, entries: &[Entry]) -> Audit {
         i += 1;
     }
     a.out.mismatches.sort_by_key(|m| m.line);
+    a.out.warnings.sort_by_key(|w| w.line);
     a.out
 }
 
@@ -476,8 +550,16 @@ pub fn audit_sections(a: &Audit) -> Vec<Section> {
             if a.mismatches.is_empty() { "" } else { ":" }
         )],
     };
+    let warnings = (!a.warnings.is_empty()).then(|| Section::Lines {
+        title: "Warnings".into(),
+        lines: a
+            .warnings
+            .iter()
+            .map(|w| format!("line {}: {}", w.line, w.text))
+            .collect(),
+    });
     if a.mismatches.is_empty() {
-        return vec![head];
+        return std::iter::once(head).chain(warnings).collect();
     }
     let mut t = Table::new(
         "Mismatches",
@@ -494,7 +576,10 @@ pub fn audit_sections(a: &Audit) -> Vec<Section> {
             m.problem.clone(),
         ]);
     }
-    vec![head, Section::Table(t)]
+    std::iter::once(head)
+        .chain(std::iter::once(Section::Table(t)))
+        .chain(warnings)
+        .collect()
 }
 
 /// A line as GitHub shows it: backslash escapes of punctuation and the entities kernelab
