@@ -308,24 +308,25 @@ fn html_report_loads_in_headless_chromium() {
         return;
     };
     let profile = tempfile::tempdir().expect("tmp");
-    let out = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", html.display()))
-        .output()
-        .expect("chromium runs");
+    let headless = |extra: &[&str], page: &Path| {
+        Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ])
+            .args(extra)
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("file://{}", page.display()))
+            .output()
+            .expect("chromium runs")
+    };
+    let out = headless(&["--enable-logging=stderr", "--v=0", "--dump-dom"], &html);
     assert!(
         out.status.success(),
         "{}",
@@ -337,20 +338,11 @@ fn html_report_loads_in_headless_chromium() {
     // A screenshot for a person to look at, in the test's output folder.
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
     let _ = std::fs::remove_file(&shot);
-    let out = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--hide-scrollbars",
-            "--window-size=1100,2400",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", html.display()))
-        .output()
-        .expect("chromium runs");
+    let screenshot = format!("--screenshot={}", shot.display());
+    let out = headless(
+        &["--hide-scrollbars", "--window-size=1100,2400", &screenshot],
+        &html,
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -390,20 +382,7 @@ window.addEventListener('load', () => {
 });
 </script></body>"#;
     std::fs::write(&probe, page.replace("</body>", script)).expect("probe");
-    let out = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", probe.display()))
-        .output()
-        .expect("chromium runs");
+    let out = headless(&["--virtual-time-budget=5000", "--dump-dom"], &probe);
     let dom = String::from_utf8_lossy(&out.stdout);
     let line = dom
         .split("<div id=\"probe\">")

@@ -126,6 +126,23 @@ fn unit_at(rest: &str) -> Option<(Unit, f64, usize)> {
 
 /// Digits (with `,` thousands groups when the first group has at most three digits) from byte
 /// `i`; returns the end and the digits without separators.
+/// A count of a total written from `start` to `end` of `line` (`6/6`, `3 of 4`).
+fn count_of(line: &str, start: usize, end: usize, part: u64, total: u64) -> Num {
+    Num {
+        start,
+        end,
+        text: line[start..end].to_string(),
+        raw: part as f64,
+        decimals: 0,
+        unit: Unit::None,
+        scale: 1.0,
+        signed: false,
+        plus_minus: false,
+        calls: false,
+        gates: Some((part, total)),
+    }
+}
+
 /// The nouns whose "K of N" claims are checked (singular and plural).
 const OF_NOUNS: [&str; 14] = [
     "configs", "config", "builds", "build", "kernels", "kernel", "gates", "gate", "requests",
@@ -232,19 +249,7 @@ fn number_at(line: &str, start: usize, sign: Option<char>) -> Result<Num, usize>
                         .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric()))
                 });
                 if let (true, Ok(p), Ok(t)) = (counted, text.parse::<u64>(), m.parse::<u64>()) {
-                    return Ok(Num {
-                        start,
-                        end: k,
-                        text: line[start..k].to_string(),
-                        raw: p as f64,
-                        decimals: 0,
-                        unit: Unit::None,
-                        scale: 1.0,
-                        signed: false,
-                        plus_minus: false,
-                        calls: false,
-                        gates: Some((p, t)),
-                    });
+                    return Ok(count_of(line, start, k, p, t));
                 }
             }
         }
@@ -256,19 +261,7 @@ fn number_at(line: &str, start: usize, sign: Option<char>) -> Result<Num, usize>
                 let (k, m) = digits(line, j + 1);
                 let ok = !line[k..].starts_with(|c: char| word_char(c) || c == '.' || c == '/');
                 if let (true, Ok(p), Ok(t)) = (ok, text.parse::<u64>(), m.parse::<u64>()) {
-                    return Ok(Num {
-                        start,
-                        end: k,
-                        text: line[start..k].to_string(),
-                        raw: p as f64,
-                        decimals: 0,
-                        unit: Unit::None,
-                        scale: 1.0,
-                        signed: false,
-                        plus_minus: false,
-                        calls: false,
-                        gates: Some((p, t)),
-                    });
+                    return Ok(count_of(line, start, k, p, t));
                 }
                 return Err(word_end(line, start));
             }

@@ -1,6 +1,6 @@
 //! `check_bitwise`: baseline and candidate outputs bit for bit.
 
-use super::{count, pass_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
+use super::{count, gate_summary, Ctx, Place, RecordKind, Rendered, Summary};
 use crate::evidence::parts::{bitwise_lines, check_part};
 use kernelab_tensor::{BitwiseReport, FileComparison};
 
@@ -15,12 +15,7 @@ impl RecordKind for FileComparison<BitwiseReport> {
         let g = count(&self.tensors, |t| {
             t.problem.is_none() && t.result.as_ref().is_some_and(|r| r.differing == 0)
         });
-        Summary {
-            gates: Some(g),
-            verdict: pass_word(self.pass),
-            ratio: None,
-            mark: pass_mark(self.pass),
-        }
+        gate_summary(g, self.pass)
     }
     fn pass(&self) -> Option<bool> {
         Some(self.pass)

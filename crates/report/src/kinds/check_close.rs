@@ -1,7 +1,7 @@
 //! `check_close` and `check_oracle`: outputs within a tolerance (of each other, or of a
 //! higher-precision reference).
 
-use super::{count, pass_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
+use super::{count, gate_summary, Ctx, Place, RecordKind, Rendered, Summary};
 use crate::evidence::parts::{check_part, close_lines};
 use kernelab_tensor::{CloseReport, FileComparison};
 
@@ -21,12 +21,7 @@ impl RecordKind for FileComparison<CloseReport> {
         let g = count(&self.tensors, |t| {
             t.problem.is_none() && t.result.as_ref().is_some_and(|r| r.mismatches == 0)
         });
-        Summary {
-            gates: Some(g),
-            verdict: pass_word(self.pass),
-            ratio: None,
-            mark: pass_mark(self.pass),
-        }
+        gate_summary(g, self.pass)
     }
     fn pass(&self) -> Option<bool> {
         Some(self.pass)

@@ -1,6 +1,6 @@
 //! `check_finite`: no NaN or infinity in the outputs.
 
-use super::{count, pass_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
+use super::{count, gate_summary, Ctx, Place, RecordKind, Rendered, Summary};
 use crate::evidence::parts::{check_part, finite_lines};
 use kernelab_tensor::FileFinite;
 use serde::{Deserialize, Serialize};
@@ -14,12 +14,7 @@ impl RecordKind for FiniteFiles {
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         let all: Vec<_> = self.files.iter().flat_map(|f| &f.tensors).collect();
-        Summary {
-            gates: Some(count(&all, |t| t.report.all_finite())),
-            verdict: pass_word(self.pass),
-            ratio: None,
-            mark: pass_mark(self.pass),
-        }
+        gate_summary(count(&all, |t| t.report.all_finite()), self.pass)
     }
     fn pass(&self) -> Option<bool> {
         Some(self.pass)

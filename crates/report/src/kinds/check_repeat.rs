@@ -1,6 +1,6 @@
 //! `check_repeat`: repeated runs give identical outputs.
 
-use super::{pass_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
+use super::{gate_summary, Ctx, Place, RecordKind, Rendered, Summary};
 use crate::evidence::parts::{check_part, repeat_lines};
 use kernelab_tensor::RepeatReport;
 
@@ -12,12 +12,7 @@ impl RecordKind for RepeatReport {
         check_part("repeat", self, self.pass, repeat_lines)
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
-        Summary {
-            gates: Some((usize::from(self.pass), 1)),
-            verdict: pass_word(self.pass),
-            ratio: None,
-            mark: pass_mark(self.pass),
-        }
+        gate_summary((usize::from(self.pass), 1), self.pass)
     }
     fn pass(&self) -> Option<bool> {
         Some(self.pass)

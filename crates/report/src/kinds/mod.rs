@@ -284,6 +284,16 @@ pub(crate) fn pass_mark(pass: bool) -> Mark {
     }
 }
 
+/// The summary row of a gate record: `passed` of its tensors or files, pass or FAIL.
+pub(crate) fn gate_summary(passed: (usize, usize), pass: bool) -> Summary {
+    Summary {
+        gates: Some(passed),
+        verdict: pass_word(pass),
+        ratio: None,
+        mark: pass_mark(pass),
+    }
+}
+
 /// A summary row with no gates and no ratio.
 pub(crate) fn plain(verdict: String, mark: Mark) -> Summary {
     Summary {
