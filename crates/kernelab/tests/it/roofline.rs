@@ -110,16 +110,22 @@ fn roofline_of_the_h200_recompute_profile_against_a_hand_computation() {
     let bytes = 8192.0 * 32.0 * (2.0 * 321.0 + 4.0 + 2.0 * 256.0);
     assert_eq!(bytes, 303_562_752.0);
     let flops = 8192.0 * 32.0 * 2.0 * 64.0 * 256.0;
-    assert_eq!(f["bytes_per_launch"], bytes);
-    assert_eq!(f["flops_per_launch"], flops);
+    assert_eq!(f["bytes_per_launch"]["value"], bytes);
+    assert_eq!(f["flops_per_launch"]["value"], flops);
     let p = &f["placement"];
     let byte_per_s = 2.0 * bytes / seconds;
-    assert!(close(p["byte_per_s"].as_f64().expect("GB/s"), byte_per_s));
     assert!(close(
-        p["flop_per_s"].as_f64().expect("FLOP/s"),
+        p["byte_per_s"]["value"].as_f64().expect("GB/s"),
+        byte_per_s
+    ));
+    assert!(close(
+        p["flop_per_s"]["value"].as_f64().expect("FLOP/s"),
         2.0 * flops / seconds
     ));
-    assert!(close(p["intensity"].as_f64().expect("AI"), flops / bytes));
+    assert!(close(
+        p["intensity"]["value"].as_f64().expect("AI"),
+        flops / bytes
+    ));
     // The ceilings: the measured DRAM copy figure wins over the 4.8 TB/s datasheet one.
     let c: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(fixture("h200_ceilings/ceilings.json")).expect("ceilings"),
@@ -129,12 +135,12 @@ fn roofline_of_the_h200_recompute_profile_against_a_hand_computation() {
         .as_f64()
         .expect("copy");
     assert_eq!(c["ceilings"][0]["kind"], "dram_copy");
-    assert!(close(v["bandwidth"].as_f64().expect("bw"), bw));
+    assert!(close(v["bandwidth"]["value"].as_f64().expect("bw"), bw));
     assert!(bw < 4.8e12);
     // 28.3 FLOP/byte × 4.2 TB/s is far below the BF16 peak: memory-bound, and the fraction
     // is the byte rate over the bandwidth (≈ 87.5%).
     assert_eq!(p["bound"], "memory");
-    let fraction = p["fraction"].as_f64().expect("fraction");
+    let fraction = p["fraction"]["value"].as_f64().expect("fraction");
     assert!(close(fraction, byte_per_s / bw), "{fraction}");
     assert!((0.87..0.88).contains(&fraction), "{fraction}");
     // Measured bytes: the mean dram__bytes.sum of the ncu file's launches.
@@ -173,7 +179,7 @@ fn roofline_sizes_from_kineto_input_dims_and_a_missing_size_is_named() {
         .find(|f| f["family"] == "recompute_w_u_fwd_kernel")
         .expect("recompute")
         .clone();
-    assert_eq!(f["bytes_per_launch"], 303_562_752.0);
+    assert_eq!(f["bytes_per_launch"]["value"], 303_562_752.0);
     // By hand from the trace: the recompute kernels' durations (µs).
     let mut text = String::new();
     std::io::Read::read_to_string(
@@ -196,7 +202,9 @@ fn roofline_sizes_from_kineto_input_dims_and_a_missing_size_is_named() {
         .collect();
     assert_eq!(f["calls"], durs.len());
     let seconds = durs.iter().sum::<f64>() / 1e6;
-    let got = f["placement"]["byte_per_s"].as_f64().expect("byte/s");
+    let got = f["placement"]["byte_per_s"]["value"]
+        .as_f64()
+        .expect("byte/s");
     let want = durs.len() as f64 * 303_562_752.0 / seconds;
     assert!((got - want).abs() <= 1e-6 * want, "{got} vs {want}");
     assert_eq!(f["placement"]["bound"], "memory");
@@ -215,6 +223,7 @@ fn roofline_sizes_from_kineto_input_dims_and_a_missing_size_is_named() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let f = &v["families"][0];
     assert_eq!(f["bytes_per_launch"]["unavailable"], "missing `B`");
+    assert!(f["bytes_per_launch"]["value"].is_null());
     assert_eq!(f["placement"]["byte_per_s"]["unavailable"], "missing `B`");
     assert!(f["placement"]["bound"].is_null());
     // A kernel spec's [sizes] fill them in (B=1, T=8192, H=HV=32, K=V=128).
@@ -237,7 +246,7 @@ fn roofline_sizes_from_kineto_input_dims_and_a_missing_size_is_named() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(v["families"][0]["bytes_per_launch"], 303_562_752.0);
+    assert_eq!(v["families"][0]["bytes_per_launch"]["value"], 303_562_752.0);
     assert_eq!(v["sizes"]["T"], 8192);
     let csv = kernelab()
         .arg("roofline")

@@ -15,9 +15,11 @@ pub const ROOFS: [Roof; 4] = [Roof::Fp32, Roof::Fp16, Roof::Bf16, Roof::Fp8];
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A number, or why the input does not give it ("missing `T`"): never a silent 0.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
+/// A number, or why the input does not give it ("missing `T`"): never a silent 0. JSON:
+/// `{"value": 1.2e12}`, or `{"value": null, "unavailable": "missing `B`"}` (the value or null,
+/// the reason beside it, as for changes); a bare number or `{"unavailable": …}` of earlier
+/// layouts reads too.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Figure {
     /// The value.
     Value(f64),
@@ -26,6 +28,66 @@ pub enum Figure {
         /// What is missing.
         unavailable: String,
     },
+}
+
+#[derive(Serialize, Deserialize)]
+struct FigureRepr {
+    value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    unavailable: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FigureIn {
+    Number(f64),
+    Object(FigureRepr),
+}
+
+impl Serialize for Figure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Figure::Value(v) if v.is_finite() => FigureRepr {
+                value: Some(*v),
+                unavailable: None,
+            },
+            Figure::Value(_) => FigureRepr {
+                value: None,
+                unavailable: Some("not a finite number".into()),
+            },
+            Figure::Unavailable { unavailable } => FigureRepr {
+                value: None,
+                unavailable: Some(unavailable.clone()),
+            },
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Figure {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Figure, D::Error> {
+        Ok(match FigureIn::deserialize(d)? {
+            FigureIn::Number(v) => Figure::Value(v),
+            FigureIn::Object(FigureRepr {
+                value: Some(v),
+                unavailable: None,
+            }) => Figure::Value(v),
+            FigureIn::Object(FigureRepr {
+                value: Some(_),
+                unavailable: Some(_),
+            }) => {
+                return Err(serde::de::Error::custom(
+                    "a figure holds a value or the reason it is unavailable, not both",
+                ))
+            }
+            FigureIn::Object(FigureRepr {
+                value: None,
+                unavailable,
+            }) => Figure::Unavailable {
+                unavailable: unavailable.unwrap_or_else(|| "not recorded".into()),
+            },
+        })
+    }
 }
 
 impl Figure {
@@ -264,6 +326,26 @@ mod tests {
         let expect = f / 1.4e-3 / 1000e12;
         assert!((p.fraction.value().unwrap_or(0.0) - expect).abs() < 1e-12);
         // Bytes only: fraction of the bandwidth; FLOP figures say why they are missing.
+        for (f, text) in [
+            (Figure::Value(1.5), r#"{"value":1.5}"#),
+            (
+                Figure::unavailable("missing `B`"),
+                r#"{"value":null,"unavailable":"missing `B`"}"#,
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&f).expect("writes"), text);
+            assert_eq!(serde_json::from_str::<Figure>(text).expect("reads"), f);
+        }
+        // Earlier layouts read too.
+        assert_eq!(
+            serde_json::from_str::<Figure>("2.0").expect("reads"),
+            Figure::Value(2.0)
+        );
+        assert_eq!(
+            serde_json::from_str::<Figure>(r#"{"unavailable": "x"}"#).expect("reads"),
+            Figure::unavailable("x")
+        );
+        assert!(serde_json::from_str::<Figure>(r#"{"value": 1.0, "unavailable": "x"}"#).is_err());
         let none = Figure::unavailable("missing `K`");
         let p = place(&none, &Figure::Value(4e9), 2e-3, &peak, &bw);
         assert_eq!(p.fraction, Figure::Value(0.5));
