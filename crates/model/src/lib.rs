@@ -18,6 +18,7 @@ mod dispatch;
 mod document;
 pub mod exact;
 pub mod expr;
+mod facts;
 mod family;
 pub mod float;
 mod fsio;
@@ -39,6 +40,7 @@ pub use dispatch::{
     Launch, LaunchConfig, Resources, Transfer, TransferKind,
 };
 pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
+pub use facts::{fact_key, typed_facts, FactValue};
 pub use family::{
     demangle_symbol, family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping,
     RuleError,

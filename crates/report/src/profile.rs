@@ -16,8 +16,8 @@ pub struct InputDoc {
     pub path: String,
     /// Detected format.
     pub format: String,
-    /// Facts about the writer.
-    pub facts: BTreeMap<String, String>,
+    /// Facts about the writer: snake_case keys, numbers where the text is a number.
+    pub facts: BTreeMap<String, kernelab_model::FactValue>,
     /// Reader notes.
     pub notes: Vec<String>,
 }
@@ -29,7 +29,9 @@ pub fn input_docs(sources: &[SourceInfo]) -> Vec<InputDoc> {
         .map(|s| InputDoc {
             path: s.path.display().to_string(),
             format: s.format.clone(),
-            facts: s.facts.iter().cloned().collect(),
+            facts: kernelab_model::typed_facts(
+                s.facts.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            ),
             notes: s.notes.clone(),
         })
         .collect()
@@ -148,8 +150,8 @@ fn kernel_table(
             opt_duration_ns(r.min_ns.map(|x| x as f64)),
             opt_duration_ns(r.max_ns.map(|x| x as f64)),
             share(r.share),
-            r.grid.clone().unwrap_or_else(|| "–".into()),
-            r.block.clone().unwrap_or_else(|| "–".into()),
+            r.grid.map_or_else(|| "–".into(), |g| g.to_string()),
+            r.block.map_or_else(|| "–".into(), |g| g.to_string()),
             regs,
             range(r.shared_bytes, bytes),
             range(r.scratch_bytes, bytes),
@@ -381,8 +383,8 @@ pub struct CsvRow<'a> {
     max_ns: Option<u64>,
     stddev_ns: Option<f64>,
     share: f64,
-    grid: Option<&'a str>,
-    block: Option<&'a str>,
+    grid: Option<String>,
+    block: Option<String>,
     registers_min: Option<u32>,
     registers_max: Option<u32>,
     agprs_max: Option<u32>,
@@ -407,8 +409,8 @@ impl<'a> From<&'a KernelRow> for CsvRow<'a> {
             max_ns: r.max_ns,
             stddev_ns: r.stddev_ns,
             share: r.share,
-            grid: r.grid.as_deref(),
-            block: r.block.as_deref(),
+            grid: r.grid.map(|g| g.to_string()),
+            block: r.block.map(|g| g.to_string()),
             registers_min: r.registers.map(|v| v.min),
             registers_max: r.registers.map(|v| v.max),
             agprs_max: r.agprs.map(|v| v.max),

@@ -34,6 +34,18 @@ pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), Strin
         return Err("the result is not a JSON object".into());
     };
     match kind {
+        "profile" => {
+            facts_of(obj.get_mut("inputs"));
+            if let Some(v) = obj.get_mut("kernels") {
+                geometries(v);
+            }
+            if let Some(v) = obj.get_mut("other") {
+                geometries(v);
+            }
+            if let Some(v) = obj.get_mut("phases") {
+                geometries(v);
+            }
+        }
         "compare" => compare(obj),
         "kernel_run" => {
             if let Some(rounds) = obj.get_mut("rounds").and_then(Value::as_array_mut) {
@@ -128,6 +140,31 @@ fn non_finite_errors(v: &mut Value) {
                 .for_each(|(_, v)| non_finite_errors(v));
         }
         Value::Array(a) => a.iter_mut().for_each(non_finite_errors),
+        _ => {}
+    }
+}
+
+/// Grids and blocks of profile rows that earlier layouts wrote as text (`"128x32x1"`,
+/// `"varies (3)"`): `[128, 32, 1]` and `{"varies": 3}`.
+fn geometries(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for k in ["grid", "block"] {
+                if let Some(Value::String(t)) = o.get(k) {
+                    let parsed = if let Some(n) =
+                        t.strip_prefix("varies (").and_then(|r| r.strip_suffix(')'))
+                    {
+                        n.parse::<u64>().ok().map(|n| json!({"varies": n}))
+                    } else {
+                        let d: Vec<u64> = t.split('x').filter_map(|x| x.parse().ok()).collect();
+                        (d.len() == 3).then(|| json!(d))
+                    };
+                    o.insert(k.to_string(), parsed.unwrap_or(Value::Null));
+                }
+            }
+            o.values_mut().for_each(geometries);
+        }
+        Value::Array(a) => a.iter_mut().for_each(geometries),
         _ => {}
     }
 }
@@ -251,6 +288,35 @@ fn rename(o: &mut Map<String, Value>, from: &str, to: &str) {
     }
 }
 
+/// The inputs' facts as this layout writes them: snake_case keys, numbers where the text is a
+/// number.
+fn facts_of(inputs: Option<&mut Value>) {
+    for input in inputs
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        if let Some(Value::Object(f)) = input.get("facts") {
+            let text: Vec<(String, String)> = f
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect();
+            let typed =
+                kernelab_model::typed_facts(text.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            input.insert(
+                "facts".into(),
+                serde_json::to_value(typed).unwrap_or(Value::Null),
+            );
+        }
+    }
+}
+
 fn compare(obj: &mut Map<String, Value>) {
     for (a, b) in [
         ("base_inputs", "baseline_inputs"),
@@ -262,6 +328,8 @@ fn compare(obj: &mut Map<String, Value>) {
     ] {
         rename(obj, a, b);
     }
+    facts_of(obj.get_mut("baseline_inputs"));
+    facts_of(obj.get_mut("candidate_inputs"));
     let row = |r: &mut Map<String, Value>| {
         rename(r, "base", "baseline");
         rename(r, "cand", "candidate");
@@ -327,6 +395,15 @@ mod tests {
             .as_str()
             .is_some_and(|w| w.contains("inf")));
         assert_eq!(r["max_abs_err"], 1.0);
+    }
+
+    #[test]
+    fn v2_grids_become_arrays() {
+        let mut v =
+            json!({"kernels": [{"grid": "128x32x1", "block": "varies (3)"}], "other": null});
+        upgrade("profile", 2, &mut v).expect("upgrades");
+        assert_eq!(v["kernels"][0]["grid"], json!([128, 32, 1]));
+        assert_eq!(v["kernels"][0]["block"], json!({"varies": 3}));
     }
 
     #[test]

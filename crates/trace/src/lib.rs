@@ -36,8 +36,8 @@ pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use ncu::read_launches as read_ncu_launches;
 pub use rank::{
-    parse_time_range, rank, ActivityRow, Filters, KernelRow, Outlier, PhaseRow, RankOptions,
-    Ranking, Summary, TimeRange, ValueRange,
+    parse_time_range, rank, ActivityRow, Filters, Geometry, KernelRow, Outlier, PhaseRow,
+    RankOptions, Ranking, Summary, TimeRange, ValueRange,
 };
 pub use rocprof::counters::{
     is_counter_header, read_counter_collection, CounterRow, MAX_COUNTER_CSV_BYTES,

@@ -76,7 +76,7 @@ fn nsys_export_versions_and_nvtx_phases() {
         "--by-phase",
     ]);
     assert_eq!(
-        doc["inputs"][0]["facts"]["nsys product_version"],
+        doc["inputs"][0]["facts"]["nsys_product_version"],
         "2022.2.1.31"
     );
     // 22 NVTX push/pop ranges named "saxpy" enclose all five kernel launches.
@@ -91,7 +91,7 @@ fn nsys_export_versions_and_nvtx_phases() {
         "--top",
         "1",
     ]);
-    assert_eq!(doc["inputs"][0]["facts"]["nsys schema_version"], "3.13.2");
+    assert_eq!(doc["inputs"][0]["facts"]["nsys_schema_version"], "3.13.2");
     // The top row of NVIDIA's cuda_gpu_kern_sum report on this file (docs/formats/nvidia.md §2.2).
     let r = &doc["kernels"][0];
     assert_eq!(

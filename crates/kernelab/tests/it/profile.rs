@@ -68,7 +68,10 @@ fn rocprofv3_layouts_read_by_column_name() {
         .to_str()
         .expect("p")]);
     assert_eq!(doc["kernels"][0]["name"], "addition_kernel");
-    assert_eq!(doc["kernels"][0]["grid"], "1024x1024x1");
+    assert_eq!(
+        doc["kernels"][0]["grid"],
+        serde_json::json!([1024, 1024, 1])
+    );
     let doc =
         profile_json(&[
             fixture("rocpd_convert_out_kernel_trace_rocm7.1.1_mi300a_excerpt.csv")

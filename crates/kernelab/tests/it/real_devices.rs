@@ -71,10 +71,10 @@ fn nsys_device_fact_names_the_gpus_that_ran_kernels() {
     let facts = &doc["inputs"][0]["facts"];
     assert_eq!(facts["device"], want.join(", "));
     assert_eq!(facts["device"], "1: NVIDIA H100 80GB HBM3");
-    assert!(facts["GPUs in the capture"]
+    assert!(facts["gpus_in_the_capture"]
         .as_str()
         .is_some_and(|s| s.contains("A100")));
-    assert!(facts["device numbers"]
+    assert!(facts["device_numbers"]
         .as_str()
         .is_some_and(|s| s.contains("CUDA device ordinal")));
 }
@@ -108,7 +108,7 @@ fn device_number_is_the_gpu_index_in_every_format() {
     // Independent: the rows with the second-smallest agent id, summed by hand.
     assert_eq!(gpu1["summary"]["kernel_time_ns"], 200 + 100);
     assert_eq!(gpu1["summary"]["devices"], serde_json::json!([1]));
-    let facts = gpu1["inputs"][0]["facts"]["device numbers"].to_string();
+    let facts = gpu1["inputs"][0]["facts"]["device_numbers"].to_string();
     assert!(
         facts.contains("agent 4 → GPU 0, agent 5 → GPU 1"),
         "{facts}"
@@ -155,7 +155,7 @@ fn rocprofv3_copies_are_on_the_gpu_of_their_kernels() {
     let gpu1 = profile_json(&a1.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(gpu1["summary"]["kernel_count"], 0);
     assert_eq!(gpu1["summary"]["memcpy_count"], 0);
-    let facts = gpu0["inputs"][1]["facts"]["device numbers"].to_string();
+    let facts = gpu0["inputs"][1]["facts"]["device_numbers"].to_string();
     assert!(facts.contains("agent 1 → GPU 0"), "{facts}");
     assert!(facts.contains("GPU end"), "{facts}");
 }
@@ -301,7 +301,7 @@ fn legacy_rocprof_chrome_trace_numbers_gpus_like_its_csv() {
         assert_eq!(gpu0["inputs"][0]["format"], "rocprof-chrome-trace");
         assert_eq!(gpu0["summary"]["kernel_count"], kernels, "{rel}");
         assert_eq!(gpu0["summary"]["memcpy_count"], copies, "{rel}");
-        let facts = gpu0["inputs"][0]["facts"]["device numbers"].to_string();
+        let facts = gpu0["inputs"][0]["facts"]["device_numbers"].to_string();
         assert!(facts.contains(&format!("agent {agent} → GPU 0")), "{facts}");
         if agent != 0 {
             let raw = profile_json(&[p, "--device", &agent.to_string()]);

@@ -152,5 +152,5 @@ fn rocpd_marker_regions_are_phases() {
     let doc = profile_json(&[db.to_str().expect("p"), "--by-phase"]);
     assert_eq!(phases(&doc), want);
     assert_eq!(want["sample"], (1, 70));
-    assert_eq!(doc["inputs"][0]["facts"]["marker ranges"], "3");
+    assert_eq!(doc["inputs"][0]["facts"]["marker_ranges"], 3);
 }

@@ -7,7 +7,7 @@ mod phase;
 mod rows;
 mod timeline;
 
-pub use rows::{KernelRow, ValueRange};
+pub use rows::{Geometry, KernelRow, ValueRange};
 
 use crate::error::{Error, ErrorKind, Result};
 use groups::Selection;

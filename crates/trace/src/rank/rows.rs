@@ -41,10 +41,10 @@ pub struct KernelRow {
     pub stddev_ns: Option<f64>,
     /// Share of all kernel time (0..1).
     pub share: f64,
-    /// Grid as `XxYxZ`, or `varies (N)`.
-    pub grid: Option<String>,
-    /// Block as `XxYxZ`, or `varies (N)`.
-    pub block: Option<String>,
+    /// Grid: `[x, y, z]`, or `{"varies": N}` when the row's launches differ.
+    pub grid: Option<Geometry>,
+    /// Block: `[x, y, z]`, or `{"varies": N}`.
+    pub block: Option<Geometry>,
     /// Registers per thread (NVIDIA) or architectural VGPRs (AMD).
     pub registers: Option<ValueRange>,
     /// AMD AGPRs.
@@ -99,12 +99,35 @@ pub(super) fn assemble(
     }
 }
 
-pub(super) fn shape(configs: &BTreeSet<Option<[u32; 3]>>) -> Option<String> {
+/// A launch geometry of a row: one `[x, y, z]` for every launch, or how many distinct ones
+/// its launches have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Geometry {
+    /// Every launch of the row has these dimensions.
+    Dims([u32; 3]),
+    /// The launches differ.
+    Varies {
+        /// Distinct dimension triples.
+        varies: usize,
+    },
+}
+
+impl std::fmt::Display for Geometry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Geometry::Dims([x, y, z]) => write!(f, "{x}x{y}x{z}"),
+            Geometry::Varies { varies } => write!(f, "varies ({varies})"),
+        }
+    }
+}
+
+pub(super) fn shape(configs: &BTreeSet<Option<[u32; 3]>>) -> Option<Geometry> {
     let known: Vec<&[u32; 3]> = configs.iter().flatten().collect();
     match known.len() {
         0 => None,
-        1 => Some(format!("{}x{}x{}", known[0][0], known[0][1], known[0][2])),
-        n => Some(format!("varies ({n})")),
+        1 => Some(Geometry::Dims(*known[0])),
+        n => Some(Geometry::Varies { varies: n }),
     }
 }
 
