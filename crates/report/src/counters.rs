@@ -3,6 +3,7 @@
 //! profiler process with the end of its stderr.
 
 use crate::format::{decimal, duration_ns, percent, thousands, UNAVAILABLE};
+use crate::format::{with_unit, Unit};
 use crate::table::{Align, Section, Table};
 use kernelab_model::counters::{CounterStat, CountersRun};
 use serde::Serialize;
@@ -15,8 +16,8 @@ pub fn value(x: Option<f64>, unit: &str) -> String {
     };
     match unit {
         "ns" => duration_ns(x),
-        "%" => format!("{}%", decimal(x, 2)),
-        "byte/second" => format!("{} GB/s", decimal(x / 1e9, 1)),
+        "%" => with_unit(x / 100.0, 2, Unit::Percent),
+        "byte/second" => with_unit(x, 1, Unit::GigaBytesPerS),
         "byte" if x.fract() == 0.0 && x >= 0.0 => format!("{} B", thousands(x as u64)),
         _ if x.fract() == 0.0 && x.abs() < 1e15 => decimal(x, 0),
         _ if x.abs() >= 1000.0 => decimal(x, 1),

@@ -60,6 +60,52 @@ pub fn signed_duration_ns(ns: f64) -> String {
     }
 }
 
+/// A figure with a fixed number of decimals, thousands separators and its unit: `4.213 TB/s`,
+/// `87.5%`, `14.094 ms`. Every unit a renderer shows outside [`duration_ns`] goes through here.
+pub fn with_unit(x: f64, decimals: usize, unit: Unit) -> String {
+    let (scale, suffix) = match unit {
+        Unit::Percent => (100.0, "%"),
+        Unit::Seconds => (1.0, " s"),
+        Unit::SecondsAsMs => (1e3, " ms"),
+        Unit::SecondsAsUs => (1e6, " µs"),
+        Unit::NsAsMs => (1e-6, " ms"),
+        Unit::TeraBytesPerS => (1e-12, " TB/s"),
+        Unit::GigaBytesPerS => (1e-9, " GB/s"),
+        Unit::TeraFlopPerS => (1e-12, " TFLOP/s"),
+        Unit::TokensPerS => (1.0, " tok/s"),
+        Unit::RequestsPerS => (1.0, " req/s"),
+        Unit::Bytes => (1.0, " B"),
+    };
+    format!("{}{suffix}", decimal(x * scale, decimals))
+}
+
+/// The units [`with_unit`] draws (from the figure's base unit to the one shown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A fraction shown as a percentage.
+    Percent,
+    /// Seconds.
+    Seconds,
+    /// Seconds shown in milliseconds.
+    SecondsAsMs,
+    /// Seconds shown in microseconds.
+    SecondsAsUs,
+    /// Nanoseconds shown in milliseconds.
+    NsAsMs,
+    /// Bytes per second shown in TB/s.
+    TeraBytesPerS,
+    /// Bytes per second shown in GB/s.
+    GigaBytesPerS,
+    /// FLOP per second shown in TFLOP/s.
+    TeraFlopPerS,
+    /// Tokens per second.
+    TokensPerS,
+    /// Requests per second.
+    RequestsPerS,
+    /// Bytes.
+    Bytes,
+}
+
 /// An optional duration; `unavailable` when `None`.
 pub fn opt_duration_ns(ns: Option<f64>) -> String {
     ns.map(duration_ns)
@@ -245,6 +291,10 @@ mod tests {
             md_line("void add_kernel<float>(float*, int) | x\n# _y"),
             "void add_kernel&lt;float&gt;(float\\*, int) \\| x \\# \\_y"
         );
+        assert_eq!(with_unit(0.875, 1, Unit::Percent), "87.5%");
+        assert_eq!(with_unit(0.014094, 3, Unit::SecondsAsMs), "14.094 ms");
+        assert_eq!(with_unit(4.213e12, 3, Unit::TeraBytesPerS), "4.213 TB/s");
+        assert_eq!(with_unit(1234.5, 1, Unit::TokensPerS), "1,234.5 tok/s");
         assert_eq!(md_cell("tpot_mean_s"), "tpot_mean_s");
         assert_eq!(md_cell("gpu__time_duration.sum"), "gpu__time_duration.sum");
         assert_eq!(md_prose("**a** <b> `c<d>`"), "**a** &lt;b&gt; `c<d>`");

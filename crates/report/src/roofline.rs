@@ -3,6 +3,7 @@
 
 use crate::evidence::Block;
 use crate::format::decimal;
+use crate::format::{with_unit, Unit};
 use crate::table::{Align, Section, Table};
 use kernelab_model::roofline::{Bound, Ceiling, CeilingKind, Ceilings, Figure, Roof, Roofline};
 use serde::Serialize;
@@ -10,9 +11,9 @@ use serde::Serialize;
 /// A value of a ceiling's unit: `4.213 TB/s`, `780.1 TFLOP/s`, `2.51 µs`.
 pub fn ceiling_value(kind: CeilingKind, v: f64) -> String {
     match kind.unit() {
-        "byte/second" => format!("{} TB/s", decimal(v / 1e12, 3)),
-        "flop/second" => format!("{} TFLOP/s", decimal(v / 1e12, 1)),
-        _ => format!("{} µs", decimal(v * 1e6, 2)),
+        "byte/second" => with_unit(v, 3, Unit::TeraBytesPerS),
+        "flop/second" => with_unit(v, 1, Unit::TeraFlopPerS),
+        _ => with_unit(v, 2, Unit::SecondsAsUs),
     }
 }
 
@@ -37,7 +38,7 @@ fn row(c: &Ceiling) -> Vec<String> {
         .unwrap_or_else(|| "–".into());
     let ratio = match (&c.measured, &c.datasheet) {
         (Some(m), Some(q)) if c.kind != CeilingKind::LaunchOverhead => {
-            format!("{}%", decimal(100.0 * m.value / q.value, 1))
+            with_unit(m.value / q.value, 1, Unit::Percent)
         }
         _ => "–".into(),
     };
@@ -183,7 +184,7 @@ pub fn roofline_sections(r: &Roofline) -> Vec<Section> {
         let mut row = vec![
             f.family.clone(),
             f.calls.to_string(),
-            format!("{} ms", decimal(f.total_ns as f64 / 1e6, 3)),
+            with_unit(f.total_ns as f64, 3, Unit::NsAsMs),
             f.roof.map(roof_label).unwrap_or("no rule").into(),
         ];
         if f.rule_line.is_some() {
@@ -203,9 +204,7 @@ pub fn roofline_sections(r: &Roofline) -> Vec<Section> {
             row.push(figure(&p.flop_per_s, |v| decimal(v / 1e12, 2)));
             row.push(figure(&p.byte_per_s, |v| decimal(v / 1e9, 1)));
             row.push(figure(&p.intensity, |v| decimal(v, 2)));
-            row.push(figure(&p.fraction, |v| {
-                format!("{}%", decimal(100.0 * v, 1))
-            }));
+            row.push(figure(&p.fraction, |v| with_unit(v, 1, Unit::Percent)));
         } else {
             row.extend(["–", "–", "–", "–"].map(String::from));
         }

@@ -2,7 +2,7 @@
 //! candidate (Δ%) | interval | verdict"), each round's figures, the server starts, the
 //! output-identity gate; and one CSV row per case, concurrency and metric.
 
-use crate::format::{bytes, percent, UNAVAILABLE};
+use crate::format::{bytes, percent, with_unit, Unit, UNAVAILABLE};
 use crate::table::{Align, Section, Table};
 use kernelab_model::serve::{ServeMetric, ServeResult};
 use serde::Serialize;
@@ -12,10 +12,10 @@ fn figure(metric: &str, v: Option<f64>) -> String {
     match v {
         None => UNAVAILABLE.into(),
         Some(x) if metric.ends_with("_s") && !metric.ends_with("tok_s") => {
-            format!("{:.3} ms", x * 1e3)
+            with_unit(x, 3, Unit::SecondsAsMs)
         }
-        Some(x) if metric.ends_with("req_s") => format!("{x:.2} req/s"),
-        Some(x) => format!("{x:.1} tok/s"),
+        Some(x) if metric.ends_with("req_s") => with_unit(x, 2, Unit::RequestsPerS),
+        Some(x) => with_unit(x, 1, Unit::TokensPerS),
     }
 }
 
@@ -44,6 +44,16 @@ fn medians_change(m: &ServeMetric) -> String {
         .change()
         .map(|x| percent(x, true))
         .unwrap_or_else(|| UNAVAILABLE.into())
+}
+
+/// A metric's name as the tables show it, without the unit its JSON name ends in (the unit is
+/// on every value: `tpot_mean_s` with `14.094 ms` would read as a contradiction).
+fn shown(metric: &str) -> &str {
+    metric
+        .strip_suffix("_tok_s")
+        .or_else(|| metric.strip_suffix("_req_s"))
+        .or_else(|| metric.strip_suffix("_s"))
+        .unwrap_or(metric)
 }
 
 /// Whether a metric is in the main table (means and p99s, throughput); the rest go to CSV/JSON.
@@ -84,7 +94,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
         for m in ms.iter().filter(|m| main_metric(&m.metric)) {
             let (delta, interval, verdict) = verdict(m);
             t.push(vec![
-                m.metric.clone(),
+                shown(&m.metric).to_string(),
                 format!(
                     "{} → {} ({})",
                     figure(&m.metric, m.baseline),
@@ -103,7 +113,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             .find(|m| m.metric == "tpot_mean_s" || m.metric == "e2e_mean_s")
         {
             let mut t = Table::new(
-                format!("Case {c}, concurrency {k}: {} per round", tp.metric),
+                format!("Case {c}, concurrency {k}: {} per round", shown(&tp.metric)),
                 &[
                     ("Round", Align::Right),
                     ("Baseline", Align::Right),
@@ -140,7 +150,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             s.round.to_string(),
             s.server.clone(),
             s.health_s
-                .map(|h| format!("{h:.2} s"))
+                .map(|h| with_unit(h, 2, Unit::Seconds))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             s.ending.clone().unwrap_or_else(|| UNAVAILABLE.into()),
             s.peak_gpu_memory_bytes
