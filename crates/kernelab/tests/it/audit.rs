@@ -573,3 +573,33 @@ fn terminal_tables_are_read_and_what_cannot_be_decided_is_a_warning() {
         "{warnings:?}"
     );
 }
+
+/// A share that is not its row's total over the table's total is caught on its row, against the
+/// total the other rows agree on.
+#[test]
+fn a_share_that_is_not_part_over_total_is_caught() {
+    let (dir, md) = setup();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| 1 | chunk_gated_delta_rule_fwd_kernel_h_blockdim64 |"))
+        .expect("the profile's top row")
+        .to_string();
+    let share = row
+        .trim_end_matches(" |")
+        .rsplit(" | ")
+        .next()
+        .expect("share cell")
+        .to_string();
+    assert!(share.ends_with('%'), "{row}");
+    let planted = md.replacen(&row, &row.replace(&share, "30.17%"), 1);
+    let (code, found) = check(dir.path(), &planted);
+    assert_eq!(code, 1);
+    assert!(
+        found
+            .iter()
+            .any(|(l, q, p)| *l == line_of(&planted, "| 30.17% |")
+                && q == "30.17%"
+                && p.starts_with("share is not this row's total over the table's total")),
+        "{found:?}"
+    );
+}

@@ -608,4 +608,9 @@ fn report_markdown() {
     settings("report BUNDLE", &[bundle.path()]).bind(|| {
         insta::assert_snapshot!("report_md", text);
     });
+    // The HTML page of the same bundle (tables, inline code, the SVG charts with their labels).
+    let html = run(&fx, &["report", b, "--format", "html"], 0);
+    settings("report BUNDLE --format html", &[bundle.path()]).bind(|| {
+        insta::assert_snapshot!("report_html", html);
+    });
 }

@@ -60,6 +60,19 @@ struct Context {
     calls: bool,
 }
 
+/// A table row's share and total, and the grand total they imply.
+struct Implied {
+    line: usize,
+    share: String,
+    total: String,
+    range: (f64, f64),
+}
+
+/// The value (ns) of a duration as written.
+fn parse_total(text: &str) -> f64 {
+    numbers(text).first().map_or(f64::NAN, Num::value)
+}
+
 /// What looking a number up found.
 enum Lookup {
     /// No figure of the scope is of the number's kind.
@@ -266,6 +279,81 @@ impl<'a> Auditor<'a> {
         }
     }
 
+    /// Rows with a `total` (a duration) and a `share` column: a row's share is its total over
+    /// one grand total, so each row implies a grand total (total / share, within both printed
+    /// roundings). The grand total most rows agree on is taken; the rows that cannot give it are
+    /// reported.
+    fn share_of_total(
+        &self,
+        line: usize,
+        header: &[String],
+        cs: &[String],
+        implied: &mut Vec<Implied>,
+    ) {
+        let col = |w: &str| {
+            header
+                .iter()
+                .position(|h| h.to_lowercase().split_whitespace().next() == Some(w))
+        };
+        let num = |i: Option<usize>| numbers(cs.get(i?)?).into_iter().next();
+        let (Some(total), Some(share)) = (num(col("total")), num(col("share"))) else {
+            return;
+        };
+        if total.unit != Unit::Time || share.unit != Unit::Percent || share.signed {
+            return;
+        }
+        let (slo, shi) = (share.value() - share.half(), share.value() + share.half());
+        if slo <= 0.0 {
+            return;
+        }
+        let (tlo, thi) = (total.value() - total.half(), total.value() + total.half());
+        implied.push(Implied {
+            line,
+            share: share.text.clone(),
+            total: total.text.clone(),
+            range: (tlo / shi, thi / slo),
+        });
+    }
+
+    fn shares_of_one_total(&mut self, rows: &[Implied]) {
+        if rows.len() < 3 {
+            return;
+        }
+        // The point covered by the most ranges (a sweep over their ends).
+        let mut ends: Vec<(f64, i32)> = rows
+            .iter()
+            .flat_map(|r| [(r.range.0, 1), (r.range.1 * (1.0 + 1e-9), -1)])
+            .collect();
+        ends.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let (mut n, mut best, mut at) = (0, 0, 0.0);
+        for (x, d) in ends {
+            n += d;
+            if n > best {
+                best = n;
+                at = x;
+            }
+        }
+        self.out.checked += rows.len();
+        if (best as usize) * 2 <= rows.len() {
+            return;
+        }
+        for r in rows {
+            if !(r.range.0 <= at && at <= r.range.1 * (1.0 + 1e-9)) {
+                self.mismatch(
+                    r.line,
+                    r.share.clone(),
+                    format!(
+                        "share is not this row's total over the table's total: {} of {} is {}, not {}",
+                        r.total,
+                        crate::format::duration_ns(at),
+                        crate::format::percent(parse_total(&r.total) / at, false),
+                        r.share
+                    ),
+                );
+            }
+        }
+    }
+
     /// A whole-trace table with `busy`, `gap` and `wall` rows: in every column, busy time plus
     /// the gaps between busy stretches cannot exceed the wall (first kernel start to last end).
     fn busy_gaps_wall(&mut self, first: usize, header: &[String], body: &[&str]) {
@@ -319,6 +407,7 @@ impl<'a> Auditor<'a> {
         let roles: Vec<Role> = header.iter().map(|h| role(h)).collect();
         let find = |r: Role| roles.iter().position(|&x| x == r);
         let mut shares: Vec<Option<Num>> = Vec::new();
+        let mut implied: Vec<Implied> = Vec::new();
         for (k, row) in body.iter().enumerate() {
             let line = first + offset + k;
             let cs = cells(row);
@@ -375,8 +464,10 @@ impl<'a> Auditor<'a> {
                 self.lookup_all(line, cell, row, ctx, &agree);
             }
             self.mean_of_total(line, &header, &cs);
+            self.share_of_total(line, &header, &cs, &mut implied);
         }
         self.busy_gaps_wall(first + offset, &header, body);
+        self.shares_of_one_total(&implied);
         if let Some((k, sum)) = share_overflow(&shares) {
             let quoted = shares[k]
                 .as_ref()
