@@ -106,14 +106,17 @@ fn read_file_inner(
     let consumed = opened.consumed.clone();
     progress.start(opened.size);
     let result = std::thread::scope(|s| {
-        s.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
+        // The ticker reports every 100 ms and is woken the moment reading ends, so a small
+        // input never waits for a tick (no fixed wait).
+        let ticker = s.spawn(|| {
+            while !done.load(Ordering::Acquire) {
                 progress.position(consumed.load(Ordering::Relaxed));
-                std::thread::sleep(std::time::Duration::from_millis(100));
+                std::thread::park_timeout(std::time::Duration::from_millis(100));
             }
         });
         let r = read_stream(opened.reader, format, options, profile, &mut source);
-        done.store(true, Ordering::Relaxed);
+        done.store(true, Ordering::Release);
+        ticker.thread().unpark();
         r
     });
     progress.finish();
