@@ -603,3 +603,39 @@ fn a_share_that_is_not_part_over_total_is_caught() {
         "{found:?}"
     );
 }
+
+/// Percentage points in prose and rates (GB/s, TFLOP/s) are checked: the roofline's figures and
+/// a change of shares written in points.
+#[test]
+fn points_in_prose_and_rates_are_checked() {
+    let (dir, _) = setup();
+    let b = dir.path().join("bundle");
+    let ncu = p("ncu_recompute_metrics.csv");
+    let work = super::root()
+        .join("examples/roofline/work.toml")
+        .display()
+        .to_string();
+    let ceilings = p("h200_ceilings/ceilings.json");
+    let mut roof = vec![
+        "roofline",
+        &ncu,
+        "--work",
+        &work,
+        "--ceilings",
+        &ceilings,
+        "--label",
+        "w8s2",
+    ];
+    for s in ["B=1", "T=8192", "H=32", "HV=32", "K=128", "V=128"] {
+        roof.extend(["--size", s]);
+    }
+    record(&b, &roof);
+    let good = "# w8s2\n\nrecompute_w_u_fwd_kernel share 16.89% → 19.26% (+2.37 pp) of kernel time; it moves 3,690.5 GB/s at 104.43 TFLOP/s.\n";
+    let (code, found) = check(dir.path(), good);
+    assert_eq!((code, &found), (0, &vec![]));
+    let bad = "# w8s2\n\nrecompute_w_u_fwd_kernel share 16.89% → 19.26% (+3.37 pp) of kernel time; it moves 3,990.5 GB/s at 104.43 TFLOP/s.\n";
+    let (code, found) = check(dir.path(), bad);
+    assert_eq!(code, 1);
+    let quoted: Vec<&str> = found.iter().map(|(_, q, _)| q.as_str()).collect();
+    assert_eq!(quoted, ["+3.37 pp", "3,990.5 GB/s"], "{found:?}");
+}

@@ -181,6 +181,8 @@ pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
                 Unit::Percent if n.signed => Role::Change,
                 Unit::Times if speedup => Role::Speedup,
                 Unit::Times => Role::Ratio,
+                // A change of percentages in points: `16.89% → 19.26% (+2.37 pp)`.
+                Unit::Points if n.signed && a.unit == Unit::Percent => Role::Change,
                 Unit::Percent | Unit::Points => break,
                 _ => continue,
             };

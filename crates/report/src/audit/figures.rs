@@ -25,6 +25,10 @@ pub enum Kind {
     Count,
     /// Gates passed; `total` holds the gates run.
     Gates,
+    /// Bytes per second.
+    ByteRate,
+    /// FLOP per second.
+    FlopRate,
 }
 
 /// One quotable figure.
@@ -52,6 +56,8 @@ impl Figure {
             Kind::Ratio => format!("{:.4}", self.value),
             Kind::Count => format!("{}", self.value),
             Kind::Gates => format!("{}/{}", self.value, self.total),
+            Kind::ByteRate => format!("{:.1} GB/s", self.value / 1e9),
+            Kind::FlopRate => format!("{:.2} TFLOP/s", self.value / 1e12),
         }
     }
 }

@@ -494,6 +494,8 @@ fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
         (_, Unit::Percent) if n.signed => &[Kind::Change],
         (_, Unit::Percent) => &[Kind::Share, Kind::Change],
         (_, Unit::Times) => &[Kind::Ratio],
+        (_, Unit::ByteRate) => &[Kind::ByteRate],
+        (_, Unit::FlopRate) => &[Kind::FlopRate],
         (_, Unit::None) if (n.calls || ctx.calls) && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if n.is_decimal() && (ctx.ratio || ctx.speedup) => &[Kind::Ratio],
         _ => return Lookup::NotQuotable,

@@ -16,6 +16,10 @@ pub enum Unit {
     Points,
     /// A factor written `1.164x` or `1.164×`.
     Times,
+    /// Bytes per second (`GB/s`, `TB/s`); the value is in byte/s.
+    ByteRate,
+    /// Floating-point operations per second (`TFLOP/s`, `GFLOP/s`); the value is in FLOP/s.
+    FlopRate,
 }
 
 /// One number as written, with its value in base units (ns, fractions) and half of its last
@@ -87,6 +91,11 @@ fn word_char(c: char) -> bool {
 
 /// The units, longest spelling first: (spelling, unit, scale, may follow a space).
 const UNITS: &[(&str, Unit, f64, bool)] = &[
+    ("TFLOP/s", Unit::FlopRate, 1e12, true),
+    ("GFLOP/s", Unit::FlopRate, 1e9, true),
+    ("TB/s", Unit::ByteRate, 1e12, true),
+    ("GB/s", Unit::ByteRate, 1e9, true),
+    ("MB/s", Unit::ByteRate, 1e6, true),
     ("nanoseconds", Unit::Time, 1.0, true),
     ("microseconds", Unit::Time, 1e3, true),
     ("milliseconds", Unit::Time, 1e6, true),

@@ -15,11 +15,30 @@ impl RecordKind for RooflineBody {
         plain(crate::roofline::roofline_part(self).1, Mark::Good)
     }
     fn figures(&self, sink: &mut Sink<'_>) {
+        if let Some(b) = self.bandwidth.value() {
+            sink.add(FigureKind::ByteRate, b, "DRAM bandwidth used", None);
+        }
+        for p in &self.peaks {
+            if let Some(v) = p.peak.value() {
+                sink.add(FigureKind::FlopRate, v, &format!("{:?} peak", p.roof), None);
+            }
+        }
         for f in &self.families {
             let s = Some(f.family.as_str());
             let n = &f.family;
             sink.add(FigureKind::Count, f.calls as f64, &format!("{n} calls"), s);
             sink.add(FigureKind::Time, f.total_ns as f64, &format!("{n} time"), s);
+            if let Some(x) = f.placement.byte_per_s.value() {
+                sink.add(
+                    FigureKind::ByteRate,
+                    x,
+                    &format!("{n} DRAM bytes per second"),
+                    s,
+                );
+            }
+            if let Some(x) = f.placement.flop_per_s.value() {
+                sink.add(FigureKind::FlopRate, x, &format!("{n} FLOP per second"), s);
+            }
             if let Some(x) = f.placement.fraction.value() {
                 sink.add(
                     FigureKind::Share,
