@@ -48,7 +48,7 @@ pub struct ProcessExecutor {
 
 /// The default per-run timeout: far above the slowest warm-up run, and never under a minute.
 pub fn timeout_after_warmup(slowest_s: f64) -> Duration {
-    Duration::from_secs_f64((20.0 * slowest_s).clamp(60.0, 86_400.0))
+    kernelab_model::duration_clamped((20.0 * slowest_s).clamp(60.0, 86_400.0))
 }
 
 /// Sends SIGKILL to the process group `pgid` (the child started it with `process_group(0)`),

@@ -55,7 +55,7 @@ fn stop_gpu_wait(what: &str, timeout: std::time::Duration) {
 fn watchdog(sweep: &Sweep, seconds: f64) {
     if matches!(sweep.mode, Mode::Kernel(_)) {
         kernelab_launcher::watchdog::install(
-            std::time::Duration::from_secs_f64(seconds),
+            kernelab_model::duration_clamped(seconds),
             stop_gpu_wait,
         );
     }

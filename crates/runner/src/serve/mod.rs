@@ -4,6 +4,7 @@ pub mod analysis;
 pub mod client;
 pub mod error;
 pub mod rounds;
+pub mod ports;
 pub mod samples;
 pub mod scripted;
 pub mod server;
