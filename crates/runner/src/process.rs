@@ -254,7 +254,8 @@ mod tests {
         }
         let mut cmd = Command::new("sh");
         // The child starts a daemon in a session of its own, then exits.
-        cmd.arg("-c").arg("setsid sleep 300 & echo $!");
+        cmd.arg("-c")
+            .arg("setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!");
         cmd.stdout(std::process::Stdio::piped());
         let mut t = Tracked::prepare(&mut cmd, false);
         let child = cmd.spawn().expect("spawn");
