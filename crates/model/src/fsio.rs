@@ -100,6 +100,60 @@ fn memchr_last(b: &[u8]) -> Option<usize> {
     b.iter().rposition(|&c| c == b'\n')
 }
 
+/// Writes `bytes` to `path` through a temporary file of an unpredictable name created with
+/// `O_EXCL` in the same folder (a link planted there is never followed), then renames it into
+/// place (`replace`) or links it only if `path` does not exist (a file that appeared meanwhile
+/// is kept, an [`io::ErrorKind::AlreadyExists`] error). An existing `path` that is not a
+/// regular file (a link, FIFO, folder) is never replaced. Errors describe `path` only, never
+/// the temporary name: the caller names `path`.
+pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
+    use std::io::Write;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file; only regular files are replaced",
+            ));
+        }
+        if !replace {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "already exists; not replacing it (use --force to replace)",
+            ));
+        }
+    }
+    // The temporary file's own errors carry its name: keep the kind and the system's words.
+    let plain = |e: io::Error| match e.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::new(e.kind(), e.kind().to_string()),
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".kernelab-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(plain)?;
+    tmp.write_all(bytes).and_then(|()| tmp.flush()).map_err(plain)?;
+    if replace {
+        tmp.persist(path).map_err(|e| plain(e.error))?;
+    } else {
+        tmp.persist_noclobber(path).map_err(|e| {
+            if e.error.kind() == io::ErrorKind::AlreadyExists {
+                io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "appeared while writing; not replacing it (use --force)",
+                )
+            } else {
+                plain(e.error)
+            }
+        })?;
+    }
+    Ok(())
+}
+
 /// True when `e` is the error [`open_regular`] gives for a file that is not regular.
 pub fn is_not_regular(e: &io::Error) -> bool {
     e.get_ref()
@@ -148,6 +202,25 @@ mod tests {
         std::fs::write(&torn, b"no newline").expect("write");
         cut_torn_tail(&open_append_regular(&torn).expect("open")).expect("cut");
         assert_eq!(std::fs::read(&torn).expect("read"), b"");
+        // write_file: never clobbers without `replace`, never follows a planted link.
+        let out = dir.join("out.txt");
+        write_file(&out, b"one", false).expect("new");
+        let e = write_file(&out, b"two", false).expect_err("exists");
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        write_file(&out, b"two", true).expect("replace");
+        assert_eq!(std::fs::read(&out).expect("read"), b"two");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep").expect("victim");
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&victim, &link).expect("link");
+        assert!(write_file(&link, b"evil", true).is_err());
+        assert_eq!(std::fs::read(&victim).expect("read"), b"keep");
+        let leftovers = std::fs::read_dir(&dir)
+            .expect("dir")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count();
+        assert_eq!(leftovers, 0);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

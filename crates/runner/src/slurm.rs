@@ -119,7 +119,7 @@ pub fn submit(job: &ArrayJob) -> Result<String, SlurmError> {
     };
     std::fs::create_dir_all(&job.log_dir).map_err(werr(&job.log_dir))?;
     let text = script_text(job)?;
-    std::fs::write(&job.script, text).map_err(werr(&job.script))?;
+    kernelab_model::write_file(&job.script, text.as_bytes(), false).map_err(werr(&job.script))?;
     let mut array = format!("--array=0-{}", job.tasks.saturating_sub(1));
     if let Some(t) = job.throttle {
         array.push_str(&format!("%{t}"));

@@ -312,7 +312,7 @@ pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
         let chart = roofline_svg(&doc.body).ok_or_else(|| {
             anyhow!("--svg: no family has both a FLOP rate and an intensity to draw")
         })?;
-        std::fs::write(path, chart).with_context(|| format!("{}", path.display()))?;
+        output::write_file(path, chart.as_bytes(), a.output.force)?;
     }
     output::write(&a.output, &text)?;
     Ok(ExitStatus::Success)
