@@ -256,13 +256,15 @@ fn read_ncu(
     metrics: &[String],
     paths: &[PathBuf],
 ) -> Result<Vec<CounterSample>, String> {
-    let mut last = String::from("no output file");
+    // Every file's reason, the log file's first: a log that cannot be read is the news, not
+    // the standard output tried after it.
+    let mut why: Vec<String> = Vec::new();
     for p in paths {
         let f = match open_output(p) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => {
-                last = format!("{}: {e}", p.display());
+                why.push(format!("{}: {e}", p.display()));
                 continue;
             }
         };
@@ -287,10 +289,14 @@ fn read_ncu(
                 }
                 return Ok(out);
             }
-            Err(e) => last = format!("{}: {e}", p.display()),
+            Err(e) => why.push(format!("{}: {e}", p.display())),
         }
     }
-    Err(last)
+    Err(if why.is_empty() {
+        "no output file".into()
+    } else {
+        why.join("; ")
+    })
 }
 
 /// Every `*counter_collection.csv` under `dir`.

@@ -670,7 +670,7 @@ impl Spec {
                 0,
                 "count",
                 format!(
-                    "{}: expected 2 to {MAX_ROUNDS} rounds (one pair is no comparison)",
+                    "expected at least 2 rounds (one pair is no comparison) and at most {MAX_ROUNDS}; found {}",
                     self.rounds.count
                 ),
             );
