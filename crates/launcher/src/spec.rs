@@ -445,16 +445,16 @@ impl Spec {
         ] {
             if v < lo || v > hi {
                 let table = if key == "repeat" { "gates" } else { "timing" };
-                return Err(self.at_key(
-                    key,
-                    format!("{table}.{key} = {v}: expected {lo} to {hi}"),
-                ));
+                return Err(self.at_key(key, format!("{table}.{key} = {v}: expected {lo} to {hi}")));
             }
         }
         if !(t.threshold.is_finite() && (0.0..1.0).contains(&t.threshold)) {
             return Err(self.at_key(
                 "threshold",
-                format!("timing.threshold = {}: expected a fraction in [0, 1)", t.threshold),
+                format!(
+                    "timing.threshold = {}: expected a fraction in [0, 1)",
+                    t.threshold
+                ),
             ));
         }
         // Geometry given as constants (or size expressions) is checked against the device
@@ -469,9 +469,7 @@ impl Spec {
                 Some(out)
             };
             let (g, b) = (dims(&l.grid), dims(&l.block));
-            if let Some((key, m)) =
-                geometry_problem(g.unwrap_or([1; 3]), b.unwrap_or([1; 3]))
-            {
+            if let Some((key, m)) = geometry_problem(g.unwrap_or([1; 3]), b.unwrap_or([1; 3])) {
                 return Err(self.at_key(key, m));
             }
         }

@@ -77,9 +77,7 @@ pub fn cut_torn_tail(f: &File) -> io::Result<()> {
     let mut chunk = vec![0u8; 64 * 1024];
     while end > 0 {
         let start = end.saturating_sub(chunk.len() as u64);
-        let part = chunk
-            .get_mut(..(end - start) as usize)
-            .unwrap_or_default();
+        let part = chunk.get_mut(..(end - start) as usize).unwrap_or_default();
         f.read_exact_at(part, start)?;
         if let Some(i) = memchr_last(part) {
             let keep = start + i as u64 + 1;
@@ -136,7 +134,9 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)
         .map_err(plain)?;
-    tmp.write_all(bytes).and_then(|()| tmp.flush()).map_err(plain)?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.flush())
+        .map_err(plain)?;
     if replace {
         tmp.persist(path).map_err(|e| plain(e.error))?;
     } else {

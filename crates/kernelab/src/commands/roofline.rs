@@ -152,7 +152,12 @@ fn kineto_dims(path: &Path) -> BTreeMap<String, Vec<Vec<i64>>> {
     let Ok(trace) = serde_json::from_reader::<_, Trace>(std::io::BufReader::new(reader)) else {
         return BTreeMap::new();
     };
-    let tid = |e: &Event| e.tid.as_ref().map(|t| t.get().to_string()).unwrap_or_default();
+    let tid = |e: &Event| {
+        e.tid
+            .as_ref()
+            .map(|t| t.get().to_string())
+            .unwrap_or_default()
+    };
     let correlation = |e: &Event| {
         e.args
             .as_ref()

@@ -47,8 +47,11 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 .as_ref()
                 .ok_or_else(|| anyhow!("SPEC is required (or --resume FILE)"))?;
             let spec = Spec::read(spec_path).map_err(|e| anyhow!(e))?;
-            let bytes = kernelab_model::read_regular(spec_path, kernelab_runner::serve::spec::MAX_SPEC_BYTES)
-                .with_context(|| format!("{}: cannot read", spec_path.display()))?;
+            let bytes = kernelab_model::read_regular(
+                spec_path,
+                kernelab_runner::serve::spec::MAX_SPEC_BYTES,
+            )
+            .with_context(|| format!("{}: cannot read", spec_path.display()))?;
             let dir = spec_path
                 .parent()
                 .map(|d| {

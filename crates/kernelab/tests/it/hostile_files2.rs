@@ -44,7 +44,9 @@ fn a_block_beyond_the_device_limits_fails_dry_run_naming_line_and_key() {
         .expect("spec")
         .replace(
             "../code/copy_variants_sm90.cubin",
-            &fixture("code/copy_variants_sm90.cubin").display().to_string(),
+            &fixture("code/copy_variants_sm90.cubin")
+                .display()
+                .to_string(),
         )
         .replace("block = [256]", "block = [4096, 4096, 64]");
     let p = dir.path().join("k.toml");
@@ -62,7 +64,9 @@ fn a_block_beyond_the_device_limits_fails_dry_run_naming_line_and_key() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains(&format!("k.toml: line {line}: `block`: block x = 4096: at most 1024")),
+        err.contains(&format!(
+            "k.toml: line {line}: `block`: block x = 4096: at most 1024"
+        )),
         "{err}"
     );
     assert!(took < Duration::from_secs(5));
@@ -73,7 +77,11 @@ fn a_block_beyond_the_device_limits_fails_dry_run_naming_line_and_key() {
         &[os("kernel"), os("run"), os("--dry-run"), p.as_os_str()],
         30,
     );
-    assert!(stderr(&o).contains("2048 threads per block: at most 1024"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("2048 threads per block: at most 1024"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -131,7 +139,10 @@ fn fifos_are_refused_without_blocking_where_files_are_read() {
     let (o, took) = run(d, &[os("serve"), os("--resume"), samples.as_os_str()], 20);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("s.jsonl") && err.contains("not a regular file"), "{err}");
+    assert!(
+        err.contains("s.jsonl") && err.contains("not a regular file"),
+        "{err}"
+    );
     assert!(took < Duration::from_secs(5));
     // A FIFO among a sweep's point files.
     let sweep = tensor_sweep(d, 1);
@@ -186,7 +197,14 @@ fn counters(hostile: &str) -> (tempfile::TempDir, std::process::Output, Duration
         .arg("--work-dir")
         .arg(dir.path().join("work"))
         .args(["--metrics", "gpu__time_duration.sum", "--repeats", "1"])
-        .args(["--format", "json", "--baseline", "true b", "--candidate", "true c"])
+        .args([
+            "--format",
+            "json",
+            "--baseline",
+            "true b",
+            "--candidate",
+            "true c",
+        ])
         .timeout(Duration::from_secs(60))
         .output()
         .expect("runs");
@@ -220,17 +238,15 @@ fn a_profiler_log_that_is_a_fifo_or_1_gib_is_refused_fast() {
 #[test]
 fn a_profiler_daemon_holding_stderr_neither_stalls_kernelab_nor_outlives_it() {
     let (dir, o, took, _) = counters("daemon");
-    assert!(
-        o.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        stderr(&o)
-    );
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
     assert!(took < Duration::from_secs(20), "{took:?}");
     let pid = std::fs::read_to_string(dir.path().join("state/daemon")).expect("daemon pid");
     let alive = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
         .is_ok_and(|s| !s.contains(") Z"));
     if alive {
-        let _ = std::process::Command::new("kill").args(["-9", pid.trim()]).status();
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status();
     }
     assert!(!alive, "the profiler's daemon {pid} was left running");
 }
@@ -254,7 +270,12 @@ fn export_reads_every_gzip_member_and_refuses_trailing_garbage() {
     let out_dir = dir.path().join("out");
     let (o, _) = run(
         dir.path(),
-        &[os("export"), os("--parquet"), out_dir.as_os_str(), p.as_os_str()],
+        &[
+            os("export"),
+            os("--parquet"),
+            out_dir.as_os_str(),
+            p.as_os_str(),
+        ],
         60,
     );
     let text = String::from_utf8_lossy(&o.stdout);
@@ -291,7 +312,10 @@ fn roofline(dir: &Path, ncu: &Path, ceilings: &Path, extra: &[&str]) -> std::pro
     for s in ["B=1", "T=8192", "H=32", "HV=32", "K=128", "V=128"] {
         c.args(["--size", s]);
     }
-    c.args(extra).timeout(Duration::from_secs(60)).output().expect("runs")
+    c.args(extra)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("runs")
 }
 
 #[test]
@@ -360,7 +384,10 @@ fn svg_and_out_files_are_never_replaced_without_force_and_errors_name_them() {
     let o = roofline(d, &ncu, &ceilings, &["--svg", svg.to_str().expect("utf-8")]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("chart.svg") && err.contains("already exists"), "{err}");
+    assert!(
+        err.contains("chart.svg") && err.contains("already exists"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&svg).expect("read"), "keep");
     // --out through a planted link: the link's target is never written.
     let victim = d.join("victim.txt");
@@ -379,9 +406,15 @@ fn svg_and_out_files_are_never_replaced_without_force_and_errors_name_them() {
     let ro = d.join("ro");
     std::fs::create_dir(&ro).expect("ro");
     let out = ro.join("result.json");
-    let _ = std::process::Command::new("chmod").arg("555").arg(&ro).status();
+    let _ = std::process::Command::new("chmod")
+        .arg("555")
+        .arg(&ro)
+        .status();
     let o = roofline(d, &ncu, &ceilings, &["--out", out.to_str().expect("utf-8")]);
-    let _ = std::process::Command::new("chmod").arg("755").arg(&ro).status();
+    let _ = std::process::Command::new("chmod")
+        .arg("755")
+        .arg(&ro)
+        .status();
     if o.status.code() == Some(0) {
         eprintln!("SKIP (read-only part): running as root, the folder stays writable");
     } else {
@@ -409,9 +442,15 @@ fn a_newline_in_a_sweep_file_name_never_reaches_the_batch_script() {
     let bin = d.join("bin");
     std::fs::create_dir_all(&bin).expect("bin");
     let sbatch = bin.join("sbatch");
-    std::fs::write(&sbatch, "#!/bin/sh\nfor a; do s=\"$a\"; done\nsh \"$s\" >/dev/null 2>&1\necho 42\n")
-        .expect("sbatch");
-    let _ = std::process::Command::new("chmod").arg("755").arg(&sbatch).status();
+    std::fs::write(
+        &sbatch,
+        "#!/bin/sh\nfor a; do s=\"$a\"; done\nsh \"$s\" >/dev/null 2>&1\necho 42\n",
+    )
+    .expect("sbatch");
+    let _ = std::process::Command::new("chmod")
+        .arg("755")
+        .arg(&sbatch)
+        .status();
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut paths = vec![bin];
     paths.extend(std::env::split_paths(&path));
@@ -428,5 +467,8 @@ fn a_newline_in_a_sweep_file_name_never_reaches_the_batch_script() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("unsafe batch script"), "{err}");
     assert!(!d.join("INJECTED").exists(), "the injected line ran");
-    assert!(!d.join("results/INJECTED").exists(), "the injected line ran");
+    assert!(
+        !d.join("results/INJECTED").exists(),
+        "the injected line ran"
+    );
 }

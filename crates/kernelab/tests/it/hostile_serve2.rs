@@ -57,7 +57,10 @@ fn stderr(out: &std::process::Output) -> String {
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| r.trim_start().starts_with('Z'))
+        })
         .is_some_and(|zombie| !zombie)
 }
 
@@ -74,7 +77,10 @@ fn assert_none_left(dir: &Path) -> usize {
     }
     let left: Vec<u32> = pids.iter().copied().filter(|&p| alive(p)).collect();
     for &p in &left {
-        let _ = std::process::Command::new("kill").arg("-9").arg(p.to_string()).status();
+        let _ = std::process::Command::new("kill")
+            .arg("-9")
+            .arg(p.to_string())
+            .status();
     }
     assert!(left.is_empty(), "processes left running: {left:?}");
     pids.len()
@@ -95,17 +101,49 @@ fn spec_numbers_that_would_break_the_run_exit_2_naming_file_line_and_key() {
     // (which table gets the line, the line, the key named in the message)
     let cases = [
         ("server", "stop_grace_s = 1e300", "baseline.stop_grace_s"),
-        ("server", "health_timeout_s = 1e300", "baseline.health_timeout_s"),
-        ("workload", "request_timeout_s = 1e300", "workload.request_timeout_s"),
+        (
+            "server",
+            "health_timeout_s = 1e300",
+            "baseline.health_timeout_s",
+        ),
+        (
+            "workload",
+            "request_timeout_s = 1e300",
+            "workload.request_timeout_s",
+        ),
         ("workload", "rate = 1e-300", "workload.rate"),
-        ("workload", "requests = 1152921504606846976", "workload.requests"),
-        ("case", "concurrency = [4611686018427387904]", "workload.case[0].concurrency"),
-        ("case", "input_tokens = 1099511627776", "workload.case[0].input_tokens"),
+        (
+            "workload",
+            "requests = 1152921504606846976",
+            "workload.requests",
+        ),
+        (
+            "case",
+            "concurrency = [4611686018427387904]",
+            "workload.case[0].concurrency",
+        ),
+        (
+            "case",
+            "input_tokens = 1099511627776",
+            "workload.case[0].input_tokens",
+        ),
         ("rounds", "count = 1000000000000000000", "rounds.count"),
         ("workload", "flush = \"@evil.example/x\"", "workload.flush"),
-        ("workload", "tokenize = \"//evil.example/t\"", "workload.tokenize"),
-        ("workload", "detokenize = \"http://evil.example/d\"", "workload.detokenize"),
-        ("workload", "extra = { temperature = 1.0, prompt = \"x\" }", "workload.extra"),
+        (
+            "workload",
+            "tokenize = \"//evil.example/t\"",
+            "workload.tokenize",
+        ),
+        (
+            "workload",
+            "detokenize = \"http://evil.example/d\"",
+            "workload.detokenize",
+        ),
+        (
+            "workload",
+            "extra = { temperature = 1.0, prompt = \"x\" }",
+            "workload.extra",
+        ),
     ];
     for (table, line, key) in cases {
         let dir = tempfile::tempdir().expect("tmp");
@@ -149,7 +187,13 @@ fn spec_numbers_that_would_break_the_run_exit_2_naming_file_line_and_key() {
     }
     // `extra` names every owned key it tried to set.
     let dir = tempfile::tempdir().expect("tmp");
-    let p = spec(dir.path(), "ok", "ok", "", "extra = { temperature = 1.0, max_tokens = 9 }");
+    let p = spec(
+        dir.path(),
+        "ok",
+        "ok",
+        "",
+        "extra = { temperature = 1.0, max_tokens = 9 }",
+    );
     let (o, _) = serve(&p, dir.path());
     let err = stderr(&o);
     assert!(err.contains("`max_tokens`, `temperature`"), "{err}");
@@ -158,7 +202,10 @@ fn spec_numbers_that_would_break_the_run_exit_2_naming_file_line_and_key() {
 #[test]
 fn a_resumed_header_is_validated_like_a_spec() {
     for (edit, key) in [
-        ("\"rounds\":{\"count\":1000000000000000000}", "spec.rounds.count"),
+        (
+            "\"rounds\":{\"count\":1000000000000000000}",
+            "spec.rounds.count",
+        ),
         ("\"rounds\":{\"count\":2},\"x\":0", "spec"),
     ] {
         let dir = tempfile::tempdir().expect("tmp");
@@ -167,7 +214,8 @@ fn a_resumed_header_is_validated_like_a_spec() {
         } else {
             "[{\"input_tokens\":4,\"output_tokens\":4,\"concurrency\":[1]}]".to_string()
         };
-        let server = "{\"argv\":[\"true\",\"{port}\"],\"health_url\":\"http://127.0.0.1:{port}/h\"}";
+        let server =
+            "{\"argv\":[\"true\",\"{port}\"],\"health_url\":\"http://127.0.0.1:{port}/h\"}";
         let edit = edit.replace(",\"x\":0", "");
         let header = format!(
             "{{\"kind\":\"header\",\"schema_version\":1,\"spec\":{{\"baseline\":{server},\"candidate\":{server},\"workload\":{{\"case\":{case}}},{edit}}},\"spec_sha256\":\"0\",\"spec_dir\":\"/\",\"start\":\"AB\"}}\n"
@@ -203,9 +251,11 @@ fn a_resumed_header_is_validated_like_a_spec() {
 fn a_health_endpoint_that_drips_cannot_outlive_health_timeout() {
     let dir = tempfile::tempdir().expect("tmp");
     let p = spec(dir.path(), "drip-health", "ok", "", "");
-    let text = std::fs::read_to_string(&p)
-        .expect("spec")
-        .replacen("health_timeout_s = 20", "health_timeout_s = 2", 1);
+    let text = std::fs::read_to_string(&p).expect("spec").replacen(
+        "health_timeout_s = 20",
+        "health_timeout_s = 2",
+        1,
+    );
     std::fs::write(&p, text).expect("write");
     let (o, took) = serve(&p, dir.path());
     let err = stderr(&o);
@@ -266,7 +316,10 @@ fn invalid_bytes_are_never_replaced_and_hashed_alike() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("an SSE event is not JSON"), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-    assert_eq!(v["identity"]["identical"], 0, "0xFF and 0xFE are not identical");
+    assert_eq!(
+        v["identity"]["identical"], 0,
+        "0xFF and 0xFE are not identical"
+    );
     assert_eq!(v["pass"], false);
     assert_none_left(dir.path());
 }
@@ -304,7 +357,10 @@ fn a_fixed_port_already_served_is_refused_before_the_start() {
     let (o, took) = serve(&p, dir.path());
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains(&format!("port {port} is already in use")), "{err}");
+    assert!(
+        err.contains(&format!("port {port} is already in use")),
+        "{err}"
+    );
     assert!(took < Duration::from_secs(5));
     assert!(!dir.path().join("pids").exists(), "nothing was started");
 }

@@ -206,9 +206,11 @@ fn bad(path: &Path, line: Option<u64>, message: impl Into<String>) -> Error {
 impl Sweep {
     /// Reads a sweep file and expands its grid.
     pub fn read(path: &Path) -> Result<Sweep> {
-        let text = kernelab_model::read_regular_text(path, MAX_SWEEP_BYTES).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
+        let text = kernelab_model::read_regular_text(path, MAX_SWEEP_BYTES).map_err(|source| {
+            Error::Read {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         let f: SweepFile = toml::from_str(&text).map_err(|e| {
             let line = e.span().map(|s| {

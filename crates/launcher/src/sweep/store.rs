@@ -64,10 +64,13 @@ pub fn read_results(out: &Path) -> Result<Vec<PointResult>> {
     paths.sort();
     let mut out = Vec::new();
     for p in paths {
-        let text = kernelab_model::read_regular_text(&p, MAX_POINT_FILE_BYTES).map_err(|source| Error::Read {
-            path: p.clone(),
-            source,
-        })?;
+        let text =
+            kernelab_model::read_regular_text(&p, MAX_POINT_FILE_BYTES).map_err(|source| {
+                Error::Read {
+                    path: p.clone(),
+                    source,
+                }
+            })?;
         let r: PointResult = serde_json::from_str(&text).map_err(|e| Error::Spec {
             location: Location {
                 line: Some(e.line() as u64),

@@ -165,7 +165,10 @@ impl Ceilings {
             for (which, v) in figures {
                 if let Some(v) = v {
                     if !(v.is_finite() && v > 0.0) {
-                        return Some((format!("ceilings[{i}].{which}.value ({})", c.kind.label()), v));
+                        return Some((
+                            format!("ceilings[{i}].{which}.value ({})", c.kind.label()),
+                            v,
+                        ));
                     }
                 }
             }

@@ -155,7 +155,9 @@ pub fn stats(samples: &[CounterSample], metrics: &[String], repeats: usize) -> V
                 (Vec::new(), s.unit.as_str())
             });
             e.0.push(s.value);
-            first.entry((s.repeat, s.metric.as_str())).or_insert(s.value);
+            first
+                .entry((s.repeat, s.metric.as_str()))
+                .or_insert(s.value);
         }
         let mut names: Vec<&str> = metrics
             .iter()
@@ -163,7 +165,12 @@ pub fn stats(samples: &[CounterSample], metrics: &[String], repeats: usize) -> V
             .filter(|m| by_metric.contains_key(m))
             .collect();
         let requested: std::collections::HashSet<&str> = names.iter().copied().collect();
-        names.extend(seen_order.iter().copied().filter(|m| !requested.contains(m)));
+        names.extend(
+            seen_order
+                .iter()
+                .copied()
+                .filter(|m| !requested.contains(m)),
+        );
         for m in names {
             let Some((values, unit)) = by_metric.remove(m) else {
                 continue;

@@ -216,9 +216,10 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
     let mut failed_points = 0;
     for &(round, slot) in &started {
         for (c, k) in spec.points() {
-            let ok = measured
-                .get(&(round, slot, c, k))
-                .is_some_and(|m| m.values().any(|o| o.measured.is_some() && o.error.is_none()));
+            let ok = measured.get(&(round, slot, c, k)).is_some_and(|m| {
+                m.values()
+                    .any(|o| o.measured.is_some() && o.error.is_none())
+            });
             if !ok {
                 failed_points += 1;
                 if examples.len() < 5 {

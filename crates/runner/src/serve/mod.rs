@@ -3,8 +3,8 @@
 pub mod analysis;
 pub mod client;
 pub mod error;
-pub mod rounds;
 pub mod ports;
+pub mod rounds;
 pub mod samples;
 pub mod scripted;
 pub mod server;

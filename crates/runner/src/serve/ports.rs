@@ -87,9 +87,6 @@ mod tests {
         // This test process is no tracked server: it is an impostor for `t`.
         let mut cmd = std::process::Command::new("true");
         let t = Tracked::prepare(&mut cmd, false);
-        assert_eq!(
-            impostor(port, &t),
-            Some(std::process::id().to_string())
-        );
+        assert_eq!(impostor(port, &t), Some(std::process::id().to_string()));
     }
 }

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 /// Largest serve spec read: 1 MiB.
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 
-
 /// One server: how to start it and how to know it is ready.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -429,9 +428,11 @@ impl Spec {
     /// Reads and validates a spec file (a regular file, at most 1 MiB; a FIFO is refused
     /// without blocking).
     pub fn read(path: &Path) -> Result<Spec> {
-        let text = kernelab_model::read_regular_text(path, MAX_SPEC_BYTES).map_err(|source| Error::ReadSpec {
-            path: path.to_path_buf(),
-            source,
+        let text = kernelab_model::read_regular_text(path, MAX_SPEC_BYTES).map_err(|source| {
+            Error::ReadSpec {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         Spec::parse(&text, path)
     }
@@ -520,7 +521,10 @@ impl Spec {
                     name,
                     0,
                     "health_timeout_s",
-                    format!("{}: expected seconds in (0, {MAX_TIMEOUT_S}]", s.health_timeout_s),
+                    format!(
+                        "{}: expected seconds in (0, {MAX_TIMEOUT_S}]",
+                        s.health_timeout_s
+                    ),
                 );
             }
             if !within(s.stop_grace_s, 0.0, MAX_GRACE_S, false) {
@@ -577,7 +581,9 @@ impl Spec {
                     );
                 }
             }
-            let held = c.input_tokens.saturating_mul(w.requests.saturating_add(w.warmup));
+            let held = c
+                .input_tokens
+                .saturating_mul(w.requests.saturating_add(w.warmup));
             if held > MAX_POINT_TOKENS {
                 return bad(
                     "workload.case",
