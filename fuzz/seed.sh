@@ -42,6 +42,14 @@ seed samples_jsonl "$fx"/h200_ab/*.jsonl
 seed pairs "$fx"/h200_ab/*.csv "$fx"/h200_ab/*.jsonl
 seed bundle_record
 seed family_name
+seed serve_spec "$root"/bench/h200/serve/*.toml
+seed serve_samples "$fx"/serve/h200/*.samples.jsonl
+seed sse
+seed sweep_manifest
+seed ceilings "$fx"/h200_ceilings/*.json
+seed counter_csv "$fx"/rocprofv3_*counter_collection*.csv
+seed export_input "$fx"/h200_ab/*.jsonl
+seed slurm_script
 python3 - "$corpus" "$fx" "$MAX_SEED" <<'PY'
 import glob, gzip, json, os, shutil, sqlite3, struct, sys, tempfile
 corpus, fx, max_seed = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -32,6 +32,14 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("pairs", pairs),
     ("bundle_record", bundle_record),
     ("family_name", family_name),
+    ("serve_spec", serve_spec),
+    ("serve_samples", serve_samples),
+    ("sse", sse),
+    ("sweep_manifest", sweep_manifest),
+    ("ceilings", ceilings),
+    ("counter_csv", counter_csv),
+    ("export_input", export_input),
+    ("slurm_script", slurm_script),
 ];
 
 /// The target function named `name`, if there is one.
@@ -302,4 +310,160 @@ pub fn family_name(data: &[u8]) {
     };
     let _ = kernelab_model::normalize_kernel_name(name);
     let _ = kernelab_model::family_key(name);
+}
+
+/// The serve spec (TOML) parsed and validated, its points listed.
+pub fn serve_spec(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(spec) = kernelab_runner::serve::spec::Spec::parse(text, Path::new("fuzz.toml")) {
+        let _ = spec.points();
+    }
+}
+
+/// A serve samples file (JSONL): its header's spec validated, every record read, analysed.
+pub fn serve_samples(data: &[u8]) {
+    let Some(dir) = Scratch::new() else { return };
+    let Some(path) = dir.file("serve.jsonl", data) else {
+        return;
+    };
+    if let Ok(records) = kernelab_runner::serve::samples::read(&path) {
+        if let Some(kernelab_runner::serve::samples::ServeRecord::Header { spec, start, .. }) =
+            records.first()
+        {
+            let _ = kernelab_runner::serve::analysis::analyse(spec, *start, &records);
+        }
+    }
+}
+
+/// The SSE parser fed the input split at the positions its first bytes choose; the events
+/// must be the same as when it is fed whole.
+pub fn sse(data: &[u8]) {
+    use kernelab_runner::serve::client::SseParser;
+    let (cuts, body) = data.split_at(data.len().min(4));
+    let mut whole = SseParser::new(1 << 16);
+    let all = whole.push(body);
+    let mut split = SseParser::new(1 << 16);
+    let mut got = Vec::new();
+    let mut failed = false;
+    let mut rest = body;
+    for &c in cuts {
+        let at = (c as usize).min(rest.len());
+        let (a, b) = rest.split_at(at);
+        match split.push(a) {
+            Ok(e) => got.extend(e),
+            Err(_) => failed = true,
+        }
+        rest = b;
+    }
+    match split.push(rest) {
+        Ok(e) => got.extend(e),
+        Err(_) => failed = true,
+    }
+    if let (Ok(all), false) = (all, failed) {
+        assert_eq!(all, got, "split reads give the same events");
+    }
+}
+
+/// A sweep file (TOML, tensor points only: no code objects are read) and its grid expanded.
+pub fn sweep_manifest(data: &[u8]) {
+    if data.windows(4).any(|w| w == b"spec") || data.windows(10).any(|w| w == b"build_dirs") {
+        return;
+    }
+    let Some(dir) = Scratch::new() else { return };
+    let Some(path) = dir.file("sweep.toml", data) else {
+        return;
+    };
+    if let Ok(s) = kernelab_launcher::sweep::Sweep::read(&path) {
+        assert!(s.points.len() <= kernelab_launcher::sweep::MAX_POINTS);
+        let _ = s.ids();
+    }
+}
+
+/// A ceilings document (JSON), its non-positive figures found, each family placed under it.
+pub fn ceilings(data: &[u8]) {
+    use kernelab_model::roofline::{place, Ceilings, Figure};
+    let Ok(doc) = serde_json::from_slice::<kernelab_model::Document<Ceilings>>(data) else {
+        return;
+    };
+    let c = doc.body;
+    let _ = c.non_positive();
+    let bw = c.bandwidth();
+    for k in kernelab_model::roofline::CeilingKind::ALL {
+        let p = place(&Figure::Value(1e9), &Figure::Value(1e6), 1e-3, &c.used(k), &bw);
+        for f in [p.flop_per_s, p.byte_per_s, p.intensity, p.fraction] {
+            assert!(f.value().is_none_or(f64::is_finite), "a placement is finite");
+        }
+    }
+}
+
+/// A rocprofv3 counter_collection CSV, read, then the counter statistics over its rows.
+pub fn counter_csv(data: &[u8]) {
+    let Ok(rows) = kernelab_trace::read_counter_collection(data) else {
+        return;
+    };
+    let samples: Vec<kernelab_model::counters::CounterSample> = rows
+        .iter()
+        .take(10_000)
+        .enumerate()
+        .map(|(i, r)| kernelab_model::counters::CounterSample {
+            side: if i % 2 == 0 { "baseline" } else { "candidate" }.into(),
+            kernel: r.kernel.clone(),
+            metric: r.counter.clone(),
+            unit: String::new(),
+            repeat: i % 3,
+            value: r.value,
+        })
+        .collect();
+    let stats = kernelab_runner::counters::summary::stats(&samples, &[], 3);
+    let _ = kernelab_runner::counters::summary::changes(&stats);
+}
+
+/// `export` of a samples file (JSONL, or gzip when it starts with the gzip magic) to Parquet.
+pub fn export_input(data: &[u8]) {
+    let Some(dir) = Scratch::new() else { return };
+    let name = if data.starts_with(&[0x1f, 0x8b]) {
+        "in.jsonl.gz"
+    } else {
+        "in.jsonl"
+    };
+    let Some(path) = dir.file(name, data) else {
+        return;
+    };
+    let _ = kernelab_export::export(&dir.0.join("out"), &[path]);
+}
+
+/// The Slurm batch script of arguments taken from the input's lines: either refused, or a
+/// script of exactly its fixed lines (no argument starts a line of its own).
+pub fn slurm_script(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut parts = text.splitn(3, '\u{1}');
+    let name = parts.next().unwrap_or("").to_string();
+    let log_dir = parts.next().unwrap_or("").to_string();
+    let argv: Vec<String> = parts
+        .next()
+        .unwrap_or("")
+        .split('\u{2}')
+        .map(str::to_string)
+        .collect();
+    let job = kernelab_runner::slurm::ArrayJob {
+        script: "/x/s.sh".into(),
+        log_dir: log_dir.into(),
+        name,
+        tasks: 1,
+        throttle: None,
+        argv,
+        sbatch_args: Vec::new(),
+    };
+    if let Ok(s) = kernelab_runner::slurm::script_text(&job) {
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines.len() <= 4, "{s:?}");
+        assert!(lines.last().is_some_and(|l| l.starts_with("exec ")), "{s:?}");
+        assert!(lines
+            .iter()
+            .skip(1)
+            .take(lines.len().saturating_sub(2))
+            .all(|l| l.starts_with("#SBATCH ")));
+    }
 }

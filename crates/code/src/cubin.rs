@@ -1,6 +1,9 @@
 //! NVIDIA cubin: per-kernel resources from section headers and `.nv.info*` records, read with
 //! the `object` crate (no CUDA installation needed). See `docs/formats.md` (code objects).
 
+/// Longest kernel symbol name read from a cubin: 64 KiB (a longer one is malformed input).
+pub const MAX_SYMBOL_NAME_BYTES: usize = 64 * 1024;
+
 use crate::codeobj::{demangle, sha256_hex, CodeObject, CodeResources, KernelInfo, ObjectKind};
 use crate::error::{malformed, Result};
 use object::elf;
@@ -166,12 +169,28 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
         .filter_map(|s| Some((s.name().ok()?.to_string(), s.index())))
         .collect();
     let mut kernels = Vec::new();
+    // Each entry name once (the first symbol of a name wins): a hostile file naming one huge
+    // string from 100,000 symbols costs one copy and one demangling, not 100,000.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for sym in file.symbols() {
         let other = sym.elf_symbol().st_other();
         if sym.elf_symbol().st_type() != elf::STT_FUNC || other & STO_CUDA_ENTRY == 0 {
             continue;
         }
-        let name = sym.name()?.to_string();
+        let raw = sym.name()?;
+        if raw.len() > MAX_SYMBOL_NAME_BYTES {
+            return Err(crate::error::malformed(
+                sym.elf_symbol().st_name(LE) as u64,
+                format!(
+                    "a kernel symbol name of at most {MAX_SYMBOL_NAME_BYTES} bytes, not {}",
+                    raw.len()
+                ),
+            ));
+        }
+        if !seen.insert(raw) {
+            continue;
+        }
+        let name = raw.to_string();
         let mut r = CodeResources::default();
         let mut k = KernelInfo {
             symbol: name.clone(),

@@ -55,13 +55,16 @@ impl std::error::Error for ExistsError {}
 #[derive(Default)]
 struct Table {
     columns: Vec<String>,
+    /// The columns as a set: a hashed lookup per key, not a scan of the column list.
+    known: std::collections::HashSet<String>,
     rows: Vec<Map<String, Value>>,
 }
 
 impl Table {
     fn push(&mut self, row: Map<String, Value>) {
         for k in row.keys() {
-            if !self.columns.iter().any(|c| c == k) {
+            if !self.known.contains(k) {
+                self.known.insert(k.clone());
                 self.columns.push(k.clone());
             }
         }
@@ -172,92 +175,146 @@ struct Tables {
     sweep: Table,
 }
 
-fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
-    let text = if path.extension().is_some_and(|e| e == "gz") {
-        let mut text = String::new();
-        std::io::Read::read_to_string(
-            &mut flate2::read::GzDecoder::new(
-                File::open(path).with_context(|| format!("opening {}", path.display()))?,
-            ),
-            &mut text,
-        )
-        .with_context(|| format!("gunzipping {}", path.display()))?;
-        text
+/// Largest sweep `matrix.json` read by `export`: 256 MiB.
+pub const MAX_MATRIX_BYTES: u64 = 256 << 20;
+
+/// Longest line of a samples file read by `export`: 64 MiB.
+pub const MAX_LINE_BYTES: u64 = 64 << 20;
+
+/// The lines of a samples file, streamed: a `.gz` file is read across all its members (a
+/// concatenated gzip stream), and bytes after the last member that are not a gzip member are
+/// an error, never silently ignored.
+fn sample_lines(path: &Path) -> Result<Box<dyn std::io::BufRead>> {
+    let f = kernelab_model::open_regular(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    Ok(if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(
+            std::io::BufReader::new(f),
+        )))
     } else {
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
-    };
+        Box::new(std::io::BufReader::new(f))
+    })
+}
+
+fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
+    use std::io::{BufRead, Read};
+    let mut reader = sample_lines(path)?;
+    let mut buf = Vec::new();
+    let mut i = 0usize;
     let file = Value::String(path.display().to_string());
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+    loop {
+        buf.clear();
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut buf)
+            .with_context(|| {
+                format!(
+                    "{}: line {}: cannot read (corrupt or trailing data after the gzip stream)",
+                    path.display(),
+                    i + 1
+                )
+            })?;
+        if n == 0 {
+            break;
         }
-        let v: Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not a JSON line", path.display(), i + 1))?;
-        let Value::Object(obj) = v else {
-            bail!("{}:{}: not a JSON object", path.display(), i + 1);
-        };
-        let mut row = Map::new();
-        row.insert("file".into(), file.clone());
-        row.insert("line".into(), Value::from(i as u64 + 1));
-        if let (Some(Value::String(spec)), Some(Value::Object(sample))) =
-            (obj.get("spec"), obj.get("sample"))
-        {
-            // kernel run: {"spec", "sample"}.
-            row.insert("spec".into(), Value::String(spec.clone()));
-            flatten_into("", sample, &mut row);
-            tables.kernel.push(row);
-        } else if obj.get("kind").and_then(Value::as_str) == Some("header") {
-            // The headers of ab and serve files describe the run, they are not samples.
-            continue;
-        } else if obj.get("kind").and_then(Value::as_str) == Some("run")
-            && obj.get("values").is_some_and(Value::is_array)
-        {
-            // ab: one row per (run, metric).
-            let mut base = row;
-            let mut values = Vec::new();
-            for (k, v) in &obj {
-                match (k.as_str(), v) {
-                    ("kind", _) => {}
-                    ("values", Value::Array(a)) => values.clone_from(a),
-                    (_, Value::Object(inner)) => flatten_into(k, inner, &mut base),
-                    _ => {
-                        base.insert(k.clone(), v.clone());
-                    }
+        if buf.len() as u64 > MAX_LINE_BYTES {
+            bail!(
+                "{}:{}: line longer than {MAX_LINE_BYTES} bytes",
+                path.display(),
+                i + 1
+            );
+        }
+        let line = std::str::from_utf8(&buf)
+            .with_context(|| format!("{}:{}: not UTF-8", path.display(), i + 1))?;
+        let r = read_sample_line(path, i, line, &file, tables);
+        i += 1;
+        r?;
+    }
+    Ok(())
+}
+
+/// One line of a samples file (`i` is 0-based) into its table.
+fn read_sample_line(
+    path: &Path,
+    i: usize,
+    line: &str,
+    file: &Value,
+    tables: &mut Tables,
+) -> Result<()> {
+    if line.trim().is_empty() {
+        return Ok(());
+    }
+    let v: Value = serde_json::from_str(line)
+        .with_context(|| format!("{}:{}: not a JSON line", path.display(), i + 1))?;
+    let Value::Object(obj) = v else {
+        bail!("{}:{}: not a JSON object", path.display(), i + 1);
+    };
+    let mut row = Map::new();
+    row.insert("file".into(), file.clone());
+    row.insert("line".into(), Value::from(i as u64 + 1));
+    if let (Some(Value::String(spec)), Some(Value::Object(sample))) =
+        (obj.get("spec"), obj.get("sample"))
+    {
+        // kernel run: {"spec", "sample"}.
+        row.insert("spec".into(), Value::String(spec.clone()));
+        flatten_into("", sample, &mut row);
+        tables.kernel.push(row);
+    } else if obj.get("kind").and_then(Value::as_str) == Some("header") {
+        // The headers of ab and serve files describe the run, they are not samples.
+        return Ok(());
+    } else if obj.get("kind").and_then(Value::as_str) == Some("run")
+        && obj.get("values").is_some_and(Value::is_array)
+    {
+        // ab: one row per (run, metric).
+        let mut base = row;
+        let mut values = Vec::new();
+        for (k, v) in &obj {
+            match (k.as_str(), v) {
+                ("kind", _) => {}
+                ("values", Value::Array(a)) => values.clone_from(a),
+                (_, Value::Object(inner)) => flatten_into(k, inner, &mut base),
+                _ => {
+                    base.insert(k.clone(), v.clone());
                 }
             }
-            for m in values {
-                let mut r = base.clone();
-                r.insert(
-                    "metric".into(),
-                    m.get("name").cloned().unwrap_or(Value::Null),
-                );
-                r.insert(
-                    "value".into(),
-                    m.get("value").cloned().unwrap_or(Value::Null),
-                );
-                tables.ab.push(r);
-            }
-        } else {
-            // serve (start / request / point / stop records, `kind` kept as a column) and any
-            // other JSONL samples file.
-            flatten_into("", &obj, &mut row);
-            tables.serve.push(row);
         }
+        for m in values {
+            let mut r = base.clone();
+            r.insert(
+                "metric".into(),
+                m.get("name").cloned().unwrap_or(Value::Null),
+            );
+            r.insert(
+                "value".into(),
+                m.get("value").cloned().unwrap_or(Value::Null),
+            );
+            tables.ab.push(r);
+        }
+    } else {
+        // serve (start / request / point / stop records, `kind` kept as a column) and any
+        // other JSONL samples file.
+        flatten_into("", &obj, &mut row);
+        tables.serve.push(row);
     }
     Ok(())
 }
 
 fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
-    let text =
-        std::fs::read_to_string(matrix).with_context(|| format!("reading {}", matrix.display()))?;
+    let text = kernelab_model::read_regular_text(matrix, MAX_MATRIX_BYTES)
+        .with_context(|| format!("reading {}", matrix.display()))?;
     let m: kernelab_model::sweep::SweepMatrix = serde_json::from_str(&text)
         .with_context(|| format!("{}: not a sweep matrix", matrix.display()))?;
+    let changed_by_key: std::collections::HashMap<&str, bool> = m
+        .builds
+        .iter()
+        .rev()
+        .map(|c| (c.key.as_str(), c.changed))
+        .collect();
     for p in &m.points {
         let changed = p
             .build
-            .as_ref()
-            .and_then(|b| m.builds.iter().find(|c| &c.key == b))
-            .map(|c| c.changed);
+            .as_deref()
+            .and_then(|b| changed_by_key.get(b).copied());
         let mut row = Map::new();
         row.insert("file".into(), matrix.display().to_string().into());
         row.insert("sweep".into(), m.sweep.clone().into());

@@ -54,43 +54,16 @@ pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
         }
         Some(path) => {
             check_target(out)?;
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let file_name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let tmp = dir.join(format!(".{file_name}.kernelab-{}.tmp", std::process::id()));
-            // The temporary file never outlives this function, whatever happens below.
-            let _guard = RemoveOnDrop(&tmp);
-            std::fs::write(&tmp, text).with_context(|| format!("{}", tmp.display()))?;
-            if out.force {
-                std::fs::rename(&tmp, path).with_context(|| format!("{}", path.display()))?;
-                return Ok(());
-            }
-            // A hard link creates the name only if it does not exist: no race with another
-            // writer can replace a file that appeared meanwhile.
-            match std::fs::hard_link(&tmp, path) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
-                    "{}: appeared while writing; not replacing it (use --force)",
-                    path.display()
-                ),
-                Err(e) => Err(e).with_context(|| format!("{}", path.display())),
-            }
+            write_file(path, text.as_bytes(), out.force)
         }
     }
 }
 
-/// Removes a file when dropped (best effort: it may already be gone).
-struct RemoveOnDrop<'a>(&'a std::path::Path);
-
-impl Drop for RemoveOnDrop<'_> {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(self.0);
-    }
+/// Writes `bytes` to the file `path` the user named: a new file, or with `force` a regular
+/// file replaced atomically; never through a link, never under a predictable temporary name.
+/// Errors name `path`.
+pub fn write_file(path: &std::path::Path, bytes: &[u8], force: bool) -> Result<()> {
+    kernelab_model::write_file(path, bytes, force).with_context(|| format!("{}", path.display()))
 }
 
 /// A document as pretty JSON with a final newline.

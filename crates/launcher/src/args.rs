@@ -353,9 +353,13 @@ fn resolve_build(spec: &Spec, build: &Build, label: &'static str) -> Result<Reso
         &meta,
     ) {
         (Some(x), _) => x,
-        (None, Some(m)) => [32 * m.num_warps, 1, 1],
+        (None, Some(m)) => [m.num_warps.saturating_mul(32), 1, 1],
         (None, None) => return Err(ctx("no block: set launch.block")),
     };
+    let wide = |d: [u32; 3]| d.map(u64::from);
+    if let Some((key, m)) = crate::spec::geometry_problem(wide(grid), wide(block)) {
+        return Err(spec.at_key(key, format!("{label}: {m}")));
+    }
     let shared = match (b.shared.as_ref().or(l.shared.as_ref()), &meta) {
         (Some(s), _) => {
             u32::try_from(eval(s, &spec.sizes)?).map_err(|_| ctx("shared: out of range"))?

@@ -232,6 +232,78 @@ pub struct Spec {
     /// The spec file, when it was read from one (errors name it).
     #[serde(skip)]
     pub path: Option<PathBuf>,
+    /// The line of each top-level or table key's first occurrence (`block`, `rounds`), for
+    /// errors found after parsing.
+    #[serde(skip)]
+    pub(crate) key_lines: BTreeMap<String, u64>,
+}
+
+/// Most timing rounds, samples per round, warm-up launches and launches per sample.
+pub const MAX_ROUNDS: usize = 10_000;
+/// Most timed samples per build per round.
+pub const MAX_SAMPLES: usize = 10_000;
+/// Most warm-up launches.
+pub const MAX_WARMUP: usize = 1_000_000;
+/// Most launches per timed sample (`batch`).
+pub const MAX_BATCH: usize = 1_000_000;
+/// Most gate repeats.
+pub const MAX_REPEAT: usize = 1_000;
+/// Most threads of one block (CUDA and HIP).
+pub const MAX_BLOCK_THREADS: u64 = 1024;
+/// Largest block dimensions x, y, z (CUDA and HIP).
+pub const MAX_BLOCK_DIMS: [u64; 3] = [1024, 1024, 64];
+/// Largest grid dimensions x, y, z (CUDA; HIP's are no smaller).
+pub const MAX_GRID_DIMS: [u64; 3] = [(1 << 31) - 1, 65_535, 65_535];
+
+/// Why a launch geometry exceeds the device limits every CUDA and HIP GPU has.
+pub fn geometry_problem(grid: [u64; 3], block: [u64; 3]) -> Option<(&'static str, String)> {
+    let axes = ["x", "y", "z"];
+    for i in 0..3 {
+        if block[i] > MAX_BLOCK_DIMS[i] {
+            return Some((
+                "block",
+                format!(
+                    "block {} = {}: at most {} (block limits {:?})",
+                    axes[i], block[i], MAX_BLOCK_DIMS[i], MAX_BLOCK_DIMS
+                ),
+            ));
+        }
+        if grid[i] > MAX_GRID_DIMS[i] {
+            return Some((
+                "grid",
+                format!(
+                    "grid {} = {}: at most {} (grid limits {:?})",
+                    axes[i], grid[i], MAX_GRID_DIMS[i], MAX_GRID_DIMS
+                ),
+            ));
+        }
+    }
+    let threads = block[0].saturating_mul(block[1]).saturating_mul(block[2]);
+    if threads > MAX_BLOCK_THREADS {
+        return Some((
+            "block",
+            format!(
+                "{} × {} × {} = {threads} threads per block: at most {MAX_BLOCK_THREADS}",
+                block[0], block[1], block[2]
+            ),
+        ));
+    }
+    None
+}
+
+/// The line of each key's first occurrence (`key = ...`) in TOML text.
+fn key_lines(text: &str) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (i, l) in text.lines().enumerate() {
+        let Some((lhs, _)) = l.split_once('=') else {
+            continue;
+        };
+        let k = lhs.trim();
+        if !k.is_empty() && !k.starts_with('#') && !k.starts_with('[') {
+            out.entry(k.to_string()).or_insert(i as u64 + 1);
+        }
+    }
+    out
 }
 
 /// The work model of one launch: FLOPs and bytes as size expressions (`"2*M*N*K"`).
@@ -307,6 +379,7 @@ impl Spec {
         })?;
         spec.dir = dir.to_path_buf();
         spec.path = path.map(Path::to_path_buf);
+        spec.key_lines = key_lines(text);
         spec.check().map_err(|e| spec.locate(e))?;
         Ok(spec)
     }
@@ -314,6 +387,18 @@ impl Spec {
     /// Places a spec problem in this spec's file (when it was read from one).
     pub(crate) fn locate(&self, e: Error) -> Error {
         e.with_path(self.path.as_deref())
+    }
+
+    /// A spec problem at key `key` (its line where the spec text has it).
+    pub(crate) fn at_key(&self, key: &str, message: String) -> Error {
+        Error::Spec {
+            location: Location {
+                line: self.key_lines.get(key).copied(),
+                field: Some(key.to_string()),
+                ..Location::default()
+            },
+            message,
+        }
     }
 
     fn check(&self) -> Result<()> {
@@ -350,8 +435,43 @@ impl Spec {
                 }
             }
         }
-        if self.timing.rounds < 2 {
-            return Err(Error::spec("timing.rounds must be at least 2"));
+        let t = &self.timing;
+        for (key, v, lo, hi) in [
+            ("rounds", t.rounds, 2, MAX_ROUNDS),
+            ("samples", t.samples, 1, MAX_SAMPLES),
+            ("warmup", t.warmup, 0, MAX_WARMUP),
+            ("batch", t.batch, 0, MAX_BATCH),
+            ("repeat", self.gates.repeat, 1, MAX_REPEAT),
+        ] {
+            if v < lo || v > hi {
+                let table = if key == "repeat" { "gates" } else { "timing" };
+                return Err(self.at_key(key, format!("{table}.{key} = {v}: expected {lo} to {hi}")));
+            }
+        }
+        if !(t.threshold.is_finite() && (0.0..1.0).contains(&t.threshold)) {
+            return Err(self.at_key(
+                "threshold",
+                format!(
+                    "timing.threshold = {}: expected a fraction in [0, 1)",
+                    t.threshold
+                ),
+            ));
+        }
+        // Geometry given as constants (or size expressions) is checked against the device
+        // limits at load, so that `--dry-run` refuses what no GPU can launch.
+        for l in [&self.launch, &self.baseline.launch, &self.candidate.launch] {
+            let dims = |v: &Option<Vec<Size>>| -> Option<[u64; 3]> {
+                let v = v.as_ref()?;
+                let mut out = [1u64; 3];
+                for (o, s) in out.iter_mut().zip(v) {
+                    *o = u64::try_from(eval(s, &self.sizes).ok()?).ok()?;
+                }
+                Some(out)
+            };
+            let (g, b) = (dims(&l.grid), dims(&l.block));
+            if let Some((key, m)) = geometry_problem(g.unwrap_or([1; 3]), b.unwrap_or([1; 3])) {
+                return Err(self.at_key(key, m));
+            }
         }
         Ok(())
     }

@@ -25,6 +25,135 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// Reads the regular file `path` whole, at most `limit` bytes: a FIFO, directory or device is
+/// refused without blocking ([`open_regular`]), and a longer file is an
+/// [`io::ErrorKind::InvalidData`] error saying the limit, read no further than it.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let f = open_regular(path)?;
+    crate::limits::read_capped(f, limit).map_err(|e| match e {
+        crate::limits::CappedReadError::Read(e) => e,
+        crate::limits::CappedReadError::TooLarge { limit } => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than the limit of {limit} bytes"),
+        ),
+        other => io::Error::new(io::ErrorKind::OutOfMemory, other.to_string()),
+    })
+}
+
+/// [`read_regular`] as UTF-8 text (invalid UTF-8 is an [`io::ErrorKind::InvalidData`] error
+/// naming the byte offset).
+pub fn read_regular_text(path: &Path, limit: u64) -> io::Result<String> {
+    String::from_utf8(read_regular(path, limit)?).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("byte {}: invalid UTF-8", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+/// Opens `path` for appending (created when missing, mode 0644 before the umask), refusing a
+/// FIFO, socket or device without blocking: the open is non-blocking and what was opened is
+/// checked to be a regular file.
+pub fn open_append_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, NotRegularFile));
+    }
+    Ok(f)
+}
+
+/// Cuts a torn last line (bytes after the last newline: a run killed mid-write) off `f`,
+/// reading backwards from the end in 64 KiB chunks rather than the whole file.
+pub fn cut_torn_tail(f: &File) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let len = f.metadata()?.len();
+    let mut end = len;
+    let mut chunk = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        let part = chunk.get_mut(..(end - start) as usize).unwrap_or_default();
+        f.read_exact_at(part, start)?;
+        if let Some(i) = memchr_last(part) {
+            let keep = start + i as u64 + 1;
+            if keep != len {
+                f.set_len(keep)?;
+            }
+            return Ok(());
+        }
+        end = start;
+    }
+    if len > 0 {
+        f.set_len(0)?;
+    }
+    Ok(())
+}
+
+fn memchr_last(b: &[u8]) -> Option<usize> {
+    b.iter().rposition(|&c| c == b'\n')
+}
+
+/// Writes `bytes` to `path` through a temporary file of an unpredictable name created with
+/// `O_EXCL` in the same folder (a link planted there is never followed), then renames it into
+/// place (`replace`) or links it only if `path` does not exist (a file that appeared meanwhile
+/// is kept, an [`io::ErrorKind::AlreadyExists`] error). An existing `path` that is not a
+/// regular file (a link, FIFO, folder) is never replaced. Errors describe `path` only, never
+/// the temporary name: the caller names `path`.
+pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
+    use std::io::Write;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file; only regular files are replaced",
+            ));
+        }
+        if !replace {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "already exists; not replacing it (use --force to replace)",
+            ));
+        }
+    }
+    // The temporary file's own errors carry its name: keep the kind and the system's words.
+    let plain = |e: io::Error| match e.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::new(e.kind(), e.kind().to_string()),
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".kernelab-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(plain)?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.flush())
+        .map_err(plain)?;
+    if replace {
+        tmp.persist(path).map_err(|e| plain(e.error))?;
+    } else {
+        tmp.persist_noclobber(path).map_err(|e| {
+            if e.error.kind() == io::ErrorKind::AlreadyExists {
+                io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "appeared while writing; not replacing it (use --force)",
+                )
+            } else {
+                plain(e.error)
+            }
+        })?;
+    }
+    Ok(())
+}
+
 /// True when `e` is the error [`open_regular`] gives for a file that is not regular.
 pub fn is_not_regular(e: &io::Error) -> bool {
     e.get_ref()
@@ -45,5 +174,59 @@ mod tests {
         assert!(open_regular(&exe).is_ok());
         let missing = open_regular(Path::new("/nonexistent/kernelab")).expect_err("missing");
         assert!(!is_not_regular(&missing));
+    }
+
+    #[test]
+    fn read_regular_caps_and_refuses_fifos() {
+        let dir = tempfile_dir();
+        let p = dir.join("f");
+        std::fs::write(&p, b"hello").expect("write");
+        assert_eq!(read_regular(&p, 5).expect("fits"), b"hello");
+        let e = read_regular(&p, 4).expect_err("too long");
+        assert_eq!(e.to_string(), "larger than the limit of 4 bytes");
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let t = std::time::Instant::now();
+            assert!(is_not_regular(&read_regular(&fifo, 10).expect_err("fifo")));
+            assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        }
+        let fifo_append = open_append_regular(&fifo);
+        if fifo.exists() {
+            assert!(is_not_regular(&fifo_append.expect_err("fifo")));
+        }
+        let torn = dir.join("torn");
+        std::fs::write(&torn, b"a\nb\npartial").expect("write");
+        cut_torn_tail(&open_append_regular(&torn).expect("open")).expect("cut");
+        assert_eq!(std::fs::read(&torn).expect("read"), b"a\nb\n");
+        std::fs::write(&torn, b"no newline").expect("write");
+        cut_torn_tail(&open_append_regular(&torn).expect("open")).expect("cut");
+        assert_eq!(std::fs::read(&torn).expect("read"), b"");
+        // write_file: never clobbers without `replace`, never follows a planted link.
+        let out = dir.join("out.txt");
+        write_file(&out, b"one", false).expect("new");
+        let e = write_file(&out, b"two", false).expect_err("exists");
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        write_file(&out, b"two", true).expect("replace");
+        assert_eq!(std::fs::read(&out).expect("read"), b"two");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, b"keep").expect("victim");
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&victim, &link).expect("link");
+        assert!(write_file(&link, b"evil", true).is_err());
+        assert_eq!(std::fs::read(&victim).expect("read"), b"keep");
+        let leftovers = std::fs::read_dir(&dir)
+            .expect("dir")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count();
+        assert_eq!(leftovers, 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn tempfile_dir() -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("kernelab-fsio-{}", std::process::id()));
+        std::fs::create_dir_all(&d).expect("dir");
+        d
     }
 }

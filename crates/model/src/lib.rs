@@ -45,7 +45,10 @@ pub use family::{
     demangle_symbol, family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping,
     RuleError,
 };
-pub use fsio::{is_not_regular, open_regular, NotRegularFile};
+pub use fsio::{
+    cut_torn_tail, is_not_regular, open_append_regular, open_regular, read_regular,
+    read_regular_text, write_file, NotRegularFile,
+};
 /// The one change convention (docs/json.md, "Ratios and changes"): candidate / baseline.
 pub use kernelab_stats::{Change, Direction, Interval, Verdict};
 pub use limits::{read_capped, CappedReadError, DEFAULT_MAX_DECOMPRESSED};
@@ -54,4 +57,7 @@ pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Interner, NameId, Profile, SourceInfo};
 pub use provenance::{GitState, InputFile, Provenance};
 pub use store::{Context, Dispatches, Iter as DispatchIter};
-pub use units::{parse_scaled_decimal, parse_scaled_decimal_wide, Nanos, Timestamp};
+pub use units::{
+    duration_clamped, parse_scaled_decimal, parse_scaled_decimal_wide, Nanos, Timestamp,
+    MAX_DURATION_S,
+};

@@ -106,6 +106,10 @@ pub struct ServeResult {
     pub request_failures: usize,
     /// The first failure reasons (case, concurrency, reason).
     pub failure_examples: Vec<String>,
+    /// Points (round, server, case, concurrency) of a server that started but gave no
+    /// successful request there: never completed, or every request failed. Any fails the run.
+    #[serde(default)]
+    pub failed_points: usize,
     /// Largest 99th-percentile event-loop lag of the client over all points, above the idle
     /// loop's own (the timer's granularity), seconds.
     pub client_lag_p99_s: f64,

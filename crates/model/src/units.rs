@@ -196,3 +196,32 @@ mod tests {
         assert_eq!(a.plus(Nanos::from_ns(5)), Timestamp::from_ns(15));
     }
 }
+
+/// Longest duration [`duration_clamped`] gives: ten years, far below what `Instant` arithmetic
+/// can overflow on.
+pub const MAX_DURATION_S: f64 = 315_360_000.0;
+
+/// `secs` seconds as a [`std::time::Duration`], clamped to `[0, MAX_DURATION_S]` (NaN gives
+/// zero): a conversion that never panics, for figures already checked against their range.
+pub fn duration_clamped(secs: f64) -> std::time::Duration {
+    let s = if secs.is_nan() {
+        0.0
+    } else {
+        secs.clamp(0.0, MAX_DURATION_S)
+    };
+    std::time::Duration::try_from_secs_f64(s).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use super::*;
+
+    #[test]
+    fn hostile_seconds_never_panic() {
+        assert_eq!(duration_clamped(1e300).as_secs_f64(), MAX_DURATION_S);
+        assert_eq!(duration_clamped(-1.0), std::time::Duration::ZERO);
+        assert_eq!(duration_clamped(f64::NAN), std::time::Duration::ZERO);
+        assert_eq!(duration_clamped(1.0 / 1e-300).as_secs_f64(), MAX_DURATION_S);
+        assert_eq!(duration_clamped(1.5).as_millis(), 1500);
+    }
+}

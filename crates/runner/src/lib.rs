@@ -15,6 +15,7 @@ mod error;
 pub mod metric;
 pub mod pairs;
 pub mod pool;
+pub mod process;
 pub mod provenance;
 pub mod record;
 mod runner;

@@ -74,19 +74,8 @@ impl Writer {
     /// Opens `path` for appending (creating it). A torn last line (the previous run was killed
     /// mid-write) is cut off first, so that new records start on a line of their own.
     pub fn append(path: &Path) -> std::io::Result<Self> {
-        if let Ok(bytes) = std::fs::read(path) {
-            if !bytes.is_empty() && bytes.last() != Some(&b'\n') {
-                let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)?
-                    .set_len(keep as u64)?;
-            }
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
+        let file = kernelab_model::open_append_regular(path)?;
+        kernelab_model::cut_torn_tail(&file)?;
         Ok(Writer {
             file,
             path: path.to_path_buf(),

@@ -48,18 +48,12 @@ pub struct ProcessExecutor {
 
 /// The default per-run timeout: far above the slowest warm-up run, and never under a minute.
 pub fn timeout_after_warmup(slowest_s: f64) -> Duration {
-    Duration::from_secs_f64((20.0 * slowest_s).clamp(60.0, 86_400.0))
+    kernelab_model::duration_clamped((20.0 * slowest_s).clamp(60.0, 86_400.0))
 }
 
-/// Sends SIGKILL to the process group `pgid` (the child started it with `process_group(0)`),
-/// through kill(1): no unsafe code for a signal sent once per timed-out run.
-fn kill_group(pgid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
+/// Most standard output kept of one run: 64 MiB (the rest is read and dropped, so that the
+/// command never blocks on a full pipe).
+pub const MAX_RUN_STDOUT: u64 = 64 << 20;
 
 impl Executor for ProcessExecutor {
     fn default_timeout(&mut self, slowest_s: f64) {
@@ -86,25 +80,28 @@ impl Executor for ProcessExecutor {
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::null())
             .stdin(Stdio::null());
-        // Its own process group, so that a timeout ends the whole tree (a shell's children
-        // included, which would otherwise hold the output pipe open).
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // Its own process group and a tag, so that a timeout ends the whole tree (a shell's
+        // children included, which would otherwise hold the output pipe open), and whatever
+        // it left running is ended after it.
+        let mut tracked = crate::process::Tracked::prepare(&mut cmd, false);
         let start = Instant::now();
         let mut child = cmd.spawn()?;
+        tracked.started(child.id());
         let mut out = child
             .stdout
             .take()
             .ok_or_else(|| std::io::Error::other("no stdout"))?;
         let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
+            let mut bytes = Vec::new();
+            let _ = (&mut out).take(MAX_RUN_STDOUT).read_to_end(&mut bytes);
+            let _ = std::io::copy(&mut out, &mut std::io::sink());
+            String::from_utf8_lossy(&bytes).into_owned()
         });
         let status = match self.timeout {
             Some(t) => match child.wait_timeout(t)? {
                 Some(s) => Some(s),
                 None => {
-                    kill_group(child.id());
+                    tracked.kill_all();
                     let _ = child.kill();
                     let _ = child.wait();
                     None
@@ -112,6 +109,8 @@ impl Executor for ProcessExecutor {
             },
             None => Some(child.wait()?),
         };
+        // Descendants it left behind (a daemon holding the pipe) end with it.
+        tracked.kill_all();
         let wall_s = start.elapsed().as_secs_f64();
         let stdout = reader.join().unwrap_or_default();
         Ok(RunOutcome {

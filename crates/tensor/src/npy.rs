@@ -191,6 +191,17 @@ pub(crate) fn array(
     }
     let start = lo + h.data_at;
     if h.fortran && h.shape.len() > 1 {
+        // A Fortran-order array is copied into C order on the heap: bounded, and refused with
+        // what to do beyond the bound rather than an allocation the machine may not have.
+        if len as u64 > MAX_FORTRAN_COPY_BYTES {
+            return Err(Error::format(
+                path,
+                at,
+                format!(
+                    "a Fortran-order array of at most {MAX_FORTRAN_COPY_BYTES} bytes (this one has {len}; it would be copied into C order: save it with np.ascontiguousarray)"
+                ),
+            ));
+        }
         let src = backing
             .as_slice()
             .get(start..start + len)
@@ -214,6 +225,9 @@ pub(crate) fn array(
         len,
     )))
 }
+
+/// Largest Fortran-order npy array read (it is copied into C order): 256 MiB.
+pub(crate) const MAX_FORTRAN_COPY_BYTES: u64 = 256 << 20;
 
 /// Column-major (Fortran) element bytes rearranged into row-major (C) order.
 fn fortran_to_c(src: &[u8], shape: &[usize], size: usize) -> Vec<u8> {
@@ -346,4 +360,55 @@ pub(crate) fn npz(
         keep(array(name, &owned, all, path, start, spec)?);
     }
     Ok((tensors, skipped))
+}
+
+#[cfg(test)]
+mod fortran_tests {
+    use super::*;
+
+    /// A sparse npy file of `shape` (f32) in Fortran order.
+    fn sparse_npy(dir: &Path, shape: &str, data_len: u64) -> std::path::PathBuf {
+        let dict = format!("{{'descr': '<f4', 'fortran_order': True, 'shape': {shape}, }}");
+        let mut header = dict.into_bytes();
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(b' ');
+        }
+        header.push(b'\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(&header);
+        let p = dir.join("f.npy");
+        std::fs::write(&p, &bytes).expect("write");
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .expect("open");
+        f.set_len(bytes.len() as u64 + data_len).expect("sparse");
+        p
+    }
+
+    #[test]
+    fn a_huge_fortran_array_is_refused_not_copied() {
+        let dir = tempfile::tempdir().expect("tmp");
+        // 1.2 GiB of f32 in Fortran order (sparse: no disk used).
+        let p = sparse_npy(dir.path(), "(20000, 16106)", 20_000 * 16_106 * 4);
+        let t = std::time::Instant::now();
+        let e = match crate::open(&p, &crate::ReadSpec::default()) {
+            Ok(f) => {
+                let shapes: Vec<_> = f.tensors.iter().map(|t| t.shape.clone()).collect();
+                panic!("read: {shapes:?}")
+            }
+            Err(e) => e,
+        };
+        assert!(
+            e.to_string()
+                .contains("a Fortran-order array of at most 268435456 bytes"),
+            "{e}"
+        );
+        assert!(t.elapsed() < std::time::Duration::from_secs(2));
+        // A small one is still read, in C order.
+        let p = sparse_npy(dir.path(), "(2, 3)", 24);
+        let f = crate::open(&p, &crate::ReadSpec::default()).expect("small");
+        assert_eq!(f.tensors.len(), 1);
+    }
 }

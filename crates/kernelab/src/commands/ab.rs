@@ -15,7 +15,6 @@ use kernelab_runner::{pairs_from, run_ab, AbResult, AbSettings, MetricAnalysis, 
 use kernelab_stats::{aa_check, analyze, Design, Direction, Order, Pair, StopRule};
 use regex::Regex;
 use std::path::Path;
-use std::time::Duration;
 
 /// The most pairs (and warm-up runs, A/A pairs, failures) any option may ask for: far more
 /// than any real experiment, small enough that nothing sized by it exhausts memory.
@@ -271,7 +270,7 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         baseline: baseline.clone(),
         candidate: candidate.clone(),
         shell: args.shell,
-        timeout: args.timeout.map(Duration::from_secs_f64),
+        timeout: args.timeout.map(kernelab_model::duration_clamped),
     };
     let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut progress = |m: &str| {

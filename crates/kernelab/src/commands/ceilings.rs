@@ -27,7 +27,7 @@ fn measured(a: &CeilingsArgs) -> Result<Ceilings> {
         BackendArg::Cuda => Backend::Cuda,
         BackendArg::Hip => Backend::Hip,
     };
-    kernelab_launcher::watchdog::install(std::time::Duration::from_secs_f64(a.timeout), expired);
+    kernelab_launcher::watchdog::install(kernelab_model::duration_clamped(a.timeout), expired);
     let mut gpu = kernelab_launcher::open_device(backend, a.device)?;
     let o = Options {
         dram_bytes: usize::try_from(a.dram_mib << 20)?,

@@ -14,7 +14,6 @@ use kernelab_report::documents::CountersBody;
 use kernelab_report::{counters_csv, counters_tables, render, OutputFormat};
 use kernelab_runner::counters::{self, Profiler, Settings, Side};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Metrics measured when none are named (docs/counters.md says why these).
 const NCU_DEFAULT: [&str; 5] = [
@@ -171,7 +170,7 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
         group_size,
         repeats: a.repeats,
         launch: a.launch,
-        timeout: Duration::from_secs_f64(a.timeout),
+        timeout: kernelab_model::duration_clamped(a.timeout),
         work_dir: work_dir.clone(),
         target,
     };

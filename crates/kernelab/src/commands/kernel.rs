@@ -36,7 +36,7 @@ pub fn run(cmd: KernelCommand, session: &mut Session) -> Result<ExitStatus> {
 fn launch_once(a: crate::cli_counters::LaunchOnceArgs) -> Result<ExitStatus> {
     let spec = Spec::read(&a.spec)?;
     kernelab_launcher::watchdog::install(
-        std::time::Duration::from_secs_f64(a.timeout.clamp(0.001, 86_400.0)),
+        kernelab_model::duration_clamped(a.timeout.clamp(0.001, 86_400.0)),
         gpu_wait_expired,
     );
     let mut gpu = kernelab_launcher::open(&spec)?;
@@ -79,7 +79,7 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
             .unwrap_or_else(|| PathBuf::from("kernel-samples.jsonl"))
     });
     kernelab_launcher::watchdog::install(
-        std::time::Duration::from_secs_f64(a.timeout),
+        kernelab_model::duration_clamped(a.timeout),
         gpu_wait_expired,
     );
     let mut gpu = kernelab_launcher::open(&spec)?;

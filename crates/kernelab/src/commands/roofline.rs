@@ -43,6 +43,12 @@ fn read_ceilings(path: &Path) -> Result<Ceilings> {
     }
     let doc: Document<Ceilings> = serde_json::from_value(v)
         .with_context(|| format!("{}: not a ceilings document", path.display()))?;
+    if let Some((key, value)) = doc.body.non_positive() {
+        bail!(
+            "{}: key `{key}`: {value} is not a positive number; a ceiling, bandwidth or peak must be above zero",
+            path.display()
+        );
+    }
     Ok(doc.body)
 }
 
@@ -90,12 +96,46 @@ fn measured_bytes(path: &Path) -> Result<BTreeMap<String, (f64, u64)>> {
         .collect())
 }
 
+/// Most bytes of a Kineto trace (inflated) read for its `Input Dims`: 2 GiB. The trace is
+/// streamed into the few fields needed, never held as a JSON tree.
 const MAX_TRACE_BYTES: u64 = 2 << 30;
+
+/// The fields of one Kineto event the dims lookup needs (everything else is skipped).
+#[derive(serde::Deserialize)]
+struct Event {
+    #[serde(default)]
+    cat: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    tid: Option<Box<serde_json::value::RawValue>>,
+    #[serde(default)]
+    ts: Option<f64>,
+    #[serde(default)]
+    dur: Option<f64>,
+    #[serde(default)]
+    args: Option<EventArgs>,
+}
+
+#[derive(serde::Deserialize)]
+struct EventArgs {
+    #[serde(default)]
+    correlation: Option<serde_json::Value>,
+    #[serde(default, rename = "Input Dims")]
+    dims: Option<Box<serde_json::value::RawValue>>,
+}
+
+#[derive(serde::Deserialize)]
+struct Trace {
+    #[serde(default, rename = "traceEvents")]
+    events: Vec<Event>,
+}
 
 /// The `Input Dims` of the op that launched each family's first kernel in a Kineto trace:
 /// the kernel's correlation gives its runtime or driver launch call, and the innermost CPU op
 /// around that call on the same thread with `Input Dims` is the launching op. Empty for a file
-/// that is not a Kineto JSON trace.
+/// that is not a Kineto JSON trace. One sweep per thread over the ops sorted by start finds
+/// every launch's op: no search of every op per family.
 fn kineto_dims(path: &Path) -> BTreeMap<String, Vec<Vec<i64>>> {
     let name = path.to_string_lossy();
     if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
@@ -104,75 +144,98 @@ fn kineto_dims(path: &Path) -> BTreeMap<String, Vec<Vec<i64>>> {
     let Ok(f) = kernelab_model::open_regular(path) else {
         return BTreeMap::new();
     };
-    let mut bytes = Vec::new();
-    let read = if name.ends_with(".gz") {
-        flate2::read::MultiGzDecoder::new(f)
-            .take(MAX_TRACE_BYTES)
-            .read_to_end(&mut bytes)
+    let reader: Box<dyn Read> = if name.ends_with(".gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(f).take(MAX_TRACE_BYTES))
     } else {
-        f.take(MAX_TRACE_BYTES).read_to_end(&mut bytes)
+        Box::new(f.take(MAX_TRACE_BYTES))
     };
-    if read.is_err() {
-        return BTreeMap::new();
-    }
-    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+    let Ok(trace) = serde_json::from_reader::<_, Trace>(std::io::BufReader::new(reader)) else {
         return BTreeMap::new();
     };
-    let Some(events) = v.get("traceEvents").and_then(|e| e.as_array()) else {
-        return BTreeMap::new();
+    let tid = |e: &Event| {
+        e.tid
+            .as_ref()
+            .map(|t| t.get().to_string())
+            .unwrap_or_default()
     };
-    let tid = |e: &serde_json::Value| e.get("tid").map(|t| t.to_string()).unwrap_or_default();
-    let num = |e: &serde_json::Value, k: &str| e.get(k).and_then(|x| x.as_f64());
-    fn cat(e: &serde_json::Value) -> &str {
-        e.get("cat").and_then(|c| c.as_str()).unwrap_or("")
-    }
-    let correlation = |e: &serde_json::Value| {
-        e.get("args")
-            .and_then(|a| a.get("correlation"))
+    let correlation = |e: &Event| {
+        e.args
+            .as_ref()
+            .and_then(|a| a.correlation.as_ref())
             .and_then(|c| c.as_i64())
     };
-    // (tid, start, duration, dims) of every CPU op with non-empty Input Dims.
-    let mut ops = Vec::new();
-    let mut launches = BTreeMap::new();
-    for e in events {
-        match cat(e) {
+    // Per thread: (start, duration, index into `dims`) of every CPU op with non-empty Input Dims.
+    let mut ops: std::collections::HashMap<String, Vec<(f64, f64, usize)>> = Default::default();
+    let mut all_dims: Vec<Vec<Vec<i64>>> = Vec::new();
+    let mut launches = std::collections::HashMap::new();
+    // Every kernel launch in trace order: (family, correlation).
+    let mut kernels: Vec<(String, i64)> = Vec::new();
+    for e in &trace.events {
+        match e.cat.as_deref().unwrap_or("") {
             "cpu_op" | "user_annotation" => {
                 let dims: Option<Vec<Vec<i64>>> = e
-                    .get("args")
-                    .and_then(|a| a.get("Input Dims"))
-                    .and_then(|d| serde_json::from_value(d.clone()).ok());
-                if let (Some(d), Some(ts), Some(dur)) = (dims, num(e, "ts"), num(e, "dur")) {
-                    if d.iter().any(|x| !x.is_empty()) {
-                        ops.push((tid(e), ts, dur, d));
+                    .args
+                    .as_ref()
+                    .and_then(|a| a.dims.as_ref())
+                    .and_then(|d| serde_json::from_str(d.get()).ok());
+                if let (Some(d), Some(ts), Some(dur)) = (dims, e.ts, e.dur) {
+                    if d.iter().any(|x| !x.is_empty()) && ts.is_finite() && dur.is_finite() {
+                        all_dims.push(d);
+                        ops.entry(tid(e))
+                            .or_default()
+                            .push((ts, dur, all_dims.len() - 1));
                     }
                 }
             }
-            "kernel" | "gpu_memcpy" | "gpu_memset" => {}
+            "kernel" => {
+                if let (Some(n), Some(c)) = (&e.name, correlation(e)) {
+                    kernels.push((family_key(n), c));
+                }
+            }
+            "gpu_memcpy" | "gpu_memset" => {}
             _ => {
-                if let (Some(c), Some(ts)) = (correlation(e), num(e, "ts")) {
+                if let (Some(c), Some(ts)) = (correlation(e), e.ts) {
                     launches.insert(c, (tid(e), ts));
                 }
             }
         }
     }
-    let mut out = BTreeMap::new();
-    for e in events.iter().filter(|e| cat(e) == "kernel") {
-        let Some(name) = e.get("name").and_then(|n| n.as_str()) else {
-            continue;
-        };
-        let family = family_key(name);
-        if out.contains_key(&family) {
-            continue;
+    // Queries per thread: (launch time, family index), swept in time order.
+    let mut queries: std::collections::HashMap<&str, Vec<(f64, usize)>> = Default::default();
+    for (i, (_, c)) in kernels.iter().enumerate() {
+        if let Some((t, ts)) = launches.get(c) {
+            queries.entry(t.as_str()).or_default().push((*ts, i));
         }
-        let Some((t, ts)) = correlation(e).and_then(|c| launches.get(&c)) else {
-            continue;
-        };
-        let op = ops
-            .iter()
-            .filter(|(ot, s, d, _)| ot == t && *s <= *ts && *ts <= s + d)
-            .min_by(|a, b| a.2.total_cmp(&b.2));
-        if let Some((_, _, _, d)) = op {
-            out.insert(family, d.clone());
+    }
+    let mut found: Vec<Option<usize>> = vec![None; kernels.len()];
+    for (t, mut qs) in queries {
+        let Some(list) = ops.get_mut(t) else { continue };
+        list.sort_by(|a, b| a.0.total_cmp(&b.0));
+        qs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Ops begun by the current query time and not yet ended before it.
+        let mut open: Vec<(f64, f64, usize)> = Vec::new();
+        let mut next = 0;
+        for (ts, q) in qs {
+            while let Some(&op) = list.get(next) {
+                if op.0 > ts {
+                    break;
+                }
+                open.push(op);
+                next += 1;
+            }
+            // An op that ended before this query ends before every later one too.
+            open.retain(|&(s, d, _)| s + d >= ts);
+            found[q] = open
+                .iter()
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|&(_, _, i)| i);
+        }
+    }
+    // Each family's first kernel whose launching op is known.
+    let mut out = BTreeMap::new();
+    for ((family, _), at) in kernels.into_iter().zip(found) {
+        if let Some(d) = at.and_then(|i| all_dims.get(i)) {
+            out.entry(family).or_insert_with(|| d.clone());
         }
     }
     out
@@ -312,7 +375,7 @@ pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
         let chart = roofline_svg(&doc.body).ok_or_else(|| {
             anyhow!("--svg: no family has both a FLOP rate and an intensity to draw")
         })?;
-        std::fs::write(path, chart).with_context(|| format!("{}", path.display()))?;
+        output::write_file(path, chart.as_bytes(), a.output.force)?;
     }
     output::write(&a.output, &text)?;
     Ok(ExitStatus::Success)

@@ -47,8 +47,11 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 .as_ref()
                 .ok_or_else(|| anyhow!("SPEC is required (or --resume FILE)"))?;
             let spec = Spec::read(spec_path).map_err(|e| anyhow!(e))?;
-            let bytes = std::fs::read(spec_path)
-                .with_context(|| format!("{}: cannot read", spec_path.display()))?;
+            let bytes = kernelab_model::read_regular(
+                spec_path,
+                kernelab_runner::serve::spec::MAX_SPEC_BYTES,
+            )
+            .with_context(|| format!("{}: cannot read", spec_path.display()))?;
             let dir = spec_path
                 .parent()
                 .map(|d| {
@@ -131,7 +134,13 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     let records = samples::read(&path).map_err(|e| anyhow!(e))?;
     let result = analyse(&spec, start, &records);
     let identical = result.identity.identical == result.identity.compared;
-    let pass = identical && result.request_failures == 0;
+    let failed_points = result.failed_points;
+    // Nothing compared is no evidence of identity: a run passes only with every point of every
+    // started server giving successful requests.
+    let pass = identical
+        && result.identity.compared > 0
+        && result.request_failures == 0
+        && failed_points == 0;
     let failures = result.request_failures;
     let first_failure = result.failure_examples.first().cloned();
     let doc = Document::new(
@@ -157,7 +166,13 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
             first_failure.unwrap_or_default()
         );
     }
-    Ok(if identical {
+    if failed_points > 0 {
+        bail!(
+            "{failed_points} point(s) gave no successful request; the first: {}",
+            first_failure.unwrap_or_default()
+        );
+    }
+    Ok(if pass {
         ExitStatus::Success
     } else {
         ExitStatus::Failure

@@ -55,7 +55,7 @@ fn stop_gpu_wait(what: &str, timeout: std::time::Duration) {
 fn watchdog(sweep: &Sweep, seconds: f64) {
     if matches!(sweep.mode, Mode::Kernel(_)) {
         kernelab_launcher::watchdog::install(
-            std::time::Duration::from_secs_f64(seconds),
+            kernelab_model::duration_clamped(seconds),
             stop_gpu_wait,
         );
     }
@@ -130,7 +130,7 @@ fn submit_cmd(a: SubmitArgs) -> Result<ExitStatus> {
         .map(|d| d.as_millis())
         .unwrap_or_default();
     let list = slurm.join(format!("points-{stamp}.txt"));
-    std::fs::write(&list, todo.join("\n") + "\n")
+    output::write_file(&list, (todo.join("\n") + "\n").as_bytes(), false)
         .with_context(|| format!("{}: cannot write", list.display()))?;
     let size = a.chunk_size.max(1);
     let exe = std::env::current_exe().context("finding the kernelab executable")?;
@@ -275,7 +275,7 @@ fn collect(path: &Path, dir: &Path, out: &OutputArgs, session: &mut Session) -> 
     let doc = Document::new("sweep", &m);
     let matrix = dir.join("matrix.json");
     if dir.is_dir() {
-        std::fs::write(&matrix, output::json(&doc)?)
+        output::write_file(&matrix, output::json(&doc)?.as_bytes(), true)
             .with_context(|| format!("{}: cannot write", matrix.display()))?;
     }
     let mut inputs = vec![path.to_path_buf()];

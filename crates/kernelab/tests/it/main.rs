@@ -14,6 +14,8 @@ mod errors;
 mod export;
 mod golden;
 mod hostile_bin;
+mod hostile_files2;
+mod hostile_serve2;
 mod hostile_spec;
 mod hostile_text;
 mod impact;

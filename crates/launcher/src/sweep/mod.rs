@@ -167,6 +167,31 @@ pub struct Sweep {
     pub points: Vec<Point>,
 }
 
+/// Most points of a sweep grid: its size (the product of its value lists and build keys) is
+/// counted before anything is expanded.
+pub const MAX_POINTS: usize = 100_000;
+/// Largest sweep file read: 1 MiB.
+pub const MAX_SWEEP_BYTES: u64 = 1 << 20;
+
+/// The number of points of a grid, counted without expanding it (saturating).
+fn grid_size(g: &GridFile, builds: &[BuildKey]) -> u128 {
+    let mut n: u128 = builds.len().max(1) as u128;
+    for v in g.sizes.values() {
+        n = n.saturating_mul(v.len() as u128);
+    }
+    for v in g.values.values() {
+        n = n.saturating_mul(v.len() as u128);
+    }
+    n
+}
+
+/// The 1-based line of the first line of `text` starting with `key` (after spaces).
+fn key_line(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .position(|l| l.trim_start().starts_with(key))
+        .map(|i| i as u64 + 1)
+}
+
 fn bad(path: &Path, line: Option<u64>, message: impl Into<String>) -> Error {
     Error::Spec {
         location: Location {
@@ -181,9 +206,11 @@ fn bad(path: &Path, line: Option<u64>, message: impl Into<String>) -> Error {
 impl Sweep {
     /// Reads a sweep file and expands its grid.
     pub fn read(path: &Path) -> Result<Sweep> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
+        let text = kernelab_model::read_regular_text(path, MAX_SWEEP_BYTES).map_err(|source| {
+            Error::Read {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         let f: SweepFile = toml::from_str(&text).map_err(|e| {
             let line = e.span().map(|s| {
@@ -200,7 +227,17 @@ impl Sweep {
             (Some(s), None) => {
                 let mut spec = Spec::read(&dir.join(s))?;
                 if let Some(r) = f.rounds {
-                    spec.timing.rounds = r.max(2);
+                    if !(2..=crate::spec::MAX_ROUNDS).contains(&r) {
+                        return Err(bad(
+                            path,
+                            key_line(&text, "rounds"),
+                            format!(
+                                "`rounds` = {r}: expected 2 to {} rounds",
+                                crate::spec::MAX_ROUNDS
+                            ),
+                        ));
+                    }
+                    spec.timing.rounds = r;
                 }
                 Mode::Kernel(Box::new(spec))
             }
@@ -214,6 +251,16 @@ impl Sweep {
             }
         };
         let builds = builds(path, dir, &f.grid)?;
+        let count = grid_size(&f.grid, &builds);
+        if count > MAX_POINTS as u128 {
+            return Err(bad(
+                path,
+                key_line(&text, "[grid"),
+                format!(
+                    "the grid has {count} points (the product of its value lists); at most {MAX_POINTS}"
+                ),
+            ));
+        }
         let points = expand(path, &f.grid, &builds)?;
         Ok(Sweep {
             path: path.to_path_buf(),

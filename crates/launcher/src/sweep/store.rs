@@ -7,6 +7,9 @@ use kernelab_model::Location;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+/// Largest point result file read: 16 MiB.
+pub const MAX_POINT_FILE_BYTES: u64 = 16 << 20;
+
 fn points_dir(out: &Path) -> PathBuf {
     out.join("points")
 }
@@ -20,11 +23,20 @@ pub fn write_result(out: &Path, r: &PointResult) -> Result<PathBuf> {
     };
     std::fs::create_dir_all(&dir).map_err(write(&dir))?;
     let path = dir.join(format!("{}.json", r.id));
-    let tmp = dir.join(format!(".{}.json.{}.tmp", r.id, std::process::id()));
     let text = serde_json::to_string_pretty(r)
         .map_err(|e| Error::Internal(format!("serializing a point result: {e}")))?;
-    std::fs::write(&tmp, text + "\n").map_err(write(&tmp))?;
-    std::fs::rename(&tmp, &path).map_err(write(&path))?;
+    // An unpredictable temporary name (O_EXCL, never a planted link), renamed over the result
+    // (a rerun replaces an error result); errors name the result's path.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".point-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(write(&path))?;
+    std::io::Write::write_all(&mut tmp, (text + "\n").as_bytes()).map_err(write(&path))?;
+    tmp.persist(&path).map_err(|e| Error::Write {
+        path: path.clone(),
+        source: e.error,
+    })?;
     Ok(path)
 }
 
@@ -52,10 +64,13 @@ pub fn read_results(out: &Path) -> Result<Vec<PointResult>> {
     paths.sort();
     let mut out = Vec::new();
     for p in paths {
-        let text = std::fs::read_to_string(&p).map_err(|source| Error::Read {
-            path: p.clone(),
-            source,
-        })?;
+        let text =
+            kernelab_model::read_regular_text(&p, MAX_POINT_FILE_BYTES).map_err(|source| {
+                Error::Read {
+                    path: p.clone(),
+                    source,
+                }
+            })?;
         let r: PointResult = serde_json::from_str(&text).map_err(|e| Error::Spec {
             location: Location {
                 line: Some(e.line() as u64),

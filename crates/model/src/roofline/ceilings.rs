@@ -154,6 +154,28 @@ pub struct Ceilings {
 }
 
 impl Ceilings {
+    /// The first figure that is not a finite number above zero, as (JSON key path, value):
+    /// a ceiling of zero or below is refused, never divided by.
+    pub fn non_positive(&self) -> Option<(String, f64)> {
+        for (i, c) in self.ceilings.iter().enumerate() {
+            let figures = [
+                ("measured", c.measured.as_ref().map(|m| m.value)),
+                ("datasheet", c.datasheet.as_ref().map(|q| q.value)),
+            ];
+            for (which, v) in figures {
+                if let Some(v) = v {
+                    if !(v.is_finite() && v > 0.0) {
+                        return Some((
+                            format!("ceilings[{i}].{which}.value ({})", c.kind.label()),
+                            v,
+                        ));
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Ceilings from the datasheet table alone, for a device name (`None` when the table has
     /// no entry for it).
     pub fn from_datasheet(device: &str) -> Option<Ceilings> {

@@ -201,17 +201,38 @@ pub fn place(
     peak: &Figure,
     bandwidth: &Figure,
 ) -> Placement {
-    let flop_per_s = flops.map(|f| f / seconds);
-    let byte_per_s = bytes.map(|b| b / seconds);
-    let intensity = flops.zip(bytes, |f, b| f / b);
+    // A zero time, a zero byte count, or a peak or bandwidth that is not above zero gives an
+    // unavailable figure with its reason, never an infinity or NaN.
+    let peak = &positive(peak, "the peak");
+    let bandwidth = &positive(bandwidth, "the bandwidth");
+    let timed = seconds.is_finite() && seconds > 0.0;
+    let rate = |f: &Figure| {
+        if timed {
+            finite(f.map(|x| x / seconds))
+        } else {
+            f.value().map_or_else(
+                || f.clone(),
+                |_| Figure::unavailable(format!("the kernel time is {seconds} s")),
+            )
+        }
+    };
+    let flop_per_s = rate(flops);
+    let byte_per_s = rate(bytes);
+    let intensity = match bytes.value() {
+        Some(b) if !(b.is_finite() && b > 0.0) => Figure::unavailable(format!("{b} bytes moved")),
+        _ => finite(flops.zip(bytes, |f, b| f / b)),
+    };
     let (fraction, bound) = match (flops.value(), intensity.value()) {
         (Some(_), Some(ai)) => match (peak.value(), bandwidth.value()) {
             (Some(p), Some(bw)) => {
                 let memory = ai * bw < p;
                 let attainable = if memory { ai * bw } else { p };
-                let achieved = flop_per_s.value().unwrap_or(f64::NAN);
+                let fraction = match flop_per_s.value() {
+                    Some(achieved) => Figure::Value(achieved / attainable),
+                    None => flop_per_s.clone(),
+                };
                 (
-                    Figure::Value(achieved / attainable),
+                    fraction,
                     Some(if memory {
                         Bound::Memory
                     } else {
@@ -219,7 +240,13 @@ pub fn place(
                     }),
                 )
             }
-            _ => (peak.zip(bandwidth, |_, _| f64::NAN), None),
+            _ => (
+                match peak.value() {
+                    Some(_) => bandwidth.clone(),
+                    None => peak.clone(),
+                },
+                None,
+            ),
         },
         (Some(_), None) => match peak.value() {
             Some(p) => (flop_per_s.map(|r| r / p), Some(Bound::Compute)),
@@ -235,8 +262,27 @@ pub fn place(
         flop_per_s,
         byte_per_s,
         intensity,
-        fraction,
+        fraction: finite(fraction),
         bound,
+    }
+}
+
+/// `f` when it is a finite value above zero (or already unavailable), else unavailable
+/// naming `what`.
+fn positive(f: &Figure, what: &str) -> Figure {
+    match f.value() {
+        Some(v) if !(v.is_finite() && v > 0.0) => {
+            Figure::unavailable(format!("{what} is {v}, not a positive number"))
+        }
+        _ => f.clone(),
+    }
+}
+
+/// `f`, or unavailable when its value is not finite.
+fn finite(f: Figure) -> Figure {
+    match f.value() {
+        Some(v) if !v.is_finite() => Figure::unavailable(format!("not a finite number ({v})")),
+        _ => f,
     }
 }
 
@@ -308,6 +354,23 @@ impl Roofline {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn zero_times_and_non_positive_roofs_are_unavailable_never_infinite() {
+        let v = Figure::Value;
+        let zero = place(&v(1e9), &v(1e6), 0.0, &v(1e12), &v(1e11));
+        for f in [&zero.flop_per_s, &zero.byte_per_s, &zero.fraction] {
+            assert!(f.value().is_none(), "{f:?}");
+        }
+        let negative = place(&v(1e9), &v(1e6), 1.0, &v(-2e10), &v(1e11));
+        assert!(negative.fraction.value().is_none(), "{negative:?}");
+        assert!(negative.flop_per_s.value().is_some());
+        let no_bytes = place(&v(1e9), &v(0.0), 1.0, &v(1e12), &v(1e11));
+        assert!(no_bytes.intensity.value().is_none());
+        let bw0 = place(&Figure::unavailable("x"), &v(1e6), 1.0, &v(1e12), &v(0.0));
+        assert!(bw0.fraction.value().is_none());
+    }
+
     use super::*;
 
     #[test]

@@ -67,6 +67,10 @@ pub struct WorkRule {
 pub struct WorkRules {
     /// The rules.
     pub rules: Vec<WorkRule>,
+    /// The first rule naming each family, by family key.
+    by_family: std::collections::HashMap<String, usize>,
+    /// The rules with a pattern, in order.
+    patterned: Vec<usize>,
 }
 
 /// The work of one launch under a rule.
@@ -148,15 +152,45 @@ impl WorkRules {
                 line: line_of(text, head),
             });
         }
-        Ok(WorkRules { rules })
+        Ok(WorkRules::from_rules(rules))
     }
 
     /// The first rule covering a kernel of this name and family key.
     pub fn rule_for(&self, name: &str, family: &str) -> Option<&WorkRule> {
-        self.rules.iter().find(|r| {
-            r.family.as_deref() == Some(family)
-                || r.pattern.as_ref().is_some_and(|p| p.is_match(name))
-        })
+        // The first rule naming the family, unless a pattern rule before it matches: a hash
+        // lookup plus the pattern rules, not a scan of every rule per family.
+        let named = self.by_family.get(family).copied();
+        let pattern = self
+            .patterned
+            .iter()
+            .copied()
+            .take_while(|&i| named.is_none_or(|n| i < n))
+            .find(|&i| {
+                self.rules
+                    .get(i)
+                    .and_then(|r| r.pattern.as_ref())
+                    .is_some_and(|p| p.is_match(name))
+            });
+        pattern.or(named).and_then(|i| self.rules.get(i))
+    }
+
+    /// Indexes `rules` (kept in order).
+    pub fn from_rules(rules: Vec<WorkRule>) -> WorkRules {
+        let mut by_family = std::collections::HashMap::new();
+        let mut patterned = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            if let Some(f) = &r.family {
+                by_family.entry(f.clone()).or_insert(i);
+            }
+            if r.pattern.is_some() {
+                patterned.push(i);
+            }
+        }
+        WorkRules {
+            rules,
+            by_family,
+            patterned,
+        }
     }
 }
 

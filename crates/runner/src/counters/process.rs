@@ -39,12 +39,14 @@ pub fn tail(text: &str) -> String {
     text[start..].to_string()
 }
 
-fn kill_group(pgid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pgid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
+/// Creates a profiler's output file: a new file (a file or link planted at its name is
+/// refused, never followed).
+fn create_new(p: &Path) -> std::io::Result<std::fs::File> {
+    let _ = std::fs::remove_file(p);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(p)
 }
 
 /// Runs `argv` with standard output written to `stdout_path` and standard error to
@@ -56,7 +58,7 @@ pub fn run(argv: &[String], stdout_path: &Path, stderr_path: &Path, timeout: Dur
             ..Outcome::default()
         };
     };
-    let stdout = match std::fs::File::create(stdout_path) {
+    let stdout = match create_new(stdout_path) {
         Ok(f) => f,
         Err(e) => {
             return Outcome {
@@ -70,10 +72,13 @@ pub fn run(argv: &[String], stdout_path: &Path, stderr_path: &Path, timeout: Dur
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut tracked = crate::process::Tracked::prepare(&mut cmd, false);
     let start = Instant::now();
     let mut child = match cmd.spawn() {
-        Ok(c) => c,
+        Ok(c) => {
+            tracked.started(c.id());
+            c
+        }
         Err(e) => {
             return Outcome {
                 spawn_error: Some(e),
@@ -95,15 +100,18 @@ pub fn run(argv: &[String], stdout_path: &Path, stderr_path: &Path, timeout: Dur
     let status = match child.wait_timeout(timeout) {
         Ok(Some(s)) => Some(s),
         Ok(None) | Err(_) => {
-            kill_group(child.id());
+            tracked.kill_all();
             let _ = child.kill();
             let _ = child.wait();
             None
         }
     };
+    // A descendant still holding standard error (a daemon the profiler left) would keep the
+    // reader waiting: every descendant ends with the profiler.
+    tracked.kill_all();
     let wall_s = start.elapsed().as_secs_f64();
     let bytes = reader.join().unwrap_or_default();
-    let _ = std::fs::write(stderr_path, &bytes);
+    let _ = create_new(stderr_path).and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
     Outcome {
         spawn_error: None,
         exit_code: status.and_then(|s| s.code()),

@@ -77,7 +77,7 @@ pub fn check_metrics(p: Profiler, program: &Path, metrics: &[String], timeout: D
     let dir = std::env::temp_dir().join(format!("kernelab-counters-check-{}", std::process::id()));
     let (out_path, err_path) = (dir.with_extension("out"), dir.with_extension("err"));
     let o = process::run(&argv, &out_path, &err_path, timeout);
-    let listing = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let listing = read_capped_text(&out_path, MAX_PROFILER_TEXT);
     let _ = std::fs::remove_file(&out_path);
     let _ = std::fs::remove_file(&err_path);
     let text = format!("{listing}\n{}", o.stderr);
@@ -119,6 +119,41 @@ pub fn check_metrics(p: Profiler, program: &Path, metrics: &[String], timeout: D
             .collect(),
         failed: None,
     }
+}
+
+/// Most bytes of a profiler's output read (its log file, a counter CSV, its standard output,
+/// its metric listing): 256 MiB.
+pub const MAX_PROFILER_OUTPUT: u64 = 256 << 20;
+/// Most bytes of a profiler's text kept to classify a failure or read a listing: 16 MiB.
+pub const MAX_PROFILER_TEXT: u64 = 16 << 20;
+
+/// Opens a file a profiler wrote: a regular file (a FIFO is refused without blocking) of at
+/// most [`MAX_PROFILER_OUTPUT`] bytes, read no further than that.
+fn open_output(p: &Path) -> std::io::Result<std::io::Take<std::fs::File>> {
+    use std::io::Read;
+    let f = kernelab_model::open_regular(p)?;
+    let len = f.metadata()?.len();
+    if len > MAX_PROFILER_OUTPUT {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{len} bytes: larger than the limit of {MAX_PROFILER_OUTPUT} bytes"),
+        ));
+    }
+    Ok(f.take(MAX_PROFILER_OUTPUT))
+}
+
+/// The end of a text file a profiler wrote, at most `limit` bytes of it (the end holds the
+/// error); empty when it cannot be read or is not a regular file.
+fn read_capped_text(p: &Path, limit: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = kernelab_model::open_regular(p) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(limit)));
+    let mut bytes = Vec::new();
+    let _ = f.take(limit).read_to_end(&mut bytes);
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// How a process ended, in words.
@@ -221,10 +256,17 @@ fn read_ncu(
     metrics: &[String],
     paths: &[PathBuf],
 ) -> Result<Vec<CounterSample>, String> {
-    let mut last = String::from("no output file");
+    // Every file's reason, the log file's first: a log that cannot be read is the news, not
+    // the standard output tried after it.
+    let mut why: Vec<String> = Vec::new();
     for p in paths {
-        let Ok(f) = std::fs::File::open(p) else {
-            continue;
+        let f = match open_output(p) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                why.push(format!("{}: {e}", p.display()));
+                continue;
+            }
         };
         match kernelab_trace::read_ncu_launches(f) {
             Ok(launches) => {
@@ -247,10 +289,14 @@ fn read_ncu(
                 }
                 return Ok(out);
             }
-            Err(e) => last = format!("{}: {e}", p.display()),
+            Err(e) => why.push(format!("{}: {e}", p.display())),
         }
     }
-    Err(last)
+    Err(if why.is_empty() {
+        "no output file".into()
+    } else {
+        why.join("; ")
+    })
 }
 
 /// Every `*counter_collection.csv` under `dir`.
@@ -290,17 +336,19 @@ fn read_rocprof(
     }
     let mut out = Vec::new();
     for f in files {
-        let file = std::fs::File::open(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let file = open_output(&f).map_err(|e| format!("{}: {e}", f.display()))?;
         let rows = kernelab_trace::read_counter_collection(file)
             .map_err(|e| format!("{}", e.with_path(&f)))?;
+        // Dispatches in order of first appearance, found through a hash set (no scan per row).
         let mut dispatches: Vec<u64> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for r in &rows {
-            if !dispatches.contains(&r.dispatch) {
+            if seen.insert(r.dispatch) {
                 dispatches.push(r.dispatch);
             }
         }
         let keep = launch.map(|n| dispatches.get(n).copied());
-        let mut timed: Vec<u64> = Vec::new();
+        let mut timed = std::collections::HashSet::new();
         for r in rows
             .iter()
             .filter(|r| keep.is_none_or(|k| k == Some(r.dispatch)))
@@ -315,8 +363,7 @@ fn read_rocprof(
             };
             out.push(sample(&r.counter, "", r.value));
             if let Some(d) = r.duration_ns {
-                if !timed.contains(&r.dispatch) {
-                    timed.push(r.dispatch);
+                if timed.insert(r.dispatch) {
                     out.push(sample(AMD_DURATION, "ns", d as f64));
                 }
             }
@@ -342,13 +389,13 @@ pub fn profile(
     let argv = argv(s, side, metrics, &out);
     let o = process::run(&argv, &stdout, &stderr, s.timeout);
     let log = match s.profiler {
-        Profiler::Ncu => std::fs::read_to_string(&out).unwrap_or_default(),
+        Profiler::Ncu => read_capped_text(&out, MAX_PROFILER_TEXT),
         Profiler::Rocprofv3 => String::new(),
     };
     let said = format!(
         "{}\n{log}\n{}",
         o.stderr,
-        std::fs::read_to_string(&stdout).unwrap_or_default()
+        read_capped_text(&stdout, MAX_PROFILER_TEXT)
     );
     let mut failure = classify(&o, &said);
     let mut samples = Vec::new();

@@ -118,12 +118,20 @@ fn spread(values: &[f64]) -> (Option<f64>, Option<f64>, Option<f64>) {
     (median(values), min, max)
 }
 
-/// The (side, kernel) pairs in first-seen order.
-fn keys(samples: &[CounterSample]) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
+/// The samples grouped by (side, kernel), groups in first-seen order, each group's samples in
+/// input order: one pass through a hash map, no scan per sample.
+fn groups(samples: &[CounterSample]) -> Vec<((&str, &str), Vec<&CounterSample>)> {
+    let mut index: std::collections::HashMap<(&str, &str), usize> =
+        std::collections::HashMap::new();
+    let mut out: Vec<((&str, &str), Vec<&CounterSample>)> = Vec::new();
     for s in samples {
-        if !out.iter().any(|(a, b)| *a == s.side && *b == s.kernel) {
-            out.push((s.side.clone(), s.kernel.clone()));
+        let key = (s.side.as_str(), s.kernel.as_str());
+        let i = *index.entry(key).or_insert_with(|| {
+            out.push((key, Vec::new()));
+            out.len() - 1
+        });
+        if let Some(g) = out.get_mut(i) {
+            g.1.push(s);
         }
     }
     out
@@ -132,39 +140,47 @@ fn keys(samples: &[CounterSample]) -> Vec<(String, String)> {
 /// Per side, kernel and metric: values in repeat order, median and range; then the derived
 /// metrics, computed per repeat from that repeat's values (the first launch of each metric).
 pub fn stats(samples: &[CounterSample], metrics: &[String], repeats: usize) -> Vec<CounterStat> {
+    use std::collections::HashMap;
     let mut out = Vec::new();
-    for (side, kernel) in keys(samples) {
-        let mine: Vec<&CounterSample> = samples
-            .iter()
-            .filter(|s| s.side == side && s.kernel == kernel)
-            .collect();
+    for ((side, kernel), mine) in groups(samples) {
+        // Per metric: its values in input order and its first unit; metric order is the
+        // requested order, then first appearance.
+        let mut by_metric: HashMap<&str, (Vec<f64>, &str)> = HashMap::new();
+        let mut seen_order: Vec<&str> = Vec::new();
+        // The first value of each (repeat, metric), for the derived formulas.
+        let mut first: HashMap<(usize, &str), f64> = HashMap::new();
+        for s in &mine {
+            let e = by_metric.entry(s.metric.as_str()).or_insert_with(|| {
+                seen_order.push(s.metric.as_str());
+                (Vec::new(), s.unit.as_str())
+            });
+            e.0.push(s.value);
+            first
+                .entry((s.repeat, s.metric.as_str()))
+                .or_insert(s.value);
+        }
         let mut names: Vec<&str> = metrics
             .iter()
             .map(String::as_str)
-            .filter(|m| mine.iter().any(|s| s.metric == *m))
+            .filter(|m| by_metric.contains_key(m))
             .collect();
-        for s in &mine {
-            if !names.contains(&s.metric.as_str()) {
-                names.push(&s.metric);
-            }
-        }
+        let requested: std::collections::HashSet<&str> = names.iter().copied().collect();
+        names.extend(
+            seen_order
+                .iter()
+                .copied()
+                .filter(|m| !requested.contains(m)),
+        );
         for m in names {
-            let values: Vec<f64> = mine
-                .iter()
-                .filter(|s| s.metric == m)
-                .map(|s| s.value)
-                .collect();
-            let unit = mine
-                .iter()
-                .find(|s| s.metric == m)
-                .map(|s| s.unit.clone())
-                .unwrap_or_default();
+            let Some((values, unit)) = by_metric.remove(m) else {
+                continue;
+            };
             let (median, min, max) = spread(&values);
             out.push(CounterStat {
-                side: side.clone(),
-                kernel: kernel.clone(),
+                side: side.to_string(),
+                kernel: kernel.to_string(),
                 metric: m.to_string(),
-                unit,
+                unit: unit.to_string(),
                 values,
                 median,
                 min,
@@ -176,11 +192,7 @@ pub fn stats(samples: &[CounterSample], metrics: &[String], repeats: usize) -> V
             let mut values = Vec::new();
             let mut used: Option<&str> = None;
             for r in 0..repeats {
-                let lookup = |name: &str| {
-                    mine.iter()
-                        .find(|s| s.repeat == r && s.metric == name)
-                        .map(|s| s.value)
-                };
+                let lookup = |name: &str| first.get(&(r, name)).copied();
                 if let Some((f, v)) = d
                     .formulas
                     .iter()
@@ -193,8 +205,8 @@ pub fn stats(samples: &[CounterSample], metrics: &[String], repeats: usize) -> V
             let Some(formula) = used else { continue };
             let (median, min, max) = spread(&values);
             out.push(CounterStat {
-                side: side.clone(),
-                kernel: kernel.clone(),
+                side: side.to_string(),
+                kernel: kernel.to_string(),
                 metric: d.name.to_string(),
                 unit: d.unit.to_string(),
                 values,
@@ -227,16 +239,18 @@ pub fn changes(stats: &[CounterStat]) -> Vec<CounterChange> {
     let (base, cand) = (side("baseline"), side("candidate"));
     let kernels = |v: &[&CounterStat]| {
         let mut k: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for c in v {
-            if !k.contains(&c.kernel) {
+            if seen.insert(c.kernel.as_str()) {
                 k.push(c.kernel.clone());
             }
         }
         k
     };
     let (kb, kc) = (kernels(&base), kernels(&cand));
+    let kc_set: std::collections::HashSet<&str> = kc.iter().map(String::as_str).collect();
     let pairs: Vec<(String, String, String)> =
-        if !kb.iter().any(|k| kc.contains(k)) && kb.len() == 1 && kc.len() == 1 {
+        if !kb.iter().any(|k| kc_set.contains(k.as_str())) && kb.len() == 1 && kc.len() == 1 {
             vec![(
                 kb[0].clone(),
                 kc[0].clone(),
@@ -244,7 +258,7 @@ pub fn changes(stats: &[CounterStat]) -> Vec<CounterChange> {
             )]
         } else {
             kb.iter()
-                .filter(|k| kc.contains(k))
+                .filter(|k| kc_set.contains(k.as_str()))
                 .map(|k| (k.clone(), k.clone(), k.clone()))
                 .collect()
         };

@@ -178,6 +178,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         }
     }
     let (mut n_requests, mut n_failed, mut examples) = (0, 0, Vec::new());
+    let mut notes = Vec::new();
     let mut bad_points: BTreeSet<Key> = BTreeSet::new();
     for (k, m) in &measured {
         for o in m.values() {
@@ -197,6 +198,43 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 }
             }
         }
+    }
+    // A point of a server that started is a failure when it gave no successful request (it
+    // never completed, or every request failed).
+    let started: BTreeSet<(usize, Slot)> = records
+        .iter()
+        .filter_map(|r| match r {
+            ServeRecord::Start {
+                round,
+                slot,
+                error: None,
+                ..
+            } => Some((*round, *slot)),
+            _ => None,
+        })
+        .collect();
+    let mut failed_points = 0;
+    for &(round, slot) in &started {
+        for (c, k) in spec.points() {
+            let ok = measured.get(&(round, slot, c, k)).is_some_and(|m| {
+                m.values()
+                    .any(|o| o.measured.is_some() && o.error.is_none())
+            });
+            if !ok {
+                failed_points += 1;
+                if examples.len() < 5 {
+                    examples.push(format!(
+                        "round {round} {} case {c} concurrency {k}: no successful request",
+                        slot_name(slot)
+                    ));
+                }
+            }
+        }
+    }
+    if failed_points > 0 {
+        notes.push(format!(
+            "{failed_points} point(s) gave no successful request: the run fails"
+        ));
     }
     let mut identity = Identity::default();
     for (&(round, slot, c, k), m) in &measured {
@@ -236,7 +274,6 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         figures.insert(*k, point_metrics(&ms, wall, &spec.analysis.slo));
     }
     let mut metrics = Vec::new();
-    let mut notes = Vec::new();
     for (c, k) in spec.points() {
         let case = &spec.workload.cases[c];
         let names: Vec<String> = point_metrics(&[], 0.0, &spec.analysis.slo)
@@ -357,6 +394,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         requests: n_requests,
         request_failures: n_failed,
         failure_examples: examples,
+        failed_points,
         client_lag_p99_s: lag,
         client_bound,
         notes,

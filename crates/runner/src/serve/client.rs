@@ -132,8 +132,8 @@ struct Fields {
 /// Reads one JSON chunk (or a whole non-streamed response). The text is `Some` for a token
 /// event: a choice with non-empty text, or one not yet finished (a token whose text is held
 /// back still arrives, as an event with empty text).
-fn chunk_fields(data: &str) -> serde_json::Result<Fields> {
-    let c: Chunk<'_> = serde_json::from_str(data)?;
+fn chunk_fields(data: &[u8]) -> serde_json::Result<Fields> {
+    let c: Chunk<'_> = serde_json::from_slice(data)?;
     let mut f = Fields {
         usage: c
             .usage
@@ -160,34 +160,143 @@ pub fn ids_sha256(ids: &[u64]) -> String {
     kernelab_model::sha256_hex(text.join(",").as_bytes())
 }
 
-/// Splits complete SSE events off the front of `buf`; returns each event's `data` payload.
-pub fn take_events(buf: &mut Vec<u8>) -> Vec<String> {
-    let mut out = Vec::new();
-    loop {
-        let end = buf
-            .windows(2)
-            .position(|w| w == b"\n\n")
-            .map(|i| (i, 2))
-            .into_iter()
-            .chain(
-                buf.windows(4)
-                    .position(|w| w == b"\r\n\r\n")
-                    .map(|i| (i, 4)),
-            )
-            .min_by_key(|&(i, _)| i);
-        let Some((i, sep)) = end else { break };
-        let event: Vec<u8> = buf.drain(..i + sep).collect();
-        let text = String::from_utf8_lossy(&event[..i]);
-        let data: Vec<&str> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect();
-        if !data.is_empty() {
-            out.push(data.join("\n"));
+/// Largest SSE event accepted (its bytes up to the blank line that ends it): 16 MiB.
+pub const MAX_EVENT_BYTES: usize = 16 << 20;
+/// Largest non-streamed response body accepted: 64 MiB.
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+/// Most bytes of an error response read (the message keeps its first 300 characters).
+pub const MAX_ERROR_BODY_BYTES: usize = 4096;
+
+/// An incremental SSE parser: each byte is scanned once however the stream is split into
+/// reads, and an event longer than its cap is an error rather than a growing buffer.
+#[derive(Debug)]
+pub struct SseParser {
+    buf: Vec<u8>,
+    /// Bytes of `buf` already searched for an event end (less the 3 that may start one).
+    scanned: usize,
+    max_event: usize,
+}
+
+/// An SSE event longer than [`SseParser`]'s cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventTooLarge {
+    /// The cap, bytes.
+    pub limit: usize,
+}
+
+impl std::fmt::Display for EventTooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "an SSE event is longer than {} bytes", self.limit)
+    }
+}
+
+impl SseParser {
+    /// A parser whose events may be at most `max_event` bytes.
+    pub fn new(max_event: usize) -> Self {
+        SseParser {
+            buf: Vec::new(),
+            scanned: 0,
+            max_event,
         }
     }
-    out
+
+    /// Feeds `bytes`; returns the `data` payload (exact bytes, lines joined by `\n`) of each
+    /// event completed by them.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, EventTooLarge> {
+        self.buf.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut i = self.scanned;
+        while let Some(k) = memchr::memchr(b'\n', &self.buf[i..]) {
+            let at = i + k;
+            // An event ends at "\n\n" or "\r\n\r\n".
+            let end = if self.buf.get(at + 1) == Some(&b'\n') {
+                Some((at, at + 2))
+            } else if at >= 1
+                && self.buf.get(at - 1) == Some(&b'\r')
+                && self.buf.get(at + 1) == Some(&b'\r')
+                && self.buf.get(at + 2) == Some(&b'\n')
+            {
+                Some((at - 1, at + 3))
+            } else {
+                None
+            };
+            match end {
+                Some((body_end, next)) => {
+                    if body_end - start > self.max_event {
+                        return Err(EventTooLarge {
+                            limit: self.max_event,
+                        });
+                    }
+                    if let Some(d) = event_data(&self.buf[start..body_end]) {
+                        out.push(d);
+                    }
+                    start = next;
+                    i = next;
+                }
+                None => i = at + 1,
+            }
+        }
+        if start > 0 {
+            self.buf.drain(..start);
+        }
+        // The last 3 bytes may begin a separator completed by the next read.
+        self.scanned = self.buf.len().saturating_sub(3);
+        if self.buf.len() > self.max_event + 4 {
+            return Err(EventTooLarge {
+                limit: self.max_event,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The `data` lines of one event, joined by `\n`; `None` when it has none (a comment).
+fn event_data(event: &[u8]) -> Option<Vec<u8>> {
+    let mut data: Option<Vec<u8>> = None;
+    for line in event.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(d) = line.strip_prefix(b"data:") {
+            let d = d.strip_prefix(b" ").unwrap_or(d);
+            match &mut data {
+                Some(v) => {
+                    v.push(b'\n');
+                    v.extend_from_slice(d);
+                }
+                None => data = Some(d.to_vec()),
+            }
+        }
+    }
+    data
+}
+
+/// Splits complete SSE events off the front of `buf`; returns each event's `data` payload
+/// (invalid UTF-8 replaced: for display only; [`SseParser`] keeps the exact bytes).
+pub fn take_events(buf: &mut Vec<u8>) -> Vec<String> {
+    let mut p = SseParser::new(usize::MAX / 4);
+    let events = p.push(buf).unwrap_or_default();
+    *buf = p.buf;
+    events
+        .into_iter()
+        .map(|e| String::from_utf8_lossy(&e).into_owned())
+        .collect()
+}
+
+/// Reads at most `limit` bytes of a response body, and whether it held more (not read).
+async fn body_capped(
+    resp: &mut reqwest::Response,
+    limit: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut out = Vec::new();
+    while let Some(piece) = resp.chunk().await? {
+        let room = limit - out.len();
+        if piece.len() > room {
+            out.extend_from_slice(&piece[..room]);
+            return Ok((out, true));
+        }
+        out.extend_from_slice(&piece);
+    }
+    Ok((out, false))
 }
 
 /// Sends one completion request and times it.
@@ -206,10 +315,14 @@ pub async fn send(
             .send()
             .await
             .map_err(|e| Failure(format!("request failed: {e}")))?;
+        let mut resp = resp;
         let status = resp.status();
         if !status.is_success() {
-            let text = resp.text().await.unwrap_or_default();
-            let text: String = text.chars().take(300).collect();
+            // The first bytes only: an endless error body is not read to its end.
+            let (bytes, _) = body_capped(&mut resp, MAX_ERROR_BODY_BYTES)
+                .await
+                .unwrap_or_default();
+            let text: String = String::from_utf8_lossy(&bytes).chars().take(300).collect();
             return Err(Failure(format!("HTTP {status}: {text}")));
         }
         let mut m = Measured::default();
@@ -218,13 +331,16 @@ pub async fn send(
         let mut ids: Vec<u64> = Vec::new();
         let mut ids_complete = true;
         if !stream {
-            let bytes = resp
-                .bytes()
+            let (bytes, cut) = body_capped(&mut resp, MAX_RESPONSE_BYTES)
                 .await
                 .map_err(|e| Failure(format!("reading the response: {e}")))?;
+            if cut {
+                return Err(Failure(format!(
+                    "the response is longer than {MAX_RESPONSE_BYTES} bytes"
+                )));
+            }
             m.e2e_s = t0.elapsed().as_secs_f64();
-            let text = String::from_utf8_lossy(&bytes);
-            let f = chunk_fields(&text)
+            let f = chunk_fields(&bytes)
                 .map_err(|e| Failure(format!("the response is not JSON: {e}")))?;
             if let Some(err) = f.error {
                 return Err(Failure(format!("the server sent an error: {err}")));
@@ -241,7 +357,7 @@ pub async fn send(
         } else {
             use futures_util::StreamExt;
             let mut arrivals = Vec::new();
-            let mut buf = Vec::new();
+            let mut parser = SseParser::new(MAX_EVENT_BYTES);
             let mut body = resp.bytes_stream();
             // Complete: `[DONE]` arrived, or (servers that send no `[DONE]`, such as
             // `transformers serve`) a chunk with a `finish_reason` did before the body ended.
@@ -249,9 +365,9 @@ pub async fn send(
             while let Some(piece) = body.next().await {
                 let piece = piece.map_err(|e| Failure(format!("stream broken: {e}")))?;
                 let now = Instant::now();
-                buf.extend_from_slice(&piece);
-                for data in take_events(&mut buf) {
-                    if data.trim() == "[DONE]" {
+                let events = parser.push(&piece).map_err(|e| Failure(e.to_string()))?;
+                for data in events {
+                    if data.trim_ascii() == b"[DONE]" {
                         done = true;
                         continue;
                     }
@@ -287,6 +403,20 @@ pub async fn send(
             m.tt2t_s = tt2t;
             m.itl_s = itl;
             m.chunks = arrivals.len() as u64;
+            // The tokens the stream carried (its token ids where every event had them, else
+            // its token events) must be the tokens `usage` reports.
+            let carried = if ids_complete && !ids.is_empty() {
+                ids.len() as u64
+            } else {
+                m.chunks
+            };
+            if let Some(c) = m.completion_tokens {
+                if carried != c {
+                    return Err(Failure(format!(
+                        "the stream carried {carried} tokens, its usage says {c} completion tokens"
+                    )));
+                }
+            }
         }
         m.output_sha256 = kernelab_model::sha256_hex(output.as_bytes());
         if ids_complete && !ids.is_empty() {
@@ -338,8 +468,41 @@ mod tests {
     }
 
     #[test]
+    fn the_sse_parser_is_linear_and_capped() {
+        // A 20 MB event fed in 1 KiB reads: scanned once, refused at the cap.
+        let mut p = SseParser::new(MAX_EVENT_BYTES);
+        let t = Instant::now();
+        let piece = vec![b'x'; 1024];
+        assert_eq!(p.push(b"data: ").expect("start"), Vec::<Vec<u8>>::new());
+        let mut refused = false;
+        for _ in 0..20_000 {
+            if p.push(&piece).is_err() {
+                refused = true;
+                break;
+            }
+        }
+        assert!(refused, "an event past the cap is refused");
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        // 200k small events split at every byte.
+        let mut p = SseParser::new(MAX_EVENT_BYTES);
+        let stream = b"data: {\"a\":1}\r\n\r\n".repeat(1000);
+        let mut n = 0;
+        for b in stream.chunks(1) {
+            n += p.push(b).expect("small").len();
+        }
+        assert_eq!(n, 1000);
+        // Exact bytes are kept.
+        let mut p = SseParser::new(64);
+        assert_eq!(p.push(b"data: \xff\n\n").expect("one"), vec![vec![0xff]]);
+        assert_eq!(
+            p.push(b"data: a\ndata: b\n\n").expect("two lines"),
+            vec![b"a\nb".to_vec()]
+        );
+    }
+
+    #[test]
     fn fields_of_completion_and_chat_chunks() {
-        let f = |v: &serde_json::Value| chunk_fields(&v.to_string()).expect("chunk");
+        let f = |v: &serde_json::Value| chunk_fields(v.to_string().as_bytes()).expect("chunk");
         let v = serde_json::json!({"choices":[{"text":"hi"}],"usage":{"prompt_tokens":3,"completion_tokens":2}});
         let r = f(&v);
         assert_eq!(
@@ -362,7 +525,10 @@ mod tests {
         // vLLM's token ids (return_token_ids).
         let v = serde_json::json!({"choices":[{"text":" a","token_ids":[264, 7]}]});
         assert_eq!(f(&v).ids, Some(vec![264, 7]));
-        assert!(chunk_fields("not json").is_err());
+        assert!(chunk_fields(b"not json").is_err());
+        // Invalid UTF-8 is not JSON text: never replaced by U+FFFD and hashed alike.
+        assert!(chunk_fields(b"{\"choices\":[{\"text\":\"\xff\"}]}").is_err());
+        assert!(chunk_fields(b"{\"choices\":[{\"text\":\"\xfe\"}]}").is_err());
     }
 
     #[test]

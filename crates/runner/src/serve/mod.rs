@@ -3,6 +3,7 @@
 pub mod analysis;
 pub mod client;
 pub mod error;
+pub mod ports;
 pub mod rounds;
 pub mod samples;
 pub mod scripted;

@@ -102,14 +102,8 @@ pub struct SampleWriter {
 impl SampleWriter {
     /// Opens `path` for appending; a torn last line (a killed run) is cut off first.
     pub fn append(path: &Path) -> Result<Self> {
-        let w = crate::record::Writer::append(path).map_err(io(format!(
-            "{}: cannot open the samples file",
-            path.display()
-        )))?;
-        drop(w);
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
+        let file = kernelab_model::open_append_regular(path)
+            .and_then(|f| kernelab_model::cut_torn_tail(&f).map(|()| f))
             .map_err(io(format!(
                 "{}: cannot open the samples file",
                 path.display()
@@ -135,24 +129,54 @@ impl SampleWriter {
     }
 }
 
-/// Reads a serve samples file; a torn last line is ignored.
+/// Longest line of a serve samples file: 64 MiB.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Reads a serve samples file (a regular file; a FIFO is refused without blocking), line by
+/// line with each line capped at [`MAX_LINE_BYTES`]; a torn last line is ignored. The header's
+/// spec is validated like a spec file ([`Spec::check_resumed`]).
 pub fn read(path: &Path) -> Result<Vec<ServeRecord>> {
-    let text = std::fs::read_to_string(path).map_err(io(format!(
-        "{}: cannot read the samples file",
-        path.display()
-    )))?;
-    let lines: Vec<&str> = text.lines().collect();
+    use std::io::{BufRead, Read};
+    let cannot = || format!("{}: cannot read the samples file", path.display());
+    let f = kernelab_model::open_regular(path).map_err(io(cannot()))?;
+    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
     let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        if l.trim().is_empty() {
+    let mut line = Vec::new();
+    let mut n: u64 = 0;
+    loop {
+        line.clear();
+        let got = (&mut r)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(io(cannot()))?;
+        if got == 0 {
+            break;
+        }
+        n += 1;
+        let complete = line.last() == Some(&b'\n');
+        if !complete && line.len() > MAX_LINE_BYTES {
+            return Err(Error::Samples {
+                location: Location::line(n).with_path(path),
+                message: format!("line longer than {MAX_LINE_BYTES} bytes"),
+            });
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_str::<ServeRecord>(l) {
-            Ok(r) => out.push(r),
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+        match serde_json::from_slice::<ServeRecord>(&line) {
+            Ok(rec) => {
+                if let ServeRecord::Header { spec, .. } = &rec {
+                    if out.is_empty() {
+                        spec.check_resumed(path, n)?;
+                    }
+                }
+                out.push(rec)
+            }
+            // A torn last line (a killed run) is ignored.
+            Err(_) if !complete => {}
             Err(e) => {
                 return Err(Error::Samples {
-                    location: Location::line(i as u64 + 1).with_path(path),
+                    location: Location::line(n).with_path(path),
                     message: format!("expected a serve sample record ({e})"),
                 })
             }

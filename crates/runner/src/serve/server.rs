@@ -25,13 +25,35 @@ pub fn with_port(text: &str, port: u16) -> String {
     text.replace("{port}", &port.to_string())
 }
 
-/// The last `n` lines of a log file (empty when it cannot be read).
+/// Most bytes of a log's end read for [`log_tail`]: 64 KiB.
+pub const LOG_TAIL_BYTES: u64 = 64 * 1024;
+
+/// The last `n` lines of a log file, from at most its last [`LOG_TAIL_BYTES`] (the file is
+/// seeked to, never read whole; empty when it cannot be read or is not a regular file).
 pub fn log_tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read(path).unwrap_or_default();
+    let text = read_end(path, LOG_TAIL_BYTES);
     let text = String::from_utf8_lossy(&text);
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
+
+/// The last `limit` bytes of the regular file `path` (empty when it cannot be read).
+fn read_end(path: &Path, limit: u64) -> Vec<u8> {
+    use std::io::{Seek, SeekFrom};
+    let Ok(mut f) = kernelab_model::open_regular(path) else {
+        return Vec::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if f.seek(SeekFrom::Start(len.saturating_sub(limit))).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let _ = f.take(limit).read_to_end(&mut out);
+    out
+}
+
+/// Most bytes of a server log searched for `ready_log`: its last 1 MiB.
+pub const READY_LOG_BYTES: u64 = 1 << 20;
 
 /// How a server ended.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -61,10 +83,19 @@ pub struct Server {
     pub health_s: f64,
     grace: Duration,
     ended: Option<Ending>,
+    tracked: crate::process::Tracked,
 }
 
-/// One HTTP/1.0 GET; the status code.
-fn http_status(url: &str, timeout: Duration) -> std::io::Result<u16> {
+/// One HTTP/1.0 GET; the status code. The whole request (connect, send, the status line)
+/// must be done by `deadline`: a server that sends a byte at a time cannot stretch it.
+fn http_status(url: &str, deadline: Instant) -> std::io::Result<u16> {
+    let timed_out = || std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer in time");
+    let left = || {
+        deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+            .ok_or_else(timed_out)
+    };
     let rest = url
         .strip_prefix("http://")
         .ok_or_else(|| std::io::Error::other("expected an http:// URL"))?;
@@ -76,9 +107,8 @@ fn http_status(url: &str, timeout: Duration) -> std::io::Result<u16> {
         .to_socket_addrs()?
         .next()
         .ok_or_else(|| std::io::Error::other("no address"))?;
-    let mut s = TcpStream::connect_timeout(&addr, timeout)?;
-    s.set_read_timeout(Some(timeout))?;
-    s.set_write_timeout(Some(timeout))?;
+    let mut s = TcpStream::connect_timeout(&addr, left()?)?;
+    s.set_write_timeout(Some(left()?))?;
     write!(
         s,
         "GET {path} HTTP/1.0\r\nHost: {hostport}\r\nConnection: close\r\n\r\n"
@@ -86,6 +116,7 @@ fn http_status(url: &str, timeout: Duration) -> std::io::Result<u16> {
     let mut head = [0u8; 32];
     let mut n = 0;
     while n < 12 {
+        s.set_read_timeout(Some(left()?))?;
         let k = s.read(&mut head[n..])?;
         if k == 0 {
             break;
@@ -97,21 +128,6 @@ fn http_status(url: &str, timeout: Duration) -> std::io::Result<u16> {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("not an HTTP answer: {line:?}")))
-}
-
-/// Sends `sig` to the process group `pgid`.
-fn kill_group(pgid: u32, sig: libc::c_int) {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
-        return;
-    };
-    if pgid > 1 {
-        // Kills the group; an error (ESRCH: the group is gone) needs no handling.
-        #[allow(unsafe_code)]
-        // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names a group.
-        unsafe {
-            libc::kill(-pgid, sig);
-        }
-    }
 }
 
 /// Makes `cmd` start in a new session (so a new process group it leads) and die with SIGKILL
@@ -159,7 +175,15 @@ impl Server {
             log: log.to_path_buf(),
         };
         let port = match spec.port {
-            Some(p) => p,
+            Some(p) => {
+                // A fixed port must be free: else another process would be measured.
+                if let Err(e) = TcpListener::bind(("127.0.0.1", p)) {
+                    return Err(fail(format!(
+                        "port {p} is already in use ({e}): another process answers there; stop it or choose another port"
+                    )));
+                }
+                p
+            }
             None => free_port().map_err(io("choosing a free port"))?,
         };
         let argv: Vec<String> = spec.argv.iter().map(|a| with_port(a, port)).collect();
@@ -186,11 +210,14 @@ impl Server {
             .stdout(out)
             .stderr(err);
         detach(&mut cmd);
+        let mut tracked = crate::process::Tracked::prepare(&mut cmd, true);
         let t0 = Instant::now();
         let child = cmd
             .spawn()
             .map_err(|e| fail(format!("cannot start {prog:?} in {}: {e}", cwd.display())))?;
         let pgid = child.id();
+        tracked.started(pgid);
+        let killer = tracked.shell_killer();
         let mut server = Server {
             name: name.to_string(),
             child,
@@ -199,13 +226,14 @@ impl Server {
             base_url: with_port(&spec.base_url, port),
             log: log.to_path_buf(),
             health_s: f64::NAN,
-            grace: Duration::from_secs_f64(spec.stop_grace_s),
+            grace: kernelab_model::duration_clamped(spec.stop_grace_s),
             ended: None,
+            tracked,
         };
         // The watchdog: `read` returns at end of file, when kernelab's end of the pipe closes.
         let mut dog = Command::new("sh");
         dog.arg("-c")
-            .arg("read _; kill -KILL -\"$1\" 2>/dev/null")
+            .arg(format!("read _; kill -KILL -\"$1\" 2>/dev/null; {killer}"))
             .arg("kernelab-watchdog")
             .arg(pgid.to_string())
             .stdin(Stdio::piped())
@@ -230,7 +258,7 @@ impl Server {
             .map(regex::Regex::new)
             .transpose()
             .map_err(|e| fail(format!("ready_log: {e}")))?;
-        let limit = Duration::from_secs_f64(spec.health_timeout_s);
+        let limit = kernelab_model::duration_clamped(spec.health_timeout_s);
         let mut last;
         loop {
             if let Ok(Some(status)) = server.child.try_wait() {
@@ -241,15 +269,22 @@ impl Server {
                     log_tail(log, 20)
                 )));
             }
-            match http_status(&health, Duration::from_secs(2)) {
+            let poll_deadline = (Instant::now() + Duration::from_secs(2)).min(t0 + limit);
+            match http_status(&health, poll_deadline) {
                 Ok(200) => {
                     let log_ready = match &ready {
-                        Some(re) => re.is_match(&String::from_utf8_lossy(
-                            &std::fs::read(log).unwrap_or_default(),
-                        )),
+                        Some(re) => {
+                            re.is_match(&String::from_utf8_lossy(&read_end(log, READY_LOG_BYTES)))
+                        }
                         None => true,
                     };
                     if log_ready {
+                        if let Some(other) = crate::serve::ports::impostor(port, &server.tracked) {
+                            server.stop();
+                            return Err(fail(format!(
+                                "port {port} is served by process {other}, which kernelab did not start"
+                            )));
+                        }
                         server.health_s = t0.elapsed().as_secs_f64();
                         return Ok(server);
                     }
@@ -258,7 +293,7 @@ impl Server {
                 Ok(code) => last = format!("HTTP {code}"),
                 Err(e) => last = e.to_string(),
             }
-            if t0.elapsed() > limit {
+            if t0.elapsed() >= limit {
                 server.stop();
                 return Err(fail(format!(
                     "{health} not healthy after {:.0} s (last: {last})",
@@ -292,22 +327,22 @@ impl Server {
                 return e.clone();
             }
         }
-        let pgid = self.child.id();
         let ending = if let Ok(Some(_)) = self.child.try_wait() {
             self.ended.clone().unwrap_or(Ending::Exited)
         } else {
-            kill_group(pgid, libc::SIGTERM);
+            self.tracked.signal_all(libc::SIGTERM);
             match self.child.wait_timeout(self.grace) {
                 Ok(Some(_)) => Ending::Terminated,
                 _ => {
-                    kill_group(pgid, libc::SIGKILL);
+                    self.tracked.kill_all();
                     let _ = self.child.wait();
                     Ending::Killed
                 }
             }
         };
-        // Children of the server that outlived it are still in its group.
-        kill_group(pgid, libc::SIGKILL);
+        // Whatever the server started and left behind: its group, its descendants (kernelab
+        // is their subreaper) and every process carrying its tag, a setsid daemon included.
+        self.tracked.kill_all();
         if let Some((mut dog, pipe)) = self.watchdog.take() {
             let _ = dog.kill();
             drop(pipe);
@@ -333,7 +368,7 @@ mod tests {
         let port = free_port().expect("port");
         let r = http_status(
             &format!("http://127.0.0.1:{port}/health"),
-            Duration::from_secs(1),
+            Instant::now() + Duration::from_secs(1),
         );
         assert!(r.is_err());
     }

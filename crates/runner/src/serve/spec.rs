@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Largest serve spec read: 1 MiB.
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
+
 /// One server: how to start it and how to know it is ready.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -278,10 +281,50 @@ pub struct Spec {
     pub analysis: AnalysisSpec,
 }
 
-/// A finite number above zero.
-fn positive(x: f64) -> bool {
-    x.is_finite() && x > 0.0
+/// The documented range of every numeric key of the serve spec (docs/serve-spec.md), checked
+/// when a spec is read and again when a samples file's header is resumed.
+pub mod range {
+    /// Most seconds of `health_timeout_s` and `request_timeout_s` (one day).
+    pub const MAX_TIMEOUT_S: f64 = 86_400.0;
+    /// Most seconds of `stop_grace_s` (one hour).
+    pub const MAX_GRACE_S: f64 = 3_600.0;
+    /// Fewest requests per second of `rate`.
+    pub const MIN_RATE: f64 = 0.001;
+    /// Most requests per second of `rate`.
+    pub const MAX_RATE: f64 = 1_000_000.0;
+    /// Highest concurrency level.
+    pub const MAX_CONCURRENCY: usize = 4_096;
+    /// Most concurrency levels of one case.
+    pub const MAX_LEVELS: usize = 64;
+    /// Most cases.
+    pub const MAX_CASES: usize = 1_000;
+    /// Most prompt or completion tokens of one case (2^20).
+    pub const MAX_TOKENS: usize = 1 << 20;
+    /// Most prompt tokens held for one point: `input_tokens × (requests + warmup)` (2^24).
+    pub const MAX_POINT_TOKENS: usize = 1 << 24;
+    /// Most measured requests per point and round.
+    pub const MAX_REQUESTS: usize = 1_000_000;
+    /// Most warm-up requests per point.
+    pub const MAX_WARMUP: usize = 100_000;
+    /// Most requests of a whole run: rounds × 2 servers × levels × (requests + warmup).
+    pub const MAX_RUN_REQUESTS: u64 = 100_000_000;
+    /// Most rounds.
+    pub const MAX_ROUNDS: usize = 1_000;
+    /// Largest SLO, milliseconds (one day).
+    pub const MAX_SLO_MS: f64 = 86_400_000.0;
 }
+
+/// The request fields kernelab sets itself, which `extra` may not override.
+pub const OWNED_FIELDS: &[&str] = &[
+    "prompt",
+    "max_tokens",
+    "temperature",
+    "stream",
+    "stream_options",
+    "ignore_eos",
+    "min_tokens",
+    "model",
+];
 
 /// 1-based line of byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> u64 {
@@ -331,12 +374,65 @@ fn locate(text: &str, table: &str, index: usize, key: Option<&str>) -> Option<u6
     header_line
 }
 
+/// Why `p` is not a server path: a path must start with one `/` and hold no scheme, userinfo,
+/// host, fragment, backslash, space or control character, so that `base_url + p` stays on the
+/// server of `base_url`.
+pub fn path_problem(p: &str) -> Option<String> {
+    if !p.starts_with('/') {
+        return Some(format!("{p:?}: expected a path starting with /"));
+    }
+    if p.starts_with("//") {
+        return Some(format!(
+            "{p:?}: a path starting with // names a host; expected a path on the server"
+        ));
+    }
+    if let Some(c) = p
+        .chars()
+        .find(|c| c.is_control() || c.is_whitespace() || matches!(c, '@' | '\\' | '#'))
+    {
+        return Some(format!(
+            "{p:?}: {c:?} is not allowed in a server path (no userinfo, host, fragment, spaces or control characters)"
+        ));
+    }
+    if p.contains("://") {
+        return Some(format!("{p:?}: expected a path, not a URL"));
+    }
+    None
+}
+
+/// Why `url` is not a plain `http://host:port/path` URL (no userinfo).
+fn url_problem(url: &str) -> Option<String> {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return Some(format!("{url:?}: expected an http:// URL"));
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    if authority.is_empty() || authority.contains('@') {
+        return Some(format!(
+            "{url:?}: expected http://host:port/... with no userinfo"
+        ));
+    }
+    if let Some(c) = url.chars().find(|c| c.is_control() || c.is_whitespace()) {
+        return Some(format!("{url:?}: {c:?} is not allowed in a URL"));
+    }
+    None
+}
+
+/// Where a spec problem is reported: the key's line in the spec text, or (a resumed samples
+/// file) its header line.
+enum Origin<'a> {
+    Toml(&'a str),
+    Header,
+}
+
 impl Spec {
-    /// Reads and validates a spec file.
+    /// Reads and validates a spec file (a regular file, at most 1 MiB; a FIFO is refused
+    /// without blocking).
     pub fn read(path: &Path) -> Result<Spec> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::ReadSpec {
-            path: path.to_path_buf(),
-            source,
+        let text = kernelab_model::read_regular_text(path, MAX_SPEC_BYTES).map_err(|source| {
+            Error::ReadSpec {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         Spec::parse(&text, path)
     }
@@ -351,11 +447,31 @@ impl Spec {
                 message: e.message().trim().to_string(),
             }
         })?;
-        spec.validate(text, path)?;
+        spec.validate(Origin::Toml(text), path)?;
         Ok(spec)
     }
 
-    fn validate(&self, text: &str, path: &Path) -> Result<()> {
+    /// Validates a spec read back from the header of the samples file `path` (line `line`):
+    /// the same ranges as a spec file, the key named as `spec.<table>.<key>`.
+    pub fn check_resumed(&self, path: &Path, line: u64) -> Result<()> {
+        self.validate(Origin::Header, path).map_err(|e| match e {
+            Error::Spec {
+                mut location,
+                message,
+            } => {
+                location.line = Some(line);
+                location.field = location.field.map(|f| format!("spec.{f}"));
+                Error::Samples {
+                    location,
+                    message: format!("header: {message}"),
+                }
+            }
+            other => other,
+        })
+    }
+
+    fn validate(&self, origin: Origin<'_>, path: &Path) -> Result<()> {
+        use range::*;
         let bad = |table: &str, index: usize, key: &str, message: String| {
             let mut location =
                 Location::default()
@@ -365,8 +481,13 @@ impl Spec {
                     } else {
                         format!("{table}.{key}")
                     });
-            location.line = locate(text, table, index, Some(key));
+            if let Origin::Toml(text) = origin {
+                location.line = locate(text, table, index, Some(key));
+            }
             Err(Error::Spec { location, message })
+        };
+        let within = |x: f64, lo: f64, hi: f64, lo_open: bool| {
+            x.is_finite() && x <= hi && (x > lo || (!lo_open && x == lo))
         };
         for (name, s) in [("baseline", &self.baseline), ("candidate", &self.candidate)] {
             if s.argv.is_empty() || s.argv[0].is_empty() {
@@ -377,21 +498,11 @@ impl Spec {
                     "expected a program and its arguments".into(),
                 );
             }
-            if !(s.health_url.starts_with("http://")) {
-                return bad(
-                    name,
-                    0,
-                    "health_url",
-                    format!("{:?}: expected an http:// URL", s.health_url),
-                );
+            if let Some(m) = url_problem(&s.health_url) {
+                return bad(name, 0, "health_url", m);
             }
-            if !s.base_url.starts_with("http://") {
-                return bad(
-                    name,
-                    0,
-                    "base_url",
-                    format!("{:?}: expected an http:// URL", s.base_url),
-                );
+            if let Some(m) = url_problem(&s.base_url) {
+                return bad(name, 0, "base_url", m);
             }
             let uses_port = s.argv.iter().any(|a| a.contains("{port}"));
             if s.port.is_none() && !uses_port {
@@ -402,20 +513,26 @@ impl Spec {
                     "no port is set and no argument contains {port}: the server cannot be told its free port".into(),
                 );
             }
-            if !positive(s.health_timeout_s) {
+            if s.port == Some(0) {
+                return bad(name, 0, "port", "expected a port in 1..=65535".into());
+            }
+            if !within(s.health_timeout_s, 0.0, MAX_TIMEOUT_S, true) {
                 return bad(
                     name,
                     0,
                     "health_timeout_s",
-                    "expected a positive number of seconds".into(),
+                    format!(
+                        "{}: expected seconds in (0, {MAX_TIMEOUT_S}]",
+                        s.health_timeout_s
+                    ),
                 );
             }
-            if !(positive(s.stop_grace_s) || s.stop_grace_s == 0.0) {
+            if !within(s.stop_grace_s, 0.0, MAX_GRACE_S, false) {
                 return bad(
                     name,
                     0,
                     "stop_grace_s",
-                    "expected zero or more seconds".into(),
+                    format!("{}: expected seconds in [0, {MAX_GRACE_S}]", s.stop_grace_s),
                 );
             }
             if let Some(r) = &s.ready_log {
@@ -425,47 +542,74 @@ impl Spec {
             }
         }
         let w = &self.workload;
-        if w.cases.is_empty() {
+        if w.cases.is_empty() || w.cases.len() > MAX_CASES {
             return bad(
                 "workload",
                 0,
                 "case",
-                "expected at least one [[workload.case]]".into(),
+                format!("expected 1 to {MAX_CASES} [[workload.case]] tables"),
             );
         }
-        for (i, c) in w.cases.iter().enumerate() {
-            if c.input_tokens == 0 {
-                return bad(
-                    "workload.case",
-                    i,
-                    "input_tokens",
-                    "expected at least 1 token".into(),
-                );
-            }
-            if c.output_tokens == 0 {
-                return bad(
-                    "workload.case",
-                    i,
-                    "output_tokens",
-                    "expected at least 1 token".into(),
-                );
-            }
-            if c.concurrency.is_empty() || c.concurrency.contains(&0) {
-                return bad(
-                    "workload.case",
-                    i,
-                    "concurrency",
-                    "expected a list of concurrency levels of at least 1".into(),
-                );
-            }
-        }
-        if w.requests == 0 {
+        if w.requests == 0 || w.requests > MAX_REQUESTS {
             return bad(
                 "workload",
                 0,
                 "requests",
-                "expected at least 1 request".into(),
+                format!("{}: expected 1 to {MAX_REQUESTS} requests", w.requests),
             );
+        }
+        if w.warmup > MAX_WARMUP {
+            return bad(
+                "workload",
+                0,
+                "warmup",
+                format!("{}: expected 0 to {MAX_WARMUP} requests", w.warmup),
+            );
+        }
+        let mut levels: u64 = 0;
+        for (i, c) in w.cases.iter().enumerate() {
+            for (key, n) in [
+                ("input_tokens", c.input_tokens),
+                ("output_tokens", c.output_tokens),
+            ] {
+                if n == 0 || n > MAX_TOKENS {
+                    return bad(
+                        "workload.case",
+                        i,
+                        key,
+                        format!("{n}: expected 1 to {MAX_TOKENS} tokens"),
+                    );
+                }
+            }
+            let held = c
+                .input_tokens
+                .saturating_mul(w.requests.saturating_add(w.warmup));
+            if held > MAX_POINT_TOKENS {
+                return bad(
+                    "workload.case",
+                    i,
+                    "input_tokens",
+                    format!(
+                        "{} tokens × {} requests (with warm-ups) = {held} prompt tokens per point; at most {MAX_POINT_TOKENS}",
+                        c.input_tokens,
+                        w.requests + w.warmup
+                    ),
+                );
+            }
+            if c.concurrency.is_empty()
+                || c.concurrency.len() > MAX_LEVELS
+                || c.concurrency.iter().any(|&k| k == 0 || k > MAX_CONCURRENCY)
+            {
+                return bad(
+                    "workload.case",
+                    i,
+                    "concurrency",
+                    format!(
+                        "expected a list of 1 to {MAX_LEVELS} concurrency levels, each 1 to {MAX_CONCURRENCY}"
+                    ),
+                );
+            }
+            levels += c.concurrency.len() as u64;
         }
         if w.vocab[0] >= w.vocab[1] {
             return bad(
@@ -475,36 +619,78 @@ impl Spec {
                 "expected [low, high) with low < high".into(),
             );
         }
-        if w.rate.is_some_and(|r| !positive(r)) {
+        if let Some(r) = w.rate {
+            if !within(r, MIN_RATE, MAX_RATE, false) {
+                return bad(
+                    "workload",
+                    0,
+                    "rate",
+                    format!("{r}: expected requests per second in [{MIN_RATE}, {MAX_RATE}]"),
+                );
+            }
+        }
+        for (key, p) in [
+            ("endpoint", Some(&w.endpoint)),
+            ("flush", w.flush.as_ref()),
+            ("tokenize", w.tokenize.as_ref()),
+            ("detokenize", w.detokenize.as_ref()),
+        ] {
+            if let Some(m) = p.and_then(|p| path_problem(p)) {
+                return bad("workload", 0, key, m);
+            }
+        }
+        let owned: Vec<&str> = OWNED_FIELDS
+            .iter()
+            .copied()
+            .filter(|k| w.extra.contains_key(*k))
+            .collect();
+        if !owned.is_empty() {
             return bad(
                 "workload",
                 0,
-                "rate",
-                "expected requests per second above 0".into(),
+                "extra",
+                format!(
+                    "`extra` may not set {}: kernelab sets them from the case and the workload",
+                    owned
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             );
         }
-        if !w.endpoint.starts_with('/') {
-            return bad(
-                "workload",
-                0,
-                "endpoint",
-                "expected a path starting with /".into(),
-            );
-        }
-        if !positive(w.request_timeout_s) {
+        if !within(w.request_timeout_s, 0.0, MAX_TIMEOUT_S, true) {
             return bad(
                 "workload",
                 0,
                 "request_timeout_s",
-                "expected a positive number".into(),
+                format!(
+                    "{}: expected seconds in (0, {MAX_TIMEOUT_S}]",
+                    w.request_timeout_s
+                ),
             );
         }
-        if self.rounds.count < 2 {
+        if self.rounds.count < 2 || self.rounds.count > MAX_ROUNDS {
             return bad(
                 "rounds",
                 0,
                 "count",
-                "expected at least 2 rounds (one pair is no comparison)".into(),
+                format!(
+                    "expected at least 2 rounds (one pair is no comparison) and at most {MAX_ROUNDS}; found {}",
+                    self.rounds.count
+                ),
+            );
+        }
+        let total = (self.rounds.count as u64)
+            .saturating_mul(2)
+            .saturating_mul(levels)
+            .saturating_mul((w.requests + w.warmup) as u64);
+        if total > MAX_RUN_REQUESTS {
+            return bad(
+                "rounds",
+                0,
+                "count",
+                format!("the run would send {total} requests; at most {MAX_RUN_REQUESTS}"),
             );
         }
         let a = &self.analysis;
@@ -523,6 +709,22 @@ impl Spec {
                 "threshold",
                 "expected a fraction in [0, 1)".into(),
             );
+        }
+        for (key, v) in [
+            ("ttft_ms", a.slo.ttft_ms),
+            ("tpot_ms", a.slo.tpot_ms),
+            ("e2e_ms", a.slo.e2e_ms),
+        ] {
+            if let Some(v) = v {
+                if !within(v, 0.0, MAX_SLO_MS, true) {
+                    return bad(
+                        "analysis.slo",
+                        0,
+                        key,
+                        format!("{v}: expected milliseconds in (0, {MAX_SLO_MS}]"),
+                    );
+                }
+            }
         }
         Ok(())
     }

@@ -310,7 +310,7 @@ pub async fn run_point<'a>(
     prompts: &'a [Prompt],
 ) -> PointResult {
     let Target { client, url, model } = target;
-    let timeout = Duration::from_secs_f64(w.request_timeout_s);
+    let timeout = kernelab_model::duration_clamped(w.request_timeout_s);
     for p in warmup {
         let _ = send(client, url, &body(w, model, case, p), w.stream, timeout).await;
     }
@@ -341,7 +341,7 @@ pub async fn run_point<'a>(
         let cap = tokio::sync::Semaphore::new(workers);
         let at = schedule(prompts.len(), rate, w.arrivals, w.seed);
         let out = futures_util::future::join_all(prompts.iter().enumerate().map(|(i, p)| {
-            let (cap, when) = (&cap, t0 + Duration::from_secs_f64(at[i]));
+            let (cap, when) = (&cap, t0 + kernelab_model::duration_clamped(at[i]));
             async move {
                 tokio::time::sleep_until(when.into()).await;
                 let _permit = cap.acquire().await.ok();

@@ -1,0 +1,276 @@
+//! The one place kernelab ends the processes it started: each child runs in its own process
+//! group and carries a tag in its environment (`KERNELAB_TRACK`, unique per child), which its
+//! descendants inherit even after `setsid` or a double fork. kernelab is the subreaper of its
+//! descendants (Linux `PR_SET_CHILD_SUBREAPER`), so an orphan becomes its child, not init's.
+//! [`Tracked::kill_all`] kills the group, every descendant of the child and every process
+//! carrying the tag, repeatedly until none is left, and reaps those that are kernelab's.
+
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// The environment variable that tags a tracked child and its descendants.
+pub const TRACK_ENV: &str = "KERNELAB_TRACK";
+
+/// Sends `sig` to the process group `pgid` (ignored for 0 and 1, and when the group is gone).
+pub fn kill_group(pgid: u32, sig: libc::c_int) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid > 1 {
+        #[allow(unsafe_code)]
+        // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names a group.
+        unsafe {
+            libc::kill(-pgid, sig);
+        }
+    }
+}
+
+fn kill_pid(pid: u32, sig: libc::c_int) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if pid > 1 {
+        #[allow(unsafe_code)]
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+/// Makes this process the subreaper of its descendants (Linux), so that an orphaned
+/// descendant of a child (a daemon that forked and let its parent exit) stays in kernelab's
+/// process tree, where [`Tracked::kill_all`] finds it. Elsewhere a no-op.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) takes integers only and changes no memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// Every live process: (pid, parent pid, whether it is a zombie), from `/proc`.
+fn processes() -> Vec<(u32, u32, bool)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The command name may hold spaces and parentheses: fields follow the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().unwrap_or("");
+        let ppid = f.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        out.push((pid, ppid, state == "Z"));
+    }
+    out
+}
+
+/// The descendants of `root` (not `root` itself), from a snapshot of `/proc`.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let all = processes();
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(pid, ppid, _) in &all {
+            if ppid == p && pid != root && !out.contains(&pid) {
+                out.push(pid);
+                frontier.push(pid);
+            }
+        }
+    }
+    out
+}
+
+/// Whether process `pid` carries `TRACK_ENV=tag` in its environment.
+fn carries(pid: u32, tag: &str) -> bool {
+    let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    let want = format!("{TRACK_ENV}={tag}");
+    env.split(|&b| b == 0).any(|v| v == want.as_bytes())
+}
+
+/// A unique tag: this process's id, a counter and the clock.
+fn new_tag() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{}-{n}-{t}", std::process::id())
+}
+
+/// A child and everything it starts, tracked so that all of it can be ended.
+#[derive(Debug, Clone)]
+pub struct Tracked {
+    tag: String,
+    pid: Option<u32>,
+}
+
+impl Tracked {
+    /// Prepares `cmd`: its own process group (unless `new_session`, which gives it its own
+    /// session too) and the tag in its environment. Makes kernelab the subreaper.
+    pub fn prepare(cmd: &mut Command, new_session: bool) -> Tracked {
+        become_subreaper();
+        let tag = new_tag();
+        cmd.env(TRACK_ENV, &tag);
+        if !new_session {
+            cmd.process_group(0);
+        }
+        Tracked { tag, pid: None }
+    }
+
+    /// Records the started child's pid (the leader of its group).
+    pub fn started(&mut self, pid: u32) {
+        self.pid = Some(pid);
+    }
+
+    /// The tag in the child's environment.
+    pub fn tag(&self) -> &str {
+        &self.tag
+    }
+
+    /// A shell command that kills every process carrying the tag (for a watchdog that must
+    /// work after kernelab is gone).
+    pub fn shell_killer(&self) -> String {
+        format!(
+            "for p in /proc/[0-9]*; do grep -qxz '{TRACK_ENV}={}' \"$p/environ\" 2>/dev/null && kill -KILL \"${{p#/proc/}}\" 2>/dev/null; done",
+            self.tag
+        )
+    }
+
+    /// The live processes of this child: its group's leader, its descendants, and every
+    /// process carrying the tag (zombies left out).
+    pub fn members(&self) -> Vec<u32> {
+        let all = processes();
+        let me = std::process::id();
+        let mut out: Vec<u32> = Vec::new();
+        if let Some(root) = self.pid {
+            if all.iter().any(|&(p, _, z)| p == root && !z) {
+                out.push(root);
+            }
+            for d in descendants(root) {
+                if all.iter().any(|&(p, _, z)| p == d && !z) {
+                    out.push(d);
+                }
+            }
+        }
+        for &(pid, _, zombie) in &all {
+            if !zombie && pid != me && !out.contains(&pid) && carries(pid, &self.tag) {
+                out.push(pid);
+            }
+        }
+        out
+    }
+
+    /// Kills the child's group, its descendants and every tagged process with SIGKILL, again
+    /// until none is left (a process forking while it is killed), and reaps those that became
+    /// kernelab's children. Returns how many processes were killed.
+    pub fn kill_all(&self) -> usize {
+        if let Some(pid) = self.pid {
+            kill_group(pid, libc::SIGKILL);
+        }
+        let mut killed = 0;
+        let mut seen: Vec<u32> = Vec::new();
+        for _ in 0..100 {
+            let live = self.members();
+            if live.is_empty() {
+                break;
+            }
+            for &p in &live {
+                // Stop first so that it cannot fork between the snapshot and the kill.
+                kill_pid(p, libc::SIGSTOP);
+            }
+            for &p in &live {
+                kill_pid(p, libc::SIGKILL);
+                killed += 1;
+                if !seen.contains(&p) {
+                    seen.push(p);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            // The leader is reaped by its `Child` handle; orphans adopted by kernelab here.
+            reap(live.iter().copied().filter(|&p| Some(p) != self.pid));
+        }
+        // Those whose parent died after them were adopted by kernelab as zombies.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        reap(seen.into_iter().filter(|&p| Some(p) != self.pid));
+        killed
+    }
+
+    /// Sends `sig` to the child's group and to every other tagged process or descendant.
+    pub fn signal_all(&self, sig: libc::c_int) {
+        if let Some(pid) = self.pid {
+            kill_group(pid, sig);
+        }
+        for p in self.members() {
+            kill_pid(p, sig);
+        }
+    }
+}
+
+/// Reaps those of `pids` that are zombie children of kernelab (orphans it adopted as the
+/// subreaper and killed); others are left alone.
+fn reap(pids: impl Iterator<Item = u32>) {
+    let me = std::process::id();
+    let all = processes();
+    for pid in pids {
+        if !all.iter().any(|&(p, pp, z)| p == pid && pp == me && z) {
+            continue;
+        }
+        if let Ok(p) = libc::pid_t::try_from(pid) {
+            let mut status = 0;
+            #[allow(unsafe_code)]
+            // SAFETY: waitpid on a zombie child of this process, with a valid pointer.
+            unsafe {
+                libc::waitpid(p, &mut status, libc::WNOHANG);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_setsid_daemon_of_a_child_is_found_and_killed() {
+        if Command::new("setsid").arg("--version").output().is_err() {
+            eprintln!("skipped: no setsid program");
+            return;
+        }
+        let mut cmd = Command::new("sh");
+        // The child starts a daemon in a session of its own, then exits.
+        cmd.arg("-c")
+            .arg("setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!");
+        cmd.stdout(std::process::Stdio::piped());
+        let mut t = Tracked::prepare(&mut cmd, false);
+        let child = cmd.spawn().expect("spawn");
+        t.started(child.id());
+        let out = child.wait_with_output().expect("wait");
+        let daemon: u32 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("pid");
+        let until = Instant::now() + Duration::from_secs(5);
+        while !t.members().contains(&daemon) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(t.members().contains(&daemon), "the daemon is tracked");
+        assert!(t.kill_all() >= 1);
+        assert!(t.members().is_empty());
+    }
+}

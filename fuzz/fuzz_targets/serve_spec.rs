@@ -1,0 +1,6 @@
+//! Fuzz target `serve_spec`: see `kernelab_fuzz::serve_spec`, shared with the dispatching `all` target.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| kernelab_fuzz::serve_spec(data));

@@ -1,0 +1,6 @@
+//! Fuzz target `sse`: see `kernelab_fuzz::sse`, shared with the dispatching `all` target.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| kernelab_fuzz::sse(data));
