@@ -107,8 +107,20 @@ pub(crate) fn owned(v: ValueRef<'_>, lossy: &mut u64) -> Value {
     }
 }
 
-/// `bytes` as text, invalid UTF-8 replaced by U+FFFD (counted in `lossy`).
+/// Longest TEXT value copied out of a SQLite input: 1 MiB; a longer one is cut there (and
+/// counted with the values that were not UTF-8).
+pub(crate) const MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// `bytes` as text, invalid UTF-8 replaced by U+FFFD and anything past [`MAX_TEXT_BYTES`] cut
+/// (either counted in `lossy`).
 pub(crate) fn lossy_text(bytes: &[u8], lossy: &mut u64) -> String {
+    let bytes = match bytes.get(..MAX_TEXT_BYTES) {
+        Some(head) if bytes.len() > MAX_TEXT_BYTES => {
+            *lossy += 1;
+            return String::from_utf8_lossy(head).into_owned();
+        }
+        _ => bytes,
+    };
     match std::str::from_utf8(bytes) {
         Ok(t) => t.to_string(),
         Err(_) => {
@@ -132,11 +144,12 @@ pub(crate) fn text_at(
     })
 }
 
-/// Adds the note that `n` TEXT values of `table` were not valid UTF-8 (nothing when 0).
+/// Adds the note that `n` TEXT values of `table` were not valid UTF-8 or were cut (nothing
+/// when 0).
 pub(crate) fn note_lossy(notes: &mut Vec<String>, table: &str, n: u64) {
     if n > 0 {
         notes.push(format!(
-            "{n} TEXT values in {table} were not valid UTF-8: invalid bytes are shown as U+FFFD"
+            "{n} TEXT values in {table} were not valid UTF-8 or longer than {MAX_TEXT_BYTES} bytes: invalid bytes are shown as U+FFFD, long values are cut"
         ));
     }
 }
@@ -229,6 +242,16 @@ pub(crate) fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod limit_tests {
     use super::*;
+
+    #[test]
+    fn long_text_is_cut_and_counted() {
+        let mut lossy = 0;
+        let long = vec![b'a'; MAX_TEXT_BYTES + 10];
+        assert_eq!(lossy_text(&long, &mut lossy).len(), MAX_TEXT_BYTES);
+        assert_eq!(lossy, 1);
+        assert_eq!(lossy_text(b"short", &mut lossy), "short");
+        assert_eq!(lossy, 1);
+    }
 
     #[test]
     fn an_endless_recursive_view_is_interrupted() {
