@@ -219,6 +219,11 @@ fn read_entry(f: &Path) -> Result<Entry, Error> {
             })
         }
     };
+    evidence.kind().consistent().map_err(|why| Error::Result {
+        path: f.to_path_buf(),
+        kind: record.kind.clone(),
+        message: format!("the record contradicts itself: {why}"),
+    })?;
     Ok(Entry {
         path: f.to_path_buf(),
         record,

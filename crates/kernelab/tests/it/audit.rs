@@ -639,3 +639,11 @@ fn points_in_prose_and_rates_are_checked() {
     let quoted: Vec<&str> = found.iter().map(|(_, q, _)| q.as_str()).collect();
     assert_eq!(quoted, ["+3.37 pp", "3,990.5 GB/s"], "{found:?}");
 }
+
+/// A note whose lower-cased text has other byte lengths (`Ⱥ` → `ⱥ`) is read, not a panic.
+#[test]
+fn letters_whose_case_changes_byte_length_do_not_panic() {
+    let (dir, _) = setup();
+    let (code, _) = check(dir.path(), "w8s2 ȺȺ 5 ms\nL ȺȺ 5 ms\n");
+    assert!(code == 0 || code == 1, "exit {code}");
+}

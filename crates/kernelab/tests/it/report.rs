@@ -839,3 +839,40 @@ fn names_and_labels_render_as_written_on_github() {
     );
     assert!(html.contains("&lt;"), "{html}");
 }
+
+/// A record whose own counts contradict each other ("9 of 4 identical") is not rendered as
+/// evidence: it is listed as not read, with the reason, and `--strict` refuses the bundle.
+#[test]
+fn a_record_that_contradicts_itself_is_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path().join("bundle");
+    let serve = p("serve/h200/eager_vs_sdpa.samples.jsonl");
+    record(
+        &b,
+        &["serve", "--analyze", "--resume", &serve, "--label", "sdpa"],
+    );
+    let path = b.join("0001-serve.json");
+    let mut rec: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    rec["result"]["identity"]["identical"] = 9.into();
+    rec["result"]["identity"]["compared"] = 4.into();
+    std::fs::write(&path, serde_json::to_vec(&rec).expect("json")).expect("write");
+    record(
+        &b,
+        &["check", "finite", &p("tensor/wu.npz"), "--label", "wu"],
+    );
+    let md = report_of(&b, "md");
+    assert!(md.contains("## Records not read"), "{md}");
+    assert!(
+        md.contains("contradicts itself") && md.contains("9 of 4"),
+        "{md}"
+    );
+    assert!(!md.contains("9 of 4 requests identical"), "{md}");
+    let out = kernelab()
+        .arg("report")
+        .arg(&b)
+        .arg("--strict")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -179,12 +179,13 @@ impl<'a> Auditor<'a> {
         if figs.is_empty() {
             return;
         }
-        let lower = text.to_lowercase();
         for n in numbers(text) {
             if skip.contains(&n.start) {
                 continue;
             }
-            let before = &lower[..n.start.min(lower.len())];
+            // Lower-cased after slicing: lower-casing can change byte lengths (`Ⱥ` is 2 bytes,
+            // `ⱥ` 3), so offsets of the text never index its lower-cased copy.
+            let before = text.get(..n.start).unwrap_or("").to_lowercase();
             let ctx = Context {
                 ratio: ctx.ratio || before.contains("ratio"),
                 speedup: ctx.speedup || before.contains("speedup"),

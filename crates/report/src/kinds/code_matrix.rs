@@ -24,4 +24,7 @@ impl RecordKind for Matrix {
     fn figures(&self, sink: &mut Sink<'_>) {
         sink.count_of(self.changed, self.total, "builds changed");
     }
+    fn consistent(&self) -> Result<(), String> {
+        super::within(self.changed, self.total, "builds changed")
+    }
 }

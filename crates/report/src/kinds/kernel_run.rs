@@ -66,6 +66,12 @@ impl RecordKind for KernelRunBody {
             }
         }
     }
+    fn consistent(&self) -> Result<(), String> {
+        match &self.run.analysis {
+            Some(a) => super::within(a.pairs, a.pairs_available, "pairs used"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// `kernelab kernel run` (`kind: "kernel_run"`).

@@ -147,6 +147,20 @@ pub trait RecordKind {
     }
     /// Every figure a note may quote from this record.
     fn figures(&self, _sink: &mut Sink<'_>) {}
+    /// Whether the record's own counts agree with each other (`9 of 4 identical` does not): a
+    /// record that contradicts itself is refused when the bundle is read, naming what.
+    fn consistent(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// `part` of `total` must not exceed it.
+pub(crate) fn within(part: usize, total: usize, what: &str) -> Result<(), String> {
+    if part > total {
+        Err(format!("{what}: {part} of {total} is more than the total"))
+    } else {
+        Ok(())
+    }
 }
 
 /// The registry: every record kind, its variant of [`crate::documents::Evidence`], the body type

@@ -131,6 +131,20 @@ impl RecordKind for ServeBody {
             }
         }
     }
+    fn consistent(&self) -> Result<(), String> {
+        let id = &self.result.identity;
+        super::within(id.identical, id.compared, "identity: requests identical")?;
+        super::within(
+            id.by_token_ids,
+            id.compared,
+            "identity: compared by token ids",
+        )?;
+        super::within(
+            self.result.request_failures,
+            self.result.requests,
+            "failed requests",
+        )
+    }
 }
 
 /// `kernelab serve` (`kind: "serve"`).

@@ -42,4 +42,17 @@ impl RecordKind for SweepBody {
             "configs with changed code",
         );
     }
+    fn consistent(&self) -> Result<(), String> {
+        super::within(self.done, self.total, "points done")?;
+        super::within(
+            self.passed + self.failed + self.errors,
+            self.done,
+            "points passed, failed or in error",
+        )?;
+        super::within(
+            self.bitwise_equal,
+            self.bitwise_checked,
+            "points bitwise equal",
+        )
+    }
 }
