@@ -85,7 +85,13 @@ fn local_sweep_runs_every_point_then_resumes_only_the_missing_ones() {
     let flip = &m["points"][3];
     assert_eq!(flip["id"], "flip-n=1");
     assert_eq!(flip["verdict"], "fail");
-    assert_eq!(flip["gates"][0]["detail"], "2 of 2048 elements differ");
+    let detail = flip["gates"][0]["detail"].as_str().expect("detail");
+    // The count, and the first element that differs with both values.
+    assert!(
+        detail.starts_with("2 of 2048 elements differ; first at "),
+        "{detail}"
+    );
+    assert!(detail.contains(" vs "), "{detail}");
     assert!(dir.join("matrix.json").is_file());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ran 6 points"), "{stderr}");

@@ -180,10 +180,21 @@ fn tensor_point(t: &TensorPoints, sweep: &Path, point: &Point, r: &mut PointResu
         .filter_map(|x| x.result.as_ref())
         .fold((0, 0), |(d, n), x| (d + x.differing, n + x.elements));
     r.bitwise = Some(bw.pass);
+    // The first differing element, as the kernel run's bitwise gate names it.
+    let first = bw.tensors.iter().find_map(|x| {
+        let m = x.result.as_ref()?.first.first()?;
+        Some(format!(
+            "; first at {}{:?}: {} vs {}",
+            x.name, m.index, m.a, m.b
+        ))
+    });
     r.gates.push(Gate {
         name: "baseline vs candidate bitwise".into(),
         passed: bw.pass,
-        detail: format!("{differing} of {elements} elements differ"),
+        detail: format!(
+            "{differing} of {elements} elements differ{}",
+            first.unwrap_or_default()
+        ),
     });
     if t.gate == TensorGate::Close {
         let tol = Tolerance::requested(
