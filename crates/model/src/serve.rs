@@ -44,6 +44,29 @@ pub struct RoundFigures {
     pub candidate: f64,
 }
 
+/// How a server ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ending {
+    /// It had exited on its own before kernelab stopped it.
+    Exited,
+    /// It stopped within the grace period after SIGTERM.
+    Terminated,
+    /// It needed SIGKILL.
+    Killed,
+}
+
+impl Ending {
+    /// The word as JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ending::Exited => "exited",
+            Ending::Terminated => "terminated",
+            Ending::Killed => "killed",
+        }
+    }
+}
+
 /// The lowest and highest SM clock seen, MHz.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MhzRange {
@@ -63,7 +86,7 @@ pub struct ServeStart {
     /// Seconds from spawn to healthy; `None` when it never became healthy.
     pub health_s: Option<f64>,
     /// How it ended (`terminated`, `killed`, `exited`).
-    pub ending: Option<String>,
+    pub ending: Option<Ending>,
     /// Why the round failed for this server, if it did.
     pub failure: Option<String>,
     /// Its log file.

@@ -152,7 +152,8 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             s.health_s
                 .map(|h| with_unit(h, 2, Unit::Seconds))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
-            s.ending.clone().unwrap_or_else(|| UNAVAILABLE.into()),
+            s.ending
+                .map_or_else(|| UNAVAILABLE.into(), |e| e.name().to_string()),
             s.peak_gpu_memory_bytes
                 .map(bytes)
                 .unwrap_or_else(|| UNAVAILABLE.into()),

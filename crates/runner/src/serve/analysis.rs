@@ -144,9 +144,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     .rev()
                     .find(|s| s.round == *round && s.server == slot_name(*slot))
                 {
-                    s.ending = serde_json::to_value(ending)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string));
+                    s.ending = Some(*ending);
                     if failure.is_some() {
                         s.failure = failure.clone();
                     }

@@ -55,17 +55,8 @@ fn read_end(path: &Path, limit: u64) -> Vec<u8> {
 /// Most bytes of a server log searched for `ready_log`: its last 1 MiB.
 pub const READY_LOG_BYTES: u64 = 1 << 20;
 
-/// How a server ended.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Ending {
-    /// It had exited on its own before kernelab stopped it.
-    Exited,
-    /// It stopped within the grace period after SIGTERM.
-    Terminated,
-    /// It needed SIGKILL.
-    Killed,
-}
+/// How a server ended (the one type of the samples file and the serve document).
+pub use kernelab_model::serve::Ending;
 
 /// A running server.
 pub struct Server {
