@@ -315,11 +315,11 @@ impl Server {
     pub fn stop(&mut self) -> Ending {
         if let Some(e) = &self.ended {
             if self.watchdog.is_none() {
-                return e.clone();
+                return *e;
             }
         }
         let ending = if let Ok(Some(_)) = self.child.try_wait() {
-            self.ended.clone().unwrap_or(Ending::Exited)
+            self.ended.unwrap_or(Ending::Exited)
         } else {
             self.tracked.signal_all(libc::SIGTERM);
             match self.child.wait_timeout(self.grace) {
