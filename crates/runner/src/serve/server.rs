@@ -339,7 +339,7 @@ impl Server {
             drop(pipe);
             let _ = dog.wait();
         }
-        self.ended = Some(ending.clone());
+        self.ended = Some(ending);
         ending
     }
 }
