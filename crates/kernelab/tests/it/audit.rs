@@ -88,6 +88,31 @@ fn bundle(dir: &Path) {
     .expect("write");
 }
 
+/// Records the roofline of the H200 recompute metrics (the repository's work model and
+/// ceilings, the GDN sizes) under `w8s2`.
+fn record_roofline(b: &Path) {
+    let ncu = p("ncu_recompute_metrics.csv");
+    let work = super::root()
+        .join("examples/roofline/work.toml")
+        .display()
+        .to_string();
+    let ceilings = p("h200_ceilings/ceilings.json");
+    let mut roof = vec![
+        "roofline",
+        &ncu,
+        "--work",
+        &work,
+        "--ceilings",
+        &ceilings,
+        "--label",
+        "w8s2",
+    ];
+    for s in ["B=1", "T=8192", "H=32", "HV=32", "K=128", "V=128"] {
+        roof.extend(["--size", s]);
+    }
+    record(b, &roof);
+}
+
 /// `kernelab report check NOTE --bundle DIR --format json`: exit code and mismatches as
 /// (line, number, problem).
 fn check(dir: &Path, note: &str) -> (i32, Vec<(u64, String, String)>) {
@@ -370,23 +395,7 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
     );
     let ncu = p("ncu_recompute_metrics.csv");
     record(&b, &["metrics", &ncu, "--label", "w8s2"]);
-    let work = super::root().join("examples/roofline/work.toml");
-    let work = work.display().to_string();
-    let ceilings = p("h200_ceilings/ceilings.json");
-    let mut roof = vec![
-        "roofline",
-        &ncu,
-        "--work",
-        &work,
-        "--ceilings",
-        &ceilings,
-        "--label",
-        "w8s2",
-    ];
-    for s in ["B=1", "T=8192", "H=32", "HV=32", "K=128", "V=128"] {
-        roof.extend(["--size", s]);
-    }
-    record(&b, &roof);
+    record_roofline(&b);
     let serve = p("serve/h200/eager_vs_sdpa.samples.jsonl");
     record(
         &b,
@@ -610,26 +619,7 @@ fn a_share_that_is_not_part_over_total_is_caught() {
 fn points_in_prose_and_rates_are_checked() {
     let (dir, _) = setup();
     let b = dir.path().join("bundle");
-    let ncu = p("ncu_recompute_metrics.csv");
-    let work = super::root()
-        .join("examples/roofline/work.toml")
-        .display()
-        .to_string();
-    let ceilings = p("h200_ceilings/ceilings.json");
-    let mut roof = vec![
-        "roofline",
-        &ncu,
-        "--work",
-        &work,
-        "--ceilings",
-        &ceilings,
-        "--label",
-        "w8s2",
-    ];
-    for s in ["B=1", "T=8192", "H=32", "HV=32", "K=128", "V=128"] {
-        roof.extend(["--size", s]);
-    }
-    record(&b, &roof);
+    record_roofline(&b);
     let good = "# w8s2\n\nrecompute_w_u_fwd_kernel share 16.89% → 19.26% (+2.37 pp) of kernel time; it moves 3,690.5 GB/s at 104.43 TFLOP/s.\n";
     let (code, found) = check(dir.path(), good);
     assert_eq!((code, &found), (0, &vec![]));

@@ -124,9 +124,11 @@ impl<'a> Auditor<'a> {
 
     /// The figures a line may quote: those of its labels (a line under no label's heading that
     /// names none is checked against every record), narrowed to the families it names.
-    fn quotable(&self, text: &str) -> (Vec<String>, Vec<&'a Figure>) {
+    /// Also whether the line was under no label (and so checked against every record).
+    fn quotable(&self, text: &str) -> (Vec<String>, Vec<&'a Figure>, bool) {
         let mut labels = self.scope(text);
-        if labels.is_empty() {
+        let unscoped = labels.is_empty();
+        if unscoped {
             labels = self.figures.keys().cloned().collect();
         }
         let map: &'a BTreeMap<String, Vec<Figure>> = self.figures;
@@ -140,7 +142,7 @@ impl<'a> Auditor<'a> {
             .into_iter()
             .filter(|f| named.is_empty() || f.subject.as_deref().is_none_or(|s| named.contains(s)))
             .collect();
-        (labels, figs)
+        (labels, figs, unscoped)
     }
 
     fn heading(&mut self, line: &str) -> bool {
@@ -174,8 +176,7 @@ impl<'a> Auditor<'a> {
         ctx: Context,
         skip: &[usize],
     ) {
-        let unscoped = self.scope(scope_text).is_empty();
-        let (labels, figs) = self.quotable(scope_text);
+        let (labels, figs, unscoped) = self.quotable(scope_text);
         if figs.is_empty() {
             return;
         }

@@ -9,6 +9,7 @@ use crate::svg;
 use crate::table::{Align, Table};
 use kernelab_code::{Matrix, ObjectDiff};
 use kernelab_model::MetricValue;
+use kernelab_stats::rank::median;
 use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, RepeatReport, SweepReport};
 use kernelab_trace::Status;
 
@@ -550,8 +551,8 @@ pub(crate) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
     let Some(a) = &run.analysis else {
         return vec![Block::Lines(vec!["timing not run: a gate failed".into()])];
     };
-    let mut base: Vec<f64> = run.rounds.iter().map(|x| x.baseline_us).collect();
-    let mut cand: Vec<f64> = run.rounds.iter().map(|x| x.candidate_us).collect();
+    let base: Vec<f64> = run.rounds.iter().map(|x| x.baseline_us).collect();
+    let cand: Vec<f64> = run.rounds.iter().map(|x| x.candidate_us).collect();
     let mut lines = vec![format!(
         "{}: ratio candidate / baseline {} ({:.1}% interval), {} rounds of batch {}{}",
         a.verdict_text(),
@@ -565,7 +566,7 @@ pub(crate) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
             ""
         }
     )];
-    if let (Some(b), Some(c)) = (median(&mut base), median(&mut cand)) {
+    if let (Some(b), Some(c)) = (median(&base), median(&cand)) {
         lines.push(format!(
             "median round: baseline {} → candidate {} per launch",
             duration_ns(b * 1e3),
@@ -613,19 +614,6 @@ pub(crate) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
         blocks: vec![Block::Table(t)],
     });
     blocks
-}
-
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }
 
 pub(crate) fn metrics_part(r: &MetricsBody) -> (Vec<Block>, String) {

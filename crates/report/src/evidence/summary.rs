@@ -2,7 +2,6 @@
 //! with its interval, a status mark), and the verdicts the forest plot draws.
 
 use crate::bundle::Entry;
-use crate::documents::Evidence;
 use crate::table::{Align, Table};
 use kernelab_stats::Change;
 
@@ -134,12 +133,7 @@ pub(super) fn summary_table(entries: &[Entry]) -> Table {
 pub fn verdicts(entries: &[Entry]) -> Vec<Verdicts> {
     let timed: Vec<(&Entry, &kernelab_stats::Analysis)> = entries
         .iter()
-        .filter_map(|e| match &e.evidence {
-            Evidence::KernelRun(_) | Evidence::Ab(_) => {
-                e.evidence.kind().analysis().map(|a| (e, a))
-            }
-            _ => None,
-        })
+        .filter_map(|e| e.evidence.kind().analysis().map(|a| (e, a)))
         .collect();
     timed
         .iter()
