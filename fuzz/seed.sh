@@ -41,6 +41,7 @@ seed spec_toml "$fx"/kernel/*.toml "$root"/bench/h200/faults/*.toml
 seed samples_jsonl "$fx"/h200_ab/*.jsonl
 seed pairs "$fx"/h200_ab/*.csv "$fx"/h200_ab/*.jsonl
 seed bundle_record
+seed report_note "$root"/docs/report.md "$root"/CHANGELOG.md
 seed family_name
 seed serve_spec "$root"/bench/h200/serve/*.toml
 seed serve_samples "$fx"/serve/h200/*.samples.jsonl

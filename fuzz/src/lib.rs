@@ -31,6 +31,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("samples_jsonl", samples_jsonl),
     ("pairs", pairs),
     ("bundle_record", bundle_record),
+    ("report_note", report_note),
     ("family_name", family_name),
     ("serve_spec", serve_spec),
     ("serve_samples", serve_samples),
@@ -283,6 +284,57 @@ pub fn pairs(data: &[u8]) {
             let _ = kernelab_stats::aa_check(&p.aa, &design);
         }
     }
+}
+
+/// A small Kineto trace: three kernels of two families on one stream.
+const NOTE_TRACE: &str = r#"{"traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "recompute_w_u_fwd_kernel", "pid": 0, "tid": 7, "ts": 10.0, "dur": 415.486, "args": {"device": 0, "stream": 7, "grid": [64, 32, 1], "block": [128, 1, 1]}},
+{"ph": "X", "cat": "kernel", "name": "recompute_w_u_fwd_kernel", "pid": 0, "tid": 7, "ts": 500.0, "dur": 412.0, "args": {"device": 0, "stream": 7}},
+{"ph": "X", "cat": "kernel", "name": "void add_kernel<float>(float*, int)", "pid": 0, "tid": 7, "ts": 1000.0, "dur": 54.88, "args": {"device": 0, "stream": 7}}
+]}"#;
+
+/// The bundle a note is audited against: the profile of [`NOTE_TRACE`] under the label `w8s2`.
+fn note_bundle() -> Option<Vec<kernelab_report::bundle::Entry>> {
+    let p = kernelab_trace::read_bytes_as(
+        NOTE_TRACE.as_bytes(),
+        kernelab_trace::Format::Kineto,
+        &kernelab_trace::ReadOptions::default(),
+    )
+    .ok()?;
+    let ranking = kernelab_trace::rank(&p, &kernelab_trace::RankOptions::default()).ok()?;
+    let doc = kernelab_report::profile_document(&ranking, &p.sources, "family");
+    let record = kernelab_report::bundle::Record {
+        schema_version: kernelab_model::SCHEMA_VERSION,
+        kind: "profile".into(),
+        label: "w8s2".into(),
+        provenance: kernelab_model::Provenance::default(),
+        result: serde_json::to_value(&doc.body).ok()?,
+    };
+    let evidence = kernelab_report::documents::Evidence::read("profile", &record.result)?.ok()?;
+    Some(vec![kernelab_report::bundle::Entry {
+        path: PathBuf::from("0001-profile.json"),
+        record,
+        evidence,
+    }])
+}
+
+/// `kernelab report check`: an arbitrary note (Markdown or plain text, read lossily as UTF-8)
+/// audited against a one-record bundle, and the audit rendered.
+pub fn report_note(data: &[u8]) {
+    thread_local! {
+        static BUNDLE: Option<Vec<kernelab_report::bundle::Entry>> = note_bundle();
+    }
+    let note = String::from_utf8_lossy(data);
+    BUNDLE.with(|b| {
+        for entries in [b.as_deref().unwrap_or(&[]), &[]] {
+            let a = kernelab_report::audit::audit(&note, entries);
+            let _ = kernelab_report::render(
+                &kernelab_report::audit::audit_sections(&a),
+                kernelab_report::OutputFormat::Markdown,
+                None,
+            );
+        }
+    });
 }
 
 /// An evidence bundle holding one record, read and rendered as `kernelab report` does.
