@@ -255,9 +255,14 @@ fn read_sample_line(
     if let (Some(Value::String(spec)), Some(Value::Object(sample))) =
         (obj.get("spec"), obj.get("sample"))
     {
-        // kernel run: {"spec", "sample"}.
+        // kernel run: {"spec", "sample"}. Files written before schema version 4 hold
+        // `us_per_launch`: one column, in nanoseconds, for every version.
         row.insert("spec".into(), Value::String(spec.clone()));
         flatten_into("", sample, &mut row);
+        if let Some(us) = row.remove("us_per_launch") {
+            let ns = us.as_f64().map_or(Value::Null, |x| Value::from(x * 1e3));
+            row.entry("ns_per_launch").or_insert(ns);
+        }
         tables.kernel.push(row);
     } else if obj.get("kind").and_then(Value::as_str) == Some("header") {
         // The headers of ab and serve files describe the run, they are not samples.
@@ -334,11 +339,11 @@ fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
             "interval_high".into(),
             p.change.interval().map(|i| i.high).into(),
         );
-        row.insert("baseline_us".into(), p.baseline_us.into());
-        row.insert("candidate_us".into(), p.candidate_us.into());
+        row.insert("baseline_ns".into(), p.baseline_ns.into());
+        row.insert("candidate_ns".into(), p.candidate_ns.into());
         row.insert("device".into(), p.device.clone().into());
         row.insert("worker".into(), p.worker.clone().into());
-        row.insert("seconds".into(), p.seconds.into());
+        row.insert("wall_ns".into(), p.wall_ns.into());
         row.insert("error".into(), p.error.clone().into());
         row.insert("gates".into(), serde_json::to_value(&p.gates)?);
         for (k, v) in &p.params {

@@ -426,7 +426,7 @@ pub fn run_timed(
                     build: label.to_string(),
                     sample: i,
                     batch,
-                    us_per_launch: us,
+                    ns_per_launch: us * 1e3,
                     telemetry: gpu.telemetry(),
                 })?;
                 if label == "baseline" {
@@ -436,15 +436,16 @@ pub fn run_timed(
                 }
             }
         }
+        // Nanoseconds per launch: the unit of every duration in a document.
         let (ma, mb) = (
-            median(&ta).unwrap_or(f64::NAN),
-            median(&tb).unwrap_or(f64::NAN),
+            median(&ta).map_or(f64::NAN, |us| us * 1e3),
+            median(&tb).map_or(f64::NAN, |us| us * 1e3),
         );
         out.rounds.push(Round {
             round: k,
             order,
-            baseline_us: ma,
-            candidate_us: mb,
+            baseline_ns: ma,
+            candidate_ns: mb,
             change: Change::between(ma, mb),
             telemetry: gpu.telemetry(),
         });
@@ -455,8 +456,8 @@ pub fn run_timed(
         .iter()
         .map(|r| Pair {
             order: r.order,
-            a: r.baseline_us,
-            b: r.candidate_us,
+            a: r.baseline_ns,
+            b: r.candidate_ns,
         })
         .collect();
     let design = Design {
@@ -476,8 +477,8 @@ pub fn run_timed(
         out.work = Some(Achieved::at(
             flops,
             bytes,
-            med(|r| r.baseline_us),
-            med(|r| r.candidate_us),
+            med(|r| r.baseline_ns),
+            med(|r| r.candidate_ns),
         ));
     }
     Ok(out)

@@ -383,7 +383,7 @@ fn equal_builds_pass_every_gate_and_time_as_same() {
     assert!(r
         .rounds
         .iter()
-        .all(|x| (x.baseline_us - 10.0).abs() < 1e-9 && x.change.ratio() == Some(1.0)));
+        .all(|x| (x.baseline_ns - 10_000.0).abs() < 1e-9 && x.change.ratio() == Some(1.0)));
     // ABBA: the order alternates.
     assert_ne!(r.rounds[0].order, r.rounds[1].order);
     assert_eq!(r.analysis.expect("timed").verdict, Verdict::Same);
@@ -598,9 +598,9 @@ fn a_work_model_gives_achieved_rates_at_the_median_round() {
     assert_eq!((w.flops, w.bytes), (Some(1000.0), Some(8000.0)));
     // The mock's copy takes 10 µs a launch, slow_copy 12 µs.
     let close = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() <= 1e-9 * b);
-    assert!(close(w.baseline_byte_s, 8000.0 / 10e-6), "{w:?}");
-    assert!(close(w.candidate_byte_s, 8000.0 / 12e-6), "{w:?}");
-    assert!(close(w.baseline_flop_s, 1000.0 / 10e-6), "{w:?}");
+    assert!(close(w.baseline_byte_per_s, 8000.0 / 10e-6), "{w:?}");
+    assert!(close(w.candidate_byte_per_s, 8000.0 / 12e-6), "{w:?}");
+    assert!(close(w.baseline_flop_per_s, 1000.0 / 10e-6), "{w:?}");
     // A size the model names but the spec lacks is an error naming it.
     spec.work = Some(Work {
         flops: None,

@@ -1,6 +1,7 @@
 //! The result of `kernelab counters`: hardware counters per kernel, one metric group per fresh
 //! profiler process, each repeated, summarised per side and compared baseline versus candidate.
 
+use kernelab_stats::Change;
 use serde::{Deserialize, Serialize};
 
 /// Why one profiler process gave no counters (or fewer than asked).
@@ -42,8 +43,8 @@ pub struct ProcessRecord {
     pub exit_code: Option<i32>,
     /// The signal that ended the process, when one did.
     pub signal: Option<i32>,
-    /// Wall time in seconds.
-    pub wall_s: f64,
+    /// Wall time, nanoseconds.
+    pub wall_ns: u64,
     /// Launches read from the output.
     pub launches: usize,
     /// Why it failed; `None` when it gave counters.
@@ -107,11 +108,10 @@ pub struct CounterChange {
     pub baseline: Option<f64>,
     /// Candidate median.
     pub candidate: Option<f64>,
-    /// (candidate − baseline) / baseline; `None` when unavailable (a side missing, or a zero
-    /// baseline).
-    pub change: Option<f64>,
-    /// `↑`, `↓`, `=` or empty when unavailable.
-    pub arrow: String,
+    /// Candidate / baseline of the two medians (`ratio`, `change` = ratio − 1; no interval),
+    /// or unavailable with the reason (a side missing, a zero baseline).
+    #[serde(flatten)]
+    pub change: Change,
     /// The two sides' ranges do not overlap (needs two values or more on each side).
     pub flagged: bool,
 }
@@ -149,6 +149,18 @@ pub struct CountersRun {
     pub changes: Vec<CounterChange>,
     /// Notes on the figures.
     pub notes: Vec<String>,
+}
+
+impl CounterChange {
+    /// `↑`, `↓` or `=` for the direction of the change; empty when it is unavailable.
+    pub fn arrow(&self) -> &'static str {
+        match self.change.change() {
+            Some(x) if x > 0.0 => "↑",
+            Some(x) if x < 0.0 => "↓",
+            Some(_) => "=",
+            None => "",
+        }
+    }
 }
 
 impl CountersRun {

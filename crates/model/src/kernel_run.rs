@@ -58,8 +58,8 @@ pub struct Sample {
     pub sample: usize,
     /// Launches between the two events.
     pub batch: usize,
-    /// Event time divided by the batch, µs.
-    pub us_per_launch: f64,
+    /// Event time divided by the batch, nanoseconds.
+    pub ns_per_launch: f64,
     /// Telemetry at the end of the sample.
     #[serde(flatten)]
     pub telemetry: Telemetry,
@@ -72,10 +72,10 @@ pub struct Round {
     pub round: usize,
     /// Which ran first.
     pub order: Order,
-    /// Median baseline µs per launch.
-    pub baseline_us: f64,
-    /// Median candidate µs per launch.
-    pub candidate_us: f64,
+    /// Median baseline nanoseconds per launch.
+    pub baseline_ns: f64,
+    /// Median candidate nanoseconds per launch.
+    pub candidate_ns: f64,
     /// Candidate / baseline of the two medians (`ratio`, `change`; no interval per round).
     #[serde(flatten)]
     pub change: Change,
@@ -113,30 +113,31 @@ pub struct Achieved {
     pub flops: Option<f64>,
     /// Bytes moved per launch, when the model gives them.
     pub bytes: Option<f64>,
-    /// Baseline: FLOP/s at its median µs per launch over rounds.
-    pub baseline_flop_s: Option<f64>,
+    /// Baseline: FLOP/s at its median time per launch over rounds.
+    pub baseline_flop_per_s: Option<f64>,
     /// Baseline: bytes/s.
-    pub baseline_byte_s: Option<f64>,
+    pub baseline_byte_per_s: Option<f64>,
     /// Candidate: FLOP/s.
-    pub candidate_flop_s: Option<f64>,
+    pub candidate_flop_per_s: Option<f64>,
     /// Candidate: bytes/s.
-    pub candidate_byte_s: Option<f64>,
+    pub candidate_byte_per_s: Option<f64>,
 }
 
 impl Achieved {
-    /// The rates of `flops` and `bytes` per launch at median launch times `base_us`, `cand_us`.
-    pub fn at(flops: Option<f64>, bytes: Option<f64>, base_us: f64, cand_us: f64) -> Achieved {
-        let rate = |work: Option<f64>, us: f64| {
-            work.filter(|_| us > 0.0 && us.is_finite())
-                .map(|w| w / (us * 1e-6))
+    /// The rates of `flops` and `bytes` per launch at median launch times `base_ns`, `cand_ns`
+    /// (nanoseconds).
+    pub fn at(flops: Option<f64>, bytes: Option<f64>, base_ns: f64, cand_ns: f64) -> Achieved {
+        let rate = |work: Option<f64>, ns: f64| {
+            work.filter(|_| ns > 0.0 && ns.is_finite())
+                .map(|w| w / (ns * 1e-9))
         };
         Achieved {
             flops,
             bytes,
-            baseline_flop_s: rate(flops, base_us),
-            baseline_byte_s: rate(bytes, base_us),
-            candidate_flop_s: rate(flops, cand_us),
-            candidate_byte_s: rate(bytes, cand_us),
+            baseline_flop_per_s: rate(flops, base_ns),
+            baseline_byte_per_s: rate(bytes, base_ns),
+            candidate_flop_per_s: rate(flops, cand_ns),
+            candidate_byte_per_s: rate(bytes, cand_ns),
         }
     }
 }

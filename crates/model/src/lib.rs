@@ -58,6 +58,6 @@ pub use profile::{Interner, NameId, Profile, SourceInfo};
 pub use provenance::{GitState, InputFile, Provenance};
 pub use store::{Context, Dispatches, Iter as DispatchIter};
 pub use units::{
-    duration_clamped, parse_scaled_decimal, parse_scaled_decimal_wide, Nanos, Timestamp,
-    MAX_DURATION_S,
+    duration_clamped, parse_scaled_decimal, parse_scaled_decimal_wide, seconds_to_ns, Nanos,
+    Timestamp, MAX_DURATION_S,
 };

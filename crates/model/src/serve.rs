@@ -67,6 +67,65 @@ impl Ending {
     }
 }
 
+/// Which of the two builds a figure or a server belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The build before the change.
+    Baseline,
+    /// The build with the change.
+    Candidate,
+}
+
+impl Side {
+    /// The word as JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Baseline => "baseline",
+            Side::Candidate => "candidate",
+        }
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What went wrong with a server in a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureCause {
+    /// It did not start or never became healthy.
+    Start,
+    /// It exited on its own while the round ran.
+    Exited,
+    /// The round's workload could not run against it (prompts, cache flush, a failed point).
+    Workload,
+}
+
+impl FailureCause {
+    /// The word as JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureCause::Start => "start",
+            FailureCause::Exited => "exited",
+            FailureCause::Workload => "workload",
+        }
+    }
+}
+
+/// Why a round failed for one server: the cause, and the message with the details (its log's
+/// tail, the error).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartFailure {
+    /// The cause.
+    pub cause: FailureCause,
+    /// The details.
+    pub message: String,
+}
+
 /// The lowest and highest SM clock seen, MHz.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MhzRange {
@@ -81,14 +140,14 @@ pub struct MhzRange {
 pub struct ServeStart {
     /// Round index.
     pub round: usize,
-    /// `baseline` or `candidate`.
-    pub server: String,
-    /// Seconds from spawn to healthy; `None` when it never became healthy.
-    pub health_s: Option<f64>,
+    /// Which server.
+    pub server: Side,
+    /// Nanoseconds from spawn to healthy; `None` when it never became healthy.
+    pub health_ns: Option<u64>,
     /// How it ended (`terminated`, `killed`, `exited`).
     pub ending: Option<Ending>,
     /// Why the round failed for this server, if it did.
-    pub failure: Option<String>,
+    pub failure: Option<StartFailure>,
     /// Its log file.
     pub log: String,
     /// Peak GPU memory in use while it ran (device-wide); `None`: unavailable.
@@ -134,8 +193,8 @@ pub struct ServeResult {
     #[serde(default)]
     pub failed_points: usize,
     /// Largest 99th-percentile event-loop lag of the client over all points, above the idle
-    /// loop's own (the timer's granularity), seconds.
-    pub client_lag_p99_s: f64,
+    /// loop's own (the timer's granularity), nanoseconds.
+    pub client_lag_p99_ns: u64,
     /// Whether the client may have been the bottleneck (its lag is large against the ITL).
     pub client_bound: bool,
     /// Notes (unavailable figures, failed rounds).

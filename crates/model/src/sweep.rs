@@ -37,16 +37,16 @@ pub struct PointResult {
     /// `ratio`, `change`, `interval`; unavailable (with the reason) when not timed.
     #[serde(flatten)]
     pub change: Change,
-    /// Median baseline µs per launch, when timed.
-    pub baseline_us: Option<f64>,
-    /// Median candidate µs per launch, when timed.
-    pub candidate_us: Option<f64>,
+    /// Median baseline nanoseconds per launch, when timed.
+    pub baseline_ns: Option<f64>,
+    /// Median candidate nanoseconds per launch, when timed.
+    pub candidate_ns: Option<f64>,
     /// Device the point ran on (`cpu` for tensor-gate points).
     pub device: String,
     /// Where it ran: host, GPU index or Slurm job/task.
     pub worker: String,
-    /// Wall time of the point, seconds.
-    pub seconds: f64,
+    /// Wall time of the point, nanoseconds.
+    pub wall_ns: u64,
     /// What went wrong, for an error verdict.
     pub error: Option<String>,
 }
@@ -188,11 +188,11 @@ mod tests {
             gates: Vec::new(),
             bitwise: Some(bitwise),
             change: Change::unavailable("not timed"),
-            baseline_us: None,
-            candidate_us: None,
+            baseline_ns: None,
+            candidate_ns: None,
             device: "cpu".into(),
             worker: "local".into(),
-            seconds: 0.0,
+            wall_ns: 0,
             error: None,
         }
     }

@@ -212,6 +212,17 @@ pub fn duration_clamped(secs: f64) -> std::time::Duration {
     std::time::Duration::try_from_secs_f64(s).unwrap_or_default()
 }
 
+/// Whole nanoseconds of `secs` seconds, for a measured wall time kept in a document: rounded
+/// down, 0 for a negative or NaN value, `u64::MAX` beyond it.
+pub fn seconds_to_ns(secs: f64) -> u64 {
+    if secs.is_nan() || secs <= 0.0 {
+        return 0;
+    }
+    std::time::Duration::try_from_secs_f64(secs).map_or(u64::MAX, |d| {
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    })
+}
+
 #[cfg(test)]
 mod duration_tests {
     use super::*;
@@ -223,5 +234,15 @@ mod duration_tests {
         assert_eq!(duration_clamped(f64::NAN), std::time::Duration::ZERO);
         assert_eq!(duration_clamped(1.0 / 1e-300).as_secs_f64(), MAX_DURATION_S);
         assert_eq!(duration_clamped(1.5).as_millis(), 1500);
+    }
+
+    #[test]
+    fn seconds_become_whole_nanoseconds() {
+        assert_eq!(seconds_to_ns(1.5), 1_500_000_000);
+        assert_eq!(seconds_to_ns(1.5e-6), 1500);
+        assert_eq!(seconds_to_ns(-1.0), 0);
+        assert_eq!(seconds_to_ns(f64::NAN), 0);
+        assert_eq!(seconds_to_ns(f64::INFINITY), u64::MAX);
+        assert_eq!(seconds_to_ns(1e300), u64::MAX);
     }
 }

@@ -74,7 +74,8 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Section> {
                 value(c.baseline, &c.unit),
                 value(c.candidate, &c.unit),
                 c.change
-                    .map(|x| format!("{} {}", c.arrow, percent(x, true)))
+                    .change()
+                    .map(|x| format!("{} {}", c.arrow(), percent(x, true)))
                     .unwrap_or_else(|| UNAVAILABLE.into()),
                 if c.flagged { "*".into() } else { String::new() },
             ]);

@@ -91,8 +91,8 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
         t.push(vec![
             x.round.to_string(),
             format!("{:?}", x.order),
-            format!("{:.3}", x.baseline_us),
-            format!("{:.3}", x.candidate_us),
+            format!("{:.3}", x.baseline_ns / 1e3),
+            format!("{:.3}", x.candidate_ns / 1e3),
             crate::format::ratio(x.change.ratio()),
             status.into(),
             opt(x.telemetry.sm_mhz),
@@ -133,8 +133,8 @@ fn achieved_lines(w: &kernelab_model::kernel_run::Achieved) -> Vec<String> {
             .unwrap_or_else(|| crate::format::UNAVAILABLE.into())
     )];
     for (name, f, b) in [
-        ("baseline", w.baseline_flop_s, w.baseline_byte_s),
-        ("candidate", w.candidate_flop_s, w.candidate_byte_s),
+        ("baseline", w.baseline_flop_per_s, w.baseline_byte_per_s),
+        ("candidate", w.candidate_flop_per_s, w.candidate_byte_per_s),
     ] {
         lines.push(format!(
             "{name}: {}, {}",

@@ -148,9 +148,9 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
     for s in &r.starts {
         t.push(vec![
             s.round.to_string(),
-            s.server.clone(),
-            s.health_s
-                .map(|h| with_unit(h, 2, Unit::Seconds))
+            s.server.name().to_string(),
+            s.health_ns
+                .map(|h| with_unit(h as f64 / 1e9, 2, Unit::Seconds))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             s.ending
                 .map_or_else(|| UNAVAILABLE.into(), |e| e.name().to_string()),
@@ -164,8 +164,15 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
                 .map(|r| format!("{}–{} MHz", r.min, r.max))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             s.failure
-                .as_deref()
-                .map(|f| format!("{} (log {})", f.lines().next().unwrap_or(""), s.log))
+                .as_ref()
+                .map(|f| {
+                    format!(
+                        "{}: {} (log {})",
+                        f.cause.name(),
+                        f.message.lines().next().unwrap_or(""),
+                        s.log
+                    )
+                })
                 .unwrap_or_default(),
         ]);
     }
@@ -176,7 +183,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
             "{} requests measured, {} failed; client event-loop lag p99 {:.3} ms above idle{}",
             r.requests,
             r.request_failures,
-            r.client_lag_p99_s * 1e3,
+            r.client_lag_p99_ns as f64 / 1e6,
             if r.client_bound {
                 " (the client may have been the bottleneck)"
             } else {

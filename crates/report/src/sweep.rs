@@ -70,8 +70,8 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
         ]);
         if timed {
             row.extend([
-                opt(p.baseline_us, 2),
-                opt(p.candidate_us, 2),
+                opt(p.baseline_ns.map(|ns| ns / 1e3), 2),
+                opt(p.candidate_ns.map(|ns| ns / 1e3), 2),
                 p.change
                     .ratio()
                     .map_or_else(|| "—".into(), |r| format!("{r:.4}")),

@@ -1,8 +1,8 @@
-//! Reading documents and records of the previous layout (schema version 2) into the current one
-//! (3), so that a bundle recorded by an earlier kernelab still renders. Each change of
-//! docs/json.md ("Changes in schema version 3") is undone here, in JSON, before the result is
-//! read into its type; every figure the old layout held is kept, and derived figures (changes,
-//! verdicts) are computed again under the one convention.
+//! Reading documents and records of earlier layouts (schema versions 1 to 3) into the current
+//! one (4), so that a bundle recorded by an earlier kernelab still renders. Each change of
+//! docs/json.md ("Changes in schema version 3", "… 4") is undone here, in JSON, one version
+//! step at a time, before the result is read into its type; every figure the old layout held is
+//! kept, and derived figures (changes, verdicts) are computed again under the one convention.
 
 use kernelab_stats::{verdict, Change, Direction, Interval};
 use serde_json::{json, Map, Value};
@@ -12,12 +12,12 @@ use serde_json::{json, Map, Value};
 pub const OLDEST_READ: u32 = 1;
 
 /// Brings `result` (the body of a `kind` document written with `version`) to the current layout.
-/// Versions other than 1, 2 and the current one are refused with a message naming both.
+/// Versions outside [`OLDEST_READ`] to the current one are refused with a message naming both.
 pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), String> {
     if version == kernelab_model::SCHEMA_VERSION {
         return Ok(());
     }
-    if !(OLDEST_READ..=2).contains(&version) {
+    if !(OLDEST_READ..kernelab_model::SCHEMA_VERSION).contains(&version) {
         return Err(format!(
             "schema_version {version}; this kernelab reads versions {OLDEST_READ} to {}: re-record it with this kernelab, or render it with the kernelab that wrote it",
             kernelab_model::SCHEMA_VERSION
@@ -29,6 +29,14 @@ pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), Strin
     for k in ["schema_version", "kind", "kernelab_version"] {
         obj.remove(k);
     }
+    if version <= 2 {
+        to_v3(kind, result)?;
+    }
+    to_v4(kind, result)
+}
+
+/// Version 2 (and 1) to 3: the one ratio convention, object intervals, typed facts.
+fn to_v3(kind: &str, result: &mut Value) -> Result<(), String> {
     non_finite_errors(result);
     let Some(obj) = result.as_object_mut() else {
         return Err("the result is not a JSON object".into());
@@ -108,6 +116,99 @@ pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), Strin
         _ => {}
     }
     Ok(())
+}
+
+/// Version 3 to 4: every duration in nanoseconds (`_us` and `_s` fields renamed and scaled),
+/// counter changes as ratios, serve failures with their cause, rates named `_per_s`.
+fn to_v4(kind: &str, result: &mut Value) -> Result<(), String> {
+    let Some(obj) = result.as_object_mut() else {
+        return Err("the result is not a JSON object".into());
+    };
+    match kind {
+        "kernel_run" => {
+            for r in objects(obj.get_mut("rounds")) {
+                scale(r, "baseline_us", "baseline_ns", 1e3);
+                scale(r, "candidate_us", "candidate_ns", 1e3);
+            }
+            if let Some(w) = obj.get_mut("work").and_then(Value::as_object_mut) {
+                for side in ["baseline", "candidate"] {
+                    for what in ["flop", "byte"] {
+                        rename(
+                            w,
+                            &format!("{side}_{what}_s"),
+                            &format!("{side}_{what}_per_s"),
+                        );
+                    }
+                }
+            }
+        }
+        "sweep" => {
+            for p in objects(obj.get_mut("points")) {
+                scale(p, "baseline_us", "baseline_ns", 1e3);
+                scale(p, "candidate_us", "candidate_ns", 1e3);
+                whole_ns(p, "seconds", "wall_ns");
+            }
+        }
+        "serve" => {
+            whole_ns(obj, "client_lag_p99_s", "client_lag_p99_ns");
+            for st in objects(obj.get_mut("starts")) {
+                let healthy = st.get("health_s").is_some_and(Value::is_number);
+                whole_ns(st, "health_s", "health_ns");
+                if let Some(Value::String(message)) = st.get("failure").cloned() {
+                    let cause = if !healthy {
+                        "start"
+                    } else if st.get("ending").and_then(Value::as_str) == Some("exited") {
+                        "exited"
+                    } else {
+                        "workload"
+                    };
+                    st.insert(
+                        "failure".into(),
+                        json!({"cause": cause, "message": message}),
+                    );
+                }
+            }
+        }
+        "counters" => {
+            for p in objects(obj.get_mut("processes")) {
+                whole_ns(p, "wall_s", "wall_ns");
+            }
+            for c in objects(obj.get_mut("changes")) {
+                c.remove("arrow");
+                c.remove("change");
+                let change = Change::between_opt(num(c, "baseline"), num(c, "candidate"));
+                put_change(c, &change);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The objects of an array value (none when it is absent or not an array).
+fn objects(v: Option<&mut Value>) -> impl Iterator<Item = &mut Map<String, Value>> {
+    v.and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
+
+/// Renames `from` to `to`, multiplying a number by `factor` (null stays null).
+fn scale(o: &mut Map<String, Value>, from: &str, to: &str, factor: f64) {
+    if let Some(v) = o.remove(from) {
+        let scaled = v.as_f64().map_or(Value::Null, |x| json!(x * factor));
+        o.insert(to.into(), scaled);
+    }
+}
+
+/// Renames the seconds field `from` to the whole-nanoseconds field `to` (null stays null).
+fn whole_ns(o: &mut Map<String, Value>, from: &str, to: &str) {
+    if let Some(v) = o.remove(from) {
+        let ns = v
+            .as_f64()
+            .map_or(Value::Null, |s| json!(kernelab_model::seconds_to_ns(s)));
+        o.insert(to.into(), ns);
+    }
 }
 
 /// Error figures of close and oracle comparisons that earlier layouts wrote as `"inf"` or
@@ -398,6 +499,72 @@ mod tests {
     }
 
     #[test]
+    fn v3_durations_become_nanoseconds_and_read_into_their_types() {
+        let mut k = json!({"rounds": [{"round": 0, "order": "AB", "baseline_us": 88.784,
+            "candidate_us": 103.296, "ratio": 1.163458, "change": 0.163458, "interval": null}],
+            "work": {"flops": null, "bytes": 2.0, "baseline_flop_s": null, "baseline_byte_s": 5.0,
+            "candidate_flop_s": null, "candidate_byte_s": 4.0}});
+        upgrade("kernel_run", 3, &mut k).expect("upgrades");
+        let r = &k["rounds"][0];
+        assert!((r["baseline_ns"].as_f64().expect("ns") - 88_784.0).abs() < 1e-6);
+        assert!((r["candidate_ns"].as_f64().expect("ns") - 103_296.0).abs() < 1e-6);
+        assert!(r.get("baseline_us").is_none());
+        assert_eq!(k["work"]["baseline_byte_per_s"], 5.0);
+        assert!(k["work"].get("baseline_byte_s").is_none());
+
+        let mut sw =
+            json!({"points": [{"baseline_us": 2.5, "candidate_us": null, "seconds": 0.25}]});
+        upgrade("sweep", 3, &mut sw).expect("upgrades");
+        assert_eq!(sw["points"][0]["baseline_ns"], 2500.0);
+        assert!(sw["points"][0]["candidate_ns"].is_null());
+        assert_eq!(sw["points"][0]["wall_ns"], 250_000_000);
+
+        let mut sv = json!({"client_lag_p99_s": 0.0015, "starts": [
+            {"round": 0, "server": "baseline", "health_s": 1.25, "ending": "exited",
+             "failure": "the baseline exited (status 1)", "log": "a.log"},
+            {"round": 0, "server": "candidate", "health_s": null, "ending": "killed",
+             "failure": "never healthy", "log": "b.log"},
+            {"round": 1, "server": "candidate", "health_s": 2.0, "ending": "terminated",
+             "failure": "case 0: prompts too long", "log": "c.log"}]});
+        upgrade("serve", 3, &mut sv).expect("upgrades");
+        assert_eq!(sv["client_lag_p99_ns"], 1_500_000);
+        let starts: Vec<kernelab_model::serve::ServeStart> =
+            serde_json::from_value(sv["starts"].clone()).expect("v4 starts");
+        assert_eq!(starts[0].health_ns, Some(1_250_000_000));
+        let causes: Vec<&str> = starts
+            .iter()
+            .map(|s| s.failure.as_ref().map_or("", |f| f.cause.name()))
+            .collect();
+        assert_eq!(causes, ["exited", "start", "workload"]);
+        assert_eq!(
+            starts[0].failure.as_ref().map(|f| f.message.as_str()),
+            Some("the baseline exited (status 1)")
+        );
+
+        let mut c = json!({"processes": [{"wall_s": 0.5}], "changes": [
+            {"baseline": 100.0, "candidate": 80.0, "change": -0.2, "arrow": "↓"},
+            {"baseline": 0.0, "candidate": 5.0, "change": null, "arrow": ""}]});
+        upgrade("counters", 3, &mut c).expect("upgrades");
+        assert_eq!(c["processes"][0]["wall_ns"], 500_000_000);
+        let ch: Vec<kernelab_model::counters::CounterChange> = c["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .map(|x| {
+                let mut x = x.clone();
+                x["kernel"] = json!("k");
+                x["metric"] = json!("m");
+                x["unit"] = json!("");
+                x["flagged"] = json!(false);
+                serde_json::from_value(x).expect("v4 change")
+            })
+            .collect();
+        assert_eq!(ch[0].change.ratio(), Some(0.8));
+        assert_eq!(ch[0].arrow(), "↓");
+        assert!(ch[1].change.ratio().is_none() && ch[1].change.unavailable_reason().is_some());
+    }
+
+    #[test]
     fn v2_grids_become_arrays() {
         let mut v =
             json!({"kernels": [{"grid": "128x32x1", "block": "varies (3)"}], "other": null});
@@ -411,10 +578,10 @@ mod tests {
         let mut v = json!({});
         let e = upgrade("profile", 0, &mut v).expect_err("refused");
         assert!(
-            e.contains("schema_version 0") && e.contains("versions 1 to 3"),
+            e.contains("schema_version 0") && e.contains("versions 1 to 4"),
             "{e}"
         );
-        let e = upgrade("profile", 4, &mut v).expect_err("refused");
-        assert!(e.contains("schema_version 4"), "{e}");
+        let e = upgrade("profile", 5, &mut v).expect_err("refused");
+        assert!(e.contains("schema_version 5"), "{e}");
     }
 }

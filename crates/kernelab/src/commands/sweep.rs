@@ -233,7 +233,7 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
         let r = kernelab_launcher::sweep::unfinished(
             point,
             &o.slot,
-            o.seconds,
+            kernelab_model::seconds_to_ns(o.seconds),
             Some(format!(
                 "worker exited with {}: {}",
                 o.exit_code

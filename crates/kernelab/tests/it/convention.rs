@@ -169,7 +169,7 @@ fn ratio_fields_follow_the_convention() {
         let doc = serde_json::to_value(&body).expect("json");
         let mut d = Vec::new();
         for r in doc["rounds"].as_array().expect("rounds") {
-            let (b, c) = (f(&r["baseline_us"]), f(&r["candidate_us"]));
+            let (b, c) = (f(&r["baseline_ns"]), f(&r["candidate_ns"]));
             holds(r, c / b, &format!("{name} round {}", r["round"]));
             assert!(r.get("speedup").is_none());
             d.push((c / b).ln());

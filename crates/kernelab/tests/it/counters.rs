@@ -169,7 +169,7 @@ fn ncu_commands_repeated_with_medians_derived_metrics_and_unavailable_ones_named
     assert!(!changes.is_empty());
     assert!(changes
         .iter()
-        .all(|c| c["change"] == 0.0 && c["arrow"] == "=" && c["flagged"] == false));
+        .all(|c| c["ratio"] == 1.0 && c["change"] == 0.0 && c["flagged"] == false));
     assert!(s
         .argv_log()
         .lines()

@@ -55,7 +55,7 @@ fn out_refuses_to_overwrite_without_force() {
         .success();
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("read")).expect("json");
-    assert_eq!(doc["schema_version"], 3);
+    assert_eq!(doc["schema_version"], kernelab_model::SCHEMA_VERSION);
     assert_eq!(doc["summary"]["kernel_count"], 40);
 }
 

@@ -93,7 +93,7 @@ fn bundle_records_have_provenance_and_are_never_overwritten() {
     assert_eq!(files.len(), 7);
     let first: Value =
         serde_json::from_str(&std::fs::read_to_string(&files[0]).expect("read")).expect("json");
-    assert_eq!(first["schema_version"], 3);
+    assert_eq!(first["schema_version"], kernelab_model::SCHEMA_VERSION);
     // `schema_version` and `kind` once per record, not repeated inside `result`.
     assert!(first["result"].get("schema_version").is_none());
     assert!(first["result"].get("kind").is_none());
@@ -513,7 +513,7 @@ fn records_of_another_schema_version_are_refused() {
     let err = report_error(|r| r["schema_version"] = Value::from(9));
     assert!(
         err.contains(
-            "0001-check_bitwise.json: schema_version 9; this kernelab reads versions 1 to 3"
+            "0001-check_bitwise.json: schema_version 9; this kernelab reads versions 1 to 4"
         ),
         "{err}"
     );
@@ -669,7 +669,7 @@ fn bundles_take_earlier_documents_and_survive_a_bad_record() {
     let rec: Value =
         serde_json::from_slice(&std::fs::read(b.join("0001-kernel_run.json")).expect("the record"))
             .expect("json");
-    assert_eq!(rec["schema_version"], 3);
+    assert_eq!(rec["schema_version"], kernelab_model::SCHEMA_VERSION);
     assert_eq!(rec["label"], "w8s2");
     assert_eq!(rec["provenance"]["gpu"], "NVIDIA H200");
     assert!(rec["provenance"]["inputs"][0]["sha256"].is_string());

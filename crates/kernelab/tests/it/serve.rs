@@ -67,7 +67,7 @@ fn a_run_measures_every_request_and_resume_analyze_agrees() {
     assert_eq!(starts.len(), 4);
     assert!(starts
         .iter()
-        .all(|s| s["health_s"].as_f64().is_some_and(|h| h > 0.0)));
+        .all(|s| s["health_ns"].as_u64().is_some_and(|h| h > 0)));
     let tpot = b["metrics"]
         .as_array()
         .expect("metrics")

@@ -31,7 +31,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 /// verdict with the reason, never a panic or an early exit.
 pub fn run_point(sweep: &Sweep, point: &Point, worker: &str, out: &Path) -> PointResult {
     let start = Instant::now();
-    let mut r = unfinished(point, worker, 0.0, None);
+    let mut r = unfinished(point, worker, 0, None);
     let done = match &sweep.mode {
         Mode::Kernel(spec) => kernel_point(spec, sweep.timing, point, out, &mut r),
         Mode::Tensor(t) => tensor_point(t, &sweep.path, point, &mut r),
@@ -47,12 +47,12 @@ pub fn run_point(sweep: &Sweep, point: &Point, worker: &str, out: &Path) -> Poin
         }
         Err(e) => r.error = Some(chain(&e)),
     }
-    r.seconds = start.elapsed().as_secs_f64();
+    r.wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
     r
 }
 
 /// The result of a point before (or without) a run: an error verdict with `error` as the reason.
-pub fn unfinished(point: &Point, worker: &str, seconds: f64, error: Option<String>) -> PointResult {
+pub fn unfinished(point: &Point, worker: &str, wall_ns: u64, error: Option<String>) -> PointResult {
     PointResult {
         id: point.id.clone(),
         build: point.build.as_ref().map(|b| b.key.clone()),
@@ -61,11 +61,11 @@ pub fn unfinished(point: &Point, worker: &str, seconds: f64, error: Option<Strin
         gates: Vec::new(),
         bitwise: None,
         change: Change::unavailable("not timed"),
-        baseline_us: None,
-        candidate_us: None,
+        baseline_ns: None,
+        candidate_ns: None,
         device: String::new(),
         worker: worker.to_string(),
-        seconds,
+        wall_ns,
         error,
     }
 }
@@ -133,8 +133,8 @@ fn kernel_point(
         .map(|g| g.passed);
     if let Some(a) = &run.analysis {
         r.change = a.change.clone();
-        r.baseline_us = median(run.rounds.iter().map(|x| x.baseline_us).collect());
-        r.candidate_us = median(run.rounds.iter().map(|x| x.candidate_us).collect());
+        r.baseline_ns = median(run.rounds.iter().map(|x| x.baseline_ns).collect());
+        r.candidate_ns = median(run.rounds.iter().map(|x| x.candidate_ns).collect());
     }
     r.gates = run.gates;
     Ok(())

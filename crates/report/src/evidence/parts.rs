@@ -551,8 +551,8 @@ pub(crate) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
     let Some(a) = &run.analysis else {
         return vec![Block::Lines(vec!["timing not run: a gate failed".into()])];
     };
-    let base: Vec<f64> = run.rounds.iter().map(|x| x.baseline_us).collect();
-    let cand: Vec<f64> = run.rounds.iter().map(|x| x.candidate_us).collect();
+    let base: Vec<f64> = run.rounds.iter().map(|x| x.baseline_ns).collect();
+    let cand: Vec<f64> = run.rounds.iter().map(|x| x.candidate_ns).collect();
     let mut lines = vec![format!(
         "{}: ratio candidate / baseline {} ({:.1}% interval), {} rounds of batch {}{}",
         a.verdict_text(),
@@ -569,8 +569,8 @@ pub(crate) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
     if let (Some(b), Some(c)) = (median(&base), median(&cand)) {
         lines.push(format!(
             "median round: baseline {} → candidate {} per launch",
-            duration_ns(b * 1e3),
-            duration_ns(c * 1e3)
+            duration_ns(b),
+            duration_ns(c)
         ));
     }
     let mut blocks = vec![Block::Lines(lines)];
@@ -601,8 +601,8 @@ pub(crate) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
         t.push(vec![
             x.round.to_string(),
             format!("{:?}", x.order),
-            format!("{:.3}", x.baseline_us),
-            format!("{:.3}", x.candidate_us),
+            format!("{:.3}", x.baseline_ns / 1e3),
+            format!("{:.3}", x.candidate_ns / 1e3),
             crate::format::ratio(x.change.ratio()),
             opt(x.telemetry.sm_mhz.map(|v| v.to_string())),
             opt(x.telemetry.temp_c.map(|v| v.to_string())),

@@ -34,7 +34,7 @@ impl RecordKind for CountersBody {
                     sink.add(FigureKind::Count, v, &format!("{what}, {side}"), s);
                 }
             }
-            if let Some(x) = c.change {
+            if let Some(x) = c.change.change() {
                 sink.add(FigureKind::Change, x, &format!("{what}, change"), s);
             }
         }

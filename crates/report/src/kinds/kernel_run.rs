@@ -51,18 +51,13 @@ impl RecordKind for KernelRunBody {
         for (build, pick) in [
             (
                 "baseline",
-                (|r| r.baseline_us) as fn(&kernelab_model::kernel_run::Round) -> f64,
+                (|r| r.baseline_ns) as fn(&kernelab_model::kernel_run::Round) -> f64,
             ),
-            ("candidate", |r| r.candidate_us),
+            ("candidate", |r| r.candidate_ns),
         ] {
             let v: Vec<f64> = run.rounds.iter().map(pick).collect();
             if let Some(m) = kernelab_stats::rank::median(&v) {
-                sink.add(
-                    FigureKind::Time,
-                    m * 1e3,
-                    &format!("median round, {build}"),
-                    None,
-                );
+                sink.add(FigureKind::Time, m, &format!("median round, {build}"), None);
             }
         }
     }

@@ -73,14 +73,14 @@ impl RecordKind for ServeBody {
         );
         sink.add(
             FigureKind::Time,
-            self.result.client_lag_p99_s * 1e9,
+            self.result.client_lag_p99_ns as f64,
             "client event-loop lag p99",
             None,
         );
         for st in &self.result.starts {
             let w = format!("round {} {}", st.round, st.server);
-            if let Some(h) = st.health_s {
-                sink.add(FigureKind::Time, h * 1e9, &format!("{w} health"), None);
+            if let Some(h) = st.health_ns {
+                sink.add(FigureKind::Time, h as f64, &format!("{w} health"), None);
             }
         }
         for m in &self.result.metrics {

@@ -444,7 +444,7 @@ pub fn profile(
             argv,
             exit_code: o.exit_code,
             signal: o.signal,
-            wall_s: o.wall_s,
+            wall_ns: kernelab_model::seconds_to_ns(o.wall_s),
             launches,
             failure: kind,
             message,

@@ -5,6 +5,7 @@
 
 use kernelab_model::counters::{CounterChange, CounterSample, CounterStat};
 use kernelab_stats::rank::median;
+use kernelab_stats::Change;
 
 /// The name rocprofv3 rows' dispatch duration is recorded under (End − Start, ns).
 pub const AMD_DURATION: &str = "dispatch duration (End_Timestamp - Start_Timestamp)";
@@ -269,16 +270,7 @@ pub fn changes(stats: &[CounterStat]) -> Vec<CounterChange> {
                 .iter()
                 .find(|s| s.kernel == kcand && s.metric == b.metric);
             let cm = c.and_then(|c| c.median);
-            let change = match (b.median, cm) {
-                (Some(x), Some(y)) if x != 0.0 => Some((y - x) / x),
-                _ => None,
-            };
-            let arrow = match change {
-                Some(x) if x > 0.0 => "↑",
-                Some(x) if x < 0.0 => "↓",
-                Some(_) => "=",
-                None => "",
-            };
+            let change = Change::between_opt(b.median, cm);
             let flagged = match c {
                 Some(c) if b.values.len() >= 2 && c.values.len() >= 2 => {
                     match (b.min, b.max, c.min, c.max) {
@@ -295,7 +287,6 @@ pub fn changes(stats: &[CounterStat]) -> Vec<CounterChange> {
                 baseline: b.median,
                 candidate: cm,
                 change,
-                arrow: arrow.to_string(),
                 flagged,
             });
         }
@@ -333,9 +324,10 @@ mod tests {
         assert_eq!((st[0].min, st[0].max), (Some(100.0), Some(102.0)));
         let c = changes(&st);
         assert_eq!(c.len(), 1);
-        let ch = c[0].change.expect("change");
+        let ch = c[0].change.change().expect("change");
         assert!((ch - (80.0 - 101.0) / 101.0).abs() < 1e-12);
-        assert_eq!(c[0].arrow, "↓");
+        assert_eq!(c[0].change.ratio(), Some(80.0 / 101.0));
+        assert_eq!(c[0].arrow(), "↓");
         assert!(c[0].flagged);
     }
 
@@ -350,10 +342,14 @@ mod tests {
             s("candidate", "k", "z", 0, 5.0),
         ];
         let c = changes(&stats(&v, &[], 2));
-        assert_eq!(c[0].arrow, "↑");
+        assert_eq!(c[0].arrow(), "↑");
         assert!(!c[0].flagged);
-        assert_eq!(c[1].change, None);
-        assert_eq!(c[1].arrow, "");
+        assert_eq!(c[1].change.ratio(), None);
+        assert_eq!(
+            c[1].change.unavailable_reason(),
+            Some("the baseline is not above 0")
+        );
+        assert_eq!(c[1].arrow(), "");
     }
 
     #[test]
@@ -394,7 +390,7 @@ mod tests {
             .iter()
             .find(|c| c.metric.contains("bandwidth"))
             .expect("row");
-        assert_eq!(d.arrow, "↑");
+        assert_eq!(d.arrow(), "↑");
         assert!(d.flagged);
     }
 

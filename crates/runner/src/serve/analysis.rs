@@ -7,7 +7,10 @@ use super::rounds::{round_order, slot_name};
 use super::samples::ServeRecord;
 use super::spec::{Slo, Spec};
 use crate::record::Slot;
-use kernelab_model::serve::{Identity, RoundFigures, ServeMetric, ServeResult, ServeStart};
+use kernelab_model::seconds_to_ns;
+use kernelab_model::serve::{
+    FailureCause, Identity, RoundFigures, ServeMetric, ServeResult, ServeStart, Side, StartFailure,
+};
 use kernelab_stats::{analyze, Change, Design, Direction, Order, Pair, StopRule};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -74,6 +77,14 @@ pub fn point_metrics(requests: &[&Measured], wall_s: f64, slo: &Slo) -> Vec<(Str
     out
 }
 
+/// The document's side of a samples-file slot.
+fn side(slot: Slot) -> Side {
+    match slot {
+        Slot::A => Side::Baseline,
+        Slot::B => Side::Candidate,
+    }
+}
+
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.sort_by(f64::total_cmp);
     quantile(&v, 0.5)
@@ -122,10 +133,13 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 log,
             } => starts.push(ServeStart {
                 round: *round,
-                server: slot_name(*slot).into(),
-                health_s: *health_s,
+                server: side(*slot),
+                health_ns: health_s.map(seconds_to_ns),
                 ending: None,
-                failure: error.clone(),
+                failure: error.clone().map(|message| StartFailure {
+                    cause: FailureCause::Start,
+                    message,
+                }),
                 log: log.clone(),
                 peak_gpu_memory_bytes: None,
                 peak_server_memory_bytes: None,
@@ -142,11 +156,20 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 if let Some(s) = starts
                     .iter_mut()
                     .rev()
-                    .find(|s| s.round == *round && s.server == slot_name(*slot))
+                    .find(|s| s.round == *round && s.server == side(*slot))
                 {
                     s.ending = Some(*ending);
-                    if failure.is_some() {
-                        s.failure = failure.clone();
+                    if let Some(message) = failure {
+                        // A server that ended on its own failed by exiting; one that kernelab
+                        // stopped failed the workload.
+                        let cause = match ending {
+                            kernelab_model::serve::Ending::Exited => FailureCause::Exited,
+                            _ => FailureCause::Workload,
+                        };
+                        s.failure = Some(StartFailure {
+                            cause,
+                            message: message.clone(),
+                        });
                     }
                     if let Some(why) = telemetry.as_ref().and_then(|t| t.unavailable.clone()) {
                         telemetry_note.get_or_insert(why);
@@ -393,7 +416,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         request_failures: n_failed,
         failure_examples: examples,
         failed_points,
-        client_lag_p99_s: lag,
+        client_lag_p99_ns: seconds_to_ns(lag),
         client_bound,
         notes,
     }
