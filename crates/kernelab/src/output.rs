@@ -74,7 +74,7 @@ pub fn json<T: serde::Serialize>(doc: &T) -> Result<String> {
 /// The terminal or Markdown text of `sections(name_width)` for the table and md formats.
 pub fn sections_text(
     out: &OutputArgs,
-    sections: impl Fn(usize) -> Vec<kernelab_report::Section>,
+    sections: impl Fn(usize) -> Vec<kernelab_report::Block>,
 ) -> Option<String> {
     use kernelab_report::{render, OutputFormat};
     match out.format {

@@ -1,7 +1,7 @@
 //! The `ab` view: the summary block of ab-statistics.md §5 ("What to print").
 
 use crate::format::{interval, percent, ratio, thousands, UNAVAILABLE};
-use crate::table::Section;
+use crate::table::Block;
 use kernelab_model::ab::AbResult;
 use kernelab_stats::Analysis;
 
@@ -96,7 +96,7 @@ pub fn analysis_lines(name: &str, a: &Analysis) -> Vec<String> {
 }
 
 /// The sections of an A/B result.
-pub fn ab_sections(r: &AbResult, header: &[String]) -> Vec<Section> {
+pub fn ab_sections(r: &AbResult, header: &[String]) -> Vec<Block> {
     let mut lines: Vec<String> = header.to_vec();
     if let Some(aa) = &r.aa {
         lines.push(format!(
@@ -115,12 +115,12 @@ pub fn ab_sections(r: &AbResult, header: &[String]) -> Vec<Section> {
         thousands(r.runs as u64),
         thousands(r.failures as u64)
     ));
-    let mut out = vec![Section::Lines {
+    let mut out = vec![Block::List {
         title: "kernelab ab".into(),
         lines,
     }];
     for m in &r.analyses {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: format!("Result: {}", m.metric),
             lines: analysis_lines(&m.metric, &m.analysis),
         });

@@ -1,7 +1,7 @@
 //! The `check` views: correctness gates on output tensors.
 
 use crate::format::{share, thousands};
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_tensor::{
     BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, SweepReport,
     TensorFinite, TensorHash,
@@ -24,7 +24,7 @@ fn status(pass: bool) -> String {
 }
 
 /// Sections of a bitwise comparison.
-pub fn bitwise_tables(c: &FileComparison<BitwiseReport>) -> Vec<Section> {
+pub fn bitwise_tables(c: &FileComparison<BitwiseReport>) -> Vec<Block> {
     let mut t = Table::new(
         format!("Bitwise: {} vs {}", c.a.display(), c.b.display()),
         &[
@@ -92,20 +92,20 @@ pub fn bitwise_tables(c: &FileComparison<BitwiseReport>) -> Vec<Section> {
         "NOT bit-exact".to_string()
     };
     let mut out = vec![
-        Section::Lines {
+        Block::List {
             title: "Verdict".into(),
             lines: vec![verdict],
         },
-        Section::Table(t),
-        Section::Table(first),
+        Block::Table(t),
+        Block::Table(first),
     ];
     out.extend(not_checked(&c.not_checked));
     out
 }
 
 /// The members no gate looked at, as a section (none when every member was compared).
-fn not_checked(skipped: &[kernelab_tensor::Skipped]) -> Option<Section> {
-    (!skipped.is_empty()).then(|| Section::Lines {
+fn not_checked(skipped: &[kernelab_tensor::Skipped]) -> Option<Block> {
+    (!skipped.is_empty()).then(|| Block::List {
         title: "Not checked".into(),
         lines: skipped
             .iter()
@@ -115,7 +115,7 @@ fn not_checked(skipped: &[kernelab_tensor::Skipped]) -> Option<Section> {
 }
 
 /// Sections of a close or oracle comparison.
-pub fn close_tables(c: &FileComparison<CloseReport>, title: &str) -> Vec<Section> {
+pub fn close_tables(c: &FileComparison<CloseReport>, title: &str) -> Vec<Block> {
     let mut t = Table::new(
         format!("{title}: {} vs {}", c.a.display(), c.b.display()),
         &[
@@ -176,7 +176,7 @@ pub fn close_tables(c: &FileComparison<CloseReport>, title: &str) -> Vec<Section
         }
     }
     let mut out = vec![
-        Section::Lines {
+        Block::List {
             title: "Verdict".into(),
             lines: vec![if c.pass {
                 "within tolerance".into()
@@ -184,15 +184,15 @@ pub fn close_tables(c: &FileComparison<CloseReport>, title: &str) -> Vec<Section
                 "NOT within tolerance".into()
             }],
         },
-        Section::Table(t),
+        Block::Table(t),
     ];
-    out.extend(hist.map(Section::Table));
+    out.extend(hist.map(Block::Table));
     out.extend(not_checked(&c.not_checked));
     out
 }
 
 /// Sections of a finiteness check.
-pub fn finite_tables(files: &[FileFinite]) -> Vec<Section> {
+pub fn finite_tables(files: &[FileFinite]) -> Vec<Block> {
     let mut t = Table::new(
         "Finite",
         &[
@@ -227,11 +227,11 @@ pub fn finite_tables(files: &[FileFinite]) -> Vec<Section> {
             ]);
         }
     }
-    vec![Section::Table(t)]
+    vec![Block::Table(t)]
 }
 
 /// Sections of a repeat check.
-pub fn repeat_tables(r: &RepeatReport) -> Vec<Section> {
+pub fn repeat_tables(r: &RepeatReport) -> Vec<Block> {
     let mut t = Table::new(
         "Content hashes (SHA-256)",
         &[
@@ -259,16 +259,16 @@ pub fn repeat_tables(r: &RepeatReport) -> Vec<Section> {
         )
     };
     vec![
-        Section::Lines {
+        Block::List {
             title: "Verdict".into(),
             lines: vec![verdict],
         },
-        Section::Table(t),
+        Block::Table(t),
     ]
 }
 
 /// Sections of a sweep.
-pub fn sweep_tables(s: &SweepReport) -> Vec<Section> {
+pub fn sweep_tables(s: &SweepReport) -> Vec<Block> {
     let mut t = Table::new(
         "Per config",
         &[
@@ -338,10 +338,10 @@ pub fn sweep_tables(s: &SweepReport) -> Vec<Section> {
         ]);
     }
     vec![
-        Section::Lines {
+        Block::List {
             title: "Gates".into(),
             lines: s.gates.iter().map(|g| g.line.clone()).collect(),
         },
-        Section::Table(t),
+        Block::Table(t),
     ]
 }

@@ -2,7 +2,7 @@
 
 use crate::format::{decimal, thousands, UNAVAILABLE};
 use crate::profile::shorten;
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_code::{ChangeRow, CodeObject, Matrix, ObjectDiff};
 
 fn opt(v: Option<u64>) -> String {
@@ -37,11 +37,11 @@ fn name(k: &kernelab_code::KernelInfo, width: usize) -> String {
 }
 
 /// Sections of `kernelab code show`.
-pub fn code_show_tables(objects: &[CodeObject], width: usize) -> Vec<Section> {
+pub fn code_show_tables(objects: &[CodeObject], width: usize) -> Vec<Block> {
     let mut out = Vec::new();
     for o in objects {
         let facts: Vec<String> = o.facts.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: format!(
                 "{} ({:?}, {})",
                 o.label,
@@ -90,7 +90,7 @@ pub fn code_show_tables(objects: &[CodeObject], width: usize) -> Vec<Section> {
                 opt(k.instructions),
             ]);
         }
-        out.push(Section::Table(t));
+        out.push(Block::Table(t));
         for k in &o.kernels {
             let Some(classes) = &k.classes else { continue };
             let mut rows: Vec<(&String, &u64)> = classes.iter().collect();
@@ -102,7 +102,7 @@ pub fn code_show_tables(objects: &[CodeObject], width: usize) -> Vec<Section> {
             for (c, n) in rows {
                 t.push(vec![c.clone(), thousands(*n)]);
             }
-            out.push(Section::Table(t));
+            out.push(Block::Table(t));
         }
     }
     out
@@ -125,7 +125,7 @@ fn change_table(title: String, rows: &[ChangeRow]) -> Table {
 }
 
 /// Sections of `kernelab code diff`.
-pub fn code_diff_tables(d: &ObjectDiff, width: usize) -> Vec<Section> {
+pub fn code_diff_tables(d: &ObjectDiff, width: usize) -> Vec<Block> {
     let mut out = Vec::new();
     for k in &d.kernels {
         let title = shorten(&k.symbol, width);
@@ -140,12 +140,12 @@ pub fn code_diff_tables(d: &ObjectDiff, width: usize) -> Vec<Section> {
                 "paired with candidate symbol {c} (one kernel on each side)"
             ));
         }
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: format!("Kernel {title}"),
             lines,
         });
         if k.classes.is_empty() {
-            out.push(Section::Lines {
+            out.push(Block::List {
                 title: "Instruction classes".into(),
                 lines: vec![
                     "unavailable: no disassembly (install the disassembler or give a text dump)"
@@ -153,21 +153,18 @@ pub fn code_diff_tables(d: &ObjectDiff, width: usize) -> Vec<Section> {
                 ],
             });
         } else {
-            out.push(Section::Table(change_table(
+            out.push(Block::Table(change_table(
                 "Instruction classes".into(),
                 &k.classes,
             )));
         }
         if !k.mnemonics.is_empty() {
-            out.push(Section::Table(change_table(
+            out.push(Block::Table(change_table(
                 "Mnemonics that changed".into(),
                 &k.mnemonics,
             )));
         }
-        out.push(Section::Table(change_table(
-            "Resources".into(),
-            &k.resources,
-        )));
+        out.push(Block::Table(change_table("Resources".into(), &k.resources)));
     }
     let mut notes = d.callouts.clone();
     if !d.only_base.is_empty() {
@@ -176,7 +173,7 @@ pub fn code_diff_tables(d: &ObjectDiff, width: usize) -> Vec<Section> {
     if !d.only_cand.is_empty() {
         notes.push(format!("only in the candidate: {}", d.only_cand.join(", ")));
     }
-    out.push(Section::Lines {
+    out.push(Block::List {
         title: "Spills, scratch and kernels on one side".into(),
         lines: notes,
     });
@@ -184,7 +181,7 @@ pub fn code_diff_tables(d: &ObjectDiff, width: usize) -> Vec<Section> {
 }
 
 /// Sections of `kernelab code matrix`.
-pub fn code_matrix_tables(m: &Matrix, width: usize) -> Vec<Section> {
+pub fn code_matrix_tables(m: &Matrix, width: usize) -> Vec<Block> {
     let mut lines = vec![
         format!("{} of {} code objects changed", m.changed, m.total),
         format!("{} distinct kernel symbols", m.distinct_symbols),
@@ -225,11 +222,11 @@ pub fn code_matrix_tables(m: &Matrix, width: usize) -> Vec<Section> {
         ));
     }
     let mut out = vec![
-        Section::Lines {
+        Block::List {
             title: "Build matrix".into(),
             lines,
         },
-        Section::Table(t),
+        Block::Table(t),
     ];
     for p in m.pairs.iter().filter(|p| p.changed) {
         if let Some(d) = &p.diff {
@@ -242,7 +239,7 @@ pub fn code_matrix_tables(m: &Matrix, width: usize) -> Vec<Section> {
                     .cloned()
                     .collect();
                 if !rows.is_empty() {
-                    out.push(Section::Table(change_table(
+                    out.push(Block::Table(change_table(
                         format!("{}: {}", shorten(&p.key, width), shorten(&k.symbol, 60)),
                         &rows,
                     )));
@@ -250,7 +247,7 @@ pub fn code_matrix_tables(m: &Matrix, width: usize) -> Vec<Section> {
             }
         }
     }
-    out.push(Section::Lines {
+    out.push(Block::List {
         title: "Spills, scratch and unpaired builds".into(),
         lines: notes,
     });

@@ -2,7 +2,7 @@
 
 use crate::format::{decimal, duration_ns, percent, share, thousands, UNAVAILABLE};
 use crate::profile::{shorten, InputDoc};
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_trace::{Comparison, FamilyDelta, Status};
 use serde::Serialize;
 
@@ -68,7 +68,7 @@ pub fn compare_tables(
     base: &[InputDoc],
     cand: &[InputDoc],
     name_width: usize,
-) -> Vec<Section> {
+) -> Vec<Block> {
     let inputs = base
         .iter()
         .map(|i| format!("baseline: {} ({})", i.path, i.format))
@@ -165,13 +165,13 @@ pub fn compare_tables(
     }
     notes.extend(c.notes.iter().cloned());
     vec![
-        Section::Lines {
+        Block::List {
             title: "Inputs".into(),
             lines: inputs,
         },
-        Section::Table(s),
-        Section::Table(t),
-        Section::Lines {
+        Block::Table(s),
+        Block::Table(t),
+        Block::List {
             title: "Notes".into(),
             lines: notes,
         },

@@ -4,7 +4,7 @@
 
 use crate::format::{decimal, duration_ns, percent, thousands, UNAVAILABLE};
 use crate::format::{with_unit, Unit};
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_model::counters::{CounterStat, CountersRun};
 use serde::Serialize;
 
@@ -41,7 +41,7 @@ fn range(s: &CounterStat) -> String {
 }
 
 /// The comparison table (two sides) or the per-kernel table (one side).
-pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Section> {
+pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Block> {
     let short = |k: &str| {
         if k.chars().count() > name_width {
             format!(
@@ -80,7 +80,7 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Section> {
                 if c.flagged { "*".into() } else { String::new() },
             ]);
         }
-        out.push(Section::Table(t));
+        out.push(Block::Table(t));
     }
     let mut t = Table::new(
         "Per side: median and range over repeats",
@@ -101,7 +101,7 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Section> {
             range(s),
         ]);
     }
-    out.push(Section::Table(t));
+    out.push(Block::Table(t));
     let mut lines = vec![format!(
         "{} over {}: {} metric(s), {} per process, {} repeat(s), {} process(es), {} failed",
         r.profiler,
@@ -119,7 +119,7 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Section> {
         ));
     }
     lines.extend(r.notes.iter().cloned());
-    out.push(Section::Lines {
+    out.push(Block::List {
         title: "Notes".into(),
         lines,
     });
@@ -147,7 +147,7 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Section> {
         })
         .collect();
     if !failures.is_empty() {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: "Failed profiler processes (the run went on)".into(),
             lines: failures,
         });

@@ -13,7 +13,7 @@
 
 use crate::documents::{AbBody, CompareBody, KernelRunBody, ProfileBody};
 use crate::format::{duration_ns, percent};
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_stats::{Change, Interval};
 use kernelab_trace::FamilyDelta;
 use serde::{Deserialize, Serialize};
@@ -427,12 +427,12 @@ pub fn measured_table(i: &Impact) -> Option<Table> {
 }
 
 /// The prediction as report sections (terminal and Markdown output of `kernelab impact`).
-pub fn impact_sections(i: &Impact) -> Vec<Section> {
-    let mut s = vec![Section::Lines {
+pub fn impact_sections(i: &Impact) -> Vec<Block> {
+    let mut s = vec![Block::List {
         title: format!("Request impact of `{}`", i.symbol),
         lines: impact_lines(i),
     }];
-    s.extend(measured_table(i).map(Section::Table));
+    s.extend(measured_table(i).map(Block::Table));
     s
 }
 

@@ -2,7 +2,7 @@
 //! verdict with its interval.
 
 use crate::ab::analysis_lines;
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_model::kernel_run::{KernelRun, Plan};
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -10,7 +10,7 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 }
 
 /// The sections of a kernel run.
-pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
+pub fn kernel_sections(r: &KernelRun) -> Vec<Block> {
     let mut builds = Table::new(
         format!("kernelab kernel run on {}", r.device),
         &[
@@ -34,9 +34,9 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
             b.code.clone(),
         ]);
     }
-    let mut out = vec![Section::Table(builds)];
+    let mut out = vec![Block::Table(builds)];
     let passed = r.gates.iter().filter(|g| g.passed).count();
-    out.push(Section::Lines {
+    out.push(Block::List {
         title: format!("Gates: {passed} of {} passed", r.gates.len()),
         lines: r
             .gates
@@ -52,7 +52,7 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
             .collect(),
     });
     if !r.gates_passed() {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: "Timing".into(),
             lines: vec!["not run: a gate failed".into()],
         });
@@ -100,15 +100,15 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Section> {
             opt(x.telemetry.power_w.map(|w| format!("{w:.0}"))),
         ]);
     }
-    out.push(Section::Table(t));
+    out.push(Block::Table(t));
     if let Some(a) = &r.analysis {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: "Verdict (candidate / baseline time)".into(),
             lines: analysis_lines("µs per launch", a),
         });
     }
     if let Some(w) = &r.work {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: "Achieved (the spec's [work] model at the median round)".into(),
             lines: achieved_lines(w),
         });
@@ -146,7 +146,7 @@ fn achieved_lines(w: &kernelab_model::kernel_run::Achieved) -> Vec<String> {
 }
 
 /// The sections of a dry run: both builds as they would launch.
-pub fn kernel_plan_sections(p: &Plan, title: &str) -> Vec<Section> {
+pub fn kernel_plan_sections(p: &Plan, title: &str) -> Vec<Block> {
     let mut t = Table::new(
         title,
         &[
@@ -168,5 +168,5 @@ pub fn kernel_plan_sections(p: &Plan, title: &str) -> Vec<Section> {
             b.params.join(", "),
         ]);
     }
-    vec![Section::Table(t)]
+    vec![Block::Table(t)]
 }

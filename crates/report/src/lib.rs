@@ -51,4 +51,4 @@ pub use roofline::{
 };
 pub use serve::{identity_line, serve_csv_rows, serve_sections, ServeCsvRow};
 pub use sweep::{sweep_matrix_sections, verdict_text};
-pub use table::{Align, Column, Section, Table};
+pub use table::{Align, Column, Table};

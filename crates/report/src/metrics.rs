@@ -1,7 +1,7 @@
 //! The `metrics` view: one row per profiled launch, one column per metric.
 
 use crate::format::{decimal, duration_ns, thousands};
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_model::{LaunchMetrics, MetricValue};
 
 /// Metrics shown when the user names none (those present in the input are used).
@@ -59,7 +59,7 @@ pub fn metrics_tables(
     launches: &[LaunchMetrics],
     columns: &[String],
     name_width: usize,
-) -> Vec<Section> {
+) -> Vec<Block> {
     let mut cols: Vec<(&str, Align)> = vec![("ID", Align::Right), ("kernel", Align::Left)];
     cols.extend(columns.iter().map(|c| (c.as_str(), Align::Right)));
     let mut t = Table::new(format!("{} profiled launches", launches.len()), &cols);
@@ -68,7 +68,7 @@ pub fn metrics_tables(
         row.extend(columns.iter().map(|c| cell(l, c)));
         t.push(row);
     }
-    vec![Section::Table(t)]
+    vec![Block::Table(t)]
 }
 
 /// A flat CSV of the chosen metrics (numbers in base units; empty when unavailable).

@@ -2,7 +2,7 @@
 
 use crate::documents::ProfileBody;
 use crate::format::{bytes, duration_ns, opt_duration_ns, share, thousands, UNAVAILABLE};
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_model::Document;
 use kernelab_model::{ActivityKind, SourceInfo};
 use kernelab_trace::{KernelRow, Ranking, ValueRange};
@@ -171,7 +171,7 @@ pub fn profile_tables(
     sources: &[SourceInfo],
     family: bool,
     name_width: usize,
-) -> Vec<Section> {
+) -> Vec<Block> {
     let s = &ranking.summary;
     let mut inputs = Vec::new();
     for src in sources {
@@ -261,12 +261,12 @@ pub fn profile_tables(
         if family { "kernel families" } else { "kernels" }
     );
     let mut sections = vec![
-        Section::Lines {
+        Block::List {
             title: "Inputs".into(),
             lines: inputs,
         },
-        Section::Table(summary),
-        Section::Table(kernel_table(
+        Block::Table(summary),
+        Block::Table(kernel_table(
             &title,
             &ranking.rows,
             ranking.other.as_ref(),
@@ -298,7 +298,7 @@ pub fn profile_tables(
             }
         })
         .collect();
-    sections.push(Section::Lines {
+    sections.push(Block::List {
         title: "Outliers (slowest call > 10x median)".into(),
         lines: outliers,
     });
@@ -329,7 +329,7 @@ pub fn profile_tables(
                 top.unwrap_or_else(|| "–".into()),
             ]);
         }
-        sections.push(Section::Table(t));
+        sections.push(Block::Table(t));
     }
     if !ranking.activities.is_empty() {
         let mut t = Table::new(
@@ -355,13 +355,13 @@ pub fn profile_tables(
                 duration_ns(a.total_ns as f64),
             ]);
         }
-        sections.push(Section::Table(t));
+        sections.push(Block::Table(t));
     }
     let mut n = notes(ranking, sources);
     if ranking.rows.iter().any(|r| r.register_granules) {
         n.push("regs marked * are allocation granules (rocprofv3 kernel descriptor), not exact compiler counts".into());
     }
-    sections.push(Section::Lines {
+    sections.push(Block::List {
         title: "Notes".into(),
         lines: n,
     });

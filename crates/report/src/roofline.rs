@@ -1,10 +1,9 @@
 //! The `ceilings` and `roofline` views: each ceiling measured beside its datasheet figure, and
 //! each kernel family's time, work, rates and place under the roof.
 
-use crate::evidence::Block;
 use crate::format::decimal;
 use crate::format::{with_unit, Unit};
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_model::roofline::{Bound, Ceiling, CeilingKind, Ceilings, Figure, Roof, Roofline};
 use serde::Serialize;
 
@@ -51,7 +50,7 @@ fn row(c: &Ceiling) -> Vec<String> {
 }
 
 /// The sections of a ceilings document.
-pub fn ceilings_sections(c: &Ceilings) -> Vec<Section> {
+pub fn ceilings_sections(c: &Ceilings) -> Vec<Block> {
     let mut t = Table::new(
         format!("kernelab ceilings: {}", c.device.name),
         &[
@@ -100,34 +99,19 @@ pub fn ceilings_sections(c: &Ceilings) -> Vec<Section> {
         lines.push(format!("datasheet source: {}", q.source));
     }
     let mut out = vec![
-        Section::Table(t),
-        Section::Lines {
+        Block::Table(t),
+        Block::List {
             title: "Device".into(),
             lines,
         },
     ];
     if !methods.is_empty() {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: "How each figure was measured".into(),
             lines: methods,
         });
     }
     out
-}
-
-/// Report blocks of sections: tables as tables, line lists under a bold title.
-pub(crate) fn blocks(sections: Vec<Section>) -> Vec<Block> {
-    sections
-        .into_iter()
-        .map(|s| match s {
-            Section::Table(t) => Block::Table(t),
-            Section::Lines { title, lines } => {
-                let mut l = vec![format!("**{title}**")];
-                l.extend(lines);
-                Block::Lines(l)
-            }
-        })
-        .collect()
 }
 
 /// The report part of a ceilings record and its headline.
@@ -139,7 +123,7 @@ pub(crate) fn ceilings_part(c: &Ceilings) -> (Vec<Block>, String) {
         used(CeilingKind::DramCopy),
         used(CeilingKind::Bf16Tensor)
     );
-    (blocks(ceilings_sections(c)), head)
+    (ceilings_sections(c), head)
 }
 
 fn roof_label(r: Roof) -> &'static str {
@@ -155,7 +139,7 @@ fn bound_label(b: Option<Bound>) -> &'static str {
 }
 
 /// The sections of a roofline document: one row per family.
-pub fn roofline_sections(r: &Roofline) -> Vec<Section> {
+pub fn roofline_sections(r: &Roofline) -> Vec<Block> {
     let measured = r
         .families
         .iter()
@@ -237,8 +221,8 @@ pub fn roofline_sections(r: &Roofline) -> Vec<Section> {
     }
     lines.extend(r.notes.iter().cloned());
     vec![
-        Section::Table(t),
-        Section::Lines {
+        Block::Table(t),
+        Block::List {
             title: "Roofs".into(),
             lines,
         },
@@ -313,7 +297,7 @@ pub(crate) fn roofline_part(r: &Roofline) -> (Vec<Block>, String) {
         ),
         None => format!("{}: no family has a work-model rule", r.device),
     };
-    let mut b = blocks(roofline_sections(r));
+    let mut b = roofline_sections(r);
     if let Some(chart) = roofline_svg(r) {
         b.push(Block::Chart(chart));
     }
@@ -379,7 +363,7 @@ mod tests {
             )],
         );
         let s = ceilings_sections(&c);
-        let Section::Table(t) = &s[0] else {
+        let Block::Table(t) = &s[0] else {
             panic!("a table first")
         };
         assert_eq!(

@@ -3,7 +3,7 @@
 //! output-identity gate; and one CSV row per case, concurrency and metric.
 
 use crate::format::{bytes, percent, with_unit, Unit, UNAVAILABLE};
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_model::serve::{ServeMetric, ServeResult};
 use serde::Serialize;
 
@@ -65,7 +65,7 @@ fn main_metric(name: &str) -> bool {
 }
 
 /// The sections of a serve result.
-pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
+pub fn serve_sections(r: &ServeResult) -> Vec<Block> {
     let mut out = Vec::new();
     let mut points: Vec<(usize, usize)> =
         r.metrics.iter().map(|m| (m.case, m.concurrency)).collect();
@@ -107,7 +107,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
                 m.rounds.len().to_string(),
             ]);
         }
-        out.push(Section::Table(t));
+        out.push(Block::Table(t));
         if let Some(tp) = ms
             .iter()
             .find(|m| m.metric == "tpot_mean_s" || m.metric == "e2e_mean_s")
@@ -129,7 +129,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
                     percent(r.candidate / r.baseline - 1.0, true),
                 ]);
             }
-            out.push(Section::Table(t));
+            out.push(Block::Table(t));
         }
     }
     let mut t = Table::new(
@@ -176,7 +176,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
                 .unwrap_or_default(),
         ]);
     }
-    out.push(Section::Table(t));
+    out.push(Block::Table(t));
     let mut lines = vec![
         identity_line(r),
         format!(
@@ -193,7 +193,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Section> {
     ];
     lines.extend(r.failure_examples.iter().cloned());
     lines.extend(r.notes.iter().cloned());
-    out.push(Section::Lines {
+    out.push(Block::List {
         title: "Gates and notes".into(),
         lines,
     });

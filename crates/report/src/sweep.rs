@@ -1,6 +1,6 @@
 //! Tables of a sweep matrix (`kernelab sweep`, `sweep collect`).
 
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use kernelab_model::sweep::{PointVerdict, SweepMatrix};
 
 /// `pass`, `FAIL` or `ERROR`.
@@ -17,8 +17,8 @@ fn opt(x: Option<f64>, digits: usize) -> String {
 }
 
 /// The summary lines, the per-point matrix and the builds whose code changed.
-pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
-    let mut out = vec![Section::Lines {
+pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Block> {
+    let mut out = vec![Block::List {
         title: format!("Sweep {} ({} points, {} done)", m.sweep, m.total, m.done),
         lines: m.lines.clone(),
     }];
@@ -83,7 +83,7 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
         row.push(p.worker.clone());
         t.push(row);
     }
-    out.push(Section::Table(t));
+    out.push(Block::Table(t));
     let problems: Vec<String> = m
         .points
         .iter()
@@ -96,7 +96,7 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
         }))
         .collect();
     if !problems.is_empty() {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: "Failures".into(),
             lines: problems,
         });
@@ -108,13 +108,13 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Section> {
         .map(|b| format!("{}: {}", b.key, b.changed_kernels.join(", ")))
         .collect();
     if !changed.is_empty() {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: "Builds whose code changed".into(),
             lines: changed,
         });
     }
     if !m.pending.is_empty() {
-        out.push(Section::Lines {
+        out.push(Block::List {
             title: "Not run yet".into(),
             lines: m.pending.clone(),
         });

@@ -1,4 +1,4 @@
-//! The table model every renderer draws.
+//! The render model every renderer draws: blocks of lines, tables, charts and code.
 
 /// Column alignment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,16 +50,32 @@ impl Table {
     }
 }
 
-/// A piece of a report: a table, or a list of lines under a heading.
+/// A piece of any output: every renderer (terminal, Markdown, HTML) draws these, for a
+/// command's own output and for the report alike.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Section {
-    /// A table.
-    Table(Table),
-    /// A heading with bullet lines.
-    Lines {
-        /// Heading.
+pub enum Block {
+    /// A sub-heading (in the report: a label).
+    Heading(String),
+    /// Bullet lines.
+    Lines(Vec<String>),
+    /// Bullet lines under their own title, as a table has one (left out when empty).
+    List {
+        /// Title.
         title: String,
         /// Lines.
         lines: Vec<String>,
+    },
+    /// A table (left out when it has no rows).
+    Table(Table),
+    /// An inline SVG chart (HTML only).
+    Chart(String),
+    /// A code block.
+    Code(String),
+    /// Blocks folded under a one-line summary (`<details>`).
+    Details {
+        /// The line shown when folded.
+        summary: String,
+        /// The folded content.
+        blocks: Vec<Block>,
     },
 }

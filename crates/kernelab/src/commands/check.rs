@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Result};
 use kernelab_model::Document;
 use kernelab_report::documents::FiniteFiles;
 use kernelab_report::{
-    bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables, Section,
+    bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables, Block,
 };
 use kernelab_tensor::{
     bitwise_files, close_files, finite_file, open, repeat, sweep, BitwiseOptions, DType, ReadSpec,
@@ -70,7 +70,7 @@ fn emit<T: Serialize>(
     inputs: &[PathBuf],
     pass: bool,
     body: &T,
-    sections: Vec<Section>,
+    sections: Vec<Block>,
 ) -> Result<ExitStatus> {
     let doc = Document::new(kind, body);
     session.record(&doc, inputs, None)?;

@@ -7,7 +7,7 @@ use crate::ExitStatus;
 use anyhow::{anyhow, bail, Result};
 use kernelab_code::{diff, load_build, load_file, matrix, CodeObject, LoadOptions};
 use kernelab_model::Document;
-use kernelab_report::{code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, Section};
+use kernelab_report::{code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, Block};
 use regex::Regex;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ fn emit<T: Serialize, R: Serialize>(
     kind: &'static str,
     inputs: &[PathBuf],
     body: &T,
-    sections: impl Fn(usize) -> Vec<Section>,
+    sections: impl Fn(usize) -> Vec<Block>,
     csv: impl Fn() -> Vec<R>,
 ) -> Result<()> {
     let doc = Document::new(kind, body);

@@ -9,7 +9,7 @@ mod figures;
 mod number;
 
 use crate::bundle::Entry;
-use crate::table::{Align, Section, Table};
+use crate::table::{Align, Block, Table};
 use derived::{arrows, derived, role, share_overflow, Outcome, Role};
 use figures::{Figure, Kind};
 pub use figures::{Kind as FigureKind, Sink};
@@ -635,8 +635,8 @@ pub fn audit(note: &str, entries: &[Entry]) -> Audit {
 }
 
 /// The audit as a headline and a table of mismatches (terminal and Markdown output).
-pub fn audit_sections(a: &Audit) -> Vec<Section> {
-    let head = Section::Lines {
+pub fn audit_sections(a: &Audit) -> Vec<Block> {
+    let head = Block::List {
         title: "Audit of the note against the bundle".into(),
         lines: vec![format!(
             "{} of {} numbers checked disagree{}",
@@ -645,7 +645,7 @@ pub fn audit_sections(a: &Audit) -> Vec<Section> {
             if a.mismatches.is_empty() { "" } else { ":" }
         )],
     };
-    let warnings = (!a.warnings.is_empty()).then(|| Section::Lines {
+    let warnings = (!a.warnings.is_empty()).then(|| Block::List {
         title: "Warnings".into(),
         lines: a
             .warnings
@@ -672,7 +672,7 @@ pub fn audit_sections(a: &Audit) -> Vec<Section> {
         ]);
     }
     std::iter::once(head)
-        .chain(std::iter::once(Section::Table(t)))
+        .chain(std::iter::once(Block::Table(t)))
         .chain(warnings)
         .collect()
 }

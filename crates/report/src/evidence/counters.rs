@@ -3,18 +3,18 @@
 
 use super::Block;
 use crate::documents::CountersBody;
-use crate::table::Section;
 
 /// The blocks and headline of a `counters` record.
 pub(crate) fn counters_part(r: &CountersBody) -> (Vec<Block>, String) {
     let blocks = crate::counters::counters_tables(&r.run, 80)
         .into_iter()
         .map(|s| match s {
-            Section::Table(t) => Block::Table(t),
-            Section::Lines { title, lines } => Block::Details {
+            // The notes fold under their title: the tables are what a reviewer reads.
+            Block::List { title, lines } => Block::Details {
                 summary: title,
                 blocks: vec![Block::Lines(lines)],
             },
+            other => other,
         })
         .collect();
     let flagged = r.run.changes.iter().filter(|c| c.flagged).count();

@@ -7,6 +7,7 @@ use crate::bundle::Entry;
 use crate::documents::Evidence;
 use crate::impact::{self, Impact};
 use crate::kinds::{Ctx, Place};
+pub use crate::table::Block;
 use crate::table::Table;
 use serde::Serialize;
 
@@ -25,28 +26,6 @@ pub use status::{Headline as Status, State};
 pub(crate) use summary::gates;
 pub use summary::{pair_text, verdicts, Verdicts};
 pub(crate) use sweep::sweep_part;
-
-/// A piece of a part.
-#[derive(Clone, Debug)]
-pub enum Block {
-    /// A sub-heading (a label).
-    Heading(String),
-    /// Bullet lines.
-    Lines(Vec<String>),
-    /// A table.
-    Table(Table),
-    /// An inline SVG chart (HTML only).
-    Chart(String),
-    /// A code block.
-    Code(String),
-    /// Blocks folded under a one-line summary (`<details>`).
-    Details {
-        /// The line shown when folded.
-        summary: String,
-        /// The folded content.
-        blocks: Vec<Block>,
-    },
-}
 
 /// A titled part of the report.
 #[derive(Clone, Debug)]

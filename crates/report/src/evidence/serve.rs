@@ -3,7 +3,6 @@
 use super::Block;
 use crate::documents::ServeBody;
 use crate::serve::{identity_line, serve_sections};
-use crate::table::Section;
 
 /// The forest rows of a serve record: TTFT, TPOT, E2E and throughput per case and concurrency
 /// that have a paired analysis (ratios oriented so that below 1 is better for every metric).
@@ -48,8 +47,9 @@ pub(crate) fn serve_part(r: &ServeBody) -> (Vec<Block>, String, Option<bool>) {
     let mut blocks = Vec::new();
     for s in serve_sections(&r.result) {
         match s {
-            Section::Table(t) => blocks.push(Block::Table(t)),
-            Section::Lines { lines, .. } => blocks.push(Block::Lines(lines)),
+            // The record's own heading says what the notes are about.
+            Block::List { lines, .. } => blocks.push(Block::Lines(lines)),
+            other => blocks.push(other),
         }
     }
     let called: Vec<String> = r

@@ -2,9 +2,7 @@
 //! table, then the sections in reading order. Past GitHub's limit on a pull-request body, the
 //! sections that do not fit go to an appendix file that the body links.
 
-use crate::evidence::{Block, Part, Report};
-use crate::render::render;
-use crate::table::Section;
+use crate::evidence::{Part, Report};
 
 /// The most characters GitHub accepts in a pull-request body.
 pub const GITHUB_BODY_LIMIT: usize = 65_536;
@@ -14,53 +12,13 @@ pub const CONVENTION: &str = "Every ratio is candidate / baseline of the metric 
 
 /// A table under a heading of `level` (`##` … `####`).
 fn table_at(t: &crate::table::Table, level: usize) -> String {
-    let text = render(
-        &[Section::Table(t.clone())],
-        crate::OutputFormat::Markdown,
-        None,
-    );
-    match text.strip_prefix("### ") {
-        Some(rest) => format!("{} {rest}", "#".repeat(level)),
-        None => text,
-    }
-}
-
-fn table(t: &crate::table::Table) -> String {
-    table_at(t, 4)
-}
-
-fn blocks(s: &mut String, bs: &[Block]) {
-    for b in bs {
-        match b {
-            Block::Heading(h) => *s += &format!("### {}\n\n", crate::format::md_line(h)),
-            Block::Lines(l) => {
-                for x in l {
-                    *s += &format!("- {}\n", crate::format::md_prose(x));
-                }
-                s.push('\n');
-            }
-            Block::Table(t) => *s += &table(t),
-            Block::Chart(_) => {}
-            Block::Code(c) => *s += &format!("```sh\n{c}```\n\n"),
-            Block::Details {
-                summary,
-                blocks: inner,
-            } => {
-                *s += &format!(
-                    "<details>\n<summary>{}</summary>\n\n",
-                    crate::format::html_escape(summary)
-                );
-                blocks(s, inner);
-                *s += "</details>\n\n";
-            }
-        }
-    }
+    super::markdown::table(t, level)
 }
 
 /// One part as Markdown.
 fn part(p: &Part) -> String {
     let mut s = format!("## {}\n\n", crate::format::md_line(&p.title));
-    blocks(&mut s, &p.blocks);
+    super::markdown::blocks(&mut s, &p.blocks, 4);
     s
 }
 
@@ -153,7 +111,7 @@ pub fn pr_body(title: &str, r: &Report, limit: usize, appendix: &str) -> (String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::{Align, Table};
+    use crate::table::{Align, Block, Table};
 
     fn report(parts: usize, lines: usize) -> Report {
         Report {

@@ -67,16 +67,24 @@ svg .ci{stroke-width:2.5}svg .faster{fill:#1a7f37;stroke:#1a7f37}svg .slower{fil
 svg .same{fill:#0969da;stroke:#0969da}svg .unsure{fill:#bf8700;stroke:#bf8700}svg text.value.faster,svg text.value.slower,svg text.value.same,svg text.value.unsure{stroke:none}\
 svg .aa{fill:#9ecae9;opacity:.6}svg .aapt{fill:#4c78a8}";
 
+fn list(s: &mut String, lines: &[String]) {
+    *s += "<ul>\n";
+    for x in lines {
+        *s += &format!("<li>{}</li>\n", inline(x));
+    }
+    *s += "</ul>\n";
+}
+
 fn blocks(s: &mut String, bs: &[Block]) {
     for b in bs {
         match b {
             Block::Heading(h) => *s += &format!("<h3>{}</h3>\n", esc(h)),
-            Block::Lines(l) => {
-                *s += "<ul>\n";
-                for x in l {
-                    *s += &format!("<li>{}</li>\n", inline(x));
+            Block::Lines(l) => list(s, l),
+            Block::List { title, lines } => {
+                if !lines.is_empty() {
+                    *s += &format!("<h4>{}</h4>\n", esc(title));
+                    list(s, lines);
                 }
-                *s += "</ul>\n";
             }
             Block::Table(t) => *s += &table(t),
             Block::Chart(svg) => *s += svg,

@@ -1,4 +1,4 @@
-//! One renderer per output format, all drawing the same [`Section`]s.
+//! One renderer per output format, all drawing the same [`Block`]s.
 
 mod csv;
 mod evidence_md;
@@ -6,7 +6,7 @@ mod html;
 mod markdown;
 mod terminal;
 
-use crate::table::Section;
+use crate::table::Block;
 
 pub use self::csv::csv_rows;
 pub(crate) use self::csv::finish as csv_finish;
@@ -25,8 +25,8 @@ pub enum OutputFormat {
     Markdown,
 }
 
-/// Renders sections as text in `format`. `width` limits terminal tables (None: no limit).
-pub fn render(sections: &[Section], format: OutputFormat, width: Option<u16>) -> String {
+/// Renders blocks as text in `format`. `width` limits terminal tables (None: no limit).
+pub fn render(sections: &[Block], format: OutputFormat, width: Option<u16>) -> String {
     match format {
         OutputFormat::Terminal => terminal::render(sections, width),
         OutputFormat::Markdown => markdown::render(sections),
