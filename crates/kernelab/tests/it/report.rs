@@ -588,6 +588,48 @@ fn every_record_kind_round_trips_and_unavailable_figures_render() {
     }
     record(b, &["ab", "analyze", &pairs, "--label", "unusable"]);
     record(b, &["serve", "--analyze", "--resume", &serve]);
+    // Documents written earlier (a v2 kernel run, measured ceilings), a roofline and an impact.
+    let kernel_run = p("h200_kernel/recompute_w4s3_vs_w8s2.json");
+    record(
+        b,
+        &["record", &kernel_run, &p("h200_ceilings/ceilings.json")],
+    );
+    let mut roofline = vec![
+        "roofline".to_string(),
+        p("ncu_recompute_metrics.csv"),
+        "--work".into(),
+        crate::root()
+            .join("examples/roofline/work.toml")
+            .display()
+            .to_string(),
+        "--ceilings".into(),
+        p("h200_ceilings/ceilings.json"),
+    ];
+    for size in ["B=1", "T=8192", "H=32", "HV=32", "K=128", "V=128"] {
+        roofline.extend(["--size".to_string(), size.to_string()]);
+    }
+    record(b, &roofline.iter().map(String::as_str).collect::<Vec<_>>());
+    let profile = dir.path().join("profile.json.out");
+    let out = kernelab()
+        .args([
+            "profile",
+            &p("h200_pair/gdn_w4s3_run1.json.gz"),
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("runs");
+    std::fs::write(&profile, &out.stdout).expect("write profile");
+    record(
+        b,
+        &[
+            "impact",
+            "--profile",
+            &profile.display().to_string(),
+            "--kernel-run",
+            &kernel_run,
+        ],
+    );
     let mut kinds = std::collections::BTreeSet::new();
     for e in std::fs::read_dir(b).expect("bundle").filter_map(Result::ok) {
         let path = e.path();
@@ -620,6 +662,10 @@ fn every_record_kind_round_trips_and_unavailable_figures_render() {
         "metrics",
         "ab",
         "serve",
+        "kernel_run",
+        "ceilings",
+        "roofline",
+        "impact",
     ] {
         assert!(kinds.contains(k), "no {k} record: {kinds:?}");
     }
