@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 pub struct Entry {
     /// The record file.
     pub path: PathBuf,
-    /// The record as stored.
-    pub record: Record,
+    /// The record's envelope (its result is [`Entry::evidence`]).
+    pub record: RecordHead,
     /// Its result in the type its kind names.
     pub evidence: Evidence,
 }
@@ -33,6 +33,31 @@ pub struct Record {
     pub provenance: Provenance,
     /// The command's JSON document (as `--format json` prints it).
     pub result: serde_json::Value,
+}
+
+/// A record's envelope without its result: what a reader keeps beside the typed evidence.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordHead {
+    /// Layout version.
+    pub schema_version: u32,
+    /// The record kind.
+    pub kind: String,
+    /// The label ([`default_label`] of the inputs when it was written without one).
+    #[serde(default)]
+    pub label: String,
+    /// How it was produced.
+    pub provenance: Provenance,
+}
+
+/// A record as read: the envelope, and the result's JSON text left unparsed until its layout
+/// version is known (a current record is read straight into its type, with no JSON tree of a
+/// large result in memory).
+#[derive(Deserialize)]
+struct RawRecord<'a> {
+    #[serde(flatten)]
+    head: RecordHead,
+    #[serde(borrow)]
+    result: &'a serde_json::value::RawValue,
 }
 
 /// The label of a record made without `--label`: the first input's file name up to its first
@@ -187,22 +212,31 @@ fn read_entry(f: &Path) -> Result<Entry, Error> {
         path: f.to_path_buf(),
         source,
     })?;
-    let mut record: Record = serde_json::from_str(&text).map_err(|e| Error::Malformed {
+    let malformed = |e: serde_json::Error| Error::Malformed {
         path: f.to_path_buf(),
         line: e.line(),
         expected: "a kernelab record".into(),
         message: e.to_string(),
-    })?;
-    crate::upgrade::upgrade(&record.kind, record.schema_version, &mut record.result).map_err(
-        |message| Error::Version {
-            path: f.to_path_buf(),
-            message,
-        },
-    )?;
+    };
+    let raw: RawRecord<'_> = serde_json::from_str(&text).map_err(malformed)?;
+    let mut record = raw.head;
+    let read = if record.schema_version == kernelab_model::SCHEMA_VERSION {
+        Evidence::read_str(&record.kind, raw.result.get())
+    } else {
+        let mut result: serde_json::Value =
+            serde_json::from_str(raw.result.get()).map_err(malformed)?;
+        crate::upgrade::upgrade(&record.kind, record.schema_version, &mut result).map_err(
+            |message| Error::Version {
+                path: f.to_path_buf(),
+                message,
+            },
+        )?;
+        Evidence::read(&record.kind, &result)
+    };
     if record.label.is_empty() {
         record.label = default_label(&record.provenance.inputs, &record.kind);
     }
-    let evidence = match Evidence::read(&record.kind, &record.result) {
+    let evidence = match read {
         None => {
             return Err(Error::Result {
                 path: f.to_path_buf(),

@@ -2,11 +2,11 @@
 //! them, and every record's provenance folded in a details block.
 
 use super::{Block, Part};
-use crate::bundle::{Entry, Record};
+use crate::bundle::{Entry, RecordHead};
 use crate::format::UNAVAILABLE;
 
 /// The deepest folder that holds every absolute input path of the records, if any.
-fn common_dir(records: &[&Record]) -> Option<String> {
+fn common_dir(records: &[&RecordHead]) -> Option<String> {
     let mut dirs = records
         .iter()
         .flat_map(|r| &r.provenance.inputs)
@@ -57,7 +57,7 @@ fn quote(a: &str) -> String {
 /// The reproduction command of a record: `kernelab …`, paths under `dir` made relative, and
 /// the record going to `./bundle` under its label (`--record bundle --label L`), so that the
 /// commands rebuild the same bundle.
-pub(super) fn command(r: &Record, dir: Option<&str>) -> String {
+pub(super) fn command(r: &RecordHead, dir: Option<&str>) -> String {
     let mut out = vec!["kernelab".to_string()];
     let mut args = r.provenance.argv.iter().skip(1);
     while let Some(a) = args.next() {
@@ -88,7 +88,7 @@ fn tail(dir: &str) -> String {
 
 /// The reproduction part.
 pub(super) fn reproduction(entries: &[Entry]) -> Part {
-    let records: Vec<&Record> = entries.iter().map(|e| &e.record).collect();
+    let records: Vec<&RecordHead> = entries.iter().map(|e| &e.record).collect();
     let dir = common_dir(&records);
     let mut repro = String::new();
     if let Some(d) = &dir {
@@ -165,8 +165,8 @@ mod tests {
     use super::*;
     use kernelab_model::{InputFile, Provenance};
 
-    fn record(argv: &[&str], inputs: &[&str]) -> Record {
-        Record {
+    fn record(argv: &[&str], inputs: &[&str]) -> RecordHead {
+        RecordHead {
             schema_version: 2,
             kind: "check_bitwise".into(),
             label: "x".into(),
@@ -181,7 +181,6 @@ mod tests {
                     .collect(),
                 ..Provenance::default()
             },
-            result: serde_json::Value::Null,
         }
     }
 

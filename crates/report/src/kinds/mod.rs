@@ -186,6 +186,14 @@ macro_rules! registry {
                 })*
                 None
             }
+            /// Reads the JSON text `result` as the body of a `kind` document (straight into its
+            /// type, no JSON tree); `None` for a kind this kernelab does not know.
+            pub fn read_str(kind: &str, result: &str) -> Option<serde_json::Result<Evidence>> {
+                $(if [$($name),+].contains(&kind) {
+                    return Some(serde_json::from_str::<$ty>(result).map(Evidence::$variant));
+                })*
+                None
+            }
             /// Every kind name this kernelab reads.
             pub const KINDS: &'static [&'static str] = &[$($($name),+),*];
             /// The body written back as JSON: reading a record and writing it again gives the
