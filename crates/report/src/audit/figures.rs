@@ -11,7 +11,7 @@ use kernelab_trace::KernelRow;
 use std::collections::BTreeMap;
 
 /// What a figure measures, which decides the numbers it can match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// A duration, ns (signed for changes of time).
     Time,

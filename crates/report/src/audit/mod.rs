@@ -6,6 +6,7 @@
 
 mod derived;
 mod figures;
+mod index;
 mod number;
 
 use crate::bundle::Entry;
@@ -13,9 +14,10 @@ use crate::table::{Align, Block, Table};
 use derived::{arrows, derived, role, share_overflow, Outcome, Role};
 use figures::{Figure, Kind};
 pub use figures::{Kind as FigureKind, Sink};
+use index::Index;
 use number::{numbers, Num, Unit};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One number of the note that disagrees with the bundle or with its own inputs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -74,6 +76,7 @@ fn parse_total(text: &str) -> f64 {
 }
 
 /// What looking a number up found.
+#[derive(Debug)]
 enum Lookup {
     /// No figure of the scope is of the number's kind.
     NotQuotable,
@@ -95,9 +98,24 @@ fn names(hay: &str, needle: &str) -> bool {
     })
 }
 
+impl Lookup {
+    /// The outcome without its message: `Some(true)` found, `Some(false)` wrong, `None` not
+    /// quotable.
+    #[cfg(test)]
+    fn found(&self) -> Option<bool> {
+        match self {
+            Lookup::NotQuotable => None,
+            Lookup::Found => Some(true),
+            Lookup::Wrong(_) => Some(false),
+        }
+    }
+}
+
 /// The bundle's figures and labels, and the headings above the current line.
 struct Auditor<'a> {
     figures: &'a BTreeMap<String, Vec<Figure>>,
+    /// The figures of each set of labels a line was scoped to, indexed (built once per set).
+    indexes: HashMap<Vec<String>, Index<'a>>,
     headings: Vec<(usize, Vec<String>)>,
     out: Audit,
 }
@@ -122,26 +140,27 @@ impl<'a> Auditor<'a> {
         s.into_iter().collect()
     }
 
+    /// The index of the figures of `labels`, built the first time it is asked for.
+    fn index(&mut self, labels: &[String]) -> &Index<'a> {
+        let map: &'a BTreeMap<String, Vec<Figure>> = self.figures;
+        self.indexes
+            .entry(labels.to_vec())
+            .or_insert_with(|| Index::new(labels.iter().filter_map(|l| map.get(l)).flatten()))
+    }
+
     /// The figures a line may quote: those of its labels (a line under no label's heading that
-    /// names none is checked against every record), narrowed to the families it names.
-    /// Also whether the line was under no label (and so checked against every record).
-    fn quotable(&self, text: &str) -> (Vec<String>, Vec<&'a Figure>, bool) {
+    /// names none is checked against every record), narrowed to the families it names (`None`:
+    /// not narrowed, every figure of the labels). Also whether the line was under no label (and
+    /// so checked against every record).
+    fn quotable(&mut self, text: &str) -> (Vec<String>, Option<Vec<&'a Figure>>, bool) {
         let mut labels = self.scope(text);
         let unscoped = labels.is_empty();
         if unscoped {
             labels = self.figures.keys().cloned().collect();
         }
-        let map: &'a BTreeMap<String, Vec<Figure>> = self.figures;
-        let all: Vec<&'a Figure> = labels.iter().filter_map(|l| map.get(l)).flatten().collect();
-        let named: BTreeSet<&str> = all
-            .iter()
-            .filter_map(|f| f.subject.as_deref())
-            .filter(|s| names(text, s))
-            .collect();
-        let figs = all
-            .into_iter()
-            .filter(|f| named.is_empty() || f.subject.as_deref().is_none_or(|s| named.contains(s)))
-            .collect();
+        let index = self.index(&labels);
+        let named = index.named(text);
+        let figs = (!named.is_empty()).then(|| index.about(&named));
         (labels, figs, unscoped)
     }
 
@@ -176,11 +195,15 @@ impl<'a> Auditor<'a> {
         ctx: Context,
         skip: &[usize],
     ) {
-        let (labels, figs, unscoped) = self.quotable(scope_text);
-        if figs.is_empty() {
+        let nums = numbers(text);
+        if nums.is_empty() {
             return;
         }
-        for n in numbers(text) {
+        let (labels, figs, unscoped) = self.quotable(scope_text);
+        if figs.as_ref().is_some_and(Vec::is_empty) {
+            return;
+        }
+        for n in nums {
             if skip.contains(&n.start) {
                 continue;
             }
@@ -192,7 +215,11 @@ impl<'a> Auditor<'a> {
                 speedup: ctx.speedup || before.contains("speedup"),
                 calls: ctx.calls,
             };
-            match lookup(&n, ctx, &figs) {
+            let found = match &figs {
+                Some(few) => lookup(&n, ctx, few),
+                None => self.lookup_in(&labels, &n, ctx),
+            };
+            match found {
                 Lookup::NotQuotable => {}
                 Lookup::Found => {
                     self.out.checked += 1;
@@ -209,14 +236,25 @@ impl<'a> Auditor<'a> {
         }
     }
 
+    /// Looks `n` up among every figure of `labels`, through their index.
+    fn lookup_in(&mut self, labels: &[String], n: &Num, ctx: Context) -> Lookup {
+        let Some(kinds) = kinds_of(n, ctx) else {
+            return Lookup::NotQuotable;
+        };
+        let candidates = self.index(labels).candidates(n, kinds);
+        lookup(n, ctx, &candidates)
+    }
+
     /// On a line that names no label, a number that matches figures of several labels: which
     /// one the note means is the reader's guess; say so.
     fn ambiguous(&mut self, line: usize, n: &Num, ctx: Context, labels: &[String]) {
         let matching: Vec<&String> = labels
             .iter()
             .filter(|l| {
-                let figs: Vec<&Figure> = self.figures.get(*l).into_iter().flatten().collect();
-                matches!(lookup(n, ctx, &figs), Lookup::Found)
+                matches!(
+                    self.lookup_in(std::slice::from_ref(*l), n, ctx),
+                    Lookup::Found
+                )
             })
             .collect();
         if matching.len() > 1 {
@@ -487,10 +525,9 @@ impl<'a> Auditor<'a> {
     }
 }
 
-/// Looks `n` up among `figs`.
-fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
-    // (figure kind, value to compare, whether it is the expected reading)
-    let kinds: &[Kind] = match (n.gates, n.unit) {
+/// The kinds of figure `n` can quote where it stands; `None`: none (not a quotable number).
+fn kinds_of(n: &Num, ctx: Context) -> Option<&'static [Kind]> {
+    Some(match (n.gates, n.unit) {
         (Some(_), _) => &[Kind::Gates],
         (_, Unit::Time) => &[Kind::Time],
         (_, Unit::Percent) if n.signed => &[Kind::Change],
@@ -500,7 +537,14 @@ fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
         (_, Unit::FlopRate) => &[Kind::FlopRate],
         (_, Unit::None) if (n.calls || ctx.calls) && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if n.is_decimal() && (ctx.ratio || ctx.speedup) => &[Kind::Ratio],
-        _ => return Lookup::NotQuotable,
+        _ => return None,
+    })
+}
+
+/// Looks `n` up among `figs`.
+fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
+    let Some(kinds) = kinds_of(n, ctx) else {
+        return Lookup::NotQuotable;
     };
     let cands: Vec<&&Figure> = figs.iter().filter(|f| kinds.contains(&f.kind)).collect();
     if cands.is_empty() {
@@ -565,6 +609,7 @@ pub fn audit(note: &str, entries: &[Entry]) -> Audit {
     let figs = figures::figures(entries);
     let mut a = Auditor {
         figures: &figs,
+        indexes: HashMap::new(),
         headings: Vec::new(),
         out: Audit::default(),
     };
