@@ -303,14 +303,14 @@ fn note_bundle() -> Option<Vec<kernelab_report::bundle::Entry>> {
     .ok()?;
     let ranking = kernelab_trace::rank(&p, &kernelab_trace::RankOptions::default()).ok()?;
     let doc = kernelab_report::profile_document(&ranking, &p.sources, "family");
-    let record = kernelab_report::bundle::Record {
+    let record = kernelab_report::bundle::RecordHead {
         schema_version: kernelab_model::SCHEMA_VERSION,
         kind: "profile".into(),
         label: "w8s2".into(),
         provenance: kernelab_model::Provenance::default(),
-        result: serde_json::to_value(&doc.body).ok()?,
     };
-    let evidence = kernelab_report::documents::Evidence::read("profile", &record.result)?.ok()?;
+    let result = serde_json::to_value(&doc.body).ok()?;
+    let evidence = kernelab_report::documents::Evidence::read("profile", &result)?.ok()?;
     Some(vec![kernelab_report::bundle::Entry {
         path: PathBuf::from("0001-profile.json"),
         record,
