@@ -35,6 +35,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use ncu::read_launches as read_ncu_launches;
+pub use rank::shapes::launch_shapes;
 pub use rank::{
     parse_time_range, rank, ActivityRow, Filters, Geometry, KernelRow, Outlier, PhaseRow,
     RankOptions, Ranking, Summary, TimeRange, ValueRange,
@@ -57,8 +58,13 @@ pub struct ReadOptions {
     /// Read only per-launch metrics (Nsight Compute), without requiring durations.
     pub metrics_only: bool,
     /// Do not keep each dispatch's correlation id: 12 bytes per dispatch instead of 28, for a
-    /// ranking without phases. Ignored when `host_launches` is set (phases need them).
+    /// ranking without phases. Ignored when `host_launches`, `op_shapes` or `graphs` is set.
     pub skip_correlations: bool,
+    /// Collect each host operator's input shapes (Kineto `Input Dims`), so every launch's own
+    /// shapes can be found with [`launch_shapes`].
+    pub op_shapes: bool,
+    /// Collect graph replay calls and stream captures (Kineto), for [`graphs`].
+    pub graphs: bool,
 }
 
 /// Reads one file (any supported format, detected from content) into `profile`.
@@ -77,7 +83,9 @@ fn read_file_inner(
     profile: &mut Profile,
     progress: &dyn Progress,
 ) -> Result<()> {
-    if options.skip_correlations && !options.host_launches {
+    if options.skip_correlations
+        && !(options.host_launches || options.op_shapes || options.graphs)
+    {
         profile.dispatches.keep_correlations(false);
     }
     let opened = input::open(path)?;
@@ -168,6 +176,8 @@ fn read_stream(
             reader,
             &KinetoOptions {
                 host_launches: options.host_launches,
+                op_shapes: options.op_shapes,
+                graphs: options.graphs,
             },
             profile,
             source,

@@ -5,6 +5,7 @@ mod exact_rows;
 mod groups;
 mod phase;
 mod rows;
+pub(crate) mod shapes;
 mod timeline;
 
 pub use rows::{Geometry, KernelRow, ValueRange};
