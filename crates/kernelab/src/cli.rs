@@ -469,6 +469,10 @@ pub struct KernelRunArgs {
     /// is far above any kernel's time, but bounds a kernel that never returns.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
     pub timeout: f64,
+    /// Ceilings to check the achieved rates against (a `kernelab ceilings --format json`
+    /// document or record); without it, the datasheet entry of the device, when there is one.
+    #[arg(long, value_name = "FILE")]
+    pub ceilings: Option<PathBuf>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -1,8 +1,8 @@
 //! A profile: everything one or more input files say about where GPU time went.
 
 use crate::dispatch::{
-    ActivityAggregate, Annotation, GraphCapture, GraphLaunch, KernelAggregate, KernelDispatch, Launch,
-    LaunchConfig, OpShape, Transfer,
+    ActivityAggregate, Annotation, GraphCapture, GraphLaunch, KernelAggregate, KernelDispatch,
+    Launch, LaunchConfig, OpShape, Transfer,
 };
 use crate::store::Dispatches;
 use std::collections::HashMap;

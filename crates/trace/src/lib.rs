@@ -83,8 +83,7 @@ fn read_file_inner(
     profile: &mut Profile,
     progress: &dyn Progress,
 ) -> Result<()> {
-    if options.skip_correlations
-        && !(options.host_launches || options.op_shapes || options.graphs)
+    if options.skip_correlations && !(options.host_launches || options.op_shapes || options.graphs)
     {
         profile.dispatches.keep_correlations(false);
     }

@@ -30,7 +30,7 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 /// A `ceilings` document, or a bundle record holding one.
-fn read_ceilings(path: &Path) -> Result<Ceilings> {
+pub(crate) fn read_ceilings(path: &Path) -> Result<Ceilings> {
     let mut v: serde_json::Value = serde_json::from_str(&read_text(path)?)
         .with_context(|| format!("{}: not JSON", path.display()))?;
     if v.get("result").is_some_and(|r| r.is_object()) {

@@ -370,7 +370,9 @@ fn roofline_sums_each_launchs_own_shapes_and_flags_a_placement_above_the_roof() 
         .find(|f| f["family"] == family)
         .expect("the nvjet 256x128 family");
     assert_eq!(f["calls"], 15);
-    let got = f["placement"]["flop_per_s"]["value"].as_f64().expect("FLOP/s");
+    let got = f["placement"]["flop_per_s"]["value"]
+        .as_f64()
+        .expect("FLOP/s");
     assert!(close(got, flops / seconds), "{got} vs {}", flops / seconds);
     // The first launch's shapes × calls (the old reading) is a quarter lower.
     let first = first.expect("a launch") * 15.0 / seconds;
@@ -387,7 +389,9 @@ fn roofline_sums_each_launchs_own_shapes_and_flags_a_placement_above_the_roof() 
         .iter()
         .any(|s| s["sizes"] == serde_json::json!({"M": 2048, "K": 4096, "N": 8192})));
     // 792 TFLOP/s against a measured 774.7: above the roof, flagged with its causes.
-    let fraction = f["placement"]["fraction"]["value"].as_f64().expect("fraction");
+    let fraction = f["placement"]["fraction"]["value"]
+        .as_f64()
+        .expect("fraction");
     assert!(fraction > 1.0, "{fraction}");
     let flag = f["above_roof"].as_str().expect("flagged");
     assert!(flag.contains("work model overcounts"), "{flag}");

@@ -79,9 +79,14 @@ fn is_graph_launch(name: &str) -> bool {
 /// The start (`Some(true)`) or end (`Some(false)`) of a stream capture.
 fn capture_edge(name: &str) -> Option<bool> {
     match name {
-        "cudaStreamBeginCapture" | "cudaStreamBeginCapture_v10000" | "cuStreamBeginCapture"
-        | "cudaStreamBeginCaptureToGraph" | "hipStreamBeginCapture" => Some(true),
-        "cudaStreamEndCapture" | "cudaStreamEndCapture_v10000" | "cuStreamEndCapture"
+        "cudaStreamBeginCapture"
+        | "cudaStreamBeginCapture_v10000"
+        | "cuStreamBeginCapture"
+        | "cudaStreamBeginCaptureToGraph"
+        | "hipStreamBeginCapture" => Some(true),
+        "cudaStreamEndCapture"
+        | "cudaStreamEndCapture_v10000"
+        | "cuStreamEndCapture"
         | "hipStreamEndCapture" => Some(false),
         _ => None,
     }
@@ -210,9 +215,7 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
         let end = w.next_event(&mut f, |cat| classify(cat, options).is_some())?;
         let ev = w.slice(0..end);
         let at = w.offset(w.pos);
-        let kind = f
-            .cat
-            .and_then(|c| classify(values::raw(ev, c), options));
+        let kind = f.cat.and_then(|c| classify(values::raw(ev, c), options));
         let ph = f.ph.map(|p| values::raw(ev, p));
         match kind {
             Some(kind) if ph == Some(b"X") => {

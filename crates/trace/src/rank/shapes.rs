@@ -22,9 +22,11 @@ pub fn launch_shapes(profile: &Profile) -> Vec<Option<u32>> {
         .collect();
     let mut ops: HashMap<(i64, i64), Vec<(i64, i64, u32)>> = HashMap::new();
     for o in &profile.op_shapes {
-        ops.entry((o.pid, o.tid))
-            .or_default()
-            .push((o.start.ns(), o.start.plus(o.duration).ns(), o.dims));
+        ops.entry((o.pid, o.tid)).or_default().push((
+            o.start.ns(),
+            o.start.plus(o.duration).ns(),
+            o.dims,
+        ));
     }
     let mut queries: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
     for (i, d) in profile.dispatches.iter().enumerate() {
@@ -43,7 +45,7 @@ pub fn launch_shapes(profile: &Profile) -> Vec<Option<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kernelab_model::{KernelDispatch, Launch, Nanos, NameId, OpShape, Timestamp};
+    use kernelab_model::{KernelDispatch, Launch, NameId, Nanos, OpShape, Timestamp};
 
     #[test]
     fn each_launch_gets_its_own_innermost_op() {
