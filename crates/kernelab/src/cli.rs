@@ -661,6 +661,10 @@ pub struct ProfileArgs {
     /// rocprofv3 markers).
     #[arg(long)]
     pub by_phase: bool,
+    /// Attribute kernel time to the graphs that replayed it (`cudaGraphLaunch`,
+    /// `hipGraphLaunch` in Kineto traces): replays, kernels and time per replay, launch latency.
+    #[arg(long)]
+    pub by_graph: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

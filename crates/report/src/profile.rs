@@ -55,6 +55,7 @@ pub fn profile_document(
             phases: ranking.phases.clone(),
             notes: notes(ranking, sources),
             activities: ranking.activities.clone(),
+            graphs: None,
         },
     )
 }

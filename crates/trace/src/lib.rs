@@ -35,6 +35,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use ncu::read_launches as read_ncu_launches;
+pub use rank::graphs::{graphs, GraphKernel, GraphRow, Graphs, NsSpread};
 pub use rank::shapes::launch_shapes;
 pub use rank::{
     parse_time_range, rank, ActivityRow, Filters, Geometry, KernelRow, Outlier, PhaseRow,

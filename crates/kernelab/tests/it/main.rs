@@ -13,6 +13,7 @@ mod counters;
 mod errors;
 mod export;
 mod golden;
+mod graphs;
 mod hostile_bin;
 mod hostile_files2;
 mod hostile_serve2;

@@ -2,6 +2,7 @@
 //! phases.
 
 mod exact_rows;
+pub(crate) mod graphs;
 mod groups;
 mod phase;
 mod rows;
