@@ -128,10 +128,14 @@ fn trace_as(data: &[u8], format: kernelab_trace::Format, metrics_only: bool) {
     let options = kernelab_trace::ReadOptions {
         host_launches: true,
         metrics_only,
+        op_shapes: true,
+        graphs: true,
         ..Default::default()
     };
     if let Ok(p) = kernelab_trace::read_bytes_as(data, format, &options) {
         rank(&p);
+        let _ = kernelab_trace::launch_shapes(&p);
+        let _ = kernelab_trace::graphs(&p);
     }
 }
 

@@ -110,6 +110,22 @@ fn read_file_inner(
         drop(opened);
         return read_sqlite(path, options, profile, source);
     }
+    if format == Format::NsysRep {
+        if opened.gzip {
+            return Err(Error::new(
+                Location::byte(0),
+                ErrorKind::Unsupported {
+                    detail: "a gzip-compressed Nsight Systems report: decompress it first".into(),
+                },
+            ));
+        }
+        drop(opened);
+        let db = nsys::rep::sqlite_for(path)?;
+        source
+            .facts
+            .push(("exported to".into(), db.display().to_string()));
+        return read_sqlite(&db, options, profile, source);
+    }
     let done = AtomicBool::new(false);
     let consumed = opened.consumed.clone();
     progress.start(opened.size);
@@ -189,6 +205,12 @@ fn read_stream(
             Location::byte(0),
             ErrorKind::Unsupported {
                 detail: "a SQLite database given as a stream: open it from a file".into(),
+            },
+        )),
+        Format::NsysRep => Err(Error::new(
+            Location::byte(0),
+            ErrorKind::Unsupported {
+                detail: "an Nsight Systems report given as a stream: open it from a file".into(),
             },
         )),
     }

@@ -21,6 +21,7 @@ mod hostile_spec;
 mod hostile_text;
 mod impact;
 mod kernel;
+mod nsys_rep;
 mod nvidia;
 mod oracle;
 mod output;
