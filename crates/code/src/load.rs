@@ -152,7 +152,7 @@ fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObjec
         }
     }
     Err(unknown(
-        "expected a cubin, HSACO, fatbin, offload bundle, host object with .nv_fatbin or .hip_fatbin, or SASS / llvm-objdump / compiler assembly text",
+        "expected a cubin, HSACO, fatbin, offload bundle, host object with .nv_fatbin or .hip_fatbin, Windows image with .hip_fat, or SASS / llvm-objdump / compiler assembly text",
     ))
 }
 
