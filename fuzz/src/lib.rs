@@ -22,6 +22,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("fatbin", fatbin),
     ("hsaco", hsaco),
     ("offload_bundle", offload_bundle),
+    ("aks2", aks2),
+    ("pe_hip_fat", pe_hip_fat),
     ("kineto", kineto),
     ("rocprof_csv", rocprof_csv),
     ("ncu_csv", ncu_csv),
@@ -112,6 +114,26 @@ pub fn offload_bundle(data: &[u8]) {
     if let Some(b) = kernelab_code::offload_bundle::bundle_bytes(data) {
         let _ = kernelab_code::offload_bundle::entries_capped(&b, MAX_DECOMPRESSED);
     }
+}
+
+/// AOTriton `.aks2` archives: the directory and images inside the xz stream, then every HSACO
+/// through the loader.
+pub fn aks2(data: &[u8]) {
+    let _ = kernelab_code::aks2::entries(data, MAX_DECOMPRESSED);
+    let options = kernelab_code::LoadOptions {
+        max_decompressed: Some(MAX_DECOMPRESSED),
+        ..Default::default()
+    };
+    let _ = kernelab_code::load_bytes("fuzz.aks2", data, &options);
+}
+
+/// PE and COFF images with a `.hip_fat` / `.hip_fatbin` section, through the loader.
+pub fn pe_hip_fat(data: &[u8]) {
+    let options = kernelab_code::LoadOptions {
+        max_decompressed: Some(MAX_DECOMPRESSED),
+        ..Default::default()
+    };
+    let _ = kernelab_code::load_bytes("fuzz.dll", data, &options);
 }
 
 /// Ranks a profile that was read, per family and by phase, as `kernelab profile` does.
