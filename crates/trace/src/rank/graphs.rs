@@ -3,7 +3,7 @@
 //! latency are known, and replays of one graph (the same kernels in the same order) are
 //! summed together.
 
-use super::phase::sweep;
+use super::phase::{sweep, ByThread};
 use kernelab_model::{AnnotationScope, NameId, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -240,7 +240,7 @@ pub fn graphs(profile: &Profile) -> Graphs {
 /// For each graph launch call, the innermost host-side annotated range around it on its thread.
 fn launch_sites(profile: &Profile) -> Vec<Option<NameId>> {
     let mut out = vec![None; profile.graph_launches.len()];
-    let mut ranges: HashMap<(i64, i64), Vec<(i64, i64, NameId)>> = HashMap::new();
+    let mut ranges: ByThread<NameId> = HashMap::new();
     for a in &profile.annotations {
         if let AnnotationScope::Cpu { pid, tid } = a.scope {
             ranges.entry((pid, tid)).or_default().push((

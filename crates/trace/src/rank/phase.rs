@@ -6,6 +6,8 @@ use std::collections::HashMap;
 
 /// An annotated range: start, end, name.
 type Range = (i64, i64, NameId);
+/// Intervals `(start, end, value)` per host thread `(pid, tid)`.
+pub(super) type ByThread<T> = HashMap<(i64, i64), Vec<(i64, i64, T)>>;
 /// A device and stream (`None`: every stream of the device).
 type Track = (u32, Option<u64>);
 /// Query times with their dispatch index.

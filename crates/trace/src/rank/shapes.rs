@@ -2,7 +2,7 @@
 //! driver launch call, and the innermost host operator with `Input Dims` enclosing that call on
 //! the same thread is the launching op.
 
-use super::phase::sweep;
+use super::phase::{sweep, ByThread};
 use kernelab_model::Profile;
 use std::collections::HashMap;
 
@@ -20,7 +20,7 @@ pub fn launch_shapes(profile: &Profile) -> Vec<Option<u32>> {
         .iter()
         .map(|l| (l.correlation, (l.pid, l.tid, l.start.ns())))
         .collect();
-    let mut ops: HashMap<(i64, i64), Vec<(i64, i64, u32)>> = HashMap::new();
+    let mut ops: ByThread<u32> = HashMap::new();
     for o in &profile.op_shapes {
         ops.entry((o.pid, o.tid)).or_default().push((
             o.start.ns(),
