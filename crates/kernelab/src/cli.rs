@@ -665,6 +665,10 @@ pub struct ProfileArgs {
     /// `hipGraphLaunch` in Kineto traces): replays, kernels and time per replay, launch latency.
     #[arg(long)]
     pub by_graph: bool,
+    /// Each input a rank (several rocpd databases, one Kineto trace per rank, …): besides the
+    /// ranking of all together, each input's kernels, kernel time, share and longest families.
+    #[arg(long)]
+    pub by_rank: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -79,6 +79,8 @@ pub struct SourceInfo {
     pub facts: Vec<(String, String)>,
     /// Things the reader noticed that the user should know (skipped rows, unit caveats).
     pub notes: Vec<String>,
+    /// The indexes of the profile's dispatches this file added.
+    pub dispatches: std::ops::Range<usize>,
 }
 
 /// Everything the inputs say about GPU work: per-dispatch records, transfers, annotations, or

@@ -1,8 +1,9 @@
-//! The `profile --by-graph` view: one row per replayed graph.
+//! The `profile --by-graph` view (one row per replayed graph) and the `--by-rank` view (one row
+//! per input).
 
 use crate::format::{duration_ns, share};
 use crate::table::{Align, Section, Table};
-use kernelab_trace::{Graphs, NsSpread};
+use kernelab_trace::{Graphs, NsSpread, RankRow};
 
 fn spread(s: &NsSpread, show: fn(f64) -> String) -> String {
     if s.min == s.max {
@@ -81,4 +82,35 @@ pub fn graph_sections(g: &Graphs) -> Vec<Section> {
             lines,
         },
     ]
+}
+
+/// The per-input table of `--by-rank`.
+pub fn rank_sections(rows: &[RankRow]) -> Vec<Section> {
+    let mut t = Table::new(
+        "Per input (rank)",
+        &[
+            ("input", Align::Left),
+            ("rank", Align::Left),
+            ("kernels", Align::Right),
+            ("kernel time", Align::Right),
+            ("share", Align::Right),
+            ("longest families", Align::Left),
+        ],
+    );
+    for r in rows {
+        let top: Vec<String> = r
+            .top
+            .iter()
+            .map(|(f, ns)| format!("{f} ({})", duration_ns(*ns as f64)))
+            .collect();
+        t.push(vec![
+            r.input.clone(),
+            r.rank.clone().unwrap_or_else(|| "–".into()),
+            r.kernels.to_string(),
+            duration_ns(r.kernel_ns as f64),
+            share(r.share),
+            top.join("; "),
+        ]);
+    }
+    vec![Section::Table(t)]
 }

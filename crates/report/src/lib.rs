@@ -41,7 +41,7 @@ pub use compare::{compare_csv, compare_tables};
 pub use counters::{counters_csv, counters_tables};
 pub use error::{Error, Result};
 pub use evidence::{evidence, Block, Headline, Part, Report, State, Status, Verdicts};
-pub use graphs::graph_sections;
+pub use graphs::{graph_sections, rank_sections};
 pub use kernel::{kernel_plan_sections, kernel_sections};
 pub use metrics::{metric_columns, metrics_csv, metrics_tables, DEFAULT_METRICS};
 pub use profile::{input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc};

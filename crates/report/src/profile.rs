@@ -56,6 +56,7 @@ pub fn profile_document(
             notes: notes(ranking, sources),
             activities: ranking.activities.clone(),
             graphs: None,
+            ranks: None,
         },
     )
 }

@@ -36,6 +36,7 @@ pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use ncu::read_launches as read_ncu_launches;
 pub use rank::graphs::{graphs, GraphKernel, GraphRow, Graphs, NsSpread};
+pub use rank::ranks::{ranks, RankRow};
 pub use rank::shapes::launch_shapes;
 pub use rank::{
     parse_time_range, rank, ActivityRow, Filters, Geometry, KernelRow, Outlier, PhaseRow,
@@ -75,7 +76,12 @@ pub fn read_file(
     profile: &mut Profile,
     progress: &dyn Progress,
 ) -> Result<()> {
-    read_file_inner(path, options, profile, progress).map_err(|e| e.with_path(path))
+    let before = profile.dispatches.len();
+    read_file_inner(path, options, profile, progress).map_err(|e| e.with_path(path))?;
+    if let Some(s) = profile.sources.last_mut() {
+        s.dispatches = before..profile.dispatches.len();
+    }
+    Ok(())
 }
 
 fn read_file_inner(

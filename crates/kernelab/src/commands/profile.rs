@@ -9,7 +9,8 @@ use crate::ExitStatus;
 use anyhow::Result;
 use kernelab_model::{Grouping, Profile};
 use kernelab_report::{
-    graph_sections, profile_csv, profile_document, profile_tables, render, OutputFormat,
+    graph_sections, profile_csv, profile_document, profile_tables, rank_sections, render,
+    OutputFormat,
 };
 use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
 
@@ -63,18 +64,24 @@ pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
             .map(|(_, v)| v.clone())
     });
     let graphs = args.by_graph.then(|| kernelab_trace::graphs(&profile));
+    let ranks = args.by_rank.then(|| kernelab_trace::ranks(&profile));
     let mut doc = profile_document(&ranking, &profile.sources, grouping);
     doc.body.graphs = graphs.clone();
+    doc.body.ranks = ranks.clone();
     match &full {
         Some(all) => {
             let mut d = profile_document(all, &profile.sources, grouping);
             d.body.graphs = graphs.clone();
+            d.body.ranks = ranks.clone();
             session.record(&d, &args.files, gpu)?
         }
         None => session.record(&doc, &args.files, gpu)?,
     }
     let sections = |width| {
         let mut s = profile_tables(&ranking, &profile.sources, family, width);
+        if let Some(r) = &ranks {
+            s.extend(rank_sections(r));
+        }
         if let Some(g) = &graphs {
             s.extend(graph_sections(g));
         }

@@ -26,6 +26,7 @@ mod nvidia;
 mod oracle;
 mod output;
 mod profile;
+mod ranks;
 mod real_devices;
 mod real_exact;
 mod real_phases;

@@ -107,4 +107,7 @@ pub struct ProfileBody {
     /// Graph replays (with `--by-graph`; absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graphs: Option<kernelab_trace::Graphs>,
+    /// Each input's part of the kernel time (with `--by-rank`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<kernelab_trace::RankRow>>,
 }

@@ -5,6 +5,7 @@ mod exact_rows;
 pub(crate) mod graphs;
 mod groups;
 mod phase;
+pub(crate) mod ranks;
 mod rows;
 pub(crate) mod shapes;
 mod timeline;
