@@ -35,6 +35,7 @@ seed offload_bundle
 seed aks2 "$fx"/code/*.aks2
 seed pe_hip_fat "$fx"/code/*.dll "$fx"/code/arch_fatbin.o
 seed kineto
+seed xplane "$fx"/*.xplane.pb
 seed rocprof_csv "$fx"/rocprof*.csv "$fx"/rocpd_*.csv "$fx"/omniperf_*.csv
 seed ncu_csv "$fx"/ncu*.csv
 seed rocpd

@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("aks2", aks2),
     ("pe_hip_fat", pe_hip_fat),
     ("kineto", kineto),
+    ("xplane", xplane),
     ("rocprof_csv", rocprof_csv),
     ("ncu_csv", ncu_csv),
     ("rocpd", rocpd),
@@ -164,6 +165,11 @@ fn trace_as(data: &[u8], format: kernelab_trace::Format, metrics_only: bool) {
 /// The Kineto (PyTorch profiler) JSON scanner.
 pub fn kineto(data: &[u8]) {
     trace_as(data, kernelab_trace::Format::Kineto, false);
+}
+
+/// The XPlane protobuf reader (JAX / XLA profiles).
+pub fn xplane(data: &[u8]) {
+    trace_as(data, kernelab_trace::Format::Xplane, false);
 }
 
 /// The rocprof CSV readers: the layout (kernel trace, kernel stats, `results.stats.csv`,

@@ -21,6 +21,8 @@ pub enum Format {
     NsysStatsCsv,
     /// An Nsight Systems report (`.nsys-rep`), read through its SQLite export.
     NsysRep,
+    /// An XPlane protobuf (`.xplane.pb`, JAX / TensorFlow / XLA profiler).
+    Xplane,
 }
 
 impl Format {
@@ -38,6 +40,7 @@ impl Format {
             Format::NcuCsv => "ncu-csv",
             Format::NsysStatsCsv => "nsys-stats-csv",
             Format::NsysRep => "nsys-rep",
+            Format::Xplane => "xplane",
         }
     }
 }
@@ -66,6 +69,9 @@ pub fn detect(head: &[u8]) -> Result<Format> {
     }
     if head.starts_with(crate::nsys::rep::REPORT_MAGIC) {
         return Ok(Format::NsysRep);
+    }
+    if crate::xplane::looks_like(head) {
+        return Ok(Format::Xplane);
     }
     let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first = text.iter().copied().find(|c| !c.is_ascii_whitespace());

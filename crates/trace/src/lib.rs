@@ -26,6 +26,7 @@ mod nsys;
 mod rank;
 mod rocprof;
 mod sqlite;
+mod xplane;
 
 pub use compare::{
     by_family, compare, CompareOptions, Comparison, FamilyDelta, FigureDelta, Side, Status,
@@ -213,6 +214,7 @@ fn read_stream(
                 detail: "a SQLite database given as a stream: open it from a file".into(),
             },
         )),
+        Format::Xplane => xplane::read(reader, profile, source),
         Format::NsysRep => Err(Error::new(
             Location::byte(0),
             ErrorKind::Unsupported {

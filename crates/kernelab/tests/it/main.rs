@@ -37,6 +37,7 @@ mod serve;
 mod serve_h200;
 mod serve_llama;
 mod slurm;
+mod xplane;
 pub mod sweep;
 
 use assert_cmd::Command;
