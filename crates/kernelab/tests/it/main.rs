@@ -37,8 +37,8 @@ mod serve;
 mod serve_h200;
 mod serve_llama;
 mod slurm;
-mod xplane;
 pub mod sweep;
+mod xplane;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
