@@ -32,7 +32,10 @@ seed cubin "$fx"/code/*.cubin "$root"/bench/h200/faults/*.cubin
 seed fatbin "$fx"/code/copy_variants_fatbin_exe
 seed hsaco "$fx"/code/*.co
 seed offload_bundle
+seed aks2 "$fx"/code/*.aks2
+seed pe_hip_fat "$fx"/code/*.dll "$fx"/code/arch_fatbin.o
 seed kineto
+seed xplane "$fx"/*.xplane.pb
 seed rocprof_csv "$fx"/rocprof*.csv "$fx"/rocpd_*.csv "$fx"/omniperf_*.csv
 seed ncu_csv "$fx"/ncu*.csv
 seed rocpd

@@ -22,7 +22,10 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("fatbin", fatbin),
     ("hsaco", hsaco),
     ("offload_bundle", offload_bundle),
+    ("aks2", aks2),
+    ("pe_hip_fat", pe_hip_fat),
     ("kineto", kineto),
+    ("xplane", xplane),
     ("rocprof_csv", rocprof_csv),
     ("ncu_csv", ncu_csv),
     ("rocpd", rocpd),
@@ -114,6 +117,26 @@ pub fn offload_bundle(data: &[u8]) {
     }
 }
 
+/// AOTriton `.aks2` archives: the directory and images inside the xz stream, then every HSACO
+/// through the loader.
+pub fn aks2(data: &[u8]) {
+    let _ = kernelab_code::aks2::entries(data, MAX_DECOMPRESSED);
+    let options = kernelab_code::LoadOptions {
+        max_decompressed: Some(MAX_DECOMPRESSED),
+        ..Default::default()
+    };
+    let _ = kernelab_code::load_bytes("fuzz.aks2", data, &options);
+}
+
+/// PE and COFF images with a `.hip_fat` / `.hip_fatbin` section, through the loader.
+pub fn pe_hip_fat(data: &[u8]) {
+    let options = kernelab_code::LoadOptions {
+        max_decompressed: Some(MAX_DECOMPRESSED),
+        ..Default::default()
+    };
+    let _ = kernelab_code::load_bytes("fuzz.dll", data, &options);
+}
+
 /// Ranks a profile that was read, per family and by phase, as `kernelab profile` does.
 fn rank(profile: &kernelab_model::Profile) {
     let mut options = kernelab_trace::RankOptions::default();
@@ -128,16 +151,25 @@ fn trace_as(data: &[u8], format: kernelab_trace::Format, metrics_only: bool) {
     let options = kernelab_trace::ReadOptions {
         host_launches: true,
         metrics_only,
+        op_shapes: true,
+        graphs: true,
         ..Default::default()
     };
     if let Ok(p) = kernelab_trace::read_bytes_as(data, format, &options) {
         rank(&p);
+        let _ = kernelab_trace::launch_shapes(&p);
+        let _ = kernelab_trace::graphs(&p);
     }
 }
 
 /// The Kineto (PyTorch profiler) JSON scanner.
 pub fn kineto(data: &[u8]) {
     trace_as(data, kernelab_trace::Format::Kineto, false);
+}
+
+/// The XPlane protobuf reader (JAX / XLA profiles).
+pub fn xplane(data: &[u8]) {
+    trace_as(data, kernelab_trace::Format::Xplane, false);
 }
 
 /// The rocprof CSV readers: the layout (kernel trace, kernel stats, `results.stats.csv`,

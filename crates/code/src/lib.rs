@@ -1,5 +1,6 @@
 //! Static evidence from GPU code objects: per-kernel resources from NVIDIA cubins (also inside
-//! fatbins and host binaries) and AMD HSACOs (also inside clang offload bundles), instruction
+//! fatbins and host binaries) and AMD HSACOs (also inside clang offload bundles and AOTriton
+//! `.aks2` archives), instruction
 //! classes from disassembly (run or given as text), and diffs between builds.
 //!
 //! ```
@@ -9,6 +10,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod aks2;
 mod build;
 pub mod classes;
 mod codeobj;

@@ -88,6 +88,27 @@ fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObjec
         }
         _ => {}
     }
+    if data.starts_with(crate::aks2::MAGIC) {
+        let mut out = Vec::new();
+        for e in crate::aks2::entries(data, options.max_decompressed())? {
+            if machine(&e.data) != Some(hsaco::EM_AMDGPU) {
+                return Err(crate::error::malformed(
+                    0,
+                    format!("an AMDGPU HSACO as archive entry {:?}", e.name),
+                ));
+            }
+            let mut o = hsaco::read(&format!("{label}#{}", e.name), &e.data)?;
+            o.facts.insert(
+                "container".into(),
+                format!(
+                    "aks2 entry {} ({} threads per block, {} B shared memory)",
+                    e.name, e.threads, e.shared_memory
+                ),
+            );
+            out.push(with_disassembly(o, options)?);
+        }
+        return Ok(out);
+    }
     if let Some(fb) = fatbin::fatbin_bytes(data) {
         let mut out = Vec::new();
         for (i, e) in fatbin::entries_capped(&fb, options.max_decompressed())?
@@ -152,7 +173,7 @@ fn load(label: &str, data: &[u8], options: &LoadOptions) -> Result<Vec<CodeObjec
         }
     }
     Err(unknown(
-        "expected a cubin, HSACO, fatbin, offload bundle, host object with .nv_fatbin or .hip_fatbin, or SASS / llvm-objdump / compiler assembly text",
+        "expected a cubin, HSACO, fatbin, offload bundle, host object with .nv_fatbin or .hip_fatbin, Windows image with .hip_fat, AOTriton .aks2 archive, or SASS / llvm-objdump / compiler assembly text",
     ))
 }
 

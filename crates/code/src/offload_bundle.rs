@@ -16,14 +16,18 @@ pub struct BundleEntry {
     pub data: Vec<u8>,
 }
 
-/// The bundle bytes of a file: the `.hip_fatbin` section of a host ELF, or the file itself.
-/// The section may hold several bundles one after another: see [`split`].
+/// The bundle bytes of a file: the `.hip_fatbin` section of a host ELF or COFF object, the
+/// `.hip_fat` section of a PE image (Windows DLL or EXE: PE section names are at most 8
+/// bytes), or the file itself. The section may hold several bundles one after another: see
+/// [`split`].
 pub fn bundle_bytes(data: &[u8]) -> Option<Vec<u8>> {
     if data.starts_with(MAGIC) || data.starts_with(b"CCOB") {
         return Some(data.to_vec());
     }
     let file = object::File::parse(data).ok()?;
-    let s = file.section_by_name(".hip_fatbin")?;
+    let s = file
+        .section_by_name(".hip_fatbin")
+        .or_else(|| file.section_by_name(".hip_fat"))?;
     let d = s.data().ok()?;
     let at = next_bundle(d, 0)?;
     Some(d[at..].to_vec())

@@ -469,6 +469,10 @@ pub struct KernelRunArgs {
     /// is far above any kernel's time, but bounds a kernel that never returns.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
     pub timeout: f64,
+    /// Ceilings to check the achieved rates against (a `kernelab ceilings --format json`
+    /// document or record); without it, the datasheet entry of the device, when there is one.
+    #[arg(long, value_name = "FILE")]
+    pub ceilings: Option<PathBuf>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -657,6 +661,14 @@ pub struct ProfileArgs {
     /// rocprofv3 markers).
     #[arg(long)]
     pub by_phase: bool,
+    /// Attribute kernel time to the graphs that replayed it (`cudaGraphLaunch`,
+    /// `hipGraphLaunch` in Kineto traces): replays, kernels and time per replay, launch latency.
+    #[arg(long)]
+    pub by_graph: bool,
+    /// Each input a rank (several rocpd databases, one Kineto trace per rank, …): besides the
+    /// ranking of all together, each input's kernels, kernel time, share and longest families.
+    #[arg(long)]
+    pub by_rank: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -363,6 +363,8 @@ pub fn run_timed(
         rounds: Vec::new(),
         analysis: None,
         work: None,
+        above_roof: Vec::new(),
+        roof_checked: None,
     };
     if !timing || !out.gates_passed() {
         return Ok(out);

@@ -314,6 +314,10 @@ pub struct Work {
     pub flops: Option<Size>,
     /// Bytes read and written per launch.
     pub bytes: Option<Size>,
+    /// The compute roof the kernel runs against (`fp32`, `fp16`, `bf16`, `fp8`), for the
+    /// check that no build beats it; without one, the highest peak of the ceilings.
+    #[serde(default)]
+    pub roof: Option<kernelab_model::roofline::Roof>,
 }
 
 impl Spec {

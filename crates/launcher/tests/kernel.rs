@@ -592,6 +592,7 @@ fn a_work_model_gives_achieved_rates_at_the_median_round() {
     spec.work = Some(Work {
         flops: Some(Size::Expr("N".into())),
         bytes: Some(Size::Expr("2 * 4 * N".into())),
+        roof: None,
     });
     let r = run_spec(&spec);
     let w = r.work.expect("a work model gives achieved rates");
@@ -605,6 +606,7 @@ fn a_work_model_gives_achieved_rates_at_the_median_round() {
     spec.work = Some(Work {
         flops: None,
         bytes: Some(Size::Expr("4 * Q".into())),
+        roof: None,
     });
     let e = spec
         .work_per_launch()
@@ -617,4 +619,39 @@ fn a_work_model_gives_achieved_rates_at_the_median_round() {
     // Without [work], no rates (never a 0).
     spec.work = None;
     assert!(run_spec(&spec).work.is_none());
+}
+
+/// Issue 26: a build whose modelled bytes over its timed launch beat the device's bandwidth is
+/// a timing or model error (work skipped, results replayed), not a speedup.
+#[test]
+fn a_build_beating_the_roof_is_flagged_as_a_timing_or_model_error() {
+    use kernelab_launcher::spec::Work;
+    use kernelab_model::roofline::{Ceilings, Roof};
+    let mut spec = mock_spec("copy", "slow_copy");
+    // 8·N bytes claimed as 8·10⁹ bytes per launch: 800 TB/s at the mock's 10 µs, far above an
+    // H200's 4.8 TB/s; 12 µs for the candidate, also above.
+    spec.work = Some(Work {
+        flops: Some(Size::Expr("N".into())),
+        bytes: Some(Size::Expr("8 * N * 1000000".into())),
+        roof: Some(Roof::Bf16),
+    });
+    let r = run_spec(&spec);
+    let w = r.work.expect("rates");
+    let h200 = Ceilings::from_datasheet("H200").expect("a datasheet entry");
+    let flags = kernelab_model::kernel_run::above_roof(&w, &h200, Some(Roof::Bf16), "datasheet");
+    assert_eq!(flags.len(), 2, "{flags:?}");
+    assert!(
+        flags[0].starts_with("baseline: 800000.0 GB/s is above the DRAM bandwidth 4800.0 GB/s"),
+        "{flags:?}"
+    );
+    assert!(flags[1].contains("timing error"), "{flags:?}");
+    assert!(flags[1].contains("not a speedup"), "{flags:?}");
+    // The honest model (8·N bytes, N FLOPs) is far under every roof: nothing flagged.
+    spec.work = Some(Work {
+        flops: Some(Size::Expr("N".into())),
+        bytes: Some(Size::Expr("8 * N".into())),
+        roof: None,
+    });
+    let w = run_spec(&spec).work.expect("rates");
+    assert!(kernelab_model::kernel_run::above_roof(&w, &h200, None, "datasheet").is_empty());
 }

@@ -143,6 +143,52 @@ pub struct Launch {
     pub start: Timestamp,
 }
 
+/// A host-side operator with the shapes of its inputs (Kineto `cpu_op` `Input Dims`): the
+/// launching op of the kernels whose launch calls it encloses on its thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpShape {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// When the op started.
+    pub start: Timestamp,
+    /// How long it ran on the host.
+    pub duration: Nanos,
+    /// Its `Input Dims`, an index into `Profile::shapes`.
+    pub dims: u32,
+}
+
+/// A host call that replays a graph (`cudaGraphLaunch`, `hipGraphLaunch`): every kernel of one
+/// replay carries its correlation id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphLaunch {
+    /// Correlation id shared with the replayed kernels.
+    pub correlation: u64,
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// When the call started.
+    pub start: Timestamp,
+    /// How long the call ran on the host.
+    pub duration: Nanos,
+}
+
+/// A stream capture on a host thread (`cudaStreamBeginCapture` … `cudaStreamEndCapture`, or
+/// the HIP calls): the launches inside it build a graph instead of running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphCapture {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// Start of the begin call.
+    pub start: Timestamp,
+    /// End of the end call.
+    pub end: Timestamp,
+}
+
 /// Per-kernel aggregates from an input that has no per-dispatch records (`kernel_stats.csv`,
 /// legacy `results.stats.csv`). Figures the input lacks are `None`.
 #[derive(Clone, Debug, PartialEq)]

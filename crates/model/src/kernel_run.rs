@@ -104,6 +104,73 @@ pub struct KernelRun {
     /// The work of one launch and the rates it reaches, when the spec gives a work model.
     #[serde(default)]
     pub work: Option<Achieved>,
+    /// Each build whose achieved rate beats the device's roof: a timing or work-model error,
+    /// not a speedup (see [`above_roof`]); empty when none does or nothing was checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub above_roof: Vec<String>,
+    /// The ceilings the achieved rates were checked against, when they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roof_checked: Option<String>,
+}
+
+/// Each build of `w` whose FLOP/s beats the peak of `roof` (without one, the highest peak of
+/// the ceilings) or whose byte/s beats the DRAM bandwidth: a rate the device was measured not
+/// to reach means the timing missed work (skipped, replayed, not waited for) or the work model
+/// overcounts. `source` names the ceilings.
+pub fn above_roof(
+    w: &Achieved,
+    ceilings: &crate::roofline::Ceilings,
+    roof: Option<crate::roofline::Roof>,
+    source: &str,
+) -> Vec<String> {
+    use crate::roofline::ROOFS;
+    let peak = match roof {
+        Some(r) => ceilings
+            .used(r.ceiling())
+            .value()
+            .map(|p| (p, r.ceiling().label())),
+        None => ROOFS
+            .iter()
+            .filter_map(|r| Some((ceilings.used(r.ceiling()).value()?, r.ceiling().label())))
+            .max_by(|a, b| a.0.total_cmp(&b.0)),
+    };
+    let bandwidth = ceilings.bandwidth().value();
+    let mut out = Vec::new();
+    for (build, flop_s, byte_s) in [
+        ("baseline", w.baseline_flop_per_s, w.baseline_byte_per_s),
+        ("candidate", w.candidate_flop_per_s, w.candidate_byte_per_s),
+    ] {
+        let mut over = Vec::new();
+        if let (Some(f), Some((p, label))) = (flop_s, peak) {
+            if f > p {
+                over.push(format!(
+                    "{:.1} TFLOP/s is above the {label} peak {:.1} TFLOP/s ({:.1}%)",
+                    f / 1e12,
+                    p / 1e12,
+                    100.0 * f / p
+                ));
+            }
+        }
+        if let (Some(b), Some(bw)) = (byte_s, bandwidth) {
+            if b > bw {
+                over.push(format!(
+                    "{:.1} GB/s is above the DRAM bandwidth {:.1} GB/s ({:.1}%)",
+                    b / 1e9,
+                    bw / 1e9,
+                    100.0 * b / bw
+                ));
+            }
+        }
+        if !over.is_empty() {
+            out.push(format!(
+                "{build}: {} of {source}: a timing error (work skipped, results replayed, a \
+                 launch not waited for) or a work-model error (work of one launch overcounted), \
+                 not a speedup",
+                over.join("; ")
+            ));
+        }
+    }
+    out
 }
 
 /// The work of one launch (the spec's `[work]` model) and the rates the median round reaches.

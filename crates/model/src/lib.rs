@@ -36,8 +36,9 @@ mod units;
 
 pub use digest::{sha256_hex, sha256_reader};
 pub use dispatch::{
-    ActivityAggregate, ActivityKind, Annotation, AnnotationScope, KernelAggregate, KernelDispatch,
-    Launch, LaunchConfig, Resources, Transfer, TransferKind,
+    ActivityAggregate, ActivityKind, Annotation, AnnotationScope, GraphCapture, GraphLaunch,
+    KernelAggregate, KernelDispatch, Launch, LaunchConfig, OpShape, Resources, Transfer,
+    TransferKind,
 };
 pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use facts::{fact_key, typed_facts, FactValue};

@@ -1,7 +1,8 @@
 //! A profile: everything one or more input files say about where GPU time went.
 
 use crate::dispatch::{
-    ActivityAggregate, Annotation, KernelAggregate, KernelDispatch, Launch, LaunchConfig, Transfer,
+    ActivityAggregate, Annotation, GraphCapture, GraphLaunch, KernelAggregate, KernelDispatch,
+    Launch, LaunchConfig, OpShape, Transfer,
 };
 use crate::store::Dispatches;
 use std::collections::HashMap;
@@ -78,6 +79,8 @@ pub struct SourceInfo {
     pub facts: Vec<(String, String)>,
     /// Things the reader noticed that the user should know (skipped rows, unit caveats).
     pub notes: Vec<String>,
+    /// The indexes of the profile's dispatches this file added.
+    pub dispatches: std::ops::Range<usize>,
 }
 
 /// Everything the inputs say about GPU work: per-dispatch records, transfers, annotations, or
@@ -96,6 +99,14 @@ pub struct Profile {
     pub annotations: Vec<Annotation>,
     /// Host launch calls, collected only when phases are requested.
     pub host_launches: Vec<Launch>,
+    /// Interned operator input shapes (`Input Dims`), collected only when asked for.
+    pub shapes: Interner<Vec<Vec<i64>>>,
+    /// Host operators with their input shapes, collected only when asked for.
+    pub op_shapes: Vec<OpShape>,
+    /// Graph replay calls, collected only when asked for.
+    pub graph_launches: Vec<GraphLaunch>,
+    /// Stream captures seen on host threads, collected with the graph launches.
+    pub graph_captures: Vec<GraphCapture>,
     /// Per-kernel aggregates from stats-only inputs.
     pub aggregates: Vec<KernelAggregate>,
     /// Host API, copy and domain totals from stats files that do not hold kernels.

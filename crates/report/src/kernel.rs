@@ -101,16 +101,31 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Block> {
         ]);
     }
     out.push(Block::Table(t));
+    if !r.above_roof.is_empty() {
+        out.push(Block::List {
+            title: "Above the roof: a timing or work-model error, not a speedup".into(),
+            lines: r.above_roof.clone(),
+        });
+    }
     if let Some(a) = &r.analysis {
         out.push(Block::List {
-            title: "Verdict (candidate / baseline time)".into(),
+            title: if r.above_roof.is_empty() {
+                "Verdict (candidate / baseline time)".into()
+            } else {
+                "Verdict (candidate / baseline time; not to be trusted: a build beats the roof)"
+                    .into()
+            },
             lines: analysis_lines("µs per launch", a),
         });
     }
     if let Some(w) = &r.work {
+        let mut lines = achieved_lines(w);
+        if let Some(c) = &r.roof_checked {
+            lines.push(format!("checked against {c}"));
+        }
         out.push(Block::List {
             title: "Achieved (the spec's [work] model at the median round)".into(),
-            lines: achieved_lines(w),
+            lines,
         });
     }
     out

@@ -55,6 +55,8 @@ pub fn profile_document(
             phases: ranking.phases.clone(),
             notes: notes(ranking, sources),
             activities: ranking.activities.clone(),
+            graphs: None,
+            ranks: None,
         },
     )
 }

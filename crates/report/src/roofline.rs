@@ -188,7 +188,11 @@ pub fn roofline_sections(r: &Roofline) -> Vec<Block> {
             row.push(figure(&p.flop_per_s, |v| decimal(v / 1e12, 2)));
             row.push(figure(&p.byte_per_s, |v| decimal(v / 1e9, 1)));
             row.push(figure(&p.intensity, |v| decimal(v, 2)));
-            row.push(figure(&p.fraction, |v| with_unit(v, 1, Unit::Percent)));
+            let mut fraction = figure(&p.fraction, |v| with_unit(v, 1, Unit::Percent));
+            if f.above_roof.is_some() {
+                fraction.push_str(" (above roof!)");
+            }
+            row.push(fraction);
         } else {
             row.extend(["–", "–", "–", "–"].map(String::from));
         }
@@ -220,13 +224,54 @@ pub fn roofline_sections(r: &Roofline) -> Vec<Block> {
         ));
     }
     lines.extend(r.notes.iter().cloned());
-    vec![
+    let mut out = vec![
         Block::Table(t),
         Block::List {
             title: "Roofs".into(),
             lines,
         },
-    ]
+    ];
+    let shapes: Vec<String> = r
+        .families
+        .iter()
+        .filter(|f| !f.shapes.is_empty())
+        .map(|f| {
+            let each: Vec<String> = f
+                .shapes
+                .iter()
+                .map(|s| {
+                    let sizes: Vec<String> =
+                        s.sizes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    format!(
+                        "{} × {} ({} GFLOP, {} MB each)",
+                        sizes.join(" "),
+                        s.launches,
+                        figure(&s.flops, |v| decimal(v / 1e9, 3)),
+                        figure(&s.bytes, |v| decimal(v / 1e6, 3))
+                    )
+                })
+                .collect();
+            format!("{}: {}", f.family, each.join("; "))
+        })
+        .collect();
+    if !shapes.is_empty() {
+        out.push(Block::List {
+            title: "Sizes read from the trace (each launch's operator Input Dims)".into(),
+            lines: shapes,
+        });
+    }
+    let above: Vec<String> = r
+        .families
+        .iter()
+        .filter_map(|f| Some(format!("{}: {}", f.family, f.above_roof.as_ref()?)))
+        .collect();
+    if !above.is_empty() {
+        out.push(Block::List {
+            title: "Above the roof".into(),
+            lines: above,
+        });
+    }
+    out
 }
 
 #[derive(Serialize)]

@@ -19,6 +19,10 @@ pub enum Format {
     NcuCsv,
     /// `nsys stats` CSV output.
     NsysStatsCsv,
+    /// An Nsight Systems report (`.nsys-rep`), read through its SQLite export.
+    NsysRep,
+    /// An XPlane protobuf (`.xplane.pb`, JAX / TensorFlow / XLA profiler).
+    Xplane,
 }
 
 impl Format {
@@ -35,6 +39,8 @@ impl Format {
             Format::Sqlite => "sqlite",
             Format::NcuCsv => "ncu-csv",
             Format::NsysStatsCsv => "nsys-stats-csv",
+            Format::NsysRep => "nsys-rep",
+            Format::Xplane => "xplane",
         }
     }
 }
@@ -60,6 +66,12 @@ pub fn csv_header(head: &[u8]) -> Option<Vec<String>> {
 pub fn detect(head: &[u8]) -> Result<Format> {
     if head.starts_with(SQLITE_MAGIC) {
         return Ok(Format::Sqlite);
+    }
+    if head.starts_with(crate::nsys::rep::REPORT_MAGIC) {
+        return Ok(Format::NsysRep);
+    }
+    if crate::xplane::looks_like(head) {
+        return Ok(Format::Xplane);
     }
     let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first = text.iter().copied().find(|c| !c.is_ascii_whitespace());

@@ -26,6 +26,7 @@ mod nsys;
 mod rank;
 mod rocprof;
 mod sqlite;
+mod xplane;
 
 pub use compare::{
     by_family, compare, CompareOptions, Comparison, FamilyDelta, FigureDelta, Side, Status,
@@ -35,6 +36,9 @@ pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use ncu::read_launches as read_ncu_launches;
+pub use rank::graphs::{graphs, GraphKernel, GraphRow, Graphs, NsSpread};
+pub use rank::ranks::{ranks, RankRow};
+pub use rank::shapes::launch_shapes;
 pub use rank::{
     parse_time_range, rank, ActivityRow, Filters, Geometry, KernelRow, Outlier, PhaseRow,
     RankOptions, Ranking, Summary, TimeRange, ValueRange,
@@ -57,8 +61,13 @@ pub struct ReadOptions {
     /// Read only per-launch metrics (Nsight Compute), without requiring durations.
     pub metrics_only: bool,
     /// Do not keep each dispatch's correlation id: 12 bytes per dispatch instead of 28, for a
-    /// ranking without phases. Ignored when `host_launches` is set (phases need them).
+    /// ranking without phases. Ignored when `host_launches`, `op_shapes` or `graphs` is set.
     pub skip_correlations: bool,
+    /// Collect each host operator's input shapes (Kineto `Input Dims`), so every launch's own
+    /// shapes can be found with [`launch_shapes`].
+    pub op_shapes: bool,
+    /// Collect graph replay calls and stream captures (Kineto), for [`graphs`].
+    pub graphs: bool,
 }
 
 /// Reads one file (any supported format, detected from content) into `profile`.
@@ -68,7 +77,12 @@ pub fn read_file(
     profile: &mut Profile,
     progress: &dyn Progress,
 ) -> Result<()> {
-    read_file_inner(path, options, profile, progress).map_err(|e| e.with_path(path))
+    let before = profile.dispatches.len();
+    read_file_inner(path, options, profile, progress).map_err(|e| e.with_path(path))?;
+    if let Some(s) = profile.sources.last_mut() {
+        s.dispatches = before..profile.dispatches.len();
+    }
+    Ok(())
 }
 
 fn read_file_inner(
@@ -77,7 +91,8 @@ fn read_file_inner(
     profile: &mut Profile,
     progress: &dyn Progress,
 ) -> Result<()> {
-    if options.skip_correlations && !options.host_launches {
+    if options.skip_correlations && !(options.host_launches || options.op_shapes || options.graphs)
+    {
         profile.dispatches.keep_correlations(false);
     }
     let opened = input::open(path)?;
@@ -101,6 +116,22 @@ fn read_file_inner(
         }
         drop(opened);
         return read_sqlite(path, options, profile, source);
+    }
+    if format == Format::NsysRep {
+        if opened.gzip {
+            return Err(Error::new(
+                Location::byte(0),
+                ErrorKind::Unsupported {
+                    detail: "a gzip-compressed Nsight Systems report: decompress it first".into(),
+                },
+            ));
+        }
+        drop(opened);
+        let db = nsys::rep::sqlite_for(path)?;
+        source
+            .facts
+            .push(("exported to".into(), db.display().to_string()));
+        return read_sqlite(&db, options, profile, source);
     }
     let done = AtomicBool::new(false);
     let consumed = opened.consumed.clone();
@@ -168,6 +199,8 @@ fn read_stream(
             reader,
             &KinetoOptions {
                 host_launches: options.host_launches,
+                op_shapes: options.op_shapes,
+                graphs: options.graphs,
             },
             profile,
             source,
@@ -179,6 +212,13 @@ fn read_stream(
             Location::byte(0),
             ErrorKind::Unsupported {
                 detail: "a SQLite database given as a stream: open it from a file".into(),
+            },
+        )),
+        Format::Xplane => xplane::read(reader, profile, source),
+        Format::NsysRep => Err(Error::new(
+            Location::byte(0),
+            ErrorKind::Unsupported {
+                detail: "an Nsight Systems report given as a stream: open it from a file".into(),
             },
         )),
     }

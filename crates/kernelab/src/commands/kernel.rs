@@ -109,8 +109,10 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     bar.finish_and_clear();
     w.flush()
         .with_context(|| samples_path.display().to_string())?;
-    let r = result?;
+    let mut r = result?;
     let pass = r.gates_passed();
+    check_roof(&mut r, &spec, a.ceilings.as_deref())?;
+    let beats_roof = !r.above_roof.is_empty();
     let doc = Document::new(
         "kernel_run",
         KernelRunBody {
@@ -133,9 +135,33 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
         None => output::json(&doc)?,
     };
     output::write(&a.output, &text)?;
-    Ok(if pass {
+    Ok(if pass && !beats_roof {
         ExitStatus::Success
     } else {
         ExitStatus::Failure
     })
+}
+
+/// Checks the achieved rates of `r` against the device's roofs (the ceilings file, else the
+/// datasheet entry of the device): a build above them is flagged in `r.above_roof`.
+fn check_roof(
+    r: &mut kernelab_model::kernel_run::KernelRun,
+    spec: &Spec,
+    ceilings: Option<&std::path::Path>,
+) -> Result<()> {
+    let Some(w) = &r.work else { return Ok(()) };
+    let (c, source) = match ceilings {
+        Some(p) => (
+            super::roofline::read_ceilings(p)?,
+            format!("the ceilings in {}", p.display()),
+        ),
+        None => match kernelab_model::roofline::Ceilings::from_datasheet(&r.device) {
+            Some(c) => (c, format!("the datasheet figures of {}", r.device)),
+            None => return Ok(()),
+        },
+    };
+    let roof = spec.work.as_ref().and_then(|w| w.roof);
+    r.above_roof = kernelab_model::kernel_run::above_roof(w, &c, roof, &source);
+    r.roof_checked = Some(source);
+    Ok(())
 }

@@ -8,7 +8,10 @@ use crate::settings::{rank_options, view_top};
 use crate::ExitStatus;
 use anyhow::Result;
 use kernelab_model::{Grouping, Profile};
-use kernelab_report::{profile_csv, profile_document, profile_tables, render, OutputFormat};
+use kernelab_report::{
+    graph_sections, profile_csv, profile_document, profile_tables, rank_sections, render,
+    OutputFormat,
+};
 use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
 
 /// Runs the command.
@@ -20,8 +23,9 @@ pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     let read_opts = ReadOptions {
         host_launches: args.by_phase,
-        // Only phases use correlation ids: without them a dispatch takes 12 bytes.
-        skip_correlations: !args.by_phase,
+        graphs: args.by_graph,
+        // Only phases and graphs use correlation ids: without them a dispatch takes 12 bytes.
+        skip_correlations: !(args.by_phase || args.by_graph),
         ..ReadOptions::default()
     };
     let mut profile = Profile::default();
@@ -59,26 +63,37 @@ pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
             .find(|(k, _)| k == "device")
             .map(|(_, v)| v.clone())
     });
-    let doc = profile_document(&ranking, &profile.sources, grouping);
+    let graphs = args.by_graph.then(|| kernelab_trace::graphs(&profile));
+    let ranks = args.by_rank.then(|| kernelab_trace::ranks(&profile));
+    let mut doc = profile_document(&ranking, &profile.sources, grouping);
+    doc.body.graphs = graphs.clone();
+    doc.body.ranks = ranks.clone();
     match &full {
-        Some(all) => session.record(
-            &profile_document(all, &profile.sources, grouping),
-            &args.files,
-            gpu,
-        )?,
+        Some(all) => {
+            let mut d = profile_document(all, &profile.sources, grouping);
+            d.body.graphs = graphs.clone();
+            d.body.ranks = ranks.clone();
+            session.record(&d, &args.files, gpu)?
+        }
         None => session.record(&doc, &args.files, gpu)?,
     }
+    let sections = |width| {
+        let mut s = profile_tables(&ranking, &profile.sources, family, width);
+        if let Some(r) = &ranks {
+            s.extend(rank_sections(r));
+        }
+        if let Some(g) = &graphs {
+            s.extend(graph_sections(g));
+        }
+        s
+    };
     let text = match args.output.format {
         FormatArg::Table => render(
-            &profile_tables(&ranking, &profile.sources, family, 80),
+            &sections(80),
             OutputFormat::Terminal,
             output::terminal_width(&args.output),
         ),
-        FormatArg::Md => render(
-            &profile_tables(&ranking, &profile.sources, family, 120),
-            OutputFormat::Markdown,
-            None,
-        ),
+        FormatArg::Md => render(&sections(120), OutputFormat::Markdown, None),
         FormatArg::Json => output::json(&doc)?,
         FormatArg::Csv => profile_csv(&ranking)?,
     };

@@ -9,11 +9,12 @@ use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::roofline::{
-    place, Ceilings, FamilyRoofline, Figure, RoofPeak, Roofline, WorkRules, ROOFS,
+    above_roof, place, Ceilings, FamilyRoofline, Figure, RoofPeak, Roofline, ShapeLaunches,
+    WorkRule, WorkRules, ROOFS,
 };
 use kernelab_model::{family_key, Document, Profile};
 use kernelab_report::{roofline_csv, roofline_sections, roofline_svg};
-use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
+use kernelab_trace::{launch_shapes, rank, read_file, RankOptions, ReadOptions};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
@@ -29,7 +30,7 @@ fn read_text(path: &Path) -> Result<String> {
 }
 
 /// A `ceilings` document, or a bundle record holding one.
-fn read_ceilings(path: &Path) -> Result<Ceilings> {
+pub(crate) fn read_ceilings(path: &Path) -> Result<Ceilings> {
     let mut v: serde_json::Value = serde_json::from_str(&read_text(path)?)
         .with_context(|| format!("{}: not JSON", path.display()))?;
     if v.get("result").is_some_and(|r| r.is_object()) {
@@ -96,147 +97,85 @@ fn measured_bytes(path: &Path) -> Result<BTreeMap<String, (f64, u64)>> {
         .collect())
 }
 
-/// Most bytes of a Kineto trace (inflated) read for its `Input Dims`: 2 GiB. The trace is
-/// streamed into the few fields needed, never held as a JSON tree.
-const MAX_TRACE_BYTES: u64 = 2 << 30;
-
-/// The fields of one Kineto event the dims lookup needs (everything else is skipped).
-#[derive(serde::Deserialize)]
-struct Event {
-    #[serde(default)]
-    cat: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    tid: Option<Box<serde_json::value::RawValue>>,
-    #[serde(default)]
-    ts: Option<f64>,
-    #[serde(default)]
-    dur: Option<f64>,
-    #[serde(default)]
-    args: Option<EventArgs>,
+/// The work of one family, summed launch by launch: each launch's own operator shapes
+/// (`shapes` of its `Input Dims`), then the rule's and the given sizes.
+struct FamilyWork {
+    flops: Figure,
+    bytes: Figure,
+    shapes: Vec<ShapeLaunches>,
 }
 
-#[derive(serde::Deserialize)]
-struct EventArgs {
-    #[serde(default)]
-    correlation: Option<serde_json::Value>,
-    #[serde(default, rename = "Input Dims")]
-    dims: Option<Box<serde_json::value::RawValue>>,
-}
-
-#[derive(serde::Deserialize)]
-struct Trace {
-    #[serde(default, rename = "traceEvents")]
-    events: Vec<Event>,
-}
-
-/// The `Input Dims` of the op that launched each family's first kernel in a Kineto trace:
-/// the kernel's correlation gives its runtime or driver launch call, and the innermost CPU op
-/// around that call on the same thread with `Input Dims` is the launching op. Empty for a file
-/// that is not a Kineto JSON trace. One sweep per thread over the ops sorted by start finds
-/// every launch's op: no search of every op per family.
-fn kineto_dims(path: &Path) -> BTreeMap<String, Vec<Vec<i64>>> {
-    let name = path.to_string_lossy();
-    if !(name.ends_with(".json") || name.ends_with(".json.gz")) {
-        return BTreeMap::new();
-    }
-    let Ok(f) = kernelab_model::open_regular(path) else {
-        return BTreeMap::new();
-    };
-    let reader: Box<dyn Read> = if name.ends_with(".gz") {
-        Box::new(flate2::read::MultiGzDecoder::new(f).take(MAX_TRACE_BYTES))
-    } else {
-        Box::new(f.take(MAX_TRACE_BYTES))
-    };
-    let Ok(trace) = serde_json::from_reader::<_, Trace>(std::io::BufReader::new(reader)) else {
-        return BTreeMap::new();
-    };
-    let tid = |e: &Event| {
-        e.tid
-            .as_ref()
-            .map(|t| t.get().to_string())
-            .unwrap_or_default()
-    };
-    let correlation = |e: &Event| {
-        e.args
-            .as_ref()
-            .and_then(|a| a.correlation.as_ref())
-            .and_then(|c| c.as_i64())
-    };
-    // Per thread: (start, duration, index into `dims`) of every CPU op with non-empty Input Dims.
-    let mut ops: std::collections::HashMap<String, Vec<(f64, f64, usize)>> = Default::default();
-    let mut all_dims: Vec<Vec<Vec<i64>>> = Vec::new();
-    let mut launches = std::collections::HashMap::new();
-    // Every kernel launch in trace order: (family, correlation).
-    let mut kernels: Vec<(String, i64)> = Vec::new();
-    for e in &trace.events {
-        match e.cat.as_deref().unwrap_or("") {
-            "cpu_op" | "user_annotation" => {
-                let dims: Option<Vec<Vec<i64>>> = e
-                    .args
-                    .as_ref()
-                    .and_then(|a| a.dims.as_ref())
-                    .and_then(|d| serde_json::from_str(d.get()).ok());
-                if let (Some(d), Some(ts), Some(dur)) = (dims, e.ts, e.dur) {
-                    if d.iter().any(|x| !x.is_empty()) && ts.is_finite() && dur.is_finite() {
-                        all_dims.push(d);
-                        ops.entry(tid(e))
-                            .or_default()
-                            .push((ts, dur, all_dims.len() - 1));
-                    }
-                }
-            }
-            "kernel" => {
-                if let (Some(n), Some(c)) = (&e.name, correlation(e)) {
-                    kernels.push((family_key(n), c));
-                }
-            }
-            "gpu_memcpy" | "gpu_memset" => {}
-            _ => {
-                if let (Some(c), Some(ts)) = (correlation(e), e.ts) {
-                    launches.insert(c, (tid(e), ts));
-                }
-            }
-        }
-    }
-    // Queries per thread: (launch time, family index), swept in time order.
-    let mut queries: std::collections::HashMap<&str, Vec<(f64, usize)>> = Default::default();
-    for (i, (_, c)) in kernels.iter().enumerate() {
-        if let Some((t, ts)) = launches.get(c) {
-            queries.entry(t.as_str()).or_default().push((*ts, i));
-        }
-    }
-    let mut found: Vec<Option<usize>> = vec![None; kernels.len()];
-    for (t, mut qs) in queries {
-        let Some(list) = ops.get_mut(t) else { continue };
-        list.sort_by(|a, b| a.0.total_cmp(&b.0));
-        qs.sort_by(|a, b| a.0.total_cmp(&b.0));
-        // Ops begun by the current query time and not yet ended before it.
-        let mut open: Vec<(f64, f64, usize)> = Vec::new();
-        let mut next = 0;
-        for (ts, q) in qs {
-            while let Some(&op) = list.get(next) {
-                if op.0 > ts {
-                    break;
-                }
-                open.push(op);
-                next += 1;
-            }
-            // An op that ended before this query ends before every later one too.
-            open.retain(|&(s, d, _)| s + d >= ts);
-            found[q] = open
+/// Sums `rule`'s work over `groups` (launch count per `Input Dims` id; `None`: not known).
+fn family_work(
+    rule: &WorkRule,
+    groups: &BTreeMap<Option<u32>, u64>,
+    profile: &Profile,
+    given: &BTreeMap<String, i64>,
+) -> FamilyWork {
+    let mut shapes: Vec<ShapeLaunches> = Vec::new();
+    let mut total = (Figure::Value(0.0), Figure::Value(0.0));
+    let mut missing = (0u64, 0u64);
+    let launches: u64 = groups.values().sum();
+    for (&id, &n) in groups {
+        let dims = id.and_then(|i| profile.shapes.get(i)).map(Vec::as_slice);
+        let w = rule.work(&rule.sizes_with(dims, given));
+        if let Some(d) = dims {
+            let sizes: BTreeMap<String, i64> = rule
+                .dims
                 .iter()
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|&(_, _, i)| i);
+                .filter_map(|(k, [i, j])| Some((k.clone(), *d.get(*i)?.get(*j)?)))
+                .collect();
+            if !sizes.is_empty() {
+                match shapes.iter_mut().find(|s| s.sizes == sizes) {
+                    Some(s) => s.launches += n,
+                    None => shapes.push(ShapeLaunches {
+                        sizes,
+                        launches: n,
+                        flops: w.flops.clone(),
+                        bytes: w.bytes.clone(),
+                    }),
+                }
+            }
         }
+        let add = |t: &Figure, f: &Figure, missing: &mut u64| {
+            if f.value().is_none() {
+                *missing += n;
+            }
+            t.zip(f, |a, b| a + b * n as f64)
+        };
+        total.0 = add(&total.0, &w.flops, &mut missing.0);
+        total.1 = add(&total.1, &w.bytes, &mut missing.1);
     }
-    // Each family's first kernel whose launching op is known.
-    let mut out = BTreeMap::new();
-    for ((family, _), at) in kernels.into_iter().zip(found) {
-        if let Some(d) = at.and_then(|i| all_dims.get(i)) {
-            out.entry(family).or_insert_with(|| d.clone());
+    // A figure some launches lack says in how many.
+    let count = |f: Figure, m: u64| match f {
+        Figure::Unavailable { unavailable } if m < launches => {
+            Figure::unavailable(format!("{unavailable} in {m} of {launches} launches"))
         }
+        f => f,
+    };
+    shapes.sort_by(|a, b| b.launches.cmp(&a.launches).then(a.sizes.cmp(&b.sizes)));
+    FamilyWork {
+        flops: count(total.0, missing.0),
+        bytes: count(total.1, missing.1),
+        shapes,
+    }
+}
+
+/// Per family key, the launch count of each operator shape (`None`: none known), from the
+/// profile's dispatches (empty for stats-only inputs).
+fn launches_by_shape(profile: &Profile) -> BTreeMap<String, BTreeMap<Option<u32>, u64>> {
+    let shapes = launch_shapes(profile);
+    let mut family_of: std::collections::HashMap<kernelab_model::NameId, String> =
+        Default::default();
+    let mut out: BTreeMap<String, BTreeMap<Option<u32>, u64>> = BTreeMap::new();
+    for (d, shape) in profile.dispatches.iter().zip(shapes) {
+        let family = family_of
+            .entry(d.name)
+            .or_insert_with(|| family_key(profile.names.name(d.name)));
+        *out.entry(family.clone())
+            .or_default()
+            .entry(shape)
+            .or_default() += 1;
     }
     out
 }
@@ -271,14 +210,15 @@ pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
         None => None,
     };
     let mut profile = Profile::default();
-    let mut dims = BTreeMap::new();
+    let options = ReadOptions {
+        op_shapes: true,
+        ..ReadOptions::default()
+    };
     for path in &a.inputs {
         let progress = BarProgress::new(path);
-        read_file(path, &ReadOptions::default(), &mut profile, &progress)?;
-        for (k, v) in kineto_dims(path) {
-            dims.entry(k).or_insert(v);
-        }
+        read_file(path, &options, &mut profile, &progress)?;
     }
+    let by_shape = launches_by_shape(&profile);
     let ranking = rank(
         &profile,
         &RankOptions {
@@ -296,30 +236,38 @@ pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
         .collect();
     let mut families = Vec::new();
     let mut notes = Vec::new();
+    let mut over = 0;
     for row in &ranking.rows {
         let rule = rules.rule_for(&row.name, &row.family);
         let seconds = row.total_ns as f64 / 1e9;
-        let (flops, bytes) = match rule {
-            Some(r) => {
-                let w = r.work(&r.sizes_with(dims.get(&row.family).map(Vec::as_slice), &sizes));
-                (w.flops, w.bytes)
-            }
+        let calls = row.calls as f64;
+        // Launch by launch where the profile has them; a stats-only input's calls all at the
+        // given sizes.
+        let stats_only = BTreeMap::from([(None, row.calls)]);
+        let work = match rule {
+            Some(r) => family_work(
+                r,
+                by_shape.get(&row.family).unwrap_or(&stats_only),
+                &profile,
+                &sizes,
+            ),
             None => {
                 let none = Figure::unavailable("no work-model rule");
-                (none.clone(), none)
+                FamilyWork {
+                    flops: none.clone(),
+                    bytes: none,
+                    shapes: Vec::new(),
+                }
             }
         };
-        let calls = row.calls as f64;
         let peak = rule
             .map(|r| ceilings.used(r.roof.ceiling()))
             .unwrap_or_else(|| Figure::unavailable("no work-model rule"));
-        let placement = place(
-            &flops.map(|f| f * calls),
-            &bytes.map(|b| b * calls),
-            seconds,
-            &peak,
-            &bandwidth,
-        );
+        let placement = place(&work.flops, &work.bytes, seconds, &peak, &bandwidth);
+        let above = above_roof(&placement.fraction, &ceilings_source);
+        if above.is_some() {
+            over += 1;
+        }
         let m = measured.as_ref().and_then(|m| m.get(&row.family));
         families.push(FamilyRoofline {
             family: row.family.clone(),
@@ -327,12 +275,21 @@ pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
             total_ns: row.total_ns,
             rule_line: rule.map(|r| r.line),
             roof: rule.map(|r| r.roof),
-            flops_per_launch: flops,
-            bytes_per_launch: bytes,
+            flops_per_launch: work.flops.map(|f| f / calls),
+            bytes_per_launch: work.bytes.map(|b| b / calls),
             measured_bytes_per_launch: m.map(|m| m.0),
             measured_launches: m.map(|m| m.1),
             placement,
+            shapes: work.shapes,
+            above_roof: above,
         });
+    }
+    if over > 0 {
+        notes.push(format!(
+            "{over} famil{} placed above 100% of the roof: a rate the device was measured not \
+             to reach is a work-model or ceiling error, not a fast kernel (see each family's flag)",
+            if over == 1 { "y is" } else { "ies are" }
+        ));
     }
     let without = families.iter().filter(|f| f.rule_line.is_none()).count();
     if without > 0 {

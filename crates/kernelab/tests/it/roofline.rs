@@ -297,3 +297,131 @@ fn roofline_sizes_from_kineto_input_dims_and_a_missing_size_is_named() {
     assert!(text.contains("87.5%"), "{text}");
     assert!(text.contains("memory"), "{text}");
 }
+
+/// Issue 26: one cuBLAS kernel ran three of the four `torch.mm` shapes of the H200 trace; the
+/// roofline sums each launch's own FLOPs (from its `aten::mm` `Input Dims`), not the family's
+/// first launch's × calls. Ground truth recomputed here from the trace's JSON by hand.
+#[test]
+fn roofline_sums_each_launchs_own_shapes_and_flags_a_placement_above_the_roof() {
+    let trace = fixture("kineto_h200_mm_bf16_four_shapes.json.gz");
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&trace).expect("trace")),
+        &mut text,
+    )
+    .expect("gz");
+    let t: serde_json::Value = serde_json::from_str(&text).expect("trace json");
+    let events = t["traceEvents"].as_array().expect("events");
+    let ops: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["cat"] == "cpu_op" && e["name"] == "aten::mm")
+        .collect();
+    let launch = |c: &serde_json::Value| {
+        events
+            .iter()
+            .find(|e| {
+                (e["cat"] == "cuda_runtime" || e["cat"] == "cuda_driver")
+                    && e["args"]["correlation"] == *c
+            })
+            .expect("launch call")
+    };
+    let family = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT";
+    let (mut flops, mut seconds, mut first, mut calls) = (0.0, 0.0, None, 0);
+    for k in events
+        .iter()
+        .filter(|e| e["cat"] == "kernel" && e["name"] == family)
+    {
+        let l = launch(&k["args"]["correlation"]);
+        let ts = l["ts"].as_f64().expect("ts");
+        let op = ops
+            .iter()
+            .find(|o| {
+                let s = o["ts"].as_f64().expect("ts");
+                o["tid"] == l["tid"] && s <= ts && ts <= s + o["dur"].as_f64().expect("dur")
+            })
+            .expect("aten::mm around the launch");
+        let d = &op["args"]["Input Dims"];
+        let m = d[0][0].as_f64().expect("M");
+        let k_ = d[0][1].as_f64().expect("K");
+        let n = d[1][1].as_f64().expect("N");
+        let f = 2.0 * m * n * k_;
+        first.get_or_insert(f);
+        flops += f;
+        seconds += k["dur"].as_f64().expect("dur") / 1e6;
+        calls += 1;
+    }
+    assert_eq!(calls, 15);
+    let out = kernelab()
+        .arg("roofline")
+        .arg(&trace)
+        .arg("--work")
+        .arg(fixture("kineto_h200_mm_bf16_four_shapes.work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = v["families"]
+        .as_array()
+        .expect("families")
+        .iter()
+        .find(|f| f["family"] == family)
+        .expect("the nvjet 256x128 family");
+    assert_eq!(f["calls"], 15);
+    let got = f["placement"]["flop_per_s"]["value"]
+        .as_f64()
+        .expect("FLOP/s");
+    assert!(close(got, flops / seconds), "{got} vs {}", flops / seconds);
+    // The first launch's shapes × calls (the old reading) is a quarter lower.
+    let first = first.expect("a launch") * 15.0 / seconds;
+    assert!(got > 1.3 * first, "{got} vs {first}");
+    assert!(close(
+        f["flops_per_launch"]["value"].as_f64().expect("mean"),
+        flops / 15.0
+    ));
+    // Three shapes, five launches each, as the trace's Input Dims say.
+    let shapes = f["shapes"].as_array().expect("shapes");
+    assert_eq!(shapes.len(), 3);
+    assert!(shapes.iter().all(|s| s["launches"] == 5));
+    assert!(shapes
+        .iter()
+        .any(|s| s["sizes"] == serde_json::json!({"M": 2048, "K": 4096, "N": 8192})));
+    // 792 TFLOP/s against a measured 774.7: above the roof, flagged with its causes.
+    let fraction = f["placement"]["fraction"]["value"]
+        .as_f64()
+        .expect("fraction");
+    assert!(fraction > 1.0, "{fraction}");
+    let flag = f["above_roof"].as_str().expect("flagged");
+    assert!(flag.contains("work model overcounts"), "{flag}");
+    assert!(flag.contains("measured low"), "{flag}");
+    let out = kernelab()
+        .arg("roofline")
+        .arg(&trace)
+        .arg("--work")
+        .arg(fixture("kineto_h200_mm_bf16_four_shapes.work.toml"))
+        .arg("--ceilings")
+        .arg(fixture("h200_ceilings/ceilings.json"))
+        .output()
+        .expect("runs");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("(above roof!)"), "{table}");
+    assert!(table.contains("Sizes read from the trace"), "{table}");
+    assert!(table.contains("K=4096 M=2048 N=8192 × 5"), "{table}");
+    // A placement under the roof carries no flag.
+    let datasheet = kernelab()
+        .arg("roofline")
+        .arg(&trace)
+        .arg("--work")
+        .arg(fixture("kineto_h200_mm_bf16_four_shapes.work.toml"))
+        .args(["--datasheet", "H200", "--format", "json"])
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&datasheet.stdout).expect("json");
+    assert!(v["families"]
+        .as_array()
+        .expect("families")
+        .iter()
+        .all(|f| f.get("above_roof").is_none()));
+}

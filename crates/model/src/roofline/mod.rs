@@ -320,6 +320,39 @@ pub struct FamilyRoofline {
     pub measured_launches: Option<u64>,
     /// Where the family sits (from the modelled work over the total time).
     pub placement: Placement,
+    /// The shapes its launches ran at, as the rule's sizes read from each launch's operator
+    /// `Input Dims`, with their launch counts (empty when no launch's shapes were read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<ShapeLaunches>,
+    /// Why this placement cannot be right: it is above 100% of the roof, with its likely causes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above_roof: Option<String>,
+}
+
+/// Launches of one family at one shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShapeLaunches {
+    /// The rule's sizes read from the launching operator's `Input Dims`.
+    pub sizes: std::collections::BTreeMap<String, i64>,
+    /// Launches at these sizes.
+    pub launches: u64,
+    /// Modelled FLOPs of one of these launches.
+    pub flops: Figure,
+    /// Modelled bytes of one of these launches.
+    pub bytes: Figure,
+}
+
+/// What a placement above the roof means, or `None` for one at or below it (`fraction` ≤ 1):
+/// the device was measured not to go faster, so the work is overcounted or the roof is low.
+pub fn above_roof(fraction: &Figure, ceilings_source: &str) -> Option<String> {
+    let f = fraction.value().filter(|f| *f > 1.0)?;
+    Some(format!(
+        "{:.1}% of the roof: faster than the device was measured to go; likely the work model \
+         overcounts (FLOPs or bytes of one launch too high, or a size read from the wrong input) \
+         or the ceiling ({ceilings_source}) was measured low (clocks throttled, a measurement \
+         below the device's reach); the timing may also have missed work",
+        100.0 * f
+    ))
 }
 
 /// The body of a `roofline` document.

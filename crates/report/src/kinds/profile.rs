@@ -104,4 +104,10 @@ pub struct ProfileBody {
     /// Host API calls, copies, queue packets and domains (not kernel GPU time).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub activities: Vec<ActivityRow>,
+    /// Graph replays (with `--by-graph`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graphs: Option<kernelab_trace::Graphs>,
+    /// Each input's part of the kernel time (with `--by-rank`; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<kernelab_trace::RankRow>>,
 }

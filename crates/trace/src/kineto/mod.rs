@@ -14,14 +14,14 @@ mod window;
 
 use crate::error::{snippet, Error, ErrorKind, Result};
 use kernelab_model::{
-    Annotation, AnnotationScope, KernelDispatch, Launch, LaunchConfig, Location, Nanos, Profile,
-    Resources, SourceInfo, Timestamp, Transfer, TransferKind,
+    Annotation, AnnotationScope, GraphCapture, GraphLaunch, KernelDispatch, Launch, LaunchConfig,
+    Location, Nanos, OpShape, Profile, Resources, SourceInfo, Timestamp, Transfer, TransferKind,
 };
 use scan::Fields;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::io::Read;
-use values::{int_of, text, time_field, triple, uint};
+use values::{input_dims, int_of, text, time_field, triple, uint};
 use window::Window;
 
 /// Options of the Kineto reader.
@@ -29,6 +29,19 @@ use window::Window;
 pub struct KinetoOptions {
     /// Also collect host runtime launch calls (needed to place kernels in CPU-side annotations).
     pub host_launches: bool,
+    /// Also collect each host operator's `Input Dims` (and the launch calls that link kernels
+    /// to their operators), for work models evaluated launch by launch.
+    pub op_shapes: bool,
+    /// Also collect graph replay calls (`cudaGraphLaunch`, `hipGraphLaunch`) and stream
+    /// captures.
+    pub graphs: bool,
+}
+
+impl KinetoOptions {
+    /// True when runtime and driver calls are read at all.
+    fn runtime(&self) -> bool {
+        self.host_launches || self.op_shapes || self.graphs
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -38,17 +51,43 @@ enum Kind {
     Memset,
     GpuAnnotation,
     CpuAnnotation,
+    CpuOp,
     Runtime,
 }
 
-fn classify(cat: &[u8], host_launches: bool) -> Option<Kind> {
+fn classify(cat: &[u8], o: &KinetoOptions) -> Option<Kind> {
     match cat {
         b"kernel" | b"Kernel" => Some(Kind::Kernel),
         b"gpu_memcpy" | b"Memcpy" => Some(Kind::Memcpy),
         b"gpu_memset" | b"Memset" => Some(Kind::Memset),
         b"gpu_user_annotation" => Some(Kind::GpuAnnotation),
         b"user_annotation" => Some(Kind::CpuAnnotation),
-        b"cuda_runtime" | b"cuda_driver" | b"Runtime" if host_launches => Some(Kind::Runtime),
+        b"cpu_op" if o.op_shapes => Some(Kind::CpuOp),
+        b"cuda_runtime" | b"cuda_driver" | b"Runtime" if o.runtime() => Some(Kind::Runtime),
+        _ => None,
+    }
+}
+
+/// A runtime call that replays a graph.
+fn is_graph_launch(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaGraphLaunch" | "cudaGraphLaunch_v10000" | "cuGraphLaunch" | "hipGraphLaunch"
+    )
+}
+
+/// The start (`Some(true)`) or end (`Some(false)`) of a stream capture.
+fn capture_edge(name: &str) -> Option<bool> {
+    match name {
+        "cudaStreamBeginCapture"
+        | "cudaStreamBeginCapture_v10000"
+        | "cuStreamBeginCapture"
+        | "cudaStreamBeginCaptureToGraph"
+        | "hipStreamBeginCapture" => Some(true),
+        "cudaStreamEndCapture"
+        | "cudaStreamEndCapture_v10000"
+        | "cuStreamEndCapture"
+        | "hipStreamEndCapture" => Some(false),
         _ => None,
     }
 }
@@ -71,6 +110,7 @@ pub fn read<R: Read>(
         profile,
         counts: Counts::default(),
         process_names: HashMap::new(),
+        open_captures: HashMap::new(),
     };
     if first == b'[' {
         read_events(&mut w, &mut state)?;
@@ -160,6 +200,8 @@ pub(crate) struct State<'o, 'p> {
     counts: Counts,
     /// `process_name` metadata by pid, for Chrome traces without `cat` (legacy rocprof).
     process_names: HashMap<String, String>,
+    /// Stream captures begun and not yet ended, by (pid, tid): the begin call's start.
+    open_captures: HashMap<(i64, i64), Timestamp>,
 }
 
 fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()> {
@@ -167,15 +209,13 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
         w.consume(1);
         return Ok(());
     }
-    let host_launches = st.options.host_launches;
+    let options = st.options;
     let mut f = Fields::default();
     loop {
-        let end = w.next_event(&mut f, |cat| classify(cat, host_launches).is_some())?;
+        let end = w.next_event(&mut f, |cat| classify(cat, options).is_some())?;
         let ev = w.slice(0..end);
         let at = w.offset(w.pos);
-        let kind = f
-            .cat
-            .and_then(|c| classify(values::raw(ev, c), host_launches));
+        let kind = f.cat.and_then(|c| classify(values::raw(ev, c), options));
         let ph = f.ph.map(|p| values::raw(ev, p));
         match kind {
             Some(kind) if ph == Some(b"X") => {
@@ -274,7 +314,22 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
             bytes: uint::<u64>(ev, a.bytes, "args.bytes", at)?,
             sub_ns: 0,
         }),
-        Kind::GpuAnnotation | Kind::CpuAnnotation => {
+        Kind::GpuAnnotation | Kind::CpuAnnotation | Kind::CpuOp => {
+            if kind != Kind::GpuAnnotation && st.options.op_shapes {
+                if let Some(dims) = input_dims(ev, a.input_dims) {
+                    let dims = st.profile.shapes.intern(dims);
+                    st.profile.op_shapes.push(OpShape {
+                        pid: pid.unwrap_or(0),
+                        tid: tid.unwrap_or(0),
+                        start,
+                        duration,
+                        dims,
+                    });
+                }
+            }
+            if kind == Kind::CpuOp {
+                return Ok(());
+            }
             let name = name(st)?;
             let scope = if kind == Kind::GpuAnnotation {
                 // Kineto records a GPU range on the stream it annotates (`tid`).
@@ -298,11 +353,42 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
             });
         }
         Kind::Runtime => {
+            let (pid, tid) = (pid.unwrap_or(0), tid.unwrap_or(0));
+            if st.options.graphs {
+                let n = match f.name {
+                    Some(v) => text(ev, v, at, "name")?,
+                    None => None,
+                };
+                let n = n.as_deref().unwrap_or("");
+                match (is_graph_launch(n), capture_edge(n), correlation) {
+                    (true, _, Some(correlation)) => st.profile.graph_launches.push(GraphLaunch {
+                        correlation,
+                        pid,
+                        tid,
+                        start,
+                        duration,
+                    }),
+                    (_, Some(true), _) => {
+                        st.open_captures.insert((pid, tid), start);
+                    }
+                    (_, Some(false), _) => {
+                        if let Some(begin) = st.open_captures.remove(&(pid, tid)) {
+                            st.profile.graph_captures.push(GraphCapture {
+                                pid,
+                                tid,
+                                start: begin,
+                                end: start.plus(duration),
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
             if let Some(correlation) = correlation {
                 st.profile.host_launches.push(Launch {
                     correlation,
-                    pid: pid.unwrap_or(0),
-                    tid: tid.unwrap_or(0),
+                    pid,
+                    tid,
                     start,
                 });
             }

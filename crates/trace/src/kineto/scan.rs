@@ -151,6 +151,8 @@ pub struct Args {
     pub dev_id: Option<Val>,
     /// `queue-id` (legacy rocprof).
     pub queue_id: Option<Val>,
+    /// `Input Dims` (operator input shapes).
+    pub input_dims: Option<Val>,
 }
 
 /// The members of a trace event that kernelab reads; the last of duplicate keys wins.
@@ -403,6 +405,7 @@ fn arg_key(k: &[u8]) -> Option<fn(&mut Args) -> &mut Option<Val>> {
         b"EndNs" => |a| &mut a.end_ns,
         b"dev-id" => |a| &mut a.dev_id,
         b"queue-id" => |a| &mut a.queue_id,
+        b"Input Dims" => |a| &mut a.input_dims,
         _ => return None,
     })
 }

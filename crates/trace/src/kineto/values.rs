@@ -181,6 +181,28 @@ pub(crate) fn triple(ev: &[u8], v: Option<Val>, field: &str, at: u64) -> Result<
     }
 }
 
+/// An operator's `Input Dims`: one list of dimensions per input, kept in input order so a work
+/// model's `[input, dim]` indexes line up; an input that is not a list of integers (a scalar,
+/// a tensor list, `null`) is an empty list. `None` when no input has a dimension, or the value
+/// is not an array of JSON values (an `Input Dims` that is not an array of inputs is treated as
+/// absent: the ranking does not depend on it).
+pub(crate) fn input_dims(ev: &[u8], v: Option<Val>) -> Option<Vec<Vec<i64>>> {
+    let v = v.filter(|v| !v.string)?;
+    let inputs = serde_json::from_slice::<Vec<serde_json::Value>>(raw(ev, v)).ok()?;
+    let dims: Vec<Vec<i64>> = inputs
+        .iter()
+        .map(|x| match x.as_array() {
+            Some(a) => a
+                .iter()
+                .map(serde_json::Value::as_i64)
+                .collect::<Option<Vec<i64>>>()
+                .unwrap_or_default(),
+            None => Vec::new(),
+        })
+        .collect();
+    dims.iter().any(|d| !d.is_empty()).then_some(dims)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +271,18 @@ mod tests {
         assert!(t("[1, 2]").is_err());
         assert!(t("[1, 2, 3, 4]").is_err());
         assert!(t("[1, -2, 3]").is_err());
+    }
+
+    #[test]
+    fn input_dims_keep_input_positions() {
+        let d = |s: &str| input_dims(s.as_bytes(), Some(val(s)));
+        assert_eq!(
+            d("[[4096, 8192], [], [[1, 2], [3]], [8192, 2048]]"),
+            Some(vec![vec![4096, 8192], vec![], vec![], vec![8192, 2048]])
+        );
+        assert_eq!(d("[[], []]"), None);
+        assert_eq!(d("\"[[1]]\""), None);
+        assert_eq!(d("[[1.5]]"), None);
     }
 
     #[test]

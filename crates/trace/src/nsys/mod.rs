@@ -4,6 +4,8 @@
 //! Names come from `StringIds` through `demangledName`, as `cuda_gpu_kern_sum` reports them.
 //! See `docs/formats.md` (Nsight Systems SQLite).
 
+pub(crate) mod rep;
+
 mod kernels;
 
 use crate::error::Result;

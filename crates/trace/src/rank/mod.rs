@@ -2,9 +2,12 @@
 //! phases.
 
 mod exact_rows;
+pub(crate) mod graphs;
 mod groups;
 mod phase;
+pub(crate) mod ranks;
 mod rows;
+pub(crate) mod shapes;
 mod timeline;
 
 pub use rows::{Geometry, KernelRow, ValueRange};

@@ -6,6 +6,8 @@ use std::collections::HashMap;
 
 /// An annotated range: start, end, name.
 type Range = (i64, i64, NameId);
+/// Intervals `(start, end, value)` per host thread `(pid, tid)`.
+pub(super) type ByThread<T> = HashMap<(i64, i64), Vec<(i64, i64, T)>>;
 /// A device and stream (`None`: every stream of the device).
 type Track = (u32, Option<u64>);
 /// Query times with their dispatch index.
@@ -75,12 +77,13 @@ pub fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
     out
 }
 
-/// Sweeps sorted query times over intervals with a stack of open intervals; the top of the
-/// stack is the innermost open interval.
-fn sweep(
-    anns: &mut [(i64, i64, NameId)],
+/// Sweeps sorted query times over intervals `(start, end, value)` with a stack of open
+/// intervals; the top of the stack is the innermost open interval, whose value each query
+/// still without one gets.
+pub(super) fn sweep<T: Copy>(
+    anns: &mut [(i64, i64, T)],
     mut queries: Vec<(i64, usize)>,
-    out: &mut [Option<NameId>],
+    out: &mut [Option<T>],
 ) {
     // Earlier start first; for equal starts the longer (outer) range first.
     anns.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));

@@ -55,6 +55,32 @@ pub fn read(
             source.facts.push(("device".into(), gpus.join(", ")));
         }
     }
+    // The rank: host name and process id, as rocprofv3 names its output files (%hostname%/%pid%).
+    let mut hosts = Vec::new();
+    if objs.iter().any(|o| o == "rocpd_info_node") {
+        lossy += rows(conn, "rocpd_info_node", |m, _| {
+            if let Some(h) = text(m, "hostname").filter(|h| !hosts.contains(h)) {
+                hosts.push(h);
+            }
+            Ok(())
+        })?;
+    }
+    let mut pids = Vec::new();
+    if objs.iter().any(|o| o == "rocpd_info_process") {
+        lossy += rows(conn, "rocpd_info_process", |m, _| {
+            if let Some(pid) = int(m, "pid").filter(|p| !pids.contains(p)) {
+                pids.push(pid);
+            }
+            Ok(())
+        })?;
+    }
+    if !hosts.is_empty() || !pids.is_empty() {
+        let pids: Vec<String> = pids.iter().map(i64::to_string).collect();
+        source.facts.push((
+            "rank".into(),
+            format!("{}/{}", hosts.join("+"), pids.join("+")),
+        ));
+    }
     source.notes.push("register counts are allocation granules from the kernel descriptor, not compiler counts (docs/formats/amd.md §1.12)".into());
     lossy += rows(conn, "kernels", |m, row| {
         let loc = |f: &str| Location::default().with_field(format!("kernels.{f} (row {row})"));

@@ -1,0 +1,163 @@
+//! `kernelab profile --by-graph` (issue 26) on Kineto traces of PyTorch CUDA graphs made on an
+//! H200, against a reading of the trace's JSON written here: a graph replay is the
+//! `cudaGraphLaunch` call and the kernels that carry its correlation id.
+
+use super::{fixture, kernelab};
+use std::collections::BTreeMap;
+
+fn events(name: &str) -> Vec<serde_json::Value> {
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(fixture(name)).expect("trace")),
+        &mut text,
+    )
+    .expect("gz");
+    let mut t: serde_json::Value = serde_json::from_str(&text).expect("json");
+    match t["traceEvents"].take() {
+        serde_json::Value::Array(a) => a,
+        _ => panic!("no traceEvents"),
+    }
+}
+
+fn by_graph(name: &str) -> serde_json::Value {
+    let out = kernelab()
+        .args(["profile", "--by-graph", "--format", "json"])
+        .arg(fixture(name))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// Nanoseconds of a Kineto µs figure with three decimals.
+fn ns(v: &serde_json::Value) -> i64 {
+    (v.as_f64().expect("a number") * 1000.0).round() as i64
+}
+
+fn median(mut v: Vec<i64>) -> i64 {
+    v.sort_unstable();
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2
+    }
+}
+
+#[test]
+fn graph_replays_of_an_h200_trace_against_its_correlation_ids() {
+    let ev = events("kineto_h200_cuda_graph_replay.json.gz");
+    // Independent reading: per cudaGraphLaunch, its kernels; graphs told apart by kernel count
+    // (the trace's two graphs have 5 and 6 kernels).
+    let launches: BTreeMap<i64, i64> = ev
+        .iter()
+        .filter(|e| e["name"] == "cudaGraphLaunch")
+        .map(|e| (e["args"]["correlation"].as_i64().expect("id"), ns(&e["ts"])))
+        .collect();
+    assert_eq!(launches.len(), 13);
+    let mut replays: BTreeMap<i64, Vec<(i64, i64)>> = BTreeMap::new();
+    for e in ev.iter().filter(|e| e["cat"] == "kernel") {
+        let c = e["args"]["correlation"].as_i64().expect("id");
+        if launches.contains_key(&c) {
+            replays
+                .entry(c)
+                .or_default()
+                .push((ns(&e["ts"]), ns(&e["dur"])));
+        }
+    }
+    let mut per_count: BTreeMap<usize, (Vec<i64>, Vec<i64>)> = BTreeMap::new();
+    for (c, ks) in &replays {
+        let first = ks.iter().map(|k| k.0).min().expect("a kernel");
+        let e = per_count.entry(ks.len()).or_default();
+        e.0.push(ks.iter().map(|k| k.1).sum());
+        e.1.push(first - launches[c]);
+    }
+    let v = by_graph("kineto_h200_cuda_graph_replay.json.gz");
+    let g = &v["graphs"];
+    assert_eq!(g["launch_calls"], 13);
+    assert_eq!(g["captures"], 0);
+    let rows = g["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        let k = r["kernels_per_replay"].as_u64().expect("count") as usize;
+        let (times, latency) = &per_count[&k];
+        assert_eq!(r["replays"], times.len());
+        assert_eq!(r["kernel_ns_total"], times.iter().sum::<i64>());
+        assert_eq!(r["kernel_ns_per_replay"]["median"], median(times.clone()));
+        assert_eq!(
+            r["kernel_ns_per_replay"]["min"],
+            *times.iter().min().expect("min")
+        );
+        assert_eq!(r["launch_latency_ns"]["median"], median(latency.clone()));
+    }
+    // graph 1 (replayed first, 8 times inside record_function("replay_g1")) has 5 kernels.
+    let g1 = rows
+        .iter()
+        .find(|r| r["graph"] == "graph 1")
+        .expect("graph 1");
+    assert_eq!(g1["replays"], 8);
+    assert_eq!(g1["kernels_per_replay"], 5);
+    assert_eq!(g1["site"], "replay_g1");
+    let g2 = rows
+        .iter()
+        .find(|r| r["graph"] == "graph 2")
+        .expect("graph 2");
+    assert_eq!(
+        (g2["replays"].as_u64(), g2["site"].as_str()),
+        (Some(5), Some("replay_g2"))
+    );
+    let all: i64 = ev
+        .iter()
+        .filter(|e| e["cat"] == "kernel")
+        .map(|e| ns(&e["dur"]))
+        .sum();
+    assert_eq!(g["all_kernel_ns"], all);
+    let missing = g["missing"].as_array().expect("missing");
+    assert!(
+        missing
+            .iter()
+            .any(|m| m.as_str().is_some_and(|m| m.contains("no stream capture"))),
+        "{missing:?}"
+    );
+    // The table says the same.
+    let out = kernelab()
+        .args(["profile", "--by-graph"])
+        .arg(fixture("kineto_h200_cuda_graph_replay.json.gz"))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Graph replays"), "{text}");
+    assert!(
+        text.contains("2 graphs, 13 replays of 13 graph launch calls"),
+        "{text}"
+    );
+    assert!(text.contains("missing: no stream capture"), "{text}");
+}
+
+#[test]
+fn capture_in_the_trace_is_counted_and_a_trace_without_graphs_says_what_is_missing() {
+    let v = by_graph("kineto_h200_cuda_graph_capture_and_replay.json.gz");
+    let g = &v["graphs"];
+    assert_eq!(g["captures"], 1);
+    assert_eq!(g["rows"][0]["replays"], 4);
+    assert_eq!(g["rows"][0]["kernels_per_replay"], 3);
+    let v = by_graph("kineto_gdn_chunk_T8192.json.gz");
+    let g = &v["graphs"];
+    assert_eq!(g["rows"].as_array().map(Vec::len), Some(0));
+    assert!(g["missing"][0]
+        .as_str()
+        .is_some_and(|m| m.contains("no graph launch calls")));
+    // Without --by-graph, no `graphs` key.
+    let out = kernelab()
+        .args(["profile", "--format", "json"])
+        .arg(fixture("kineto_gdn_chunk_T8192.json.gz"))
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(v.get("graphs").is_none());
+}

@@ -1,0 +1,139 @@
+//! Nsight Systems reports (`.nsys-rep`, `.qdrep`): an undocumented binary format, read through
+//! `nsys export --type sqlite` into a cache folder keyed by the report's SHA-256, then as an
+//! Nsight Systems SQLite export. Without `nsys` on `PATH` the error gives the exact command.
+
+use crate::error::{Error, ErrorKind, Result};
+use kernelab_model::Location;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// The first bytes of every Nsight Systems report (the name of its Tegra-era ancestor).
+pub const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
+
+/// A path as one shell word (single-quoted unless it needs no quoting).
+fn shell_word(p: &Path) -> String {
+    let s = p.to_string_lossy();
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:=@%".contains(c));
+    if plain {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that exports `report` to `sqlite`.
+pub fn export_command(report: &Path, sqlite: &Path) -> String {
+    format!(
+        "nsys export --type sqlite --force-overwrite true --output {} {}",
+        shell_word(sqlite),
+        shell_word(report)
+    )
+}
+
+/// The folder exports are cached in: `$KERNELAB_CACHE_DIR/nsys`, else
+/// `$XDG_CACHE_HOME/kernelab/nsys`, else `$HOME/.cache/kernelab/nsys`.
+pub fn cache_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = var("KERNELAB_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|x| x.join("kernelab")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache").join("kernelab")))?;
+    Some(base.join("nsys"))
+}
+
+/// `nsys` on `PATH` (or `$KERNELAB_NSYS`), when there is one.
+fn nsys() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("KERNELAB_NSYS").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("nsys"))
+        .find(|p| p.is_file())
+}
+
+fn unsupported(detail: String) -> Error {
+    Error::new(Location::byte(0), ErrorKind::Unsupported { detail })
+}
+
+/// The SQLite export of `report`: the cached one, else one made now by `nsys export`.
+pub fn sqlite_for(report: &Path) -> Result<PathBuf> {
+    let io = |e| Error::new(Location::default(), ErrorKind::Io(e));
+    let beside = report.with_extension("sqlite");
+    let Some(nsys) = nsys() else {
+        return Err(unsupported(format!(
+            "an Nsight Systems report (.nsys-rep), which only `nsys` reads, and `nsys` is not on \
+             PATH; export it, then give the .sqlite file: {}",
+            export_command(report, &beside)
+        )));
+    };
+    let Some(dir) = cache_dir() else {
+        return Err(unsupported(format!(
+            "an Nsight Systems report: no cache folder (set KERNELAB_CACHE_DIR or HOME); export \
+             it yourself: {}",
+            export_command(report, &beside)
+        )));
+    };
+    let file = kernelab_model::open_regular(report).map_err(io)?;
+    let (hash, _) = kernelab_model::sha256_reader(std::io::BufReader::new(file)).map_err(io)?;
+    let db = dir.join(format!("{hash}.sqlite"));
+    if db.is_file() {
+        return Ok(db);
+    }
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    // Exported under a name of this process, then renamed: a cached file is always complete.
+    let tmp = dir.join(format!("{hash}.{}.partial.sqlite", std::process::id()));
+    let out = std::process::Command::new(&nsys)
+        .args([
+            OsStr::new("export"),
+            OsStr::new("--type"),
+            OsStr::new("sqlite"),
+            OsStr::new("--force-overwrite"),
+            OsStr::new("true"),
+            OsStr::new("--output"),
+            tmp.as_os_str(),
+            report.as_os_str(),
+        ])
+        .output()
+        .map_err(io)?;
+    if !out.status.success() || !tmp.is_file() {
+        let _ = std::fs::remove_file(&tmp);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        return Err(unsupported(format!(
+            "an Nsight Systems report that `{}` could not export ({}{}{}); the command was: {}",
+            nsys.display(),
+            out.status,
+            if last.is_empty() { "" } else { ": " },
+            last.chars().take(300).collect::<String>(),
+            export_command(report, &tmp)
+        )));
+    }
+    std::fs::rename(&tmp, &db).map_err(io)?;
+    Ok(db)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_quotes_only_what_needs_it() {
+        assert_eq!(
+            export_command(Path::new("/r/report1.nsys-rep"), Path::new("/r/report1.sqlite")),
+            "nsys export --type sqlite --force-overwrite true --output /r/report1.sqlite /r/report1.nsys-rep"
+        );
+        assert_eq!(
+            shell_word(Path::new("my run's.nsys-rep")),
+            r"'my run'\''s.nsys-rep'"
+        );
+    }
+}
