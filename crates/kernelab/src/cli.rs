@@ -66,6 +66,10 @@ pub enum Command {
     /// request kernel time with its interval and the bounds on busy and wall time; measured
     /// request changes (`compare`, `ab`) are checked against the prediction.
     Impact(ImpactArgs),
+    /// List the experiment runs kept in $XDG_STATE_HOME/kernelab/runs/ (ab, serve, kernel
+    /// run, counters): id, kind, label, start, pairs or rounds, and state; `--resume ID`
+    /// continues an incomplete one.
+    Runs(crate::commands::runs::RunsArgs),
     /// Add documents written earlier (a `--format json` document of any evidence command, e.g.
     /// a `kernel run` from a GPU machine, or a record of another bundle) to the bundle named by
     /// --record DIR (or KERNELAB_BUNDLE), with their provenance; --label names the change.
@@ -269,11 +273,12 @@ pub struct AbArgs {
     /// Stop after this many failed runs.
     #[arg(long, default_value_t = 5)]
     pub max_failures: usize,
-    /// Samples file (JSONL); default `kernelab-ab-<time>.jsonl`. Never overwritten.
+    /// Samples file (JSONL), created (never overwritten); default `samples.jsonl` in the run's
+    /// folder under $XDG_STATE_HOME/kernelab/runs/ (`kernelab runs` lists them).
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
-    /// Continue an interrupted run from its samples file.
-    #[arg(long, value_name = "FILE", conflicts_with = "samples")]
+    /// Continue an interrupted run: its id (`kernelab runs`), folder or samples file.
+    #[arg(long, value_name = "ID|FILE", conflicts_with = "samples")]
     pub resume: Option<PathBuf>,
     /// The design.
     #[command(flatten)]
@@ -289,12 +294,13 @@ pub struct ServeArgs {
     /// The serve spec (TOML).
     #[arg(value_name = "SPEC", required_unless_present = "resume")]
     pub spec: Option<PathBuf>,
-    /// Samples file (JSONL); default `kernelab-serve-<time>.jsonl`. Never overwritten. Server
-    /// logs go to the folder `<samples>.logs/`.
+    /// Samples file (JSONL), created (never overwritten); default `samples.jsonl` in the run's
+    /// folder under $XDG_STATE_HOME/kernelab/runs/, which also holds the servers' logs.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
-    /// Continue an interrupted run from its samples file (the spec is read from it).
-    #[arg(long, value_name = "FILE", conflicts_with = "samples")]
+    /// Continue an interrupted run: its id (`kernelab runs`), folder or samples file (the
+    /// spec is read from it).
+    #[arg(long, value_name = "ID|FILE", conflicts_with = "samples")]
     pub resume: Option<PathBuf>,
     /// Analyse the samples file only; start no server.
     #[arg(long, requires = "resume")]
@@ -454,8 +460,8 @@ pub enum KernelCommand {
 pub struct KernelRunArgs {
     /// The launch spec.
     pub spec: PathBuf,
-    /// Append every timed sample to this JSONL file (default: kernel-samples.jsonl beside
-    /// --out, or in the current directory).
+    /// Samples file (JSONL) for every timed sample, created (never overwritten); default
+    /// `samples.jsonl` in the run's folder under $XDG_STATE_HOME/kernelab/runs/.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
     /// Override timing.rounds.

@@ -14,5 +14,6 @@ pub mod profile;
 pub mod record;
 pub mod report;
 pub mod roofline;
+pub mod runs;
 pub mod serve;
 pub mod sweep;

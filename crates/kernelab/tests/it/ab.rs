@@ -101,7 +101,7 @@ fn json_metric_higher_is_better_and_failures() {
     ]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("runs failed") && err.contains("exit code"),
+        err.contains("runs failed") && err.contains("exit status 1") && !err.contains("Some("),
         "{err}"
     );
     let failures = std::fs::read_to_string(&s2)
