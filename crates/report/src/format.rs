@@ -6,7 +6,11 @@ pub const UNAVAILABLE: &str = "unavailable";
 /// A count with its noun in the right number: `count(1, "kernel", "kernels")` → `1 kernel`,
 /// `count(1200, …)` → `1,200 kernels`.
 pub fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{} {}", thousands(n as u64), if n == 1 { one } else { many })
+    format!(
+        "{} {}",
+        thousands(n as u64),
+        if n == 1 { one } else { many }
+    )
 }
 
 /// An integer with thousands separators: `1234567` → `1,234,567`.

@@ -93,7 +93,11 @@ mod tests {
         assert!(find(Path::new("sh")).is_some());
         let e = require(&[
             Tool::new("sh", "a shell", None),
-            Tool::new("/nonexistent/ncu", "NVIDIA Nsight Compute", Some("--profiler-path")),
+            Tool::new(
+                "/nonexistent/ncu",
+                "NVIDIA Nsight Compute",
+                Some("--profiler-path"),
+            ),
         ])
         .expect_err("missing");
         assert_eq!(

@@ -10,8 +10,8 @@ use kernelab_report::documents::AbBody;
 use kernelab_report::{ab_sections, render, OutputFormat};
 use kernelab_runner::metric::{MetricSpec, Source};
 use kernelab_runner::pairs::{read_pairs, PairedSamples};
-use kernelab_runner::record::{self, Record, Writer};
 use kernelab_runner::preflight::{require, Tool};
+use kernelab_runner::record::{self, Record, Writer};
 use kernelab_runner::run::{RunKind, RunState};
 use kernelab_runner::{pairs_from, run_ab, AbResult, AbSettings, MetricAnalysis, ProcessExecutor};
 use kernelab_stats::{aa_check, analyze, Design, Direction, Pair, StopRule};
@@ -223,7 +223,11 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
     let primary_dir = metrics[0].direction;
     // Every program is found before anything runs or is written.
     let programs: Vec<Tool> = if args.shell {
-        vec![Tool::new("sh", "a POSIX shell (--shell runs the commands through sh -c)", None)]
+        vec![Tool::new(
+            "sh",
+            "a POSIX shell (--shell runs the commands through sh -c)",
+            None,
+        )]
     } else {
         [(&baseline, "--baseline"), (&candidate, "--candidate")]
             .iter()
@@ -250,8 +254,8 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
             let label = format!("{} vs {}", baseline.join(" "), candidate.join(" "));
             let r = kernelab_runner::run::create(RunKind::Ab, &label, args.samples.as_deref())
                 .map_err(|e| anyhow!(e))?;
-            let mut w = Writer::append(&r.samples)
-                .with_context(|| r.samples.display().to_string())?;
+            let mut w =
+                Writer::append(&r.samples).with_context(|| r.samples.display().to_string())?;
             w.write(&Record::Header {
                 schema_version: kernelab_model::SCHEMA_VERSION,
                 baseline: baseline.clone(),
@@ -265,11 +269,7 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         }
     };
     let path = run.samples.clone();
-    eprintln!(
-        "kernelab ab: run {}, samples in {}",
-        run.id,
-        path.display()
-    );
+    eprintln!("kernelab ab: run {}, samples in {}", run.id, path.display());
     let mut writer = Writer::append(&path).with_context(|| path.display().to_string())?;
     let settings = AbSettings {
         design,

@@ -7,14 +7,14 @@ use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
-use kernelab_runner::preflight::{require, Tool};
-use kernelab_runner::run::{RunKind, RunState};
 use kernelab_launcher::plan::plan;
 use kernelab_launcher::{Backend, Spec};
 use kernelab_model::Document;
 use kernelab_report::documents::CountersBody;
 use kernelab_report::{counters_csv, counters_tables, render, OutputFormat};
 use kernelab_runner::counters::{self, Profiler, Settings, Side};
+use kernelab_runner::preflight::{require, Tool};
+use kernelab_runner::run::{RunKind, RunState};
 use std::path::PathBuf;
 
 /// Metrics measured when none are named (docs/counters.md says why these).
@@ -163,8 +163,8 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
         }
     }
     require(&tools)?;
-    let run = kernelab_runner::run::create(RunKind::Counters, &target, None)
-        .map_err(|e| anyhow!(e))?;
+    let run =
+        kernelab_runner::run::create(RunKind::Counters, &target, None).map_err(|e| anyhow!(e))?;
     let work_dir = match &a.work_dir {
         Some(d) => {
             let used = std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_some());

@@ -5,12 +5,12 @@ use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
-use kernelab_runner::run::{RunKind, RunState};
 use kernelab_launcher::plan::plan;
 use kernelab_launcher::{self, Spec};
 use kernelab_model::Document;
 use kernelab_report::documents::KernelRunBody;
 use kernelab_report::{kernel_plan_sections, kernel_sections};
+use kernelab_runner::run::{RunKind, RunState};
 use std::io::Write;
 
 /// The watchdog's verdict on a GPU wait that did not end: said once, then exit 2 (the wait cannot
@@ -85,7 +85,8 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     let samples_path = run.samples.clone();
     let spec_bytes = kernelab_model::read_regular(&a.spec, 16 << 20)
         .with_context(|| format!("{}: cannot read", a.spec.display()))?;
-    let plan = serde_json::json!({"spec": a.spec.display().to_string(), "rounds": spec.timing.rounds});
+    let plan =
+        serde_json::json!({"spec": a.spec.display().to_string(), "rounds": spec.timing.rounds});
     let mut w = run
         .write_header(
             kernelab_model::SCHEMA_VERSION,
@@ -108,10 +109,11 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
         &spec,
         &mut |s| {
             let line = serde_json::json!({"kind": "sample", "spec": spec_name, "sample": s});
-            w.write(&line).map_err(|source| kernelab_launcher::Error::Write {
-                path: samples_path.clone(),
-                source,
-            })
+            w.write(&line)
+                .map_err(|source| kernelab_launcher::Error::Write {
+                    path: samples_path.clone(),
+                    source,
+                })
         },
         &mut |done, _| bar.set_position(done as u64),
     );

@@ -4,8 +4,8 @@ use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, Result};
 use clap::{Args, ValueEnum};
-use kernelab_report::{Align, Section, Table};
 use kernelab_report::{render, OutputFormat};
+use kernelab_report::{Align, Section, Table};
 use std::io::Write;
 
 /// Formats of `kernelab runs`.

@@ -8,11 +8,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
 use kernelab_report::documents::ServeBody;
 use kernelab_report::{csv_rows, serve_csv_rows, serve_sections};
+use kernelab_runner::run::{RunKind, RunState};
 use kernelab_runner::serve::analysis::analyse;
 use kernelab_runner::serve::rounds::{run_rounds, RunEnd};
 use kernelab_runner::serve::samples::{self, SampleWriter, ServeRecord, SCHEMA};
 use kernelab_runner::serve::spec::Spec;
-use kernelab_runner::run::{RunKind, RunState};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -21,8 +21,8 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     let (spec, spec_sha256, spec_dir, start, run, done) = match &args.resume {
         Some(p) => {
-            let run = kernelab_runner::run::resume(p, RunKind::Serve, SCHEMA)
-                .map_err(|e| anyhow!(e))?;
+            let run =
+                kernelab_runner::run::resume(p, RunKind::Serve, SCHEMA).map_err(|e| anyhow!(e))?;
             let records = samples::read(&run.samples).map_err(|e| anyhow!(e))?;
             let Some(ServeRecord::Header {
                 spec,
@@ -65,8 +65,9 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let path = kernelab_runner::run::create(RunKind::Serve, &label, args.samples.as_deref())
-                .map_err(|e| anyhow!(e))?;
+            let path =
+                kernelab_runner::run::create(RunKind::Serve, &label, args.samples.as_deref())
+                    .map_err(|e| anyhow!(e))?;
             (
                 spec,
                 kernelab_model::sha256_hex(&bytes),

@@ -269,7 +269,10 @@ fn a_missing_profiler_is_one_error_before_any_process_starts() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("ncu: not found on PATH; install NVIDIA Nsight Compute"), "{err}");
+    assert!(
+        err.contains("ncu: not found on PATH; install NVIDIA Nsight Compute"),
+        "{err}"
+    );
     assert!(!err.contains("MissingBinary"), "{err}");
     assert!(s.argv_log().is_empty(), "no profiler process ran");
 }

@@ -85,7 +85,9 @@ pub fn run_dir_of(samples: &Path) -> PathBuf {
     let text = std::fs::read_to_string(samples).expect("samples file");
     let header: serde_json::Value =
         serde_json::from_str(text.lines().next().expect("a header line")).expect("JSON header");
-    let id = header["id"].as_str().expect("the header names the run's id");
+    let id = header["id"]
+        .as_str()
+        .expect("the header names the run's id");
     test_state().join("kernelab/runs").join(id)
 }
 

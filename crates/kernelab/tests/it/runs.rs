@@ -21,7 +21,15 @@ fn ab_in(cwd: &Path, state: &Path, extra: &[&str]) -> std::process::Output {
         .current_dir(cwd)
         .env("XDG_STATE_HOME", state)
         .args(["ab", "--baseline", "true", "--candidate", "true", "--no-aa"])
-        .args(["--warmup", "0", "--fixed", "--min-pairs", "2", "--max-pairs", "4"])
+        .args([
+            "--warmup",
+            "0",
+            "--fixed",
+            "--min-pairs",
+            "2",
+            "--max-pairs",
+            "4",
+        ])
         .args(["--format", "json"])
         .args(extra)
         .output()
@@ -33,20 +41,37 @@ fn issue27_ab_writes_nothing_in_the_working_directory_and_runs_lists_it() {
     let cwd = tempfile::tempdir().expect("tmp");
     let state = tempfile::tempdir().expect("tmp");
     let first = ab_in(cwd.path(), state.path(), &[]);
-    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     // Two runs started in the same second do not collide.
     let second = ab_in(cwd.path(), state.path(), &[]);
-    assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
-    assert_eq!(names(cwd.path()), Vec::<String>::new(), "the working directory stays empty");
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(
+        names(cwd.path()),
+        Vec::<String>::new(),
+        "the working directory stays empty"
+    );
     let err = String::from_utf8_lossy(&first.stderr);
     let runs = state.path().join("kernelab/runs");
-    assert!(err.contains(&format!("samples in {}", runs.display())), "{err}");
+    assert!(
+        err.contains(&format!("samples in {}", runs.display())),
+        "{err}"
+    );
     let ids = names(&runs);
     assert_eq!(ids.len(), 2, "{ids:?}");
     assert!(ids.iter().all(|i| i.starts_with("ab-")), "{ids:?}");
     // The record names the samples file in the run's folder.
     let doc: serde_json::Value = serde_json::from_slice(&first.stdout).expect("json");
-    assert!(doc["samples"].as_str().is_some_and(|s| s.starts_with(&runs.display().to_string())));
+    assert!(doc["samples"]
+        .as_str()
+        .is_some_and(|s| s.starts_with(&runs.display().to_string())));
     // The header carries kind, schema version, id and the plan.
     let text = std::fs::read_to_string(runs.join(&ids[0]).join("samples.jsonl")).expect("reads");
     let header: serde_json::Value =
@@ -66,7 +91,10 @@ fn issue27_ab_writes_nothing_in_the_working_directory_and_runs_lists_it() {
     let listed = listed.as_array().expect("array");
     assert_eq!(listed.len(), 2);
     for r in listed {
-        assert_eq!((r["kind"].as_str(), r["state"].as_str()), (Some("ab"), Some("complete")));
+        assert_eq!(
+            (r["kind"].as_str(), r["state"].as_str()),
+            (Some("ab"), Some("complete"))
+        );
         assert_eq!(r["count"], 4, "{r}");
     }
     let table = kernelab()
@@ -75,7 +103,10 @@ fn issue27_ab_writes_nothing_in_the_working_directory_and_runs_lists_it() {
         .output()
         .expect("runs");
     let table = String::from_utf8_lossy(&table.stdout);
-    assert!(table.contains("2 runs in") && table.contains("4 pairs"), "{table}");
+    assert!(
+        table.contains("2 runs in") && table.contains("4 pairs"),
+        "{table}"
+    );
     assert_eq!(names(cwd.path()), Vec::<String>::new());
 }
 
@@ -86,7 +117,11 @@ fn issue27_resume_takes_a_run_id_and_refuses_another_kind() {
     assert!(ab_in(cwd.path(), state.path(), &[]).status.success());
     let id = names(&state.path().join("kernelab/runs")).remove(0);
     let out = ab_in(cwd.path(), state.path(), &["--resume", &id]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A serve --resume of an ab run names what the file holds.
     let out = kernelab()
         .current_dir(cwd.path())
@@ -96,7 +131,10 @@ fn issue27_resume_takes_a_run_id_and_refuses_another_kind() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("a serve run cannot be resumed here; this file holds a ab run"), "{err}");
+    assert!(
+        err.contains("a serve run cannot be resumed here; this file holds a ab run"),
+        "{err}"
+    );
     let out = ab_in(cwd.path(), state.path(), &["--resume", "ab-nope"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("`kernelab runs` lists them"));
@@ -110,7 +148,13 @@ fn issue27_a_missing_program_fails_once_before_anything_runs_or_is_written() {
     let out = kernelab()
         .current_dir(cwd.path())
         .env("XDG_STATE_HOME", state.path())
-        .args(["ab", "--baseline", "true", "--candidate", "kernelab-no-such-bench --x"])
+        .args([
+            "ab",
+            "--baseline",
+            "true",
+            "--candidate",
+            "kernelab-no-such-bench --x",
+        ])
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
@@ -119,6 +163,9 @@ fn issue27_a_missing_program_fails_once_before_anything_runs_or_is_written() {
         err.trim(),
         "kernelab: error: kernelab-no-such-bench: not found on PATH; install it, or give its path in --candidate (or use --shell)"
     );
-    assert!(!state.path().join("kernelab").exists(), "no run was created");
+    assert!(
+        !state.path().join("kernelab").exists(),
+        "no run was created"
+    );
     assert_eq!(names(cwd.path()), Vec::<String>::new());
 }

@@ -245,7 +245,8 @@ fn create_new(p: &Path) -> Result<(), RunError> {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(RunError::Io {
             path: p.to_path_buf(),
-            what: "already exists; a samples file is never overwritten (name another, or --resume it)",
+            what:
+                "already exists; a samples file is never overwritten (name another, or --resume it)",
             source: e,
         }),
         Err(e) => Err(io(p, "cannot create the samples file")(e)),

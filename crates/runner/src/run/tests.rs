@@ -81,6 +81,9 @@ fn list_counts_pairs_and_reads_the_state() {
     assert_eq!((l[0].count, l[0].state.as_str()), (2, "incomplete"));
     run.finish(RunState::Complete).expect("finishes");
     let l = list_in(root.path()).expect("lists");
-    assert_eq!((l[0].label.as_str(), l[0].state.as_str()), ("lbl", "complete"));
+    assert_eq!(
+        (l[0].label.as_str(), l[0].state.as_str()),
+        ("lbl", "complete")
+    );
     assert_eq!(list_in(&root.path().join("absent")).expect("empty"), vec![]);
 }
