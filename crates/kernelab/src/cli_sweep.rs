@@ -13,7 +13,7 @@ pub struct SweepArgs {
     pub command: Option<SweepCommand>,
     /// The sweep file (TOML; format in docs/sweep.md).
     pub sweep: Option<PathBuf>,
-    /// Results folder: one result file per point (default: the sweep file's name with `.out`).
+    /// Results folder: one result file per point (default: `sweeps/NAME-HASH/` in $XDG_STATE_HOME/kernelab/, one per sweep file, so a rerun resumes).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// GPUs to spread the points over, one worker each (`0,1`); each point runs in a child
@@ -49,7 +49,7 @@ pub enum SweepCommand {
 pub struct SweepDir {
     /// The sweep file.
     pub sweep: PathBuf,
-    /// Results folder (default: the sweep file's name with `.out`).
+    /// Results folder (default: `sweeps/NAME-HASH/` in $XDG_STATE_HOME/kernelab/, one per sweep file, so a rerun resumes).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 }

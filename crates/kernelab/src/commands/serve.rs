@@ -8,6 +8,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
 use kernelab_report::documents::ServeBody;
 use kernelab_report::{csv_rows, serve_csv_rows, serve_sections};
+use kernelab_runner::preflight::{require, Tool};
 use kernelab_runner::run::{RunKind, RunState};
 use kernelab_runner::serve::analysis::analyse;
 use kernelab_runner::serve::rounds::{run_rounds, RunEnd};
@@ -15,6 +16,25 @@ use kernelab_runner::serve::samples::{self, SampleWriter, ServeRecord, SCHEMA};
 use kernelab_runner::serve::spec::Spec;
 use std::io::Write;
 use std::path::PathBuf;
+
+/// Each server's program, found before any server starts (a relative path from the server's
+/// folder; a bare name on PATH, unless the server's environment sets its own PATH).
+fn preflight(spec: &Spec, spec_dir: &std::path::Path) -> Result<()> {
+    let mut tools = Vec::new();
+    for (name, s) in [("baseline", &spec.baseline), ("candidate", &spec.candidate)] {
+        let Some(prog) = s.argv.first() else { continue };
+        let prog = std::path::Path::new(prog);
+        let install = format!("it, or give its path in the spec's [{name}] argv");
+        if prog.components().count() > 1 {
+            let cwd = spec_dir.join(s.cwd.as_deref().unwrap_or(std::path::Path::new(".")));
+            tools.push(Tool::new(cwd.join(prog), &install, None));
+        } else if !s.env.contains_key("PATH") {
+            tools.push(Tool::new(prog, &install, None));
+        }
+    }
+    require(&tools)?;
+    Ok(())
+}
 
 /// Runs the command.
 pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
@@ -59,6 +79,7 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 .unwrap_or_else(|| PathBuf::from("."));
             let dir = std::fs::canonicalize(&dir)
                 .with_context(|| format!("{}: cannot resolve", dir.display()))?;
+            preflight(&spec, &dir)?;
             // A coin flip for the order of round 0, recorded in the header.
             let start = kernelab_runner::run::coin_flip();
             let label = spec_path
@@ -79,6 +100,9 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
         }
     };
     if !args.analyze {
+        if args.resume.is_some() {
+            preflight(&spec, &spec_dir)?;
+        }
         let path = run.samples.clone();
         let mut w = SampleWriter::append(&path).map_err(|e| anyhow!(e))?;
         if done.is_empty() {

@@ -169,3 +169,116 @@ fn issue27_a_missing_program_fails_once_before_anything_runs_or_is_written() {
     );
     assert_eq!(names(cwd.path()), Vec::<String>::new());
 }
+
+#[test]
+fn issue27_serve_names_a_missing_server_program_and_starts_nothing() {
+    let cwd = tempfile::tempdir().expect("tmp");
+    let state = tempfile::tempdir().expect("tmp");
+    let specs = tempfile::tempdir().expect("tmp");
+    let spec = crate::serve::spec(specs.path(), "", "", 2, "");
+    let text = std::fs::read_to_string(&spec).expect("spec");
+    std::fs::write(
+        &spec,
+        text.replacen("\"python3\"", "\"kernelab-no-such-server\"", 1),
+    )
+    .expect("spec");
+    let out = kernelab()
+        .current_dir(cwd.path())
+        .env("XDG_STATE_HOME", state.path())
+        .arg("serve")
+        .arg(&spec)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("kernelab-no-such-server: not found on PATH; install it, or give its path in the spec's [baseline] argv"),
+        "{err}"
+    );
+    assert!(
+        !state.path().join("kernelab").exists(),
+        "no run was created"
+    );
+    assert_eq!(names(cwd.path()), Vec::<String>::new());
+}
+
+#[test]
+fn issue27_sweep_submit_without_slurm_is_one_error_naming_sbatch() {
+    let t = tempfile::tempdir().expect("tmp");
+    let sweep = crate::sweep::tensor_sweep(t.path(), 1);
+    let out = kernelab()
+        .env("PATH", "/nonexistent")
+        .args(["sweep", "submit", "--dir"])
+        .arg(t.path().join("results"))
+        .arg(&sweep)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sbatch: not found on PATH; install Slurm"),
+        "{err}"
+    );
+    assert!(!t.path().join("results/slurm").exists(), "nothing written");
+}
+
+#[test]
+fn issue27_a_sweep_without_dir_writes_nothing_beside_the_sweep_file() {
+    let t = tempfile::tempdir().expect("tmp");
+    let state = tempfile::tempdir().expect("tmp");
+    let sweep = crate::sweep::tensor_sweep(t.path(), 1);
+    let before = names(t.path());
+    let run = || {
+        kernelab()
+            .current_dir(t.path())
+            .env("XDG_STATE_HOME", state.path())
+            .args(["sweep", "--jobs", "1", "--format", "json"])
+            .arg(&sweep)
+            .output()
+            .expect("runs")
+    };
+    let out = run();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(names(t.path()), before, "the sweep's folder is unchanged");
+    let sweeps = names(&state.path().join("kernelab/sweeps"));
+    assert_eq!(sweeps.len(), 1);
+    assert!(sweeps[0].starts_with("sweep-"), "{sweeps:?}");
+    // A rerun finds the same folder and skips the points done.
+    let again = run();
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(!err.contains("ran "), "nothing left to run: {err}");
+    assert_eq!(names(&state.path().join("kernelab/sweeps")), sweeps);
+}
+
+#[test]
+fn issue27_a_gpu_sweep_without_a_gpu_driver_is_one_error() {
+    let has_driver = std::process::Command::new("sh")
+        .args(["-c", "ldconfig -p | grep -q 'libcuda.so.1'"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if has_driver {
+        eprintln!("SKIP: this machine has a CUDA driver");
+        return;
+    }
+    let t = tempfile::tempdir().expect("tmp");
+    let sweep = crate::root().join("bench/h200/sweep_recompute.toml");
+    let out = kernelab()
+        .env("XDG_STATE_HOME", t.path())
+        .args(["sweep", "--dir"])
+        .arg(t.path().join("results"))
+        .arg(&sweep)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no CUDA driver: libcuda.so.1 is not installed"),
+        "{err}"
+    );
+    assert!(!err.contains("configs passed"), "no point ran: {err}");
+}
