@@ -205,7 +205,9 @@ pub struct DesignArgs {
     /// Practical threshold δ: smaller changes are negligible (e.g. 0.5% or 0.005).
     #[arg(long, default_value = "0.5%", value_name = "PCT")]
     pub threshold: String,
-    /// Target resolution (95% half-width) of the default sequential rule.
+    /// Target resolution (95% half-width) of the default sequential rule (`ab` runs; `ab
+    /// analyze` uses every pair with a fixed design unless the samples file records a
+    /// sequential plan).
     #[arg(long, default_value = "0.5%", value_name = "PCT")]
     pub resolution: String,
     /// Stop on width only, when the half-width is at most ±R (no early stop on significance).

@@ -94,6 +94,28 @@ fn design(d: &DesignArgs, direction: Direction) -> Result<Design> {
     })
 }
 
+/// The design of `ab analyze`: collected data is analysed whole (a fixed design, every pair),
+/// unless the samples file records a sequential plan, which is then followed (its stop rule and
+/// looks); `--fixed`, `--watch` or `--until` choose explicitly.
+fn analysis_design(
+    d: &DesignArgs,
+    direction: Direction,
+    recorded: Option<Design>,
+) -> Result<Design> {
+    let mut out = design(d, direction)?;
+    if !(d.fixed || d.watch || d.until.is_some()) {
+        match recorded {
+            Some(r) if r.stop != StopRule::Fixed => {
+                out.stop = r.stop;
+                out.min_pairs = r.min_pairs;
+                out.max_pairs = r.max_pairs;
+            }
+            _ => out.stop = StopRule::Fixed,
+        }
+    }
+    Ok(out)
+}
+
 fn direction(d: &DesignArgs, name: &str) -> Direction {
     if d.higher_is_better.iter().any(|n| n == name) {
         Direction::HigherIsBetter
@@ -357,11 +379,12 @@ fn analyze_cmd(a: AbAnalyzeArgs, session: &mut Session) -> Result<ExitStatus> {
         aa,
         failures,
         runs,
+        design: recorded,
     } = read_pairs(&a.file, a.metric.as_deref())?;
     if main.is_empty() {
         bail!("{}: no complete pairs to analyse", a.file.display());
     }
-    let d = design(&a.design, direction(&a.design, &name))?;
+    let d = analysis_design(&a.design, direction(&a.design, &name), recorded)?;
     let result = AbResult {
         aa: (!aa.is_empty()).then(|| aa_check(&aa, &d)),
         analyses: vec![MetricAnalysis {
