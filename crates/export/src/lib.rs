@@ -15,7 +15,6 @@ use kernelab_model::{family_key, Profile};
 use kernelab_trace::{read_file, NoProgress, ReadOptions};
 use parquet::arrow::ArrowWriter;
 use serde_json::{Map, Value};
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -45,7 +44,11 @@ pub struct ExistsError(pub PathBuf);
 
 impl std::fmt::Display for ExistsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: already exists; not replacing it", self.0.display())
+        write!(
+            f,
+            "{}: already exists; not replacing it (use --force to replace)",
+            self.0.display()
+        )
     }
 }
 
@@ -443,27 +446,26 @@ impl Dispatches {
     }
 }
 
-fn write_batch(path: &Path, batch: &RecordBatch) -> Result<()> {
-    let file: File = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                anyhow::Error::new(ExistsError(path.to_path_buf()))
-            } else {
-                anyhow::Error::new(e).context(format!("creating {}", path.display()))
-            }
-        })?;
-    let mut w = ArrowWriter::try_new(file, batch.schema(), None)?;
+fn write_batch(path: &Path, batch: &RecordBatch, replace: bool) -> Result<()> {
+    let mut bytes = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut bytes, batch.schema(), None)?;
     w.write(batch)?;
     w.close()?;
-    Ok(())
+    // The workspace's one writer: a temporary file renamed into place, never clobbering
+    // unless `replace`.
+    kernelab_model::write_file(path, &bytes, replace).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            anyhow::Error::new(ExistsError(path.to_path_buf()))
+        } else {
+            anyhow::Error::new(e).context(format!("creating {}", path.display()))
+        }
+    })
 }
 
 /// Reads every input and writes one Parquet file per non-empty table into `out_dir` (created
-/// when missing). Fails with [`ExistsError`] before writing anything when a target exists.
-pub fn export(out_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Written>> {
+/// when missing). Fails with [`ExistsError`] before writing anything when a target exists,
+/// unless `replace`.
+pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<Written>> {
     let mut tables = Tables::default();
     let mut dispatches = Dispatches::default();
     for path in inputs {
@@ -496,7 +498,7 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Written>> {
     }
     for (name, _) in &batches {
         let target = out_dir.join(name);
-        if target.exists() {
+        if !replace && std::fs::symlink_metadata(&target).is_ok() {
             return Err(ExistsError(target).into());
         }
     }
@@ -504,7 +506,7 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Written>> {
     let mut written = Vec::new();
     for (name, batch) in &batches {
         let path = out_dir.join(name);
-        write_batch(&path, batch)?;
+        write_batch(&path, batch, replace)?;
         written.push(Written {
             path,
             rows: batch.num_rows(),

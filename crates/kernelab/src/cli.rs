@@ -110,6 +110,7 @@ pub struct RecordArgs {
 
 /// Arguments of `kernelab impact`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct ImpactArgs {
     /// The request's profile: a bundle record or `kernelab profile --format json` output.
     #[arg(long, value_name = "FILE")]
@@ -188,6 +189,7 @@ pub enum ReportCommand {
 
 /// Arguments of `kernelab report check`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct ReportCheckArgs {
     /// The note (Markdown or plain text, UTF-8).
     pub note: PathBuf,
@@ -235,7 +237,10 @@ pub struct DesignArgs {
 
 /// Arguments of `kernelab ab`.
 #[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    mut_arg("format", text_formats)
+)]
 pub struct AbArgs {
     /// `analyze FILE`: the same analysis on recorded samples.
     #[command(subcommand)]
@@ -322,6 +327,7 @@ pub enum AbCommand {
 
 /// Arguments of `kernelab ab analyze`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct AbAnalyzeArgs {
     /// The samples file.
     pub file: PathBuf,
@@ -369,6 +375,7 @@ pub enum CheckCommand {
 
 /// Two files.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CheckPairArgs {
     /// First file (baseline).
     pub a: PathBuf,
@@ -393,6 +400,7 @@ pub struct CheckPairArgs {
 
 /// Two files compared under a tolerance (B is the reference).
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CheckCloseArgs {
     /// The output.
     pub a: PathBuf,
@@ -420,6 +428,7 @@ pub struct CheckCloseArgs {
 
 /// One or more files.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CheckFilesArgs {
     /// Files.
     #[arg(required = true)]
@@ -434,6 +443,7 @@ pub struct CheckFilesArgs {
 
 /// A sweep manifest.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CheckSweepArgs {
     /// TOML manifest: [[config]] name, baseline, candidate, repeats = [...], oracle; optional
     /// [tolerance] rtol/atol and dtype. Paths are relative to the manifest.
@@ -459,6 +469,7 @@ pub enum KernelCommand {
 
 /// Arguments of `kernelab kernel run`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct KernelRunArgs {
     /// The launch spec.
     pub spec: PathBuf,
@@ -611,6 +622,21 @@ pub enum FormatArg {
     Csv,
 }
 
+/// The `--format` values of a command whose result has no CSV form (table, md, json), so
+/// that `--help` lists what works and clap refuses `csv`: put
+/// `#[command(mut_arg("format", text_formats))]` on its arguments.
+pub fn text_formats(a: clap::Arg) -> clap::Arg {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    let values = FormatArg::value_variants()
+        .iter()
+        .filter(|v| **v != FormatArg::Csv)
+        .filter_map(ValueEnum::to_possible_value);
+    a.value_parser(
+        PossibleValuesParser::new(values)
+            .map(|s| FormatArg::from_str(&s, true).unwrap_or(FormatArg::Table)),
+    )
+}
+
 /// Where and how to write the result.
 #[derive(Args, Debug)]
 pub struct OutputArgs {
@@ -620,8 +646,9 @@ pub struct OutputArgs {
     /// Write to FILE instead of standard output (refuses to replace an existing file).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Replace FILE given to --out if it exists.
-    #[arg(long, requires = "out")]
+    /// Replace the files this command writes (--out, --svg) if they exist; without it an
+    /// existing file is never replaced.
+    #[arg(long)]
     pub force: bool,
 }
 

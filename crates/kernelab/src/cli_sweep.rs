@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 /// Arguments of `kernelab sweep`.
 #[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    mut_arg("format", crate::cli::text_formats)
+)]
 pub struct SweepArgs {
     /// `run-point`, `run-chunk`, `submit` (Slurm) or `collect`.
     #[command(subcommand)]
@@ -109,6 +112,7 @@ pub struct SubmitArgs {
 
 /// Arguments of `kernelab sweep collect`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CollectArgs {
     /// Sweep and folder.
     #[command(flatten)]

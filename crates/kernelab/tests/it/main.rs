@@ -9,6 +9,7 @@ mod code;
 mod code_targets;
 mod compare;
 mod convention;
+mod conventions27;
 mod counters;
 mod errors;
 mod export;
