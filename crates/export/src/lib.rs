@@ -6,9 +6,7 @@
 //! output folder; no existing file is ever replaced.
 
 use anyhow::{bail, Context, Result};
-use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder,
-};
+use arrow_array::builder::{Int64Builder, StringBuilder, UInt32Builder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use kernelab_model::{family_key, Profile};
@@ -17,6 +15,9 @@ use parquet::arrow::ArrowWriter;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+mod schema;
+use schema::Table;
 
 /// File name of the dispatch table.
 pub const DISPATCHES: &str = "dispatches.parquet";
@@ -53,81 +54,6 @@ impl std::fmt::Display for ExistsError {
 }
 
 impl std::error::Error for ExistsError {}
-
-/// A table of JSON-typed rows with columns in first-seen order.
-#[derive(Default)]
-struct Table {
-    columns: Vec<String>,
-    /// The columns as a set: a hashed lookup per key, not a scan of the column list.
-    known: std::collections::HashSet<String>,
-    rows: Vec<Map<String, Value>>,
-}
-
-impl Table {
-    fn push(&mut self, row: Map<String, Value>) {
-        for k in row.keys() {
-            if !self.known.contains(k) {
-                self.known.insert(k.clone());
-                self.columns.push(k.clone());
-            }
-        }
-        self.rows.push(row);
-    }
-
-    /// Columns typed by their values: all booleans → Boolean, all integers → Int64, all numbers
-    /// → Float64, otherwise Utf8 (non-string values as JSON text).
-    fn batch(&self) -> Result<RecordBatch> {
-        let mut fields = Vec::new();
-        let mut arrays: Vec<ArrayRef> = Vec::new();
-        for col in &self.columns {
-            let values: Vec<Option<&Value>> = self
-                .rows
-                .iter()
-                .map(|r| r.get(col).filter(|v| !v.is_null()))
-                .collect();
-            let present = values.iter().flatten();
-            let (all_bool, all_int, all_num) = present.fold((true, true, true), |acc, v| {
-                (
-                    acc.0 && v.is_boolean(),
-                    acc.1 && (v.is_i64() || v.is_u64() && v.as_i64().is_some()),
-                    acc.2 && v.is_number(),
-                )
-            });
-            let (dt, array): (DataType, ArrayRef) = if all_bool {
-                let mut b = BooleanBuilder::new();
-                values
-                    .iter()
-                    .for_each(|v| b.append_option(v.and_then(|v| v.as_bool())));
-                (DataType::Boolean, Arc::new(b.finish()))
-            } else if all_int {
-                let mut b = Int64Builder::new();
-                values
-                    .iter()
-                    .for_each(|v| b.append_option(v.and_then(|v| v.as_i64())));
-                (DataType::Int64, Arc::new(b.finish()))
-            } else if all_num {
-                let mut b = Float64Builder::new();
-                values
-                    .iter()
-                    .for_each(|v| b.append_option(v.and_then(|v| v.as_f64())));
-                (DataType::Float64, Arc::new(b.finish()))
-            } else {
-                let mut b = StringBuilder::new();
-                for v in &values {
-                    match v {
-                        None => b.append_null(),
-                        Some(Value::String(s)) => b.append_value(s),
-                        Some(other) => b.append_value(other.to_string()),
-                    }
-                }
-                (DataType::Utf8, Arc::new(b.finish()))
-            };
-            fields.push(Field::new(col, dt, true));
-            arrays.push(array);
-        }
-        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
-    }
-}
 
 /// Flattens nested objects into `parent_child` keys; arrays stay whole (as JSON text later).
 fn flatten_into(prefix: &str, obj: &Map<String, Value>, out: &mut Map<String, Value>) {
@@ -261,7 +187,7 @@ fn read_sample_line(
         // kernel run: {"spec", "sample"}.
         row.insert("spec".into(), Value::String(spec.clone()));
         flatten_into("", sample, &mut row);
-        tables.kernel.push(row);
+        tables.kernel.push(row, schema::KERNEL_SAMPLES);
     } else if obj.get("kind").and_then(Value::as_str) == Some("header") {
         // The headers of ab and serve files describe the run, they are not samples.
         return Ok(());
@@ -291,13 +217,13 @@ fn read_sample_line(
                 "value".into(),
                 m.get("value").cloned().unwrap_or(Value::Null),
             );
-            tables.ab.push(r);
+            tables.ab.push(r, schema::AB_SAMPLES);
         }
     } else {
         // serve (start / request / point / stop records, `kind` kept as a column) and any
         // other JSONL samples file.
         flatten_into("", &obj, &mut row);
-        tables.serve.push(row);
+        tables.serve.push(row, schema::SERVE_SAMPLES);
     }
     Ok(())
 }
@@ -347,7 +273,7 @@ fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
         for (k, v) in &p.params {
             row.insert(format!("param_{k}"), v.clone().into());
         }
-        tables.sweep.push(row);
+        tables.sweep.push(row, schema::SWEEP_POINTS);
     }
     Ok(())
 }
@@ -483,14 +409,14 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<W
     if dispatches.rows > 0 {
         batches.push((DISPATCHES, dispatches.batch()?));
     }
-    for (name, table) in [
-        (AB_SAMPLES, &tables.ab),
-        (KERNEL_SAMPLES, &tables.kernel),
-        (SERVE_SAMPLES, &tables.serve),
-        (SWEEP_POINTS, &tables.sweep),
+    for (name, table, declared) in [
+        (AB_SAMPLES, &tables.ab, schema::AB_SAMPLES),
+        (KERNEL_SAMPLES, &tables.kernel, schema::KERNEL_SAMPLES),
+        (SERVE_SAMPLES, &tables.serve, schema::SERVE_SAMPLES),
+        (SWEEP_POINTS, &tables.sweep, schema::SWEEP_POINTS),
     ] {
         if !table.rows.is_empty() {
-            batches.push((name, table.batch()?));
+            batches.push((name, table.batch(declared)?));
         }
     }
     if batches.is_empty() {
