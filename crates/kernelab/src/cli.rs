@@ -70,6 +70,11 @@ pub enum Command {
     /// run, counters): id, kind, label, start, pairs or rounds, and state; `--resume ID`
     /// continues an incomplete one.
     Runs(crate::commands::runs::RunsArgs),
+    /// Print a shell completion script, generated from this CLI's definition.
+    Completions(crate::commands::completions::CompletionsArgs),
+    /// Print the man page (roff) of kernelab or one of its commands, generated from this CLI's
+    /// definition (`kernelab man | man -l -`).
+    Man(crate::commands::completions::ManArgs),
     /// Add documents written earlier (a `--format json` document of any evidence command, e.g.
     /// a `kernel run` from a GPU machine, or a record of another bundle) to the bundle named by
     /// --record DIR (or KERNELAB_BUNDLE), with their provenance; --label names the change.

@@ -45,9 +45,12 @@ pub fn terminal_width(out: &OutputArgs) -> Option<u16> {
     if out.out.is_some() || !std::io::stdout().is_terminal() {
         return None;
     }
+    // COLUMNS when set (a shell sets it, but seldom exports it), else the terminal's own width.
     std::env::var("COLUMNS")
         .ok()
-        .and_then(|c| c.parse().ok())
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|&w: &u16| w > 0)
+        .or_else(|| terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0))
         .or(Some(200))
 }
 

@@ -9,7 +9,7 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     format!(
         "{} {}",
         thousands(n as u64),
-        if n == 1 { one } else { many }
+        kernelab_model::plural(n, one, many)
     )
 }
 
@@ -282,6 +282,13 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_the_noun_in_the_right_number() {
+        assert_eq!(count(1, "kernel", "kernels"), "1 kernel");
+        assert_eq!(count(0, "kernel", "kernels"), "0 kernels");
+        assert_eq!(count(1200, "row", "rows"), "1,200 rows");
+    }
 
     #[test]
     fn formats() {

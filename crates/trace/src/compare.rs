@@ -264,7 +264,11 @@ pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> 
             share: rest.iter().map(|r| s(r).share).sum(),
         };
         row(
-            format!("other ({} rows)", rest.len()),
+            format!(
+                "other ({} {})",
+                rest.len(),
+                kernelab_model::plural(rest.len(), "row", "rows")
+            ),
             sum(|r| &r.1),
             sum(|r| &r.2),
         )

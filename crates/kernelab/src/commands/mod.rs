@@ -5,6 +5,7 @@ pub mod ceilings;
 pub mod check;
 pub mod code;
 pub mod compare;
+pub mod completions;
 pub mod counters;
 pub mod export;
 pub mod impact;

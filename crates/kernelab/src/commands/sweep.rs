@@ -276,10 +276,10 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     if !outcomes.is_empty() {
         let _ = writeln!(
             std::io::stderr(),
-            "kernelab: ran {} points in {:.1} s on {} workers ({} skipped: already done)",
-            outcomes.len(),
+            "kernelab: ran {} in {:.1} s on {} ({} skipped: already done)",
+            kernelab_report::format::count(outcomes.len(), "point", "points"),
             start.elapsed().as_secs_f64(),
-            slots.len(),
+            kernelab_report::format::count(slots.len(), "worker", "workers"),
             sweep.points.len() - todo.len()
         );
     }

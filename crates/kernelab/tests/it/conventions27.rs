@@ -82,3 +82,41 @@ fn issue27_export_refuses_an_existing_table_unless_force() {
     names.sort();
     assert_eq!(names, ["ab_samples.parquet"], "no temporary file left");
 }
+
+#[test]
+fn issue27_completions_and_man_pages_come_from_the_cli_definition() {
+    let out = kernelab()
+        .args(["completions", "bash"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let bash = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        bash.contains("_kernelab()") && bash.contains("--accept-bias"),
+        "bash"
+    );
+    // The `ab` options the completion offers are exactly what `ab --help` documents.
+    assert!(!bash.contains("--aa ") && !bash.contains("--budget"));
+    let zsh = kernelab()
+        .args(["completions", "zsh"])
+        .output()
+        .expect("runs");
+    assert!(String::from_utf8_lossy(&zsh.stdout).starts_with("#compdef kernelab"));
+    let man = kernelab().arg("man").output().expect("runs");
+    let page = String::from_utf8_lossy(&man.stdout);
+    assert!(
+        page.contains(".TH kernelab 1") && page.contains("runs"),
+        "{page}"
+    );
+    let ab = kernelab().args(["man", "ab"]).output().expect("runs");
+    let page = String::from_utf8_lossy(&ab.stdout);
+    assert!(
+        page.contains(".TH kernelab-ab 1") && page.contains("accept\\-bias"),
+        "{page}"
+    );
+    let bad = kernelab().args(["man", "nope"]).output().expect("runs");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("man nope: no such command; one of profile")
+    );
+}
