@@ -119,17 +119,9 @@ pub struct Comparison {
     pub notes: Vec<String>,
 }
 
+/// The workspace's median (`kernelab_stats`), 0 for no values.
 fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    kernelab_stats::rank::median(v).unwrap_or(0.0)
 }
 
 fn side(rankings: &[Ranking], family: &str) -> Side {

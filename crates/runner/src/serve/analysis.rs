@@ -74,9 +74,8 @@ pub fn point_metrics(requests: &[&Measured], wall_s: f64, slo: &Slo) -> Vec<(Str
     out
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    quantile(&v, 0.5)
+fn median(v: Vec<f64>) -> Option<f64> {
+    kernelab_stats::rank::median(&v)
 }
 
 type Key = (usize, Slot, usize, usize);
