@@ -185,7 +185,8 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
         "repeats": a.repeats,
         "work_dir": work_dir.display().to_string(),
     });
-    run.write_header(kernelab_model::SCHEMA_VERSION, None, &plan)
+    let mut samples = run
+        .write_header(kernelab_model::SCHEMA_VERSION, None, &plan)
         .map_err(|e| anyhow!(e))?;
     eprintln!(
         "kernelab counters: run {}, profiler output in {}",
@@ -213,6 +214,15 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
     })
     .with_context(|| format!("{}: the work folder", work_dir.display()));
     bar.finish_and_clear();
+    // Each profiler process, one line of the run's samples file (`kernelab runs` counts them).
+    if let Ok(r) = &result {
+        for p in &r.processes {
+            let line = serde_json::json!({"kind": "process", "process": p});
+            samples
+                .write(&line)
+                .with_context(|| samples.path.display().to_string())?;
+        }
+    }
     let state = match &result {
         Ok(r) if r.processes.iter().any(|p| p.failure.is_none()) => RunState::Complete,
         _ => RunState::Failed,

@@ -213,6 +213,42 @@ fn a_crash_and_a_permission_error_are_recorded_per_process_and_the_run_goes_on()
         .as_str()
         .is_some_and(|m| m.contains("gVisor")));
     assert_eq!(p.iter().filter(|x| x["failure"].is_null()).count(), 4);
+    // Issue 27: the run's folder holds the profiler's output, and `kernelab runs` lists the run
+    // with its six processes.
+    let state = tempfile::tempdir().expect("tmp");
+    std::fs::remove_file(s.path().join("state/count")).expect("reset");
+    let again = s
+        .cmd()
+        .env("XDG_STATE_HOME", state.path())
+        .args([
+            "--metrics",
+            "gpu__time_duration.sum",
+            "--repeats",
+            "3",
+            "--format",
+            "json",
+        ])
+        .args(["--baseline", "true b", "--candidate", "true c"])
+        .output()
+        .expect("runs");
+    assert!(again.status.success());
+    let listed = kernelab()
+        .env("XDG_STATE_HOME", state.path())
+        .args(["runs", "--format", "json"])
+        .output()
+        .expect("runs");
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(listed[0]["kind"], "counters");
+    assert_eq!(listed[0]["count"], 6);
+    assert_eq!(listed[0]["state"], "complete");
+    let id = listed[0]["id"].as_str().expect("id");
+    let profiler = state.path().join("kernelab/runs").join(id).join("profiler");
+    assert!(
+        std::fs::read_dir(&profiler)
+            .expect("profiler folder")
+            .count()
+            > 0
+    );
     assert!(b["notes"]
         .as_array()
         .into_iter()
