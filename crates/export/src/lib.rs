@@ -131,6 +131,8 @@ fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
     let mut buf = Vec::new();
     let mut i = 0usize;
     let file = Value::String(path.display().to_string());
+    // The run kind its header names (files since #27); older files are told by their lines.
+    let mut run: Option<String> = None;
     loop {
         buf.clear();
         let n = (&mut reader)
@@ -155,7 +157,7 @@ fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
         }
         let line = std::str::from_utf8(&buf)
             .with_context(|| format!("{}:{}: not UTF-8", path.display(), i + 1))?;
-        let r = read_sample_line(path, i, line, &file, tables);
+        let r = read_sample_line(path, i, line, &file, &mut run, tables);
         i += 1;
         r?;
     }
@@ -168,6 +170,7 @@ fn read_sample_line(
     i: usize,
     line: &str,
     file: &Value,
+    run: &mut Option<String>,
     tables: &mut Tables,
 ) -> Result<()> {
     if line.trim().is_empty() {
@@ -178,6 +181,20 @@ fn read_sample_line(
     let Value::Object(obj) = v else {
         bail!("{}:{}: not a JSON object", path.display(), i + 1);
     };
+    let kind = obj.get("kind").and_then(Value::as_str);
+    if kind == Some("header") {
+        // The header describes the run (and names its kind); it is not a sample.
+        *run = obj.get("run").and_then(Value::as_str).map(str::to_string);
+        return Ok(());
+    }
+    // A run that names its kind: only its sample lines are rows (an ab failure or a counters
+    // process line is not a sample of any table).
+    match (run.as_deref(), kind) {
+        (Some("ab"), Some("run")) | (Some("kernel_run"), Some("sample")) => {}
+        (Some("serve"), _) => {}
+        (Some(_), _) => return Ok(()),
+        (None, _) => {}
+    }
     let mut row = Map::new();
     row.insert("file".into(), file.clone());
     row.insert("line".into(), Value::from(i as u64 + 1));
@@ -188,9 +205,6 @@ fn read_sample_line(
         row.insert("spec".into(), Value::String(spec.clone()));
         flatten_into("", sample, &mut row);
         tables.kernel.push(row, schema::KERNEL_SAMPLES);
-    } else if obj.get("kind").and_then(Value::as_str) == Some("header") {
-        // The headers of ab and serve files describe the run, they are not samples.
-        return Ok(());
     } else if obj.get("kind").and_then(Value::as_str) == Some("run")
         && obj.get("values").is_some_and(Value::is_array)
     {

@@ -38,7 +38,13 @@ pub fn run(args: ExportArgs, _session: &mut Session) -> Result<ExitStatus> {
     };
     let mut out = std::io::stdout().lock();
     for w in &written {
-        writeln!(out, "{}\t{} rows", w.path.display(), w.rows)?;
+        // Plain digits: the tab-separated lines are read by scripts.
+        let rows = format!(
+            "{} {}",
+            w.rows,
+            kernelab_model::plural(w.rows, "row", "rows")
+        );
+        writeln!(out, "{}\t{rows}", w.path.display())?;
     }
     Ok(ExitStatus::Success)
 }

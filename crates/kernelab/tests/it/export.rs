@@ -324,3 +324,26 @@ fn issue27_a_value_against_the_declared_type_is_exit_2_naming_the_line() {
     );
     assert!(!out.exists(), "nothing written");
 }
+
+/// Issue 27: the header's run kind decides the table; an ab failure record is no serve sample.
+#[test]
+fn issue27_the_header_names_the_table_and_an_ab_failure_is_no_serve_row() {
+    let t = tempfile::tempdir().expect("tmp");
+    let samples = t.path().join("samples.jsonl");
+    std::fs::write(
+        &samples,
+        "{\"kind\":\"header\",\"run\":\"ab\",\"id\":\"ab-x\",\"schema_version\":3,\"baseline\":[\"a\"],\"candidate\":[\"b\"],\"metrics\":[\"t\"],\"start\":\"AB\"}\n\
+         {\"kind\":\"run\",\"pair\":0,\"aa\":false,\"order\":\"AB\",\"slot\":\"A\",\"values\":[{\"name\":\"t\",\"value\":1.0}],\"exit_code\":0}\n\
+         {\"kind\":\"failure\",\"pair\":0,\"aa\":false,\"slot\":\"B\",\"reason\":\"exit status 1\"}\n",
+    )
+    .expect("writes");
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&samples)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("ab_samples.parquet\t1 row\n"));
+    assert!(!out.join("serve_samples.parquet").exists());
+}
