@@ -515,7 +515,7 @@ pub fn export_input(data: &[u8]) {
     let Some(path) = dir.file(name, data) else {
         return;
     };
-    let _ = kernelab_export::export(&dir.0.join("out"), &[path]);
+    let _ = kernelab_export::export(&dir.0.join("out"), &[path], false);
 }
 
 /// The Slurm batch script of arguments taken from the input's lines: either refused, or a

@@ -6,18 +6,18 @@
 //! output folder; no existing file is ever replaced.
 
 use anyhow::{bail, Context, Result};
-use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder,
-};
+use arrow_array::builder::{Int64Builder, StringBuilder, UInt32Builder, UInt64Builder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use kernelab_model::{family_key, Profile};
 use kernelab_trace::{read_file, NoProgress, ReadOptions};
 use parquet::arrow::ArrowWriter;
 use serde_json::{Map, Value};
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+mod schema;
+use schema::Table;
 
 /// File name of the dispatch table.
 pub const DISPATCHES: &str = "dispatches.parquet";
@@ -45,86 +45,15 @@ pub struct ExistsError(pub PathBuf);
 
 impl std::fmt::Display for ExistsError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: already exists; not replacing it", self.0.display())
+        write!(
+            f,
+            "{}: already exists; not replacing it (use --force to replace)",
+            self.0.display()
+        )
     }
 }
 
 impl std::error::Error for ExistsError {}
-
-/// A table of JSON-typed rows with columns in first-seen order.
-#[derive(Default)]
-struct Table {
-    columns: Vec<String>,
-    /// The columns as a set: a hashed lookup per key, not a scan of the column list.
-    known: std::collections::HashSet<String>,
-    rows: Vec<Map<String, Value>>,
-}
-
-impl Table {
-    fn push(&mut self, row: Map<String, Value>) {
-        for k in row.keys() {
-            if !self.known.contains(k) {
-                self.known.insert(k.clone());
-                self.columns.push(k.clone());
-            }
-        }
-        self.rows.push(row);
-    }
-
-    /// Columns typed by their values: all booleans → Boolean, all integers → Int64, all numbers
-    /// → Float64, otherwise Utf8 (non-string values as JSON text).
-    fn batch(&self) -> Result<RecordBatch> {
-        let mut fields = Vec::new();
-        let mut arrays: Vec<ArrayRef> = Vec::new();
-        for col in &self.columns {
-            let values: Vec<Option<&Value>> = self
-                .rows
-                .iter()
-                .map(|r| r.get(col).filter(|v| !v.is_null()))
-                .collect();
-            let present = values.iter().flatten();
-            let (all_bool, all_int, all_num) = present.fold((true, true, true), |acc, v| {
-                (
-                    acc.0 && v.is_boolean(),
-                    acc.1 && (v.is_i64() || v.is_u64() && v.as_i64().is_some()),
-                    acc.2 && v.is_number(),
-                )
-            });
-            let (dt, array): (DataType, ArrayRef) = if all_bool {
-                let mut b = BooleanBuilder::new();
-                values
-                    .iter()
-                    .for_each(|v| b.append_option(v.and_then(|v| v.as_bool())));
-                (DataType::Boolean, Arc::new(b.finish()))
-            } else if all_int {
-                let mut b = Int64Builder::new();
-                values
-                    .iter()
-                    .for_each(|v| b.append_option(v.and_then(|v| v.as_i64())));
-                (DataType::Int64, Arc::new(b.finish()))
-            } else if all_num {
-                let mut b = Float64Builder::new();
-                values
-                    .iter()
-                    .for_each(|v| b.append_option(v.and_then(|v| v.as_f64())));
-                (DataType::Float64, Arc::new(b.finish()))
-            } else {
-                let mut b = StringBuilder::new();
-                for v in &values {
-                    match v {
-                        None => b.append_null(),
-                        Some(Value::String(s)) => b.append_value(s),
-                        Some(other) => b.append_value(other.to_string()),
-                    }
-                }
-                (DataType::Utf8, Arc::new(b.finish()))
-            };
-            fields.push(Field::new(col, dt, true));
-            arrays.push(array);
-        }
-        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
-    }
-}
 
 /// Flattens nested objects into `parent_child` keys; arrays stay whole (as JSON text later).
 fn flatten_into(prefix: &str, obj: &Map<String, Value>, out: &mut Map<String, Value>) {
@@ -202,6 +131,8 @@ fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
     let mut buf = Vec::new();
     let mut i = 0usize;
     let file = Value::String(path.display().to_string());
+    // The run kind its header names (files since #27); older files are told by their lines.
+    let mut run: Option<String> = None;
     loop {
         buf.clear();
         let n = (&mut reader)
@@ -226,7 +157,7 @@ fn read_samples(path: &Path, tables: &mut Tables) -> Result<()> {
         }
         let line = std::str::from_utf8(&buf)
             .with_context(|| format!("{}:{}: not UTF-8", path.display(), i + 1))?;
-        let r = read_sample_line(path, i, line, &file, tables);
+        let r = read_sample_line(path, i, line, &file, &mut run, tables);
         i += 1;
         r?;
     }
@@ -239,6 +170,7 @@ fn read_sample_line(
     i: usize,
     line: &str,
     file: &Value,
+    run: &mut Option<String>,
     tables: &mut Tables,
 ) -> Result<()> {
     if line.trim().is_empty() {
@@ -249,6 +181,20 @@ fn read_sample_line(
     let Value::Object(obj) = v else {
         bail!("{}:{}: not a JSON object", path.display(), i + 1);
     };
+    let kind = obj.get("kind").and_then(Value::as_str);
+    if kind == Some("header") {
+        // The header describes the run (and names its kind); it is not a sample.
+        *run = obj.get("run").and_then(Value::as_str).map(str::to_string);
+        return Ok(());
+    }
+    // A run that names its kind: only its sample lines are rows (an ab failure or a counters
+    // process line is not a sample of any table).
+    match (run.as_deref(), kind) {
+        (Some("ab"), Some("run")) | (Some("kernel_run"), Some("sample")) => {}
+        (Some("serve"), _) => {}
+        (Some(_), _) => return Ok(()),
+        (None, _) => {}
+    }
     let mut row = Map::new();
     row.insert("file".into(), file.clone());
     row.insert("line".into(), Value::from(i as u64 + 1));
@@ -263,10 +209,7 @@ fn read_sample_line(
             let ns = us.as_f64().map_or(Value::Null, |x| Value::from(x * 1e3));
             row.entry("ns_per_launch").or_insert(ns);
         }
-        tables.kernel.push(row);
-    } else if obj.get("kind").and_then(Value::as_str) == Some("header") {
-        // The headers of ab and serve files describe the run, they are not samples.
-        return Ok(());
+        tables.kernel.push(row, schema::KERNEL_SAMPLES);
     } else if obj.get("kind").and_then(Value::as_str) == Some("run")
         && obj.get("values").is_some_and(Value::is_array)
     {
@@ -293,13 +236,13 @@ fn read_sample_line(
                 "value".into(),
                 m.get("value").cloned().unwrap_or(Value::Null),
             );
-            tables.ab.push(r);
+            tables.ab.push(r, schema::AB_SAMPLES);
         }
     } else {
         // serve (start / request / point / stop records, `kind` kept as a column) and any
         // other JSONL samples file.
         flatten_into("", &obj, &mut row);
-        tables.serve.push(row);
+        tables.serve.push(row, schema::SERVE_SAMPLES);
     }
     Ok(())
 }
@@ -349,7 +292,7 @@ fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
         for (k, v) in &p.params {
             row.insert(format!("param_{k}"), v.clone().into());
         }
-        tables.sweep.push(row);
+        tables.sweep.push(row, schema::SWEEP_POINTS);
     }
     Ok(())
 }
@@ -448,27 +391,26 @@ impl Dispatches {
     }
 }
 
-fn write_batch(path: &Path, batch: &RecordBatch) -> Result<()> {
-    let file: File = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                anyhow::Error::new(ExistsError(path.to_path_buf()))
-            } else {
-                anyhow::Error::new(e).context(format!("creating {}", path.display()))
-            }
-        })?;
-    let mut w = ArrowWriter::try_new(file, batch.schema(), None)?;
+fn write_batch(path: &Path, batch: &RecordBatch, replace: bool) -> Result<()> {
+    let mut bytes = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut bytes, batch.schema(), None)?;
     w.write(batch)?;
     w.close()?;
-    Ok(())
+    // The workspace's one writer: a temporary file renamed into place, never clobbering
+    // unless `replace`.
+    kernelab_model::write_file(path, &bytes, replace).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            anyhow::Error::new(ExistsError(path.to_path_buf()))
+        } else {
+            anyhow::Error::new(e).context(format!("creating {}", path.display()))
+        }
+    })
 }
 
 /// Reads every input and writes one Parquet file per non-empty table into `out_dir` (created
-/// when missing). Fails with [`ExistsError`] before writing anything when a target exists.
-pub fn export(out_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Written>> {
+/// when missing). Fails with [`ExistsError`] before writing anything when a target exists,
+/// unless `replace`.
+pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<Written>> {
     let mut tables = Tables::default();
     let mut dispatches = Dispatches::default();
     for path in inputs {
@@ -486,14 +428,14 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Written>> {
     if dispatches.rows > 0 {
         batches.push((DISPATCHES, dispatches.batch()?));
     }
-    for (name, table) in [
-        (AB_SAMPLES, &tables.ab),
-        (KERNEL_SAMPLES, &tables.kernel),
-        (SERVE_SAMPLES, &tables.serve),
-        (SWEEP_POINTS, &tables.sweep),
+    for (name, table, declared) in [
+        (AB_SAMPLES, &tables.ab, schema::AB_SAMPLES),
+        (KERNEL_SAMPLES, &tables.kernel, schema::KERNEL_SAMPLES),
+        (SERVE_SAMPLES, &tables.serve, schema::SERVE_SAMPLES),
+        (SWEEP_POINTS, &tables.sweep, schema::SWEEP_POINTS),
     ] {
         if !table.rows.is_empty() {
-            batches.push((name, table.batch()?));
+            batches.push((name, table.batch(declared)?));
         }
     }
     if batches.is_empty() {
@@ -501,7 +443,7 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Written>> {
     }
     for (name, _) in &batches {
         let target = out_dir.join(name);
-        if target.exists() {
+        if !replace && std::fs::symlink_metadata(&target).is_ok() {
             return Err(ExistsError(target).into());
         }
     }
@@ -509,7 +451,7 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf]) -> Result<Vec<Written>> {
     let mut written = Vec::new();
     for (name, batch) in &batches {
         let path = out_dir.join(name);
-        write_batch(&path, batch)?;
+        write_batch(&path, batch, replace)?;
         written.push(Written {
             path,
             rows: batch.num_rows(),

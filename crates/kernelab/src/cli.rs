@@ -66,6 +66,15 @@ pub enum Command {
     /// request kernel time with its interval and the bounds on busy and wall time; measured
     /// request changes (`compare`, `ab`) are checked against the prediction.
     Impact(ImpactArgs),
+    /// List the experiment runs kept in $XDG_STATE_HOME/kernelab/runs/ (ab, serve, kernel
+    /// run, counters): id, kind, label, start, pairs or rounds, and state; `--resume ID`
+    /// continues an incomplete one.
+    Runs(crate::commands::runs::RunsArgs),
+    /// Print a shell completion script, generated from this CLI's definition.
+    Completions(crate::commands::completions::CompletionsArgs),
+    /// Print the man page (roff) of kernelab or one of its commands, generated from this CLI's
+    /// definition (`kernelab man | man -l -`).
+    Man(crate::commands::completions::ManArgs),
     /// Add documents written earlier (a `--format json` document of any evidence command, e.g.
     /// a `kernel run` from a GPU machine, or a record of another bundle) to the bundle named by
     /// --record DIR (or KERNELAB_BUNDLE), with their provenance; --label names the change.
@@ -106,6 +115,7 @@ pub struct RecordArgs {
 
 /// Arguments of `kernelab impact`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct ImpactArgs {
     /// The request's profile: a bundle record or `kernelab profile --format json` output.
     #[arg(long, value_name = "FILE")]
@@ -184,6 +194,7 @@ pub enum ReportCommand {
 
 /// Arguments of `kernelab report check`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct ReportCheckArgs {
     /// The note (Markdown or plain text, UTF-8).
     pub note: PathBuf,
@@ -201,7 +212,9 @@ pub struct DesignArgs {
     /// Practical threshold δ: smaller changes are negligible (e.g. 0.5% or 0.005).
     #[arg(long, default_value = "0.5%", value_name = "PCT")]
     pub threshold: String,
-    /// Target resolution (95% half-width) of the default sequential rule.
+    /// Target resolution (95% half-width) of the default sequential rule (`ab` runs; `ab
+    /// analyze` uses every pair with a fixed design unless the samples file records a
+    /// sequential plan).
     #[arg(long, default_value = "0.5%", value_name = "PCT")]
     pub resolution: String,
     /// Stop on width only, when the half-width is at most ±R (no early stop on significance).
@@ -229,7 +242,10 @@ pub struct DesignArgs {
 
 /// Arguments of `kernelab ab`.
 #[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    mut_arg("format", text_formats)
+)]
 pub struct AbArgs {
     /// `analyze FILE`: the same analysis on recorded samples.
     #[command(subcommand)]
@@ -269,11 +285,12 @@ pub struct AbArgs {
     /// Stop after this many failed runs.
     #[arg(long, default_value_t = 5)]
     pub max_failures: usize,
-    /// Samples file (JSONL); default `kernelab-ab-<time>.jsonl`. Never overwritten.
+    /// Samples file (JSONL), created (never overwritten); default `samples.jsonl` in the run's
+    /// folder under $XDG_STATE_HOME/kernelab/runs/ (`kernelab runs` lists them).
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
-    /// Continue an interrupted run from its samples file.
-    #[arg(long, value_name = "FILE", conflicts_with = "samples")]
+    /// Continue an interrupted run: its id (`kernelab runs`), folder or samples file.
+    #[arg(long, value_name = "ID|FILE", conflicts_with = "samples")]
     pub resume: Option<PathBuf>,
     /// The design.
     #[command(flatten)]
@@ -289,12 +306,13 @@ pub struct ServeArgs {
     /// The serve spec (TOML).
     #[arg(value_name = "SPEC", required_unless_present = "resume")]
     pub spec: Option<PathBuf>,
-    /// Samples file (JSONL); default `kernelab-serve-<time>.jsonl`. Never overwritten. Server
-    /// logs go to the folder `<samples>.logs/`.
+    /// Samples file (JSONL), created (never overwritten); default `samples.jsonl` in the run's
+    /// folder under $XDG_STATE_HOME/kernelab/runs/, which also holds the servers' logs.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
-    /// Continue an interrupted run from its samples file (the spec is read from it).
-    #[arg(long, value_name = "FILE", conflicts_with = "samples")]
+    /// Continue an interrupted run: its id (`kernelab runs`), folder or samples file (the
+    /// spec is read from it).
+    #[arg(long, value_name = "ID|FILE", conflicts_with = "samples")]
     pub resume: Option<PathBuf>,
     /// Analyse the samples file only; start no server.
     #[arg(long, requires = "resume")]
@@ -314,6 +332,7 @@ pub enum AbCommand {
 
 /// Arguments of `kernelab ab analyze`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct AbAnalyzeArgs {
     /// The samples file.
     pub file: PathBuf,
@@ -361,6 +380,7 @@ pub enum CheckCommand {
 
 /// Two files.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CheckPairArgs {
     /// First file (baseline).
     pub a: PathBuf,
@@ -385,6 +405,7 @@ pub struct CheckPairArgs {
 
 /// Two files compared under a tolerance (B is the reference).
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CheckCloseArgs {
     /// The output.
     pub a: PathBuf,
@@ -412,6 +433,7 @@ pub struct CheckCloseArgs {
 
 /// One or more files.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CheckFilesArgs {
     /// Files.
     #[arg(required = true)]
@@ -426,6 +448,7 @@ pub struct CheckFilesArgs {
 
 /// A sweep manifest.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CheckSweepArgs {
     /// TOML manifest: [[config]] name, baseline, candidate, repeats = [...], oracle; optional
     /// [tolerance] rtol/atol and dtype. Paths are relative to the manifest.
@@ -451,11 +474,12 @@ pub enum KernelCommand {
 
 /// Arguments of `kernelab kernel run`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct KernelRunArgs {
     /// The launch spec.
     pub spec: PathBuf,
-    /// Append every timed sample to this JSONL file (default: kernel-samples.jsonl beside
-    /// --out, or in the current directory).
+    /// Samples file (JSONL) for every timed sample, created (never overwritten); default
+    /// `samples.jsonl` in the run's folder under $XDG_STATE_HOME/kernelab/runs/.
     #[arg(long, value_name = "FILE")]
     pub samples: Option<PathBuf>,
     /// Override timing.rounds.
@@ -607,6 +631,21 @@ pub enum FormatArg {
     Csv,
 }
 
+/// The `--format` values of a command whose result has no CSV form (table, md, json), so
+/// that `--help` lists what works and clap refuses `csv`: put
+/// `#[command(mut_arg("format", text_formats))]` on its arguments.
+pub fn text_formats(a: clap::Arg) -> clap::Arg {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    let values = FormatArg::value_variants()
+        .iter()
+        .filter(|v| **v != FormatArg::Csv)
+        .filter_map(ValueEnum::to_possible_value);
+    a.value_parser(
+        PossibleValuesParser::new(values)
+            .map(|s| FormatArg::from_str(&s, true).unwrap_or(FormatArg::Table)),
+    )
+}
+
 /// Where and how to write the result.
 #[derive(Args, Debug)]
 pub struct OutputArgs {
@@ -616,8 +655,9 @@ pub struct OutputArgs {
     /// Write to FILE instead of standard output (refuses to replace an existing file).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Replace FILE given to --out if it exists.
-    #[arg(long, requires = "out")]
+    /// Replace the files this command writes (--out, --svg) if they exist; without it an
+    /// existing file is never replaced.
+    #[arg(long)]
     pub force: bool,
 }
 

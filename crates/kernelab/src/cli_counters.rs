@@ -58,8 +58,8 @@ pub struct CountersArgs {
     /// Per-process timeout in seconds; a process past it is killed with its group.
     #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
     pub timeout: f64,
-    /// Folder that keeps every process's profiler output and stderr (default:
-    /// kernelab-counters beside --out, or in the current directory).
+    /// Folder that keeps every process's profiler output and stderr, new or empty (default:
+    /// `profiler/` in the run's folder under $XDG_STATE_HOME/kernelab/runs/).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
     /// Where and how to write the result (table, md, json or csv).

@@ -15,6 +15,7 @@ pub enum BackendArg {
 
 /// Arguments of `kernelab ceilings`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CeilingsArgs {
     /// GPU API of the device to measure.
     #[arg(long, value_enum, default_value_t = BackendArg::Cuda)]

@@ -6,14 +6,17 @@ use std::path::PathBuf;
 
 /// Arguments of `kernelab sweep`.
 #[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    mut_arg("format", crate::cli::text_formats)
+)]
 pub struct SweepArgs {
     /// `run-point`, `run-chunk`, `submit` (Slurm) or `collect`.
     #[command(subcommand)]
     pub command: Option<SweepCommand>,
     /// The sweep file (TOML; format in docs/sweep.md).
     pub sweep: Option<PathBuf>,
-    /// Results folder: one result file per point (default: the sweep file's name with `.out`).
+    /// Results folder: one result file per point (default: `sweeps/NAME-HASH/` in $XDG_STATE_HOME/kernelab/, one per sweep file, so a rerun resumes).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// GPUs to spread the points over, one worker each (`0,1`); each point runs in a child
@@ -49,7 +52,7 @@ pub enum SweepCommand {
 pub struct SweepDir {
     /// The sweep file.
     pub sweep: PathBuf,
-    /// Results folder (default: the sweep file's name with `.out`).
+    /// Results folder (default: `sweeps/NAME-HASH/` in $XDG_STATE_HOME/kernelab/, one per sweep file, so a rerun resumes).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 }
@@ -109,6 +112,7 @@ pub struct SubmitArgs {
 
 /// Arguments of `kernelab sweep collect`.
 #[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
 pub struct CollectArgs {
     /// Sweep and folder.
     #[command(flatten)]

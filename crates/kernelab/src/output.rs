@@ -7,26 +7,34 @@ use std::io::{IsTerminal, Write};
 /// Fails early if `--out` names an existing file and `--force` was not given, or names
 /// something that is not a regular file (a folder, a FIFO, a device: never replaced).
 pub fn check_target(out: &OutputArgs) -> Result<()> {
-    if let Some(path) = &out.out {
-        if let Ok(meta) = std::fs::symlink_metadata(path) {
-            if meta.is_dir() {
-                bail!(
-                    "{}: is a directory; --out needs a file path",
-                    path.display()
-                );
-            }
-            if !meta.is_file() {
-                bail!(
-                    "{}: not a regular file; --out replaces only regular files",
-                    path.display()
-                );
-            }
-            if !out.force {
-                bail!(
-                    "{}: already exists; not replacing it (use --force to replace)",
-                    path.display()
-                );
-            }
+    match &out.out {
+        Some(path) => check_file("--out", path, out.force),
+        None => Ok(()),
+    }
+}
+
+/// The one rule for every file a command writes (`--out`, `--svg`, `export`'s tables): a new
+/// file, or with `force` an existing regular file; a folder, FIFO or device is never replaced.
+/// Checked before any work, so a refused file costs nothing.
+pub fn check_file(option: &str, path: &std::path::Path, force: bool) -> Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if meta.is_dir() {
+            bail!(
+                "{}: is a directory; {option} needs a file path",
+                path.display()
+            );
+        }
+        if !meta.is_file() {
+            bail!(
+                "{}: not a regular file; {option} replaces only regular files",
+                path.display()
+            );
+        }
+        if !force {
+            bail!(
+                "{}: already exists; not replacing it (use --force to replace)",
+                path.display()
+            );
         }
     }
     Ok(())
@@ -37,9 +45,12 @@ pub fn terminal_width(out: &OutputArgs) -> Option<u16> {
     if out.out.is_some() || !std::io::stdout().is_terminal() {
         return None;
     }
+    // COLUMNS when set (a shell sets it, but seldom exports it), else the terminal's own width.
     std::env::var("COLUMNS")
         .ok()
-        .and_then(|c| c.parse().ok())
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|&w: &u16| w > 0)
+        .or_else(|| terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0))
         .or(Some(200))
 }
 

@@ -43,22 +43,29 @@ fn words(e: &result::DriverError) -> String {
     }
 }
 
+/// Whether the CUDA driver library loads.
+pub(crate) fn driver_present() -> Result<()> {
+    // SAFETY: loading the system's CUDA driver library runs its initialisers, which is what
+    // every CUDA program does; the handle is dropped straight away (cudarc loads its own).
+    #[allow(unsafe_code)]
+    let found = ["libcuda.so.1", "libcuda.so", "nvcuda.dll"]
+        .iter()
+        .any(|n| unsafe { libloading::Library::new(n) }.is_ok());
+    if found {
+        Ok(())
+    } else {
+        Err(Error::NoRuntime {
+            what: "CUDA driver",
+            library: "libcuda.so.1",
+        })
+    }
+}
+
 impl Cuda {
     /// Opens device `ordinal`; a clear error (no panic) where no CUDA driver is installed.
     pub fn open(ordinal: i32) -> Result<Cuda> {
         // cudarc panics when it cannot load libcuda; look for it first.
-        // SAFETY: loading the system's CUDA driver library runs its initialisers, which is what
-        // every CUDA program does; the handle is dropped straight away (cudarc loads its own).
-        #[allow(unsafe_code)]
-        let found = ["libcuda.so.1", "libcuda.so", "nvcuda.dll"]
-            .iter()
-            .any(|n| unsafe { libloading::Library::new(n) }.is_ok());
-        if !found {
-            return Err(Error::NoRuntime {
-                what: "CUDA driver",
-                library: "libcuda.so.1",
-            });
-        }
+        driver_present()?;
         // cudarc also panics when a symbol it binds is missing from an older driver.
         let init = std::panic::catch_unwind(result::init).map_err(|_| Error::OldDriver)?;
         init.map_err(err("init"))?;

@@ -53,7 +53,7 @@ pub enum Error {
     #[error(transparent)]
     Tensor(#[from] kernelab_tensor::Error),
     /// The GPU runtime of the spec's backend is not installed.
-    #[error("no {what}: {library} is not installed on this machine")]
+    #[error("no {what}: {library} is not installed on this machine (a GPU and its driver are needed: install the NVIDIA driver for CUDA, ROCm for HIP, or run on a GPU machine)")]
     NoRuntime {
         /// `CUDA driver` or `HIP runtime`.
         what: &'static str,

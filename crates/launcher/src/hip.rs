@@ -33,6 +33,24 @@ const HIP_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
 const HOST_TO_DEVICE: c_int = 1;
 const DEVICE_TO_HOST: c_int = 2;
 
+/// Whether the HIP runtime library loads.
+#[allow(unsafe_code)]
+pub(crate) fn runtime_present() -> Result<()> {
+    // SAFETY: loading the HIP runtime runs its initialisers, as every HIP program does; the
+    // handle is dropped straight away.
+    let found = ["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.7"]
+        .iter()
+        .any(|n| unsafe { Library::new(n) }.is_ok());
+    if found {
+        Ok(())
+    } else {
+        Err(Error::NoRuntime {
+            what: "HIP runtime",
+            library: "libamdhip64.so",
+        })
+    }
+}
+
 #[allow(unsafe_code)]
 impl Hip {
     /// Opens device `ordinal`; a clear error where the HIP runtime is not installed.

@@ -31,6 +31,15 @@ pub fn open_device(backend: Backend, device: i32) -> Result<Box<dyn Gpu>> {
     })
 }
 
+/// Whether the GPU runtime of `backend` is installed (the driver library loads), checked
+/// before any worker starts: the error names the library and what to install.
+pub fn runtime_present(backend: Backend) -> Result<()> {
+    match backend {
+        Backend::Cuda => cuda::driver_present(),
+        Backend::Hip => hip::runtime_present(),
+    }
+}
+
 /// Opens the spec's backend.
 pub fn open(spec: &Spec) -> Result<Box<dyn Gpu>> {
     Ok(match spec.backend {

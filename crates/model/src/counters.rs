@@ -26,6 +26,22 @@ pub enum FailureKind {
     Output,
 }
 
+impl FailureKind {
+    /// The failure in words, for people (never the variant's name).
+    pub fn describe(&self) -> &'static str {
+        match self {
+            FailureKind::MissingBinary => "profiler not found",
+            FailureKind::Permission => "no permission to read GPU counters",
+            FailureKind::UnsupportedGpu => "GPU not supported by the profiler",
+            FailureKind::Signal => "ended by a signal",
+            FailureKind::Timeout => "timed out",
+            FailureKind::Exit => "failed",
+            FailureKind::NoKernels => "no kernel matched the filter",
+            FailureKind::Output => "profiler output missing or unreadable",
+        }
+    }
+}
+
 /// One fresh profiler process.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ProcessRecord {

@@ -54,6 +54,15 @@ pub use fsio::{
 pub use kernelab_stats::{Change, Direction, Interval, Verdict};
 pub use limits::{read_capped, CappedReadError, DEFAULT_MAX_DECOMPRESSED};
 pub use location::Location;
+
+/// `one` when `n` is 1, else `many`: the noun of a count ("1 kernel", "2 kernels").
+pub fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Interner, NameId, Profile, SourceInfo};
 pub use provenance::{GitState, InputFile, Provenance};

@@ -54,7 +54,7 @@ pub fn code_show_tables(objects: &[CodeObject], width: usize) -> Vec<Block> {
             lines: facts,
         });
         let mut t = Table::new(
-            format!("{} kernels", o.kernels.len()),
+            crate::format::count(o.kernels.len(), "kernel", "kernels"),
             &[
                 ("kernel", Align::Left),
                 ("regs/VGPR", Align::Right),

@@ -2,7 +2,7 @@
 //! with an arrow, flagged only beyond the repeat spread), per-side medians, and every failed
 //! profiler process with the end of its stderr.
 
-use crate::format::{decimal, duration_ns, percent, thousands, UNAVAILABLE};
+use crate::format::{count, decimal, duration_ns, percent, thousands, UNAVAILABLE};
 use crate::format::{with_unit, Unit};
 use crate::table::{Align, Block, Table};
 use kernelab_model::counters::{CounterStat, CountersRun};
@@ -103,13 +103,13 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Block> {
     }
     out.push(Block::Table(t));
     let mut lines = vec![format!(
-        "{} over {}: {} metric(s), {} per process, {} repeat(s), {} process(es), {} failed",
+        "{} over {}: {}, {} per process, {}, {}, {} failed",
         r.profiler,
         r.target,
-        r.metrics.len(),
+        count(r.metrics.len(), "metric", "metrics"),
         r.group_size,
-        r.repeats,
-        r.processes.len(),
+        count(r.repeats, "repeat", "repeats"),
+        count(r.processes.len(), "process", "processes"),
         r.failures().count()
     )];
     if !r.unavailable.is_empty() {
@@ -133,10 +133,7 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Block> {
                 p.group,
                 p.metrics.join(","),
                 p.repeat,
-                p.failure
-                    .clone()
-                    .map(|k| format!("{k:?}"))
-                    .unwrap_or_default(),
+                p.failure.as_ref().map_or("", |k| k.describe()),
                 p.message.clone().unwrap_or_default(),
                 if last.is_empty() {
                     String::new()

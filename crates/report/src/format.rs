@@ -3,6 +3,16 @@
 /// The text shown for a figure the input does not have.
 pub const UNAVAILABLE: &str = "unavailable";
 
+/// A count with its noun in the right number: `count(1, "kernel", "kernels")` → `1 kernel`,
+/// `count(1200, …)` → `1,200 kernels`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        thousands(n as u64),
+        kernelab_model::plural(n, one, many)
+    )
+}
+
 /// An integer with thousands separators: `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -272,6 +282,13 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_the_noun_in_the_right_number() {
+        assert_eq!(count(1, "kernel", "kernels"), "1 kernel");
+        assert_eq!(count(0, "kernel", "kernels"), "0 kernels");
+        assert_eq!(count(1200, "row", "rows"), "1,200 rows");
+    }
 
     #[test]
     fn formats() {

@@ -62,7 +62,10 @@ pub fn metrics_tables(
 ) -> Vec<Block> {
     let mut cols: Vec<(&str, Align)> = vec![("ID", Align::Right), ("kernel", Align::Left)];
     cols.extend(columns.iter().map(|c| (c.as_str(), Align::Right)));
-    let mut t = Table::new(format!("{} profiled launches", launches.len()), &cols);
+    let mut t = Table::new(
+        crate::format::count(launches.len(), "profiled launch", "profiled launches"),
+        &cols,
+    );
     for l in launches {
         let mut row = vec![l.id.clone(), crate::profile::shorten(&l.kernel, name_width)];
         row.extend(columns.iter().map(|c| cell(l, c)));

@@ -20,6 +20,14 @@ pub enum Error {
         /// The last failure.
         last: String,
     },
+    /// A command could not be started (not found): retrying would not help.
+    #[error("the {slot} command could not start: {message}")]
+    CannotStart {
+        /// `baseline` or `candidate`.
+        slot: &'static str,
+        /// What the system said.
+        message: String,
+    },
     /// The samples file could not be read.
     #[error("{}: cannot read the samples file", path.display())]
     Read {

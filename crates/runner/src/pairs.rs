@@ -21,6 +21,9 @@ pub struct PairedSamples {
     pub failures: usize,
     /// Successful runs behind the pairs.
     pub runs: usize,
+    /// The design the samples file's header records (a kernelab run since #27); `None` for
+    /// older files and other harnesses' pairs.
+    pub design: Option<kernelab_stats::Design>,
 }
 
 fn malformed(path: &Path, line: Option<u64>, expected: impl Into<String>) -> Error {
@@ -44,6 +47,7 @@ impl PairedSamples {
             failures: 0,
             main,
             aa,
+            design: None,
         }
     }
 }
@@ -100,6 +104,10 @@ fn samples_file(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Erro
             .filter(|r| matches!(r, Record::Run { .. }))
             .count(),
         metric: name,
+        design: recs.iter().find_map(|r| match r {
+            Record::Header { design, .. } => *design,
+            _ => None,
+        }),
     })
 }
 

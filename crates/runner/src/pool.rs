@@ -63,15 +63,21 @@ fn run_one(program: &Path, slot: &Slot, args: &[String], unset: &[&str]) -> (Opt
     for (k, v) in &slot.env {
         cmd.env(k, v);
     }
+    // The workspace's one process-group helper: whatever the worker leaves running ends
+    // with it.
+    let mut tracked = crate::process::Tracked::prepare(&mut cmd, false);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return (None, format!("{}: cannot start: {e}", program.display())),
     };
+    tracked.started(child.id());
     let mut err = String::new();
     if let Some(mut s) = child.stderr.take() {
         let _ = s.read_to_string(&mut err);
     }
-    match child.wait() {
+    let status = child.wait();
+    tracked.kill_all();
+    match status {
         Ok(s) => (s.code(), tail(&err, 5)),
         Err(e) => (None, format!("waiting for the child: {e}")),
     }

@@ -6,8 +6,8 @@ use crate::metric::Value;
 use kernelab_model::Location;
 use kernelab_stats::Order;
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 
 /// Which slot a run filled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -34,6 +34,12 @@ pub enum Record {
         metrics: Vec<String>,
         /// Order of the first pair.
         start: Order,
+        /// The run: kind, id, label, start (absent in files written before runs had ids).
+        #[serde(flatten)]
+        run: crate::run::Identity,
+        /// The planned design (absent in older files: analysed with a fixed design).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        design: Option<kernelab_stats::Design>,
     },
     /// One successful run.
     Run {
@@ -63,32 +69,8 @@ pub enum Record {
     },
 }
 
-/// Appends records to a JSONL file, flushing each line.
-pub struct Writer {
-    file: std::fs::File,
-    /// The file.
-    pub path: PathBuf,
-}
-
-impl Writer {
-    /// Opens `path` for appending (creating it). A torn last line (the previous run was killed
-    /// mid-write) is cut off first, so that new records start on a line of their own.
-    pub fn append(path: &Path) -> std::io::Result<Self> {
-        let file = kernelab_model::open_append_regular(path)?;
-        kernelab_model::cut_torn_tail(&file)?;
-        Ok(Writer {
-            file,
-            path: path.to_path_buf(),
-        })
-    }
-    /// Writes one record and flushes it to the OS.
-    pub fn write(&mut self, r: &Record) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(r).map_err(std::io::Error::other)?;
-        line.push('\n');
-        self.file.write_all(line.as_bytes())?;
-        self.file.flush()
-    }
-}
+/// Appends records to the samples file, flushing each line.
+pub type Writer = crate::run::JsonlWriter;
 
 /// Reads a samples file. A torn last line (the run was killed mid-write: the file does not end
 /// with a newline) is ignored, whatever bytes it holds; a complete line that is not a record is

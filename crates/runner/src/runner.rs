@@ -178,6 +178,13 @@ pub fn pairs_from(records: &[Record], aa: bool, metric: &str) -> Vec<Pair> {
         .collect()
 }
 
+fn slot_word(slot: Slot) -> &'static str {
+    match slot {
+        Slot::A => "baseline",
+        Slot::B => "candidate",
+    }
+}
+
 struct State<'w> {
     writer: &'w mut Writer,
     failures: usize,
@@ -205,11 +212,23 @@ impl State<'_> {
         slot: Slot,
     ) -> Result<Option<Vec<Value>>, Error> {
         let out = exec.run(slot, aa);
+        if let Err(e) = &out {
+            // A program that cannot start will not start on a retry either.
+            if e.kind() == std::io::ErrorKind::NotFound {
+                return Err(Error::CannotStart {
+                    slot: slot_word(slot),
+                    message: e.to_string(),
+                });
+            }
+        }
         let reason = match &out {
             Err(e) => Some(format!("could not start: {e}")),
             Ok(o) if o.timed_out => Some("timed out".to_string()),
-            Ok(o) if o.exit_code != Some(0) => Some(format!("exit code {:?}", o.exit_code)),
-            _ => None,
+            Ok(o) => match o.exit_code {
+                Some(0) => None,
+                Some(c) => Some(format!("exit status {c}")),
+                None => Some("ended by a signal".to_string()),
+            },
         };
         let values = match (&out, reason) {
             (Ok(o), None) => {

@@ -149,6 +149,25 @@ pub struct Skipped {
 }
 
 impl TensorFile {
+    /// A hint when the file holds uint16 data read without a `--dtype`: bf16 is often stored
+    /// as uint16 (numpy has no bf16), and compared as integers it gives nonsense errors.
+    pub fn uint16_hint(&self) -> Option<String> {
+        let names: Vec<&str> = self
+            .tensors
+            .iter()
+            .filter(|t| t.dtype == DType::U16)
+            .map(|t| t.name.as_str())
+            .collect();
+        (!names.is_empty()).then(|| {
+            format!(
+                "{}: {} uint16 ({}); if this is bf16 stored as uint16, give --dtype bf16 (compared as integers now)",
+                self.path.display(),
+                if names.len() == 1 { "tensor is" } else { "tensors are" },
+                names.join(", ")
+            )
+        })
+    }
+
     /// An error unless the file has something for a gate to look at: at least one tensor, and
     /// at least one element over all its tensors.
     pub fn check_comparable(&self) -> Result<()> {

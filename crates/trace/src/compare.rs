@@ -119,17 +119,9 @@ pub struct Comparison {
     pub notes: Vec<String>,
 }
 
+/// The workspace's median (`kernelab_stats`), 0 for no values.
 fn median(v: &mut [f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    kernelab_stats::rank::median(v).unwrap_or(0.0)
 }
 
 fn side(rankings: &[Ranking], family: &str) -> Side {
@@ -264,7 +256,11 @@ pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> 
             share: rest.iter().map(|r| s(r).share).sum(),
         };
         row(
-            format!("other ({} rows)", rest.len()),
+            format!(
+                "other ({} {})",
+                rest.len(),
+                kernelab_model::plural(rest.len(), "row", "rows")
+            ),
             sum(|r| &r.1),
             sum(|r| &r.2),
         )

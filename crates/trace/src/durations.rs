@@ -22,7 +22,8 @@ pub(crate) struct CallStats {
     pub(crate) stddev: Option<f64>,
 }
 
-/// The median of sorted values.
+/// The median of values already sorted (a dispatch table's durations: no copy, no sort, unlike
+/// `kernelab_stats::rank::median`, which sorts a copy).
 fn median<T: Copy>(v: &[T], f: impl Fn(T) -> f64) -> Option<f64> {
     let n = v.len();
     match n {

@@ -10,9 +10,11 @@ use kernelab_report::documents::AbBody;
 use kernelab_report::{ab_sections, render, OutputFormat};
 use kernelab_runner::metric::{MetricSpec, Source};
 use kernelab_runner::pairs::{read_pairs, PairedSamples};
+use kernelab_runner::preflight::{require, Tool};
 use kernelab_runner::record::{self, Record, Writer};
+use kernelab_runner::run::{RunKind, RunState};
 use kernelab_runner::{pairs_from, run_ab, AbResult, AbSettings, MetricAnalysis, ProcessExecutor};
-use kernelab_stats::{aa_check, analyze, Design, Direction, Order, Pair, StopRule};
+use kernelab_stats::{aa_check, analyze, Design, Direction, Pair, StopRule};
 use regex::Regex;
 use std::path::Path;
 
@@ -92,6 +94,28 @@ fn design(d: &DesignArgs, direction: Direction) -> Result<Design> {
     })
 }
 
+/// The design of `ab analyze`: collected data is analysed whole (a fixed design, every pair),
+/// unless the samples file records a sequential plan, which is then followed (its stop rule and
+/// looks); `--fixed`, `--watch` or `--until` choose explicitly.
+fn analysis_design(
+    d: &DesignArgs,
+    direction: Direction,
+    recorded: Option<Design>,
+) -> Result<Design> {
+    let mut out = design(d, direction)?;
+    if !(d.fixed || d.watch || d.until.is_some()) {
+        match recorded {
+            Some(r) if r.stop != StopRule::Fixed => {
+                out.stop = r.stop;
+                out.min_pairs = r.min_pairs;
+                out.max_pairs = r.max_pairs;
+            }
+            _ => out.stop = StopRule::Fixed,
+        }
+    }
+    Ok(out)
+}
+
 fn direction(d: &DesignArgs, name: &str) -> Direction {
     if d.higher_is_better.iter().any(|n| n == name) {
         Direction::HigherIsBetter
@@ -152,8 +176,15 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
     }
     check_run_args(&args)?;
     output::check_target(&args.output)?;
-    let resumed: Vec<Record> = match &args.resume {
-        Some(p) => record::read(p).map_err(|e| anyhow!(e))?,
+    let run = match &args.resume {
+        Some(p) => Some(
+            kernelab_runner::run::resume(p, RunKind::Ab, kernelab_model::SCHEMA_VERSION)
+                .map_err(|e| anyhow!(e))?,
+        ),
+        None => None,
+    };
+    let resumed: Vec<Record> = match &run {
+        Some(r) => record::read(&r.samples).map_err(|e| anyhow!(e))?,
         None => Vec::new(),
     };
     let header = resumed.iter().find_map(|r| match r {
@@ -174,14 +205,11 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
             .filter(|v| !v.is_empty())
             .ok_or_else(|| anyhow!("--{what} {s:?}: unbalanced quotes or empty"))
     };
-    let (baseline, candidate) = match (&header, args.resume.is_some()) {
-        (Some((b, c, _, _)), true) => (b.clone(), c.clone()),
-        (None, true) => bail!(
+    let (baseline, candidate) = match (&header, &run) {
+        (Some((b, c, _, _)), Some(_)) => (b.clone(), c.clone()),
+        (None, Some(r)) => bail!(
             "{}: no header record; not a kernelab samples file",
-            args.resume
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
+            r.samples.display()
         ),
         _ => (
             split(&args.baseline, "baseline")?,
@@ -215,47 +243,58 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         });
     }
     let primary_dir = metrics[0].direction;
-    let start = header.as_ref().map(|h| h.3).unwrap_or_else(|| {
-        // A coin flip for the first pair's order, recorded in the header.
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        if t % 2 == 0 {
-            Order::AB
-        } else {
-            Order::BA
-        }
-    });
-    let path = match (&args.resume, &args.samples) {
-        (Some(p), _) => p.clone(),
-        (None, Some(p)) => p.clone(),
-        (None, None) => {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0);
-            std::path::PathBuf::from(format!("kernelab-ab-{t}.jsonl"))
+    // Every program is found before anything runs or is written.
+    let programs: Vec<Tool> = if args.shell {
+        vec![Tool::new(
+            "sh",
+            "a POSIX shell (--shell runs the commands through sh -c)",
+            None,
+        )]
+    } else {
+        [(&baseline, "--baseline"), (&candidate, "--candidate")]
+            .iter()
+            .filter_map(|(argv, opt)| {
+                argv.first().map(|p| {
+                    Tool::new(
+                        p,
+                        &format!("it, or give its path in {opt} (or use --shell)"),
+                        None,
+                    )
+                })
+            })
+            .collect()
+    };
+    require(&programs)?;
+    // A coin flip for the first pair's order, recorded in the header.
+    let start = header
+        .as_ref()
+        .map_or_else(kernelab_runner::run::coin_flip, |h| h.3);
+    let design = design(&args.design, primary_dir)?;
+    let run = match run {
+        Some(r) => r,
+        None => {
+            let label = format!("{} vs {}", baseline.join(" "), candidate.join(" "));
+            let r = kernelab_runner::run::create(RunKind::Ab, &label, args.samples.as_deref())
+                .map_err(|e| anyhow!(e))?;
+            let mut w =
+                Writer::append(&r.samples).with_context(|| r.samples.display().to_string())?;
+            w.write(&Record::Header {
+                schema_version: kernelab_model::SCHEMA_VERSION,
+                baseline: baseline.clone(),
+                candidate: candidate.clone(),
+                metrics: metrics.iter().map(|m| m.name.clone()).collect(),
+                start,
+                run: r.identity.clone(),
+                design: Some(design),
+            })?;
+            r
         }
     };
-    if args.resume.is_none() && path.exists() {
-        bail!(
-            "{}: already exists; not overwriting samples (use --resume to continue it)",
-            path.display()
-        );
-    }
+    let path = run.samples.clone();
+    eprintln!("kernelab ab: run {}, samples in {}", run.id, path.display());
     let mut writer = Writer::append(&path).with_context(|| path.display().to_string())?;
-    if args.resume.is_none() {
-        writer.write(&Record::Header {
-            schema_version: kernelab_model::SCHEMA_VERSION,
-            baseline: baseline.clone(),
-            candidate: candidate.clone(),
-            metrics: metrics.iter().map(|m| m.name.clone()).collect(),
-            start,
-        })?;
-    }
     let settings = AbSettings {
-        design: design(&args.design, primary_dir)?,
+        design,
         metrics,
         warmup: if args.resume.is_some() {
             0
@@ -278,7 +317,20 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
             eprint!("\r\x1b[2K{m}");
         }
     };
-    let result = run_ab(&mut exec, &settings, &mut writer, &resumed, &mut progress)?;
+    let result = run_ab(&mut exec, &settings, &mut writer, &resumed, &mut progress);
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // The run may be resumed; `kernelab runs` shows it stopped.
+            let _ = run.finish(RunState::Stopped);
+            return Err(anyhow!(e).context(format!(
+                "samples so far are in {} (--resume {} continues)",
+                path.display(),
+                run.id
+            )));
+        }
+    };
+    run.finish(RunState::Complete).map_err(|e| anyhow!(e))?;
     if !quiet {
         eprintln!();
     }
@@ -327,11 +379,12 @@ fn analyze_cmd(a: AbAnalyzeArgs, session: &mut Session) -> Result<ExitStatus> {
         aa,
         failures,
         runs,
+        design: recorded,
     } = read_pairs(&a.file, a.metric.as_deref())?;
     if main.is_empty() {
         bail!("{}: no complete pairs to analyse", a.file.display());
     }
-    let d = design(&a.design, direction(&a.design, &name))?;
+    let d = analysis_design(&a.design, direction(&a.design, &name), recorded)?;
     let result = AbResult {
         aa: (!aa.is_empty()).then(|| aa_check(&aa, &d)),
         analyses: vec![MetricAnalysis {

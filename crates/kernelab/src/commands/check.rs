@@ -17,6 +17,7 @@ use kernelab_tensor::{
     TensorFile, Tolerance,
 };
 use serde::Serialize;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs a `check` subcommand.
@@ -60,6 +61,11 @@ fn spec(r: &TensorArgs) -> Result<ReadSpec> {
 fn load(p: &Path, r: &TensorArgs) -> Result<TensorFile> {
     let f = open(p, &spec(r)?)?;
     f.check_comparable()?;
+    if r.dtype.is_none() {
+        if let Some(hint) = f.uint16_hint() {
+            let _ = writeln!(std::io::stderr(), "kernelab: hint: {hint}");
+        }
+    }
     Ok(f)
 }
 

@@ -6,13 +6,15 @@ use crate::cli_counters::{CountersArgs, ProfilerArg};
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use kernelab_launcher::plan::plan;
 use kernelab_launcher::{Backend, Spec};
 use kernelab_model::Document;
 use kernelab_report::documents::CountersBody;
 use kernelab_report::{counters_csv, counters_tables, render, OutputFormat};
 use kernelab_runner::counters::{self, Profiler, Settings, Side};
+use kernelab_runner::preflight::{require, Tool};
+use kernelab_runner::run::{RunKind, RunState};
 use std::path::PathBuf;
 
 /// Metrics measured when none are named (docs/counters.md says why these).
@@ -33,15 +35,7 @@ const ROCPROF_DEFAULT: [&str; 5] = [
 
 /// A regular expression matching exactly `text`.
 fn exactly(text: &str) -> String {
-    let mut out = String::from("^");
-    for c in text.chars() {
-        if "\\.+*?()|[]{}^$#&-~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('$');
-    out
+    format!("^{}$", regex::escape(text))
 }
 
 /// The sides of a spec: each build launched once by this binary, filtered by its symbol.
@@ -151,21 +145,57 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
         Profiler::Ncu => metrics.len().max(1),
         Profiler::Rocprofv3 => 1,
     });
-    let work_dir = a.work_dir.clone().unwrap_or_else(|| {
-        a.output
-            .out
-            .as_ref()
-            .and_then(|o| o.parent())
-            .filter(|d| !d.as_os_str().is_empty())
-            .map(|d| d.join("kernelab-counters"))
-            .unwrap_or_else(|| PathBuf::from("kernelab-counters"))
+    let program = a
+        .profiler_path
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(profiler.name()));
+    // Every program is found before any process starts.
+    let install = match profiler {
+        Profiler::Ncu => "NVIDIA Nsight Compute (ncu, in the CUDA toolkit)",
+        Profiler::Rocprofv3 => "rocprofv3 (ROCm 6.2 or later)",
+    };
+    let mut tools = vec![Tool::new(&program, install, Some("--profiler-path PATH"))];
+    if a.spec.is_none() {
+        for s in &sides {
+            if let Some(p) = s.argv.first() {
+                tools.push(Tool::new(p, "it, or give its path", None));
+            }
+        }
+    }
+    require(&tools)?;
+    let run =
+        kernelab_runner::run::create(RunKind::Counters, &target, None).map_err(|e| anyhow!(e))?;
+    let work_dir = match &a.work_dir {
+        Some(d) => {
+            let used = std::fs::read_dir(d).is_ok_and(|mut e| e.next().is_some());
+            if used {
+                bail!(
+                    "{}: not empty; --work-dir needs a new or empty folder (files of an earlier run would mix with this one)",
+                    d.display()
+                );
+            }
+            d.clone()
+        }
+        None => run.subdir("profiler").map_err(|e| anyhow!(e))?,
+    };
+    let plan = serde_json::json!({
+        "profiler": profiler.name(),
+        "metrics": metrics,
+        "group_size": group_size,
+        "repeats": a.repeats,
+        "work_dir": work_dir.display().to_string(),
     });
+    let mut samples = run
+        .write_header(kernelab_model::SCHEMA_VERSION, None, &plan)
+        .map_err(|e| anyhow!(e))?;
+    eprintln!(
+        "kernelab counters: run {}, profiler output in {}",
+        run.id,
+        work_dir.display()
+    );
     let settings = Settings {
         profiler,
-        program: a
-            .profiler_path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(profiler.name())),
+        program,
         metrics,
         group_size,
         repeats: a.repeats,
@@ -184,6 +214,20 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
     })
     .with_context(|| format!("{}: the work folder", work_dir.display()));
     bar.finish_and_clear();
+    // Each profiler process, one line of the run's samples file (`kernelab runs` counts them).
+    if let Ok(r) = &result {
+        for p in &r.processes {
+            let line = serde_json::json!({"kind": "process", "process": p});
+            samples
+                .write(&line)
+                .with_context(|| samples.path.display().to_string())?;
+        }
+    }
+    let state = match &result {
+        Ok(r) if r.processes.iter().any(|p| p.failure.is_none()) => RunState::Complete,
+        _ => RunState::Failed,
+    };
+    run.finish(state).map_err(|e| anyhow!(e))?;
     let r = result?;
     let any = r.processes.iter().any(|p| p.failure.is_none());
     let doc = Document::new(

@@ -11,9 +11,13 @@ use std::path::PathBuf;
 /// Arguments of `kernelab export`.
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// Folder for the Parquet files (created when missing; existing files are never replaced).
+    /// Folder for the Parquet files (created when missing; an existing file is never replaced
+    /// without --force).
     #[arg(long, value_name = "OUT_DIR")]
     pub parquet: PathBuf,
+    /// Replace Parquet files that exist in OUT_DIR.
+    #[arg(long)]
+    pub force: bool,
     /// Traces `kernelab profile` reads, samples files (`.jsonl` of ab, kernel run or serve) and
     /// sweep folders or their matrix.json.
     #[arg(required = true, value_name = "INPUT")]
@@ -22,7 +26,7 @@ pub struct ExportArgs {
 
 /// Runs the command.
 pub fn run(args: ExportArgs, _session: &mut Session) -> Result<ExitStatus> {
-    let written = match kernelab_export::export(&args.parquet, &args.inputs) {
+    let written = match kernelab_export::export(&args.parquet, &args.inputs, args.force) {
         Ok(w) => w,
         Err(e) => {
             if let Some(exists) = e.downcast_ref::<kernelab_export::ExistsError>() {
@@ -34,7 +38,13 @@ pub fn run(args: ExportArgs, _session: &mut Session) -> Result<ExitStatus> {
     };
     let mut out = std::io::stdout().lock();
     for w in &written {
-        writeln!(out, "{}\t{} rows", w.path.display(), w.rows)?;
+        // Plain digits: the tab-separated lines are read by scripts.
+        let rows = format!(
+            "{} {}",
+            w.rows,
+            kernelab_model::plural(w.rows, "row", "rows")
+        );
+        writeln!(out, "{}\t{rows}", w.path.display())?;
     }
     Ok(ExitStatus::Success)
 }

@@ -4,14 +4,14 @@ use crate::cli::{FormatArg, KernelCommand, KernelRunArgs};
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use kernelab_launcher::plan::plan;
 use kernelab_launcher::{self, Spec};
 use kernelab_model::Document;
 use kernelab_report::documents::KernelRunBody;
 use kernelab_report::{kernel_plan_sections, kernel_sections};
+use kernelab_runner::run::{RunKind, RunState};
 use std::io::Write;
-use std::path::PathBuf;
 
 /// The watchdog's verdict on a GPU wait that did not end: said once, then exit 2 (the wait cannot
 /// be cancelled; the driver releases the context when the process ends).
@@ -70,25 +70,35 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     if a.dry_run {
         return dry_run(&a, &spec);
     }
-    let samples_path = a.samples.clone().unwrap_or_else(|| {
-        a.output
-            .out
-            .as_ref()
-            .and_then(|o| o.parent())
-            .map(|d| d.join("kernel-samples.jsonl"))
-            .unwrap_or_else(|| PathBuf::from("kernel-samples.jsonl"))
-    });
     kernelab_launcher::watchdog::install(
         kernelab_model::duration_clamped(a.timeout),
         gpu_wait_expired,
     );
     let mut gpu = kernelab_launcher::open(&spec)?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&samples_path)
-        .with_context(|| format!("{}: cannot open the samples file", samples_path.display()))?;
-    let mut w = std::io::BufWriter::new(file);
+    let label = a
+        .spec
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let run = kernelab_runner::run::create(RunKind::KernelRun, &label, a.samples.as_deref())
+        .map_err(|e| anyhow!(e))?;
+    let samples_path = run.samples.clone();
+    let spec_bytes = kernelab_model::read_regular(&a.spec, 16 << 20)
+        .with_context(|| format!("{}: cannot read", a.spec.display()))?;
+    let plan =
+        serde_json::json!({"spec": a.spec.display().to_string(), "rounds": spec.timing.rounds});
+    let mut w = run
+        .write_header(
+            kernelab_model::SCHEMA_VERSION,
+            Some(&kernelab_model::sha256_hex(&spec_bytes)),
+            &plan,
+        )
+        .map_err(|e| anyhow!(e))?;
+    eprintln!(
+        "kernelab kernel run: run {}, samples in {}",
+        run.id,
+        samples_path.display()
+    );
     let bar = crate::progress::count_bar(
         spec.timing.rounds as u64,
         "timing {bar:30} round {pos}/{len} eta {eta}",
@@ -98,17 +108,22 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
         gpu.as_mut(),
         &spec,
         &mut |s| {
-            let line = serde_json::json!({"spec": spec_name, "sample": s});
-            writeln!(w, "{line}").map_err(|source| kernelab_launcher::Error::Write {
-                path: samples_path.clone(),
-                source,
-            })
+            let line = serde_json::json!({"kind": "sample", "spec": spec_name, "sample": s});
+            w.write(&line)
+                .map_err(|source| kernelab_launcher::Error::Write {
+                    path: samples_path.clone(),
+                    source,
+                })
         },
         &mut |done, _| bar.set_position(done as u64),
     );
     bar.finish_and_clear();
-    w.flush()
-        .with_context(|| samples_path.display().to_string())?;
+    let state = if result.is_ok() {
+        RunState::Complete
+    } else {
+        RunState::Failed
+    };
+    run.finish(state).map_err(|e| anyhow!(e))?;
     let mut r = result?;
     let pass = r.gates_passed();
     check_roof(&mut r, &spec, a.ceilings.as_deref())?;

@@ -183,6 +183,9 @@ fn launches_by_shape(profile: &Profile) -> BTreeMap<String, BTreeMap<Option<u32>
 /// Runs `kernelab roofline`.
 pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
+    if let Some(svg) = &a.svg {
+        output::check_file("--svg", svg, a.output.force)?;
+    }
     let rules =
         WorkRules::parse(&read_text(&a.work)?).map_err(|e| anyhow!("{}: {e}", a.work.display()))?;
     let (ceilings, ceilings_source) = match (&a.ceilings, &a.datasheet) {

@@ -8,27 +8,42 @@ use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
 use kernelab_report::documents::ServeBody;
 use kernelab_report::{csv_rows, serve_csv_rows, serve_sections};
+use kernelab_runner::preflight::{require, Tool};
+use kernelab_runner::run::{RunKind, RunState};
 use kernelab_runner::serve::analysis::analyse;
 use kernelab_runner::serve::rounds::{run_rounds, RunEnd};
 use kernelab_runner::serve::samples::{self, SampleWriter, ServeRecord, SCHEMA};
 use kernelab_runner::serve::spec::Spec;
-use kernelab_stats::Order;
 use std::io::Write;
 use std::path::PathBuf;
 
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+/// Each server's program, found before any server starts (a relative path from the server's
+/// folder; a bare name on PATH, unless the server's environment sets its own PATH).
+fn preflight(spec: &Spec, spec_dir: &std::path::Path) -> Result<()> {
+    let mut tools = Vec::new();
+    for (name, s) in [("baseline", &spec.baseline), ("candidate", &spec.candidate)] {
+        let Some(prog) = s.argv.first() else { continue };
+        let prog = std::path::Path::new(prog);
+        let install = format!("it, or give its path in the spec's [{name}] argv");
+        if prog.components().count() > 1 {
+            let cwd = spec_dir.join(s.cwd.as_deref().unwrap_or(std::path::Path::new(".")));
+            tools.push(Tool::new(cwd.join(prog), &install, None));
+        } else if !s.env.contains_key("PATH") {
+            tools.push(Tool::new(prog, &install, None));
+        }
+    }
+    require(&tools)?;
+    Ok(())
 }
 
 /// Runs the command.
 pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
-    let (spec, spec_sha256, spec_dir, start, path, done) = match &args.resume {
+    let (spec, spec_sha256, spec_dir, start, run, done) = match &args.resume {
         Some(p) => {
-            let records = samples::read(p).map_err(|e| anyhow!(e))?;
+            let run =
+                kernelab_runner::run::resume(p, RunKind::Serve, SCHEMA).map_err(|e| anyhow!(e))?;
+            let records = samples::read(&run.samples).map_err(|e| anyhow!(e))?;
             let Some(ServeRecord::Header {
                 spec,
                 spec_sha256,
@@ -37,9 +52,9 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 ..
             }) = records.first().cloned()
             else {
-                bail!("{}: no header record", p.display());
+                bail!("{}: no header record", run.samples.display());
             };
-            (*spec, spec_sha256, spec_dir, start, p.clone(), records)
+            (*spec, spec_sha256, spec_dir, start, run, records)
         }
         None => {
             let spec_path = args
@@ -64,28 +79,16 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 .unwrap_or_else(|| PathBuf::from("."));
             let dir = std::fs::canonicalize(&dir)
                 .with_context(|| format!("{}: cannot resolve", dir.display()))?;
-            let path = args
-                .samples
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(format!("kernelab-serve-{}.jsonl", now_secs())));
-            if path.exists() {
-                bail!(
-                    "{}: exists; samples files are never overwritten (use --resume to continue it)",
-                    path.display()
-                );
-            }
+            preflight(&spec, &dir)?;
             // A coin flip for the order of round 0, recorded in the header.
-            let start = if std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0)
-                % 2
-                == 0
-            {
-                Order::AB
-            } else {
-                Order::BA
-            };
+            let start = kernelab_runner::run::coin_flip();
+            let label = spec_path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let path =
+                kernelab_runner::run::create(RunKind::Serve, &label, args.samples.as_deref())
+                    .map_err(|e| anyhow!(e))?;
             (
                 spec,
                 kernelab_model::sha256_hex(&bytes),
@@ -97,6 +100,10 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
         }
     };
     if !args.analyze {
+        if args.resume.is_some() {
+            preflight(&spec, &spec_dir)?;
+        }
+        let path = run.samples.clone();
         let mut w = SampleWriter::append(&path).map_err(|e| anyhow!(e))?;
         if done.is_empty() {
             w.write(&ServeRecord::Header {
@@ -105,32 +112,46 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 spec_sha256: spec_sha256.clone(),
                 spec_dir: spec_dir.clone(),
                 start,
+                run: run.identity.clone(),
             })
             .map_err(|e| anyhow!(e))?;
         }
-        eprintln!("kernelab serve: samples in {}", path.display());
+        eprintln!(
+            "kernelab serve: run {}, samples in {}, server logs in {}",
+            run.id,
+            path.display(),
+            run.dir.join("logs").display()
+        );
+        let logs = run.subdir("logs").map_err(|e| anyhow!(e))?;
         let mut progress = |s: &str| {
             let _ = writeln!(std::io::stderr(), "kernelab serve: {s}");
         };
-        let end = run_rounds(&spec, &spec_dir, start, &done, &mut w, &path, &mut progress)
+        let end = run_rounds(&spec, &spec_dir, start, &done, &mut w, &logs, &mut progress)
             .map_err(|e| anyhow!(e))
             .with_context(|| {
                 format!(
-                    "samples so far are in {} (--resume continues)",
-                    path.display()
+                    "samples so far are in {} (--resume {} continues)",
+                    path.display(),
+                    run.id
                 )
             });
         match end {
-            Ok(RunEnd::Complete) => {}
+            Ok(RunEnd::Complete) => run.finish(RunState::Complete).map_err(|e| anyhow!(e))?,
             Ok(RunEnd::Stopped(why)) => {
+                let _ = run.finish(RunState::Stopped);
                 bail!(
-                    "stopped at a failed round: {why}\nsamples so far are in {} (--resume continues)",
-                    path.display()
+                    "stopped at a failed round: {why}\nsamples so far are in {} (--resume {} continues)",
+                    path.display(),
+                    run.id
                 )
             }
-            Err(e) => return Err(e),
+            Err(e) => {
+                let _ = run.finish(RunState::Failed);
+                return Err(e);
+            }
         }
     }
+    let path = run.samples.clone();
     let records = samples::read(&path).map_err(|e| anyhow!(e))?;
     let result = analyse(&spec, start, &records);
     let identical = result.identity.identical == result.identity.compared;

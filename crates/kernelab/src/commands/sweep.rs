@@ -24,17 +24,36 @@ pub fn run(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
         Some(SweepCommand::RunChunk(c)) => run_chunk(c),
         Some(SweepCommand::Submit(s)) => submit_cmd(s),
         Some(SweepCommand::Collect(c)) => {
-            let dir = results_dir(&c.at.sweep, c.at.dir.as_deref());
+            let dir = results_dir(&c.at.sweep, c.at.dir.as_deref())?;
             collect(&c.at.sweep, &dir, &c.output, session)
         }
         None => local(a, session),
     }
 }
 
-/// The results folder: given, or the sweep file with `.out` in place of `.toml`.
-fn results_dir(sweep: &Path, dir: Option<&Path>) -> PathBuf {
-    dir.map(Path::to_path_buf)
-        .unwrap_or_else(|| sweep.with_extension("out"))
+/// The results folder: given, or (never beside the sweep file, which may be in a source tree)
+/// `sweeps/NAME-HASH/` in the state folder, HASH from the sweep file's absolute path, so that a
+/// rerun of the same file resumes it.
+fn results_dir(sweep: &Path, dir: Option<&Path>) -> Result<PathBuf> {
+    if let Some(d) = dir {
+        return Ok(d.to_path_buf());
+    }
+    let abs = absolute(sweep)?;
+    let hash = kernelab_model::sha256_hex(abs.as_os_str().as_encoded_bytes());
+    let stem = sweep
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let runs = kernelab_runner::run::state_dir().map_err(|e| anyhow::anyhow!(e))?;
+    let d = runs
+        .with_file_name("sweeps")
+        .join(format!("{stem}-{}", hash.get(..12).unwrap_or(&hash)));
+    let _ = writeln!(
+        std::io::stderr(),
+        "kernelab sweep: results in {}",
+        d.display()
+    );
+    Ok(d)
 }
 
 /// An absolute path (children and Slurm tasks may start elsewhere).
@@ -63,7 +82,7 @@ fn watchdog(sweep: &Sweep, seconds: f64) {
 
 fn run_point_cmd(a: RunPointArgs) -> Result<ExitStatus> {
     let sweep = Sweep::read(&a.at.sweep)?;
-    let dir = results_dir(&a.at.sweep, a.at.dir.as_deref());
+    let dir = results_dir(&a.at.sweep, a.at.dir.as_deref())?;
     let point = sweep.point(&a.point)?;
     watchdog(&sweep, a.timeout);
     // The worker pool names each worker in the child's environment.
@@ -81,7 +100,7 @@ fn host() -> String {
 
 fn run_chunk(a: RunChunkArgs) -> Result<ExitStatus> {
     let sweep = Sweep::read(&a.at.sweep)?;
-    let dir = results_dir(&a.at.sweep, a.at.dir.as_deref());
+    let dir = results_dir(&a.at.sweep, a.at.dir.as_deref())?;
     let text = std::fs::read_to_string(&a.list)
         .with_context(|| format!("{}: cannot read the point list", a.list.display()))?;
     let ids: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -115,8 +134,13 @@ fn pending(sweep: &Sweep, dir: &Path) -> Result<Vec<String>> {
 fn submit_cmd(a: SubmitArgs) -> Result<ExitStatus> {
     let sweep_path = absolute(&a.at.sweep)?;
     let sweep = Sweep::read(&sweep_path)?;
-    let dir = absolute(&results_dir(&a.at.sweep, a.at.dir.as_deref()))?;
+    let dir = absolute(&results_dir(&a.at.sweep, a.at.dir.as_deref())?)?;
     let todo = pending(&sweep, &dir)?;
+    kernelab_runner::preflight::require(&[kernelab_runner::preflight::Tool::new(
+        "sbatch",
+        "Slurm (its sbatch on PATH), or run the sweep locally with `kernelab sweep SWEEP.toml`",
+        None,
+    )])?;
     let total = sweep.points.len();
     if todo.is_empty() {
         println!("all {total} points are done; run `kernelab sweep collect`");
@@ -172,8 +196,14 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
         bail!("give the sweep file: kernelab sweep SWEEP.toml");
     };
     let sweep = Sweep::read(path)?;
-    let dir = absolute(&results_dir(path, a.dir.as_deref()))?;
+    let dir = absolute(&results_dir(path, a.dir.as_deref())?)?;
     let todo = pending(&sweep, &dir)?;
+    // A GPU sweep on a machine without the GPU's runtime is one error, before any worker.
+    if let Mode::Kernel(spec) = &sweep.mode {
+        if !todo.is_empty() {
+            kernelab_launcher::runtime_present(spec.backend)?;
+        }
+    }
     let mut slots: Vec<Slot> = if a.gpus.is_empty() {
         (0..a.jobs.max(1))
             .map(|i| Slot {
@@ -246,10 +276,10 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     if !outcomes.is_empty() {
         let _ = writeln!(
             std::io::stderr(),
-            "kernelab: ran {} points in {:.1} s on {} workers ({} skipped: already done)",
-            outcomes.len(),
+            "kernelab: ran {} in {:.1} s on {} ({} skipped: already done)",
+            kernelab_report::format::count(outcomes.len(), "point", "points"),
             start.elapsed().as_secs_f64(),
-            slots.len(),
+            kernelab_report::format::count(slots.len(), "worker", "workers"),
             sweep.points.len() - todo.len()
         );
     }

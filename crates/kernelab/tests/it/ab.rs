@@ -101,7 +101,7 @@ fn json_metric_higher_is_better_and_failures() {
     ]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("runs failed") && err.contains("exit code"),
+        err.contains("runs failed") && err.contains("exit status 1") && !err.contains("Some("),
         "{err}"
     );
     let failures = std::fs::read_to_string(&s2)
@@ -249,4 +249,61 @@ fn real_h200_kernel_pairs() {
         .expect("verdict")
         .to_string();
     assert!(v == "SAME" || v == "INCONCLUSIVE", "{v}");
+}
+
+#[test]
+fn issue27_analyze_of_collected_pairs_uses_every_pair_unless_a_sequential_plan_is_recorded() {
+    let out = kernelab()
+        .args(["ab", "analyze", "--metric", "median_us", "--format", "json"])
+        .arg(crate::fixture("h200_ab/inproc_w4s3_w8s2.csv"))
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let a = &doc["analyses"][0]["analysis"];
+    assert_eq!(
+        (a["pairs"].as_u64(), a["pairs_available"].as_u64()),
+        (Some(96), Some(96))
+    );
+    assert!(
+        a["stopped_by"].to_string().contains("fixed"),
+        "{}",
+        a["stopped_by"]
+    );
+    // A file whose header records the sequential plan of its run is analysed by that plan.
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut text = String::from(
+        "{\"kind\":\"header\",\"schema_version\":3,\"baseline\":[\"a\"],\"candidate\":[\"b\"],\"metrics\":[\"t\"],\"start\":\"AB\",\"design\":{\"alpha\":0.05,\"threshold\":0.005,\"min_pairs\":8,\"max_pairs\":256,\"stop\":{\"auto\":{\"resolution\":0.005}},\"direction\":\"lower_is_better\"}}\n",
+    );
+    for k in 0..40 {
+        let (o, first) = if k % 2 == 0 { ("AB", "A") } else { ("BA", "B") };
+        let second = if first == "A" { "B" } else { "A" };
+        for slot in [first, second] {
+            let v = if slot == "A" {
+                100.0
+            } else {
+                110.0 + (k % 3) as f64
+            };
+            text.push_str(&format!("{{\"kind\":\"run\",\"pair\":{k},\"aa\":false,\"order\":\"{o}\",\"slot\":\"{slot}\",\"values\":[{{\"name\":\"t\",\"value\":{v}}}],\"exit_code\":0}}\n"));
+        }
+    }
+    let p = dir.path().join("seq.jsonl");
+    std::fs::write(&p, text).expect("writes");
+    let out = kernelab()
+        .args(["ab", "analyze", "--format", "json"])
+        .arg(&p)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let a = &doc["analyses"][0]["analysis"];
+    assert_eq!(a["pairs_available"], 40);
+    assert!(
+        a["pairs"].as_u64().expect("pairs") < 40,
+        "a decisive early look stops it: {a}"
+    );
 }

@@ -294,7 +294,7 @@ w8s2 passes its gates (6/6) and is bit-exact on 2/2 tensors, but is slower: 1.16
 Predicted for gdn_request with w8s2: +2.76% of request kernel time (about +67.955 µs), wall time
 at most +1.37%; measured (w8s2, three runs a side): +2.41%.
 
-The in-process A/B run (inproc) agrees: 1.0761x, SLOWER by 7.61%, A/A 0.9934x.
+The in-process A/B run (inproc) agrees: 1.0763x, SLOWER by 7.63%, A/A 0.9934x.
 ";
 
 #[test]

@@ -373,3 +373,27 @@ fn python2_headers_and_structured_dtypes() {
         "{err}"
     );
 }
+
+#[test]
+fn issue27_uint16_data_without_dtype_hints_at_bf16() {
+    let out = kernelab()
+        .args(["check", "oracle"])
+        .arg(t("out_bf16.npy"))
+        .arg(t("ref_f64.npy"))
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("out_bf16.npy: tensor is uint16 (out_bf16); if this is bf16 stored as uint16, give --dtype bf16"),
+        "{err}"
+    );
+    // With the dtype named, no hint.
+    let out = kernelab()
+        .args(["check", "oracle"])
+        .arg(t("out_bf16.npy"))
+        .arg(t("ref_f64.npy"))
+        .args(["--dtype", "bf16"])
+        .output()
+        .expect("runs");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hint"));
+}

@@ -38,9 +38,7 @@ impl Standin {
             .env("STANDIN_STATE", self.path().join("state"))
             .env("STANDIN_FIXTURES", root().join("tests/fixtures"))
             .env("STANDIN_LISTING", self.path().join("listing.txt"))
-            .arg("counters")
-            .arg("--work-dir")
-            .arg(self.path().join("work"));
+            .arg("counters");
         c
     }
     fn argv_log(&self) -> String {
@@ -215,6 +213,42 @@ fn a_crash_and_a_permission_error_are_recorded_per_process_and_the_run_goes_on()
         .as_str()
         .is_some_and(|m| m.contains("gVisor")));
     assert_eq!(p.iter().filter(|x| x["failure"].is_null()).count(), 4);
+    // Issue 27: the run's folder holds the profiler's output, and `kernelab runs` lists the run
+    // with its six processes.
+    let state = tempfile::tempdir().expect("tmp");
+    std::fs::remove_file(s.path().join("state/count")).expect("reset");
+    let again = s
+        .cmd()
+        .env("XDG_STATE_HOME", state.path())
+        .args([
+            "--metrics",
+            "gpu__time_duration.sum",
+            "--repeats",
+            "3",
+            "--format",
+            "json",
+        ])
+        .args(["--baseline", "true b", "--candidate", "true c"])
+        .output()
+        .expect("runs");
+    assert!(again.status.success());
+    let listed = kernelab()
+        .env("XDG_STATE_HOME", state.path())
+        .args(["runs", "--format", "json"])
+        .output()
+        .expect("runs");
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(listed[0]["kind"], "counters");
+    assert_eq!(listed[0]["count"], 6);
+    assert_eq!(listed[0]["state"], "complete");
+    let id = listed[0]["id"].as_str().expect("id");
+    let profiler = state.path().join("kernelab/runs").join(id).join("profiler");
+    assert!(
+        std::fs::read_dir(&profiler)
+            .expect("profiler folder")
+            .count()
+            > 0
+    );
     assert!(b["notes"]
         .as_array()
         .into_iter()
@@ -240,7 +274,7 @@ fn a_crash_and_a_permission_error_are_recorded_per_process_and_the_run_goes_on()
 }
 
 #[test]
-fn a_missing_profiler_is_said_and_exits_1() {
+fn a_missing_profiler_is_one_error_before_any_process_starts() {
     let s = Standin::new("ncu", &[]);
     let out = s
         .cmd()
@@ -256,16 +290,43 @@ fn a_missing_profiler_is_said_and_exits_1() {
         ])
         .output()
         .expect("runs");
-    assert_eq!(out.status.code(), Some(1));
-    let b = &json(&out);
-    assert!(b["check_failed"]
-        .as_str()
-        .is_some_and(|m| m.contains("could not start")));
-    assert!(b["processes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .all(|p| p["failure"] == "missing_binary"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim(),
+        "kernelab: error: /nonexistent/ncu: not an executable file; install NVIDIA Nsight Compute (ncu, in the CUDA toolkit), or name it with --profiler-path PATH"
+    );
+    assert!(out.stdout.is_empty());
+    // On a PATH without ncu, the default profiler is named the same way, and nothing ran.
+    let out = kernelab()
+        .env("PATH", "/nonexistent")
+        .args(["counters", "--repeats", "1", "--", "/bin/true"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ncu: not found on PATH; install NVIDIA Nsight Compute"),
+        "{err}"
+    );
+    assert!(!err.contains("MissingBinary"), "{err}");
+    assert!(s.argv_log().is_empty(), "no profiler process ran");
+}
+
+#[test]
+fn a_used_work_dir_is_refused_so_no_stale_output_mixes_in() {
+    let s = Standin::new("ncu", &[]);
+    let work = s.path().join("work");
+    std::fs::create_dir_all(work.join("r1")).expect("mkdir");
+    let out = s
+        .cmd()
+        .arg("--work-dir")
+        .arg(&work)
+        .args(["--repeats", "1", "--", "true"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not empty"));
 }
 
 #[test]

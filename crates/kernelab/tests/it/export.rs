@@ -242,8 +242,109 @@ fn serve_records_are_not_taken_for_ab_runs() {
     )) else {
         return;
     };
+    // `guard_ok` is no declared column: kept as text (types are never taken from values).
     assert_eq!(
         rows,
-        serde_json::json!([["start", "A", null, null], ["point", "A", 2.5, true]])
+        serde_json::json!([["start", "A", null, null], ["point", "A", 2.5, "true"]])
     );
+}
+
+/// Issue 27: column types are declared, never taken from the values: a column that is all null
+/// in one run's export (serve's `send_lag_s` of a run before it was measured) keeps its
+/// declared double type, so DuckDB reads two exports of different runs together without
+/// turning the other run's numbers into booleans.
+#[test]
+fn issue27_two_exports_of_different_runs_read_together_in_duckdb() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let fixture_text = std::fs::read_to_string(fixture("serve/h200/eager_vs_sdpa.samples.jsonl"))
+        .expect("fixture");
+    let later = tmp.path().join("later.samples.jsonl");
+    std::fs::write(
+        &later,
+        fixture_text.replace("\"send_lag_s\":null", "\"send_lag_s\":0.25"),
+    )
+    .expect("writes");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for (out, input) in [
+        (&a, fixture("serve/h200/eager_vs_sdpa.samples.jsonl")),
+        (&b, later.clone()),
+    ] {
+        kernelab()
+            .args(["export", "--parquet"])
+            .arg(out)
+            .arg(&input)
+            .assert()
+            .success();
+    }
+    let Some(rows) = duckdb(&format!(
+        "select typeof(send_lag_s), typeof(measured_ttft_s), count(*), count(send_lag_s), sum(send_lag_s) \
+         from read_parquet(['{}', '{}']) where kind = 'request' group by all",
+        pq(&a, "serve_samples.parquet"),
+        pq(&b, "serve_samples.parquet")
+    )) else {
+        return;
+    };
+    assert_eq!(
+        rows,
+        serde_json::json!([["DOUBLE", "DOUBLE", 288.0, 144.0, 36.0]]),
+        "the null column of one run and the numbers of the other are one double column"
+    );
+    // The all-null column is typed double in the first export alone too.
+    let one = duckdb(&format!(
+        "select typeof(send_lag_s), typeof(error) from '{}' limit 1",
+        pq(&a, "serve_samples.parquet")
+    ))
+    .expect("duckdb");
+    assert_eq!(one, serde_json::json!([["DOUBLE", "VARCHAR"]]));
+}
+
+/// Issue 27: a value of another type than its column declares is refused, naming file, line and
+/// column, and nothing is written.
+#[test]
+fn issue27_a_value_against_the_declared_type_is_exit_2_naming_the_line() {
+    let t = tempfile::tempdir().expect("tmp");
+    let samples = t.path().join("ab.jsonl");
+    std::fs::write(
+        &samples,
+        "{\"kind\":\"header\",\"schema_version\":3,\"baseline\":[\"a\"],\"candidate\":[\"b\"],\"metrics\":[\"t\"],\"start\":\"AB\"}\n\
+         {\"kind\":\"run\",\"pair\":\"zero\",\"aa\":false,\"order\":\"AB\",\"slot\":\"A\",\"values\":[{\"name\":\"t\",\"value\":1.0}],\"exit_code\":0}\n",
+    )
+    .expect("writes");
+    let out = t.path().join("pq");
+    let o = kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&samples)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("ab.jsonl: line 2: `pair`: expected an integer, found \"zero\""),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written");
+}
+
+/// Issue 27: the header's run kind decides the table; an ab failure record is no serve sample.
+#[test]
+fn issue27_the_header_names_the_table_and_an_ab_failure_is_no_serve_row() {
+    let t = tempfile::tempdir().expect("tmp");
+    let samples = t.path().join("samples.jsonl");
+    std::fs::write(
+        &samples,
+        "{\"kind\":\"header\",\"run\":\"ab\",\"id\":\"ab-x\",\"schema_version\":3,\"baseline\":[\"a\"],\"candidate\":[\"b\"],\"metrics\":[\"t\"],\"start\":\"AB\"}\n\
+         {\"kind\":\"run\",\"pair\":0,\"aa\":false,\"order\":\"AB\",\"slot\":\"A\",\"values\":[{\"name\":\"t\",\"value\":1.0}],\"exit_code\":0}\n\
+         {\"kind\":\"failure\",\"pair\":0,\"aa\":false,\"slot\":\"B\",\"reason\":\"exit status 1\"}\n",
+    )
+    .expect("writes");
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&samples)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("ab_samples.parquet\t1 row\n"));
+    assert!(!out.join("serve_samples.parquet").exists());
 }

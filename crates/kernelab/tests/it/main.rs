@@ -9,6 +9,7 @@ mod code;
 mod code_targets;
 mod compare;
 mod convention;
+mod conventions27;
 mod counters;
 mod errors;
 mod export;
@@ -33,6 +34,7 @@ mod real_phases;
 mod real_stats;
 mod report;
 mod roofline;
+mod runs;
 mod serve;
 mod serve_h200;
 mod serve_llama;
@@ -71,10 +73,34 @@ pub fn shared(rel: &str) -> Option<PathBuf> {
     }
 }
 
-/// The kernelab binary.
+/// The state folder the tests' runs go to (never the user's own): one per test process,
+/// under the system's temporary folder.
+pub fn test_state() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("kernelab-it-state-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&d);
+        d
+    })
+    .clone()
+}
+
+/// The folder of the run whose samples file is `samples` (its header's `id`, in [`test_state`]).
+pub fn run_dir_of(samples: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(samples).expect("samples file");
+    let header: serde_json::Value =
+        serde_json::from_str(text.lines().next().expect("a header line")).expect("JSON header");
+    let id = header["id"]
+        .as_str()
+        .expect("the header names the run's id");
+    test_state().join("kernelab/runs").join(id)
+}
+
+/// The kernelab binary, with its runs kept in [`test_state`].
 pub fn kernelab() -> Command {
     let mut c = Command::cargo_bin("kernelab").expect("binary built");
     c.env_remove("COLUMNS");
+    c.env("XDG_STATE_HOME", test_state());
     c
 }
 

@@ -169,7 +169,7 @@ fn markdown_and_json_reports() {
         "## Reproduction",
         "| recompute_w_u_fwd_kernel | 5 → 5 | 412.864 µs | 483.164 µs | +17.03% | slower |",
         "w (f32 [8, 16]): bit-exact",
-        "SLOWER: change +7.61% [+4.24%, +10.99%], beyond ±0.50%",
+        "SLOWER: change +7.63% [+7.12%, +8.14%], beyond ±0.50%",
         "kernelab check bitwise",
         "Every ratio is candidate / baseline of the metric as measured and every change is ratio − 1",
         "<details>\n<summary>Provenance of the 7 records</summary>",
@@ -190,7 +190,7 @@ fn markdown_and_json_reports() {
     );
     assert!(
         md.contains(
-            "| inproc_w4s3_w8s2 | – | – | SLOWER 1.0761 [1.0424, 1.1099] | – | – | ready |"
+            "| inproc_w4s3_w8s2 | – | – | SLOWER 1.0763 [1.0712, 1.0814] | – | – | ready |"
         ),
         "{md}"
     );
@@ -200,7 +200,7 @@ fn markdown_and_json_reports() {
     );
     assert!(
         md.contains(
-            "| ⚠ | inproc_w4s3_w8s2 | ab | – | SLOWER (median_us) | 1.0761 [1.0424, 1.1099] |"
+            "| ⚠ | inproc_w4s3_w8s2 | ab | – | SLOWER (median_us) | 1.0763 [1.0712, 1.0814] |"
         ),
         "{md}"
     );
@@ -287,7 +287,7 @@ fn html_report_loads_in_headless_chromium() {
     assert_eq!(forest.matches("<circle").count(), 1);
     assert_eq!(forest.matches("class=\"thr\"").count(), 1);
     assert!(forest.contains("±0.50% threshold"));
-    assert!(forest.contains("1.0761 [1.0424, 1.1099] SLOWER"));
+    assert!(forest.contains("1.0763 [1.0712, 1.0814] SLOWER"));
     assert!(forest.contains("candidate / baseline (ratio; &lt; 1: candidate faster)"));
     // The share bars: the top ten families, labelled, with a % axis.
     let shares = chart("shares");

@@ -88,7 +88,11 @@ fn a_run_measures_every_request_and_resume_analyze_agrees() {
     });
     assert!(gpu || (why && starts.iter().all(|s| s["peak_gpu_memory_bytes"].is_null())));
     // Logs are kept.
-    assert!(dir.path().join("s.jsonl.logs/round0-baseline.log").exists());
+    // The servers' logs are in the run's folder, not beside the samples file.
+    assert!(crate::run_dir_of(&dir.path().join("s.jsonl"))
+        .join("logs/round0-baseline.log")
+        .exists());
+    assert!(!dir.path().join("s.jsonl.logs").exists());
     let again = kernelab()
         .args(["serve", "--analyze", "--format", "json", "--resume"])
         .arg(&samples)
@@ -185,7 +189,7 @@ fn a_server_that_exits_at_start_is_exit_2_with_its_log() {
         err.contains("unrecognized arguments: --no-such-flag"),
         "{err}"
     );
-    assert!(err.contains("--resume continues"), "{err}");
+    assert!(err.contains("(--resume serve-"), "{err}");
 }
 
 #[test]
@@ -352,9 +356,7 @@ fn the_flush_endpoint_is_called_before_each_point() {
     );
     for round in 0..2 {
         for server in ["baseline", "candidate"] {
-            let log = dir
-                .path()
-                .join(format!("s.jsonl.logs/round{round}-{server}.log"));
+            let log = crate::run_dir_of(&samples).join(format!("logs/round{round}-{server}.log"));
             let text = std::fs::read_to_string(&log).expect("log");
             assert_eq!(
                 text.matches("flushed").count(),

@@ -106,7 +106,7 @@ fn local_sweep_runs_every_point_then_resumes_only_the_missing_ones() {
         .expect("run");
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(
-        stderr.contains("ran 1 points") && stderr.contains("5 skipped"),
+        stderr.contains("ran 1 point in") && stderr.contains("5 skipped"),
         "{stderr}"
     );
     let m2 = matrix(&again.stdout);
@@ -157,7 +157,7 @@ fn a_point_whose_file_is_missing_is_an_error_rerun_later() {
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("ran 1 points"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ran 1 point in"));
     assert_eq!(matrix(&out.stdout)["errors"], 0);
 }
 

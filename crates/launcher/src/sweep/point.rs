@@ -70,17 +70,10 @@ pub fn unfinished(point: &Point, worker: &str, wall_ns: u64, error: Option<Strin
     }
 }
 
+/// The workspace's median (`kernelab_stats`) of the finite values.
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    (n > 0).then(|| {
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    })
+    kernelab_stats::rank::median(&v)
 }
 
 fn kernel_point(

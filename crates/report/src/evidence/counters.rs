@@ -21,23 +21,26 @@ pub(crate) fn counters_part(r: &CountersBody) -> (Vec<Block>, String) {
     let failed = r.run.failures().count();
     let head = if r.run.changes.is_empty() {
         format!(
-            "{}: {} kernel metric(s) over {} repeat(s)",
+            "{}: {} over {}",
             r.run.profiler,
-            r.run.stats.len(),
-            r.run.repeats
+            crate::format::count(r.run.stats.len(), "kernel metric", "kernel metrics"),
+            crate::format::count(r.run.repeats, "repeat", "repeats")
         )
     } else {
         format!(
-            "{}: {} of {} metric change(s) beyond the repeat spread",
+            "{}: {flagged} of {} beyond the repeat spread",
             r.run.profiler,
-            flagged,
-            r.run.changes.len()
+            crate::format::count(r.run.changes.len(), "metric change", "metric changes")
         )
     };
     let head = if failed > 0 {
         format!(
-            "{head}; {failed} of {} profiler process(es) failed",
-            r.run.processes.len()
+            "{head}; {failed} of {} failed",
+            crate::format::count(
+                r.run.processes.len(),
+                "profiler process",
+                "profiler processes"
+            )
         )
     } else {
         head

@@ -86,9 +86,9 @@ pub(crate) fn profile_part(r: &ProfileBody, marked: &[String]) -> (Vec<Block>, S
         });
     }
     let lines = vec![format!(
-        "kernel GPU time {} over {} kernels; GPU busy {}; trace wall {}; launch gaps {}",
+        "kernel GPU time {} over {}; GPU busy {}; trace wall {}; launch gaps {}",
         duration_ns(sm.kernel_time_ns as f64),
-        thousands(sm.kernel_count),
+        crate::format::count(sm.kernel_count as usize, "kernel", "kernels"),
         ns_u64(sm.busy_ns),
         ns_u64(sm.wall_ns),
         ns_u64(sm.gap_ns)
@@ -447,7 +447,7 @@ pub(crate) fn code_matrix_part(r: &Matrix) -> (Vec<Block>, String) {
 
 pub(crate) fn code_show_part(r: &CodeShowBody) -> (Vec<Block>, String) {
     let n: usize = r.objects.iter().map(|o| o.kernels.len()).sum();
-    let head = format!("{n} kernels read");
+    let head = format!("{} read", crate::format::count(n, "kernel", "kernels"));
     (vec![Block::Lines(vec![head.clone()])], head)
 }
 
@@ -646,6 +646,6 @@ pub(crate) fn metrics_part(r: &MetricsBody) -> (Vec<Block>, String) {
     }
     (
         vec![Block::Table(t)],
-        format!("{} profiled launches", r.launches.len()),
+        crate::format::count(r.launches.len(), "profiled launch", "profiled launches"),
     )
 }

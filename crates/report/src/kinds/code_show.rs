@@ -14,8 +14,12 @@ impl RecordKind for CodeShowBody {
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         plain(
             format!(
-                "{} kernels read",
-                self.objects.iter().map(|o| o.kernels.len()).sum::<usize>()
+                "{} read",
+                crate::format::count(
+                    self.objects.iter().map(|o| o.kernels.len()).sum::<usize>(),
+                    "kernel",
+                    "kernels"
+                )
             ),
             Mark::Good,
         )

@@ -17,10 +17,13 @@ impl RecordKind for CountersBody {
         let failed = self.run.failures().count();
         plain(
             format!(
-                "{} counter change(s) beyond the repeat spread; {} of {} profiler process(es) failed",
-                flagged,
-                failed,
-                self.run.processes.len()
+                "{} beyond the repeat spread; {failed} of {} failed",
+                crate::format::count(flagged, "counter change", "counter changes"),
+                crate::format::count(
+                    self.run.processes.len(),
+                    "profiler process",
+                    "profiler processes"
+                )
             ),
             if failed > 0 { Mark::Warn } else { Mark::Good },
         )

@@ -14,7 +14,7 @@ impl RecordKind for MetricsBody {
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         plain(
-            format!("{} profiled launches", self.launches.len()),
+            crate::format::count(self.launches.len(), "profiled launch", "profiled launches"),
             Mark::Good,
         )
     }

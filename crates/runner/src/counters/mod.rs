@@ -91,11 +91,13 @@ pub fn run(
             }
         }
     }
+    let g = s.group_size.max(1);
     let mut notes = vec![format!(
-        "one group of {} metric(s) per fresh {} process, each group run {} time(s) per side; median and range are over those runs",
-        s.group_size.max(1),
+        "one group of {g} {} per fresh {} process, each group run {} {} per side; median and range are over those runs",
+        kernelab_model::plural(g, "metric", "metrics"),
         s.profiler.name(),
-        s.repeats
+        s.repeats,
+        kernelab_model::plural(s.repeats, "time", "times")
     )];
     notes.extend(s.profiler.notes());
     if let Some(why) = &check.failed {

@@ -85,9 +85,8 @@ fn side(slot: Slot) -> Side {
     }
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    quantile(&v, 0.5)
+fn median(v: Vec<f64>) -> Option<f64> {
+    kernelab_stats::rank::median(&v)
 }
 
 type Key = (usize, Slot, usize, usize);

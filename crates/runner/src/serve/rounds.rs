@@ -11,7 +11,7 @@ use super::workload::{prompts, run_point, Target};
 use crate::record::Slot;
 use kernelab_stats::{abba_order, Order};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The order of round `k`.
 pub fn round_order(spec: &Spec, k: usize, start: Order) -> Order {
@@ -29,13 +29,6 @@ pub fn slot_name(slot: Slot) -> &'static str {
     }
 }
 
-/// Where a run keeps its server logs: `SAMPLES.logs/`.
-pub fn logs_dir(samples: &Path) -> PathBuf {
-    let mut s = samples.as_os_str().to_owned();
-    s.push(".logs");
-    PathBuf::from(s)
-}
-
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunEnd {
@@ -46,7 +39,7 @@ pub enum RunEnd {
 }
 
 /// Runs every round not yet complete in `done`, appending to `out`. `dir` is the spec's
-/// folder. Servers are started from the calling thread, which must live until this returns
+/// folder and `logs` the folder of the servers' logs (the run's `logs/`). Servers are started from the calling thread, which must live until this returns
 /// (their `PR_SET_PDEATHSIG` follows the thread).
 pub fn run_rounds(
     spec: &Spec,
@@ -54,7 +47,7 @@ pub fn run_rounds(
     start: Order,
     done: &[ServeRecord],
     out: &mut SampleWriter,
-    samples: &Path,
+    logs: &Path,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunEnd> {
     let complete: BTreeSet<(usize, Slot, usize, usize)> = done
@@ -70,8 +63,7 @@ pub fn run_rounds(
             _ => None,
         })
         .collect();
-    let logs = logs_dir(samples);
-    std::fs::create_dir_all(&logs).map_err(super::error::io(format!(
+    std::fs::create_dir_all(logs).map_err(super::error::io(format!(
         "{}: cannot create the log folder",
         logs.display()
     )))?;

@@ -10,7 +10,6 @@ use crate::record::Slot;
 use kernelab_model::Location;
 use kernelab_stats::Order;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Layout version of the serve samples file.
@@ -32,6 +31,9 @@ pub enum ServeRecord {
         spec_dir: PathBuf,
         /// Order of round 0.
         start: Order,
+        /// The run: kind, id, label, start (absent in files written before runs had ids).
+        #[serde(flatten)]
+        run: crate::run::Identity,
     },
     /// A server start (healthy or not).
     Start {
@@ -93,39 +95,24 @@ pub enum ServeRecord {
     },
 }
 
-/// Appends records, one flushed line each.
-pub struct SampleWriter {
-    file: std::fs::File,
-    path: PathBuf,
-}
+/// Appends records, one flushed line each (the run's [`JsonlWriter`](crate::run::JsonlWriter)).
+pub struct SampleWriter(crate::run::JsonlWriter);
 
 impl SampleWriter {
     /// Opens `path` for appending; a torn last line (a killed run) is cut off first.
     pub fn append(path: &Path) -> Result<Self> {
-        let file = kernelab_model::open_append_regular(path)
-            .and_then(|f| kernelab_model::cut_torn_tail(&f).map(|()| f))
+        crate::run::JsonlWriter::append(path)
+            .map(SampleWriter)
             .map_err(io(format!(
                 "{}: cannot open the samples file",
                 path.display()
-            )))?;
-        Ok(SampleWriter {
-            file,
-            path: path.to_path_buf(),
-        })
+            )))
     }
 
     /// Writes one record.
     pub fn write(&mut self, r: &ServeRecord) -> Result<()> {
-        let what = || format!("{}: cannot write the samples file", self.path.display());
-        let mut line = serde_json::to_string(r).map_err(|e| Error::Io {
-            what: what(),
-            source: std::io::Error::other(e),
-        })?;
-        line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .and_then(|_| self.file.flush())
-            .map_err(io(what()))
+        let what = format!("{}: cannot write the samples file", self.0.path.display());
+        self.0.write(r).map_err(io(what))
     }
 }
 

@@ -310,7 +310,11 @@ pub(super) fn rank_aggregates(
             acc.add(r.calls, exact, r.min_ns, r.max_ns, None, None);
             acc.variants += r.variants;
         }
-        let label = format!("other ({} rows)", rest.len());
+        let label = format!(
+            "other ({} {})",
+            rest.len(),
+            kernelab_model::plural(rest.len(), "row", "rows")
+        );
         acc.row(label.clone(), label, kernel_time)
     });
     Ranking {

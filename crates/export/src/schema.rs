@@ -1,0 +1,223 @@
+//! The declared schema of every samples and sweep table, in one place: a column's type never
+//! depends on the values seen (an all-null column keeps its type, so the exports of different
+//! runs read together, e.g. DuckDB's `read_parquet([...])`). docs/parquet.md lists the same.
+
+use anyhow::{bail, Result};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// The type of a column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// Text.
+    Utf8,
+    /// Text holding JSON (arrays, objects).
+    Json,
+    /// A 64-bit integer.
+    Int64,
+    /// A double.
+    Float64,
+    /// A boolean.
+    Boolean,
+}
+
+use Column::{Boolean, Float64, Int64, Json, Utf8};
+
+/// `ab_samples.parquet`: one row per run and metric.
+pub const AB_SAMPLES: &[(&str, Column)] = &[
+    ("file", Utf8),
+    ("line", Int64),
+    ("pair", Int64),
+    ("aa", Boolean),
+    ("order", Utf8),
+    ("slot", Utf8),
+    ("exit_code", Int64),
+    ("metric", Utf8),
+    ("value", Float64),
+];
+
+/// `kernel_samples.parquet`: one row per timed sample of `kernel run`.
+pub const KERNEL_SAMPLES: &[(&str, Column)] = &[
+    ("file", Utf8),
+    ("line", Int64),
+    ("spec", Utf8),
+    ("round", Int64),
+    ("build", Utf8),
+    ("sample", Int64),
+    ("batch", Int64),
+    ("ns_per_launch", Float64),
+    ("sm_mhz", Int64),
+    ("temp_c", Int64),
+    ("power_w", Float64),
+];
+
+/// `serve_samples.parquet`: one row per start, request, point and stop record of `serve`.
+pub const SERVE_SAMPLES: &[(&str, Column)] = &[
+    ("file", Utf8),
+    ("line", Int64),
+    ("kind", Utf8),
+    ("round", Int64),
+    ("slot", Utf8),
+    ("case", Int64),
+    ("concurrency", Int64),
+    ("health_s", Float64),
+    ("error", Utf8),
+    ("log", Utf8),
+    ("index", Int64),
+    ("input_sha256", Utf8),
+    ("measured_ttft_s", Float64),
+    ("measured_tt2t_s", Float64),
+    ("measured_itl_s", Json),
+    ("measured_e2e_s", Float64),
+    ("measured_prompt_tokens", Int64),
+    ("measured_completion_tokens", Int64),
+    ("measured_chunks", Int64),
+    ("measured_output_sha256", Utf8),
+    ("measured_output_ids_sha256", Utf8),
+    ("send_lag_s", Float64),
+    ("wall_s", Float64),
+    ("guard_loop_lag_max_s", Float64),
+    ("guard_loop_lag_p99_s", Float64),
+    ("guard_send_lag_max_s", Float64),
+    ("guard_idle_lag_p99_s", Float64),
+    ("ending", Utf8),
+    ("failure", Utf8),
+    ("telemetry_peak_gpu_memory_bytes", Int64),
+    ("telemetry_peak_server_memory_bytes", Int64),
+    ("telemetry_sm_mhz_min", Int64),
+    ("telemetry_sm_mhz_max", Int64),
+    ("telemetry_samples", Int64),
+    ("telemetry_gpus", Json),
+    ("telemetry_unavailable", Utf8),
+];
+
+/// `sweep_points.parquet`: one row per point of a sweep matrix (plus `param_NAME`, utf8).
+pub const SWEEP_POINTS: &[(&str, Column)] = &[
+    ("file", Utf8),
+    ("sweep", Utf8),
+    ("mode", Utf8),
+    ("id", Utf8),
+    ("build", Utf8),
+    ("verdict", Utf8),
+    ("bitwise", Boolean),
+    ("code_changed", Boolean),
+    ("ratio", Float64),
+    ("change", Float64),
+    ("interval_low", Float64),
+    ("interval_high", Float64),
+    ("baseline_us", Float64),
+    ("candidate_us", Float64),
+    ("device", Utf8),
+    ("worker", Utf8),
+    ("seconds", Float64),
+    ("error", Utf8),
+    ("gates", Json),
+];
+
+/// Rows of one table, typed by its declared schema when written.
+#[derive(Default)]
+pub struct Table {
+    /// Columns seen that the schema does not declare (written as utf8).
+    extra: std::collections::BTreeSet<String>,
+    /// The rows.
+    pub rows: Vec<Map<String, Value>>,
+}
+
+/// Where a row came from, for an error: `FILE: line N` or `FILE: point ID`.
+fn origin(row: &Map<String, Value>) -> String {
+    let file = row.get("file").and_then(Value::as_str).unwrap_or("input");
+    match (row.get("line"), row.get("id").and_then(Value::as_str)) {
+        (Some(l), _) => format!("{file}: line {l}"),
+        (None, Some(id)) => format!("{file}: point {id}"),
+        (None, None) => file.to_string(),
+    }
+}
+
+impl Table {
+    /// Adds a row; keys the schema does not declare become utf8 columns, unless null.
+    pub fn push(&mut self, row: Map<String, Value>, schema: &[(&str, Column)]) {
+        for (k, v) in &row {
+            if !v.is_null() && !schema.iter().any(|(n, _)| n == k) {
+                self.extra.insert(k.clone());
+            }
+        }
+        self.rows.push(row);
+    }
+
+    /// The rows as a batch: every declared column in its declared type and order (present
+    /// even when no row has it), then the others, alphabetically, as utf8 (non-strings as JSON
+    /// text). A value of another type than declared is an error naming its row and column.
+    pub fn batch(&self, schema: &[(&str, Column)]) -> Result<RecordBatch> {
+        let mut fields = Vec::new();
+        let mut arrays: Vec<ArrayRef> = Vec::new();
+        let extra = self.extra.iter().map(|c| (c.as_str(), Utf8));
+        for (col, ty) in schema.iter().copied().chain(extra) {
+            let cells = self
+                .rows
+                .iter()
+                .map(|r| (r, r.get(col).filter(|v| !v.is_null())));
+            let bad = |r: &Map<String, Value>, v: &Value, what: &str| {
+                anyhow::anyhow!("{}: `{col}`: expected {what}, found {v}", origin(r))
+            };
+            let (dt, array): (DataType, ArrayRef) = match ty {
+                Boolean => {
+                    let mut b = BooleanBuilder::new();
+                    for (r, v) in cells {
+                        match v {
+                            None => b.append_null(),
+                            Some(Value::Bool(x)) => b.append_value(*x),
+                            Some(v) => return Err(bad(r, v, "a boolean")),
+                        }
+                    }
+                    (DataType::Boolean, Arc::new(b.finish()))
+                }
+                Int64 => {
+                    let mut b = Int64Builder::new();
+                    for (r, v) in cells {
+                        match v {
+                            None => b.append_null(),
+                            Some(v) => match v.as_i64() {
+                                Some(x) => b.append_value(x),
+                                None => return Err(bad(r, v, "an integer")),
+                            },
+                        }
+                    }
+                    (DataType::Int64, Arc::new(b.finish()))
+                }
+                Float64 => {
+                    let mut b = Float64Builder::new();
+                    for (r, v) in cells {
+                        match v {
+                            None => b.append_null(),
+                            Some(v) => match v.as_f64() {
+                                Some(x) => b.append_value(x),
+                                None => return Err(bad(r, v, "a number")),
+                            },
+                        }
+                    }
+                    (DataType::Float64, Arc::new(b.finish()))
+                }
+                Utf8 | Json => {
+                    let mut b = StringBuilder::new();
+                    for (_, v) in cells {
+                        match v {
+                            None => b.append_null(),
+                            Some(Value::String(s)) if ty == Utf8 => b.append_value(s),
+                            Some(other) => b.append_value(other.to_string()),
+                        }
+                    }
+                    (DataType::Utf8, Arc::new(b.finish()))
+                }
+            };
+            fields.push(Field::new(col, dt, true));
+            arrays.push(array);
+        }
+        if fields.is_empty() {
+            bail!("a table with no columns");
+        }
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+    }
+}

@@ -1,0 +1,69 @@
+//! `kernelab runs`: the experiment runs kept in the state folder.
+
+use crate::record::Session;
+use crate::ExitStatus;
+use anyhow::{anyhow, Result};
+use clap::{Args, ValueEnum};
+use kernelab_report::{render, OutputFormat};
+use kernelab_report::{Align, Section, Table};
+use std::io::Write;
+
+/// Formats of `kernelab runs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunsFormat {
+    /// A terminal table.
+    Table,
+    /// A JSON array, one object per run.
+    Json,
+}
+
+/// Arguments of `kernelab runs`.
+#[derive(Args, Debug)]
+pub struct RunsArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = RunsFormat::Table)]
+    pub format: RunsFormat,
+}
+
+/// Runs the command.
+pub fn run(args: RunsArgs, _session: &mut Session) -> Result<ExitStatus> {
+    let root = kernelab_runner::run::state_dir().map_err(|e| anyhow!(e))?;
+    let runs = kernelab_runner::run::list_in(&root).map_err(|e| anyhow!(e))?;
+    let text = match args.format {
+        RunsFormat::Json => crate::output::json(&runs)?,
+        RunsFormat::Table => {
+            let title = format!(
+                "{} in {}",
+                kernelab_report::format::count(runs.len(), "run", "runs"),
+                root.display()
+            );
+            let mut t = Table::new(
+                title,
+                &[
+                    ("id", Align::Left),
+                    ("kind", Align::Left),
+                    ("label", Align::Left),
+                    ("started", Align::Left),
+                    ("done", Align::Right),
+                    ("state", Align::Left),
+                ],
+            );
+            for r in &runs {
+                let kind = r.kind.map_or("unreadable", |k| k.name());
+                let unit = r.kind.map_or("", |k| k.unit());
+                t.push(vec![
+                    r.id.clone(),
+                    kind.to_string(),
+                    r.label.clone(),
+                    r.started.clone(),
+                    format!("{} {unit}", r.count),
+                    r.state.clone(),
+                ]);
+            }
+            render(&[Section::Table(t)], OutputFormat::Terminal, None)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    Ok(ExitStatus::Success)
+}
