@@ -33,6 +33,7 @@ mod roofline;
 mod serve;
 mod serve_h200;
 mod serve_llama;
+mod serve_looks;
 mod slurm;
 pub mod sweep;
 

@@ -87,7 +87,47 @@ pub fn run_rounds(
             source: std::io::Error::other(e),
         })?;
     let points = spec.points();
-    for round in 0..spec.rounds.count {
+    // A resumed run whose plan already stopped stops at once.
+    if done
+        .iter()
+        .any(|r| matches!(r, ServeRecord::Look { stop: Some(_), .. }))
+    {
+        return Ok(RunEnd::Complete);
+    }
+    let looked: BTreeSet<usize> = done
+        .iter()
+        .filter_map(|r| match r {
+            ServeRecord::Look { look, .. } => Some(look.rounds),
+            _ => None,
+        })
+        .collect();
+    let planned = !spec.analysis.primary.is_empty();
+    let plan = spec.planned_looks();
+    let max = spec.max_rounds();
+    let began = std::time::Instant::now();
+    let mut rounds_run = 0usize;
+    for round in 0..max {
+        if round > 0 && planned && plan.contains(&round) && !looked.contains(&round) {
+            let records = super::samples::read(samples)?;
+            let (mut l, all) = super::analysis::look(spec, start, &records, round);
+            if rounds_run > 0 {
+                l.round_wall_ns = Some(kernelab_model::seconds_to_ns(
+                    began.elapsed().as_secs_f64() / rounds_run as f64,
+                ));
+            }
+            let stop = all.then(|| format!("every primary metric decided at {round} rounds"));
+            progress(&look_line(&l, spec));
+            out.write(&ServeRecord::Look {
+                look: l,
+                stop: stop.clone(),
+            })?;
+            if let Some(why) = stop {
+                progress(&why);
+                return Ok(RunEnd::Complete);
+            }
+        }
+        // Rounds that ran in this process (a resumed run skips the complete ones).
+        let mut worked = false;
         let slots = match round_order(spec, round, start) {
             Order::AB => [Slot::A, Slot::B],
             Order::BA => [Slot::B, Slot::A],
@@ -101,6 +141,7 @@ pub fn run_rounds(
             if todo.is_empty() {
                 continue;
             }
+            worked = true;
             let name = slot_name(slot);
             let server_spec = match slot {
                 Slot::A => &spec.baseline,
@@ -259,6 +300,45 @@ pub fn run_rounds(
                 }
             }
         }
+        if worked {
+            rounds_run += 1;
+        }
+    }
+    if planned && !looked.contains(&max) {
+        let records = super::samples::read(samples)?;
+        let (l, all) = super::analysis::look(spec, start, &records, max);
+        let why = if all {
+            format!("every primary metric decided at {max} rounds")
+        } else {
+            format!("maximum rounds ({max}) reached")
+        };
+        progress(&look_line(&l, spec));
+        progress(&why);
+        out.write(&ServeRecord::Look {
+            look: l,
+            stop: Some(why),
+        })?;
     }
     Ok(RunEnd::Complete)
+}
+
+/// The progress line of a look: decided metrics, spreads, rounds (and minutes) predicted.
+fn look_line(l: &kernelab_model::serve::ServeLook, spec: &Spec) -> String {
+    let pct =
+        |x: Option<f64>| x.map_or("unavailable".to_string(), |x| format!("{:.1}%", x * 100.0));
+    let mut s = format!(
+        "look at {} rounds: {} of {} primary decided; spread between starts {}, within rounds {}",
+        l.rounds,
+        l.decided,
+        l.primary,
+        pct(l.spread_between_starts),
+        pct(l.spread_within_rounds)
+    );
+    if let (Some(n), Some(r)) = (l.rounds_for_resolution, spec.analysis.resolution) {
+        s.push_str(&format!("; ±{:.1}% needs about {n} rounds", r * 100.0));
+        if let Some(w) = l.round_wall_ns {
+            s.push_str(&format!(" ({:.1} min)", n as f64 * w as f64 / 6e10));
+        }
+    }
+    s
 }

@@ -91,6 +91,14 @@ pub enum ServeRecord {
         #[serde(default)]
         telemetry: Option<Telemetry>,
     },
+    /// A planned look after a round (`[analysis] primary`).
+    Look {
+        /// What the look found.
+        #[serde(flatten)]
+        look: kernelab_model::serve::ServeLook,
+        /// Why the run stops here; `None`: it goes on.
+        stop: Option<String>,
+    },
 }
 
 /// Appends records, one flushed line each.
