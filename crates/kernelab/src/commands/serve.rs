@@ -112,14 +112,23 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
         let mut progress = |s: &str| {
             let _ = writeln!(std::io::stderr(), "kernelab serve: {s}");
         };
-        let end = run_rounds(&spec, &spec_dir, start, &done, &mut w, &path, &mut progress)
-            .map_err(|e| anyhow!(e))
-            .with_context(|| {
-                format!(
-                    "samples so far are in {} (--resume continues)",
-                    path.display()
-                )
-            });
+        let end = run_rounds(
+            &spec,
+            &spec_dir,
+            start,
+            &done,
+            &mut w,
+            &path,
+            args.budget,
+            &mut progress,
+        )
+        .map_err(|e| anyhow!(e))
+        .with_context(|| {
+            format!(
+                "samples so far are in {} (--resume continues)",
+                path.display()
+            )
+        });
         match end {
             Ok(RunEnd::Complete) => {}
             Ok(RunEnd::Stopped(why)) => {

@@ -192,3 +192,38 @@ fn bad_plans_are_exit_2_naming_line_and_key() {
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("`rounds.max`: more rounds than `count` need"));
 }
+
+#[test]
+fn a_spent_budget_stops_at_the_next_round_and_resume_goes_on() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let arg = ", \"--delay-ms\", \"4\", \"--start-spread\", \"0.04\"";
+    let s = planned(dir.path(), arg, arg, (4, 64), 0.05);
+    let out = run(&s, dir.path(), &["--budget", "1s"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let why = v["plan"]["stopped_by"].as_str().expect("stopped_by");
+    assert!(why.starts_with("budget of 1 s spent after"), "{why}");
+    let rounds = tpot(&v)["rounds"].as_array().map_or(0, |r| r.len());
+    assert!((1..64).contains(&rounds), "{rounds}");
+    let again = kernelab()
+        .arg("serve")
+        .arg("--resume")
+        .arg(dir.path().join("s.jsonl"))
+        .args(["--format", "json", "--budget", "2s"])
+        .output()
+        .expect("resume");
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let w: serde_json::Value = serde_json::from_slice(&again.stdout).expect("JSON");
+    assert!(tpot(&w)["rounds"].as_array().map_or(0, |r| r.len()) > rounds);
+    let bad = run(&s, dir.path(), &["--budget", "soon"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected a duration"));
+}

@@ -55,6 +55,7 @@ pub fn run_rounds(
     done: &[ServeRecord],
     out: &mut SampleWriter,
     samples: &Path,
+    budget: Option<std::time::Duration>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunEnd> {
     let complete: BTreeSet<(usize, Slot, usize, usize)> = done
@@ -87,11 +88,11 @@ pub fn run_rounds(
             source: std::io::Error::other(e),
         })?;
     let points = spec.points();
-    // A resumed run whose plan already stopped stops at once.
-    if done
-        .iter()
-        .any(|r| matches!(r, ServeRecord::Look { stop: Some(_), .. }))
-    {
+    // A resumed run whose plan already stopped stops at once (a spent budget does not stop
+    // it: the resumed run has its own).
+    if done.iter().any(
+        |r| matches!(r, ServeRecord::Look { stop: Some(why), .. } if !why.starts_with("budget")),
+    ) {
         return Ok(RunEnd::Complete);
     }
     let looked: BTreeSet<usize> = done
@@ -107,6 +108,21 @@ pub fn run_rounds(
     let began = std::time::Instant::now();
     let mut rounds_run = 0usize;
     for round in 0..max {
+        if let Some(b) = budget.filter(|b| round > 0 && began.elapsed() >= *b) {
+            let records = super::samples::read(samples)?;
+            let (l, _) = super::analysis::look(spec, start, &records, round);
+            let why = format!(
+                "budget of {:.0} s spent after {round} rounds",
+                b.as_secs_f64()
+            );
+            progress(&look_line(&l, spec));
+            progress(&why);
+            out.write(&ServeRecord::Look {
+                look: l,
+                stop: Some(why),
+            })?;
+            return Ok(RunEnd::Complete);
+        }
         if round > 0 && planned && plan.contains(&round) && !looked.contains(&round) {
             let records = super::samples::read(samples)?;
             let (mut l, all) = super::analysis::look(spec, start, &records, round);
@@ -322,6 +338,32 @@ pub fn run_rounds(
     Ok(RunEnd::Complete)
 }
 
+/// Parses a wall-time budget: a sequence of numbers with unit `h`, `m` or `s` (`90s`, `45m`,
+/// `1h30m`), more than zero and at most 30 days.
+pub fn parse_budget(text: &str) -> std::result::Result<std::time::Duration, String> {
+    let bad = || format!("{text:?}: expected a duration such as 90s, 45m, 2h or 1h30m");
+    let (mut total, mut num) = (0.0f64, String::new());
+    for ch in text.trim().chars() {
+        match ch {
+            '0'..='9' | '.' => num.push(ch),
+            'h' | 'm' | 's' => {
+                let v: f64 = num.parse().map_err(|_| bad())?;
+                total += v * match ch {
+                    'h' => 3600.0,
+                    'm' => 60.0,
+                    _ => 1.0,
+                };
+                num.clear();
+            }
+            _ => return Err(bad()),
+        }
+    }
+    if !num.is_empty() || !(total > 0.0 && total <= 30.0 * 86400.0) {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs_f64(total))
+}
+
 /// The progress line of a look: decided metrics, spreads, rounds (and minutes) predicted.
 fn look_line(l: &kernelab_model::serve::ServeLook, spec: &Spec) -> String {
     let pct =
@@ -341,4 +383,19 @@ fn look_line(l: &kernelab_model::serve::ServeLook, spec: &Spec) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_budget;
+
+    #[test]
+    fn budgets_parse_and_bad_ones_are_errors() {
+        assert_eq!(parse_budget("90s").map(|d| d.as_secs()), Ok(90));
+        assert_eq!(parse_budget("1h30m").map(|d| d.as_secs()), Ok(5400));
+        assert_eq!(parse_budget("0.5m").map(|d| d.as_secs()), Ok(30));
+        for bad in ["", "10", "5x", "0s", "m", "1..2s", "99999h"] {
+            assert!(parse_budget(bad).is_err(), "{bad}");
+        }
+    }
 }
