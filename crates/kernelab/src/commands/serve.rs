@@ -118,7 +118,6 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
             start,
             &done,
             &mut w,
-            &path,
             args.budget,
             &mut progress,
         )

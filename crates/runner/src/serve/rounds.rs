@@ -45,16 +45,15 @@ pub enum RunEnd {
     Stopped(String),
 }
 
-/// Runs every round not yet complete in `done`, appending to `out`. `dir` is the spec's
-/// folder. Servers are started from the calling thread, which must live until this returns
-/// (their `PR_SET_PDEATHSIG` follows the thread).
+/// Runs every round not yet complete in `done`, appending to `out` (server logs beside it).
+/// `dir` is the spec's folder. Servers are started from the calling thread, which must live
+/// until this returns (their `PR_SET_PDEATHSIG` follows the thread).
 pub fn run_rounds(
     spec: &Spec,
     dir: &Path,
     start: Order,
     done: &[ServeRecord],
     out: &mut SampleWriter,
-    samples: &Path,
     budget: Option<std::time::Duration>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunEnd> {
@@ -71,6 +70,8 @@ pub fn run_rounds(
             _ => None,
         })
         .collect();
+    let samples = out.path().to_path_buf();
+    let samples = samples.as_path();
     let logs = logs_dir(samples);
     std::fs::create_dir_all(&logs).map_err(super::error::io(format!(
         "{}: cannot create the log folder",
@@ -358,7 +359,7 @@ pub fn parse_budget(text: &str) -> std::result::Result<std::time::Duration, Stri
             _ => return Err(bad()),
         }
     }
-    if !num.is_empty() || !(total > 0.0 && total <= 30.0 * 86400.0) {
+    if !(num.is_empty() && total > 0.0 && total <= 30.0 * 86400.0) {
         return Err(bad());
     }
     Ok(std::time::Duration::from_secs_f64(total))

@@ -108,6 +108,11 @@ pub struct SampleWriter {
 }
 
 impl SampleWriter {
+    /// The samples file written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Opens `path` for appending; a torn last line (a killed run) is cut off first.
     pub fn append(path: &Path) -> Result<Self> {
         let file = kernelab_model::open_append_regular(path)
