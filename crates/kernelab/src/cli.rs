@@ -317,6 +317,10 @@ pub struct ServeArgs {
     /// Analyse the samples file only; start no server.
     #[arg(long, requires = "resume")]
     pub analyze: bool,
+    /// Start no new round after this much wall time (`90s`, `45m`, `2h`, `1h30m`); the planned
+    /// looks record the stop.
+    #[arg(long, value_name = "DURATION", value_parser = kernelab_runner::serve::rounds::parse_budget)]
+    pub budget: Option<std::time::Duration>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -31,6 +31,51 @@ pub struct ServeMetric {
     /// The paired analysis (ratio candidate / baseline with its interval and verdict); `None`
     /// when fewer than two rounds have both figures.
     pub analysis: Option<Analysis>,
+    /// Whether the spec named this metric in `[analysis] primary` (its analysis is the planned
+    /// looks' design; the others are secondary, at 1 − α over all rounds).
+    #[serde(default)]
+    pub primary: bool,
+}
+
+/// The planned looks of a run over rounds and where it stopped.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServePlan {
+    /// Rounds of the first look (`[rounds] count`).
+    pub count: usize,
+    /// Most rounds (`[rounds] max`).
+    pub max: usize,
+    /// The planned looks, in rounds.
+    pub planned_looks: Vec<usize>,
+    /// The primary metrics.
+    pub primary: Vec<String>,
+    /// Target half-width of a primary metric's interval (fraction), if any.
+    pub resolution: Option<f64>,
+    /// The looks taken.
+    pub looks: Vec<ServeLook>,
+    /// Why the run stopped; `None` while it is open (interrupted before a stop).
+    pub stopped_by: Option<String>,
+}
+
+/// One look of a run over rounds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServeLook {
+    /// Rounds complete at the look.
+    pub rounds: usize,
+    /// Primary metric × point pairs decided (a verdict other than INCONCLUSIVE, or the
+    /// resolution reached).
+    pub decided: usize,
+    /// Primary metric × point pairs judged.
+    pub primary: usize,
+    /// Largest spread between starts over the primary metrics: the robust SD of a round's
+    /// log ratio.
+    pub spread_between_starts: Option<f64>,
+    /// Largest spread within rounds: the robust SD of the per-request log values of a primary
+    /// metric's base figure within one server start, median over starts.
+    pub spread_within_rounds: Option<f64>,
+    /// Rounds predicted to reach the asked resolution (largest over the primary metrics).
+    pub rounds_for_resolution: Option<usize>,
+    /// Wall time per round so far, nanoseconds.
+    pub round_wall_ns: Option<u64>,
 }
 
 /// One round's figures of a metric.
@@ -199,4 +244,7 @@ pub struct ServeResult {
     pub client_bound: bool,
     /// Notes (unavailable figures, failed rounds).
     pub notes: Vec<String>,
+    /// The planned looks over rounds, when the spec names primary metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<ServePlan>,
 }

@@ -11,7 +11,7 @@ use kernelab_report::{csv_rows, serve_csv_rows, serve_sections};
 use kernelab_runner::preflight::{require, Tool};
 use kernelab_runner::run::{RunKind, RunState};
 use kernelab_runner::serve::analysis::analyse;
-use kernelab_runner::serve::rounds::{run_rounds, RunEnd};
+use kernelab_runner::serve::rounds::{run_rounds, RoundsLimits, RunEnd};
 use kernelab_runner::serve::samples::{self, SampleWriter, ServeRecord, SCHEMA};
 use kernelab_runner::serve::spec::Spec;
 use std::io::Write;
@@ -126,7 +126,11 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
         let mut progress = |s: &str| {
             let _ = writeln!(std::io::stderr(), "kernelab serve: {s}");
         };
-        let end = run_rounds(&spec, &spec_dir, start, &done, &mut w, &logs, &mut progress)
+        let limits = RoundsLimits {
+            logs: &logs,
+            budget: args.budget,
+        };
+        let end = run_rounds(&spec, &spec_dir, start, &done, &mut w, limits, &mut progress)
             .map_err(|e| anyhow!(e))
             .with_context(|| {
                 format!(

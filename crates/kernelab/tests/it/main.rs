@@ -38,6 +38,7 @@ mod runs;
 mod serve;
 mod serve_h200;
 mod serve_llama;
+mod serve_looks;
 mod slurm;
 pub mod sweep;
 mod xplane;

@@ -98,6 +98,8 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
     let mut telemetry_note: Option<String> = None;
     let mut requests: BTreeMap<Key, Vec<&super::workload::RequestOutcome>> = BTreeMap::new();
     let mut starts: Vec<ServeStart> = Vec::new();
+    let mut looks = Vec::new();
+    let mut stopped_by: Option<String> = None;
     for r in records {
         match r {
             ServeRecord::Point {
@@ -181,6 +183,12 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                             .zip(t.sm_mhz_max)
                             .map(|(min, max)| kernelab_model::serve::MhzRange { min, max });
                     }
+                }
+            }
+            ServeRecord::Look { look, stop } => {
+                looks.push(look.clone());
+                if stop.is_some() {
+                    stopped_by.clone_from(stop);
                 }
             }
             ServeRecord::Header { .. } => {}
@@ -316,7 +324,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
             let mut rounds = Vec::new();
             let (mut a_all, mut b_all) = (Vec::new(), Vec::new());
             let mut pairs = Vec::new();
-            for round in 0..spec.rounds.count {
+            for round in 0..spec.max_rounds() {
                 let (a, b) = (get(round, Slot::A), get(round, Slot::B));
                 a_all.extend(a);
                 b_all.extend(b);
@@ -333,13 +341,18 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                     });
                 }
             }
-            let design = Design {
-                alpha: spec.analysis.alpha,
-                threshold: spec.analysis.threshold,
-                min_pairs: 2,
-                max_pairs: pairs.len().max(2),
-                stop: StopRule::Fixed,
-                direction,
+            let primary = spec.analysis.primary.contains(&name);
+            let design = if primary {
+                primary_design(spec, direction)
+            } else {
+                Design {
+                    alpha: spec.analysis.alpha,
+                    threshold: spec.analysis.threshold,
+                    min_pairs: 2,
+                    max_pairs: pairs.len().max(2),
+                    stop: StopRule::Fixed,
+                    direction,
+                }
             };
             let usable = pairs.len() >= 2 && pairs.iter().all(kernelab_stats::usable);
             let (baseline, candidate) = (median(a_all), median(b_all));
@@ -355,21 +368,29 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 medians: Change::between_opt(baseline, candidate),
                 rounds,
                 analysis: usable.then(|| analyze(&pairs, &design)),
+                primary,
             });
         }
     }
-    // Many metrics are tested at once: say how many calls chance alone would make.
-    let tested = metrics.iter().filter(|m| m.analysis.is_some()).count();
+    // Many metrics are tested at once: say how many calls chance alone would make (the
+    // secondary ones when primary metrics were named).
+    let planned = !spec.analysis.primary.is_empty();
+    let tested = metrics
+        .iter()
+        .filter(|m| m.analysis.is_some() && !m.primary)
+        .count();
     if tested > 1 {
         let called = metrics
             .iter()
+            .filter(|m| !m.primary)
             .filter_map(|m| m.analysis.as_ref())
             .filter(|a| a.verdict.is_call())
             .count();
         notes.push(format!(
-            "{tested} metric comparisons at alpha = {}: about {:.1} would be called FASTER or \
+            "{}{tested} metric comparisons at alpha = {}: about {:.1} would be called FASTER or \
              SLOWER by chance alone if nothing changed ({called} called); judge a change by the \
              metrics chosen before the run, and by the A/A control",
+            if planned { "secondary metrics: " } else { "" },
             spec.analysis.alpha,
             tested as f64 * spec.analysis.alpha
         ));
@@ -418,7 +439,122 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         client_lag_p99_ns: seconds_to_ns(lag),
         client_bound,
         notes,
+        plan: planned.then(|| kernelab_model::serve::ServePlan {
+            count: spec.rounds.count,
+            max: spec.max_rounds(),
+            planned_looks: spec.planned_looks(),
+            primary: spec.analysis.primary.clone(),
+            resolution: spec.analysis.resolution,
+            looks,
+            stopped_by,
+        }),
     }
+}
+
+/// The design of a primary metric: planned looks at `[rounds] count`, doubling, and `max`,
+/// α spread over the looks (Bonferroni), stopping at a decisive verdict or the resolution.
+pub fn primary_design(spec: &Spec, direction: Direction) -> Design {
+    Design {
+        alpha: spec.analysis.alpha,
+        threshold: spec.analysis.threshold,
+        min_pairs: spec.rounds.count,
+        max_pairs: spec.max_rounds(),
+        stop: StopRule::Auto {
+            resolution: spec.analysis.resolution.unwrap_or(0.0),
+        },
+        direction,
+    }
+}
+
+/// A planned look after `rounds` complete rounds: how many primary metric × point pairs are
+/// decided, the spreads, and the rounds predicted for the resolution; `true` when every one is
+/// decided (the run may stop).
+pub fn look(
+    spec: &Spec,
+    start: Order,
+    records: &[ServeRecord],
+    rounds: usize,
+) -> (kernelab_model::serve::ServeLook, bool) {
+    let result = analyse(spec, start, records);
+    let resolution = spec.analysis.resolution.unwrap_or(0.0);
+    let (mut decided, mut judged) = (0, 0);
+    let (mut between, mut predicted): (Option<f64>, Option<usize>) = (None, None);
+    for m in result.metrics.iter().filter(|m| m.primary) {
+        judged += 1;
+        let Some(a) = &m.analysis else { continue };
+        if a.verdict != kernelab_stats::Verdict::Inconclusive
+            || a.resolution.is_some_and(|h| h <= resolution)
+        {
+            decided += 1;
+        }
+        if let Some(sd) = a.noise_sd {
+            between = Some(between.map_or(sd, |b: f64| b.max(sd)));
+        }
+        // Rounds for the resolution from the interval's width now (n·(h/r)²).
+        if let (Some(h), true) = (a.resolution, resolution > 0.0) {
+            let n = ((a.pairs as f64) * (h / resolution).powi(2)).ceil() as usize;
+            predicted = Some(predicted.map_or(n, |p| p.max(n)));
+        }
+    }
+    let within = within_spread(spec, records);
+    let look = kernelab_model::serve::ServeLook {
+        rounds,
+        decided,
+        primary: judged,
+        spread_between_starts: between,
+        spread_within_rounds: within,
+        rounds_for_resolution: predicted,
+        round_wall_ns: None,
+    };
+    (look, judged > 0 && decided == judged)
+}
+
+/// The spread within rounds: per server start, the robust SD of the log of each measured
+/// request's base figure (TTFT, TPOT or E2E, as the primary metrics name), median over starts;
+/// the largest over the primary metrics.
+fn within_spread(spec: &Spec, records: &[ServeRecord]) -> Option<f64> {
+    let mut per: BTreeMap<(String, usize, Slot, usize, usize), Vec<f64>> = BTreeMap::new();
+    for r in records {
+        let ServeRecord::Request {
+            round,
+            slot,
+            case,
+            concurrency,
+            outcome,
+        } = r
+        else {
+            continue;
+        };
+        let Some(m) = &outcome.measured else { continue };
+        for name in &spec.analysis.primary {
+            let v = if name.starts_with("ttft") {
+                m.ttft_s
+            } else if name.starts_with("tpot") {
+                m.tpot_s()
+            } else if name.starts_with("e2e") {
+                Some(m.e2e_s)
+            } else {
+                None
+            };
+            if let Some(v) = v.filter(|v| *v > 0.0 && v.is_finite()) {
+                per.entry((name.clone(), *round, *slot, *case, *concurrency))
+                    .or_default()
+                    .push(v.ln());
+            }
+        }
+    }
+    let mut by_metric: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for ((name, ..), v) in per {
+        if let Some(sd) = kernelab_stats::rank::robust_sd(&v) {
+            by_metric.entry(name).or_default().push(sd);
+        }
+    }
+    by_metric
+        .into_values()
+        .filter_map(median)
+        .fold(None, |acc: Option<f64>, x| {
+            Some(acc.map_or(x, |a| a.max(x)))
+        })
 }
 
 #[cfg(test)]

@@ -38,8 +38,17 @@ pub enum RunEnd {
     Stopped(String),
 }
 
+/// Where a run's rounds keep their logs, and how long they may go on.
+#[derive(Debug, Clone, Copy)]
+pub struct RoundsLimits<'a> {
+    /// The folder of the servers' logs (the run's `logs/`).
+    pub logs: &'a Path,
+    /// `--budget`: the planned looks stop at the next round once this much time has passed.
+    pub budget: Option<std::time::Duration>,
+}
+
 /// Runs every round not yet complete in `done`, appending to `out`. `dir` is the spec's
-/// folder and `logs` the folder of the servers' logs (the run's `logs/`). Servers are started from the calling thread, which must live until this returns
+/// folder. Servers are started from the calling thread, which must live until this returns
 /// (their `PR_SET_PDEATHSIG` follows the thread).
 pub fn run_rounds(
     spec: &Spec,
@@ -47,7 +56,7 @@ pub fn run_rounds(
     start: Order,
     done: &[ServeRecord],
     out: &mut SampleWriter,
-    logs: &Path,
+    limits: RoundsLimits<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<RunEnd> {
     let complete: BTreeSet<(usize, Slot, usize, usize)> = done
@@ -63,6 +72,9 @@ pub fn run_rounds(
             _ => None,
         })
         .collect();
+    let RoundsLimits { logs, budget } = limits;
+    let samples = out.path().to_path_buf();
+    let samples = samples.as_path();
     std::fs::create_dir_all(logs).map_err(super::error::io(format!(
         "{}: cannot create the log folder",
         logs.display()
@@ -79,7 +91,62 @@ pub fn run_rounds(
             source: std::io::Error::other(e),
         })?;
     let points = spec.points();
-    for round in 0..spec.rounds.count {
+    // A resumed run whose plan already stopped stops at once (a spent budget does not stop
+    // it: the resumed run has its own).
+    if done.iter().any(
+        |r| matches!(r, ServeRecord::Look { stop: Some(why), .. } if !why.starts_with("budget")),
+    ) {
+        return Ok(RunEnd::Complete);
+    }
+    let looked: BTreeSet<usize> = done
+        .iter()
+        .filter_map(|r| match r {
+            ServeRecord::Look { look, .. } => Some(look.rounds),
+            _ => None,
+        })
+        .collect();
+    let planned = !spec.analysis.primary.is_empty();
+    let plan = spec.planned_looks();
+    let max = spec.max_rounds();
+    let began = std::time::Instant::now();
+    let mut rounds_run = 0usize;
+    for round in 0..max {
+        if let Some(b) = budget.filter(|b| round > 0 && began.elapsed() >= *b) {
+            let records = super::samples::read(samples)?;
+            let (l, _) = super::analysis::look(spec, start, &records, round);
+            let why = format!(
+                "budget of {:.0} s spent after {round} rounds",
+                b.as_secs_f64()
+            );
+            progress(&look_line(&l, spec));
+            progress(&why);
+            out.write(&ServeRecord::Look {
+                look: l,
+                stop: Some(why),
+            })?;
+            return Ok(RunEnd::Complete);
+        }
+        if round > 0 && planned && plan.contains(&round) && !looked.contains(&round) {
+            let records = super::samples::read(samples)?;
+            let (mut l, all) = super::analysis::look(spec, start, &records, round);
+            if rounds_run > 0 {
+                l.round_wall_ns = Some(kernelab_model::seconds_to_ns(
+                    began.elapsed().as_secs_f64() / rounds_run as f64,
+                ));
+            }
+            let stop = all.then(|| format!("every primary metric decided at {round} rounds"));
+            progress(&look_line(&l, spec));
+            out.write(&ServeRecord::Look {
+                look: l,
+                stop: stop.clone(),
+            })?;
+            if let Some(why) = stop {
+                progress(&why);
+                return Ok(RunEnd::Complete);
+            }
+        }
+        // Rounds that ran in this process (a resumed run skips the complete ones).
+        let mut worked = false;
         let slots = match round_order(spec, round, start) {
             Order::AB => [Slot::A, Slot::B],
             Order::BA => [Slot::B, Slot::A],
@@ -93,6 +160,7 @@ pub fn run_rounds(
             if todo.is_empty() {
                 continue;
             }
+            worked = true;
             let name = slot_name(slot);
             let server_spec = match slot {
                 Slot::A => &spec.baseline,
@@ -251,6 +319,86 @@ pub fn run_rounds(
                 }
             }
         }
+        if worked {
+            rounds_run += 1;
+        }
+    }
+    if planned && !looked.contains(&max) {
+        let records = super::samples::read(samples)?;
+        let (l, all) = super::analysis::look(spec, start, &records, max);
+        let why = if all {
+            format!("every primary metric decided at {max} rounds")
+        } else {
+            format!("maximum rounds ({max}) reached")
+        };
+        progress(&look_line(&l, spec));
+        progress(&why);
+        out.write(&ServeRecord::Look {
+            look: l,
+            stop: Some(why),
+        })?;
     }
     Ok(RunEnd::Complete)
+}
+
+/// Parses a wall-time budget: a sequence of numbers with unit `h`, `m` or `s` (`90s`, `45m`,
+/// `1h30m`), more than zero and at most 30 days.
+pub fn parse_budget(text: &str) -> std::result::Result<std::time::Duration, String> {
+    let bad = || format!("{text:?}: expected a duration such as 90s, 45m, 2h or 1h30m");
+    let (mut total, mut num) = (0.0f64, String::new());
+    for ch in text.trim().chars() {
+        match ch {
+            '0'..='9' | '.' => num.push(ch),
+            'h' | 'm' | 's' => {
+                let v: f64 = num.parse().map_err(|_| bad())?;
+                total += v * match ch {
+                    'h' => 3600.0,
+                    'm' => 60.0,
+                    _ => 1.0,
+                };
+                num.clear();
+            }
+            _ => return Err(bad()),
+        }
+    }
+    if !(num.is_empty() && total > 0.0 && total <= 30.0 * 86400.0) {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs_f64(total))
+}
+
+/// The progress line of a look: decided metrics, spreads, rounds (and minutes) predicted.
+fn look_line(l: &kernelab_model::serve::ServeLook, spec: &Spec) -> String {
+    let pct =
+        |x: Option<f64>| x.map_or("unavailable".to_string(), |x| format!("{:.1}%", x * 100.0));
+    let mut s = format!(
+        "look at {} rounds: {} of {} primary decided; spread between starts {}, within rounds {}",
+        l.rounds,
+        l.decided,
+        l.primary,
+        pct(l.spread_between_starts),
+        pct(l.spread_within_rounds)
+    );
+    if let (Some(n), Some(r)) = (l.rounds_for_resolution, spec.analysis.resolution) {
+        s.push_str(&format!("; ±{:.1}% needs about {n} rounds", r * 100.0));
+        if let Some(w) = l.round_wall_ns {
+            s.push_str(&format!(" ({:.1} min)", n as f64 * w as f64 / 6e10));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_budget;
+
+    #[test]
+    fn budgets_parse_and_bad_ones_are_errors() {
+        assert_eq!(parse_budget("90s").map(|d| d.as_secs()), Ok(90));
+        assert_eq!(parse_budget("1h30m").map(|d| d.as_secs()), Ok(5400));
+        assert_eq!(parse_budget("0.5m").map(|d| d.as_secs()), Ok(30));
+        for bad in ["", "10", "5x", "0s", "m", "1..2s", "99999h"] {
+            assert!(parse_budget(bad).is_err(), "{bad}");
+        }
+    }
 }

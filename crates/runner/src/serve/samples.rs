@@ -93,12 +93,25 @@ pub enum ServeRecord {
         #[serde(default)]
         telemetry: Option<Telemetry>,
     },
+    /// A planned look after a round (`[analysis] primary`).
+    Look {
+        /// What the look found.
+        #[serde(flatten)]
+        look: kernelab_model::serve::ServeLook,
+        /// Why the run stops here; `None`: it goes on.
+        stop: Option<String>,
+    },
 }
 
 /// Appends records, one flushed line each (the run's [`JsonlWriter`](crate::run::JsonlWriter)).
 pub struct SampleWriter(crate::run::JsonlWriter);
 
 impl SampleWriter {
+    /// The samples file written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Opens `path` for appending; a torn last line (a killed run) is cut off first.
     pub fn append(path: &Path) -> Result<Self> {
         crate::run::JsonlWriter::append(path)

@@ -189,6 +189,9 @@ pub struct Rounds {
     /// Number of rounds (each gives one pair per case and metric).
     #[serde(default = "default_rounds")]
     pub count: usize,
+    /// Most rounds (planned looks at `count`, 2·`count`, … and `max`); none: `count` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<usize>,
     /// Order.
     #[serde(default)]
     pub order: RoundOrder,
@@ -205,6 +208,7 @@ impl Default for Rounds {
     fn default() -> Self {
         Rounds {
             count: default_rounds(),
+            max: None,
             order: RoundOrder::default(),
             stop_on_failure: false,
         }
@@ -222,6 +226,13 @@ pub struct AnalysisSpec {
     /// Two-sided error rate of the intervals.
     #[serde(default = "default_alpha")]
     pub alpha: f64,
+    /// Metrics chosen before the run (e.g. `tpot_mean_s`): the planned looks stop when each is
+    /// decided at every point; the others are secondary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub primary: Vec<String>,
+    /// Stop a primary metric once its interval's half-width is at most this (fraction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<f64>,
     /// SLOs of goodput (requests per second meeting every SLO given); none: no goodput.
     #[serde(default)]
     pub slo: Slo,
@@ -258,6 +269,8 @@ impl Default for AnalysisSpec {
         AnalysisSpec {
             threshold: default_threshold(),
             alpha: default_alpha(),
+            primary: Vec::new(),
+            resolution: None,
             slo: Slo::default(),
         }
     }
@@ -681,7 +694,28 @@ impl Spec {
                 ),
             );
         }
-        let total = (self.rounds.count as u64)
+        if let Some(max) = self.rounds.max {
+            if max < self.rounds.count || max > MAX_ROUNDS {
+                return bad(
+                    "rounds",
+                    0,
+                    "max",
+                    format!(
+                        "{max}: expected at least `count` ({}) and at most {MAX_ROUNDS}",
+                        self.rounds.count
+                    ),
+                );
+            }
+            if max > self.rounds.count && self.analysis.primary.is_empty() {
+                return bad(
+                    "rounds",
+                    0,
+                    "max",
+                    "more rounds than `count` need `[analysis] primary` metrics to decide when to stop".into(),
+                );
+            }
+        }
+        let total = (self.max_rounds() as u64)
             .saturating_mul(2)
             .saturating_mul(levels)
             .saturating_mul((w.requests + w.warmup) as u64);
@@ -710,6 +744,30 @@ impl Spec {
                 "expected a fraction in [0, 1)".into(),
             );
         }
+        if let Some(r) = a.resolution {
+            if !within(r, 0.0, 0.5, true) {
+                return bad(
+                    "analysis",
+                    0,
+                    "resolution",
+                    format!("{r}: expected a fraction in (0, 0.5]"),
+                );
+            }
+        }
+        let names: Vec<String> = super::analysis::point_metrics(&[], 0.0, &a.slo)
+            .into_iter()
+            .map(|m| m.0)
+            .collect();
+        for m in &a.primary {
+            if !names.contains(m) {
+                return bad(
+                    "analysis",
+                    0,
+                    "primary",
+                    format!("{m:?} is no metric; expected one of {}", names.join(", ")),
+                );
+            }
+        }
         for (key, v) in [
             ("ttft_ms", a.slo.ttft_ms),
             ("tpot_ms", a.slo.tpot_ms),
@@ -727,6 +785,20 @@ impl Spec {
             }
         }
         Ok(())
+    }
+
+    /// The most rounds a run may take: `max`, else `count`.
+    pub fn max_rounds(&self) -> usize {
+        self.rounds
+            .max
+            .unwrap_or(self.rounds.count)
+            .max(self.rounds.count)
+    }
+
+    /// The planned looks, in rounds: `count`, doubling, and the maximum (one look at `count`
+    /// when no maximum is given).
+    pub fn planned_looks(&self) -> Vec<usize> {
+        kernelab_stats::planned_looks(self.rounds.count, self.max_rounds())
     }
 
     /// Every (case index, concurrency) pair in run order.
