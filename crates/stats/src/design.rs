@@ -490,8 +490,17 @@ pub fn analyze(pairs: &[Pair], design: &Design) -> Analysis {
         StopRule::Auto { resolution } | StopRule::Until { resolution } => Some(resolution),
         _ => None,
     };
-    let pairs_for_resolution = match (resolution, target) {
-        (Some(h), Some(r)) if r > 0.0 => Some(((used as f64) * (h / r).powi(2)).ceil() as usize),
+    let pairs_for_resolution = match (resolution, target, noise_sd) {
+        // From the interval's width now: the half-width shrinks as 1/√n.
+        (Some(h), Some(r), _) if r > 0.0 => Some(((used as f64) * (h / r).powi(2)).ceil() as usize),
+        // No interval yet (too few pairs at this level): from the spread of the log ratios,
+        // h ≈ z·sd/√n, and never fewer than the pairs an interval needs at this level.
+        (None, Some(r), Some(sd)) if r > 0.0 && sd.is_finite() => {
+            let z = crate::rank::normal_quantile(1.0 - (1.0 - fl.level) / 2.0);
+            let n = ((z * sd / r).powi(2)).ceil();
+            let least = crate::rank::min_pairs_for_interval(1.0 - fl.level).unwrap_or(1);
+            (n.is_finite() && n < 1e12).then(|| (n as usize).max(least))
+        }
         _ => None,
     };
     Analysis {

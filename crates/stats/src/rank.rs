@@ -225,6 +225,13 @@ pub(crate) fn wilcoxon_k(n: usize, alpha: f64) -> Option<u64> {
     (k >= 1 && k <= m).then_some(k)
 }
 
+/// The fewest values n for which a 1 − alpha signed-rank interval exists (6 at 95%, 8 at
+/// 98.75%: the most extreme Walsh averages must carry at most alpha/2 each); `None` for an
+/// alpha outside (0, 1).
+pub fn min_pairs_for_interval(alpha: f64) -> Option<usize> {
+    (1..=1001).find(|&n| wilcoxon_k(n, alpha).is_some())
+}
+
 /// The distribution-free interval for the median from order statistics and the binomial(n, ½).
 pub fn sign_ci(d: &[f64], alpha: f64) -> Option<(f64, f64)> {
     let n = d.len();
@@ -373,6 +380,19 @@ pub fn shift_estimate(x: &[f64], y: &[f64], alpha: f64) -> Option<(f64, f64, f64
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_fewest_pairs_for_an_interval_are_where_2_over_2_to_the_n_fits_alpha() {
+        // P(T+ = 0) = 2^-n on each side: an interval exists once 2 · 2^-n ≤ alpha.
+        for alpha in [0.05, 0.025, 0.0125, 0.01, 0.001] {
+            let n = super::min_pairs_for_interval(alpha).expect("exists");
+            assert!(2.0 * 0.5f64.powi(n as i32) <= alpha, "{alpha}: {n}");
+            assert!(2.0 * 0.5f64.powi(n as i32 - 1) > alpha, "{alpha}: {n}");
+        }
+        assert_eq!(super::min_pairs_for_interval(0.05), Some(6));
+        assert_eq!(super::min_pairs_for_interval(0.05 / 4.0), Some(8));
+        assert_eq!(super::min_pairs_for_interval(0.0), None);
+    }
+
     use super::*;
 
     #[test]

@@ -308,3 +308,37 @@ fn a_resumed_run_that_already_stopped_stops_at_once() {
         Next::Continue => panic!("decisive at an earlier look"),
     }
 }
+
+#[test]
+fn before_an_interval_exists_the_pairs_for_the_resolution_come_from_the_spread() {
+    // Seven pairs of the H200 planted-slowdown run's TPOT (ms), looks planned at 4, 8, 16, 24:
+    // level 1 − 0.05/4 needs 8 pairs for an interval, so none exists at 7.
+    let base = [12.292, 12.894, 11.371, 12.034, 10.999, 11.947, 12.669];
+    let cand = [10.748, 12.960, 12.990, 13.079, 12.508, 12.280, 14.702];
+    let pairs: Vec<Pair> = base
+        .iter()
+        .zip(cand)
+        .enumerate()
+        .map(|(i, (&a, b))| Pair {
+            order: abba_order(i, Order::AB),
+            a,
+            b,
+        })
+        .collect();
+    let design = Design {
+        alpha: 0.05,
+        threshold: 0.02,
+        min_pairs: 4,
+        max_pairs: 24,
+        stop: StopRule::Auto { resolution: 0.02 },
+        direction: Direction::LowerIsBetter,
+    };
+    let a = analyze(&pairs, &design);
+    assert!(a.change.interval().is_none());
+    let sd = a.noise_sd.expect("a spread");
+    // Independently: z at 1 − 0.0125/2 is 2.4977 (bisection on Python's math.erf).
+    let want = (2.4977 * sd / 0.02).powi(2).ceil() as usize;
+    let got = a.pairs_for_resolution.expect("predicted from the spread");
+    assert!(got.abs_diff(want) <= 1, "{got} vs {want}");
+    assert!(got >= 8);
+}

@@ -5,7 +5,7 @@ use crate::ExitStatus;
 use anyhow::{anyhow, Result};
 use clap::{Args, ValueEnum};
 use kernelab_report::{render, OutputFormat};
-use kernelab_report::{Align, Section, Table};
+use kernelab_report::{Align, Block, Table};
 use std::io::Write;
 
 /// Formats of `kernelab runs`.
@@ -60,7 +60,7 @@ pub fn run(args: RunsArgs, _session: &mut Session) -> Result<ExitStatus> {
                     r.state.clone(),
                 ]);
             }
-            render(&[Section::Table(t)], OutputFormat::Terminal, None)
+            render(&[Block::Table(t)], OutputFormat::Terminal, None)
         }
     };
     let mut out = std::io::stdout().lock();

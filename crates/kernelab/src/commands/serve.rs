@@ -130,15 +130,23 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
             logs: &logs,
             budget: args.budget,
         };
-        let end = run_rounds(&spec, &spec_dir, start, &done, &mut w, limits, &mut progress)
-            .map_err(|e| anyhow!(e))
-            .with_context(|| {
-                format!(
-                    "samples so far are in {} (--resume {} continues)",
-                    path.display(),
-                    run.id
-                )
-            });
+        let end = run_rounds(
+            &spec,
+            &spec_dir,
+            start,
+            &done,
+            &mut w,
+            limits,
+            &mut progress,
+        )
+        .map_err(|e| anyhow!(e))
+        .with_context(|| {
+            format!(
+                "samples so far are in {} (--resume {} continues)",
+                path.display(),
+                run.id
+            )
+        });
         match end {
             Ok(RunEnd::Complete) => run.finish(RunState::Complete).map_err(|e| anyhow!(e))?,
             Ok(RunEnd::Stopped(why)) => {

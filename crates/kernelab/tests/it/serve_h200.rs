@@ -149,3 +149,126 @@ fn continuous_batching_sdpa_is_slower_at_4_and_the_a_a_shows_the_runs_were_confo
         .contains("about 1.8 would be called FASTER or SLOWER by chance alone"));
     assert_eq!(aa["identity"]["identical"], 91);
 }
+
+/// Mean TPOT, (E2E − TTFT) / (completion tokens − 1), per (round, slot), from the raw lines.
+fn tpot_means(name: &str) -> BTreeMap<(u64, String), f64> {
+    let text = std::fs::read_to_string(fixture(&format!("serve/h200/{name}.samples.jsonl")))
+        .expect("samples");
+    let mut sums: BTreeMap<(u64, String), (f64, u32)> = BTreeMap::new();
+    for line in text.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).expect("line");
+        if r["kind"] != "request" {
+            continue;
+        }
+        let m = &r["measured"];
+        let (e2e, ttft) = (m["e2e_s"].as_f64(), m["ttft_s"].as_f64());
+        let tokens = m["completion_tokens"].as_f64().expect("tokens");
+        let e = sums
+            .entry((
+                r["round"].as_u64().expect("round"),
+                r["slot"].as_str().expect("slot").to_string(),
+            ))
+            .or_default();
+        e.0 += (e2e.expect("e2e") - ttft.expect("ttft")) / (tokens - 1.0);
+        e.1 += 1;
+    }
+    sums.into_iter()
+        .map(|(k, (s, n))| (k, s / f64::from(n)))
+        .collect()
+}
+
+/// The Hodges–Lehmann ratio of the rounds' log ratios, computed here from the raw lines:
+/// exp of the median of the Walsh averages.
+fn hodges_lehmann(means: &BTreeMap<(u64, String), f64>) -> f64 {
+    let rounds: Vec<u64> = means
+        .keys()
+        .map(|k| k.0)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let d: Vec<f64> = rounds
+        .iter()
+        .map(|&k| (means[&(k, "B".to_string())] / means[&(k, "A".to_string())]).ln())
+        .collect();
+    let mut w = Vec::new();
+    for i in 0..d.len() {
+        for j in i..d.len() {
+            w.push((d[i] + d[j]) / 2.0);
+        }
+    }
+    w.sort_by(f64::total_cmp);
+    let n = w.len();
+    let med = if n % 2 == 1 {
+        w[n / 2]
+    } else {
+        (w[n / 2 - 1] + w[n / 2]) / 2.0
+    };
+    med.exp()
+}
+
+#[test]
+fn a_planted_1_ms_decode_sleep_reads_about_its_size_but_7_rounds_cannot_decide_at_4_looks() {
+    // bench/h200/serve/looks_session.sh planted: the candidate sleeps 1 ms per decode step;
+    // looks planned at 4, 8, 16, 24 rounds, the 6-minute budget spent after 7.
+    let (v, _) = analyze("looks_planted");
+    let m = metric(&v, 0, "tpot_mean_s");
+    assert_eq!(m["primary"], true);
+    let means = tpot_means("looks_planted");
+    let a = &m["analysis"];
+    let ratio = a["ratio"].as_f64().expect("ratio");
+    assert!((ratio - hodges_lehmann(&means)).abs() < 1e-12, "{ratio}");
+    // The planted size: 1 ms over the baseline's median TPOT.
+    let base = m["baseline"].as_f64().expect("baseline");
+    let planted = 1.0 + 1e-3 / base;
+    assert!((planted - 1.083).abs() < 0.002, "{planted}");
+    assert!(
+        (ratio - planted).abs() < 0.02,
+        "{ratio} vs planted {planted}"
+    );
+    // Level 1 − 0.05/4 needs 8 rounds for an interval: the honest answer at 7 is none.
+    assert!(a["interval"].is_null(), "{a}");
+    assert_eq!(a["verdict"], "INCONCLUSIVE");
+    assert!(a["warnings"]
+        .to_string()
+        .contains("no interval exists with 7 pairs"));
+    // What ±2% would take, from the spread between starts: (z·sd/0.02)², z at 1 − 0.0125/2.
+    let sd = a["noise_sd"].as_f64().expect("spread");
+    assert!((sd - 0.0827).abs() < 0.001, "{sd}");
+    let want = (2.4977 * sd / 0.02).powi(2).ceil();
+    let got = a["pairs_for_resolution"].as_f64().expect("predicted");
+    assert!((got - want).abs() <= 1.0, "{got} vs {want}");
+    let plan = &v["plan"];
+    assert_eq!(plan["planned_looks"], serde_json::json!([4, 8, 16, 24]));
+    assert_eq!(plan["stopped_by"], "budget of 360 s spent after 7 rounds");
+    // A new run with this plan is refused: its first look could never decide.
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = dir.path().join("planted.toml");
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../bench/h200/serve/planted_tpot.toml"),
+    )
+    .expect("spec")
+    .replace("count = 8", "count = 4");
+    std::fs::write(&spec, text).expect("write");
+    let out = kernelab().arg("serve").arg(&spec).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs at least 8 rounds"));
+}
+
+#[test]
+fn the_a_a_of_the_planted_run_calls_nothing() {
+    let (v, _) = analyze("looks_aa");
+    let metrics = v["metrics"].as_array().expect("metrics");
+    assert!(metrics.len() >= 10, "{}", metrics.len());
+    for m in metrics {
+        let verdict = m["analysis"]["verdict"].as_str().unwrap_or("");
+        assert!(verdict != "FASTER" && verdict != "SLOWER", "{m}");
+    }
+    let m = metric(&v, 0, "tpot_mean_s");
+    let ratio = m["analysis"]["ratio"].as_f64().expect("ratio");
+    assert!((ratio - hodges_lehmann(&tpot_means("looks_aa"))).abs() < 1e-12);
+    assert!((ratio - 1.0).abs() < 0.01, "{ratio}");
+    // This server is not bit-deterministic across starts: the A/A's own identity rate.
+    assert_eq!(v["identity"]["compared"], 40);
+    assert_eq!(v["identity"]["identical"], 31);
+}

@@ -61,7 +61,7 @@ fn a_four_percent_tpot_slowdown_is_called_slower_before_max() {
         dir.path(),
         ", \"--delay-ms\", \"4\", \"--start-spread\", \"0.04\"",
         ", \"--delay-ms\", \"4.16\", \"--start-spread\", \"0.04\"",
-        (4, 64),
+        (8, 64),
         0.05,
     );
     let out = run(&s, dir.path(), &[]);
@@ -75,7 +75,7 @@ fn a_four_percent_tpot_slowdown_is_called_slower_before_max() {
     assert_eq!(m["primary"], true);
     assert_eq!(m["analysis"]["verdict"], "SLOWER", "{m}");
     let plan = &v["plan"];
-    assert_eq!(plan["planned_looks"], serde_json::json!([4, 8, 16, 32, 64]));
+    assert_eq!(plan["planned_looks"], serde_json::json!([8, 16, 32, 64]));
     let used = m["analysis"]["pairs"].as_u64().expect("pairs");
     assert!(used < 64, "called only at max: {used}");
     let why = plan["stopped_by"].as_str().expect("stopped_by");
@@ -115,8 +115,9 @@ fn a_four_percent_tpot_slowdown_is_called_slower_before_max() {
 fn an_aa_with_the_same_start_spread_is_not_called() {
     let dir = tempfile::tempdir().expect("tmp");
     let arg = ", \"--delay-ms\", \"4\", \"--start-spread\", \"0.04\"";
-    // α = 0.01 keeps this test's own false-call rate at about 1 in 100 runs.
-    let s = planned(dir.path(), arg, arg, (4, 16), 0.01);
+    // α = 0.01 keeps this test's own false-call rate at about 1 in 100 runs; its two looks at
+    // level 1 − 0.005 need 10 rounds each.
+    let s = planned(dir.path(), arg, arg, (10, 20), 0.01);
     let out = run(&s, dir.path(), &[]);
     assert!(
         out.status.success(),
@@ -134,7 +135,7 @@ fn an_aa_with_the_same_start_spread_is_not_called() {
     );
     let why = v["plan"]["stopped_by"].as_str().expect("stopped_by");
     assert!(
-        why.contains("maximum rounds (16)") || verdict == "SAME",
+        why.contains("maximum rounds (20)") || verdict == "SAME",
         "{why}"
     );
     assert!(v["notes"].as_array().is_some_and(|n| n.iter().any(|n| n
@@ -152,9 +153,15 @@ fn bad_plans_are_exit_2_naming_line_and_key() {
             "`analysis.primary`: \"tpot_avg\" is no metric",
         ),
         (
-            "max = 8",
+            "max = 16",
             "max = 3",
-            "`rounds.max`: 3: expected at least `count` (4)",
+            "`rounds.max`: 3: expected at least `count` (8)",
+        ),
+        // Looks at 4, 8 and 16 at alpha 0.05: each interval (level 1 − 0.05/3) needs 7 rounds.
+        (
+            "count = 8",
+            "count = 4",
+            "`rounds.count`: 4: the first look can never decide: with 3 planned looks at alpha 0.05 each look's interval (level 0.9833) needs at least 7 rounds",
         ),
         (
             "resolution = 0.01",
@@ -167,7 +174,7 @@ fn bad_plans_are_exit_2_naming_line_and_key() {
             "`analysis.threshold`",
         ),
     ] {
-        let p = planned(dir.path(), "", "", (4, 8), 0.05);
+        let p = planned(dir.path(), "", "", (8, 16), 0.05);
         let text = std::fs::read_to_string(&p).expect("spec").replace(from, to);
         std::fs::write(&p, &text).expect("write");
         let out = kernelab().arg("serve").arg(&p).output().expect("run");
@@ -197,7 +204,7 @@ fn bad_plans_are_exit_2_naming_line_and_key() {
 fn a_spent_budget_stops_at_the_next_round_and_resume_goes_on() {
     let dir = tempfile::tempdir().expect("tmp");
     let arg = ", \"--delay-ms\", \"4\", \"--start-spread\", \"0.04\"";
-    let s = planned(dir.path(), arg, arg, (4, 64), 0.05);
+    let s = planned(dir.path(), arg, arg, (8, 64), 0.05);
     let out = run(&s, dir.path(), &["--budget", "1s"]);
     assert!(
         out.status.success(),

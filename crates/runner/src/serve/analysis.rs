@@ -490,9 +490,9 @@ pub fn look(
         if let Some(sd) = a.noise_sd {
             between = Some(between.map_or(sd, |b: f64| b.max(sd)));
         }
-        // Rounds for the resolution from the interval's width now (n·(h/r)²).
-        if let (Some(h), true) = (a.resolution, resolution > 0.0) {
-            let n = ((a.pairs as f64) * (h / resolution).powi(2)).ceil() as usize;
+        // Rounds for the resolution: from the interval's width now (n·(h/r)²), else, before an
+        // interval exists, from the spread between starts (the design's one prediction).
+        if let (Some(n), true) = (a.pairs_for_resolution, resolution > 0.0) {
             predicted = Some(predicted.map_or(n, |p| p.max(n)));
         }
     }

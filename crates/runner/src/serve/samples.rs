@@ -109,7 +109,7 @@ pub struct SampleWriter(crate::run::JsonlWriter);
 impl SampleWriter {
     /// The samples file written.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.0.path
     }
 
     /// Opens `path` for appending; a torn last line (a killed run) is cut off first.

@@ -754,6 +754,27 @@ impl Spec {
                 );
             }
         }
+        if !a.primary.is_empty() && matches!(origin, Origin::Toml(_)) {
+            // A look at fewer rounds than an interval needs at the per-look level can never
+            // decide: it spends its share of alpha for nothing. (A resumed samples file keeps
+            // the plan it was run with, so that its record can still be read.)
+            let looks = self.planned_looks().len().max(1);
+            let per_look = a.alpha / looks as f64;
+            let least = kernelab_stats::rank::min_pairs_for_interval(per_look).unwrap_or(1);
+            if self.rounds.count < least {
+                return bad(
+                    "rounds",
+                    0,
+                    "count",
+                    format!(
+                        "{}: the first look can never decide: with {looks} planned looks at alpha {} each look's interval (level {:.4}) needs at least {least} rounds; set count = {least} or more (or a larger alpha)",
+                        self.rounds.count,
+                        a.alpha,
+                        1.0 - per_look
+                    ),
+                );
+            }
+        }
         let names: Vec<String> = super::analysis::point_metrics(&[], 0.0, &a.slo)
             .into_iter()
             .map(|m| m.0)
