@@ -49,6 +49,7 @@ seed family_name
 seed serve_spec "$root"/bench/h200/serve/*.toml
 seed serve_samples "$fx"/serve/h200/*.samples.jsonl
 seed sse
+seed prometheus_metrics
 seed sweep_manifest
 seed ceilings "$fx"/h200_ceilings/*.json
 seed counter_csv "$fx"/rocprofv3_*counter_collection*.csv
@@ -76,6 +77,18 @@ bundle = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", len(ids))
 bundle += struct.pack("<QQQ", header, 0, len(ids[0])) + ids[0]
 bundle += struct.pack("<QQQ", header, len(data), len(ids[1])) + ids[1]
 out("offload_bundle", "gfx1100.hipfb", bundle + data)
+
+# Prometheus text as vLLM's prometheus_client writes it (counters with _total, a histogram).
+out("prometheus_metrics", "vllm.txt",
+    "# HELP vllm:prefix_cache_hits_total Prefix cache hits.\n"
+    "# TYPE vllm:prefix_cache_hits_total counter\n"
+    'vllm:prefix_cache_hits_total{engine="0",model_name="m"} 1024.0\n'
+    "# TYPE vllm:kv_cache_usage_perc gauge\n"
+    'vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.25\n'
+    "# TYPE vllm:time_to_first_token_seconds histogram\n"
+    'vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m"} 3.0\n'
+    'vllm:time_to_first_token_seconds_count{model_name="m"} 3.0\n'
+    'vllm:time_to_first_token_seconds_sum{model_name="m"} 0.25\n')
 
 # Kineto traces, decompressed; kernel names from them for the family-name corpus.
 names = set()

@@ -39,6 +39,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("serve_spec", serve_spec),
     ("serve_samples", serve_samples),
     ("sse", sse),
+    ("prometheus_metrics", prometheus_metrics),
     ("sweep_manifest", sweep_manifest),
     ("ceilings", ceilings),
     ("counter_csv", counter_csv),
@@ -418,6 +419,19 @@ pub fn serve_samples(data: &[u8]) {
         {
             let _ = kernelab_runner::serve::analysis::analyse(spec, *start, &records);
         }
+    }
+}
+
+/// A server's Prometheus text metrics, as `serve` scrapes them around each point: a scrape
+/// differenced with itself has no preemptions.
+pub fn prometheus_metrics(data: &[u8]) {
+    use kernelab_runner::serve::server_metrics::{parse, PointMetrics};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(s) = parse(text) {
+        let m = PointMetrics::between(&s, &s);
+        assert!(m.preemptions.is_none_or(|p| p == 0.0), "{m:?}");
     }
 }
 

@@ -92,6 +92,19 @@ pub const SERVE_SAMPLES: &[(&str, Column)] = &[
     ("telemetry_samples", Int64),
     ("telemetry_gpus", Json),
     ("telemetry_unavailable", Utf8),
+    ("warmup", Boolean),
+    ("measured_cached_tokens", Int64),
+    ("steady", Boolean),
+    ("server_metrics_prefix_cache_hits", Float64),
+    ("server_metrics_prefix_cache_queries", Float64),
+    ("server_metrics_kv_cache_usage", Float64),
+    ("server_metrics_preemptions", Float64),
+    ("server_metrics_spec_drafts", Float64),
+    ("server_metrics_spec_draft_tokens", Float64),
+    ("server_metrics_spec_accepted_tokens", Float64),
+    ("server_metrics_unavailable", Utf8),
+    ("energy_mj", Int64),
+    ("energy_unavailable", Utf8),
 ];
 
 /// `sweep_points.parquet`: one row per point of a sweep matrix (plus `param_NAME`, utf8).

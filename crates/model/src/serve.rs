@@ -247,4 +247,84 @@ pub struct ServeResult {
     /// The planned looks over rounds, when the spec names primary metrics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<ServePlan>,
+    /// `warmup = "steady"`: each point's warm-up per side (empty for a fixed warm-up).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmup: Vec<WarmupCurve>,
+    /// Prefix-cache state per point, where the servers report cached prompt tokens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache: Vec<CacheState>,
+    /// The servers' own metrics per point and side (`metrics_url`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_metrics: Vec<ServerMetricsSummary>,
+}
+
+/// One point's warm-up on one side over its server starts (`warmup = "steady"`): how many
+/// requests each start needed and the cold-start curve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WarmupCurve {
+    /// Case index.
+    pub case: usize,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Which side.
+    pub server: Side,
+    /// Warm-up requests of each start, in round order.
+    pub requests: Vec<usize>,
+    /// Starts whose warm-up reached its cap before it was steady.
+    pub not_steady: usize,
+    /// The curve: for the 1st, 2nd, … warm-up request, the median over starts of its time to
+    /// first token (end to end when not streamed), nanoseconds; `None` where no start got one.
+    pub first_token_ns: Vec<Option<u64>>,
+    /// The same for TPOT, nanoseconds.
+    pub tpot_ns: Vec<Option<u64>>,
+    /// The first warm-up request's TTFT over the median TTFT of the point's measured requests,
+    /// median over starts: how much slower a cold server answers (`None`: unavailable).
+    pub cold_over_warm_ttft: Option<f64>,
+}
+
+/// The prefix-cache state of one point: the cached prompt tokens
+/// (`usage.prompt_tokens_details.cached_tokens`) each side's measured requests reported.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CacheState {
+    /// Case index.
+    pub case: usize,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Cached prompt tokens over the baseline's measured requests (`None`: none reported).
+    pub baseline_cached_tokens: Option<u64>,
+    /// The same for the candidate.
+    pub candidate_cached_tokens: Option<u64>,
+    /// Prompt tokens of those requests, per side (baseline, candidate).
+    pub prompt_tokens: [u64; 2],
+    /// The two sides' cached tokens differ: a cache favoured one side.
+    pub differ: bool,
+}
+
+/// A server's own metrics over one point, summed over its rounds (`metrics_url`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServerMetricsSummary {
+    /// Case index.
+    pub case: usize,
+    /// Requests in flight.
+    pub concurrency: usize,
+    /// Which side.
+    pub server: Side,
+    /// Points scraped before and after.
+    pub points: usize,
+    /// Points whose scrape failed, with the first reason.
+    pub unavailable: usize,
+    /// The first reason a scrape failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+    /// Prefix-cache hits over queries (`None`: not exported, or no query).
+    pub prefix_cache_hit_rate: Option<f64>,
+    /// Largest KV-cache usage seen after a point, a fraction.
+    pub kv_cache_usage_max: Option<f64>,
+    /// Preemptions.
+    pub preemptions: Option<f64>,
+    /// Speculative decoding: accepted over proposed draft tokens.
+    pub spec_acceptance_rate: Option<f64>,
+    /// Speculative decoding: tokens per draft, 1 + accepted / drafts (vLLM's mean acceptance
+    /// length).
+    pub spec_acceptance_length: Option<f64>,
 }

@@ -85,6 +85,7 @@ pub fn with_unit(x: f64, decimals: usize, unit: Unit) -> String {
         Unit::TokensPerS => (1.0, " tok/s"),
         Unit::RequestsPerS => (1.0, " req/s"),
         Unit::Bytes => (1.0, " B"),
+        Unit::JoulesAsMj => (1e3, " mJ"),
     };
     format!("{}{suffix}", decimal(x * scale, decimals))
 }
@@ -114,6 +115,8 @@ pub enum Unit {
     RequestsPerS,
     /// Bytes.
     Bytes,
+    /// Joules shown in millijoules.
+    JoulesAsMj,
 }
 
 /// An optional duration; `unavailable` when `None`.

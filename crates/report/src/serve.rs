@@ -15,6 +15,7 @@ fn figure(metric: &str, v: Option<f64>) -> String {
             with_unit(x, 3, Unit::SecondsAsMs)
         }
         Some(x) if metric.ends_with("req_s") => with_unit(x, 2, Unit::RequestsPerS),
+        Some(x) if metric.ends_with("_j") => with_unit(x, 3, Unit::JoulesAsMj),
         Some(x) => with_unit(x, 1, Unit::TokensPerS),
     }
 }
@@ -53,6 +54,7 @@ fn shown(metric: &str) -> &str {
         .strip_suffix("_tok_s")
         .or_else(|| metric.strip_suffix("_req_s"))
         .or_else(|| metric.strip_suffix("_s"))
+        .or_else(|| metric.strip_suffix("_j"))
         .unwrap_or(metric)
 }
 
@@ -62,6 +64,7 @@ fn main_metric(name: &str) -> bool {
         || name.ends_with("_p99_s")
         || name == "throughput_tok_s"
         || name == "goodput_req_s"
+        || name == "energy_per_token_j"
 }
 
 /// The sections of a serve result.
@@ -177,6 +180,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Block> {
         ]);
     }
     out.push(Block::Table(t));
+    out.extend(state_blocks(r));
     let mut lines = vec![
         identity_line(r),
         format!(
@@ -197,6 +201,148 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Block> {
         title: "Gates and notes".into(),
         lines,
     });
+    out
+}
+
+/// An optional fraction as a percentage, else `unavailable`.
+fn opt_percent(x: Option<f64>) -> String {
+    x.map(|x| with_unit(x, 1, Unit::Percent))
+        .unwrap_or_else(|| UNAVAILABLE.into())
+}
+
+/// The server state behind the figures: warm-up to steady state, prefix-cache state, and
+/// the servers' own metrics (each only where the run recorded it).
+fn state_blocks(r: &ServeResult) -> Vec<Block> {
+    let mut out = Vec::new();
+    if !r.warmup.is_empty() {
+        let mut t = Table::new(
+            "Warm-up to steady state",
+            &[
+                ("Case", Align::Right),
+                ("Concurrency", Align::Right),
+                ("Server", Align::Left),
+                ("Starts", Align::Right),
+                ("Warm-up requests", Align::Right),
+                ("Not steady", Align::Right),
+                ("Cold ÷ warm TTFT", Align::Right),
+                (
+                    "First token, request 1, 2, … (median over starts)",
+                    Align::Left,
+                ),
+            ],
+        );
+        for w in &r.warmup {
+            let (lo, hi) = (
+                w.requests.iter().min().copied().unwrap_or(0),
+                w.requests.iter().max().copied().unwrap_or(0),
+            );
+            let curve: Vec<String> = w
+                .first_token_ns
+                .iter()
+                .take(12)
+                .map(|v| {
+                    v.map(|ns| with_unit(ns as f64 / 1e9, 2, Unit::SecondsAsMs))
+                        .unwrap_or_else(|| UNAVAILABLE.into())
+                })
+                .collect();
+            let more = w.first_token_ns.len().saturating_sub(12);
+            t.push(vec![
+                w.case.to_string(),
+                w.concurrency.to_string(),
+                w.server.name().to_string(),
+                w.requests.len().to_string(),
+                if lo == hi {
+                    lo.to_string()
+                } else {
+                    format!("{lo}–{hi}")
+                },
+                w.not_steady.to_string(),
+                w.cold_over_warm_ttft
+                    .map(|x| format!("{x:.2}×"))
+                    .unwrap_or_else(|| UNAVAILABLE.into()),
+                if more > 0 {
+                    format!("{}, … ({more} more)", curve.join(", "))
+                } else {
+                    curve.join(", ")
+                },
+            ]);
+        }
+        out.push(Block::Table(t));
+    }
+    if !r.cache.is_empty() {
+        let mut t = Table::new(
+            "Prefix cache (cached prompt tokens the servers reported)",
+            &[
+                ("Case", Align::Right),
+                ("Concurrency", Align::Right),
+                ("Baseline cached", Align::Right),
+                ("Candidate cached", Align::Right),
+                ("Prompt tokens", Align::Right),
+                ("Same on both sides", Align::Left),
+            ],
+        );
+        let tokens = |v: Option<u64>| {
+            v.map(crate::format::thousands)
+                .unwrap_or_else(|| UNAVAILABLE.into())
+        };
+        for c in &r.cache {
+            t.push(vec![
+                c.case.to_string(),
+                c.concurrency.to_string(),
+                tokens(c.baseline_cached_tokens),
+                tokens(c.candidate_cached_tokens),
+                format!(
+                    "{} / {}",
+                    crate::format::thousands(c.prompt_tokens[0]),
+                    crate::format::thousands(c.prompt_tokens[1])
+                ),
+                if c.differ {
+                    "no: not comparable"
+                } else {
+                    "yes"
+                }
+                .into(),
+            ]);
+        }
+        out.push(Block::Table(t));
+    }
+    if !r.server_metrics.is_empty() {
+        let mut t = Table::new(
+            "Server metrics over the points (Prometheus)",
+            &[
+                ("Case", Align::Right),
+                ("Concurrency", Align::Right),
+                ("Server", Align::Left),
+                ("Prefix-cache hit rate", Align::Right),
+                ("KV-cache usage, max", Align::Right),
+                ("Preemptions", Align::Right),
+                ("Draft acceptance", Align::Right),
+                ("Acceptance length", Align::Right),
+                ("Scrapes failed", Align::Left),
+            ],
+        );
+        for m in &r.server_metrics {
+            t.push(vec![
+                m.case.to_string(),
+                m.concurrency.to_string(),
+                m.server.name().to_string(),
+                opt_percent(m.prefix_cache_hit_rate),
+                opt_percent(m.kv_cache_usage_max),
+                m.preemptions
+                    .map(|p| format!("{p:.0}"))
+                    .unwrap_or_else(|| UNAVAILABLE.into()),
+                opt_percent(m.spec_acceptance_rate),
+                m.spec_acceptance_length
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_else(|| UNAVAILABLE.into()),
+                match &m.unavailable_reason {
+                    Some(why) => format!("{} of {}: {why}", m.unavailable, m.points),
+                    None => format!("0 of {}", m.points),
+                },
+            ]);
+        }
+        out.push(Block::Table(t));
+    }
     out
 }
 

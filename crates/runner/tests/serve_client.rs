@@ -38,11 +38,23 @@ fn streamed_timing_matches_the_script() {
     assert_eq!(m.completion_tokens, Some(20));
     assert_eq!(m.chunks, 20);
     let tpot = m.tpot_s().expect("tpot");
-    let truth = s.truths()[0].tpot_s;
+    let t = &s.truths()[0];
+    let truth = t.tpot_s;
     assert!(
         (tpot - truth).abs() / truth < 0.05,
         "tpot {tpot} vs {truth}"
     );
+    // The server's own record of the request: its first write at the scripted TTFT, a gap per
+    // later token; the client reads each a little later, never earlier than a gap allows.
+    assert_eq!(t.id, None);
+    assert!((0.080..0.150).contains(&t.ttft_s), "true ttft {}", t.ttft_s);
+    assert!(
+        ttft >= t.ttft_s,
+        "the client cannot see the token before it is written"
+    );
+    assert_eq!(t.itl_s.len(), m.itl_s.len());
+    let summed: f64 = t.itl_s.iter().sum();
+    assert!((summed - truth * 19.0).abs() < 1e-9);
     assert!((m.e2e_s - (ttft + 19.0 * tpot)).abs() < 1e-9);
     let text: String = (0..20).map(|i| format!("t{i} ")).collect();
     assert_eq!(m.output_sha256, kernelab_model::sha256_hex(text.as_bytes()));

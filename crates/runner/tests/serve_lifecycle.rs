@@ -20,6 +20,7 @@ fn spec(argv: &[&str], health: &str, timeout_s: f64) -> ServerSpec {
         ready_log: None,
         stop_grace_s: 2.0,
         model: None,
+        metrics_url: None,
     }
 }
 

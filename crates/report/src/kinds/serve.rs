@@ -83,12 +83,117 @@ impl RecordKind for ServeBody {
                 sink.add(FigureKind::Time, h as f64, &format!("{w} health"), None);
             }
         }
+        for w in &self.result.warmup {
+            let what = format!(
+                "case {} at concurrency {} {} warm-up",
+                w.case, w.concurrency, w.server
+            );
+            for (i, n) in w.requests.iter().enumerate() {
+                sink.add(
+                    FigureKind::Count,
+                    *n as f64,
+                    &format!("{what} requests, start {i}"),
+                    None,
+                );
+            }
+            sink.add(
+                FigureKind::Count,
+                w.requests.len() as f64,
+                &format!("{what} starts"),
+                None,
+            );
+            sink.add(
+                FigureKind::Count,
+                w.not_steady as f64,
+                &format!("{what} starts not steady"),
+                None,
+            );
+            if let Some(x) = w.cold_over_warm_ttft {
+                sink.add(
+                    FigureKind::Count,
+                    x,
+                    &format!("{what} cold over warm TTFT"),
+                    None,
+                );
+            }
+            for (i, ns) in w.first_token_ns.iter().enumerate() {
+                if let Some(ns) = ns {
+                    sink.add(
+                        FigureKind::Time,
+                        *ns as f64,
+                        &format!("{what} request {} first token", i + 1),
+                        None,
+                    );
+                }
+            }
+        }
+        for c in &self.result.cache {
+            let what = format!("case {} at concurrency {}", c.case, c.concurrency);
+            for (side, v) in [
+                ("baseline", c.baseline_cached_tokens),
+                ("candidate", c.candidate_cached_tokens),
+            ] {
+                if let Some(v) = v {
+                    sink.add(
+                        FigureKind::Count,
+                        v as f64,
+                        &format!("{what} {side} cached prompt tokens"),
+                        None,
+                    );
+                }
+            }
+            for (side, v) in ["baseline", "candidate"].iter().zip(c.prompt_tokens) {
+                sink.add(
+                    FigureKind::Count,
+                    v as f64,
+                    &format!("{what} {side} prompt tokens"),
+                    None,
+                );
+            }
+        }
+        for m in &self.result.server_metrics {
+            let what = format!(
+                "case {} at concurrency {} {} server",
+                m.case, m.concurrency, m.server
+            );
+            for (name, v) in [
+                ("prefix-cache hit rate", m.prefix_cache_hit_rate),
+                ("KV-cache usage max", m.kv_cache_usage_max),
+                ("draft acceptance rate", m.spec_acceptance_rate),
+            ] {
+                if let Some(v) = v {
+                    sink.add(FigureKind::Share, v, &format!("{what} {name}"), None);
+                }
+            }
+            for (name, v) in [
+                ("preemptions", m.preemptions),
+                ("acceptance length", m.spec_acceptance_length),
+            ] {
+                if let Some(v) = v {
+                    sink.add(FigureKind::Count, v, &format!("{what} {name}"), None);
+                }
+            }
+            sink.add(
+                FigureKind::Count,
+                m.points as f64,
+                &format!("{what} scraped points"),
+                None,
+            );
+            sink.add(
+                FigureKind::Count,
+                m.unavailable as f64,
+                &format!("{what} failed scrapes"),
+                None,
+            );
+        }
         for m in &self.result.metrics {
             let what = format!("{} at concurrency {}", m.metric, m.concurrency);
             // Seconds are shown (and quoted) as durations; throughputs as plain figures.
             let time = m.metric.ends_with("_s") && !m.metric.ends_with("tok_s");
+            // Joules are shown in millijoules.
+            let shown = if m.metric.ends_with("_j") { 1e3 } else { 1.0 };
             for (side, v) in [("baseline", m.baseline), ("candidate", m.candidate)] {
-                if let Some(v) = v {
+                if let Some(v) = v.map(|v| v * shown) {
                     if time {
                         sink.add(
                             FigureKind::Time,
@@ -108,7 +213,7 @@ impl RecordKind for ServeBody {
             }
             sink.ratio(&m.medians, &format!("{what}, ratio of the medians"));
             for r in &m.rounds {
-                let scale = if time { 1e9 } else { 1.0 };
+                let scale = if time { 1e9 } else { shown };
                 let kind = if time {
                     FigureKind::Time
                 } else {

@@ -97,6 +97,9 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
     let mut send_lag: f64 = 0.0;
     let mut telemetry_note: Option<String> = None;
     let mut requests: BTreeMap<Key, Vec<&super::workload::RequestOutcome>> = BTreeMap::new();
+    let mut warmups: BTreeMap<Key, Vec<&super::workload::RequestOutcome>> = BTreeMap::new();
+    let mut extras: BTreeMap<Key, PointExtras> = BTreeMap::new();
+    let mut energy_note: Option<String> = None;
     let mut starts: Vec<ServeStart> = Vec::new();
     let mut looks = Vec::new();
     let mut stopped_by: Option<String> = None;
@@ -109,12 +112,25 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 concurrency,
                 wall_s,
                 guard,
+                steady,
+                server_metrics,
+                energy_mj,
+                energy_unavailable,
             } => {
-                complete.insert(
-                    (*round, *slot, *case, *concurrency),
-                    (*wall_s, guard.excess_lag_p99_s()),
-                );
+                let key = (*round, *slot, *case, *concurrency);
+                complete.insert(key, (*wall_s, guard.excess_lag_p99_s()));
                 send_lag = send_lag.max(guard.send_lag_max_s);
+                extras.insert(
+                    key,
+                    PointExtras {
+                        steady: *steady,
+                        server_metrics: server_metrics.clone(),
+                        energy_mj: *energy_mj,
+                    },
+                );
+                if let Some(why) = energy_unavailable {
+                    energy_note.get_or_insert_with(|| why.clone());
+                }
             }
             ServeRecord::Request {
                 round,
@@ -122,10 +138,16 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                 case,
                 concurrency,
                 outcome,
-            } => requests
-                .entry((*round, *slot, *case, *concurrency))
-                .or_default()
-                .push(outcome),
+            } => {
+                let into = if outcome.warmup {
+                    &mut warmups
+                } else {
+                    &mut requests
+                };
+                into.entry((*round, *slot, *case, *concurrency))
+                    .or_default()
+                    .push(outcome);
+            }
             ServeRecord::Start {
                 round,
                 slot,
@@ -291,6 +313,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
             }
         }
     }
+    let with_energy = extras.values().any(|e| e.energy_mj.is_some());
     // Per point and round, each metric's figure.
     let mut figures: BTreeMap<Key, Vec<(String, Option<f64>)>> = BTreeMap::new();
     for (k, m) in &measured {
@@ -299,15 +322,30 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         }
         let ms: Vec<&Measured> = m.values().filter_map(|o| o.measured.as_ref()).collect();
         let wall = complete.get(k).map_or(0.0, |c| c.0);
-        figures.insert(*k, point_metrics(&ms, wall, &spec.analysis.slo));
+        let mut f = point_metrics(&ms, wall, &spec.analysis.slo);
+        if with_energy {
+            // The GPUs' energy over the point (measured requests and their gaps) per output
+            // token of the measured requests.
+            let tokens: u64 = ms.iter().filter_map(|m| m.tokens()).sum();
+            let j = extras
+                .get(k)
+                .and_then(|e| e.energy_mj)
+                .filter(|_| tokens > 0)
+                .map(|mj| mj as f64 / 1e3 / tokens as f64);
+            f.push((ENERGY_METRIC.to_string(), j));
+        }
+        figures.insert(*k, f);
     }
     let mut metrics = Vec::new();
     for (c, k) in spec.points() {
         let case = &spec.workload.cases[c];
-        let names: Vec<String> = point_metrics(&[], 0.0, &spec.analysis.slo)
+        let mut names: Vec<String> = point_metrics(&[], 0.0, &spec.analysis.slo)
             .into_iter()
             .map(|p| p.0)
             .collect();
+        if with_energy {
+            names.push(ENERGY_METRIC.into());
+        }
         for name in names {
             let get = |round: usize, slot: Slot| -> Option<f64> {
                 figures
@@ -402,6 +440,33 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
     if let Some(why) = telemetry_note {
         notes.push(format!("GPU memory and clocks unavailable: {why}"));
     }
+    if let (true, Some(why)) = (with_energy, &energy_note) {
+        notes.push(format!("energy unavailable for some points: {why}"));
+    }
+    let warmup = warmup_curves(spec, &warmups, &measured, &extras);
+    let cache = cache_states(spec, &measured);
+    for c in cache.iter().filter(|c| c.differ) {
+        notes.push(format!(
+            "case {} at concurrency {}: cached prompt tokens differ (baseline {}, candidate {}): \
+             a prefix cache favoured one side, so its TTFT is not comparable",
+            c.case,
+            c.concurrency,
+            c.baseline_cached_tokens.unwrap_or(0),
+            c.candidate_cached_tokens.unwrap_or(0)
+        ));
+    }
+    for w in warmup.iter().filter(|w| w.not_steady > 0) {
+        notes.push(format!(
+            "case {} at concurrency {}: {} of {} {} starts were not steady after {} warm-up requests",
+            w.case,
+            w.concurrency,
+            w.not_steady,
+            w.requests.len(),
+            side_name(w.server),
+            spec.workload.steady.max
+        ));
+    }
+    let server_metrics = server_metric_summaries(spec, &extras);
     let failed_rounds = starts.iter().filter(|s| s.failure.is_some()).count();
     if failed_rounds > 0 {
         notes.push(format!(
@@ -448,7 +513,184 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
             looks,
             stopped_by,
         }),
+        warmup,
+        cache,
+        server_metrics,
     }
+}
+
+/// The name of the energy metric (present when a point measured the GPUs' energy).
+pub const ENERGY_METRIC: &str = "energy_per_token_j";
+
+/// What a point record adds beyond its requests.
+#[derive(Default)]
+struct PointExtras {
+    steady: Option<bool>,
+    server_metrics: Option<super::server_metrics::PointMetrics>,
+    energy_mj: Option<u64>,
+}
+
+fn side_name(s: Side) -> &'static str {
+    match s {
+        Side::Baseline => "baseline",
+        Side::Candidate => "candidate",
+    }
+}
+
+type Requests<'a> = BTreeMap<Key, Vec<&'a super::workload::RequestOutcome>>;
+type MeasuredRequests<'a> = BTreeMap<Key, BTreeMap<usize, &'a super::workload::RequestOutcome>>;
+
+/// The warm-up of every point and side over its starts, from the flagged warm-up requests.
+fn warmup_curves(
+    spec: &Spec,
+    warmups: &Requests<'_>,
+    measured: &MeasuredRequests<'_>,
+    extras: &BTreeMap<Key, PointExtras>,
+) -> Vec<kernelab_model::serve::WarmupCurve> {
+    let first = |m: &Measured| m.ttft_s.unwrap_or(m.e2e_s);
+    let mut out = Vec::new();
+    for (c, k) in spec.points() {
+        for slot in [Slot::A, Slot::B] {
+            let starts: Vec<(&Key, &Vec<&super::workload::RequestOutcome>)> = warmups
+                .iter()
+                .filter(|(key, _)| key.1 == slot && key.2 == c && key.3 == k)
+                .collect();
+            if starts.is_empty() {
+                continue;
+            }
+            let longest = starts.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
+            let at = |i: usize, f: &dyn Fn(&Measured) -> Option<f64>| -> Option<u64> {
+                let v: Vec<f64> = starts
+                    .iter()
+                    .filter_map(|(_, w)| w.get(i)?.measured.as_ref().and_then(f))
+                    .collect();
+                median(v).map(seconds_to_ns)
+            };
+            let first_token_ns = (0..longest).map(|i| at(i, &|m| Some(first(m)))).collect();
+            let tpot_ns = (0..longest).map(|i| at(i, &|m| m.tpot_s())).collect();
+            let cold: Vec<f64> = starts
+                .iter()
+                .filter_map(|(key, w)| {
+                    let cold = first(w.first()?.measured.as_ref()?);
+                    let warm: Vec<f64> = measured
+                        .get(key)?
+                        .values()
+                        .filter_map(|o| o.measured.as_ref().map(first))
+                        .collect();
+                    let warm = median(warm)?;
+                    (warm > 0.0).then(|| cold / warm)
+                })
+                .collect();
+            out.push(kernelab_model::serve::WarmupCurve {
+                case: c,
+                concurrency: k,
+                server: side(slot),
+                requests: starts.iter().map(|(_, w)| w.len()).collect(),
+                not_steady: starts
+                    .iter()
+                    .filter(|(key, _)| extras.get(key).and_then(|e| e.steady) == Some(false))
+                    .count(),
+                first_token_ns,
+                tpot_ns,
+                cold_over_warm_ttft: median(cold),
+            });
+        }
+    }
+    out
+}
+
+/// The cached prompt tokens each side's measured requests reported, per point; empty when no
+/// request reported any.
+fn cache_states(
+    spec: &Spec,
+    measured: &MeasuredRequests<'_>,
+) -> Vec<kernelab_model::serve::CacheState> {
+    let mut out = Vec::new();
+    for (c, k) in spec.points() {
+        let mut cached = [None::<u64>; 2];
+        let mut prompt = [0u64; 2];
+        for (key, m) in measured.iter().filter(|(key, _)| key.2 == c && key.3 == k) {
+            let i = usize::from(key.1 == Slot::B);
+            for o in m.values().filter_map(|o| o.measured.as_ref()) {
+                prompt[i] += o.prompt_tokens.unwrap_or(0);
+                if let Some(t) = o.cached_tokens {
+                    cached[i] = Some(cached[i].unwrap_or(0).saturating_add(t));
+                }
+            }
+        }
+        if cached.iter().all(Option::is_none) {
+            continue;
+        }
+        out.push(kernelab_model::serve::CacheState {
+            case: c,
+            concurrency: k,
+            baseline_cached_tokens: cached[0],
+            candidate_cached_tokens: cached[1],
+            prompt_tokens: prompt,
+            differ: cached[0].unwrap_or(0) != cached[1].unwrap_or(0),
+        });
+    }
+    out
+}
+
+/// The servers' own metrics per point and side, summed over rounds.
+fn server_metric_summaries(
+    spec: &Spec,
+    extras: &BTreeMap<Key, PointExtras>,
+) -> Vec<kernelab_model::serve::ServerMetricsSummary> {
+    let sum = |v: &mut Option<f64>, x: Option<f64>| {
+        if let Some(x) = x {
+            *v = Some(v.unwrap_or(0.0) + x);
+        }
+    };
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (c, k) in spec.points() {
+        for slot in [Slot::A, Slot::B] {
+            let points: Vec<&super::server_metrics::PointMetrics> = extras
+                .iter()
+                .filter(|(key, _)| key.1 == slot && key.2 == c && key.3 == k)
+                .filter_map(|(_, e)| e.server_metrics.as_ref())
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            let (mut hits, mut queries, mut kv, mut pre) = (None, None, None::<f64>, None);
+            let (mut drafts, mut draft_tokens, mut accepted) = (None, None, None);
+            for p in points.iter().filter(|p| p.unavailable.is_none()) {
+                sum(&mut hits, p.prefix_cache_hits);
+                sum(&mut queries, p.prefix_cache_queries);
+                sum(&mut pre, p.preemptions);
+                sum(&mut drafts, p.spec_drafts);
+                sum(&mut draft_tokens, p.spec_draft_tokens);
+                sum(&mut accepted, p.spec_accepted_tokens);
+                if let Some(u) = p.kv_cache_usage {
+                    kv = Some(kv.map_or(u, |m| m.max(u)));
+                }
+            }
+            let failed: Vec<&String> = points
+                .iter()
+                .filter_map(|p| p.unavailable.as_ref())
+                .collect();
+            out.push(kernelab_model::serve::ServerMetricsSummary {
+                case: c,
+                concurrency: k,
+                server: side(slot),
+                points: points.len(),
+                unavailable: failed.len(),
+                unavailable_reason: failed.first().map(|s| (*s).clone()),
+                prefix_cache_hit_rate: ratio(hits, queries),
+                kv_cache_usage_max: kv,
+                preemptions: pre,
+                spec_acceptance_rate: ratio(accepted, draft_tokens),
+                spec_acceptance_length: ratio(accepted, drafts).map(|r| 1.0 + r),
+            });
+        }
+    }
+    out
 }
 
 /// The design of a primary metric: planned looks at `[rounds] count`, doubling, and `max`,
@@ -525,7 +767,9 @@ fn within_spread(spec: &Spec, records: &[ServeRecord]) -> Option<f64> {
         else {
             continue;
         };
-        let Some(m) = &outcome.measured else { continue };
+        let Some(m) = outcome.measured.as_ref().filter(|_| !outcome.warmup) else {
+            continue;
+        };
         for name in &spec.analysis.primary {
             let v = if name.starts_with("ttft") {
                 m.ttft_s

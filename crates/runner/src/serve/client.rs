@@ -29,6 +29,10 @@ pub struct Measured {
     pub prompt_tokens: Option<u64>,
     /// Completion tokens from `usage`.
     pub completion_tokens: Option<u64>,
+    /// Prompt tokens the server served from its prefix cache
+    /// (`usage.prompt_tokens_details.cached_tokens`, vLLM and SGLang); `None`: not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
     /// Token events received (streaming).
     pub chunks: u64,
     /// SHA-256 of the returned text.
@@ -112,6 +116,14 @@ struct Delta<'a> {
 struct Usage {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 /// What one chunk (or a whole non-streamed response) says.
@@ -123,6 +135,8 @@ struct Fields {
     ids: Option<Vec<u64>>,
     /// `usage`: prompt and completion tokens.
     usage: Option<(u64, u64)>,
+    /// `usage.prompt_tokens_details.cached_tokens`.
+    cached: Option<u64>,
     /// The first choice has a `finish_reason`: the completion is complete.
     finished: bool,
     /// An error the server sent.
@@ -134,7 +148,12 @@ struct Fields {
 /// back still arrives, as an event with empty text).
 fn chunk_fields(data: &[u8]) -> serde_json::Result<Fields> {
     let c: Chunk<'_> = serde_json::from_slice(data)?;
+    let cached = c
+        .usage
+        .as_ref()
+        .and_then(|u| u.prompt_tokens_details.as_ref()?.cached_tokens);
     let mut f = Fields {
+        cached,
         usage: c
             .usage
             .and_then(|u| Some((u.prompt_tokens?, u.completion_tokens?))),
@@ -354,6 +373,7 @@ pub async fn send(
                 m.prompt_tokens = Some(p);
                 m.completion_tokens = Some(c);
             }
+            m.cached_tokens = f.cached.or(m.cached_tokens);
         } else {
             use futures_util::StreamExt;
             let mut arrivals = Vec::new();
@@ -390,6 +410,7 @@ pub async fn send(
                         m.prompt_tokens = Some(p);
                         m.completion_tokens = Some(c);
                     }
+                    m.cached_tokens = f.cached.or(m.cached_tokens);
                 }
             }
             m.e2e_s = t0.elapsed().as_secs_f64();
@@ -520,6 +541,11 @@ mod tests {
         let v = serde_json::json!({"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}});
         let r = f(&v);
         assert_eq!((r.text, r.usage, r.finished), (None, Some((1, 1)), false));
+        // vLLM's and SGLang's prefix-cache count (OpenAI's usage layout).
+        let v = serde_json::json!({"choices":[],"usage":{"prompt_tokens":64,"completion_tokens":8,"prompt_tokens_details":{"cached_tokens":48}}});
+        assert_eq!((f(&v).usage, f(&v).cached), (Some((64, 8)), Some(48)));
+        let v = serde_json::json!({"choices":[],"usage":{"prompt_tokens":64,"completion_tokens":8,"prompt_tokens_details":null}});
+        assert_eq!(f(&v).cached, None);
         let v = serde_json::json!({"error":{"message":"boom"}});
         assert_eq!(f(&v).error.as_deref(), Some("{\"message\":\"boom\"}"));
         // vLLM's token ids (return_token_ids).

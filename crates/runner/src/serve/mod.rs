@@ -8,6 +8,7 @@ pub mod rounds;
 pub mod samples;
 pub mod scripted;
 pub mod server;
+pub mod server_metrics;
 pub mod spec;
 pub mod telemetry;
 pub mod workload;

@@ -6,8 +6,9 @@
 use super::error::{Error, Result};
 use super::samples::{SampleWriter, ServeRecord};
 use super::server::{log_tail, Server};
+use super::server_metrics::PointMetrics;
 use super::spec::{RoundOrder, Spec};
-use super::workload::{prompts, run_point, Target};
+use super::workload::{prompts, run_point, PointPrompts, Target};
 use crate::record::Slot;
 use kernelab_stats::{abba_order, Order};
 use std::collections::BTreeSet;
@@ -199,10 +200,12 @@ pub fn run_rounds(
                 "round {round}: {name} healthy after {:.2} s",
                 server.health_s
             ));
-            let sampler = super::telemetry::Sampler::start(super::telemetry::Scope::of_server(
-                &server_spec.env,
-                server.pid(),
-            ));
+            let scope = super::telemetry::Scope::of_server(&server_spec.env, server.pid());
+            let sampler = super::telemetry::Sampler::start(scope.clone());
+            let metrics_url = server_spec
+                .metrics_url
+                .as_deref()
+                .map(|u| super::server::with_port(u, server.port));
             let url = format!("{}{}", server.base_url, spec.workload.endpoint);
             let mut failure = None;
             for (c, k) in todo {
@@ -225,24 +228,48 @@ pub fn run_rounds(
                         }
                     }
                     let measured = prompts(&client, &base, w, c, case, 0, w.requests).await?;
-                    let warm = prompts(&client, &base, w, c, case, w.requests, w.warmup).await?;
-                    Ok::<_, super::client::Failure>(
-                        run_point(
-                            Target {
-                                client: &client,
-                                url: &url,
-                                model,
-                            },
-                            w,
-                            case,
-                            k,
-                            &warm,
-                            &measured,
-                        )
-                        .await,
+                    let warm =
+                        prompts(&client, &base, w, c, case, w.requests, w.warmup_most()).await?;
+                    let before = match &metrics_url {
+                        Some(u) => Some(super::server_metrics::scrape(&client, u).await),
+                        None => None,
+                    };
+                    // The energy of the measured requests only: read when the warm-up ends.
+                    let mut energy_before = Err("not measured".to_string());
+                    let point = run_point(
+                        Target {
+                            client: &client,
+                            url: &url,
+                            model,
+                        },
+                        w,
+                        case,
+                        k,
+                        PointPrompts {
+                            warmup: &warm,
+                            measured: &measured,
+                        },
+                        &mut || energy_before = super::telemetry::energy_mj(&scope),
                     )
+                    .await;
+                    let energy = match (energy_before, super::telemetry::energy_mj(&scope)) {
+                        (Ok(a), Ok(b)) if b >= a => Ok(b - a),
+                        (Ok(_), Ok(_)) => Err("the energy counter went back".to_string()),
+                        (Err(e), _) | (_, Err(e)) => Err(e),
+                    };
+                    let server_metrics = match (before, &metrics_url) {
+                        (Some(Ok(before)), Some(u)) => {
+                            Some(match super::server_metrics::scrape(&client, u).await {
+                                Ok(after) => PointMetrics::between(&before, &after),
+                                Err(e) => PointMetrics::failed(e),
+                            })
+                        }
+                        (Some(Err(e)), _) => Some(PointMetrics::failed(e)),
+                        _ => None,
+                    };
+                    Ok::<_, super::client::Failure>((point, server_metrics, energy))
                 });
-                let point = match r {
+                let (point, server_metrics, energy) = match r {
                     Ok(p) => p,
                     Err(e) => {
                         // The prompts or the cache flush failed: the workload does not fit the
@@ -273,7 +300,7 @@ pub fn run_rounds(
                         std::thread::sleep(std::time::Duration::from_millis(20));
                     }
                 }
-                for outcome in point.requests {
+                for outcome in point.warmup.into_iter().chain(point.requests) {
                     out.write(&ServeRecord::Request {
                         round,
                         slot,
@@ -296,6 +323,10 @@ pub fn run_rounds(
                     concurrency: k,
                     wall_s: point.wall_s,
                     guard: point.guard,
+                    steady: point.steady,
+                    server_metrics,
+                    energy_mj: energy.as_ref().ok().copied(),
+                    energy_unavailable: energy.err(),
                 })?;
                 progress(&format!(
                     "round {round}: {name}: case {c} at concurrency {k} done in {:.2} s",

@@ -76,6 +76,18 @@ pub enum ServeRecord {
         wall_s: f64,
         /// The client guard.
         guard: Guard,
+        /// `warmup = "steady"`: whether its warm-up became steady before the cap.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        steady: Option<bool>,
+        /// The server's own metrics over the point (`metrics_url`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server_metrics: Option<super::server_metrics::PointMetrics>,
+        /// The GPU energy of the server's GPUs over the point, millijoules.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        energy_mj: Option<u64>,
+        /// Why the energy is unavailable, when it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        energy_unavailable: Option<String>,
     },
     /// A server stopped.
     Stop {

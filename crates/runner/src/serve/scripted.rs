@@ -23,12 +23,18 @@ pub struct Script {
 }
 
 /// What the server did for one request.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Truth {
+    /// The request's `scripted_id`, if it sent one.
+    pub id: Option<u64>,
     /// Tokens written.
     pub tokens: u64,
     /// (last token write − first token write) / (tokens − 1), seconds.
     pub tpot_s: f64,
+    /// First token write − the request read whole, seconds.
+    pub ttft_s: f64,
+    /// Each gap between consecutive token writes, seconds.
+    pub itl_s: Vec<f64>,
 }
 
 /// A running scripted server (threads; it lives until the process ends).
@@ -41,7 +47,12 @@ pub struct Scripted {
 impl Scripted {
     /// Starts the server on a free port.
     pub fn start(script: Script) -> std::io::Result<Scripted> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        // A listen backlog for a thousand connections at once (std's is 128: the rest wait
+        // for a SYN retransmit, a second, which the benchmark would count as client error).
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+        socket.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())?;
+        socket.listen(4096)?;
+        let listener: TcpListener = socket.into();
         let port = listener.local_addr()?.port();
         let truths = Arc::new(Mutex::new(Vec::new()));
         let t = truths.clone();
@@ -129,6 +140,7 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
     )?;
     let mut first = None;
     let mut last = start;
+    let mut itl_s = Vec::with_capacity(n.saturating_sub(1) as usize);
     for i in 0..n {
         sleep_until(start + script.ttft + script.interval * i as u32);
         let mut choice = serde_json::json!({"text": format!("t{i} ")});
@@ -137,16 +149,27 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
         }
         let chunk = serde_json::json!({"choices": [choice]});
         out.write_all(format!("data: {chunk}\n\n").as_bytes())?;
-        last = Instant::now();
+        let now = Instant::now();
+        if first.is_some() {
+            itl_s.push(now.duration_since(last).as_secs_f64());
+        }
+        last = now;
         first.get_or_insert(last);
     }
     let tpot_s = match first {
         Some(f) if n >= 2 => last.duration_since(f).as_secs_f64() / (n - 1) as f64,
         _ => f64::NAN,
     };
+    let ttft_s = first.map_or(f64::NAN, |f| f.duration_since(start).as_secs_f64());
     // Recorded before the end of the stream, so a client that has the response has the truth.
     if let Ok(mut v) = truths.lock() {
-        v.push(Truth { tokens: n, tpot_s });
+        v.push(Truth {
+            id: req.get("scripted_id").and_then(|v| v.as_u64()),
+            tokens: n,
+            tpot_s,
+            ttft_s,
+            itl_s,
+        });
     }
     match tail.as_str() {
         "cut" => {}

@@ -42,6 +42,10 @@ pub struct ServerSpec {
     /// Value of the request's `model` field; absent: not sent.
     #[serde(default)]
     pub model: Option<String>,
+    /// URL of the server's Prometheus text metrics (e.g. `http://127.0.0.1:{port}/metrics`),
+    /// scraped before and after each point; `{port}` is replaced. Absent: not scraped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_url: Option<String>,
 }
 
 fn default_base_url() -> String {
@@ -118,9 +122,14 @@ pub struct Workload {
     /// Measured requests per case and concurrency, per round.
     #[serde(default = "default_requests")]
     pub requests: usize,
-    /// Warm-up requests per case and concurrency before measuring (not recorded).
+    /// Warm-up before measuring, per case and concurrency: a number of requests (sent, not
+    /// recorded), or `"steady"`: one at a time until the last `steady.last` agree (see
+    /// [`Steady`]), each kept in the samples flagged `warmup`.
     #[serde(default = "default_warmup")]
-    pub warmup: usize,
+    pub warmup: Warmup,
+    /// The rule of `warmup = "steady"`.
+    #[serde(default)]
+    pub steady: Steady,
     /// Send `ignore_eos: true`.
     #[serde(default = "yes")]
     pub ignore_eos: bool,
@@ -164,8 +173,80 @@ fn default_vocab() -> [u32; 2] {
 fn default_requests() -> usize {
     8
 }
-fn default_warmup() -> usize {
-    1
+fn default_warmup() -> Warmup {
+    Warmup::Requests(1)
+}
+
+/// How a point warms up its server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warmup {
+    /// This many requests, sent before measuring and not recorded.
+    Requests(usize),
+    /// Until steady (see [`Steady`]), capped at `steady.max` requests.
+    Steady,
+}
+
+impl Serialize for Warmup {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Warmup::Requests(n) => s.serialize_u64(*n as u64),
+            Warmup::Steady => s.serialize_str("steady"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Warmup {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Requests(usize),
+            Word(String),
+        }
+        match Raw::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected a number of requests or \"steady\""))?
+        {
+            Raw::Requests(n) => Ok(Warmup::Requests(n)),
+            Raw::Word(w) if w == "steady" => Ok(Warmup::Steady),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!(
+                "{w:?}: expected a number of requests or \"steady\""
+            ))),
+        }
+    }
+}
+
+/// `warmup = "steady"`: warm-up requests, one at a time, until the last `last` agree within
+/// `within` (max − min over their median) on TTFT and on TPOT (E2E when not streaming), at most
+/// `max` requests; a point that reaches `max` first is flagged as not steady.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Steady {
+    /// How many of the latest requests must agree (at least 2).
+    pub last: usize,
+    /// Their largest spread, a fraction of their median.
+    pub within: f64,
+    /// The most warm-up requests.
+    pub max: usize,
+}
+
+impl Default for Steady {
+    fn default() -> Self {
+        Steady {
+            last: 4,
+            within: 0.02,
+            max: 32,
+        }
+    }
+}
+
+impl Workload {
+    /// The most warm-up requests a point may send.
+    pub fn warmup_most(&self) -> usize {
+        match self.warmup {
+            Warmup::Requests(n) => n,
+            Warmup::Steady => self.steady.max,
+        }
+    }
 }
 fn default_request_timeout() -> f64 {
     300.0
@@ -514,6 +595,9 @@ impl Spec {
             if let Some(m) = url_problem(&s.health_url) {
                 return bad(name, 0, "health_url", m);
             }
+            if let Some(m) = s.metrics_url.as_deref().and_then(url_problem) {
+                return bad(name, 0, "metrics_url", m);
+            }
             if let Some(m) = url_problem(&s.base_url) {
                 return bad(name, 0, "base_url", m);
             }
@@ -571,12 +655,34 @@ impl Spec {
                 format!("{}: expected 1 to {MAX_REQUESTS} requests", w.requests),
             );
         }
-        if w.warmup > MAX_WARMUP {
+        if let Warmup::Requests(n) = w.warmup {
+            if n > MAX_WARMUP {
+                return bad(
+                    "workload",
+                    0,
+                    "warmup",
+                    format!("{n}: expected 0 to {MAX_WARMUP} requests"),
+                );
+            }
+        }
+        let st = &w.steady;
+        if st.max > MAX_WARMUP || st.last < 2 || st.last > st.max {
             return bad(
-                "workload",
+                "workload.steady",
                 0,
-                "warmup",
-                format!("{}: expected 0 to {MAX_WARMUP} requests", w.warmup),
+                "max",
+                format!(
+                    "last = {}, max = {}: expected 2 ≤ last ≤ max ≤ {MAX_WARMUP}",
+                    st.last, st.max
+                ),
+            );
+        }
+        if !within(st.within, 0.0, 1.0, true) {
+            return bad(
+                "workload.steady",
+                0,
+                "within",
+                format!("{}: expected a fraction in (0, 1]", st.within),
             );
         }
         let mut levels: u64 = 0;
@@ -596,7 +702,7 @@ impl Spec {
             }
             let held = c
                 .input_tokens
-                .saturating_mul(w.requests.saturating_add(w.warmup));
+                .saturating_mul(w.requests.saturating_add(w.warmup_most()));
             if held > MAX_POINT_TOKENS {
                 return bad(
                     "workload.case",
@@ -605,7 +711,7 @@ impl Spec {
                     format!(
                         "{} tokens × {} requests (with warm-ups) = {held} prompt tokens per point; at most {MAX_POINT_TOKENS}",
                         c.input_tokens,
-                        w.requests + w.warmup
+                        w.requests + w.warmup_most()
                     ),
                 );
             }
@@ -718,7 +824,7 @@ impl Spec {
         let total = (self.max_rounds() as u64)
             .saturating_mul(2)
             .saturating_mul(levels)
-            .saturating_mul((w.requests + w.warmup) as u64);
+            .saturating_mul((w.requests + w.warmup_most()) as u64);
         if total > MAX_RUN_REQUESTS {
             return bad(
                 "rounds",

@@ -112,6 +112,50 @@ fn sample(scope: &Scope, stop: &AtomicBool) -> Telemetry {
     }
 }
 
+/// The GPU energy counter of a scope's GPUs, millijoules, summed: NVML's total energy since
+/// the driver loaded, else the amdgpu cards' `hwmon*/energy1_input` (microjoules, where the
+/// driver has one). `Err`: why there is none. Two readings around a point give its energy.
+pub fn energy_mj(scope: &Scope) -> Result<u64, String> {
+    match nvml_wrapper::Nvml::init() {
+        Ok(nvml) => {
+            let devices = nvml_devices(&nvml, scope.visible.as_deref())?;
+            let mut total: u64 = 0;
+            for (name, d) in &devices {
+                let mj = d
+                    .total_energy_consumption()
+                    .map_err(|e| format!("GPU {name}: NVML total energy: {e}"))?;
+                total = total.saturating_add(mj);
+            }
+            Ok(total)
+        }
+        Err(e) => {
+            let root = scope
+                .drm_root
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("/sys/class/drm"));
+            let cards = amd_cards(&root);
+            if cards.is_empty() {
+                return Err(format!(
+                    "NVML not available ({e}) and no amdgpu card in {}",
+                    root.display()
+                ));
+            }
+            let mut total: u64 = 0;
+            for (name, dev) in &cards {
+                let uj = std::fs::read_dir(dev.join("hwmon"))
+                    .ok()
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .find_map(|h| read_u64(&h.path().join("energy1_input")))
+                    .ok_or_else(|| format!("{name}: no hwmon energy1_input"))?;
+                total = total.saturating_add(uj / 1000);
+            }
+            Ok(total)
+        }
+    }
+}
+
 /// The NVML devices a `CUDA_VISIBLE_DEVICES` value names (`None`: all `count`).
 fn nvml_devices<'n>(
     nvml: &'n nvml_wrapper::Nvml,
@@ -305,6 +349,27 @@ mod tests {
         assert_eq!(current_sclk_mhz(text), Some(1200));
         assert_eq!(current_sclk_mhz("0: 600Mhz\n1: 1200Mhz\n"), None);
         assert_eq!(current_sclk_mhz("1: fastMhz *\n"), None);
+    }
+
+    #[test]
+    fn amdgpu_energy_is_read_from_hwmon_in_microjoules() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let dev = dir.path().join("card0/device");
+        std::fs::create_dir_all(dev.join("hwmon/hwmon3")).expect("mkdir");
+        std::fs::write(dev.join("mem_info_vram_used"), "1\n").expect("write");
+        std::fs::write(dev.join("hwmon/hwmon3/energy1_input"), "123456789\n").expect("write");
+        let scope = Scope {
+            drm_root: Some(dir.path().to_path_buf()),
+            ..Scope::default()
+        };
+        // On a machine with NVML the NVIDIA counter is read instead; either way a number or a
+        // reason, and here (no NVML) the card's counter in millijoules.
+        if nvml_wrapper::Nvml::init().is_err() {
+            assert_eq!(energy_mj(&scope), Ok(123_456));
+            std::fs::remove_file(dev.join("hwmon/hwmon3/energy1_input")).expect("rm");
+            let e = energy_mj(&scope).expect_err("no counter");
+            assert!(e.contains("no hwmon energy1_input"), "{e}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! concurrency (warm-ups, then the measured requests, with a guard on the client's own delay).
 
 use super::client::{send, Failure, Measured};
-use super::spec::{Arrivals, CaseSpec, PromptKind, Workload};
+use super::spec::{Arrivals, CaseSpec, PromptKind, Warmup, Workload};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -165,6 +165,9 @@ pub struct RequestOutcome {
     /// How late it was sent against its scheduled arrival (request-rate load only).
     #[serde(default)]
     pub send_lag_s: Option<f64>,
+    /// A warm-up request (`warmup = "steady"`): kept to show the cold start, never measured.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
 }
 
 /// The client's own delay during a point: how late its timer ticks fired.
@@ -216,6 +219,10 @@ pub struct PointResult {
     pub wall_s: f64,
     /// The client guard.
     pub guard: Guard,
+    /// The warm-up requests of `warmup = "steady"`, in order (empty for a fixed warm-up).
+    pub warmup: Vec<RequestOutcome>,
+    /// `warmup = "steady"`: whether the warm-up became steady before its cap.
+    pub steady: Option<bool>,
 }
 
 /// The token counts of `m` checked against the case; `Some(reason)` on a mismatch.
@@ -295,24 +302,85 @@ async fn request(
         measured,
         error,
         send_lag_s,
+        warmup: false,
     }
 }
 
-/// Runs `prompts.len()` requests after `warmup` unmeasured ones: at `concurrency` in flight
-/// (each worker takes the next prompt when its request ends), or with a request rate at its
-/// scheduled arrivals with `concurrency` as the cap on requests in flight.
+/// Whether the last `last` warm-up requests agree: each measured, and on TTFT (E2E when not
+/// streamed) and on TPOT (where measured) their spread, max − min, is at most `within` of
+/// their median.
+pub fn is_steady(warm: &[RequestOutcome], last: usize, within: f64) -> bool {
+    if last < 2 || warm.len() < last {
+        return false;
+    }
+    let tail: Option<Vec<&Measured>> = warm[warm.len() - last..]
+        .iter()
+        .map(|o| o.measured.as_ref().filter(|_| o.error.is_none()))
+        .collect();
+    let Some(tail) = tail else { return false };
+    let agree = |v: Vec<f64>| -> bool {
+        let mut v = v;
+        v.sort_by(f64::total_cmp);
+        let Some(med) = kernelab_stats::rank::median(&v) else {
+            return false;
+        };
+        let (lo, hi) = (v[0], v[v.len() - 1]);
+        med > 0.0 && (hi - lo) / med <= within
+    };
+    let first: Vec<f64> = tail.iter().map(|m| m.ttft_s.unwrap_or(m.e2e_s)).collect();
+    let tpot: Vec<f64> = tail.iter().filter_map(|m| m.tpot_s()).collect();
+    agree(first) && (tpot.len() < last || agree(tpot))
+}
+
+/// The requests of one point: the warm-up prompts, then the measured ones.
+pub struct PointPrompts<'a> {
+    /// Warm-up prompts (all of them for a fixed warm-up, up to the cap for a steady one).
+    pub warmup: &'a [Prompt],
+    /// The measured prompts.
+    pub measured: &'a [Prompt],
+}
+
+/// Runs `prompts.measured` requests after the warm-up ones: at `concurrency` in flight (each
+/// worker takes the next prompt when its request ends), or with a request rate at its
+/// scheduled arrivals with `concurrency` as the cap on requests in flight. `measuring` is
+/// called once, when the warm-up is over and just before the measured requests start.
 pub async fn run_point<'a>(
     target: Target<'a>,
     w: &'a Workload,
     case: &'a CaseSpec,
     concurrency: usize,
-    warmup: &'a [Prompt],
-    prompts: &'a [Prompt],
+    prompts: PointPrompts<'a>,
+    measuring: &mut dyn FnMut(),
 ) -> PointResult {
+    let PointPrompts {
+        warmup,
+        measured: prompts,
+    } = prompts;
     let Target { client, url, model } = target;
     let timeout = kernelab_model::duration_clamped(w.request_timeout_s);
-    for p in warmup {
-        let _ = send(client, url, &body(w, model, case, p), w.stream, timeout).await;
+    let (mut warm, mut steady) = (Vec::new(), None);
+    match w.warmup {
+        Warmup::Requests(_) => {
+            for p in warmup {
+                let _ = send(client, url, &body(w, model, case, p), w.stream, timeout).await;
+            }
+        }
+        Warmup::Steady => {
+            // One at a time, so that each sees the server alone; the prompts are indexed after
+            // the measured ones.
+            let mut reached = false;
+            for (i, p) in warmup.iter().enumerate() {
+                let t = Target { client, url, model };
+                let mut o = request(t, w, case, timeout, prompts.len() + i, p, None).await;
+                o.warmup = true;
+                warm.push(o);
+                if is_steady(&warm, w.steady.last, w.steady.within) {
+                    reached = true;
+                    break;
+                }
+            }
+            steady = Some(reached);
+        }
     }
     // The idle floor of the guard: 100 ticks with nothing else on the loop.
     let mut idle = Vec::with_capacity(100);
@@ -321,6 +389,7 @@ pub async fn run_point<'a>(
     }
     idle.sort_by(f64::total_cmp);
     let idle_lag_p99_s = p99(&idle);
+    measuring();
     let (next, done) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
     let t0 = Instant::now();
     let one = |i: usize, p: &'a Prompt, lag: Option<f64>| {
@@ -384,6 +453,8 @@ pub async fn run_point<'a>(
         requests,
         wall_s,
         guard,
+        warmup: warm,
+        steady,
     }
 }
 
