@@ -209,7 +209,7 @@ fn read_sample_line(
             let ns = us.as_f64().map_or(Value::Null, |x| Value::from(x * 1e3));
             row.entry("ns_per_launch").or_insert(ns);
         }
-        tables.kernel.push(row, schema::KERNEL_SAMPLES);
+        tables.kernel.push(row, schema::KERNEL_SAMPLES)?;
     } else if obj.get("kind").and_then(Value::as_str) == Some("run")
         && obj.get("values").is_some_and(Value::is_array)
     {
@@ -236,13 +236,13 @@ fn read_sample_line(
                 "value".into(),
                 m.get("value").cloned().unwrap_or(Value::Null),
             );
-            tables.ab.push(r, schema::AB_SAMPLES);
+            tables.ab.push(r, schema::AB_SAMPLES)?;
         }
     } else {
         // serve (start / request / point / stop records, `kind` kept as a column) and any
         // other JSONL samples file.
         flatten_into("", &obj, &mut row);
-        tables.serve.push(row, schema::SERVE_SAMPLES);
+        tables.serve.push(row, schema::SERVE_SAMPLES)?;
     }
     Ok(())
 }
@@ -292,7 +292,7 @@ fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
         for (k, v) in &p.params {
             row.insert(format!("param_{k}"), v.clone().into());
         }
-        tables.sweep.push(row, schema::SWEEP_POINTS);
+        tables.sweep.push(row, schema::SWEEP_POINTS)?;
     }
     Ok(())
 }
@@ -391,14 +391,9 @@ impl Dispatches {
     }
 }
 
-fn write_batch(path: &Path, batch: &RecordBatch, replace: bool) -> Result<()> {
-    let mut bytes = Vec::new();
-    let mut w = ArrowWriter::try_new(&mut bytes, batch.schema(), None)?;
-    w.write(batch)?;
-    w.close()?;
-    // The workspace's one writer: a temporary file renamed into place, never clobbering
-    // unless `replace`.
-    kernelab_model::write_file(path, &bytes, replace).map_err(|e| {
+/// Starts writing `path` through the workspace's one no-clobber writer.
+fn new_file(path: &Path, replace: bool) -> Result<kernelab_model::NewFile> {
+    kernelab_model::NewFile::create(path, replace).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             anyhow::Error::new(ExistsError(path.to_path_buf()))
         } else {
@@ -407,41 +402,70 @@ fn write_batch(path: &Path, batch: &RecordBatch, replace: bool) -> Result<()> {
     })
 }
 
-/// Reads every input and writes one Parquet file per non-empty table into `out_dir` (created
-/// when missing). Fails with [`ExistsError`] before writing anything when a target exists,
-/// unless `replace`.
-pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<Written>> {
-    let mut tables = Tables::default();
-    let mut dispatches = Dispatches::default();
+fn write_batch(path: &Path, batch: &RecordBatch, replace: bool) -> Result<()> {
+    let mut w = ArrowWriter::try_new(new_file(path, replace)?, batch.schema(), None)?;
+    w.write(batch)?;
+    w.into_inner()?
+        .finish()
+        .with_context(|| format!("creating {}", path.display()))
+}
+
+impl Tables {
+    /// Each table with its file name and declared schema.
+    fn each(&mut self) -> [(&'static str, &mut Table, schema::Declared); 4] {
+        [
+            (AB_SAMPLES, &mut self.ab, schema::AB_SAMPLES),
+            (KERNEL_SAMPLES, &mut self.kernel, schema::KERNEL_SAMPLES),
+            (SERVE_SAMPLES, &mut self.serve, schema::SERVE_SAMPLES),
+            (SWEEP_POINTS, &mut self.sweep, schema::SWEEP_POINTS),
+        ]
+    }
+}
+
+/// Reads every input into `tables`; traces into `dispatches` when given (else skipped).
+fn read_inputs(
+    inputs: &[PathBuf],
+    tables: &mut Tables,
+    mut dispatches: Option<&mut Dispatches>,
+) -> Result<()> {
     for path in inputs {
         match classify(path) {
-            Kind::Sweep(matrix) => read_sweep(&matrix, &mut tables)?,
-            Kind::Samples => read_samples(path, &mut tables)?,
+            Kind::Sweep(matrix) => read_sweep(&matrix, tables)?,
+            Kind::Samples => read_samples(path, tables)?,
             Kind::Trace => {
-                let mut profile = Profile::default();
-                read_file(path, &ReadOptions::default(), &mut profile, &NoProgress)?;
-                dispatches.add(path, &profile);
+                if let Some(d) = dispatches.as_deref_mut() {
+                    let mut profile = Profile::default();
+                    read_file(path, &ReadOptions::default(), &mut profile, &NoProgress)?;
+                    d.add(path, &profile);
+                }
             }
         }
     }
-    let mut batches = Vec::new();
+    Ok(())
+}
+
+/// Reads every input and writes one Parquet file per non-empty table into `out_dir` (created
+/// when missing). Fails with [`ExistsError`] before writing anything when a target exists,
+/// unless `replace`. Samples and sweep inputs are read twice, so that memory stays bounded:
+/// the first pass counts the rows and finds the columns, the second writes them in row groups
+/// of [`schema::BATCH_ROWS`]; a file is put in place only once complete.
+pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<Written>> {
+    let mut tables = Tables::default();
+    let mut dispatches = Dispatches::default();
+    read_inputs(inputs, &mut tables, Some(&mut dispatches))?;
+    let mut names: Vec<&'static str> = Vec::new();
     if dispatches.rows > 0 {
-        batches.push((DISPATCHES, dispatches.batch()?));
+        names.push(DISPATCHES);
     }
-    for (name, table, declared) in [
-        (AB_SAMPLES, &tables.ab, schema::AB_SAMPLES),
-        (KERNEL_SAMPLES, &tables.kernel, schema::KERNEL_SAMPLES),
-        (SERVE_SAMPLES, &tables.serve, schema::SERVE_SAMPLES),
-        (SWEEP_POINTS, &tables.sweep, schema::SWEEP_POINTS),
-    ] {
-        if !table.rows.is_empty() {
-            batches.push((name, table.batch(declared)?));
+    for (name, table, _) in tables.each() {
+        if table.count > 0 {
+            names.push(name);
         }
     }
-    if batches.is_empty() {
+    if names.is_empty() {
         bail!("no rows to export: the inputs hold no dispatches, samples or sweep points");
     }
-    for (name, _) in &batches {
+    for name in &names {
         let target = out_dir.join(name);
         if !replace && std::fs::symlink_metadata(&target).is_ok() {
             return Err(ExistsError(target).into());
@@ -449,13 +473,44 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<W
     }
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let mut written = Vec::new();
-    for (name, batch) in &batches {
-        let path = out_dir.join(name);
-        write_batch(&path, batch, replace)?;
+    if dispatches.rows > 0 {
+        let path = out_dir.join(DISPATCHES);
+        let batch = dispatches.batch()?;
+        write_batch(&path, &batch, replace)?;
         written.push(Written {
             path,
             rows: batch.num_rows(),
         });
+    }
+    let mut streamed = false;
+    for (name, table, declared) in tables.each() {
+        if table.count > 0 {
+            table.stream_to(new_file(&out_dir.join(name), replace)?, declared)?;
+            streamed = true;
+        }
+    }
+    if streamed {
+        read_inputs(inputs, &mut tables, None)?;
+    }
+    let Tables {
+        ab,
+        kernel,
+        serve,
+        sweep,
+    } = tables;
+    for (name, table) in [
+        (AB_SAMPLES, ab),
+        (KERNEL_SAMPLES, kernel),
+        (SERVE_SAMPLES, serve),
+        (SWEEP_POINTS, sweep),
+    ] {
+        if table.is_streaming() {
+            let rows = table.finish()?;
+            written.push(Written {
+                path: out_dir.join(name),
+                rows,
+            });
+        }
     }
     Ok(written)
 }

@@ -121,22 +121,51 @@ pub const SWEEP_POINTS: &[(&str, Column)] = &[
     ("change", Float64),
     ("interval_low", Float64),
     ("interval_high", Float64),
-    ("baseline_us", Float64),
-    ("candidate_us", Float64),
+    ("baseline_ns", Float64),
+    ("candidate_ns", Float64),
     ("device", Utf8),
     ("worker", Utf8),
-    ("seconds", Float64),
+    ("wall_ns", Int64),
     ("error", Utf8),
     ("gates", Json),
 ];
 
-/// Rows of one table, typed by its declared schema when written.
+/// Rows of one table, typed by its declared schema when written. A table first only counts
+/// its rows and the columns it meets ([`Table::push`] without a sink); with a sink
+/// ([`Table::stream_to`]) it writes every [`BATCH_ROWS`] rows as one row group, so an export
+/// holds at most one batch per table, whatever the size of its inputs.
 #[derive(Default)]
 pub struct Table {
     /// Columns seen that the schema does not declare (written as utf8).
     extra: std::collections::BTreeSet<String>,
-    /// The rows.
+    /// Rows not yet written.
     pub rows: Vec<Map<String, Value>>,
+    /// Rows seen.
+    pub count: usize,
+    sink: Option<Sink>,
+}
+
+/// A table's declared columns.
+pub type Declared = &'static [(&'static str, Column)];
+
+/// Rows per Parquet row group when streaming.
+pub const BATCH_ROWS: usize = 65_536;
+
+struct Sink {
+    writer: parquet::arrow::ArrowWriter<kernelab_model::NewFile>,
+    schema: Declared,
+    /// The columns the first pass found: a second pass that meets another is an error.
+    frozen: std::collections::BTreeSet<String>,
+}
+
+/// What a column of type `ty` expects, when `v` (not null) is not that.
+fn misfit(ty: Column, v: &Value) -> Option<&'static str> {
+    match ty {
+        Boolean => (!v.is_boolean()).then_some("a boolean"),
+        Int64 => v.as_i64().is_none().then_some("an integer"),
+        Float64 => v.as_f64().is_none().then_some("a number"),
+        Utf8 | Json => None,
+    }
 }
 
 /// Where a row came from, for an error: `FILE: line N` or `FILE: point ID`.
@@ -150,14 +179,92 @@ fn origin(row: &Map<String, Value>) -> String {
 }
 
 impl Table {
-    /// Adds a row; keys the schema does not declare become utf8 columns, unless null.
-    pub fn push(&mut self, row: Map<String, Value>, schema: &[(&str, Column)]) {
+    /// Adds a row; keys the schema does not declare become utf8 columns, unless null. Without
+    /// a sink the row is only counted; with one it is written once a batch is full.
+    pub fn push(&mut self, row: Map<String, Value>, schema: &[(&str, Column)]) -> Result<()> {
         for (k, v) in &row {
-            if !v.is_null() && !schema.iter().any(|(n, _)| n == k) {
+            if !v.is_null() && !schema.iter().any(|(n, _)| n == k) && !self.extra.contains(k) {
+                if self.sink.is_some() {
+                    bail!(
+                        "{}: column `{k}` was not there when the inputs were first read: an input changed while exporting",
+                        origin(&row)
+                    );
+                }
                 self.extra.insert(k.clone());
             }
         }
-        self.rows.push(row);
+        // Every value against its declared type now, so that a bad value stops the export
+        // before anything is written.
+        for (col, ty) in schema {
+            if let Some(v) = row.get(*col).filter(|v| !v.is_null()) {
+                if let Some(what) = misfit(*ty, v) {
+                    bail!("{}: `{col}`: expected {what}, found {v}", origin(&row));
+                }
+            }
+        }
+        self.count += 1;
+        if self.sink.is_some() {
+            self.rows.push(row);
+            if self.rows.len() >= BATCH_ROWS {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts writing this table's rows to `file`: the schema is its declared columns and the
+    /// others this table met; the row count starts again at 0 (the inputs are read again).
+    pub fn stream_to(&mut self, file: kernelab_model::NewFile, schema: Declared) -> Result<()> {
+        let empty = Table {
+            extra: self.extra.clone(),
+            ..Table::default()
+        };
+        let arrow_schema = empty.batch(schema)?.schema();
+        // A row group per batch: the writer keeps no more than one batch encoded.
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_max_row_group_size(BATCH_ROWS)
+            .build();
+        let writer = parquet::arrow::ArrowWriter::try_new(file, arrow_schema, Some(props))?;
+        self.sink = Some(Sink {
+            writer,
+            schema,
+            frozen: self.extra.clone(),
+        });
+        self.count = 0;
+        self.rows.clear();
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let Some(schema) = self.sink.as_ref().map(|s| s.schema) else {
+            return Ok(());
+        };
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let batch = self.batch(schema)?;
+        self.rows.clear();
+        if let Some(s) = self.sink.as_mut() {
+            debug_assert_eq!(s.frozen, self.extra);
+            s.writer.write(&batch)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the rows are being written ([`Table::stream_to`]).
+    pub fn is_streaming(&self) -> bool {
+        self.sink.is_some()
+    }
+
+    /// Writes what is left, closes the Parquet file and puts it in place.
+    pub fn finish(mut self) -> Result<usize> {
+        self.flush()?;
+        let Some(s) = self.sink.take() else {
+            bail!("a table finished without being written");
+        };
+        let file = s.writer.into_inner()?;
+        file.finish()?;
+        Ok(self.count)
     }
 
     /// The rows as a batch: every declared column in its declared type and order (present

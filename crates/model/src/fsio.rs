@@ -106,52 +106,91 @@ fn memchr_last(b: &[u8]) -> Option<usize> {
 /// the temporary name: the caller names `path`.
 pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
     use std::io::Write;
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if !meta.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file; only regular files are replaced",
-            ));
-        }
-        if !replace {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "already exists; not replacing it (use --force to replace)",
-            ));
-        }
-    }
-    // The temporary file's own errors carry its name: keep the kind and the system's words.
-    let plain = |e: io::Error| match e.raw_os_error() {
+    let mut f = NewFile::create(path, replace)?;
+    f.write_all(bytes)?;
+    f.finish()
+}
+
+/// A file being written: a temporary file beside its target, put in place by
+/// [`NewFile::finish`] (never clobbering unless `replace`); dropped unfinished, it is removed,
+/// so a failed write leaves nothing behind. [`write_file`] is the one-shot form.
+pub struct NewFile {
+    tmp: tempfile::NamedTempFile,
+    path: std::path::PathBuf,
+    replace: bool,
+}
+
+/// The temporary file's own errors carry its name: keep the kind and the system's words.
+fn plain(e: io::Error) -> io::Error {
+    match e.raw_os_error() {
         Some(code) => io::Error::from_raw_os_error(code),
         None => io::Error::new(e.kind(), e.kind().to_string()),
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".kernelab-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(plain)?;
-    tmp.write_all(bytes)
-        .and_then(|()| tmp.flush())
-        .map_err(plain)?;
-    if replace {
-        tmp.persist(path).map_err(|e| plain(e.error))?;
-    } else {
-        tmp.persist_noclobber(path).map_err(|e| {
-            if e.error.kind() == io::ErrorKind::AlreadyExists {
-                io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    "appeared while writing; not replacing it (use --force)",
-                )
-            } else {
-                plain(e.error)
-            }
-        })?;
     }
-    Ok(())
+}
+
+impl NewFile {
+    /// Starts writing `path`: refused when it exists and is not a regular file, or exists and
+    /// `replace` is false.
+    pub fn create(path: &Path, replace: bool) -> io::Result<NewFile> {
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            if !meta.is_file() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file; only regular files are replaced",
+                ));
+            }
+            if !replace {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "already exists; not replacing it (use --force to replace)",
+                ));
+            }
+        }
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let tmp = tempfile::Builder::new()
+            .prefix(".kernelab-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(plain)?;
+        Ok(NewFile {
+            tmp,
+            path: path.to_path_buf(),
+            replace,
+        })
+    }
+
+    /// Flushes the file and puts it in place.
+    pub fn finish(mut self) -> io::Result<()> {
+        use std::io::Write;
+        self.tmp.flush().map_err(plain)?;
+        if self.replace {
+            self.tmp.persist(&self.path).map_err(|e| plain(e.error))?;
+        } else {
+            self.tmp.persist_noclobber(&self.path).map_err(|e| {
+                if e.error.kind() == io::ErrorKind::AlreadyExists {
+                    io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        "appeared while writing; not replacing it (use --force)",
+                    )
+                } else {
+                    plain(e.error)
+                }
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl io::Write for NewFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tmp.write(buf).map_err(plain)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.tmp.flush().map_err(plain)
+    }
 }
 
 /// True when `e` is the error [`open_regular`] gives for a file that is not regular.

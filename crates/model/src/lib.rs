@@ -48,7 +48,7 @@ pub use family::{
 };
 pub use fsio::{
     cut_torn_tail, is_not_regular, open_append_regular, open_regular, read_regular,
-    read_regular_text, write_file, NotRegularFile,
+    read_regular_text, write_file, NewFile, NotRegularFile,
 };
 /// The one change convention (docs/json.md, "Ratios and changes"): candidate / baseline.
 pub use kernelab_stats::{Change, Direction, Interval, Verdict};

@@ -208,6 +208,13 @@ fn a_sweep_folder_becomes_one_row_per_point() {
     ))
     .expect("duckdb");
     assert_eq!(ns, serde_json::json!([["1"], ["2"], ["1"], ["2"]]));
+    // Durations in their declared types (schema version 4: nanoseconds).
+    let types = duckdb(&format!(
+        "select typeof(wall_ns), typeof(baseline_ns), wall_ns > 0 from '{}' limit 1",
+        pq(&out, "sweep_points.parquet")
+    ))
+    .expect("duckdb");
+    assert_eq!(types, serde_json::json!([["BIGINT", "DOUBLE", true]]));
 }
 
 #[test]
@@ -347,4 +354,61 @@ fn issue27_the_header_names_the_table_and_an_ab_failure_is_no_serve_row() {
         .success()
         .stdout(predicates::str::contains("ab_samples.parquet\t1 row\n"));
     assert!(!out.join("serve_samples.parquet").exists());
+}
+
+/// Issue 24: rows are written in row groups as they are read (the inputs are read twice: once
+/// to find the columns, once to write), so an export holds one batch, not the whole file.
+#[test]
+fn a_samples_file_larger_than_a_row_group_is_written_in_several() {
+    use std::io::Write;
+    let t = tempfile::tempdir().expect("tmp");
+    let samples = t.path().join("kernel.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&samples).expect("create"));
+    writeln!(
+        f,
+        "{{\"kind\":\"header\",\"schema_version\":4,\"run\":\"kernel_run\",\"id\":\"x\",\"label\":\"x\",\"started\":\"2026-12-01T00:00:00Z\",\"plan\":{{}}}}"
+    )
+    .expect("write");
+    let n: u64 = 140_000;
+    let mut sum = 0u64;
+    for i in 0..n {
+        let ns = 1000 + i % 97;
+        sum += ns;
+        writeln!(
+            f,
+            "{{\"kind\":\"sample\",\"spec\":\"s.toml\",\"sample\":{{\"round\":{},\"build\":\"b\",\"sample\":{i},\"batch\":1,\"ns_per_launch\":{ns}.0}}}}",
+            i / 1000
+        )
+        .expect("write");
+    }
+    drop(f);
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&samples)
+        .assert()
+        .success();
+    let file = pq(&out, "kernel_samples.parquet");
+    let Some(rows) = duckdb(&format!(
+        "select count(*), sum(ns_per_launch), max(line) from '{file}'"
+    )) else {
+        return;
+    };
+    assert_eq!(
+        rows,
+        serde_json::json!([[n as f64, sum as f64, (n + 1) as f64]])
+    );
+    let groups = duckdb(&format!(
+        "select count(distinct row_group_id) from parquet_metadata('{file}')"
+    ))
+    .expect("duckdb");
+    // 140,000 rows in groups of 65,536: three.
+    assert_eq!(groups, serde_json::json!([[3.0]]));
+    // Nothing else is left in the output folder (no temporary file).
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["kernel_samples.parquet".to_string()]);
 }
