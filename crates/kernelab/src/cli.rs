@@ -321,6 +321,11 @@ pub struct ServeArgs {
     /// looks record the stop.
     #[arg(long, value_name = "DURATION", value_parser = kernelab_runner::serve::rounds::parse_budget)]
     pub budget: Option<std::time::Duration>,
+    /// The samples file of an A/A control run with the same workload: its output identity is
+    /// shown beside this run's (a server that is not deterministic across starts differs from
+    /// itself)
+    #[arg(long, value_name = "FILE")]
+    pub aa_samples: Option<PathBuf>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

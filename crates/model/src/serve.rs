@@ -256,6 +256,22 @@ pub struct ServeResult {
     /// The servers' own metrics per point and side (`metrics_url`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub server_metrics: Vec<ServerMetricsSummary>,
+    /// The output identity of an A/A control run with the same workload (`--aa-samples`), to
+    /// read this run's identity beside: a server that is not deterministic across starts
+    /// differs from itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aa_identity: Option<AaIdentity>,
+}
+
+/// The output-identity gate of an A/A control run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AaIdentity {
+    /// The A/A's samples file.
+    pub samples: String,
+    /// Its requests whose outputs hash equal.
+    pub identical: usize,
+    /// Its requests compared.
+    pub compared: usize,
 }
 
 /// One point's warm-up on one side over its server starts (`warmup = "steady"`): how many

@@ -362,7 +362,20 @@ pub fn identity_line(r: &ServeResult) -> String {
         } else {
             " — GATE FAILED"
         }
-    )
+    ) + &match &r.aa_identity {
+        Some(aa) => format!(
+            "; the A/A control: {} of {} identical ({}; {})",
+            aa.identical,
+            aa.compared,
+            if aa.compared > 0 {
+                with_unit(aa.identical as f64 / aa.compared as f64, 1, Unit::Percent)
+            } else {
+                UNAVAILABLE.to_string()
+            },
+            aa.samples
+        ),
+        None => String::new(),
+    }
 }
 
 /// One CSV row.

@@ -165,7 +165,14 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     }
     let path = run.samples.clone();
     let records = samples::read(&path).map_err(|e| anyhow!(e))?;
-    let result = analyse(&spec, start, &records);
+    let mut result = analyse(&spec, start, &records);
+    if let Some(aa) = &args.aa_samples {
+        let aa_records = samples::read(aa).map_err(|e| anyhow!(e))?;
+        result.aa_identity = Some(
+            kernelab_runner::serve::analysis::aa_identity(&spec, aa, &aa_records)
+                .map_err(|e| anyhow!(e))?,
+        );
+    }
     let identical = result.identity.identical == result.identity.compared;
     let failed_points = result.failed_points;
     // Nothing compared is no evidence of identity: a run passes only with every point of every

@@ -272,3 +272,48 @@ fn the_a_a_of_the_planted_run_calls_nothing() {
     assert_eq!(v["identity"]["compared"], 40);
     assert_eq!(v["identity"]["identical"], 31);
 }
+
+#[test]
+fn the_planted_runs_identity_reads_beside_its_a_a_controls() {
+    // The A/B and its A/A sent the same workload: the A/A's own rate is shown beside.
+    let out = kernelab()
+        .args(["serve", "--analyze", "--format", "json", "--resume"])
+        .arg(fixture("serve/h200/looks_planted.samples.jsonl"))
+        .arg("--aa-samples")
+        .arg(fixture("serve/h200/looks_aa.samples.jsonl"))
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["identity"]["identical"], 45);
+    assert_eq!(v["identity"]["compared"], 56);
+    assert_eq!(v["aa_identity"]["identical"], 31);
+    assert_eq!(v["aa_identity"]["compared"], 40);
+    let md = kernelab()
+        .args(["serve", "--analyze", "--format", "md", "--resume"])
+        .arg(fixture("serve/h200/looks_planted.samples.jsonl"))
+        .arg("--aa-samples")
+        .arg(fixture("serve/h200/looks_aa.samples.jsonl"))
+        .output()
+        .expect("run");
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("45 of 56 requests identical")
+            && md.contains("the A/A control: 31 of 40 identical (77.5%"),
+        "{md}"
+    );
+    // Another workload (the eager/SDPA pair sent other prompts): refused, naming the file.
+    let bad = kernelab()
+        .args(["serve", "--analyze", "--format", "json", "--resume"])
+        .arg(fixture("serve/h200/eager_vs_sdpa.samples.jsonl"))
+        .arg("--aa-samples")
+        .arg(fixture("serve/h200/looks_aa.samples.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("looks_aa.samples.jsonl: the A/A control sent another workload"),
+        "{err}"
+    );
+}

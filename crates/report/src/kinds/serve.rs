@@ -65,6 +65,28 @@ impl RecordKind for ServeBody {
             "requests",
             None,
         );
+        if let Some(aa) = &self.result.aa_identity {
+            sink.add(
+                FigureKind::Count,
+                aa.identical as f64,
+                "A/A outputs identical",
+                None,
+            );
+            sink.add(
+                FigureKind::Count,
+                aa.compared as f64,
+                "A/A outputs compared",
+                None,
+            );
+            if aa.compared > 0 {
+                sink.add(
+                    FigureKind::Share,
+                    aa.identical as f64 / aa.compared as f64,
+                    "A/A share of outputs identical",
+                    None,
+                );
+            }
+        }
         sink.add(
             FigureKind::Count,
             self.result.request_failures as f64,
@@ -244,6 +266,13 @@ impl RecordKind for ServeBody {
             id.compared,
             "identity: compared by token ids",
         )?;
+        if let Some(aa) = &self.result.aa_identity {
+            super::within(
+                aa.identical,
+                aa.compared,
+                "A/A identity: requests identical",
+            )?;
+        }
         super::within(
             self.result.request_failures,
             self.result.requests,

@@ -516,7 +516,36 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         warmup,
         cache,
         server_metrics,
+        aa_identity: None,
     }
+}
+
+/// The identity of an A/A control run (its samples' `records`) to show beside a run of
+/// `spec`: the two must send the same workload (same prompts, lengths and requests), else
+/// their identity rates say nothing about each other.
+pub fn aa_identity(
+    spec: &Spec,
+    samples: &std::path::Path,
+    records: &[ServeRecord],
+) -> std::result::Result<kernelab_model::serve::AaIdentity, String> {
+    let Some(ServeRecord::Header {
+        spec: aa, start, ..
+    }) = records.first()
+    else {
+        return Err(format!("{}: no header record", samples.display()));
+    };
+    if aa.workload != spec.workload {
+        return Err(format!(
+            "{}: the A/A control sent another workload than this run (prompts, lengths or requests differ): their output identity cannot be read side by side",
+            samples.display()
+        ));
+    }
+    let id = analyse(aa, *start, records).identity;
+    Ok(kernelab_model::serve::AaIdentity {
+        samples: samples.display().to_string(),
+        identical: id.identical,
+        compared: id.compared,
+    })
 }
 
 /// The name of the energy metric (present when a point measured the GPUs' energy).
