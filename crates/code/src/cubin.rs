@@ -273,6 +273,107 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
 mod tests {
     use super::*;
 
+    /// A minimal CUDA ELF (EM_CUDA, sm_90) holding one kernel entry symbol named `name`,
+    /// written field by field (the `object` crate here reads only).
+    fn cuda_elf(name: &str) -> Vec<u8> {
+        fn u16le(v: &mut Vec<u8>, x: u16) {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        fn u32le(v: &mut Vec<u8>, x: u32) {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        fn u64le(v: &mut Vec<u8>, x: u64) {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        let shstrtab = b"\0.shstrtab\0.strtab\0.symtab\0.text.k\0".to_vec();
+        let mut strtab = vec![0u8];
+        strtab.extend_from_slice(name.as_bytes());
+        strtab.push(0);
+        let mut symtab = vec![0u8; 24];
+        u32le(&mut symtab, 1); // st_name
+        symtab.push(0x12); // STB_GLOBAL, STT_FUNC
+        symtab.push(STO_CUDA_ENTRY);
+        u16le(&mut symtab, 4); // .text.k
+        u64le(&mut symtab, 0);
+        u64le(&mut symtab, 16);
+        let text = vec![0u8; 16];
+        let mut body = Vec::new();
+        let mut offsets = Vec::new();
+        for part in [&shstrtab, &strtab, &symtab, &text] {
+            while body.len() % 8 != 0 {
+                body.push(0);
+            }
+            offsets.push(64 + body.len() as u64);
+            body.extend_from_slice(part);
+        }
+        while body.len() % 8 != 0 {
+            body.push(0);
+        }
+        let shoff = 64 + body.len() as u64;
+        let mut elf = vec![
+            0x7f, b'E', b'L', b'F', 2, 1, 1, 0x33, 7, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        u16le(&mut elf, 2); // e_type
+        u16le(&mut elf, EM_CUDA);
+        u32le(&mut elf, 1);
+        u64le(&mut elf, 0); // e_entry
+        u64le(&mut elf, 0); // e_phoff
+        u64le(&mut elf, shoff);
+        u32le(&mut elf, 0x0600_5a04); // sm_90
+        u16le(&mut elf, 64);
+        u16le(&mut elf, 56);
+        u16le(&mut elf, 0);
+        u16le(&mut elf, 64);
+        u16le(&mut elf, 5); // sections
+        u16le(&mut elf, 1); // .shstrtab
+        elf.extend_from_slice(&body);
+        // (name, type, offset, size, link, info, entsize)
+        let headers: [(u32, u32, u64, u64, u32, u32, u64); 5] = [
+            (0, 0, 0, 0, 0, 0, 0),
+            (1, 3, offsets[0], shstrtab.len() as u64, 0, 0, 0),
+            (11, 3, offsets[1], strtab.len() as u64, 0, 0, 0),
+            (19, 2, offsets[2], symtab.len() as u64, 2, 1, 24),
+            (27, 1, offsets[3], text.len() as u64, 0, 0, 0),
+        ];
+        for (name, ty, off, size, link, info, entsize) in headers {
+            u32le(&mut elf, name);
+            u32le(&mut elf, ty);
+            u64le(&mut elf, if ty == 1 { 6 } else { 0 }); // SHF_ALLOC | SHF_EXECINSTR
+            u64le(&mut elf, 0);
+            u64le(&mut elf, off);
+            u64le(&mut elf, size);
+            u32le(&mut elf, link);
+            u32le(&mut elf, info);
+            u64le(&mut elf, 8);
+            u64le(&mut elf, entsize);
+        }
+        elf
+    }
+
+    #[test]
+    fn a_kernel_name_longer_than_64_kib_is_malformed_input() {
+        // The hand-made file is a cubin the reader takes: one kernel, its name whole.
+        let ok = read("k.cubin", &cuda_elf("_Z6kernelPf")).expect("a valid cubin");
+        assert_eq!(ok.kernels.len(), 1);
+        assert_eq!(ok.kernels[0].symbol, "_Z6kernelPf");
+        let at_cap = "k".repeat(MAX_SYMBOL_NAME_BYTES);
+        assert_eq!(
+            read("k.cubin", &cuda_elf(&at_cap))
+                .expect("at the cap")
+                .kernels[0]
+                .symbol
+                .len(),
+            MAX_SYMBOL_NAME_BYTES
+        );
+        let e = read("k.cubin", &cuda_elf(&"k".repeat(MAX_SYMBOL_NAME_BYTES + 1)))
+            .expect_err("over the cap")
+            .to_string();
+        assert!(
+            e.contains("k.cubin") && e.contains("at most 65536 bytes, not 65537"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn both_e_flags_layouts() {
         assert_eq!(arch(0x004b054b, 7), "sm_75");
