@@ -473,15 +473,6 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<W
     }
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
     let mut written = Vec::new();
-    if dispatches.rows > 0 {
-        let path = out_dir.join(DISPATCHES);
-        let batch = dispatches.batch()?;
-        write_batch(&path, &batch, replace)?;
-        written.push(Written {
-            path,
-            rows: batch.num_rows(),
-        });
-    }
     let mut streamed = false;
     for (name, table, declared) in tables.each() {
         if table.count > 0 {
@@ -491,6 +482,16 @@ pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<W
     }
     if streamed {
         read_inputs(inputs, &mut tables, None)?;
+    }
+    // Every table was read whole: only now is anything put in place.
+    if dispatches.rows > 0 {
+        let path = out_dir.join(DISPATCHES);
+        let batch = dispatches.batch()?;
+        write_batch(&path, &batch, replace)?;
+        written.push(Written {
+            path,
+            rows: batch.num_rows(),
+        });
     }
     let Tables {
         ab,

@@ -142,7 +142,28 @@ pub struct Table {
     pub rows: Vec<Map<String, Value>>,
     /// Rows seen.
     pub count: usize,
+    /// About how many bytes the rows not yet written hold.
+    pending_bytes: usize,
     sink: Option<Sink>,
+}
+
+/// Most bytes (roughly) of rows held before a row group is written: rows as large as a serve
+/// request's ITL array (a 64 MiB line at most) cannot make a batch grow without bound.
+pub const BATCH_BYTES: usize = 64 << 20;
+
+/// About how many bytes `v` holds in memory.
+fn approx_bytes(v: &Value) -> usize {
+    match v {
+        Value::String(s) => 24 + s.len(),
+        Value::Array(a) => 24 + a.iter().map(approx_bytes).sum::<usize>(),
+        Value::Object(o) => {
+            24 + o
+                .iter()
+                .map(|(k, v)| k.len() + approx_bytes(v))
+                .sum::<usize>()
+        }
+        _ => 16,
+    }
 }
 
 /// A table's declared columns.
@@ -204,8 +225,9 @@ impl Table {
         }
         self.count += 1;
         if self.sink.is_some() {
+            self.pending_bytes += row.values().map(approx_bytes).sum::<usize>();
             self.rows.push(row);
-            if self.rows.len() >= BATCH_ROWS {
+            if self.rows.len() >= BATCH_ROWS || self.pending_bytes >= BATCH_BYTES {
                 self.flush()?;
             }
         }
@@ -244,6 +266,7 @@ impl Table {
         }
         let batch = self.batch(schema)?;
         self.rows.clear();
+        self.pending_bytes = 0;
         if let Some(s) = self.sink.as_mut() {
             debug_assert_eq!(s.frozen, self.extra);
             s.writer.write(&batch)?;

@@ -166,6 +166,8 @@ impl NewFile {
     pub fn finish(mut self) -> io::Result<()> {
         use std::io::Write;
         self.tmp.flush().map_err(plain)?;
+        // On disk before it gets the name: a crash never leaves a short file there.
+        self.tmp.as_file().sync_all().map_err(plain)?;
         if self.replace {
             self.tmp.persist(&self.path).map_err(|e| plain(e.error))?;
         } else {

@@ -37,9 +37,26 @@ fn preflight(spec: &Spec, spec_dir: &std::path::Path) -> Result<()> {
 }
 
 /// Runs the command.
+/// What is checked against `spec` before any run folder is made or server starts: `--budget`
+/// needs planned looks, and the A/A control's identity (`--aa-samples`) is read and checked.
+fn precheck(args: &ServeArgs, spec: &Spec) -> Result<Option<kernelab_model::serve::AaIdentity>> {
+    if args.budget.is_some() && spec.analysis.primary.is_empty() {
+        bail!(
+            "--budget stops planned looks, which need `[analysis] primary` metrics in the spec; a run without them is a fixed design of `[rounds] count` rounds"
+        );
+    }
+    let Some(aa) = &args.aa_samples else {
+        return Ok(None);
+    };
+    let records = samples::read(aa).map_err(|e| anyhow!(e))?;
+    kernelab_runner::serve::analysis::aa_identity(spec, aa, &records)
+        .map(Some)
+        .map_err(|e| anyhow!(e))
+}
+
 pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
-    let (spec, spec_sha256, spec_dir, start, run, done) = match &args.resume {
+    let (spec, spec_sha256, spec_dir, start, run, done, aa) = match &args.resume {
         Some(p) => {
             let run =
                 kernelab_runner::run::resume(p, RunKind::Serve, SCHEMA).map_err(|e| anyhow!(e))?;
@@ -54,7 +71,8 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
             else {
                 bail!("{}: no header record", run.samples.display());
             };
-            (*spec, spec_sha256, spec_dir, start, run, records)
+            let aa = precheck(&args, &spec)?;
+            (*spec, spec_sha256, spec_dir, start, run, records, aa)
         }
         None => {
             let spec_path = args
@@ -86,6 +104,7 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            let aa = precheck(&args, &spec)?;
             let path =
                 kernelab_runner::run::create(RunKind::Serve, &label, args.samples.as_deref())
                     .map_err(|e| anyhow!(e))?;
@@ -96,6 +115,7 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
                 start,
                 path,
                 Vec::new(),
+                aa,
             )
         }
     };
@@ -166,13 +186,7 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     let path = run.samples.clone();
     let records = samples::read(&path).map_err(|e| anyhow!(e))?;
     let mut result = analyse(&spec, start, &records);
-    if let Some(aa) = &args.aa_samples {
-        let aa_records = samples::read(aa).map_err(|e| anyhow!(e))?;
-        result.aa_identity = Some(
-            kernelab_runner::serve::analysis::aa_identity(&spec, aa, &aa_records)
-                .map_err(|e| anyhow!(e))?,
-        );
-    }
+    result.aa_identity = aa;
     let identical = result.identity.identical == result.identity.compared;
     let failed_points = result.failed_points;
     // Nothing compared is no evidence of identity: a run passes only with every point of every

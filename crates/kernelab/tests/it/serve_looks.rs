@@ -57,10 +57,12 @@ fn looks_in_samples(dir: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn a_four_percent_tpot_slowdown_is_called_slower_before_max() {
     let dir = tempfile::tempdir().expect("tmp");
+    // 8 ms per token: a loaded CI machine's sleep jitter (a millisecond or so) stays small
+    // against the 0.32 ms planted.
     let s = planned(
         dir.path(),
-        ", \"--delay-ms\", \"4\", \"--start-spread\", \"0.04\"",
-        ", \"--delay-ms\", \"4.16\", \"--start-spread\", \"0.04\"",
+        ", \"--delay-ms\", \"8\", \"--start-spread\", \"0.04\"",
+        ", \"--delay-ms\", \"8.32\", \"--start-spread\", \"0.04\"",
         (8, 64),
         0.05,
     );
@@ -190,6 +192,26 @@ fn bad_plans_are_exit_2_naming_line_and_key() {
             "{err}"
         );
     }
+    // A primary metric that a non-streaming run cannot measure could never decide the stop.
+    let p = planned(dir.path(), "", "", (8, 16), 0.05);
+    let text = std::fs::read_to_string(&p)
+        .expect("spec")
+        .replace("[workload]\n", "[workload]\nstream = false\n");
+    std::fs::write(&p, &text).expect("write");
+    let out = kernelab().arg("serve").arg(&p).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("\"tpot_mean_s\" is unavailable without streaming"));
+    // --budget without primary metrics: a fixed design has no looks to stop.
+    let p = spec(dir.path(), "", "", 4, "");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&p)
+        .args(["--budget", "1m"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--budget stops planned looks"));
     // More rounds than `count` without primary metrics: nothing could decide the stop.
     let p = spec(dir.path(), "", "", 4, "");
     let text = std::fs::read_to_string(&p).expect("spec") + "max = 8\n";

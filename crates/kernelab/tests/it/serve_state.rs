@@ -30,9 +30,10 @@ fn lines(dir: &Path) -> Vec<serde_json::Value> {
 fn a_cold_server_is_warmed_until_steady_and_its_warm_up_kept_flagged() {
     let dir = tempfile::tempdir().expect("tmp");
     // The first 6 completions after a start are 5×, 4.3×, … 1.7× slower; steady needs the
-    // last 3 within 10% (any 3 of the slow ones differ by 31% or more), so it comes at the 9th
-    // warm-up request at the earliest, the first 3 at full speed.
-    let cold = ", \"--cold\", \"6\", \"--delay-ms\", \"5\"";
+    // last 3 within 25% on TTFT and on TPOT (any 3 TPOTs with a slow one among them differ by
+    // 31% or more; TPOT carries no request overhead, which on a loaded machine can make the
+    // slow TTFTs look alike), so it comes at the 9th warm-up request at the earliest.
+    let cold = ", \"--cold\", \"6\", \"--delay-ms\", \"20\"";
     let p = spec(dir.path(), cold, cold, 2, "");
     let text = std::fs::read_to_string(&p)
         .expect("spec")
@@ -64,13 +65,14 @@ fn a_cold_server_is_warmed_until_steady_and_its_warm_up_kept_flagged() {
         assert_eq!(n.len(), 2);
         assert!(n.iter().all(|&n| (9..=24).contains(&n)), "{n:?}");
         assert_eq!(w["not_steady"], 0, "{w}");
-        // The first request is about 5× slower than the measured ones.
+        // The first request is slower than the measured ones (5× on the server's side).
         let cold = w["cold_over_warm_ttft"].as_f64().expect("cold ÷ warm");
-        assert!(cold > 2.5, "{cold}");
-        let curve = w["first_token_ns"].as_array().expect("curve");
+        assert!(cold > 1.5, "{cold}");
+        let curve = w["tpot_ns"].as_array().expect("curve");
         let first = curve[0].as_u64().expect("first");
         let last = curve[8].as_u64().expect("ninth");
-        assert!(first > 2 * last, "{first} vs {last}");
+        assert!(first > 3 * last, "{first} vs {last}");
+        assert!(w["first_token_ns"].as_array().is_some_and(|c| c.len() >= 9));
     }
     // The samples keep every warm-up request, flagged, and every point says it became steady.
     let all = lines(dir.path());
@@ -162,8 +164,8 @@ fn cached_tokens_that_differ_are_flagged_and_prometheus_metrics_are_read_per_poi
     assert!(v["notes"]
         .to_string()
         .contains("cached prompt tokens differ"));
-    // The servers' own counters over each point: 8 of 16 prompt tokens hit on the candidate
-    // (warm-up requests included: the server counts every request), 0 on the baseline.
+    // The servers' own counters over each point's measured requests: 8 of 16 prompt tokens
+    // hit on the candidate, 0 on the baseline.
     let sm = v["server_metrics"].as_array().expect("server metrics");
     assert_eq!(sm.len(), 4);
     for m in sm {
@@ -185,8 +187,9 @@ fn cached_tokens_that_differ_are_flagged_and_prometheus_metrics_are_read_per_poi
         let q = pt["server_metrics"]["prefix_cache_queries"]
             .as_f64()
             .expect("queries");
-        // 3 measured + 1 warm-up request of 16 prompt tokens.
-        assert_eq!(q, 64.0, "{pt}");
+        // The 3 measured requests of 16 prompt tokens: the counters are read when the warm-up
+        // is over, so its request is not in them.
+        assert_eq!(q, 48.0, "{pt}");
     }
     let md = kernelab()
         .args(["serve", "--analyze", "--format", "md", "--resume"])

@@ -443,6 +443,17 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
     if let (true, Some(why)) = (with_energy, &energy_note) {
         notes.push(format!("energy unavailable for some points: {why}"));
     }
+    // Warm-ups of complete points only, and of a point's last attempt (a resumed point sends
+    // its warm-up again, from the first warm-up prompt).
+    let first_warm = spec.workload.requests;
+    let warmups: Requests<'_> = warmups
+        .into_iter()
+        .filter(|(k, _)| complete.contains_key(k))
+        .map(|(k, v)| {
+            let last = v.iter().rposition(|o| o.index == first_warm).unwrap_or(0);
+            (k, v[last..].to_vec())
+        })
+        .collect();
     let warmup = warmup_curves(spec, &warmups, &measured, &extras);
     let cache = cache_states(spec, &measured);
     for c in cache.iter().filter(|c| c.differ) {
@@ -534,9 +545,16 @@ pub fn aa_identity(
     else {
         return Err(format!("{}: no header record", samples.display()));
     };
-    if aa.workload != spec.workload {
+    let (a, b) = (&aa.workload, &spec.workload);
+    let same_prompts = a.prompt == b.prompt
+        && a.seed == b.seed
+        && a.vocab == b.vocab
+        && a.requests == b.requests
+        && a.cases == b.cases
+        && a.endpoint == b.endpoint;
+    if !same_prompts {
         return Err(format!(
-            "{}: the A/A control sent another workload than this run (prompts, lengths or requests differ): their output identity cannot be read side by side",
+            "{}: the A/A control sent another workload than this run (prompts, seed, vocabulary, lengths, requests or endpoint differ): their output identity cannot be read side by side",
             samples.display()
         ));
     }
@@ -650,13 +668,21 @@ fn cache_states(
         if cached.iter().all(Option::is_none) {
             continue;
         }
+        // Differ: both sides reported, and their shares of prompt tokens served from the cache
+        // differ by more than a percentage point (sides that ran different numbers of rounds
+        // compare by share, not by total).
+        let share = |i: usize| cached[i].map(|t| t as f64 / prompt[i].max(1) as f64);
+        let differ = match (share(0), share(1)) {
+            (Some(a), Some(b)) => (a - b).abs() > 0.01,
+            _ => false,
+        };
         out.push(kernelab_model::serve::CacheState {
             case: c,
             concurrency: k,
             baseline_cached_tokens: cached[0],
             candidate_cached_tokens: cached[1],
             prompt_tokens: prompt,
-            differ: cached[0].unwrap_or(0) != cached[1].unwrap_or(0),
+            differ,
         });
     }
     out

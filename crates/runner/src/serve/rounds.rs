@@ -230,12 +230,16 @@ pub fn run_rounds(
                     let measured = prompts(&client, &base, w, c, case, 0, w.requests).await?;
                     let warm =
                         prompts(&client, &base, w, c, case, w.requests, w.warmup_most()).await?;
-                    let before = match &metrics_url {
-                        Some(u) => Some(super::server_metrics::scrape(&client, u).await),
-                        None => None,
-                    };
-                    // The energy of the measured requests only: read when the warm-up ends.
+                    // The energy and the server's counters of the measured requests only: read
+                    // when the warm-up ends (the future runs there, inside `run_point`).
                     let mut energy_before = Err("not measured".to_string());
+                    let mut before = None;
+                    let at_measuring = async {
+                        energy_before = super::telemetry::energy_mj(&scope);
+                        if let Some(u) = &metrics_url {
+                            before = Some(super::server_metrics::scrape(&client, u).await);
+                        }
+                    };
                     let point = run_point(
                         Target {
                             client: &client,
@@ -249,7 +253,7 @@ pub fn run_rounds(
                             warmup: &warm,
                             measured: &measured,
                         },
-                        &mut || energy_before = super::telemetry::energy_mj(&scope),
+                        at_measuring,
                     )
                     .await;
                     let energy = match (energy_before, super::telemetry::energy_mj(&scope)) {

@@ -894,6 +894,17 @@ impl Spec {
                     format!("{m:?} is no metric; expected one of {}", names.join(", ")),
                 );
             }
+            let timed = ["ttft", "tt2t", "itl", "tpot"];
+            if !self.workload.stream && timed.iter().any(|t| m.starts_with(t)) {
+                return bad(
+                    "analysis",
+                    0,
+                    "primary",
+                    format!(
+                        "{m:?} is unavailable without streaming (`workload.stream = false`): it could never decide the stop"
+                    ),
+                );
+            }
         }
         for (key, v) in [
             ("ttft_ms", a.slo.ttft_ms),

@@ -343,14 +343,15 @@ pub struct PointPrompts<'a> {
 /// Runs `prompts.measured` requests after the warm-up ones: at `concurrency` in flight (each
 /// worker takes the next prompt when its request ends), or with a request rate at its
 /// scheduled arrivals with `concurrency` as the cap on requests in flight. `measuring` is
-/// called once, when the warm-up is over and just before the measured requests start.
+/// awaited once, when the warm-up is over and just before the measured requests start (to
+/// read counters that must cover the measured requests only).
 pub async fn run_point<'a>(
     target: Target<'a>,
     w: &'a Workload,
     case: &'a CaseSpec,
     concurrency: usize,
     prompts: PointPrompts<'a>,
-    measuring: &mut dyn FnMut(),
+    measuring: impl std::future::Future<Output = ()>,
 ) -> PointResult {
     let PointPrompts {
         warmup,
@@ -389,7 +390,7 @@ pub async fn run_point<'a>(
     }
     idle.sort_by(f64::total_cmp);
     let idle_lag_p99_s = p99(&idle);
-    measuring();
+    measuring.await;
     let (next, done) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
     let t0 = Instant::now();
     let one = |i: usize, p: &'a Prompt, lag: Option<f64>| {
