@@ -169,6 +169,8 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
         });
         match end {
             Ok(RunEnd::Complete) => run.finish(RunState::Complete).map_err(|e| anyhow!(e))?,
+            // Stopped early by the budget: analysed as it is, and `--resume` may go on.
+            Ok(RunEnd::Budget(_)) => run.finish(RunState::Stopped).map_err(|e| anyhow!(e))?,
             Ok(RunEnd::Stopped(why)) => {
                 let _ = run.finish(RunState::Stopped);
                 bail!(

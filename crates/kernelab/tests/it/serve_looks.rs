@@ -236,6 +236,24 @@ fn a_spent_budget_stops_at_the_next_round_and_resume_goes_on() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let why = v["plan"]["stopped_by"].as_str().expect("stopped_by");
     assert!(why.starts_with("budget of 1 s spent after"), "{why}");
+    // The run is kept as stopped early (not complete): `kernelab runs` says so.
+    let runs = kernelab()
+        .args(["runs", "--format", "json"])
+        .output()
+        .expect("runs");
+    let runs: serde_json::Value = serde_json::from_slice(&runs.stdout).expect("JSON");
+    let samples = dir.path().join("s.jsonl");
+    let mine = runs
+        .as_array()
+        .and_then(|r| {
+            r.iter().find(|x| {
+                x["samples"].as_str().is_some_and(|p| {
+                    std::path::Path::new(p).canonicalize().ok() == samples.canonicalize().ok()
+                })
+            })
+        })
+        .unwrap_or_else(|| panic!("this run among {runs}"));
+    assert_eq!(mine["state"], "stopped", "{mine}");
     let rounds = tpot(&v)["rounds"].as_array().map_or(0, |r| r.len());
     assert!((1..64).contains(&rounds), "{rounds}");
     let again = kernelab()

@@ -37,6 +37,8 @@ pub enum RunEnd {
     Complete,
     /// `stop_on_failure` stopped it at a failed round.
     Stopped(String),
+    /// `--budget` was spent before the plan ended: `--resume` may go on with a budget of its own.
+    Budget(String),
 }
 
 /// Where a run's rounds keep their logs, and how long they may go on.
@@ -112,22 +114,12 @@ pub fn run_rounds(
     let began = std::time::Instant::now();
     let mut rounds_run = 0usize;
     for round in 0..max {
-        if let Some(b) = budget.filter(|b| round > 0 && began.elapsed() >= *b) {
-            let records = super::samples::read(samples)?;
-            let (l, _) = super::analysis::look(spec, start, &records, round);
-            let why = format!(
-                "budget of {:.0} s spent after {round} rounds",
-                b.as_secs_f64()
-            );
-            progress(&look_line(&l, spec));
-            progress(&why);
-            out.write(&ServeRecord::Look {
-                look: l,
-                stop: Some(why),
-            })?;
-            return Ok(RunEnd::Complete);
-        }
-        if round > 0 && planned && plan.contains(&round) && !looked.contains(&round) {
+        // A planned look, or the budget spent: one look here, whose decision is honoured
+        // first (a budget that ends on a planned look's round keeps that look's answer).
+        let planned_here =
+            round > 0 && planned && plan.contains(&round) && !looked.contains(&round);
+        let spent = budget.filter(|b| round > 0 && began.elapsed() >= *b);
+        if planned_here || spent.is_some() {
             let records = super::samples::read(samples)?;
             let (mut l, all) = super::analysis::look(spec, start, &records, round);
             if rounds_run > 0 {
@@ -135,7 +127,18 @@ pub fn run_rounds(
                     began.elapsed().as_secs_f64() / rounds_run as f64,
                 ));
             }
-            let stop = all.then(|| format!("every primary metric decided at {round} rounds"));
+            let (stop, end) = if planned_here && all {
+                let why = format!("every primary metric decided at {round} rounds");
+                (Some(why), RunEnd::Complete)
+            } else if let Some(b) = spent {
+                let why = format!(
+                    "budget of {:.0} s spent after {round} rounds",
+                    b.as_secs_f64()
+                );
+                (Some(why.clone()), RunEnd::Budget(why))
+            } else {
+                (None, RunEnd::Complete)
+            };
             progress(&look_line(&l, spec));
             out.write(&ServeRecord::Look {
                 look: l,
@@ -143,7 +146,7 @@ pub fn run_rounds(
             })?;
             if let Some(why) = stop {
                 progress(&why);
-                return Ok(RunEnd::Complete);
+                return Ok(end);
             }
         }
         // Rounds that ran in this process (a resumed run skips the complete ones).
