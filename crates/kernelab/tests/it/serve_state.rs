@@ -226,3 +226,67 @@ fn a_metrics_url_that_fails_is_said_per_point_and_the_run_goes_on() {
         assert!(m["prefix_cache_hit_rate"].is_null());
     }
 }
+
+#[test]
+fn the_report_of_a_run_with_warm_up_cache_and_server_metrics_passes_its_own_audit() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cold = ", \"--cold\", \"4\", \"--delay-ms\", \"10\"";
+    let p = spec(
+        dir.path(),
+        &format!("{cold}, \"--cached\", \"0\""),
+        &format!("{cold}, \"--cached\", \"8\""),
+        2,
+        "",
+    );
+    let text = std::fs::read_to_string(&p)
+        .expect("spec")
+        .replace(
+            "warmup = 1",
+            "warmup = \"steady\"\nsteady = { last = 3, within = 0.25, max = 16 }",
+        )
+        .replace("concurrency = [1, 2]", "concurrency = [1]")
+        .replace(
+            "stop_grace_s = 2\n",
+            "stop_grace_s = 2\nmetrics_url = \"http://127.0.0.1:{port}/metrics\"\n",
+        );
+    std::fs::write(&p, &text).expect("write");
+    let bundle = dir.path().join("bundle");
+    let out = kernelab()
+        .arg("serve")
+        .arg(&p)
+        .arg("--samples")
+        .arg(dir.path().join("s.jsonl"))
+        .arg("--record")
+        .arg(&bundle)
+        .args(["--format", "json"])
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = crate::report_of(&bundle, "md");
+    for table in [
+        "Warm-up to steady state",
+        "Prefix cache",
+        "Server metrics over the points",
+    ] {
+        assert!(md.contains(table), "{table}:\n{md}");
+    }
+    let note = dir.path().join("pr.md");
+    std::fs::write(&note, &md).expect("write");
+    let check = kernelab()
+        .args(["report", "check"])
+        .arg(&note)
+        .arg("--bundle")
+        .arg(&bundle)
+        .output()
+        .expect("check");
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        said.contains(" numbers checked disagree") && said.contains("- 0 of "),
+        "{said}"
+    );
+    assert!(check.status.success(), "{said}");
+}

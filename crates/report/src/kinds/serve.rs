@@ -131,8 +131,9 @@ impl RecordKind for ServeBody {
                 None,
             );
             if let Some(x) = w.cold_over_warm_ttft {
+                // Shown as `N×`, which the audit reads as a ratio.
                 sink.add(
-                    FigureKind::Count,
+                    FigureKind::Ratio,
                     x,
                     &format!("{what} cold over warm TTFT"),
                     None,
