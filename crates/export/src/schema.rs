@@ -302,7 +302,9 @@ impl Table {
                 .rows
                 .iter()
                 .map(|r| (r, r.get(col).filter(|v| !v.is_null())));
-            let bad = |r: &Map<String, Value>, v: &Value, what: &str| {
+            // The one statement of what each type takes is `misfit` (also checked on `push`).
+            let bad = |r: &Map<String, Value>, v: &Value| {
+                let what = misfit(ty, v).unwrap_or("a value of its type");
                 anyhow::anyhow!("{}: `{col}`: expected {what}, found {v}", origin(r))
             };
             let (dt, array): (DataType, ArrayRef) = match ty {
@@ -312,7 +314,7 @@ impl Table {
                         match v {
                             None => b.append_null(),
                             Some(Value::Bool(x)) => b.append_value(*x),
-                            Some(v) => return Err(bad(r, v, "a boolean")),
+                            Some(v) => return Err(bad(r, v)),
                         }
                     }
                     (DataType::Boolean, Arc::new(b.finish()))
@@ -324,7 +326,7 @@ impl Table {
                             None => b.append_null(),
                             Some(v) => match v.as_i64() {
                                 Some(x) => b.append_value(x),
-                                None => return Err(bad(r, v, "an integer")),
+                                None => return Err(bad(r, v)),
                             },
                         }
                     }
@@ -337,7 +339,7 @@ impl Table {
                             None => b.append_null(),
                             Some(v) => match v.as_f64() {
                                 Some(x) => b.append_value(x),
-                                None => return Err(bad(r, v, "a number")),
+                                None => return Err(bad(r, v)),
                             },
                         }
                     }

@@ -18,6 +18,38 @@ fn run(spec: &Path, dir: &Path, format: &str) -> std::process::Output {
         .expect("run")
 }
 
+/// Edits the fixture spec at `p` (`crate::serve::spec`): with `steady` (a `steady = {…}`
+/// rule) the warm-up is steady and the case has one concurrency level; with `metrics` both
+/// servers get that `metrics_url`.
+fn edit(p: &Path, steady: Option<&str>, metrics: Option<&str>) {
+    let mut text = std::fs::read_to_string(p).expect("spec");
+    if let Some(rule) = steady {
+        text = text
+            .replace(
+                "warmup = 1",
+                &format!("warmup = \"steady\"\nsteady = {rule}"),
+            )
+            .replace("concurrency = [1, 2]", "concurrency = [1]");
+    }
+    if let Some(url) = metrics {
+        text = text.replace(
+            "stop_grace_s = 2\n",
+            &format!("stop_grace_s = 2\nmetrics_url = \"{url}\"\n"),
+        );
+    }
+    std::fs::write(p, &text).expect("write");
+}
+
+/// The JSON document of a run that must succeed.
+fn json_of_success(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 fn lines(dir: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(dir.join("s.jsonl"))
         .expect("samples")
@@ -35,21 +67,9 @@ fn a_cold_server_is_warmed_until_steady_and_its_warm_up_kept_flagged() {
     // slow TTFTs look alike), so it comes at the 9th warm-up request at the earliest.
     let cold = ", \"--cold\", \"6\", \"--delay-ms\", \"20\"";
     let p = spec(dir.path(), cold, cold, 2, "");
-    let text = std::fs::read_to_string(&p)
-        .expect("spec")
-        .replace(
-            "warmup = 1",
-            "warmup = \"steady\"\nsteady = { last = 3, within = 0.3, max = 16 }",
-        )
-        .replace("concurrency = [1, 2]", "concurrency = [1]");
-    std::fs::write(&p, &text).expect("write");
+    edit(&p, Some("{ last = 3, within = 0.25, max = 24 }"), None);
     let out = run(&p, dir.path(), "json");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_of_success(&out);
     // Only measured requests count: 2 rounds × 2 servers × 3.
     assert_eq!(v["requests"], 12);
     assert_eq!(v["identity"]["compared"], 6);
@@ -106,21 +126,9 @@ fn a_warm_up_that_never_settles_is_flagged_not_steady() {
     let dir = tempfile::tempdir().expect("tmp");
     let cold = ", \"--cold\", \"40\", \"--delay-ms\", \"2\"";
     let p = spec(dir.path(), cold, cold, 2, "");
-    let text = std::fs::read_to_string(&p)
-        .expect("spec")
-        .replace(
-            "warmup = 1",
-            "warmup = \"steady\"\nsteady = { last = 3, within = 0.01, max = 4 }",
-        )
-        .replace("concurrency = [1, 2]", "concurrency = [1]");
-    std::fs::write(&p, &text).expect("write");
+    edit(&p, Some("{ last = 3, within = 0.01, max = 4 }"), None);
     let out = run(&p, dir.path(), "json");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_of_success(&out);
     for w in v["warmup"].as_array().expect("curves") {
         assert_eq!(w["requests"], serde_json::json!([4, 4]));
         assert_eq!(w["not_steady"], 2);
@@ -140,18 +148,9 @@ fn cached_tokens_that_differ_are_flagged_and_prometheus_metrics_are_read_per_poi
         2,
         "",
     );
-    let text = std::fs::read_to_string(&p).expect("spec").replace(
-        "stop_grace_s = 2\n",
-        "stop_grace_s = 2\nmetrics_url = \"http://127.0.0.1:{port}/metrics\"\n",
-    );
-    std::fs::write(&p, &text).expect("write");
+    edit(&p, None, Some("http://127.0.0.1:{port}/metrics"));
     let out = run(&p, dir.path(), "json");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_of_success(&out);
     let cache = v["cache"].as_array().expect("cache state");
     assert_eq!(cache.len(), 2, "one per concurrency");
     for c in cache {
@@ -206,18 +205,9 @@ fn cached_tokens_that_differ_are_flagged_and_prometheus_metrics_are_read_per_poi
 fn a_metrics_url_that_fails_is_said_per_point_and_the_run_goes_on() {
     let dir = tempfile::tempdir().expect("tmp");
     let p = spec(dir.path(), "", "", 2, "");
-    let text = std::fs::read_to_string(&p).expect("spec").replace(
-        "stop_grace_s = 2\n",
-        "stop_grace_s = 2\nmetrics_url = \"http://127.0.0.1:9/metrics\"\n",
-    );
-    std::fs::write(&p, &text).expect("write");
+    edit(&p, None, Some("http://127.0.0.1:9/metrics"));
     let out = run(&p, dir.path(), "json");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let v = json_of_success(&out);
     for m in v["server_metrics"].as_array().expect("server metrics") {
         assert_eq!(m["unavailable"], m["points"]);
         assert!(m["unavailable_reason"]
@@ -238,18 +228,11 @@ fn the_report_of_a_run_with_warm_up_cache_and_server_metrics_passes_its_own_audi
         2,
         "",
     );
-    let text = std::fs::read_to_string(&p)
-        .expect("spec")
-        .replace(
-            "warmup = 1",
-            "warmup = \"steady\"\nsteady = { last = 3, within = 0.25, max = 16 }",
-        )
-        .replace("concurrency = [1, 2]", "concurrency = [1]")
-        .replace(
-            "stop_grace_s = 2\n",
-            "stop_grace_s = 2\nmetrics_url = \"http://127.0.0.1:{port}/metrics\"\n",
-        );
-    std::fs::write(&p, &text).expect("write");
+    edit(
+        &p,
+        Some("{ last = 3, within = 0.25, max = 16 }"),
+        Some("http://127.0.0.1:{port}/metrics"),
+    );
     let bundle = dir.path().join("bundle");
     let out = kernelab()
         .arg("serve")
