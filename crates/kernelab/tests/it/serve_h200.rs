@@ -316,4 +316,18 @@ fn the_planted_runs_identity_reads_beside_its_a_a_controls() {
         err.contains("looks_aa.samples.jsonl: the A/A control sent another workload"),
         "{err}"
     );
+    // An A/A cut off before any round compared outputs is no control: refused, not "0 of 0".
+    let dir = tempfile::tempdir().expect("tmp");
+    let cut = dir.path().join("aa.samples.jsonl");
+    let text = std::fs::read_to_string(fixture("serve/h200/looks_aa.samples.jsonl")).expect("aa");
+    std::fs::write(&cut, &text.as_bytes()[..3000]).expect("write");
+    let out = kernelab()
+        .args(["serve", "--analyze", "--format", "json", "--resume"])
+        .arg(fixture("serve/h200/looks_planted.samples.jsonl"))
+        .arg("--aa-samples")
+        .arg(&cut)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the A/A control compared no outputs"));
 }

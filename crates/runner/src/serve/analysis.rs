@@ -559,6 +559,12 @@ pub fn aa_identity(
         ));
     }
     let id = analyse(aa, *start, records).identity;
+    if id.compared == 0 {
+        return Err(format!(
+            "{}: the A/A control compared no outputs (no round with both servers measured): it is no control",
+            samples.display()
+        ));
+    }
     Ok(kernelab_model::serve::AaIdentity {
         samples: samples.display().to_string(),
         identical: id.identical,
