@@ -261,6 +261,9 @@ pub struct ServeResult {
     /// differs from itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aa_identity: Option<AaIdentity>,
+    /// Where the two servers of a round ran, when not one at a time (`[placement]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
 }
 
 /// The output-identity gate of an A/A control run.
@@ -272,6 +275,12 @@ pub struct AaIdentity {
     pub identical: usize,
     /// Its requests compared.
     pub compared: usize,
+    /// Its metrics called FASTER or SLOWER (an A/A should call about alpha of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called: Option<usize>,
+    /// Its metrics with an interval (what `called` is out of).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tested: Option<usize>,
 }
 
 /// One point's warm-up on one side over its server starts (`warmup = "steady"`): how many

@@ -195,6 +195,9 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Block> {
             }
         ),
     ];
+    if let Some(p) = &r.placement {
+        lines.push(format!("placement: {p}"));
+    }
     lines.extend(r.failure_examples.iter().cloned());
     lines.extend(r.notes.iter().cloned());
     out.push(Block::List {
@@ -364,13 +367,17 @@ pub fn identity_line(r: &ServeResult) -> String {
         }
     ) + &match &r.aa_identity {
         Some(aa) => format!(
-            "; the A/A control: {} of {} identical ({}; {})",
+            "; the A/A control: {} of {} identical ({}{}; {})",
             aa.identical,
             aa.compared,
             if aa.compared > 0 {
                 with_unit(aa.identical as f64 / aa.compared as f64, 1, Unit::Percent)
             } else {
                 UNAVAILABLE.to_string()
+            },
+            match (aa.called, aa.tested) {
+                (Some(c), Some(t)) => format!("; {c} of {t} metrics called"),
+                _ => String::new(),
             },
             aa.samples
         ),

@@ -39,6 +39,7 @@ mod serve;
 mod serve_h200;
 mod serve_llama;
 mod serve_looks;
+mod serve_placement;
 mod serve_state;
 mod slurm;
 pub mod sweep;

@@ -86,6 +86,10 @@ impl RecordKind for ServeBody {
                     None,
                 );
             }
+            if let (Some(c), Some(t)) = (aa.called, aa.tested) {
+                sink.add(FigureKind::Count, c as f64, "A/A metrics called", None);
+                sink.add(FigureKind::Count, t as f64, "A/A metrics tested", None);
+            }
         }
         sink.add(
             FigureKind::Count,
@@ -273,6 +277,9 @@ impl RecordKind for ServeBody {
                 aa.compared,
                 "A/A identity: requests identical",
             )?;
+            if let (Some(c), Some(t)) = (aa.called, aa.tested) {
+                super::within(c, t, "A/A: metrics called")?;
+            }
         }
         super::within(
             self.result.request_failures,

@@ -528,6 +528,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         cache,
         server_metrics,
         aa_identity: None,
+        placement: (!spec.placement.is_apart()).then(|| spec.placement.describe()),
     }
 }
 
@@ -558,7 +559,19 @@ pub fn aa_identity(
             samples.display()
         ));
     }
-    let id = analyse(aa, *start, records).identity;
+    if aa.placement != spec.placement {
+        return Err(format!(
+            "{}: the A/A control ran with placement \"{}\", this run with \"{}\": an A/A is a control only for its own placement",
+            samples.display(),
+            aa.placement.describe(),
+            spec.placement.describe()
+        ));
+    }
+    let result = analyse(aa, *start, records);
+    let id = result.identity;
+    let with_interval = || result.metrics.iter().filter_map(|m| m.analysis.as_ref());
+    let tested = with_interval().count();
+    let called = with_interval().filter(|a| a.verdict.is_call()).count();
     if id.compared == 0 {
         return Err(format!(
             "{}: the A/A control compared no outputs (no round with both servers measured): it is no control",
@@ -569,6 +582,8 @@ pub fn aa_identity(
         samples: samples.display().to_string(),
         identical: id.identical,
         compared: id.compared,
+        called: Some(called),
+        tested: Some(tested),
     })
 }
 

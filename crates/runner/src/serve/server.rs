@@ -77,6 +77,88 @@ pub struct Server {
     tracked: crate::process::Tracked,
 }
 
+/// A server spawned and not yet healthy.
+struct Starting {
+    /// The server (taken when healthy; `None` after).
+    server: Option<Server>,
+    health: String,
+    ready: Option<regex::Regex>,
+    limit: Duration,
+    t0: Instant,
+    /// What the last poll saw.
+    last: String,
+}
+
+impl Starting {
+    /// One health poll: `Some(seconds to health)` when healthy (and the log ready), `None`
+    /// while starting; an error (the server stopped) when it exited, timed out or another
+    /// process answers on its port.
+    fn poll_once(&mut self) -> Result<Option<f64>> {
+        let Some(server) = self.server.as_mut() else {
+            return Ok(None);
+        };
+        let (name, log, port) = (server.name.clone(), server.log.clone(), server.port);
+        let fail = |message: String| Error::Start {
+            server: name.clone(),
+            message,
+            log: log.clone(),
+        };
+        let health = &self.health;
+        if let Ok(Some(status)) = server.child.try_wait() {
+            server.ended = Some(Ending::Exited);
+            server.stop();
+            return Err(fail(format!(
+                "exited at start ({status}) before {health} answered; its log ends:\n{}",
+                log_tail(&log, 20)
+            )));
+        }
+        let poll_deadline = (Instant::now() + Duration::from_secs(2)).min(self.t0 + self.limit);
+        match http_status(health, poll_deadline) {
+            Ok(200) => {
+                let log_ready = match &self.ready {
+                    Some(re) => {
+                        re.is_match(&String::from_utf8_lossy(&read_end(&log, READY_LOG_BYTES)))
+                    }
+                    None => true,
+                };
+                if log_ready {
+                    if let Some(other) = crate::serve::ports::impostor(port, &server.tracked) {
+                        server.stop();
+                        return Err(fail(format!(
+                            "port {port} is served by process {other}, which kernelab did not start"
+                        )));
+                    }
+                    return Ok(Some(self.t0.elapsed().as_secs_f64()));
+                }
+                self.last = "healthy, but the log does not match ready_log yet".into();
+            }
+            Ok(code) => self.last = format!("HTTP {code}"),
+            Err(e) => self.last = e.to_string(),
+        }
+        if self.t0.elapsed() >= self.limit {
+            server.stop();
+            return Err(fail(format!(
+                "{health} not healthy after {:.0} s (last: {})",
+                self.limit.as_secs_f64(),
+                self.last
+            )));
+        }
+        Ok(None)
+    }
+
+    /// One poll; the healthy server when it is.
+    fn poll(&mut self) -> Result<Option<Server>> {
+        Ok(self.poll_once()?.and_then(|h| self.take(h)))
+    }
+
+    /// The healthy server, with its time to health (`None` once taken).
+    fn take(&mut self, health_s: f64) -> Option<Server> {
+        let mut s = self.server.take()?;
+        s.health_s = health_s;
+        Some(s)
+    }
+}
+
 /// One HTTP/1.0 GET; the status code. The whole request (connect, send, the status line)
 /// must be done by `deadline`: a server that sends a byte at a time cannot stretch it.
 fn http_status(url: &str, deadline: Instant) -> std::io::Result<u16> {
@@ -160,6 +242,83 @@ impl Server {
     /// until its health URL answers 200 (and its log matches `ready_log`, when given).
     /// `dir` is the spec's folder (the default working directory).
     pub fn start(name: &str, spec: &ServerSpec, dir: &Path, log: &Path) -> Result<Server> {
+        let mut s = Server::spawn(name, spec, dir, log, None)?;
+        loop {
+            if let Some(done) = s.poll()? {
+                return Ok(done);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Starts several servers at once (`(name, spec, log)` each) and waits until every one is
+    /// healthy, polling them in turn: the time to health of each is its own. Each gets its own
+    /// port. On any failure the others are stopped; the error names the server that failed.
+    pub fn start_together(
+        servers: &[(&str, &ServerSpec, &Path)],
+        dir: &Path,
+    ) -> std::result::Result<Vec<Server>, (usize, Error)> {
+        let mut starting: Vec<Starting> = Vec::with_capacity(servers.len());
+        let mut taken = Vec::new();
+        let stop_all = |starting: Vec<Starting>| {
+            for mut s in starting {
+                if let Some(mut server) = s.server.take() {
+                    server.stop();
+                }
+            }
+        };
+        for (i, (name, spec, log)) in servers.iter().enumerate() {
+            match Server::spawn(name, spec, dir, log, Some(&taken)) {
+                Ok(s) => {
+                    taken.extend(s.server.as_ref().map(|srv| srv.port));
+                    starting.push(s);
+                }
+                Err(e) => {
+                    stop_all(starting);
+                    return Err((i, e));
+                }
+            }
+        }
+        let mut ready: Vec<Option<Server>> = (0..starting.len()).map(|_| None).collect();
+        loop {
+            for (i, s) in starting.iter_mut().enumerate() {
+                if ready[i].is_some() {
+                    continue;
+                }
+                match s.poll_once() {
+                    Ok(Some(health_s)) => ready[i] = s.take(health_s),
+                    Ok(None) => {}
+                    Err(e) => {
+                        for mut r in ready.into_iter().flatten() {
+                            r.stop();
+                        }
+                        let rest: Vec<Starting> = starting
+                            .into_iter()
+                            .enumerate()
+                            .filter(|(j, _)| *j != i)
+                            .map(|(_, s)| s)
+                            .collect();
+                        stop_all(rest);
+                        return Err((i, e));
+                    }
+                }
+            }
+            if ready.iter().all(Option::is_some) {
+                return Ok(ready.into_iter().flatten().collect());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Spawns `spec` with its watchdog; the start is complete once [`Starting::poll`] says
+    /// healthy. A free port is chosen unless the spec fixes one, never one of `taken`.
+    fn spawn(
+        name: &str,
+        spec: &ServerSpec,
+        dir: &Path,
+        log: &Path,
+        taken: Option<&[u16]>,
+    ) -> Result<Starting> {
         let fail = |message: String| Error::Start {
             server: name.to_string(),
             message,
@@ -175,7 +334,17 @@ impl Server {
                 }
                 p
             }
-            None => free_port().map_err(io("choosing a free port"))?,
+            None => {
+                let taken = taken.unwrap_or(&[]);
+                let mut p = free_port().map_err(io("choosing a free port"))?;
+                for _ in 0..100 {
+                    if !taken.contains(&p) {
+                        break;
+                    }
+                    p = free_port().map_err(io("choosing a free port"))?;
+                }
+                p
+            }
         };
         let argv: Vec<String> = spec.argv.iter().map(|a| with_port(a, port)).collect();
         let (prog, args) = argv
@@ -250,49 +419,14 @@ impl Server {
             .transpose()
             .map_err(|e| fail(format!("ready_log: {e}")))?;
         let limit = kernelab_model::duration_clamped(spec.health_timeout_s);
-        let mut last;
-        loop {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                server.ended = Some(Ending::Exited);
-                server.stop();
-                return Err(fail(format!(
-                    "exited at start ({status}) before {health} answered; its log ends:\n{}",
-                    log_tail(log, 20)
-                )));
-            }
-            let poll_deadline = (Instant::now() + Duration::from_secs(2)).min(t0 + limit);
-            match http_status(&health, poll_deadline) {
-                Ok(200) => {
-                    let log_ready = match &ready {
-                        Some(re) => {
-                            re.is_match(&String::from_utf8_lossy(&read_end(log, READY_LOG_BYTES)))
-                        }
-                        None => true,
-                    };
-                    if log_ready {
-                        if let Some(other) = crate::serve::ports::impostor(port, &server.tracked) {
-                            server.stop();
-                            return Err(fail(format!(
-                                "port {port} is served by process {other}, which kernelab did not start"
-                            )));
-                        }
-                        server.health_s = t0.elapsed().as_secs_f64();
-                        return Ok(server);
-                    }
-                    last = "healthy, but the log does not match ready_log yet".into();
-                }
-                Ok(code) => last = format!("HTTP {code}"),
-                Err(e) => last = e.to_string(),
-            }
-            if t0.elapsed() >= limit {
-                server.stop();
-                return Err(fail(format!(
-                    "{health} not healthy after {:.0} s (last: {last})",
-                    limit.as_secs_f64()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        Ok(Starting {
+            server: Some(server),
+            health,
+            ready,
+            limit,
+            t0,
+            last: String::new(),
+        })
     }
 
     /// The server's name (`baseline` or `candidate`).

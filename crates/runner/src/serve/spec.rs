@@ -4,7 +4,7 @@
 use super::error::{Error, Result};
 use kernelab_model::Location;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Largest serve spec read: 1 MiB.
@@ -357,6 +357,64 @@ impl Default for AnalysisSpec {
     }
 }
 
+/// How the two servers of a round share the machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlacementMode {
+    /// One server at a time: each is started, measured and stopped before the other starts.
+    #[default]
+    Apart,
+    /// Both servers are started at the start of a round and stopped at its end: at
+    /// concurrency 1 their requests alternate A B B A request by request, at higher
+    /// concurrency their points run one after the other while both are resident.
+    Together,
+}
+
+/// Where the servers of a round run (`[placement]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// `apart` (default) or `together`.
+    #[serde(default)]
+    pub mode: PlacementMode,
+    /// With `together`: two disjoint GPU sets (values of `CUDA_VISIBLE_DEVICES` and
+    /// `HIP_VISIBLE_DEVICES`, e.g. `["0", "1"]`), the baseline on the first in even rounds and
+    /// on the second in odd ones; absent: both servers on the GPUs their own `env` gives
+    /// (co-resident when they are the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<[String; 2]>,
+}
+
+impl Placement {
+    /// Whether this is the default placement (one server at a time).
+    pub fn is_apart(&self) -> bool {
+        *self == Placement::default()
+    }
+
+    /// The GPU set of `slot` in round `round` (None: the server's own environment).
+    pub fn gpus_of(&self, slot: crate::record::Slot, round: usize) -> Option<&str> {
+        let sets = self.gpus.as_ref()?;
+        let first = matches!(slot, crate::record::Slot::A) == (round % 2 == 0);
+        Some(if first { &sets[0] } else { &sets[1] })
+    }
+
+    /// A line that names the placement (the document's `placement`).
+    pub fn describe(&self) -> String {
+        match (&self.mode, &self.gpus) {
+            (PlacementMode::Apart, _) => "apart: one server at a time".into(),
+            (PlacementMode::Together, None) => {
+                "together: both servers resident for the whole round, on the GPUs of their own environment".into()
+            }
+            (PlacementMode::Together, Some([a, b])) => format!(
+                "together: both servers resident for the whole round, on GPU sets {a} and {b}, swapped every round"
+            ),
+        }
+    }
+}
+
+/// The environment variables a `[placement] gpus` set is given through.
+pub const GPU_SET_VARIABLES: [&str; 2] = ["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"];
+
 /// A whole serve spec.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -373,6 +431,9 @@ pub struct Spec {
     /// Analysis.
     #[serde(default)]
     pub analysis: AnalysisSpec,
+    /// Where the servers of a round run.
+    #[serde(default, skip_serializing_if = "Placement::is_apart")]
+    pub placement: Placement,
 }
 
 /// The documented range of every numeric key of the serve spec (docs/serve-spec.md), checked
@@ -635,6 +696,68 @@ impl Spec {
             if let Some(r) = &s.ready_log {
                 if let Err(e) = regex::Regex::new(r) {
                     return bad(name, 0, "ready_log", format!("not a regex: {e}"));
+                }
+            }
+        }
+        let pl = &self.placement;
+        if let Some(sets) = &pl.gpus {
+            if pl.mode != PlacementMode::Together {
+                return bad(
+                    "placement",
+                    0,
+                    "gpus",
+                    "GPU sets per side need mode = \"together\"".into(),
+                );
+            }
+            let ids = |s: &str| -> Option<BTreeSet<String>> {
+                let ok = !s.is_empty()
+                    && s.split(',').all(|d| {
+                        !d.is_empty()
+                            && d.chars()
+                                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == ':')
+                    });
+                ok.then(|| s.split(',').map(str::to_string).collect())
+            };
+            let (Some(a), Some(b)) = (ids(&sets[0]), ids(&sets[1])) else {
+                return bad(
+                    "placement",
+                    0,
+                    "gpus",
+                    format!(
+                        "{sets:?}: expected two device lists such as [\"0\", \"1\"] or [\"0,1\", \"2,3\"] (indices or GPU-… UUIDs, comma-separated)"
+                    ),
+                );
+            };
+            if let Some(d) = a.intersection(&b).next() {
+                return bad(
+                    "placement",
+                    0,
+                    "gpus",
+                    format!("device {d} is in both GPU sets: the sets must be disjoint"),
+                );
+            }
+            for (name, s) in [("baseline", &self.baseline), ("candidate", &self.candidate)] {
+                if let Some(v) = GPU_SET_VARIABLES.iter().find(|v| s.env.contains_key(**v)) {
+                    return bad(
+                        name,
+                        0,
+                        "env",
+                        format!(
+                            "{v} is set here and by [placement] gpus: give the GPUs in one place"
+                        ),
+                    );
+                }
+            }
+        }
+        if pl.mode == PlacementMode::Together {
+            if let (Some(a), Some(b)) = (self.baseline.port, self.candidate.port) {
+                if a == b {
+                    return bad(
+                        "candidate",
+                        0,
+                        "port",
+                        format!("{b}: both servers run at once with mode = \"together\", so they need different ports"),
+                    );
                 }
             }
         }

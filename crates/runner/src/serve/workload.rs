@@ -383,13 +383,7 @@ pub async fn run_point<'a>(
             steady = Some(reached);
         }
     }
-    // The idle floor of the guard: 100 ticks with nothing else on the loop.
-    let mut idle = Vec::with_capacity(100);
-    for _ in 0..100 {
-        idle.push(tick_lateness().await);
-    }
-    idle.sort_by(f64::total_cmp);
-    let idle_lag_p99_s = p99(&idle);
+    let idle_lag_p99_s = idle_floor().await;
     measuring.await;
     let (next, done) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
     let t0 = Instant::now();
@@ -440,16 +434,7 @@ pub async fn run_point<'a>(
     let wall_s = t0.elapsed().as_secs_f64();
     let mut requests: Vec<RequestOutcome> = results.into_iter().flatten().collect();
     requests.sort_by_key(|r| r.index);
-    lags.sort_by(f64::total_cmp);
-    let guard = Guard {
-        send_lag_max_s: requests
-            .iter()
-            .filter_map(|r| r.send_lag_s)
-            .fold(0.0, f64::max),
-        loop_lag_max_s: lags.last().copied().unwrap_or(0.0),
-        loop_lag_p99_s: p99(&lags),
-        idle_lag_p99_s,
-    };
+    let guard = guard_of(&requests, &mut lags, idle_lag_p99_s);
     PointResult {
         requests,
         wall_s,
@@ -457,6 +442,127 @@ pub async fn run_point<'a>(
         warmup: warm,
         steady,
     }
+}
+
+/// The idle floor of the guard: the p99 lateness of 100 ticks with nothing else on the loop.
+async fn idle_floor() -> f64 {
+    let mut idle = Vec::with_capacity(100);
+    for _ in 0..100 {
+        idle.push(tick_lateness().await);
+    }
+    idle.sort_by(f64::total_cmp);
+    p99(&idle)
+}
+
+/// The guard of a point from its requests' send lags and the loop's tick lateness.
+fn guard_of(requests: &[RequestOutcome], lags: &mut [f64], idle_lag_p99_s: f64) -> Guard {
+    lags.sort_by(f64::total_cmp);
+    Guard {
+        send_lag_max_s: requests
+            .iter()
+            .filter_map(|r| r.send_lag_s)
+            .fold(0.0, f64::max),
+        loop_lag_max_s: lags.last().copied().unwrap_or(0.0),
+        loop_lag_p99_s: p99(lags),
+        idle_lag_p99_s,
+    }
+}
+
+/// The order of the two sides for the `i`-th request of a paired point: A B, then B A, …
+/// (`first` is the side that goes first at request 0).
+pub fn pair_order(i: usize, first: usize) -> [usize; 2] {
+    if (i % 2 == 0) == (first == 0) {
+        [0, 1]
+    } else {
+        [1, 0]
+    }
+}
+
+/// One point on two servers that are both running (`[placement] mode = "together"`, one
+/// request in flight): the warm-ups alternate between the sides, then measured request `i`
+/// goes to both in the order [`pair_order`] gives (A B B A …), one at a time, so that both see
+/// the same host state. Index 0 of `targets`, `prompts` and the result is the baseline.
+/// A side's `wall_s` is the sum of its own requests' times (its busy time: the other side's
+/// requests run in between). `measuring` is awaited once, just before the measured requests.
+pub async fn run_pair_point<'a>(
+    targets: [Target<'a>; 2],
+    w: &'a Workload,
+    case: &'a CaseSpec,
+    prompts: [PointPrompts<'a>; 2],
+    first: usize,
+    measuring: impl std::future::Future<Output = ()>,
+) -> [PointResult; 2] {
+    let timeout = kernelab_model::duration_clamped(w.request_timeout_s);
+    let n = prompts[0].measured.len().min(prompts[1].measured.len());
+    let mut warm: [Vec<RequestOutcome>; 2] = [Vec::new(), Vec::new()];
+    let mut steady = [None, None];
+    match w.warmup {
+        Warmup::Requests(_) => {
+            let most = prompts[0].warmup.len().max(prompts[1].warmup.len());
+            for i in 0..most {
+                for s in pair_order(i, first) {
+                    if let Some(p) = prompts[s].warmup.get(i) {
+                        let t = targets[s];
+                        let b = body(w, t.model, case, p);
+                        let _ = send(t.client, t.url, &b, w.stream, timeout).await;
+                    }
+                }
+            }
+        }
+        Warmup::Steady => {
+            let mut reached = [false, false];
+            let most = prompts[0].warmup.len().max(prompts[1].warmup.len());
+            for i in 0..most {
+                for s in pair_order(i, first) {
+                    let Some(p) = prompts[s].warmup.get(i).filter(|_| !reached[s]) else {
+                        continue;
+                    };
+                    let mut o = request(targets[s], w, case, timeout, n + i, p, None).await;
+                    o.warmup = true;
+                    warm[s].push(o);
+                    reached[s] = is_steady(&warm[s], w.steady.last, w.steady.within);
+                }
+                if reached == [true, true] {
+                    break;
+                }
+            }
+            steady = [Some(reached[0]), Some(reached[1])];
+        }
+    }
+    let idle_lag_p99_s = idle_floor().await;
+    measuring.await;
+    let done = &std::sync::atomic::AtomicBool::new(false);
+    let load = async {
+        let mut out: [Vec<RequestOutcome>; 2] = [Vec::with_capacity(n), Vec::with_capacity(n)];
+        let mut busy = [0.0f64; 2];
+        for i in 0..n {
+            for s in pair_order(i, first) {
+                let t0 = Instant::now();
+                let p = &prompts[s].measured[i];
+                out[s].push(request(targets[s], w, case, timeout, i, p, None).await);
+                busy[s] += t0.elapsed().as_secs_f64();
+            }
+        }
+        done.store(true, Ordering::Relaxed);
+        (out, busy)
+    };
+    let ticker = async {
+        let mut lags = Vec::new();
+        while !done.load(Ordering::Relaxed) {
+            lags.push(tick_lateness().await);
+        }
+        lags
+    };
+    let (([a, b], busy), mut lags) = tokio::join!(load, ticker);
+    let guard = guard_of(&[], &mut lags, idle_lag_p99_s);
+    let [wa, wb] = warm;
+    [(a, wa, 0), (b, wb, 1)].map(|(requests, warmup, s)| PointResult {
+        requests,
+        wall_s: busy[s],
+        guard,
+        warmup,
+        steady: steady[s],
+    })
 }
 
 #[cfg(test)]
@@ -483,6 +589,14 @@ mod tests {
         let mean_gap = p[p.len() - 1] / (p.len() - 1) as f64;
         assert!((mean_gap - 0.25).abs() < 0.01, "{mean_gap}");
         assert!(p.windows(2).all(|w| w[1] > w[0]));
+    }
+
+    #[test]
+    fn paired_requests_alternate_a_b_b_a() {
+        let order: Vec<[usize; 2]> = (0..4).map(|i| pair_order(i, 0)).collect();
+        assert_eq!(order, vec![[0, 1], [1, 0], [0, 1], [1, 0]]);
+        let order: Vec<[usize; 2]> = (0..3).map(|i| pair_order(i, 1)).collect();
+        assert_eq!(order, vec![[1, 0], [0, 1], [1, 0]]);
     }
 
     #[test]
