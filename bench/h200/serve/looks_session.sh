@@ -3,13 +3,21 @@
 # looks over fresh-server rounds against real `transformers serve` servers on one H200.
 #   planted: planted_tpot.toml, a candidate with a planted 1 ms sleep per decode step
 #            (plant_decode_sleep.py), expected SLOWER on TPOT;
-#   aa:      aa_planted.toml, its A/A control in the same placement, expected not called.
+#   aa:      aa_planted.toml, its A/A control in the same placement, expected not called;
+#   planted-together, aa-together: the same two with both servers of a round resident at once
+#            ([placement] mode = "together", requests A B B A).
 # The run stops at the plan's decision, at `max`, or at --budget (BUDGET, default 7m) and
 # writes its record; results in $OUT/looks-NAME.tar.gz (samples, document, record, server logs).
-# Usage (device tool, carry [".carry", ".whl"]): bash bench/h200/serve/looks_session.sh planted|aa
+# Usage (device tool, carry [".carry", ".whl"]): bash bench/h200/serve/looks_session.sh NAME
 set -u
-NAME=${1:?planted or aa}
-case $NAME in planted) SPEC=planted_tpot ;; aa) SPEC=aa_planted ;; *) echo "planted or aa"; exit 2 ;; esac
+NAME=${1:?planted, aa, planted-together or aa-together}
+case $NAME in
+  planted) SPEC=planted_tpot ;;
+  aa) SPEC=aa_planted ;;
+  planted-together) SPEC=planted_together ;;
+  aa-together) SPEC=aa_together ;;
+  *) echo "planted, aa, planted-together or aa-together"; exit 2 ;;
+esac
 BUDGET=${BUDGET:-7m}
 [ -f .carry/kernelab.gz ] && [ ! -f .carry/kernelab ] && gunzip -k .carry/kernelab.gz && chmod +x .carry/kernelab
 KL=$(realpath .carry/kernelab)

@@ -326,6 +326,11 @@ pub struct ServeArgs {
     /// itself)
     #[arg(long, value_name = "FILE")]
     pub aa_samples: Option<PathBuf>,
+    /// Run the A/A control first (the baseline against itself, same workload, rounds and
+    /// placement) as its own run, then the A/B; the A/A's identity and calls are shown beside
+    /// the A/B's
+    #[arg(long, conflicts_with_all = ["aa_samples", "resume"])]
+    pub with_aa: bool,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -36,6 +36,81 @@ fn preflight(spec: &Spec, spec_dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// What one run of rounds needs.
+struct Rounds<'a> {
+    spec: &'a Spec,
+    spec_sha256: &'a str,
+    spec_dir: &'a std::path::Path,
+    start: kernelab_stats::Order,
+    done: &'a [ServeRecord],
+    budget: Option<std::time::Duration>,
+}
+
+/// Runs (or continues) the rounds of `run`, writing its samples and its state.
+fn execute(r: &Rounds<'_>, run: &kernelab_runner::run::Run) -> Result<()> {
+    let path = run.samples.clone();
+    let mut w = SampleWriter::append(&path).map_err(|e| anyhow!(e))?;
+    if r.done.is_empty() {
+        w.write(&ServeRecord::Header {
+            schema_version: SCHEMA,
+            spec: Box::new(r.spec.clone()),
+            spec_sha256: r.spec_sha256.to_string(),
+            spec_dir: r.spec_dir.to_path_buf(),
+            start: r.start,
+            run: run.identity.clone(),
+        })
+        .map_err(|e| anyhow!(e))?;
+    }
+    eprintln!(
+        "kernelab serve: run {}, samples in {}, server logs in {}",
+        run.id,
+        path.display(),
+        run.dir.join("logs").display()
+    );
+    let logs = run.subdir("logs").map_err(|e| anyhow!(e))?;
+    let mut progress = |s: &str| {
+        let _ = writeln!(std::io::stderr(), "kernelab serve: {s}");
+    };
+    let limits = RoundsLimits {
+        logs: &logs,
+        budget: r.budget,
+    };
+    let end = run_rounds(
+        r.spec,
+        r.spec_dir,
+        r.start,
+        r.done,
+        &mut w,
+        limits,
+        &mut progress,
+    )
+    .map_err(|e| anyhow!(e))
+    .with_context(|| {
+        format!(
+            "samples so far are in {} (--resume {} continues)",
+            path.display(),
+            run.id
+        )
+    });
+    match end {
+        Ok(RunEnd::Complete) => run.finish(RunState::Complete).map_err(|e| anyhow!(e)),
+        // Stopped early by the budget: analysed as it is, and `--resume` may go on.
+        Ok(RunEnd::Budget(_)) => run.finish(RunState::Stopped).map_err(|e| anyhow!(e)),
+        Ok(RunEnd::Stopped(why)) => {
+            let _ = run.finish(RunState::Stopped);
+            bail!(
+                "stopped at a failed round: {why}\nsamples so far are in {} (--resume {} continues)",
+                path.display(),
+                run.id
+            )
+        }
+        Err(e) => {
+            let _ = run.finish(RunState::Failed);
+            Err(e)
+        }
+    }
+}
+
 /// Runs the command.
 /// What is checked against `spec` before any run folder is made or server starts: `--budget`
 /// needs planned looks, and the A/A control's identity (`--aa-samples`) is read and checked.
@@ -119,71 +194,52 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
             )
         }
     };
+    let aa = match (args.with_aa, &args.resume) {
+        (true, None) => {
+            // The A/A control: the baseline on both sides, everything else as the spec says.
+            let mut control = spec.clone();
+            control.candidate = control.baseline.clone();
+            let label = format!(
+                "{} A/A",
+                args.spec
+                    .as_ref()
+                    .and_then(|p| p.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            );
+            let aa_run = kernelab_runner::run::create(RunKind::Serve, &label, None)
+                .map_err(|e| anyhow!(e))?;
+            eprintln!("kernelab serve: the A/A control first (run {})", aa_run.id);
+            let rounds = Rounds {
+                spec: &control,
+                spec_sha256: &spec_sha256,
+                spec_dir: &spec_dir,
+                start: kernelab_runner::run::coin_flip(),
+                done: &[],
+                budget: args.budget,
+            };
+            execute(&rounds, &aa_run)?;
+            let records = samples::read(&aa_run.samples).map_err(|e| anyhow!(e))?;
+            Some(
+                kernelab_runner::serve::analysis::aa_identity(&spec, &aa_run.samples, &records)
+                    .map_err(|e| anyhow!(e))?,
+            )
+        }
+        _ => aa,
+    };
     if !args.analyze {
         if args.resume.is_some() {
             preflight(&spec, &spec_dir)?;
         }
-        let path = run.samples.clone();
-        let mut w = SampleWriter::append(&path).map_err(|e| anyhow!(e))?;
-        if done.is_empty() {
-            w.write(&ServeRecord::Header {
-                schema_version: SCHEMA,
-                spec: Box::new(spec.clone()),
-                spec_sha256: spec_sha256.clone(),
-                spec_dir: spec_dir.clone(),
-                start,
-                run: run.identity.clone(),
-            })
-            .map_err(|e| anyhow!(e))?;
-        }
-        eprintln!(
-            "kernelab serve: run {}, samples in {}, server logs in {}",
-            run.id,
-            path.display(),
-            run.dir.join("logs").display()
-        );
-        let logs = run.subdir("logs").map_err(|e| anyhow!(e))?;
-        let mut progress = |s: &str| {
-            let _ = writeln!(std::io::stderr(), "kernelab serve: {s}");
-        };
-        let limits = RoundsLimits {
-            logs: &logs,
+        let rounds = Rounds {
+            spec: &spec,
+            spec_sha256: &spec_sha256,
+            spec_dir: &spec_dir,
+            start,
+            done: &done,
             budget: args.budget,
         };
-        let end = run_rounds(
-            &spec,
-            &spec_dir,
-            start,
-            &done,
-            &mut w,
-            limits,
-            &mut progress,
-        )
-        .map_err(|e| anyhow!(e))
-        .with_context(|| {
-            format!(
-                "samples so far are in {} (--resume {} continues)",
-                path.display(),
-                run.id
-            )
-        });
-        match end {
-            Ok(RunEnd::Complete) => run.finish(RunState::Complete).map_err(|e| anyhow!(e))?,
-            // Stopped early by the budget: analysed as it is, and `--resume` may go on.
-            Ok(RunEnd::Budget(_)) => run.finish(RunState::Stopped).map_err(|e| anyhow!(e))?,
-            Ok(RunEnd::Stopped(why)) => {
-                let _ = run.finish(RunState::Stopped);
-                bail!(
-                    "stopped at a failed round: {why}\nsamples so far are in {} (--resume {} continues)",
-                    path.display(),
-                    run.id
-                )
-            }
-            Err(e) => {
-                let _ = run.finish(RunState::Failed);
-                return Err(e);
-            }
-        }
+        execute(&rounds, &run)?;
     }
     let path = run.samples.clone();
     let records = samples::read(&path).map_err(|e| anyhow!(e))?;

@@ -331,3 +331,74 @@ fn the_planted_runs_identity_reads_beside_its_a_a_controls() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the A/A control compared no outputs"));
 }
+
+#[test]
+fn the_planted_decode_sleep_is_called_slower_at_the_first_look_with_both_servers_resident() {
+    // bench/h200/serve/looks_session.sh planted-together: [placement] mode = "together", both
+    // servers on GPU 0 for the whole round, requests A B B A; looks planned at 8 and 16.
+    let (v, _) = analyze("looks_together_planted");
+    assert!(v["placement"]
+        .as_str()
+        .is_some_and(|p| p.starts_with("together")));
+    let m = metric(&v, 0, "tpot_mean_s");
+    let a = &m["analysis"];
+    assert_eq!(a["verdict"], "SLOWER", "{a}");
+    let ratio = a["ratio"].as_f64().expect("ratio");
+    assert!((ratio - hodges_lehmann(&tpot_means("looks_together_planted"))).abs() < 1e-12);
+    // The interval holds the planted size: 1 ms over the baseline's median TPOT.
+    let base = m["baseline"].as_f64().expect("baseline");
+    let planted = 1.0 + 1e-3 / base;
+    assert!((planted - 1.111).abs() < 0.002, "{planted}");
+    let (lo, hi) = (
+        a["interval"]["low"].as_f64().expect("low"),
+        a["interval"]["high"].as_f64().expect("high"),
+    );
+    assert!(lo < planted && planted < hi, "[{lo}, {hi}] vs {planted}");
+    assert!(lo > 1.02, "the whole interval is above the threshold: {lo}");
+    let plan = &v["plan"];
+    assert_eq!(plan["planned_looks"], serde_json::json!([8, 16]));
+    assert_eq!(
+        plan["stopped_by"],
+        "every primary metric decided at 8 rounds"
+    );
+    // Both servers resident: one start phase a round, about 35 s.
+    let look = &plan["looks"][0];
+    let wall = look["round_wall_ns"].as_f64().expect("wall") / 1e9;
+    assert!((30.0..40.0).contains(&wall), "{wall}");
+}
+
+#[test]
+fn the_a_a_with_both_servers_resident_calls_nothing_and_only_controls_its_own_placement() {
+    let (v, _) = analyze("looks_together_aa");
+    for m in v["metrics"].as_array().expect("metrics") {
+        let verdict = m["analysis"]["verdict"].as_str().unwrap_or("");
+        assert!(verdict != "FASTER" && verdict != "SLOWER", "{m}");
+    }
+    assert_eq!(
+        v["plan"]["stopped_by"],
+        "budget of 300 s spent after 9 rounds"
+    );
+    let out = kernelab()
+        .args(["serve", "--analyze", "--format", "json", "--resume"])
+        .arg(fixture("serve/h200/looks_together_planted.samples.jsonl"))
+        .arg("--aa-samples")
+        .arg(fixture("serve/h200/looks_together_aa.samples.jsonl"))
+        .output()
+        .expect("run");
+    let w: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(w["aa_identity"]["identical"], 53);
+    assert_eq!(w["aa_identity"]["compared"], 72);
+    assert_eq!(w["aa_identity"]["called"], 0);
+    // The A/A of the other placement (one server at a time) is refused as this run's control.
+    let out = kernelab()
+        .args(["serve", "--analyze", "--format", "json", "--resume"])
+        .arg(fixture("serve/h200/looks_together_planted.samples.jsonl"))
+        .arg("--aa-samples")
+        .arg(fixture("serve/h200/looks_aa.samples.jsonl"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("only for its own placement"), "{err}");
+}

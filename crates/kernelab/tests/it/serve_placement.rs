@@ -291,3 +291,61 @@ fn bad_placements_are_exit_2_naming_line_and_key() {
     assert!(err.contains("baseline.env"), "{err}");
     assert!(err.contains("give the GPUs in one place"), "{err}");
 }
+
+#[test]
+fn with_aa_runs_the_control_first_in_the_same_placement_and_shows_it_beside() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let state = dir.path().join("state");
+    let s = spec_with(
+        dir.path(),
+        "",
+        ", \"--salt\", \"x\"",
+        2,
+        "\n[placement]\nmode = \"together\"\n",
+    );
+    let out = kernelab()
+        .env("XDG_STATE_HOME", &state)
+        .arg("serve")
+        .arg(&s)
+        .args(["--with-aa", "--format", "json"])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The candidate's outputs differ (another salt): the identity gate fails, exit 1.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["identity"]["identical"], 0, "{}", v["identity"]);
+    // The A/A (the baseline twice) is identical, and it ran first: its run is the older one.
+    let aa = &v["aa_identity"];
+    assert!(aa["compared"].as_u64().is_some_and(|c| c > 0), "{aa}");
+    assert_eq!(aa["identical"], aa["compared"], "{aa}");
+    assert!(aa["tested"].as_u64().is_some_and(|t| t > 0), "{aa}");
+    let control = records(Path::new(aa["samples"].as_str().expect("samples")));
+    let header = &control[0];
+    assert_eq!(header["spec"]["candidate"], header["spec"]["baseline"]);
+    assert_eq!(header["spec"]["placement"]["mode"], "together");
+    let aa_at = err
+        .find("the A/A control first")
+        .expect("the A/A is announced");
+    let ab_at = err
+        .find(v["samples"].as_str().expect("s"))
+        .expect("the A/B's samples");
+    assert!(aa_at < ab_at, "{err}");
+    // Both runs are kept and listed.
+    let runs = kernelab()
+        .env("XDG_STATE_HOME", &state)
+        .args(["runs", "--format", "json"])
+        .output()
+        .expect("runs");
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert!(listed.contains("A/A"), "{listed}");
+    // --with-aa with --aa-samples is a usage error.
+    let out = kernelab()
+        .env("XDG_STATE_HOME", &state)
+        .arg("serve")
+        .arg(&s)
+        .args(["--with-aa", "--aa-samples", "x.jsonl"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+}
