@@ -264,6 +264,50 @@ pub struct ServeResult {
     /// Where the two servers of a round ran, when not one at a time (`[placement]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<String>,
+    /// The SLO search over a request-rate sweep (`workload.rates` with `[analysis.slo]`): per
+    /// lengths and concurrency cap, the highest rate each side sustains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slo_search: Vec<SloSearch>,
+}
+
+/// The SLO search of one set of lengths and concurrency cap over the rates of a sweep: a side
+/// sustains a rate when its goodput there (median over rounds) is at least `attain` of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SloSearch {
+    /// Prompt tokens.
+    pub input_tokens: usize,
+    /// Completion tokens.
+    pub output_tokens: usize,
+    /// Most requests in flight.
+    pub concurrency: usize,
+    /// The share of the offered rate goodput must reach.
+    pub attain: f64,
+    /// Each rate of the sweep, lowest first.
+    pub rates: Vec<SloRate>,
+    /// The highest rate the baseline sustains with every lower rate sustained too; `None`
+    /// when it sustains none.
+    pub baseline_max_rate_per_s: Option<f64>,
+    /// The same for the candidate.
+    pub candidate_max_rate_per_s: Option<f64>,
+    /// Candidate ÷ baseline of the highest sustained rates (unavailable unless both exist).
+    pub ratio: Option<f64>,
+}
+
+/// One rate of an SLO search.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SloRate {
+    /// The case (one per rate of the sweep).
+    pub case: usize,
+    /// Offered requests per second.
+    pub rate_per_s: f64,
+    /// The baseline's goodput, median over rounds (unavailable without complete rounds).
+    pub baseline_goodput_per_s: Option<f64>,
+    /// The candidate's goodput, median over rounds.
+    pub candidate_goodput_per_s: Option<f64>,
+    /// Whether the baseline sustains the rate.
+    pub baseline_sustains: bool,
+    /// Whether the candidate sustains it.
+    pub candidate_sustains: bool,
 }
 
 /// The output-identity gate of an A/A control run.

@@ -217,6 +217,52 @@ fn opt_percent(x: Option<f64>) -> String {
 /// the servers' own metrics (each only where the run recorded it).
 fn state_blocks(r: &ServeResult) -> Vec<Block> {
     let mut out = Vec::new();
+    for s in &r.slo_search {
+        let rate = |x: Option<f64>| {
+            x.map(|x| with_unit(x, 2, Unit::RequestsPerS))
+                .unwrap_or_else(|| UNAVAILABLE.into())
+        };
+        let mut t = Table::new(
+            format!(
+                "SLO search: {} in × {} out, at most {} in flight (a side sustains a rate when its goodput is at least {} of it)",
+                s.input_tokens,
+                s.output_tokens,
+                s.concurrency,
+                with_unit(s.attain, 0, Unit::Percent)
+            ),
+            &[
+                ("Case", Align::Right),
+                ("Offered rate", Align::Right),
+                ("Baseline goodput", Align::Right),
+                ("Candidate goodput", Align::Right),
+                ("Baseline sustains", Align::Left),
+                ("Candidate sustains", Align::Left),
+            ],
+        );
+        let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+        for x in &s.rates {
+            t.push(vec![
+                x.case.to_string(),
+                rate(Some(x.rate_per_s)),
+                rate(x.baseline_goodput_per_s),
+                rate(x.candidate_goodput_per_s),
+                yes(x.baseline_sustains),
+                yes(x.candidate_sustains),
+            ]);
+        }
+        t.push(vec![
+            String::new(),
+            "highest sustained".into(),
+            rate(s.baseline_max_rate_per_s),
+            rate(s.candidate_max_rate_per_s),
+            String::new(),
+            match s.ratio {
+                Some(x) => format!("ratio {x:.3}×"),
+                None => format!("ratio {UNAVAILABLE}"),
+            },
+        ]);
+        out.push(Block::Table(t));
+    }
     if !r.warmup.is_empty() {
         let mut t = Table::new(
             "Warm-up to steady state",

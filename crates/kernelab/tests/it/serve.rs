@@ -301,6 +301,78 @@ fn sigkill_mid_run_leaves_no_server_and_resume_completes() {
 }
 
 #[test]
+fn a_rate_sweep_finds_the_highest_rate_each_side_sustains_under_the_slo() {
+    let dir = tempfile::tempdir().expect("tmp");
+    // Baseline 40 ms a request (two in flight: about 50 per second), candidate 640 ms (about
+    // 3 per second): at half the offered rate as goodput, the baseline sustains 32 per second,
+    // the candidate only 2.
+    let p = spec(
+        dir.path(),
+        ", \"--delay-ms\", \"5\"",
+        ", \"--delay-ms\", \"80\"",
+        2,
+        "rates = [2.0, 8.0, 32.0]\narrivals = \"constant\"",
+    );
+    let text = std::fs::read_to_string(&p)
+        .expect("spec")
+        .replace("requests = 3", "requests = 6")
+        .replace("concurrency = [1, 2]", "concurrency = [2]")
+        + "\n[analysis.slo]\ne2e_ms = 1000\nattain = 0.5\n";
+    std::fs::write(&p, text).expect("write");
+    let out = serve(&p, dir.path(), &["--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    let search = &v["slo_search"][0];
+    assert_eq!(search["concurrency"], 2);
+    let rates: Vec<f64> = search["rates"]
+        .as_array()
+        .expect("rates")
+        .iter()
+        .map(|r| r["rate_per_s"].as_f64().expect("rate"))
+        .collect();
+    assert_eq!(rates, vec![2.0, 8.0, 32.0]);
+    assert_eq!(search["baseline_max_rate_per_s"], 32.0, "{search}");
+    assert_eq!(search["candidate_max_rate_per_s"], 2.0, "{search}");
+    assert_eq!(search["ratio"], 0.0625);
+    // Each "sustains" is the goodput against half the rate, recomputed here.
+    for r in search["rates"].as_array().expect("rates") {
+        for side in ["baseline", "candidate"] {
+            let g = r[format!("{side}_goodput_per_s")]
+                .as_f64()
+                .expect("goodput");
+            let rate = r["rate_per_s"].as_f64().expect("rate");
+            assert_eq!(r[format!("{side}_sustains")], g >= 0.5 * rate, "{r}");
+        }
+    }
+    // The header keeps the expanded cases (one per rate), so a resume runs the same points.
+    let header: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(dir.path().join("s.jsonl"))
+            .expect("samples")
+            .lines()
+            .next()
+            .expect("header"),
+    )
+    .expect("JSON");
+    let cases = header["spec"]["workload"]["case"]
+        .as_array()
+        .expect("cases");
+    assert_eq!(cases.len(), 3);
+    assert!(header["spec"]["workload"].get("rates").is_none());
+    let again = kernelab()
+        .args(["serve", "--analyze", "--format", "md", "--resume"])
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .expect("md");
+    let md = String::from_utf8_lossy(&again.stdout);
+    assert!(md.contains("SLO search: 16 in × 8 out"), "{md}");
+    assert!(md.contains("ratio 0.062×"), "{md}");
+}
+
+#[test]
 fn a_request_rate_load_records_send_lag_and_goodput() {
     let dir = tempfile::tempdir().expect("tmp");
     let p = spec(dir.path(), "", "", 2, "rate = 40.0\narrivals = \"poisson\"");

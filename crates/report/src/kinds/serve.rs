@@ -154,6 +154,50 @@ impl RecordKind for ServeBody {
                 }
             }
         }
+        for s in &self.result.slo_search {
+            let what = format!(
+                "SLO search {} in × {} out at concurrency {}",
+                s.input_tokens, s.output_tokens, s.concurrency
+            );
+            sink.add(FigureKind::Share, s.attain, &format!("{what} attain"), None);
+            for (side, v) in [
+                ("baseline", s.baseline_max_rate_per_s),
+                ("candidate", s.candidate_max_rate_per_s),
+            ] {
+                if let Some(v) = v {
+                    sink.add(
+                        FigureKind::Count,
+                        v,
+                        &format!("{what} {side} highest sustained rate"),
+                        None,
+                    );
+                }
+            }
+            if let Some(x) = s.ratio {
+                sink.add(FigureKind::Ratio, x, &format!("{what} ratio"), None);
+            }
+            for r in &s.rates {
+                sink.add(
+                    FigureKind::Count,
+                    r.rate_per_s,
+                    &format!("{what} offered rate {}", r.case),
+                    None,
+                );
+                for (side, v) in [
+                    ("baseline", r.baseline_goodput_per_s),
+                    ("candidate", r.candidate_goodput_per_s),
+                ] {
+                    if let Some(v) = v {
+                        sink.add(
+                            FigureKind::Count,
+                            v,
+                            &format!("{what} case {} {side} goodput", r.case),
+                            None,
+                        );
+                    }
+                }
+            }
+        }
         for c in &self.result.cache {
             let what = format!("case {} at concurrency {}", c.case, c.concurrency);
             for (side, v) in [
@@ -264,6 +308,31 @@ impl RecordKind for ServeBody {
         }
     }
     fn consistent(&self) -> Result<(), String> {
+        for s in &self.result.slo_search {
+            for r in &s.rates {
+                for (side, g, says) in [
+                    ("baseline", r.baseline_goodput_per_s, r.baseline_sustains),
+                    ("candidate", r.candidate_goodput_per_s, r.candidate_sustains),
+                ] {
+                    if g.is_some_and(|g| g >= s.attain * r.rate_per_s) != says {
+                        return Err(format!(
+                            "SLO search case {}: the {side}'s goodput and its \"sustains\" disagree",
+                            r.case
+                        ));
+                    }
+                }
+            }
+            for (side, max) in [
+                ("baseline", s.baseline_max_rate_per_s),
+                ("candidate", s.candidate_max_rate_per_s),
+            ] {
+                if max.is_some_and(|m| !s.rates.iter().any(|r| r.rate_per_s == m)) {
+                    return Err(format!(
+                        "SLO search: the {side}'s highest sustained rate is none of its rates"
+                    ));
+                }
+            }
+        }
         let id = &self.result.identity;
         super::within(id.identical, id.compared, "identity: requests identical")?;
         super::within(

@@ -504,6 +504,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
             lag * 1e3
         ));
     }
+    let slo_search = slo_search(spec, &metrics);
     ServeResult {
         metrics,
         starts,
@@ -529,7 +530,69 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
         server_metrics,
         aa_identity: None,
         placement: (!spec.placement.is_apart()).then(|| spec.placement.describe()),
+        slo_search,
     }
+}
+
+/// The SLO search over the rates of a sweep: cases grouped by lengths and concurrency cap,
+/// each rate's goodput (median over rounds) against `attain` of the rate, and the highest rate
+/// each side sustains with every lower one sustained too. Empty without an SLO or rates.
+pub fn slo_search(
+    spec: &Spec,
+    metrics: &[kernelab_model::serve::ServeMetric],
+) -> Vec<kernelab_model::serve::SloSearch> {
+    use kernelab_model::serve::{SloRate, SloSearch};
+    if !spec.analysis.slo.any() {
+        return Vec::new();
+    }
+    let attain = spec.analysis.slo.attain_or_default();
+    let mut groups: BTreeMap<(usize, usize, usize), Vec<SloRate>> = BTreeMap::new();
+    for m in metrics.iter().filter(|m| m.metric == "goodput_req_s") {
+        let Some(rate) = spec.rate_of(m.case) else {
+            continue;
+        };
+        let sustains = |g: Option<f64>| g.is_some_and(|g| g >= attain * rate);
+        groups
+            .entry((m.input_tokens, m.output_tokens, m.concurrency))
+            .or_default()
+            .push(SloRate {
+                case: m.case,
+                rate_per_s: rate,
+                baseline_goodput_per_s: m.baseline,
+                candidate_goodput_per_s: m.candidate,
+                baseline_sustains: sustains(m.baseline),
+                candidate_sustains: sustains(m.candidate),
+            });
+    }
+    groups
+        .into_iter()
+        .filter(|(_, r)| r.len() > 1)
+        .map(|((input_tokens, output_tokens, concurrency), mut rates)| {
+            rates.sort_by(|a, b| a.rate_per_s.total_cmp(&b.rate_per_s));
+            let highest = |ok: &dyn Fn(&SloRate) -> bool| {
+                rates
+                    .iter()
+                    .take_while(|r| ok(r))
+                    .last()
+                    .map(|r| r.rate_per_s)
+            };
+            let base = highest(&|r| r.baseline_sustains);
+            let cand = highest(&|r| r.candidate_sustains);
+            SloSearch {
+                input_tokens,
+                output_tokens,
+                concurrency,
+                attain,
+                baseline_max_rate_per_s: base,
+                candidate_max_rate_per_s: cand,
+                ratio: match (base, cand) {
+                    (Some(b), Some(c)) if b > 0.0 => Some(c / b),
+                    _ => None,
+                },
+                rates,
+            }
+        })
+        .collect()
 }
 
 /// The identity of an A/A control run (its samples' `records`) to show beside a run of

@@ -712,12 +712,11 @@ fn run_together(
     };
     let done = |slot: Slot, c: usize, k: usize| complete.contains(&(round, slot, c, k));
     let mut failure: Option<String> = None;
-    let w = &ctx.spec.workload;
     'points: for (c, k) in ctx.spec.points() {
         if slots.iter().all(|&s| done(s, c, k)) {
             continue;
         }
-        let measured: Vec<(usize, Measurement)> = if k == 1 && w.rate.is_none() {
+        let measured: Vec<(usize, Measurement)> = if k == 1 && ctx.spec.rate_of(c).is_none() {
             match measure_pair(ctx, [&sides[0], &sides[1]], c) {
                 Ok([a, b]) => vec![(0, a), (1, b)],
                 Err(e) => {

@@ -91,6 +91,10 @@ pub struct CaseSpec {
     pub output_tokens: usize,
     /// Concurrency levels (in-flight requests).
     pub concurrency: Vec<usize>,
+    /// Requests per second of this case (over `workload.rate`); one case per rate of a
+    /// `workload.rates` sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
 }
 
 /// What is sent, and how much.
@@ -150,6 +154,11 @@ pub struct Workload {
     /// ends). With a rate, each concurrency level is the cap on requests in flight.
     #[serde(default)]
     pub rate: Option<f64>,
+    /// A request-rate sweep: every case is run once per rate, in this order (the spec is read
+    /// with each case expanded into one case per rate, whose `rate` is set; the list is then
+    /// empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rates: Vec<f64>,
     /// Arrival process at `rate`: `"poisson"` (seeded exponential gaps) or `"constant"`.
     #[serde(default)]
     pub arrivals: Arrivals,
@@ -329,9 +338,18 @@ pub struct Slo {
     pub tpot_ms: Option<f64>,
     /// E2E at most this.
     pub e2e_ms: Option<f64>,
+    /// The SLO search over a rate sweep: a side sustains a rate when its goodput there is at
+    /// least this share of the rate (default 0.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attain: Option<f64>,
 }
 
 impl Slo {
+    /// The share of the offered rate goodput must reach in the SLO search (default 0.9).
+    pub fn attain_or_default(&self) -> f64 {
+        self.attain.unwrap_or(0.9)
+    }
+
     /// Whether any SLO is set.
     pub fn any(&self) -> bool {
         self.ttft_ms.is_some() || self.tpot_ms.is_some() || self.e2e_ms.is_some()
@@ -603,7 +621,27 @@ impl Spec {
             }
         })?;
         spec.validate(Origin::Toml(text), path)?;
-        Ok(spec)
+        Ok(spec.expand_rates())
+    }
+
+    /// Each case once per rate of `workload.rates` (in the sweep's order within each case),
+    /// the list then emptied: what runs, and what the samples file's header keeps.
+    fn expand_rates(mut self) -> Spec {
+        let rates = std::mem::take(&mut self.workload.rates);
+        if rates.is_empty() {
+            return self;
+        }
+        let cases = std::mem::take(&mut self.workload.cases);
+        self.workload.cases = cases
+            .into_iter()
+            .flat_map(|c| {
+                rates.iter().map(move |&r| CaseSpec {
+                    rate: Some(r),
+                    ..c.clone()
+                })
+            })
+            .collect();
+        self
     }
 
     /// Validates a spec read back from the header of the samples file `path` (line `line`):
@@ -871,6 +909,59 @@ impl Spec {
                 );
             }
         }
+        let rate_bad = |r: f64| !within(r, MIN_RATE, MAX_RATE, false);
+        if w.rates.len() > MAX_LEVELS || w.rates.iter().any(|&r| rate_bad(r)) {
+            return bad(
+                "workload",
+                0,
+                "rates",
+                format!(
+                    "expected at most {MAX_LEVELS} rates, each requests per second in [{MIN_RATE}, {MAX_RATE}]"
+                ),
+            );
+        }
+        if !w.rates.is_empty() && w.cases.len() * w.rates.len() > MAX_CASES {
+            return bad(
+                "workload",
+                0,
+                "rates",
+                format!(
+                    "{} cases × {} rates: expected at most {MAX_CASES} cases once expanded",
+                    w.cases.len(),
+                    w.rates.len()
+                ),
+            );
+        }
+        for (i, c) in w.cases.iter().enumerate() {
+            if let Some(r) = c.rate {
+                if rate_bad(r) {
+                    return bad(
+                        "workload.case",
+                        i,
+                        "rate",
+                        format!("{r}: expected requests per second in [{MIN_RATE}, {MAX_RATE}]"),
+                    );
+                }
+                if !w.rates.is_empty() {
+                    return bad(
+                        "workload.case",
+                        i,
+                        "rate",
+                        "a case's own rate and a `workload.rates` sweep: give one".into(),
+                    );
+                }
+            }
+        }
+        if let Some(a) = self.analysis.slo.attain {
+            if !within(a, 0.0, 1.0, true) {
+                return bad(
+                    "analysis.slo",
+                    0,
+                    "attain",
+                    format!("{a}: expected a share of the offered rate in (0, 1]"),
+                );
+            }
+        }
         for (key, p) in [
             ("endpoint", Some(&w.endpoint)),
             ("flush", w.flush.as_ref()),
@@ -1060,6 +1151,15 @@ impl Spec {
     /// when no maximum is given).
     pub fn planned_looks(&self) -> Vec<usize> {
         kernelab_stats::planned_looks(self.rounds.count, self.max_rounds())
+    }
+
+    /// The request rate of case `c` (its own, else the workload's); none: fixed concurrency.
+    pub fn rate_of(&self, c: usize) -> Option<f64> {
+        self.workload
+            .cases
+            .get(c)
+            .and_then(|c| c.rate)
+            .or(self.workload.rate)
     }
 
     /// Every (case index, concurrency) pair in run order.

@@ -418,7 +418,7 @@ pub async fn run_point<'a>(
         vec![out]
     };
     let load = async {
-        match w.rate {
+        match case.rate.or(w.rate) {
             Some(rate) => open(rate).await,
             None => futures_util::future::join_all((0..workers).map(|_| closed())).await,
         }
@@ -605,6 +605,7 @@ mod tests {
             input_tokens: 4,
             output_tokens: 3,
             concurrency: vec![1],
+            rate: None,
         };
         let mut m = Measured {
             prompt_tokens: Some(4),
