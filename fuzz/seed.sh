@@ -50,6 +50,7 @@ seed serve_spec "$root"/bench/h200/serve/*.toml
 seed serve_samples "$fx"/serve/h200/*.samples.jsonl
 seed sse
 seed prometheus_metrics
+seed serve_trace "$fx"/serve/traces/*.csv "$fx"/serve/traces/*.jsonl
 seed sweep_manifest
 seed ceilings "$fx"/h200_ceilings/*.json
 seed counter_csv "$fx"/rocprofv3_*counter_collection*.csv

@@ -301,6 +301,109 @@ fn sigkill_mid_run_leaves_no_server_and_resume_completes() {
 }
 
 #[test]
+fn a_public_trace_is_replayed_at_its_times_with_its_lengths() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (ta, tb) = (dir.path().join("a.trace"), dir.path().join("b.trace"));
+    let arg = |t: &Path| {
+        format!(
+            ", \"--delay-ms\", \"0.2\", \"--trace\", \"{}\"",
+            t.display()
+        )
+    };
+    let p = spec(dir.path(), &arg(&ta), &arg(&tb), 2, "");
+    let trace = fixture("serve/traces/azure_llm_conv_2023_head.csv");
+    // The Azure excerpt's 40 requests over 24.1 s, replayed 20 times faster.
+    let text = std::fs::read_to_string(&p).expect("spec").replace(
+        "input_tokens = 16\noutput_tokens = 8\nconcurrency = [1, 2]",
+        &format!(
+            "trace = \"{}\"\ntime_scale = 20.0\nconcurrency = [64]",
+            trace.display()
+        ),
+    );
+    std::fs::write(&p, text).expect("write");
+    let out = serve(&p, dir.path(), &["--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_of(&out.stdout);
+    // The case shows the trace's largest lengths.
+    let m = v["metrics"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["metric"] == "e2e_mean_s"))
+        .expect("e2e");
+    assert_eq!(
+        (m["input_tokens"].as_u64(), m["output_tokens"].as_u64()),
+        (Some(4085), Some(217))
+    );
+    // Every request asked for its own row's lengths, and got them.
+    let rows: Vec<(f64, u64, u64)> = std::fs::read_to_string(&trace)
+        .expect("trace")
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (0.0, f[1].parse().expect("in"), f[2].parse().expect("out"))
+        })
+        .collect();
+    let samples = std::fs::read_to_string(dir.path().join("s.jsonl")).expect("samples");
+    let requests: Vec<serde_json::Value> = samples
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["kind"] == "request" && r["warmup"] != true)
+        .collect();
+    assert_eq!(requests.len(), 2 * 2 * 40);
+    for r in &requests {
+        let i = r["index"].as_u64().expect("index") as usize;
+        let m = &r["measured"];
+        assert_eq!(m["prompt_tokens"].as_u64(), Some(rows[i].1), "{r}");
+        assert_eq!(m["completion_tokens"].as_u64(), Some(rows[i].2), "{r}");
+        assert!(r["error"].is_null(), "{r}");
+    }
+    // The server saw the measured requests at the trace's times ÷ 20 (the warm-up comes
+    // first: the last 40 requests of each start are the measured ones).
+    let header = samples.lines().next().expect("header");
+    let h: serde_json::Value = serde_json::from_str(header).expect("JSON");
+    let replay = h["spec"]["workload"]["case"][0]["replay"]
+        .as_array()
+        .expect("replay");
+    assert_eq!(replay.len(), 40);
+    let at: Vec<f64> = replay
+        .iter()
+        .map(|r| r["at_s"].as_f64().expect("at"))
+        .collect();
+    assert!((at[1] - 4.314579 / 20.0).abs() < 1e-9, "{}", at[1]);
+    for t in [&ta, &tb] {
+        let text = std::fs::read_to_string(t).expect("server trace");
+        let mut starts: Vec<Vec<u64>> = Vec::new();
+        for l in text.lines() {
+            if l.starts_with("start") {
+                starts.push(Vec::new());
+            } else if let Some(s) = starts.last_mut() {
+                s.push(
+                    l.split(' ')
+                        .next()
+                        .and_then(|x| x.parse().ok())
+                        .expect("ns"),
+                );
+            }
+        }
+        for s in starts {
+            let seen = &s[s.len() - 40..];
+            for (i, &ns) in seen.iter().enumerate() {
+                let offset = (ns - seen[0]) as f64 / 1e9;
+                assert!(
+                    (offset - at[i]).abs() < 0.1,
+                    "request {i}: {offset} vs {}",
+                    at[i]
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_rate_sweep_finds_the_highest_rate_each_side_sustains_under_the_slo() {
     let dir = tempfile::tempdir().expect("tmp");
     // Baseline 40 ms a request (two in flight: about 50 per second), candidate 640 ms (about

@@ -445,12 +445,18 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
     }
     // Warm-ups of complete points only, and of a point's last attempt (a resumed point sends
     // its warm-up again, from the first warm-up prompt).
-    let first_warm = spec.workload.requests;
+    let first_warm = |case: usize| {
+        spec.workload
+            .cases
+            .get(case)
+            .map_or(spec.workload.requests, |c| c.requests(&spec.workload))
+    };
     let warmups: Requests<'_> = warmups
         .into_iter()
         .filter(|(k, _)| complete.contains_key(k))
         .map(|(k, v)| {
-            let last = v.iter().rposition(|o| o.index == first_warm).unwrap_or(0);
+            let first = first_warm(k.2);
+            let last = v.iter().rposition(|o| o.index == first).unwrap_or(0);
             (k, v[last..].to_vec())
         })
         .collect();

@@ -11,6 +11,7 @@ pub mod server;
 pub mod server_metrics;
 pub mod spec;
 pub mod telemetry;
+pub mod trace;
 pub mod workload;
 
 pub use error::{Error, Result};

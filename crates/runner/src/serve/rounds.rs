@@ -435,8 +435,9 @@ async fn prepare(
             return Err(Failure(format!("flush {path}: HTTP {}", r.status())));
         }
     }
-    let measured = prompts(ctx.client, base, w, c, case, 0, w.requests).await?;
-    let warm = prompts(ctx.client, base, w, c, case, w.requests, w.warmup_most()).await?;
+    let n = case.requests(w);
+    let measured = prompts(ctx.client, base, w, c, case, 0, n).await?;
+    let warm = prompts(ctx.client, base, w, c, case, n, w.warmup_most()).await?;
     Ok((measured, warm))
 }
 
@@ -528,7 +529,6 @@ fn measure_pair(
     c: usize,
 ) -> std::result::Result<[Measurement; 2], Failure> {
     let w = &ctx.spec.workload;
-    let case = &w.cases[c];
     ctx.rt.block_on(async {
         let (m0, w0) = prepare(ctx, sides[0], c).await?;
         let (m1, w1) = prepare(ctx, sides[1], c).await?;
@@ -560,7 +560,7 @@ fn measure_pair(
             },
         ];
         let targets = [target(ctx.client, sides[0]), target(ctx.client, sides[1])];
-        let [p0, p1] = run_pair_point(targets, w, case, prompts, 0, at_measuring).await;
+        let [p0, p1] = run_pair_point(targets, w, prompts, 0, at_measuring).await;
         let [b0, b1] = before;
         let mut out = Vec::with_capacity(2);
         for (side, point, before) in [(sides[0], p0, b0), (sides[1], p1, b1)] {
@@ -716,7 +716,7 @@ fn run_together(
         if slots.iter().all(|&s| done(s, c, k)) {
             continue;
         }
-        let measured: Vec<(usize, Measurement)> = if k == 1 && ctx.spec.rate_of(c).is_none() {
+        let measured: Vec<(usize, Measurement)> = if k == 1 && !ctx.spec.open_loop(c) {
             match measure_pair(ctx, [&sides[0], &sides[1]], c) {
                 Ok([a, b]) => vec![(0, a), (1, b)],
                 Err(e) => {

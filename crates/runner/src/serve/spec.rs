@@ -85,9 +85,11 @@ pub enum Arrivals {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaseSpec {
-    /// Exact prompt tokens.
+    /// Exact prompt tokens (a trace case: the largest of its requests, filled when read).
+    #[serde(default)]
     pub input_tokens: usize,
-    /// Exact completion tokens.
+    /// Exact completion tokens (a trace case: the largest of its requests).
+    #[serde(default)]
     pub output_tokens: usize,
     /// Concurrency levels (in-flight requests).
     pub concurrency: Vec<usize>,
@@ -95,6 +97,50 @@ pub struct CaseSpec {
     /// `workload.rates` sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// A request trace to replay (CSV or JSONL, relative to the spec's folder): each request
+    /// at its arrival time with its own prompt and completion lengths (`super::trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<PathBuf>,
+    /// The unit of the trace's numeric times (`"s"`, `"ms"`; default: the layout's own).
+    #[serde(default, skip_serializing_if = "is_auto")]
+    pub time_unit: super::trace::TimeUnit,
+    /// Replay faster (> 1) or slower (< 1) than recorded: arrival times are divided by this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_scale: Option<f64>,
+    /// The first requests of the trace only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_limit: Option<usize>,
+    /// The trace's requests, read when the spec is read (kept in the samples file's header,
+    /// so a resumed run replays the same requests).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replay: Vec<super::trace::TraceRequest>,
+}
+
+fn is_auto(u: &super::trace::TimeUnit) -> bool {
+    *u == super::trace::TimeUnit::Auto
+}
+
+impl CaseSpec {
+    /// Measured requests of this case per point: its trace's, else the workload's `requests`.
+    pub fn requests(&self, w: &Workload) -> usize {
+        if self.replay.is_empty() {
+            w.requests
+        } else {
+            self.replay.len()
+        }
+    }
+
+    /// The prompt and completion lengths of request `i` (a warm-up beyond a trace's end takes
+    /// its lengths from the trace's start).
+    pub fn lengths(&self, i: usize) -> (usize, usize) {
+        match self.replay.len() {
+            0 => (self.input_tokens, self.output_tokens),
+            n => {
+                let r = &self.replay[i % n];
+                (r.input_tokens, r.output_tokens)
+            }
+        }
+    }
 }
 
 /// What is sent, and how much.
@@ -621,7 +667,45 @@ impl Spec {
             }
         })?;
         spec.validate(Origin::Toml(text), path)?;
-        Ok(spec.expand_rates())
+        let mut spec = spec.expand_rates();
+        spec.read_traces(text, path)?;
+        spec.validate(Origin::Toml(text), path)?;
+        Ok(spec)
+    }
+
+    /// Reads the trace of every trace case (relative to the spec's folder) into its `replay`,
+    /// and sets its lengths to the largest of its requests.
+    fn read_traces(&mut self, text: &str, path: &Path) -> Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        for (i, c) in self.workload.cases.iter_mut().enumerate() {
+            let Some(t) = &c.trace else { continue };
+            let file = dir.join(t);
+            let limit = c.trace_limit.unwrap_or(range::MAX_REQUESTS);
+            let rows = super::trace::read(&file, c.time_unit, limit).map_err(|e| {
+                let mut location = Location::default().with_path(&file);
+                location.line = (e.line > 0).then_some(e.line);
+                Error::Spec {
+                    location,
+                    message: format!(
+                        "the trace of `workload.case[{i}]` (line {} of {}): {}",
+                        locate(text, "workload.case", i, Some("trace")).unwrap_or(0),
+                        path.display(),
+                        e.message
+                    ),
+                }
+            })?;
+            let scale = c.time_scale.unwrap_or(1.0);
+            c.replay = rows
+                .into_iter()
+                .map(|r| super::trace::TraceRequest {
+                    at_s: r.at_s / scale,
+                    ..r
+                })
+                .collect();
+            c.input_tokens = c.replay.iter().map(|r| r.input_tokens).max().unwrap_or(0);
+            c.output_tokens = c.replay.iter().map(|r| r.output_tokens).max().unwrap_or(0);
+        }
+        Ok(())
     }
 
     /// Each case once per rate of `workload.rates` (in the sweep's order within each case),
@@ -848,6 +932,36 @@ impl Spec {
         }
         let mut levels: u64 = 0;
         for (i, c) in w.cases.iter().enumerate() {
+            if let Some(s) = c.time_scale {
+                if !within(s, 0.0, 1e6, true) {
+                    return bad(
+                        "workload.case",
+                        i,
+                        "time_scale",
+                        format!("{s}: expected a factor in (0, 1000000]"),
+                    );
+                }
+            }
+            if c.trace.is_some() && c.rate.is_some() {
+                return bad(
+                    "workload.case",
+                    i,
+                    "rate",
+                    "a trace case sends at the trace's times: no rate".into(),
+                );
+            }
+            if c.trace_limit == Some(0) || c.trace_limit.is_some_and(|n| n > MAX_REQUESTS) {
+                return bad(
+                    "workload.case",
+                    i,
+                    "trace_limit",
+                    format!("expected 1 to {MAX_REQUESTS} requests"),
+                );
+            }
+            if c.trace.is_some() && c.replay.is_empty() {
+                // Read (and its lengths checked) once the spec's ranges hold.
+                continue;
+            }
             for (key, n) in [
                 ("input_tokens", c.input_tokens),
                 ("output_tokens", c.output_tokens),
@@ -861,18 +975,22 @@ impl Spec {
                     );
                 }
             }
-            let held = c
-                .input_tokens
-                .saturating_mul(w.requests.saturating_add(w.warmup_most()));
+            let held = if c.replay.is_empty() {
+                c.input_tokens
+                    .saturating_mul(w.requests.saturating_add(w.warmup_most()))
+            } else {
+                (0..c.requests(w) + w.warmup_most())
+                    .map(|i| c.lengths(i).0)
+                    .fold(0usize, usize::saturating_add)
+            };
             if held > MAX_POINT_TOKENS {
                 return bad(
                     "workload.case",
                     i,
                     "input_tokens",
                     format!(
-                        "{} tokens × {} requests (with warm-ups) = {held} prompt tokens per point; at most {MAX_POINT_TOKENS}",
-                        c.input_tokens,
-                        w.requests + w.warmup_most()
+                        "{held} prompt tokens per point ({} requests with warm-ups); at most {MAX_POINT_TOKENS}",
+                        c.requests(w) + w.warmup_most()
                     ),
                 );
             }
@@ -1035,10 +1153,16 @@ impl Spec {
                 );
             }
         }
+        let most_requests = w
+            .cases
+            .iter()
+            .map(|c| c.requests(w))
+            .max()
+            .unwrap_or(w.requests);
         let total = (self.max_rounds() as u64)
             .saturating_mul(2)
             .saturating_mul(levels)
-            .saturating_mul((w.requests + w.warmup_most()) as u64);
+            .saturating_mul((most_requests + w.warmup_most()) as u64);
         if total > MAX_RUN_REQUESTS {
             return bad(
                 "rounds",
@@ -1151,6 +1275,17 @@ impl Spec {
     /// when no maximum is given).
     pub fn planned_looks(&self) -> Vec<usize> {
         kernelab_stats::planned_looks(self.rounds.count, self.max_rounds())
+    }
+
+    /// Whether case `c` sends at scheduled arrivals (a rate or a trace), not from a fixed
+    /// number of workers.
+    pub fn open_loop(&self, c: usize) -> bool {
+        self.rate_of(c).is_some()
+            || self
+                .workload
+                .cases
+                .get(c)
+                .is_some_and(|c| !c.replay.is_empty())
     }
 
     /// The request rate of case `c` (its own, else the workload's); none: fixed concurrency.

@@ -40,6 +40,8 @@ pub struct Prompt {
     pub value: serde_json::Value,
     /// Hash of the ids.
     pub sha256: String,
+    /// Completion tokens asked for (the case's, or its trace request's).
+    pub output_tokens: usize,
 }
 
 /// Builds the prompts of a case (`count` of them, from index `first`), asking the server's
@@ -55,7 +57,8 @@ pub async fn prompts(
 ) -> Result<Vec<Prompt>, Failure> {
     let mut out = Vec::with_capacity(count);
     for i in first..first + count {
-        let ids = prompt_ids(w.seed, case_index, i, case.input_tokens, w.vocab);
+        let (input_tokens, output_tokens) = case.lengths(i);
+        let ids = prompt_ids(w.seed, case_index, i, input_tokens, w.vocab);
         let value = match (w.prompt, &w.detokenize) {
             (PromptKind::TokenIds, _) => serde_json::json!(ids),
             (PromptKind::Text, Some(path)) => {
@@ -75,10 +78,9 @@ pub async fn prompts(
                     .ok_or_else(|| Failure(format!("detokenize: no \"text\" in {v}")))?;
                 if let Some(tpath) = &w.tokenize {
                     let n = count_tokens(client, &format!("{base_url}{tpath}"), text).await?;
-                    if n != case.input_tokens {
+                    if n != input_tokens {
                         return Err(Failure(format!(
-                            "prompt {i}: its text tokenizes to {n} tokens, the case has {}",
-                            case.input_tokens
+                            "prompt {i}: its text tokenizes to {n} tokens, the case has {input_tokens}"
                         )));
                     }
                 }
@@ -90,7 +92,12 @@ pub async fn prompts(
             }
         };
         let sha256 = ids_sha256(&ids);
-        out.push(Prompt { ids, value, sha256 });
+        out.push(Prompt {
+            ids,
+            value,
+            sha256,
+            output_tokens,
+        });
     }
     Ok(out)
 }
@@ -114,15 +121,10 @@ async fn count_tokens(client: &reqwest::Client, url: &str, text: &str) -> Result
 }
 
 /// The request body for one prompt.
-pub fn body(
-    w: &Workload,
-    model: Option<&str>,
-    case: &CaseSpec,
-    prompt: &Prompt,
-) -> serde_json::Value {
+pub fn body(w: &Workload, model: Option<&str>, prompt: &Prompt) -> serde_json::Value {
     let mut b = serde_json::json!({
         "prompt": prompt.value,
-        "max_tokens": case.output_tokens,
+        "max_tokens": prompt.output_tokens,
         "temperature": 0,
         "stream": w.stream,
     });
@@ -137,7 +139,7 @@ pub fn body(
             o.insert("ignore_eos".into(), serde_json::json!(true));
         }
         if w.min_tokens {
-            o.insert("min_tokens".into(), serde_json::json!(case.output_tokens));
+            o.insert("min_tokens".into(), serde_json::json!(prompt.output_tokens));
         }
         if let Some(m) = model {
             o.insert("model".into(), serde_json::json!(m));
@@ -225,20 +227,19 @@ pub struct PointResult {
     pub steady: Option<bool>,
 }
 
-/// The token counts of `m` checked against the case; `Some(reason)` on a mismatch.
-pub fn check_counts(m: &Measured, case: &CaseSpec) -> Option<String> {
+/// The token counts of `m` checked against what was asked (`input`, `output`);
+/// `Some(reason)` on a mismatch.
+pub fn check_counts(m: &Measured, (input, output): (usize, usize)) -> Option<String> {
     if let Some(p) = m.prompt_tokens {
-        if p != case.input_tokens as u64 {
+        if p != input as u64 {
             return Some(format!(
-                "the server counted {p} prompt tokens, the case has {}",
-                case.input_tokens
+                "the server counted {p} prompt tokens, the case has {input}"
             ));
         }
     }
     match m.tokens() {
-        Some(c) if c != case.output_tokens as u64 => Some(format!(
-            "the server returned {c} completion tokens, the case asks for {}",
-            case.output_tokens
+        Some(c) if c != output as u64 => Some(format!(
+            "the server returned {c} completion tokens, the case asks for {output}"
         )),
         None => Some("the completion token count is unavailable (no usage, no stream)".into()),
         _ => None,
@@ -282,16 +283,15 @@ pub struct Target<'a> {
 async fn request(
     target: Target<'_>,
     w: &Workload,
-    case: &CaseSpec,
     timeout: Duration,
     index: usize,
     p: &Prompt,
     send_lag_s: Option<f64>,
 ) -> RequestOutcome {
-    let b = body(w, target.model, case, p);
+    let b = body(w, target.model, p);
     let (measured, error) = match send(target.client, target.url, &b, w.stream, timeout).await {
         Ok(m) => {
-            let bad = check_counts(&m, case);
+            let bad = check_counts(&m, (p.ids.len(), p.output_tokens));
             (Some(m), bad)
         }
         Err(e) => (None, Some(e.0)),
@@ -363,7 +363,7 @@ pub async fn run_point<'a>(
     match w.warmup {
         Warmup::Requests(_) => {
             for p in warmup {
-                let _ = send(client, url, &body(w, model, case, p), w.stream, timeout).await;
+                let _ = send(client, url, &body(w, model, p), w.stream, timeout).await;
             }
         }
         Warmup::Steady => {
@@ -372,7 +372,7 @@ pub async fn run_point<'a>(
             let mut reached = false;
             for (i, p) in warmup.iter().enumerate() {
                 let t = Target { client, url, model };
-                let mut o = request(t, w, case, timeout, prompts.len() + i, p, None).await;
+                let mut o = request(t, w, timeout, prompts.len() + i, p, None).await;
                 o.warmup = true;
                 warm.push(o);
                 if is_steady(&warm, w.steady.last, w.steady.within) {
@@ -388,7 +388,7 @@ pub async fn run_point<'a>(
     let (next, done) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
     let t0 = Instant::now();
     let one = |i: usize, p: &'a Prompt, lag: Option<f64>| {
-        request(Target { client, url, model }, w, case, timeout, i, p, lag)
+        request(Target { client, url, model }, w, timeout, i, p, lag)
     };
     let workers = concurrency.max(1);
     let closed = || async move {
@@ -401,9 +401,8 @@ pub async fn run_point<'a>(
         done.fetch_add(1, Ordering::Relaxed);
         out
     };
-    let open = |rate: f64| async move {
+    let open = |at: Vec<f64>| async move {
         let cap = tokio::sync::Semaphore::new(workers);
-        let at = schedule(prompts.len(), rate, w.arrivals, w.seed);
         let out = futures_util::future::join_all(prompts.iter().enumerate().map(|(i, p)| {
             let (cap, when) = (&cap, t0 + kernelab_model::duration_clamped(at[i]));
             async move {
@@ -418,8 +417,22 @@ pub async fn run_point<'a>(
         vec![out]
     };
     let load = async {
-        match case.rate.or(w.rate) {
-            Some(rate) => open(rate).await,
+        // A trace's own arrival times, else a rate's schedule, else fixed concurrency.
+        let arrivals = if case.replay.is_empty() {
+            case.rate
+                .or(w.rate)
+                .map(|rate| schedule(prompts.len(), rate, w.arrivals, w.seed))
+        } else {
+            Some(
+                case.replay
+                    .iter()
+                    .map(|r| r.at_s)
+                    .take(prompts.len())
+                    .collect(),
+            )
+        };
+        match arrivals {
+            Some(at) => open(at).await,
             None => futures_util::future::join_all((0..workers).map(|_| closed())).await,
         }
     };
@@ -487,7 +500,6 @@ pub fn pair_order(i: usize, first: usize) -> [usize; 2] {
 pub async fn run_pair_point<'a>(
     targets: [Target<'a>; 2],
     w: &'a Workload,
-    case: &'a CaseSpec,
     prompts: [PointPrompts<'a>; 2],
     first: usize,
     measuring: impl std::future::Future<Output = ()>,
@@ -503,7 +515,7 @@ pub async fn run_pair_point<'a>(
                 for s in pair_order(i, first) {
                     if let Some(p) = prompts[s].warmup.get(i) {
                         let t = targets[s];
-                        let b = body(w, t.model, case, p);
+                        let b = body(w, t.model, p);
                         let _ = send(t.client, t.url, &b, w.stream, timeout).await;
                     }
                 }
@@ -517,7 +529,7 @@ pub async fn run_pair_point<'a>(
                     let Some(p) = prompts[s].warmup.get(i).filter(|_| !reached[s]) else {
                         continue;
                     };
-                    let mut o = request(targets[s], w, case, timeout, n + i, p, None).await;
+                    let mut o = request(targets[s], w, timeout, n + i, p, None).await;
                     o.warmup = true;
                     warm[s].push(o);
                     reached[s] = is_steady(&warm[s], w.steady.last, w.steady.within);
@@ -539,7 +551,7 @@ pub async fn run_pair_point<'a>(
             for s in pair_order(i, first) {
                 let t0 = Instant::now();
                 let p = &prompts[s].measured[i];
-                out[s].push(request(targets[s], w, case, timeout, i, p, None).await);
+                out[s].push(request(targets[s], w, timeout, i, p, None).await);
                 busy[s] += t0.elapsed().as_secs_f64();
             }
         }
@@ -601,23 +613,18 @@ mod tests {
 
     #[test]
     fn counts_are_checked() {
-        let case = CaseSpec {
-            input_tokens: 4,
-            output_tokens: 3,
-            concurrency: vec![1],
-            rate: None,
-        };
+        let case = (4, 3);
         let mut m = Measured {
             prompt_tokens: Some(4),
             completion_tokens: Some(3),
             ..Default::default()
         };
-        assert_eq!(check_counts(&m, &case), None);
+        assert_eq!(check_counts(&m, case), None);
         m.completion_tokens = Some(2);
-        let e = check_counts(&m, &case).expect("mismatch");
+        let e = check_counts(&m, case).expect("mismatch");
         assert!(e.contains("returned 2 completion tokens"), "{e}");
         m.completion_tokens = Some(3);
         m.prompt_tokens = Some(5);
-        assert!(check_counts(&m, &case).is_some());
+        assert!(check_counts(&m, case).is_some());
     }
 }
