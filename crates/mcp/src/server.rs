@@ -10,9 +10,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, Role,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -148,11 +148,7 @@ impl Server {
     }
 
     /// Checks every path of the call against the root; returns the resolved `out` and `record`.
-    fn confine(
-        &self,
-        tool: &str,
-        values: &[(ArgSpec, Vec<String>)],
-    ) -> Result<Confined, McpError> {
+    fn confine(&self, tool: &str, values: &[(ArgSpec, Vec<String>)]) -> Result<Confined, McpError> {
         let mut c = Confined::default();
         for (a, vs) in values {
             if a.ty != Ty::Path || PROGRAM_ARGS.contains(&a.id.as_str()) {
@@ -197,7 +193,8 @@ impl Server {
                                 a.long
                                     .as_ref()
                                     .is_some_and(|l| flag.starts_with(&format!("--{l}")))
-                                    || flag.trim_matches(|c| c == '<' || c == '>')
+                                    || flag
+                                        .trim_matches(|c| c == '<' || c == '>')
                                         .eq_ignore_ascii_case(&a.id)
                                     || flag.contains(&format!("<{}>", a.id.to_uppercase()))
                             })
@@ -244,8 +241,8 @@ impl Server {
                 }
                 last = s.done;
                 last_total = s.total.unwrap_or(s.done);
-                let mut p = ProgressNotificationParam::new(token, offset + s.done)
-                    .with_message(s.message);
+                let mut p =
+                    ProgressNotificationParam::new(token, offset + s.done).with_message(s.message);
                 if let Some(t) = s.total {
                     p = p.with_total(offset + t);
                 }
@@ -354,12 +351,12 @@ impl Server {
             _ => stdout,
         };
         let doc: Option<Value> = match name.as_str() {
-            "runs" if code == 0 => Some(docs::runs_document(&bytes).map_err(|e| {
-                McpError::internal_error(e, None)
-            })?),
-            "export" if code == 0 => Some(docs::export_document(&bytes).map_err(|e| {
-                McpError::internal_error(e, None)
-            })?),
+            "runs" if code == 0 => {
+                Some(docs::runs_document(&bytes).map_err(|e| McpError::internal_error(e, None))?)
+            }
+            "export" if code == 0 => {
+                Some(docs::export_document(&bytes).map_err(|e| McpError::internal_error(e, None))?)
+            }
             _ => serde_json::from_slice::<Value>(&bytes)
                 .ok()
                 .filter(|v| v.get("kind").is_some()),
@@ -382,13 +379,18 @@ impl Server {
         if code != 2 {
             if let Some(t) = &text_argv {
                 match self.run_child(t, &ctx).await? {
-                    Ended::Exited { code: 0, stdout, .. } => match &confined.out {
+                    Ended::Exited {
+                        code: 0, stdout, ..
+                    } => match &confined.out {
                         Some(out) => lines.push(format!("written to {}", out.display())),
                         None => lines.push(String::from_utf8_lossy(&stdout).into_owned()),
                     },
                     Ended::Exited { code, stderr, .. } => {
                         return Ok(text_result(
-                            format!("kernelab report exited with status {code}: {}", stderr.trim()),
+                            format!(
+                                "kernelab report exited with status {code}: {}",
+                                stderr.trim()
+                            ),
                             true,
                         ))
                     }
@@ -559,7 +561,9 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call(request, context).await.map(CallToolResponse::from)
+        self.call(request, context)
+            .await
+            .map(CallToolResponse::from)
     }
 
     async fn list_resources(
@@ -575,11 +579,16 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new(format!("{RECORD_URI}{{+path}}"), "a bundle record")
-                .with_description("A record file (or any JSON document) under the root, by its path from the root.")
-                .with_mime_type("application/json"),
-        ]))
+        Ok(
+            ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(
+                format!("{RECORD_URI}{{+path}}"),
+                "a bundle record",
+            )
+            .with_description(
+                "A record file (or any JSON document) under the root, by its path from the root.",
+            )
+            .with_mime_type("application/json")]),
+        )
     }
 
     async fn read_resource(
@@ -617,7 +626,10 @@ impl ServerHandler for Server {
     ) -> Result<GetPromptResponse, McpError> {
         if request.name != "evidence_order" {
             return Err(McpError::invalid_params(
-                format!("unknown prompt `{}`; the prompt is `evidence_order`", request.name),
+                format!(
+                    "unknown prompt `{}`; the prompt is `evidence_order`",
+                    request.name
+                ),
                 None,
             ));
         }
@@ -633,14 +645,15 @@ impl ServerHandler for Server {
         let bundle = arg("bundle").unwrap_or_else(|| "evidence".into());
         let text = format!(
             "{}\n\nFor this change: label `{change}`, bundle `{bundle}` (under {}).",
-            EVIDENCE_ORDER.replace("BUNDLE", &bundle).replace("label: CHANGE", &format!("label: {change}")),
+            EVIDENCE_ORDER
+                .replace("BUNDLE", &bundle)
+                .replace("label: CHANGE", &format!("label: {change}")),
             self.root.dir().display()
         );
-        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
-            Role::User,
-            text,
-        )])
-        .with_description("The evidence order of a kernel change")
-        .into())
+        Ok(
+            GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description("The evidence order of a kernel change")
+                .into(),
+        )
     }
 }

@@ -357,9 +357,10 @@ impl ToolSpec {
         match self.entry.gate {
             Gate::Files => None,
             Gate::Run(why) => Some(why),
-            Gate::RunUnless(arg, why) => {
-                (!args.get(arg).is_some_and(|v| !v.is_null() && v != &json!(false))).then_some(why)
-            }
+            Gate::RunUnless(arg, why) => (!args
+                .get(arg)
+                .is_some_and(|v| !v.is_null() && v != &json!(false)))
+            .then_some(why),
         }
     }
 }
@@ -405,7 +406,11 @@ fn value_text(a: &ArgSpec, v: &Value) -> Result<String, ArgError> {
     let bad = || {
         ArgError::new(
             &a.id,
-            format!("argument `{}`: expected {want}, found {} ({v})", a.id, type_name(v)),
+            format!(
+                "argument `{}`: expected {want}, found {} ({v})",
+                a.id,
+                type_name(v)
+            ),
         )
     };
     let text = match (a.ty, v) {
@@ -417,10 +422,16 @@ fn value_text(a: &ArgSpec, v: &Value) -> Result<String, ArgError> {
         _ => return Err(bad()),
     };
     if a.ty == Ty::Path && text.is_empty() {
-        return Err(ArgError::new(&a.id, format!("argument `{}`: empty path", a.id)));
+        return Err(ArgError::new(
+            &a.id,
+            format!("argument `{}`: empty path", a.id),
+        ));
     }
     if text.contains('\0') {
-        return Err(ArgError::new(&a.id, format!("argument `{}`: holds a NUL byte", a.id)));
+        return Err(ArgError::new(
+            &a.id,
+            format!("argument `{}`: holds a NUL byte", a.id),
+        ));
     }
     if !a.choices.is_empty() && !a.choices.contains(&text) {
         return Err(ArgError::new(

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 /// Per-kernel resources as the input reports them. Every field is `None` when the input does
 /// not carry it; see `granules` for how to read the AMD register figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Resources {
     /// Registers per thread (NVIDIA) or architectural VGPRs (AMD).
     pub registers: Option<u32>,
@@ -24,7 +26,9 @@ pub struct Resources {
 }
 
 /// The launch shape and resources of a dispatch, interned per profile.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct LaunchConfig {
     /// Grid in blocks (NVIDIA/Kineto) or work-items (rocprofv3), as the input writes it.
     pub grid: Option<[u32; 3]>,

@@ -113,7 +113,19 @@ impl Ending {
 }
 
 /// Which of the two builds a figure or a server belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     /// The build before the change.
@@ -207,7 +219,9 @@ pub struct ServeStart {
 }
 
 /// The output-identity gate: baseline versus candidate outputs of the same prompt and round.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Identity {
     /// Requests whose outputs hash equal.
     pub identical: usize,

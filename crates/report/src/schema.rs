@@ -37,7 +37,9 @@ pub struct KindSchemas {
 }
 
 fn generator() -> schemars::SchemaGenerator {
-    SchemaSettings::draft2020_12().for_serialize().into_generator()
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
 }
 
 /// The `$id` base of the published schemas.
@@ -52,7 +54,9 @@ fn pin(schema: &mut Schema, kind: &str, what: &str) {
     );
     obj.insert(
         "title".into(),
-        json!(format!("kernelab {what} of kind {kind:?}, schema version {SCHEMA_VERSION}")),
+        json!(format!(
+            "kernelab {what} of kind {kind:?}, schema version {SCHEMA_VERSION}"
+        )),
     );
     if let Some(Value::Object(props)) = obj.get_mut("properties") {
         props.insert("schema_version".into(), json!({"const": SCHEMA_VERSION}));
@@ -99,5 +103,8 @@ pub fn all() -> Vec<KindSchemas> {
 
 /// The schema of the document kind `kind`, when kernelab writes one.
 pub fn document(kind: &str) -> Option<Schema> {
-    all().into_iter().find(|k| k.kind == kind).map(|k| k.document)
+    all()
+        .into_iter()
+        .find(|k| k.kind == kind)
+        .map(|k| k.document)
 }

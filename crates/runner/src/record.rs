@@ -10,7 +10,9 @@ use std::io::Read;
 use std::path::Path;
 
 /// Which slot a run filled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum Slot {
     /// Baseline.
     A,

@@ -316,7 +316,7 @@ pub fn run_ab(
     s: &AbSettings,
     writer: &mut Writer,
     resumed: &[Record],
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&crate::Step<'_>),
 ) -> Result<AbResult, Error> {
     let primary = s
         .metrics
@@ -351,7 +351,12 @@ pub fn run_ab(
     while aa_done < s.aa_pairs {
         if st.pair(exec, s, aa_done, true)? {
             aa_done += 1;
-            progress(&format!("A/A pair {aa_done}/{}", s.aa_pairs));
+            progress(&crate::Step {
+                done: aa_done as u64,
+                planned: s.aa_pairs as u64,
+                unit: "A/A pairs",
+                message: &format!("A/A pair {aa_done}/{}", s.aa_pairs),
+            });
         }
     }
     // Re-read what was written so far (the writer only appends).
@@ -372,7 +377,12 @@ pub fn run_ab(
                     path: st.writer.path.clone(),
                 });
             }
-            progress(&format!("pair {} (max {})", main.len(), design.max_pairs));
+            progress(&crate::Step {
+                done: main.len() as u64,
+                planned: design.max_pairs as u64,
+                unit: "pairs",
+                message: &format!("pair {} (max {})", main.len(), design.max_pairs),
+            });
         }
     }
     let used = analyze(&main, &design).pairs;

@@ -100,7 +100,9 @@ impl fmt::Display for Interval {
 }
 
 /// Whether smaller values of a metric are better (times) or larger (throughputs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Times, latencies.

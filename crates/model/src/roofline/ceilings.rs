@@ -6,7 +6,9 @@ use crate::roofline::Figure;
 use serde::{Deserialize, Serialize};
 
 /// Which ceiling.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CeilingKind {
     /// DRAM bandwidth of a device-to-device copy (bytes read + written per second).

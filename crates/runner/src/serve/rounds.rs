@@ -60,7 +60,7 @@ pub fn run_rounds(
     done: &[ServeRecord],
     out: &mut SampleWriter,
     limits: RoundsLimits<'_>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&crate::Step<'_>),
 ) -> Result<RunEnd> {
     let complete: BTreeSet<(usize, Slot, usize, usize)> = done
         .iter()
@@ -139,13 +139,23 @@ pub fn run_rounds(
             } else {
                 (None, RunEnd::Complete)
             };
-            progress(&look_line(&l, spec));
+            progress(&crate::Step {
+                done: round as u64,
+                planned: max as u64,
+                unit: "rounds",
+                message: &look_line(&l, spec),
+            });
             out.write(&ServeRecord::Look {
                 look: l,
                 stop: stop.clone(),
             })?;
             if let Some(why) = stop {
-                progress(&why);
+                progress(&crate::Step {
+                    done: round as u64,
+                    planned: max as u64,
+                    unit: "rounds",
+                    message: &why,
+                });
                 return Ok(end);
             }
         }
@@ -172,7 +182,12 @@ pub fn run_rounds(
             };
             let log = logs.join(format!("round{round}-{name}.log"));
             let log_s = log.display().to_string();
-            progress(&format!("round {round}: starting the {name}"));
+            progress(&crate::Step {
+                done: round as u64,
+                planned: max as u64,
+                unit: "rounds",
+                message: &format!("round {round}: starting the {name}"),
+            });
             let mut server = match Server::start(name, server_spec, dir, &log) {
                 Ok(s) => s,
                 Err(e) => {
@@ -188,7 +203,12 @@ pub fn run_rounds(
                         // A server that cannot start in the first round will not start later.
                         return Err(e);
                     }
-                    progress(&format!("round {round}: {msg}; going on"));
+                    progress(&crate::Step {
+                        done: round as u64,
+                        planned: max as u64,
+                        unit: "rounds",
+                        message: &format!("round {round}: {msg}; going on"),
+                    });
                     continue;
                 }
             };
@@ -199,10 +219,15 @@ pub fn run_rounds(
                 error: None,
                 log: log_s.clone(),
             })?;
-            progress(&format!(
-                "round {round}: {name} healthy after {:.2} s",
-                server.health_s
-            ));
+            progress(&crate::Step {
+                done: round as u64,
+                planned: max as u64,
+                unit: "rounds",
+                message: &format!(
+                    "round {round}: {name} healthy after {:.2} s",
+                    server.health_s
+                ),
+            });
             let scope = super::telemetry::Scope::of_server(&server_spec.env, server.pid());
             let sampler = super::telemetry::Sampler::start(scope.clone());
             let metrics_url = server_spec
@@ -335,10 +360,15 @@ pub fn run_rounds(
                     energy_mj: energy.as_ref().ok().copied(),
                     energy_unavailable: energy.err(),
                 })?;
-                progress(&format!(
-                    "round {round}: {name}: case {c} at concurrency {k} done in {:.2} s",
-                    point.wall_s
-                ));
+                progress(&crate::Step {
+                    done: round as u64,
+                    planned: max as u64,
+                    unit: "rounds",
+                    message: &format!(
+                        "round {round}: {name}: case {c} at concurrency {k} done in {:.2} s",
+                        point.wall_s
+                    ),
+                });
             }
             let telemetry = sampler.finish();
             let ending = server.stop();
@@ -351,7 +381,12 @@ pub fn run_rounds(
                 telemetry: Some(telemetry),
             })?;
             if let Some(f) = failure {
-                progress(&format!("round {round} failed: {f}"));
+                progress(&crate::Step {
+                    done: round as u64,
+                    planned: max as u64,
+                    unit: "rounds",
+                    message: &format!("round {round} failed: {f}"),
+                });
                 if spec.rounds.stop_on_failure {
                     return Ok(RunEnd::Stopped(f));
                 }
@@ -369,8 +404,18 @@ pub fn run_rounds(
         } else {
             format!("maximum rounds ({max}) reached")
         };
-        progress(&look_line(&l, spec));
-        progress(&why);
+        progress(&crate::Step {
+            done: max as u64,
+            planned: max as u64,
+            unit: "rounds",
+            message: &look_line(&l, spec),
+        });
+        progress(&crate::Step {
+            done: max as u64,
+            planned: max as u64,
+            unit: "rounds",
+            message: &why,
+        });
         out.write(&ServeRecord::Look {
             look: l,
             stop: Some(why),

@@ -59,7 +59,9 @@ fn default_grace() -> f64 {
 }
 
 /// How prompts are sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PromptKind {
     /// A list of token ids (OpenAI `/v1/completions` accepts them).
@@ -71,7 +73,9 @@ pub enum PromptKind {
 }
 
 /// Arrival process of a request rate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrivals {
     /// Exponential gaps (seeded).
@@ -266,7 +270,9 @@ fn default_request_timeout() -> f64 {
 }
 
 /// Order of the servers across rounds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum RoundOrder {
     /// AB, BA, AB, BA, … (each round of two reversed by the next).
