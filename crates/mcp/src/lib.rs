@@ -11,6 +11,7 @@ pub mod exec;
 pub mod paths;
 mod server;
 pub mod tools;
+pub mod transport;
 
 pub use server::{Server, EVIDENCE_ORDER};
 
@@ -44,7 +45,7 @@ pub fn serve(cli: &clap::Command, options: Options) -> anyhow::Result<()> {
     rt.block_on(async {
         let running = server
             .clone()
-            .serve(rmcp::transport::stdio())
+            .serve(transport::checked(tokio::io::stdin(), tokio::io::stdout()))
             .await
             .map_err(|e| anyhow::anyhow!("MCP start: {e}"))?;
         let _ = running.waiting().await;

@@ -579,16 +579,16 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(
-            ListResourceTemplatesResult::with_all_items(vec![ResourceTemplate::new(
+        Ok(ListResourceTemplatesResult::with_all_items(
+            vec![ResourceTemplate::new(
                 format!("{RECORD_URI}{{+path}}"),
                 "a bundle record",
             )
             .with_description(
                 "A record file (or any JSON document) under the root, by its path from the root.",
             )
-            .with_mime_type("application/json")]),
-        )
+            .with_mime_type("application/json")],
+        ))
     }
 
     async fn read_resource(
