@@ -606,7 +606,6 @@ fn malformed_json_rpc_gets_errors_and_the_server_goes_on() {
     let ok = next();
     assert_eq!(ok["id"], 4);
     assert_eq!(ok["result"]["structuredContent"]["kind"], "profile", "{ok}");
-    drop(send);
     drop(stdin);
     let status = child.wait().expect("exits");
     assert!(status.success(), "{status:?}");
