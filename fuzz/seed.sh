@@ -49,6 +49,7 @@ seed family_name
 seed serve_spec "$root"/bench/h200/serve/*.toml
 seed serve_samples "$fx"/serve/h200/*.samples.jsonl
 seed sse
+seed mcp_request
 seed prometheus_metrics
 seed sweep_manifest
 seed ceilings "$fx"/h200_ceilings/*.json
