@@ -40,7 +40,7 @@ impl<T> Document<T> {
 mod tests {
     use super::*;
 
-    #[derive(Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
     struct Body {
         pass: bool,
         n: u64,

@@ -43,7 +43,7 @@ pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 mod tests {
     use serde::{Deserialize, Serialize};
 
-    #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
+    #[derive(Debug, Serialize, Deserialize)]
     struct F {
         #[serde(with = "crate::float")]
         x: f64,
