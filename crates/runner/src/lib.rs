@@ -39,6 +39,18 @@ pub struct Step<'a> {
     /// The progress line.
     pub message: &'a str,
 }
+
+impl<'a> Step<'a> {
+    /// `done` of `planned` `unit`, with its line.
+    pub fn new(done: usize, planned: usize, unit: &'static str, message: &'a str) -> Step<'a> {
+        Step {
+            done: done as u64,
+            planned: planned as u64,
+            unit,
+            message,
+        }
+    }
+}
 pub use runner::{
     pairs_from, run_ab, timeout_after_warmup, AbResult, AbSettings, Executor, MetricAnalysis,
     ProcessExecutor, RunOutcome,

@@ -351,12 +351,12 @@ pub fn run_ab(
     while aa_done < s.aa_pairs {
         if st.pair(exec, s, aa_done, true)? {
             aa_done += 1;
-            progress(&crate::Step {
-                done: aa_done as u64,
-                planned: s.aa_pairs as u64,
-                unit: "A/A pairs",
-                message: &format!("A/A pair {aa_done}/{}", s.aa_pairs),
-            });
+            progress(&crate::Step::new(
+                aa_done,
+                s.aa_pairs,
+                "A/A pairs",
+                &format!("A/A pair {aa_done}/{}", s.aa_pairs),
+            ));
         }
     }
     // Re-read what was written so far (the writer only appends).
@@ -377,12 +377,12 @@ pub fn run_ab(
                     path: st.writer.path.clone(),
                 });
             }
-            progress(&crate::Step {
-                done: main.len() as u64,
-                planned: design.max_pairs as u64,
-                unit: "pairs",
-                message: &format!("pair {} (max {})", main.len(), design.max_pairs),
-            });
+            progress(&crate::Step::new(
+                main.len(),
+                design.max_pairs,
+                "pairs",
+                &format!("pair {} (max {})", main.len(), design.max_pairs),
+            ));
         }
     }
     let used = analyze(&main, &design).pairs;

@@ -139,23 +139,18 @@ pub fn run_rounds(
             } else {
                 (None, RunEnd::Complete)
             };
-            progress(&crate::Step {
-                done: round as u64,
-                planned: max as u64,
-                unit: "rounds",
-                message: &look_line(&l, spec),
-            });
+            progress(&crate::Step::new(
+                round,
+                max,
+                "rounds",
+                &look_line(&l, spec),
+            ));
             out.write(&ServeRecord::Look {
                 look: l,
                 stop: stop.clone(),
             })?;
             if let Some(why) = stop {
-                progress(&crate::Step {
-                    done: round as u64,
-                    planned: max as u64,
-                    unit: "rounds",
-                    message: &why,
-                });
+                progress(&crate::Step::new(round, max, "rounds", &why));
                 return Ok(end);
             }
         }
@@ -182,12 +177,12 @@ pub fn run_rounds(
             };
             let log = logs.join(format!("round{round}-{name}.log"));
             let log_s = log.display().to_string();
-            progress(&crate::Step {
-                done: round as u64,
-                planned: max as u64,
-                unit: "rounds",
-                message: &format!("round {round}: starting the {name}"),
-            });
+            progress(&crate::Step::new(
+                round,
+                max,
+                "rounds",
+                &format!("round {round}: starting the {name}"),
+            ));
             let mut server = match Server::start(name, server_spec, dir, &log) {
                 Ok(s) => s,
                 Err(e) => {
@@ -203,12 +198,12 @@ pub fn run_rounds(
                         // A server that cannot start in the first round will not start later.
                         return Err(e);
                     }
-                    progress(&crate::Step {
-                        done: round as u64,
-                        planned: max as u64,
-                        unit: "rounds",
-                        message: &format!("round {round}: {msg}; going on"),
-                    });
+                    progress(&crate::Step::new(
+                        round,
+                        max,
+                        "rounds",
+                        &format!("round {round}: {msg}; going on"),
+                    ));
                     continue;
                 }
             };
@@ -219,15 +214,15 @@ pub fn run_rounds(
                 error: None,
                 log: log_s.clone(),
             })?;
-            progress(&crate::Step {
-                done: round as u64,
-                planned: max as u64,
-                unit: "rounds",
-                message: &format!(
+            progress(&crate::Step::new(
+                round,
+                max,
+                "rounds",
+                &format!(
                     "round {round}: {name} healthy after {:.2} s",
                     server.health_s
                 ),
-            });
+            ));
             let scope = super::telemetry::Scope::of_server(&server_spec.env, server.pid());
             let sampler = super::telemetry::Sampler::start(scope.clone());
             let metrics_url = server_spec
@@ -360,15 +355,15 @@ pub fn run_rounds(
                     energy_mj: energy.as_ref().ok().copied(),
                     energy_unavailable: energy.err(),
                 })?;
-                progress(&crate::Step {
-                    done: round as u64,
-                    planned: max as u64,
-                    unit: "rounds",
-                    message: &format!(
+                progress(&crate::Step::new(
+                    round,
+                    max,
+                    "rounds",
+                    &format!(
                         "round {round}: {name}: case {c} at concurrency {k} done in {:.2} s",
                         point.wall_s
                     ),
-                });
+                ));
             }
             let telemetry = sampler.finish();
             let ending = server.stop();
@@ -381,12 +376,12 @@ pub fn run_rounds(
                 telemetry: Some(telemetry),
             })?;
             if let Some(f) = failure {
-                progress(&crate::Step {
-                    done: round as u64,
-                    planned: max as u64,
-                    unit: "rounds",
-                    message: &format!("round {round} failed: {f}"),
-                });
+                progress(&crate::Step::new(
+                    round,
+                    max,
+                    "rounds",
+                    &format!("round {round} failed: {f}"),
+                ));
                 if spec.rounds.stop_on_failure {
                     return Ok(RunEnd::Stopped(f));
                 }
@@ -404,18 +399,8 @@ pub fn run_rounds(
         } else {
             format!("maximum rounds ({max}) reached")
         };
-        progress(&crate::Step {
-            done: max as u64,
-            planned: max as u64,
-            unit: "rounds",
-            message: &look_line(&l, spec),
-        });
-        progress(&crate::Step {
-            done: max as u64,
-            planned: max as u64,
-            unit: "rounds",
-            message: &why,
-        });
+        progress(&crate::Step::new(max, max, "rounds", &look_line(&l, spec)));
+        progress(&crate::Step::new(max, max, "rounds", &why));
         out.write(&ServeRecord::Look {
             look: l,
             stop: Some(why),
