@@ -46,6 +46,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("counter_csv", counter_csv),
     ("export_input", export_input),
     ("slurm_script", slurm_script),
+    ("mcp_request", mcp_request),
 ];
 
 /// The target function named `name`, if there is one.
@@ -575,5 +576,23 @@ pub fn slurm_script(data: &[u8]) {
             .skip(1)
             .take(lines.len().saturating_sub(2))
             .all(|l| l.starts_with("#SBATCH ")));
+    }
+}
+
+/// A line of JSON-RPC as `kernelab mcp` reads it: refused with an error or passed on, never a
+/// panic; a refusal is itself JSON-RPC with an error code. A progress line of a child and a
+/// path under a scratch root are read the same way.
+pub fn mcp_request(data: &[u8]) {
+    if let Some(e) = kernelab_mcp::transport::refusal(data) {
+        assert_eq!(e["jsonrpc"], "2.0");
+        assert!(e["error"]["code"].is_i64(), "{e}");
+    }
+    let text = String::from_utf8_lossy(data);
+    let _ = kernelab_mcp::exec::parse_progress(&text);
+    let Some(dir) = Scratch::new() else { return };
+    if let Ok(root) = kernelab_mcp::paths::Root::new(&dir.0) {
+        if let Ok(p) = root.resolve(&text.replace('\0', "")) {
+            assert!(p.starts_with(root.dir()), "{}", p.display());
+        }
     }
 }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Which kind of code object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ObjectKind {
@@ -17,7 +17,7 @@ pub enum ObjectKind {
 }
 
 /// Per-kernel resources; `None` where the object does not say.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeResources {
     /// Registers per thread (NVIDIA) or VGPRs (AMD, compiler count from metadata).
     pub registers: Option<u32>,
@@ -51,7 +51,7 @@ pub struct CodeResources {
 }
 
 /// One kernel (entry function) in a code object.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelInfo {
     /// Symbol name as in the object.
     pub symbol: String,
@@ -74,7 +74,7 @@ pub struct KernelInfo {
 }
 
 /// One code object (a file, or one entry extracted from a container).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeObject {
     /// Where it came from: the path, plus `#entry` for extracted entries.
     pub label: String,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One compared item: baseline and candidate values (`None` = unavailable).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChangeRow {
     /// What is compared (a class, a mnemonic, a resource).
     pub item: String,
@@ -24,7 +24,7 @@ impl ChangeRow {
 }
 
 /// The comparison of one kernel in two builds.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelDiff {
     /// Kernel symbol (baseline's, when they differ).
     pub symbol: String,
@@ -41,7 +41,7 @@ pub struct KernelDiff {
 }
 
 /// The comparison of two builds' kernels.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObjectDiff {
     /// Kernels present in both.
     pub kernels: Vec<KernelDiff>,
@@ -173,7 +173,7 @@ pub fn diff(base: &[CodeObject], cand: &[CodeObject]) -> ObjectDiff {
 }
 
 /// One pair of builds in a matrix.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MatrixPair {
     /// The pairing key.
     pub key: String,
@@ -190,7 +190,7 @@ pub struct MatrixPair {
 }
 
 /// A build matrix: many code objects in two builds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Matrix {
     /// Pairs, by key.
     pub pairs: Vec<MatrixPair>,

@@ -103,6 +103,10 @@ pub enum Command {
     /// Write profiles' dispatch tables, samples of ab / kernel run / serve runs and sweep
     /// matrices as Parquet files (schemas in docs/parquet.md), for DuckDB or Spark.
     Export(crate::commands::export::ExportArgs),
+    /// Serve the evidence commands to a coding agent over the Model Context Protocol (stdio):
+    /// one tool per command, each result the command's JSON document; paths confined to
+    /// --root, programs and the GPU only with --allow-run (docs/mcp.md).
+    Mcp(crate::commands::mcp::McpArgs),
 }
 
 /// Arguments of `kernelab record`.

@@ -64,6 +64,7 @@ fn main() -> ExitCode {
         cli::Command::Counters(args) => commands::counters::run(*args, s),
         cli::Command::Sweep(args) => commands::sweep::run(*args, s),
         cli::Command::Export(args) => commands::export::run(args, s),
+        cli::Command::Mcp(args) => commands::mcp::run(args, s),
         cli::Command::Runs(args) => commands::runs::run(args, s),
         cli::Command::Completions(args) => commands::completions::completions(args, s),
         cli::Command::Man(args) => commands::completions::man(args, s),

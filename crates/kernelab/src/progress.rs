@@ -1,8 +1,11 @@
-//! A progress bar on standard error for inputs that take more than a second.
+//! Progress on standard error: a bar for inputs that take more than a second and a counter of
+//! the steps of long runs, drawn on a terminal; and, with `KERNELAB_PROGRESS=jsonl` (set by
+//! `kernelab mcp` for the commands it runs), one JSON line per step:
+//! `{"kernelab_progress": {"done", "total", "unit", "message"}}` (docs/mcp.md).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kernelab_trace::Progress;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -53,8 +56,58 @@ impl Progress for BarProgress {
     }
 }
 
-/// A bar counting `len` steps (rounds, pairs) on standard error, drawn only on a terminal.
-pub fn count_bar(len: u64, template: &str) -> ProgressBar {
+/// Whether steps go to standard error as JSON lines (`KERNELAB_PROGRESS=jsonl`).
+pub fn jsonl() -> bool {
+    std::env::var_os("KERNELAB_PROGRESS").is_some_and(|v| v == "jsonl")
+}
+
+/// One step of a long run as a progress line, when [`jsonl`] is on.
+pub fn step(done: u64, total: Option<u64>, unit: &str, message: &str) {
+    if !jsonl() {
+        return;
+    }
+    let line = serde_json::json!({"kernelab_progress": {
+        "done": done, "total": total, "unit": unit, "message": message,
+    }});
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// A runner's step ([`kernelab_runner::Step`]) as a progress line.
+pub fn runner_step(s: &kernelab_runner::Step<'_>) {
+    step(s.done, Some(s.planned), s.unit, s.message);
+}
+
+/// A counter of `len` steps (rounds, processes, points): a bar on standard error, drawn only
+/// on a terminal, and a progress line per step.
+pub struct Counter {
+    bar: ProgressBar,
+    len: u64,
+    unit: &'static str,
+}
+
+impl Counter {
+    /// `n` steps done.
+    pub fn set_position(&self, n: u64) {
+        self.bar.set_position(n);
+        step(
+            n,
+            Some(self.len),
+            self.unit,
+            &format!("{} {n}/{}", self.unit, self.len),
+        );
+    }
+    /// One more step done.
+    pub fn inc(&self, n: u64) {
+        self.set_position(self.bar.position() + n);
+    }
+    /// Removes the bar.
+    pub fn finish_and_clear(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A [`Counter`] of `len` steps named `unit`, its bar drawn with `template`.
+pub fn count_bar(len: u64, template: &str, unit: &'static str) -> Counter {
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
     if std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -62,5 +115,5 @@ pub fn count_bar(len: u64, template: &str) -> ProgressBar {
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style);
     }
-    bar
+    Counter { bar, len, unit }
 }

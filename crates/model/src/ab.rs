@@ -5,7 +5,7 @@ use kernelab_stats::{AaCheck, Analysis};
 use serde::{Deserialize, Serialize};
 
 /// The analysis of one metric.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricAnalysis {
     /// Metric name.
     pub metric: String,
@@ -14,7 +14,7 @@ pub struct MetricAnalysis {
 }
 
 /// The outcome of an A/B run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AbResult {
     /// The A/A pre-flight, when run.
     pub aa: Option<AaCheck>,

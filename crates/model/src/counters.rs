@@ -5,7 +5,7 @@ use kernelab_stats::Change;
 use serde::{Deserialize, Serialize};
 
 /// Why one profiler process gave no counters (or fewer than asked).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The profiler program was not found.
@@ -43,7 +43,7 @@ impl FailureKind {
 }
 
 /// One fresh profiler process.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessRecord {
     /// `baseline`, `candidate` or `run`.
     pub side: String,
@@ -72,7 +72,7 @@ pub struct ProcessRecord {
 }
 
 /// One measured value.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CounterSample {
     /// Side.
     pub side: String,
@@ -89,7 +89,7 @@ pub struct CounterSample {
 }
 
 /// Median and range of one metric of one kernel on one side.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CounterStat {
     /// Side.
     pub side: String,
@@ -112,7 +112,7 @@ pub struct CounterStat {
 }
 
 /// Baseline versus candidate for one kernel and metric.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CounterChange {
     /// Kernel (`baseline → candidate` when the two builds' kernels have different names).
     pub kernel: String,
@@ -133,7 +133,7 @@ pub struct CounterChange {
 }
 
 /// The whole `kernelab counters` result.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CountersRun {
     /// `ncu` or `rocprofv3`.
     pub profiler: String,

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 /// Per-kernel resources as the input reports them. Every field is `None` when the input does
 /// not carry it; see `granules` for how to read the AMD register figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Resources {
     /// Registers per thread (NVIDIA) or architectural VGPRs (AMD).
     pub registers: Option<u32>,
@@ -24,7 +26,9 @@ pub struct Resources {
 }
 
 /// The launch shape and resources of a dispatch, interned per profile.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct LaunchConfig {
     /// Grid in blocks (NVIDIA/Kineto) or work-items (rocprofv3), as the input writes it.
     pub grid: Option<[u32; 3]>,
@@ -64,7 +68,7 @@ impl KernelDispatch {
 }
 
 /// What kind of non-kernel GPU operation a transfer is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TransferKind {
@@ -213,7 +217,7 @@ pub struct KernelAggregate {
 }
 
 /// What a statistics line that is not a kernel counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ActivityKind {

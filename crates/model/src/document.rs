@@ -11,7 +11,7 @@ pub const SCHEMA_VERSION: u32 = 4;
 pub const KERNELAB_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// A command's JSON document: the envelope fields followed by the body's own fields.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Document<T> {
     /// Layout version ([`SCHEMA_VERSION`] when written).
     pub schema_version: u32,

@@ -5,7 +5,7 @@ use kernelab_stats::{Analysis, Change, Order};
 use serde::{Deserialize, Serialize};
 
 /// Clock, temperature and power at one moment (each unavailable when the API has no answer).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Telemetry {
     /// SM clock, MHz.
     pub sm_mhz: Option<u32>,
@@ -16,7 +16,7 @@ pub struct Telemetry {
 }
 
 /// One gate's outcome.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Gate {
     /// What was checked.
     pub name: String,
@@ -27,7 +27,7 @@ pub struct Gate {
 }
 
 /// One build as launched.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildInfo {
     /// `baseline` or `candidate`.
     pub label: String,
@@ -48,7 +48,7 @@ pub struct BuildInfo {
 }
 
 /// One timed sample.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sample {
     /// Round.
     pub round: usize,
@@ -66,7 +66,7 @@ pub struct Sample {
 }
 
 /// One round: a pair.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Round {
     /// Index.
     pub round: usize,
@@ -85,7 +85,7 @@ pub struct Round {
 }
 
 /// Everything `kernelab kernel run` found.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelRun {
     /// Device name.
     pub device: String,
@@ -174,7 +174,7 @@ pub fn above_roof(
 }
 
 /// The work of one launch (the spec's `[work]` model) and the rates the median round reaches.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Achieved {
     /// Floating-point operations per launch, when the model gives them.
     pub flops: Option<f64>,
@@ -217,7 +217,7 @@ impl KernelRun {
 }
 
 /// One build as it would launch.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlannedBuild {
     /// `baseline` or `candidate`.
     pub label: String,
@@ -236,7 +236,7 @@ pub struct PlannedBuild {
 }
 
 /// One buffer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlannedBuffer {
     /// Argument name.
     pub name: String,
@@ -249,7 +249,7 @@ pub struct PlannedBuffer {
 }
 
 /// A resolved spec.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Plan {
     /// Baseline and candidate.
     pub builds: Vec<PlannedBuild>,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One metric value: a number in base units, or text (`PolicySpread`, `cudaFuncCachePreferNone`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum MetricValue {
     /// A number, converted to the base unit.
@@ -14,7 +14,7 @@ pub enum MetricValue {
 }
 
 /// A metric with its base unit (`ns`, `byte`, `hz`, `byte/second`, `%`, `inst`, ...).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metric {
     /// Unit after normalisation (empty when the tool gave none).
     pub unit: String,
@@ -23,7 +23,7 @@ pub struct Metric {
 }
 
 /// The metrics of one profiled kernel launch.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LaunchMetrics {
     /// The tool's launch id.
     pub id: String,

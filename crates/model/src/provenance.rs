@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One input file of a recorded command.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InputFile {
     /// Path as given.
     pub path: String,
@@ -14,7 +14,7 @@ pub struct InputFile {
 }
 
 /// The git state of the working directory, when it is a repository.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GitState {
     /// Commit hash.
     pub commit: String,
@@ -23,7 +23,7 @@ pub struct GitState {
 }
 
 /// How a result was produced: enough to reproduce it and to know what it rests on.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Provenance {
     /// The exact command line (argv).
     pub argv: Vec<String>,

@@ -5,7 +5,7 @@ use kernelab_stats::{Analysis, Change, Direction};
 use serde::{Deserialize, Serialize};
 
 /// One metric of one case at one concurrency, baseline versus candidate, paired by round.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServeMetric {
     /// Case index (0-based, spec order).
     pub case: usize,
@@ -38,7 +38,7 @@ pub struct ServeMetric {
 }
 
 /// The planned looks of a run over rounds and where it stopped.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServePlan {
     /// Rounds of the first look (`[rounds] count`).
     pub count: usize,
@@ -57,7 +57,7 @@ pub struct ServePlan {
 }
 
 /// One look of a run over rounds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServeLook {
     /// Rounds complete at the look.
     pub rounds: usize,
@@ -79,7 +79,7 @@ pub struct ServeLook {
 }
 
 /// One round's figures of a metric.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoundFigures {
     /// Round index.
     pub round: usize,
@@ -90,7 +90,7 @@ pub struct RoundFigures {
 }
 
 /// How a server ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Ending {
     /// It had exited on its own before kernelab stopped it.
@@ -113,7 +113,19 @@ impl Ending {
 }
 
 /// Which of the two builds a figure or a server belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     /// The build before the change.
@@ -139,7 +151,7 @@ impl std::fmt::Display for Side {
 }
 
 /// What went wrong with a server in a round.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureCause {
     /// It did not start or never became healthy.
@@ -163,7 +175,7 @@ impl FailureCause {
 
 /// Why a round failed for one server: the cause, and the message with the details (its log's
 /// tail, the error).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StartFailure {
     /// The cause.
     pub cause: FailureCause,
@@ -172,7 +184,7 @@ pub struct StartFailure {
 }
 
 /// The lowest and highest SM clock seen, MHz.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MhzRange {
     /// Lowest.
     pub min: u32,
@@ -181,7 +193,7 @@ pub struct MhzRange {
 }
 
 /// A server start of one round.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServeStart {
     /// Round index.
     pub round: usize,
@@ -207,7 +219,9 @@ pub struct ServeStart {
 }
 
 /// The output-identity gate: baseline versus candidate outputs of the same prompt and round.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Identity {
     /// Requests whose outputs hash equal.
     pub identical: usize,
@@ -219,7 +233,7 @@ pub struct Identity {
 }
 
 /// The whole result of a serve run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServeResult {
     /// Every case × concurrency × metric.
     pub metrics: Vec<ServeMetric>,
@@ -272,7 +286,7 @@ pub struct ServeResult {
 
 /// The SLO search of one set of lengths and concurrency cap over the rates of a sweep: a side
 /// sustains a rate when its goodput there (median over rounds) is at least `attain` of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SloSearch {
     /// Prompt tokens.
     pub input_tokens: usize,
@@ -294,7 +308,7 @@ pub struct SloSearch {
 }
 
 /// One rate of an SLO search.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SloRate {
     /// The case (one per rate of the sweep).
     pub case: usize,
@@ -311,7 +325,7 @@ pub struct SloRate {
 }
 
 /// The output-identity gate of an A/A control run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AaIdentity {
     /// The A/A's samples file.
     pub samples: String,
@@ -329,7 +343,7 @@ pub struct AaIdentity {
 
 /// One point's warm-up on one side over its server starts (`warmup = "steady"`): how many
 /// requests each start needed and the cold-start curve.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WarmupCurve {
     /// Case index.
     pub case: usize,
@@ -353,7 +367,7 @@ pub struct WarmupCurve {
 
 /// The prefix-cache state of one point: the cached prompt tokens
 /// (`usage.prompt_tokens_details.cached_tokens`) each side's measured requests reported.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CacheState {
     /// Case index.
     pub case: usize,
@@ -370,7 +384,7 @@ pub struct CacheState {
 }
 
 /// A server's own metrics over one point, summed over its rounds (`metrics_url`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServerMetricsSummary {
     /// Case index.
     pub case: usize,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A point's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PointVerdict {
     /// Every gate held.
@@ -19,7 +19,7 @@ pub enum PointVerdict {
 }
 
 /// The result of one grid point, as written to `points/<id>.json` in the output folder.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PointResult {
     /// The point's id (its coordinates, file-name safe).
     pub id: String,
@@ -52,7 +52,7 @@ pub struct PointResult {
 }
 
 /// One build key's code comparison (from `code matrix`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildChange {
     /// The build key.
     pub key: String,
@@ -63,7 +63,7 @@ pub struct BuildChange {
 }
 
 /// The merged result of a sweep.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepMatrix {
     /// The sweep file.
     pub sweep: String,

@@ -19,7 +19,7 @@ pub struct Entry {
 }
 
 /// One recorded command.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Record {
     /// Layout version.
     pub schema_version: u32,
@@ -36,7 +36,7 @@ pub struct Record {
 }
 
 /// A record's envelope without its result: what a reader keeps beside the typed evidence.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RecordHead {
     /// Layout version.
     pub schema_version: u32,

@@ -179,7 +179,7 @@ pub fn compare_tables(
 }
 
 /// A flat CSV row per family.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct CompareCsvRow<'a> {
     family: &'a str,
     status: Status,

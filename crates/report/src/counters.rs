@@ -153,7 +153,7 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Block> {
 }
 
 /// One CSV row per side, kernel and metric, with the change where there is one.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct Row<'a> {
     side: &'a str,
     kernel: &'a str,

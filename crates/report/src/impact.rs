@@ -42,7 +42,7 @@ pub enum ImpactError {
 
 /// A predicted or measured figure with its interval: a change (a fraction, ratio − 1) or
 /// nanoseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Estimate {
     /// The point estimate; for changes, candidate / baseline − 1.
     pub value: f64,
@@ -70,7 +70,7 @@ impl Estimate {
 }
 
 /// A measurement of the request set against the prediction.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Measured {
     /// What measured it: the record kind and label (`compare gdn_w4s3_run1`).
     pub source: String,
@@ -86,7 +86,7 @@ pub struct Measured {
 }
 
 /// The predicted request impact of one kernel change.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Impact {
     /// The family (or kernel name) matched in the profile.
     pub family: String,

@@ -28,6 +28,7 @@ mod metrics;
 mod profile;
 pub mod render;
 mod roofline;
+pub mod schema;
 mod serve;
 mod svg;
 mod sweep;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One input as written to JSON.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InputDoc {
     /// Path as given.
     pub path: String,
@@ -371,7 +371,7 @@ pub fn profile_tables(
 }
 
 /// A flat CSV row (one per kernel row, plus the "other" row).
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct CsvRow<'a> {
     rank: usize,
     name: &'a str,

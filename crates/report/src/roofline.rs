@@ -274,7 +274,7 @@ pub fn roofline_sections(r: &Roofline) -> Vec<Block> {
     out
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 struct RooflineCsvRow<'a> {
     family: &'a str,
     calls: u64,

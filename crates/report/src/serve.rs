@@ -432,7 +432,7 @@ pub fn identity_line(r: &ServeResult) -> String {
 }
 
 /// One CSV row.
-#[derive(Serialize)]
+#[derive(Serialize, schemars::JsonSchema)]
 pub struct ServeCsvRow {
     /// Case index.
     pub case: usize,

@@ -25,6 +25,32 @@ pub mod serve;
 pub mod slurm;
 
 pub use error::{Error, Result};
+
+/// One step of a long run, for progress displays: `done` of `planned` (pairs, rounds), and the
+/// line a person reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Step<'a> {
+    /// Steps done.
+    pub done: u64,
+    /// Steps planned (the most the run may take).
+    pub planned: u64,
+    /// What the steps are (`pairs`, `A/A pairs`, `rounds`).
+    pub unit: &'static str,
+    /// The progress line.
+    pub message: &'a str,
+}
+
+impl<'a> Step<'a> {
+    /// `done` of `planned` `unit`, with its line.
+    pub fn new(done: usize, planned: usize, unit: &'static str, message: &'a str) -> Step<'a> {
+        Step {
+            done: done as u64,
+            planned: planned as u64,
+            unit,
+            message,
+        }
+    }
+}
 pub use runner::{
     pairs_from, run_ab, timeout_after_warmup, AbResult, AbSettings, Executor, MetricAnalysis,
     ProcessExecutor, RunOutcome,

@@ -26,7 +26,7 @@ pub struct MetricSpec {
 }
 
 /// A named value.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Value {
     /// Metric name.
     pub name: String,

@@ -91,6 +91,45 @@ pub fn descendants(root: u32) -> Vec<u32> {
     out
 }
 
+/// Stops `root` and every process it started, for a cancelled run: each process of the tree
+/// is stopped (SIGSTOP) while the tree is collected, so that none forks unseen; then each gets
+/// SIGTERM and is continued (a program may flush what it measured); those still alive after
+/// `grace` get SIGKILL. The caller reaps `root`. Returns the processes signalled.
+pub fn stop_tree(root: u32, grace: std::time::Duration) -> Vec<u32> {
+    let mut seen: Vec<u32> = Vec::new();
+    for _ in 0..100 {
+        let mut tree = vec![root];
+        tree.extend(descendants(root));
+        let new: Vec<u32> = tree.into_iter().filter(|p| !seen.contains(p)).collect();
+        if new.is_empty() {
+            break;
+        }
+        for &p in &new {
+            kill_pid(p, libc::SIGSTOP);
+        }
+        seen.extend(new);
+    }
+    for &p in &seen {
+        kill_pid(p, libc::SIGTERM);
+        kill_pid(p, libc::SIGCONT);
+    }
+    let alive = |seen: &[u32]| -> Vec<u32> {
+        let all = processes();
+        seen.iter()
+            .copied()
+            .filter(|p| all.iter().any(|&(q, _, z)| q == *p && !z))
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + grace;
+    while std::time::Instant::now() < deadline && !alive(&seen).is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for p in alive(&seen) {
+        kill_pid(p, libc::SIGKILL);
+    }
+    seen
+}
+
 /// Whether process `pid` carries `TRACK_ENV=tag` in its environment.
 fn carries(pid: u32, tag: &str) -> bool {
     let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {

@@ -10,7 +10,9 @@ use std::io::Read;
 use std::path::Path;
 
 /// Which slot a run filled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum Slot {
     /// Baseline.
     A,
@@ -19,7 +21,7 @@ pub enum Slot {
 }
 
 /// One line of the samples file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Record {
     /// The first line: what is being compared.

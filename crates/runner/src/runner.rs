@@ -316,7 +316,7 @@ pub fn run_ab(
     s: &AbSettings,
     writer: &mut Writer,
     resumed: &[Record],
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&crate::Step<'_>),
 ) -> Result<AbResult, Error> {
     let primary = s
         .metrics
@@ -351,7 +351,12 @@ pub fn run_ab(
     while aa_done < s.aa_pairs {
         if st.pair(exec, s, aa_done, true)? {
             aa_done += 1;
-            progress(&format!("A/A pair {aa_done}/{}", s.aa_pairs));
+            progress(&crate::Step::new(
+                aa_done,
+                s.aa_pairs,
+                "A/A pairs",
+                &format!("A/A pair {aa_done}/{}", s.aa_pairs),
+            ));
         }
     }
     // Re-read what was written so far (the writer only appends).
@@ -372,7 +377,12 @@ pub fn run_ab(
                     path: st.writer.path.clone(),
                 });
             }
-            progress(&format!("pair {} (max {})", main.len(), design.max_pairs));
+            progress(&crate::Step::new(
+                main.len(),
+                design.max_pairs,
+                "pairs",
+                &format!("pair {} (max {})", main.len(), design.max_pairs),
+            ));
         }
     }
     let used = analyze(&main, &design).pairs;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A closed interval `[low, high]` with finite ends, `low ≤ high`. JSON: `{"low", "high"}`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "IntervalRepr")]
 pub struct Interval {
     /// Lower end.
@@ -20,6 +20,7 @@ pub struct Interval {
 
 /// The JSON form of an interval: an object with `low` and `high` only (a positional `[lo, hi]`
 /// of earlier layouts is refused, naming the form expected).
+#[derive(schemars::JsonSchema)]
 struct IntervalRepr {
     low: f64,
     high: f64,
@@ -99,7 +100,9 @@ impl fmt::Display for Interval {
 }
 
 /// Whether smaller values of a metric are better (times) or larger (throughputs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// Times, latencies.
@@ -115,7 +118,7 @@ pub enum Direction {
 /// JSON (flattened into the row that holds it): `ratio` (number or null), `change` (number or
 /// null), `interval` (`{"low", "high"}` on the ratio, or null) and, when unavailable,
 /// `unavailable` with the reason.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "ChangeRepr", into = "ChangeRepr")]
 pub struct Change {
     ratio: Option<f64>,
@@ -123,7 +126,7 @@ pub struct Change {
     unavailable: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 struct ChangeRepr {
     ratio: Option<f64>,
     change: Option<f64>,

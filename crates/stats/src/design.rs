@@ -10,7 +10,7 @@ use crate::until::{half_width, ratio_ci};
 use serde::{Deserialize, Serialize};
 
 /// Which run of a pair came first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Order {
     /// Baseline first.
     AB,
@@ -28,7 +28,7 @@ pub fn abba_order(k: usize, start: Order) -> Order {
 }
 
 /// One adjacent pair: a baseline and a candidate run.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pair {
     /// Which ran first.
     pub order: Order,
@@ -39,7 +39,7 @@ pub struct Pair {
 }
 
 /// How to stop.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StopRule {
     /// Planned looks at 8, 16, 32, … pairs with Bonferroni over the looks; stop at a decisive
@@ -60,7 +60,7 @@ pub enum StopRule {
 }
 
 /// Settings of an analysis.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Design {
     /// Error rate.
     pub alpha: f64,
@@ -91,7 +91,7 @@ impl Default for Design {
 
 /// The three-way verdict, judged on the interval of the ratio against the practical threshold δ
 /// and the metric's direction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Verdict {
     /// The candidate is better (times lower, throughputs higher): the interval leaves ±δ on
@@ -122,7 +122,7 @@ impl Verdict {
 }
 
 /// The result at one look.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Look {
     /// Pairs used.
     pub pairs: usize,
@@ -137,7 +137,7 @@ pub struct Look {
 }
 
 /// Order effect: how much slower the second run of a pair is, with its interval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OrderEffect {
     /// Estimated second-in-pair effect (fraction).
     pub estimate: f64,
@@ -146,7 +146,7 @@ pub struct OrderEffect {
 }
 
 /// Drift of the baseline over the run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Drift {
     /// Kendall's tau of baseline values against time.
     pub tau: f64,
@@ -155,7 +155,7 @@ pub struct Drift {
 }
 
 /// A complete analysis.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Analysis {
     /// Pairs used for the final answer.
     pub pairs: usize,
@@ -570,7 +570,7 @@ pub fn drift(pairs: &[Pair]) -> Option<Drift> {
 }
 
 /// A/A calibration: does the harness show a difference between two identical slots?
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AaCheck {
     /// The A/A analysis (fixed design at 1 − α).
     pub analysis: Analysis,

@@ -38,7 +38,7 @@ pub struct BitwiseOptions {
 }
 
 /// One differing element.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Mismatch {
     /// Flat (C-order) index.
     pub flat: usize,
@@ -51,7 +51,7 @@ pub struct Mismatch {
 }
 
 /// The result of a bitwise comparison.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BitwiseReport {
     /// Elements compared.
     pub elements: u64,
@@ -147,7 +147,7 @@ pub fn bitwise(a: &Tensor, b: &Tensor, opt: BitwiseOptions) -> BitwiseReport {
 }
 
 /// Tolerances of a close comparison: |a − b| ≤ atol + rtol·|b|, or a ULP limit.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Tolerance {
     /// Relative tolerance.
     pub rtol: f64,
@@ -196,7 +196,7 @@ pub const ULP_BUCKETS: [(&str, u64); 8] = [
 ];
 
 /// One bucket of the ULP-distance histogram.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UlpBucket {
     /// The distances it holds: `0`, `1`, `2`, `3-4`, …, `>256`, `non-finite`.
     pub ulps: String,
@@ -205,7 +205,7 @@ pub struct UlpBucket {
 }
 
 /// The result of a close comparison (B is the reference).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CloseReport {
     /// Elements compared.
     pub elements: u64,
@@ -370,7 +370,7 @@ pub fn close(a: &Tensor, b: &Tensor, tol: Tolerance) -> CloseReport {
 }
 
 /// NaN and infinity counts of one tensor.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FiniteReport {
     /// Elements checked.
     pub elements: u64,

@@ -140,7 +140,9 @@ pub struct TensorFile {
 }
 
 /// An array of a file that no gate looks at, and why.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Skipped {
     /// Member name.
     pub name: String,

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// One tensor's result, or why it could not be compared.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TensorResult<T> {
     /// Tensor name (A's, when the single tensors of two files are paired).
     pub name: String,
@@ -27,7 +27,7 @@ pub struct TensorResult<T> {
 }
 
 /// A file-level comparison.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileComparison<T> {
     /// First file.
     pub a: PathBuf,
@@ -192,7 +192,7 @@ pub fn finite_file(a: &TensorFile) -> FileFinite {
 }
 
 /// One tensor's finiteness.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TensorFinite {
     /// Tensor name.
     pub name: String,
@@ -209,7 +209,7 @@ pub fn non_finite_totals(tensors: &[TensorFinite]) -> (u64, u64) {
 }
 
 /// The finiteness of every tensor of one file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileFinite {
     /// The file.
     pub path: String,
@@ -225,7 +225,7 @@ impl FileFinite {
 }
 
 /// One tensor's content hash.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TensorHash {
     /// Tensor name.
     pub name: String,
@@ -234,7 +234,7 @@ pub struct TensorHash {
 }
 
 /// The content hashes of one file's tensors.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileHashes {
     /// The file.
     pub path: PathBuf,
@@ -243,7 +243,7 @@ pub struct FileHashes {
 }
 
 /// Content hashes of repeated runs, and which differ from the first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepeatReport {
     /// Per file, the content hash of each tensor.
     pub files: Vec<FileHashes>,
@@ -339,7 +339,7 @@ pub struct ManifestConfig {
 }
 
 /// One config's gates (`None`: gate not run for this config).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ConfigResult {
     /// Config name.
     pub name: String,
@@ -356,7 +356,7 @@ pub struct ConfigResult {
 }
 
 /// One summary line per gate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GateLine {
     /// Gate name.
     pub gate: String,
@@ -369,7 +369,7 @@ pub struct GateLine {
 }
 
 /// The result of a sweep.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SweepReport {
     /// Per config.
     pub configs: Vec<ConfigResult>,

@@ -17,7 +17,7 @@ pub struct CompareOptions {
 }
 
 /// One side's figures for a family over its runs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Side {
     /// Runs in which the family appears.
     pub present_runs: usize,
@@ -34,7 +34,7 @@ pub struct Side {
 }
 
 /// The verdict on one family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Status {
@@ -56,7 +56,7 @@ pub enum Status {
 }
 
 /// Per-family comparison row.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FamilyDelta {
     /// Family key (or kernel name with grouping `none`).
     pub family: String,
@@ -79,7 +79,7 @@ pub struct FamilyDelta {
 }
 
 /// A whole-trace figure on both sides (medians over runs; `None` when unavailable).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FigureDelta {
     /// Figure name (as in the profile summary: `kernel_time_ns`, `busy_ns`, ...).
     pub figure: String,
@@ -93,7 +93,7 @@ pub struct FigureDelta {
 }
 
 /// The result of comparing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// Runs on the baseline side.
     #[serde(rename = "baseline_runs")]

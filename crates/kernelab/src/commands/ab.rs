@@ -312,10 +312,11 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         timeout: args.timeout.map(kernelab_model::duration_clamped),
     };
     let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut progress = |m: &str| {
+    let mut progress = |s: &kernelab_runner::Step<'_>| {
         if !quiet {
-            eprint!("\r\x1b[2K{m}");
+            eprint!("\r\x1b[2K{}", s.message);
         }
+        crate::progress::runner_step(s);
     };
     let result = run_ab(&mut exec, &settings, &mut writer, &resumed, &mut progress);
     let result = match result {

@@ -208,6 +208,7 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
     let bar = crate::progress::count_bar(
         total as u64,
         "profiling {bar:30} process {pos}/{len} eta {eta}",
+        "processes",
     );
     let result = counters::run(&settings, &sides, &mut |done, _| {
         bar.set_position(done as u64)

@@ -102,6 +102,7 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     let bar = crate::progress::count_bar(
         spec.timing.rounds as u64,
         "timing {bar:30} round {pos}/{len} eta {eta}",
+        "rounds",
     );
     let spec_name = a.spec.display().to_string();
     let result = kernelab_launcher::run(

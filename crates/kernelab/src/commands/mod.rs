@@ -10,6 +10,7 @@ pub mod counters;
 pub mod export;
 pub mod impact;
 pub mod kernel;
+pub mod mcp;
 pub mod metrics;
 pub mod profile;
 pub mod record;

@@ -8,18 +8,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
 use kernelab_report::audit::{audit, audit_sections};
 use kernelab_report::bundle;
-use kernelab_report::impact::Impact;
-use kernelab_report::{evidence, evidence_html, pr_body, Headline, GITHUB_BODY_LIMIT};
-use serde::Serialize;
+use kernelab_report::{evidence, evidence_html, pr_body, GITHUB_BODY_LIMIT};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-
-#[derive(Serialize)]
-struct Summary<'a> {
-    title: &'a str,
-    records: &'a [Headline],
-    impacts: &'a [Impact],
-}
 
 /// Where the appendix goes when the body is too long: `--appendix`, else beside `--out`
 /// (`pr.md` → `pr.appendix.md`); `None` when the body goes to standard output (nothing is
@@ -187,10 +178,10 @@ pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
         ReportFormat::Html => evidence_html(&args.title, &report),
         ReportFormat::Json => output::json(&Document::new(
             "report",
-            Summary {
-                title: &args.title,
-                records: &report.heads,
-                impacts: &report.impacts,
+            kernelab_report::schema::ReportSummary {
+                title: args.title.clone(),
+                records: report.heads.clone(),
+                impacts: report.impacts.clone(),
             },
         ))?,
     };

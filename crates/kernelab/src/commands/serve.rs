@@ -68,8 +68,12 @@ fn execute(r: &Rounds<'_>, run: &kernelab_runner::run::Run) -> Result<()> {
         run.dir.join("logs").display()
     );
     let logs = run.subdir("logs").map_err(|e| anyhow!(e))?;
-    let mut progress = |s: &str| {
-        let _ = writeln!(std::io::stderr(), "kernelab serve: {s}");
+    let mut progress = |s: &kernelab_runner::Step<'_>| {
+        if crate::progress::jsonl() {
+            crate::progress::runner_step(s);
+        } else {
+            let _ = writeln!(std::io::stderr(), "kernelab serve: {}", s.message);
+        }
     };
     let limits = RoundsLimits {
         logs: &logs,

@@ -246,6 +246,7 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     let bar = crate::progress::count_bar(
         todo.len() as u64,
         "sweep {bar:30} point {pos}/{len} eta {eta}",
+        "points",
     );
     let mut problems = Vec::new();
     let outcomes = run_pool(&exe, &slots, &tasks, &["KERNELAB_BUNDLE"], &mut |o| {

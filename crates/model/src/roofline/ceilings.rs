@@ -6,7 +6,9 @@ use crate::roofline::Figure;
 use serde::{Deserialize, Serialize};
 
 /// Which ceiling.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CeilingKind {
     /// DRAM bandwidth of a device-to-device copy (bytes read + written per second).
@@ -63,7 +65,7 @@ impl CeilingKind {
 }
 
 /// A figure measured on this device.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Measured {
     /// The value in the kind's unit.
     pub value: f64,
@@ -72,7 +74,7 @@ pub struct Measured {
 }
 
 /// A figure quoted from a datasheet.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Quoted {
     /// The value in the kind's unit.
     pub value: f64,
@@ -81,7 +83,7 @@ pub struct Quoted {
 }
 
 /// One ceiling, measured and quoted where each is known.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ceiling {
     /// Which ceiling.
     pub kind: CeilingKind,
@@ -113,7 +115,7 @@ impl Ceiling {
 }
 
 /// Who the device is.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceIdentity {
     /// Name as the driver gives it.
     pub name: String,
@@ -132,7 +134,7 @@ pub struct DeviceIdentity {
 }
 
 /// Clocks read around the measurement.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Clocks {
     /// SM clock after the measurement, MHz.
     pub sm_mhz: Option<u32>,
@@ -143,7 +145,7 @@ pub struct Clocks {
 }
 
 /// The `ceilings` document body.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ceilings {
     /// The device.
     pub device: DeviceIdentity,

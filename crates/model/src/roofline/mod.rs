@@ -30,7 +30,7 @@ pub enum Figure {
     },
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 struct FigureRepr {
     value: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,6 +61,16 @@ impl Serialize for Figure {
             },
         }
         .serialize(s)
+    }
+}
+
+/// The schema of the written form (`{"value", "unavailable"}`).
+impl schemars::JsonSchema for Figure {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Figure".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        FigureRepr::json_schema(g)
     }
 }
 
@@ -131,7 +141,7 @@ impl fmt::Display for Figure {
 }
 
 /// The compute roof a kernel family runs against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Roof {
     /// FP32 FMA on the vector units.
@@ -167,7 +177,7 @@ impl Roof {
 }
 
 /// Which roof bounds a kernel at its arithmetic intensity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Bound {
     /// DRAM bandwidth (intensity below the ridge, or no FLOP model).
@@ -177,7 +187,7 @@ pub enum Bound {
 }
 
 /// Where one family sits under its roof.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Placement {
     /// Achieved FLOP/s.
     pub flop_per_s: Figure,
@@ -287,7 +297,7 @@ fn finite(f: Figure) -> Figure {
 }
 
 /// One roof's peak as used by a roofline.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoofPeak {
     /// The roof.
     pub roof: Roof,
@@ -296,7 +306,7 @@ pub struct RoofPeak {
 }
 
 /// One kernel family under its roof (`kernelab roofline`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FamilyRoofline {
     /// The family key.
     pub family: String,
@@ -330,7 +340,7 @@ pub struct FamilyRoofline {
 }
 
 /// Launches of one family at one shape.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ShapeLaunches {
     /// The rule's sizes read from the launching operator's `Input Dims`.
     pub sizes: std::collections::BTreeMap<String, i64>,
@@ -356,7 +366,7 @@ pub fn above_roof(fraction: &Figure, ceilings_source: &str) -> Option<String> {
 }
 
 /// The body of a `roofline` document.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Roofline {
     /// The ceilings' device name.
     pub device: String,

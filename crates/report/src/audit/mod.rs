@@ -20,7 +20,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One number of the note that disagrees with the bundle or with its own inputs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Mismatch {
     /// 1-based line of the note.
     pub line: usize,
@@ -32,7 +32,7 @@ pub struct Mismatch {
 
 /// Something the audit could not decide: a line it could not read, or a figure that matches
 /// records of several labels on a line that names none.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Warning {
     /// 1-based line of the note.
     pub line: usize,
@@ -41,7 +41,7 @@ pub struct Warning {
 }
 
 /// The audit of one note.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Audit {
     /// Numbers looked up in the bundle or checked against their inputs.
     pub checked: usize,

@@ -37,7 +37,7 @@ pub struct Part {
 }
 
 /// One line of the JSON summary per record.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Headline {
     /// Record file.
     pub file: String,

@@ -39,7 +39,7 @@ impl RecordKind for AbBody {
 }
 
 /// `kernelab ab` and `ab analyze` (`kind: "ab"`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AbBody {
     /// The samples file, when there is one.
     pub samples: Option<String>,

@@ -22,7 +22,7 @@ impl RecordKind for FiniteFiles {
 }
 
 /// The result of `kernelab check finite`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FiniteFiles {
     /// Whether every tensor of every file is all finite.
     pub pass: bool,

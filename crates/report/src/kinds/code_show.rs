@@ -27,7 +27,7 @@ impl RecordKind for CodeShowBody {
 }
 
 /// `kernelab code show` (`kind: "code_show"`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeShowBody {
     /// Every code object read.
     pub objects: Vec<CodeObject>,

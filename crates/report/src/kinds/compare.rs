@@ -89,7 +89,7 @@ impl RecordKind for CompareBody {
 }
 
 /// `kernelab compare` (`kind: "compare"`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareBody {
     /// Baseline inputs.
     #[serde(rename = "baseline_inputs")]

@@ -45,7 +45,7 @@ impl RecordKind for CountersBody {
 }
 
 /// `kernelab counters` (`kind: "counters"`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CountersBody {
     /// The folder that keeps every profiler process's output and stderr.
     pub work_dir: String,

@@ -70,7 +70,7 @@ impl RecordKind for KernelRunBody {
 }
 
 /// `kernelab kernel run` (`kind: "kernel_run"`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelRunBody {
     /// Whether every gate passed.
     pub pass: bool,

@@ -48,7 +48,7 @@ impl RecordKind for MetricsBody {
 }
 
 /// `kernelab metrics` (`kind: "metrics"`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetricsBody {
     /// The launches with every metric, in base units.
     pub launches: Vec<LaunchMetrics>,

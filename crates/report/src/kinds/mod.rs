@@ -213,6 +213,10 @@ macro_rules! registry {
             pub fn pass(&self) -> Option<bool> {
                 self.kind().pass()
             }
+            /// The document and record schemas of every kind name (docs/schema/).
+            pub fn schemas() -> Vec<$crate::schema::KindSchemas> {
+                vec![$($($crate::schema::kind_schemas::<$ty>($name)),+),*]
+            }
         }
     };
 }

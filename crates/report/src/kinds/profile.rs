@@ -83,7 +83,7 @@ impl RecordKind for ProfileBody {
 }
 
 /// `kernelab profile` (`kind: "profile"`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProfileBody {
     /// `family` or `none`.
     pub grouping: String,

@@ -359,7 +359,7 @@ impl RecordKind for ServeBody {
 }
 
 /// `kernelab serve` (`kind: "serve"`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServeBody {
     /// The samples file.
     pub samples: String,

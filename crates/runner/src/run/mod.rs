@@ -19,7 +19,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 /// What kind of experiment a run is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum RunKind {
@@ -59,7 +59,7 @@ impl RunKind {
 
 /// The run fields of a samples file's header line (`{"kind": "header", "run": …}`), beside the
 /// command's own plan fields. Every field is absent in files written before runs had ids.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Identity {
     /// The kind of run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -411,7 +411,7 @@ fn create_linked(root: &Path, kind: RunKind, samples: &Path) -> Result<Run, RunE
 }
 
 /// How a run ended, kept in its folder's `state` file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunState {
     /// Every planned pair, round or point was run.
@@ -449,7 +449,7 @@ impl Run {
         spec_sha256: Option<&str>,
         plan: &P,
     ) -> Result<JsonlWriter, RunError> {
-        #[derive(Serialize)]
+        #[derive(Serialize, schemars::JsonSchema)]
         struct Header<'a, P> {
             kind: &'static str,
             schema_version: u32,
@@ -480,7 +480,7 @@ impl Run {
 }
 
 /// One line of `kernelab runs`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunSummary {
     /// The run's id.
     pub id: String,

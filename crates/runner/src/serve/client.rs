@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 /// What one request measured.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Measured {
     /// Time to first token (streaming only).
     pub ttft_s: Option<f64>,

@@ -61,7 +61,7 @@ pub fn run_rounds(
     done: &[ServeRecord],
     out: &mut SampleWriter,
     limits: RoundsLimits<'_>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(&crate::Step<'_>),
 ) -> Result<RunEnd> {
     let complete: BTreeSet<(usize, Slot, usize, usize)> = done
         .iter()
@@ -140,13 +140,18 @@ pub fn run_rounds(
             } else {
                 (None, RunEnd::Complete)
             };
-            progress(&look_line(&l, spec));
+            progress(&crate::Step::new(
+                round,
+                max,
+                "rounds",
+                &look_line(&l, spec),
+            ));
             out.write(&ServeRecord::Look {
                 look: l,
                 stop: stop.clone(),
             })?;
             if let Some(why) = stop {
-                progress(&why);
+                progress(&crate::Step::new(round, max, "rounds", &why));
                 return Ok(end);
             }
         }
@@ -170,6 +175,9 @@ pub fn run_rounds(
             rt: &rt,
             client: &client,
         };
+        // What the steps of this round say, as a step of the rounds planned.
+        let mut say = |m: &str| progress(&crate::Step::new(round, max, "rounds", m));
+        let progress = &mut say;
         let worked = if spec.placement.mode == PlacementMode::Together {
             if slots.iter().all(|&s| todo_of(s).is_empty()) {
                 false
@@ -219,8 +227,8 @@ pub fn run_rounds(
         } else {
             format!("maximum rounds ({max}) reached")
         };
-        progress(&look_line(&l, spec));
-        progress(&why);
+        progress(&crate::Step::new(max, max, "rounds", &look_line(&l, spec)));
+        progress(&crate::Step::new(max, max, "rounds", &why));
         out.write(&ServeRecord::Look {
             look: l,
             stop: Some(why),

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub const SCHEMA: u32 = 1;
 
 /// One line of the serve samples file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ServeRecord {
     /// The first line.

@@ -108,7 +108,7 @@ pub fn parse(text: &str) -> Result<Scrape, String> {
 
 /// What a server's metrics say about one point: counters as the difference over the point,
 /// the KV-cache usage after it (a fraction). `None`: the server does not export the family.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PointMetrics {
     /// Prefix-cache hits (tokens or blocks, as the server counts them).
     #[serde(default, skip_serializing_if = "Option::is_none")]

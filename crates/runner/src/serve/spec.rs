@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 
 /// One server: how to start it and how to know it is ready.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSpec {
     /// Program and arguments; `{port}` is replaced by the port.
@@ -59,7 +59,9 @@ fn default_grace() -> f64 {
 }
 
 /// How prompts are sent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PromptKind {
     /// A list of token ids (OpenAI `/v1/completions` accepts them).
@@ -71,7 +73,9 @@ pub enum PromptKind {
 }
 
 /// Arrival process of a request rate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrivals {
     /// Exponential gaps (seeded).
@@ -82,7 +86,7 @@ pub enum Arrivals {
 }
 
 /// One case: exact input and output lengths, run at each concurrency.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CaseSpec {
     /// Exact prompt tokens (a trace case: the largest of its requests, filled when read).
@@ -144,7 +148,7 @@ impl CaseSpec {
 }
 
 /// What is sent, and how much.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     /// Path of the completion endpoint.
@@ -191,6 +195,7 @@ pub struct Workload {
     pub request_timeout_s: f64,
     /// Extra JSON fields merged into every request body.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub extra: BTreeMap<String, toml::Value>,
     /// Path of a cache-flush endpoint (POST) called before each case and concurrency (e.g.
     /// SGLang's `/flush_cache`); absent: caches are cleared only by the fresh start of each round.
@@ -250,6 +255,18 @@ impl Serialize for Warmup {
     }
 }
 
+/// A number of requests or `"steady"`.
+impl schemars::JsonSchema for Warmup {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Warmup".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "oneOf": [{"type": "integer", "minimum": 0}, {"const": "steady"}]
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Warmup {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         #[derive(Deserialize)]
@@ -273,7 +290,7 @@ impl<'de> Deserialize<'de> for Warmup {
 /// `warmup = "steady"`: warm-up requests, one at a time, until the last `last` agree within
 /// `within` (max − min over their median) on TTFT and on TPOT (E2E when not streaming), at most
 /// `max` requests; a point that reaches `max` first is flagged as not steady.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Steady {
     /// How many of the latest requests must agree (at least 2).
@@ -308,7 +325,9 @@ fn default_request_timeout() -> f64 {
 }
 
 /// Order of the servers across rounds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum RoundOrder {
     /// AB, BA, AB, BA, … (each round of two reversed by the next).
@@ -319,7 +338,7 @@ pub enum RoundOrder {
 }
 
 /// Rounds: each round starts both servers fresh, one after the other.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Rounds {
     /// Number of rounds (each gives one pair per case and metric).
@@ -353,7 +372,7 @@ impl Default for Rounds {
 
 /// The analysis: the practical threshold and confidence of the verdicts, and the SLOs of
 /// goodput.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnalysisSpec {
     /// Smallest change that matters, as a fraction (0.02 = 2%).
@@ -375,7 +394,7 @@ pub struct AnalysisSpec {
 }
 
 /// Service-level objectives, in milliseconds; a request meets them when each given one holds.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Slo {
     /// TTFT at most this.
@@ -422,7 +441,9 @@ impl Default for AnalysisSpec {
 }
 
 /// How the two servers of a round share the machine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PlacementMode {
     /// One server at a time: each is started, measured and stopped before the other starts.
@@ -435,7 +456,7 @@ pub enum PlacementMode {
 }
 
 /// Where the servers of a round run (`[placement]`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Placement {
     /// `apart` (default) or `together`.
@@ -480,7 +501,7 @@ impl Placement {
 pub const GPU_SET_VARIABLES: [&str; 2] = ["CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"];
 
 /// A whole serve spec.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Spec {
     /// The baseline server.

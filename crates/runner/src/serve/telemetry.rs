@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What the sampler saw.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Telemetry {
     /// Peak memory in use, summed over the sampled GPUs (device-wide: other processes count too).
     pub peak_gpu_memory_bytes: Option<u64>,

@@ -20,7 +20,7 @@ use std::path::Path;
 pub const MAX_TRACE_BYTES: u64 = 256 << 20;
 
 /// One request of a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TraceRequest {
     /// Seconds after the trace's first request.
     pub at_s: f64,
@@ -31,7 +31,9 @@ pub struct TraceRequest {
 }
 
 /// The unit of a numeric time column.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum TimeUnit {
     /// The layout's own (milliseconds for Mooncake's `timestamp` in JSONL, else seconds).

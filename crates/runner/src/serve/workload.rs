@@ -154,7 +154,7 @@ pub fn body(w: &Workload, model: Option<&str>, prompt: &Prompt) -> serde_json::V
 }
 
 /// A measured request, or why it failed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RequestOutcome {
     /// Index of the prompt within the case.
     pub index: usize,
@@ -173,7 +173,7 @@ pub struct RequestOutcome {
 }
 
 /// The client's own delay during a point: how late its timer ticks fired.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Guard {
     /// Largest lateness of a 1 ms timer tick, seconds.
     pub loop_lag_max_s: f64,

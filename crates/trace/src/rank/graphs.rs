@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Median, least and greatest of a per-replay figure, in ns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NsSpread {
     /// Median (of an even count, the mean of the two middle values, rounded down).
     pub median: i64,
@@ -34,7 +34,7 @@ impl NsSpread {
 }
 
 /// One kernel of a graph, with its GPU time per replay.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphKernel {
     /// Kernel name.
     pub name: String,
@@ -45,7 +45,7 @@ pub struct GraphKernel {
 }
 
 /// One graph: every replay of the same kernels in the same order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphRow {
     /// `graph 1`, `graph 2`, … in the order of first replay.
     pub graph: String,
@@ -70,7 +70,7 @@ pub struct GraphRow {
 }
 
 /// Graph replays of a profile (`kernelab profile --by-graph`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Graphs {
     /// One row per graph, by total GPU kernel time.
     pub rows: Vec<GraphRow>,

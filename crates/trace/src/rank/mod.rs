@@ -127,7 +127,7 @@ impl Default for RankOptions {
 }
 
 /// Whole-trace figures. `None` means the input does not have what the figure needs.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Sum of kernel durations.
     pub kernel_time_ns: u64,
@@ -162,7 +162,7 @@ pub struct Summary {
 }
 
 /// A kernel whose slowest call is far slower than its median.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Outlier {
     /// Row name.
     pub name: String,
@@ -177,7 +177,7 @@ pub struct Outlier {
 }
 
 /// Time attributed to one annotated range.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PhaseRow {
     /// Range name, or `(no phase)`.
     pub phase: String,
@@ -193,7 +193,7 @@ pub struct PhaseRow {
 
 /// Host API calls, copies, tracing domains or queue packets of one name (statistics files and
 /// legacy rocprof traces): never counted as kernel GPU time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActivityRow {
     /// What the row counts.
     pub kind: ActivityKind,
@@ -239,7 +239,7 @@ fn activity_rows(profile: &Profile) -> Vec<ActivityRow> {
 }
 
 /// The result of ranking.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Ranking {
     /// Top rows by total time.
     pub rows: Vec<KernelRow>,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 
 /// The smallest and largest value of a resource over a row's dispatches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ValueRange {
     /// Smallest.
     pub min: u32,
@@ -15,7 +15,7 @@ pub struct ValueRange {
 }
 
 /// One ranked row: a kernel (grouping `none`) or a family. Figures the input lacks are `None`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelRow {
     /// 1-based rank by total time (0 for the "other" row).
     pub rank: usize,
@@ -101,7 +101,7 @@ pub(super) fn assemble(
 
 /// A launch geometry of a row: one `[x, y, z]` for every launch, or how many distinct ones
 /// its launches have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Geometry {
     /// Every launch of the row has these dimensions.

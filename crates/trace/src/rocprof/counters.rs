@@ -12,7 +12,7 @@ use std::io::Read;
 pub const MAX_COUNTER_CSV_BYTES: u64 = 256 << 20;
 
 /// One counter value of one kernel dispatch.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CounterRow {
     /// `Dispatch_Id`: the per-process dispatch counter (1-based).
     pub dispatch: u64,
