@@ -747,6 +747,10 @@ pub struct CompareArgs {
     /// Families whose code did not change; their deltas measure the noise of this comparison.
     #[arg(long = "control", value_name = "FAMILY", num_args = 1..)]
     pub controls: Vec<String>,
+    /// Also compare graph replays per graph (matched by launch site, else by order of first
+    /// replay): replays, kernels and GPU kernel time per replay, ratio
+    #[arg(long)]
+    pub by_graph: bool,
     /// Grouping, filters and row count.
     #[command(flatten)]
     pub rank: RankArgs,

@@ -164,18 +164,78 @@ pub fn compare_tables(
         ));
     }
     notes.extend(c.notes.iter().cloned());
-    vec![
+    let mut out = vec![
         Block::List {
             title: "Inputs".into(),
             lines: inputs,
         },
         Block::Table(s),
         Block::Table(t),
-        Block::List {
-            title: "Notes".into(),
-            lines: notes,
-        },
-    ]
+    ];
+    if let Some(g) = &c.graphs {
+        out.push(Block::Table(graph_table(g)));
+        if !g.only_baseline.is_empty() {
+            notes.push(format!(
+                "graphs only in the baseline: {}",
+                g.only_baseline.join(", ")
+            ));
+        }
+        if !g.only_candidate.is_empty() {
+            notes.push(format!(
+                "graphs only in the candidate: {}",
+                g.only_candidate.join(", ")
+            ));
+        }
+        notes.extend(g.notes.iter().cloned());
+    }
+    out.push(Block::List {
+        title: "Notes".into(),
+        lines: notes,
+    });
+    out
+}
+
+/// Per graph: replays, kernels and GPU kernel time per replay on each side, and the ratio.
+pub(crate) fn graph_table(g: &kernelab_trace::GraphComparison) -> Table {
+    let mut t = Table::new(
+        "Per-graph change (GPU kernel time of one replay, median; ratio = candidate / baseline)",
+        &[
+            ("graph", Align::Left),
+            ("matched by", Align::Left),
+            ("replays", Align::Right),
+            ("kernels/replay", Align::Right),
+            ("baseline", Align::Right),
+            ("candidate", Align::Right),
+            ("ratio", Align::Right),
+            ("change", Align::Right),
+        ],
+    );
+    for r in &g.rows {
+        t.push(vec![
+            if r.baseline_graph == r.candidate_graph {
+                r.baseline_graph.clone()
+            } else {
+                format!("{} → {}", r.baseline_graph, r.candidate_graph)
+            },
+            match &r.site {
+                Some(s) => format!("site {s}"),
+                None => r.matched_by.clone(),
+            },
+            format!("{} → {}", r.replays[0], r.replays[1]),
+            format!("{} → {}", r.kernels_per_replay[0], r.kernels_per_replay[1]),
+            duration_ns(r.kernel_ns_per_replay[0] as f64),
+            duration_ns(r.kernel_ns_per_replay[1] as f64),
+            r.change
+                .ratio()
+                .map(|x| format!("{x:.4}"))
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+            r.change
+                .change()
+                .map(|x| percent(x, true))
+                .unwrap_or_else(|| UNAVAILABLE.into()),
+        ]);
+    }
+    t
 }
 
 /// A flat CSV row per family.

@@ -10,6 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 /// How to compare.
 #[derive(Clone, Debug, Default)]
 pub struct CompareOptions {
+    /// Compare graph replays per graph (the profiles must be read with
+    /// `ReadOptions::graphs`).
+    pub by_graph: bool,
     /// Grouping, rules and filters, as for ranking (`top` limits the rows shown).
     pub rank: RankOptions,
     /// Families whose code did not change: their deltas measure the run-to-run noise.
@@ -117,6 +120,9 @@ pub struct Comparison {
     pub only_cand_names: Vec<String>,
     /// Notes on how to read the figures.
     pub notes: Vec<String>,
+    /// Graph replays compared per graph (`--by-graph`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graphs: Option<crate::GraphComparison>,
 }
 
 /// The workspace's median (`kernelab_stats`), 0 for no values.
@@ -328,6 +334,10 @@ pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> 
         only_base_names: nb.difference(&nc).cloned().collect(),
         only_cand_names: nc.difference(&nb).cloned().collect(),
         notes,
+        graphs: options.by_graph.then(|| {
+            let of = |side: &[Profile]| side.iter().map(crate::graphs).collect::<Vec<_>>();
+            crate::compare_graphs(&of(base), &of(cand))
+        }),
     })
 }
 

@@ -36,7 +36,9 @@ pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use ncu::read_launches as read_ncu_launches;
-pub use rank::graphs::{graphs, GraphKernel, GraphRow, Graphs, NsSpread};
+pub use rank::graphs::{
+    compare_graphs, graphs, GraphChange, GraphComparison, GraphKernel, GraphRow, Graphs, NsSpread,
+};
 pub use rank::ranks::{ranks, RankRow};
 pub use rank::shapes::launch_shapes;
 pub use rank::{

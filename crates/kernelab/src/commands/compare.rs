@@ -13,14 +13,16 @@ use kernelab_report::{compare_csv, compare_tables, input_docs, render, OutputFor
 use kernelab_trace::{compare, read_file, CompareOptions, RankOptions, ReadOptions};
 use std::path::PathBuf;
 
-fn read_runs(paths: &[PathBuf]) -> Result<Vec<Profile>> {
+fn read_runs(paths: &[PathBuf], by_graph: bool) -> Result<Vec<Profile>> {
     paths
         .iter()
         .map(|path| {
             let mut p = Profile::default();
-            // A comparison has no phases: correlation ids are not needed.
+            // A comparison has no phases: correlation ids are needed only to tie replayed
+            // kernels to their graph launches.
             let options = ReadOptions {
-                skip_correlations: true,
+                skip_correlations: !by_graph,
+                graphs: by_graph,
                 ..ReadOptions::default()
             };
             read_file(path, &options, &mut p, &BarProgress::new(path))?;
@@ -48,10 +50,11 @@ pub fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
             ..rank_options(&args.rank)?
         },
         controls: args.controls.clone(),
+        by_graph: args.by_graph,
     };
     output::check_target(&args.output)?;
-    let base = read_runs(&base_paths)?;
-    let cand = read_runs(&cand_paths)?;
+    let base = read_runs(&base_paths, args.by_graph)?;
+    let cand = read_runs(&cand_paths, args.by_graph)?;
     let comparison = compare(&base, &cand, &options)?;
     // A bundle record holds every row whatever --top says (see `profile`).
     let full = if session.enabled() && shown_top != usize::MAX {
@@ -61,6 +64,7 @@ pub fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
                 ..options.rank.clone()
             },
             controls: options.controls.clone(),
+            by_graph: options.by_graph,
         };
         Some(compare(&base, &cand, &all)?)
     } else {

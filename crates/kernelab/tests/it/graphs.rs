@@ -161,3 +161,106 @@ fn capture_in_the_trace_is_counted_and_a_trace_without_graphs_says_what_is_missi
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert!(v.get("graphs").is_none());
 }
+
+fn compare_by_graph(base: &str, cand: &str, extra: &[&str]) -> serde_json::Value {
+    let out = kernelab()
+        .args(["compare", "--by-graph", "--format", "json"])
+        .arg(fixture(base))
+        .arg(fixture(cand))
+        .args(extra)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+#[test]
+fn compare_by_graph_matches_graphs_by_site_and_takes_per_replay_figures_from_each_profile() {
+    let name = "kineto_h200_cuda_graph_replay.json.gz";
+    let v = compare_by_graph(name, name, &[]);
+    let g = &v["graphs"];
+    let rows = g["rows"].as_array().expect("rows");
+    // The same figures as `profile --by-graph` on each side, matched by each graph's site.
+    let p = by_graph(name);
+    let prow = p["graphs"]["rows"].as_array().expect("profile rows");
+    assert_eq!(rows.len(), prow.len());
+    for (r, q) in rows.iter().zip(prow) {
+        assert_eq!(r["matched_by"], "site");
+        assert_eq!(r["site"], q["site"]);
+        let per = q["kernel_ns_per_replay"]["median"].clone();
+        assert_eq!(r["kernel_ns_per_replay"], serde_json::json!([per, per]));
+        assert_eq!(
+            r["replays"],
+            serde_json::json!([q["replays"], q["replays"]])
+        );
+        assert_eq!(r["ratio"], 1.0);
+        assert_eq!(r["change"], 0.0);
+    }
+    assert!(g["only_baseline"].as_array().is_some_and(|a| a.is_empty()));
+    // Without --by-graph there is no `graphs` key.
+    let out = kernelab()
+        .args(["compare", "--format", "json"])
+        .arg(fixture(name))
+        .arg(fixture(name))
+        .output()
+        .expect("runs");
+    let plain: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(plain.get("graphs").is_none());
+}
+
+#[test]
+fn compare_by_graph_without_sites_matches_by_order_and_says_so() {
+    // The capture trace's graph has no annotated launch site: graphs are matched by order.
+    let v = compare_by_graph(
+        "kineto_h200_cuda_graph_replay.json.gz",
+        "kineto_h200_cuda_graph_capture_and_replay.json.gz",
+        &[],
+    );
+    let g = &v["graphs"];
+    let rows = g["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(r["matched_by"], "order");
+    assert!(r["site"].is_null());
+    let b = by_graph("kineto_h200_cuda_graph_replay.json.gz");
+    let c = by_graph("kineto_h200_cuda_graph_capture_and_replay.json.gz");
+    let (bn, cn) = (
+        b["graphs"]["rows"][0]["kernel_ns_per_replay"]["median"]
+            .as_f64()
+            .expect("b"),
+        c["graphs"]["rows"][0]["kernel_ns_per_replay"]["median"]
+            .as_f64()
+            .expect("c"),
+    );
+    assert_eq!(r["ratio"].as_f64(), Some(cn / bn));
+    assert_eq!(g["only_baseline"], serde_json::json!(["graph 2"]));
+    let notes = g["notes"].to_string();
+    assert!(notes.contains("matched by their order"), "{notes}");
+    assert!(
+        notes.contains("5 kernels per replay in the baseline, 3 in the candidate"),
+        "{notes}"
+    );
+    // The record renders in the report with the same figures, and passes its own audit.
+    let dir = tempfile::tempdir().expect("tmp");
+    let bundle = dir.path().join("b");
+    let out = kernelab()
+        .args(["compare", "--by-graph", "--record"])
+        .arg(&bundle)
+        .arg(fixture("kineto_h200_cuda_graph_replay.json.gz"))
+        .arg(fixture("kineto_h200_cuda_graph_capture_and_replay.json.gz"))
+        .output()
+        .expect("record");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = crate::report_of(&bundle, "md");
+    assert!(md.contains("Per-graph change"), "{md}");
+    assert!(md.contains("-93.87%"), "{md}");
+}

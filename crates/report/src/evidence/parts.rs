@@ -197,6 +197,9 @@ pub(crate) fn compare_part(r: &CompareBody) -> (Vec<Block>, String) {
     if !whole.rows.is_empty() {
         blocks.push(Block::Table(whole));
     }
+    if let Some(g) = r.comparison.graphs.as_ref().filter(|g| !g.rows.is_empty()) {
+        blocks.push(Block::Table(crate::compare::graph_table(g)));
+    }
     (blocks, head)
 }
 

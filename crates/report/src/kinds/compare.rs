@@ -70,6 +70,33 @@ impl RecordKind for CompareBody {
                 sink.add(FigureKind::Ratio, r, &format!("{n} ratio"), s);
             }
         }
+        for g in cmp.graphs.iter().flat_map(|g| &g.rows) {
+            let n = format!("{} → {}", g.baseline_graph, g.candidate_graph);
+            for (i, side) in ["baseline", "candidate"].iter().enumerate() {
+                sink.add(
+                    FigureKind::Time,
+                    g.kernel_ns_per_replay[i] as f64,
+                    &format!("{n} {side} per replay"),
+                    None,
+                );
+                sink.add(
+                    FigureKind::Count,
+                    g.replays[i] as f64,
+                    &format!("{n} {side} replays"),
+                    None,
+                );
+                sink.add(
+                    FigureKind::Count,
+                    g.kernels_per_replay[i] as f64,
+                    &format!("{n} {side} kernels per replay"),
+                    None,
+                );
+            }
+            if let Some(r) = g.change.ratio() {
+                sink.add(FigureKind::Change, r - 1.0, &format!("{n} change"), None);
+                sink.add(FigureKind::Ratio, r, &format!("{n} ratio"), None);
+            }
+        }
         for fig in &cmp.summary {
             let (Some(b), Some(c)) = (fig.baseline, fig.candidate) else {
                 continue;

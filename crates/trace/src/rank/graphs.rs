@@ -264,3 +264,135 @@ fn launch_sites(profile: &Profile) -> Vec<Option<NameId>> {
     }
     out
 }
+
+/// One graph of the baseline matched with one of the candidate (`compare --by-graph`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GraphChange {
+    /// The baseline's graph (`graph 1`, …, in its order of first replay).
+    pub baseline_graph: String,
+    /// The candidate's graph.
+    pub candidate_graph: String,
+    /// The launch site both were replayed from, when they were matched by it.
+    pub site: Option<String>,
+    /// How the two were matched: `site` (the same launch site) or `order` (the same place
+    /// in the order of first replay).
+    pub matched_by: String,
+    /// Replays on each side (summed over runs).
+    pub replays: [u64; 2],
+    /// Kernels of one replay on each side.
+    pub kernels_per_replay: [u64; 2],
+    /// GPU kernel time of one replay on each side, ns: the median over replays (over runs,
+    /// the median of the runs' medians).
+    pub kernel_ns_per_replay: [i64; 2],
+    /// Candidate ÷ baseline of the GPU kernel time per replay.
+    #[serde(flatten)]
+    pub change: kernelab_stats::Change,
+}
+
+/// The graphs of two sides compared (`compare --by-graph`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GraphComparison {
+    /// Matched graphs, in the baseline's order.
+    pub rows: Vec<GraphChange>,
+    /// Baseline graphs with no candidate graph to match.
+    pub only_baseline: Vec<String>,
+    /// Candidate graphs with no baseline graph to match.
+    pub only_candidate: Vec<String>,
+    /// How to read the match.
+    pub notes: Vec<String>,
+}
+
+/// Whether every row of every run has a launch site, and no site repeats within a run: then
+/// graphs are matched by site.
+fn sites_identify(sides: &[&[Graphs]]) -> bool {
+    sides.iter().flat_map(|runs| runs.iter()).all(|g| {
+        let mut seen = std::collections::HashSet::new();
+        g.rows
+            .iter()
+            .all(|r| r.site.as_ref().is_some_and(|s| seen.insert(s.clone())))
+    })
+}
+
+/// Per key (a site, or a graph's place in the order of first replay): (graph name of the
+/// first run, replays summed, kernels per replay, the median of the runs' medians).
+fn side_rows(runs: &[Graphs], by_site: bool) -> Vec<(String, String, u64, u64, i64)> {
+    let mut keyed: Vec<(String, String, u64, u64, Vec<i64>)> = Vec::new();
+    for g in runs {
+        for (i, r) in g.rows.iter().enumerate() {
+            let key = if by_site {
+                r.site.clone().unwrap_or_default()
+            } else {
+                format!("{i}")
+            };
+            match keyed.iter_mut().find(|k| k.0 == key) {
+                Some(k) => {
+                    k.2 += r.replays;
+                    k.4.push(r.kernel_ns_per_replay.median);
+                }
+                None => keyed.push((
+                    key,
+                    r.graph.clone(),
+                    r.replays,
+                    r.kernels_per_replay,
+                    vec![r.kernel_ns_per_replay.median],
+                )),
+            }
+        }
+    }
+    keyed
+        .into_iter()
+        .map(|(key, graph, replays, kernels, medians)| {
+            let m = NsSpread::of(medians).map_or(0, |s| s.median);
+            (key, graph, replays, kernels, m)
+        })
+        .collect()
+}
+
+/// The graphs of the baseline's runs against the candidate's: matched by launch site when
+/// sites identify every graph on both sides, else by the order of first replay (said in the
+/// notes: a change that adds or removes a graph then shifts the match).
+pub fn compare_graphs(base: &[Graphs], cand: &[Graphs]) -> GraphComparison {
+    let by_site = sites_identify(&[base, cand]);
+    let (b, c) = (side_rows(base, by_site), side_rows(cand, by_site));
+    let mut out = GraphComparison::default();
+    for (key, graph, replays, kernels, ns) in &b {
+        match c.iter().find(|x| &x.0 == key) {
+            Some((_, cg, cr, ck, cns)) => out.rows.push(GraphChange {
+                baseline_graph: graph.clone(),
+                candidate_graph: cg.clone(),
+                site: by_site.then(|| key.clone()),
+                matched_by: if by_site { "site" } else { "order" }.into(),
+                replays: [*replays, *cr],
+                kernels_per_replay: [*kernels, *ck],
+                kernel_ns_per_replay: [*ns, *cns],
+                change: kernelab_stats::Change::between(*ns as f64, *cns as f64),
+            }),
+            None => out.only_baseline.push(graph.clone()),
+        }
+    }
+    out.only_candidate = c
+        .iter()
+        .filter(|x| !b.iter().any(|y| y.0 == x.0))
+        .map(|x| x.1.clone())
+        .collect();
+    if base.iter().chain(cand).all(|g| g.rows.is_empty()) {
+        out.notes
+            .push("no graph replays in either side's inputs (no cudaGraphLaunch / hipGraphLaunch whose kernels are in the trace)".into());
+    } else if !by_site {
+        out.notes.push(
+            "graphs matched by their order of first replay: not every graph has a launch site of its own (an annotated range around its launches) on both sides; a change that adds or removes a graph shifts the match"
+                .into(),
+        );
+    }
+    for r in out
+        .rows
+        .iter()
+        .filter(|r| r.kernels_per_replay[0] != r.kernels_per_replay[1])
+    {
+        out.notes.push(format!(
+            "{} → {}: {} kernels per replay in the baseline, {} in the candidate",
+            r.baseline_graph, r.candidate_graph, r.kernels_per_replay[0], r.kernels_per_replay[1]
+        ));
+    }
+    out
+}
