@@ -89,6 +89,8 @@ pub async fn run(
         .current_dir(launch.cwd)
         .env(PROGRESS_ENV, "jsonl")
         .env("XDG_STATE_HOME", launch.state)
+        // Paths named inside specs and manifests are held to the root too.
+        .env(kernelab_model::CONFINE_ENV, launch.cwd)
         // Nothing is recorded where the call did not ask (`record` is an argument).
         .env_remove("KERNELAB_BUNDLE")
         .stdin(Stdio::null())

@@ -4,6 +4,67 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
+/// The environment variable that confines every file kernelab opens or writes by name to one
+/// folder: `kernelab mcp` sets it to its `--root` for each command it runs, so that paths named
+/// inside specs and manifests are held to the root as the tool's own arguments are.
+pub const CONFINE_ENV: &str = "KERNELAB_CONFINE_ROOT";
+
+/// The folder of [`CONFINE_ENV`], resolved once (`None`: not confined).
+fn confinement() -> Option<&'static std::path::PathBuf> {
+    static ROOT: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let raw = std::env::var_os(CONFINE_ENV)?;
+        // A root that does not resolve confines to nothing: every path is refused.
+        Some(std::fs::canonicalize(&raw).unwrap_or_else(|_| std::path::PathBuf::from(raw)))
+    })
+    .as_ref()
+}
+
+/// Whether `path` may be opened or written: always, unless [`CONFINE_ENV`] is set; then it
+/// must resolve (links followed, through its nearest existing folder for a file not yet
+/// made) inside that folder. An error of kind `PermissionDenied` says where it points.
+pub fn confined(path: &Path) -> io::Result<()> {
+    let Some(root) = confinement() else {
+        return Ok(());
+    };
+    let outside = || {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "outside the folder this run is confined to ({})",
+                root.display()
+            ),
+        )
+    };
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(path)
+    };
+    let mut probe = abs.as_path();
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    let resolved = loop {
+        match std::fs::canonicalize(probe) {
+            Ok(p) => break rest.iter().rev().fold(p, |acc, c| acc.join(c)),
+            Err(_) => {
+                // A part not made yet must be a plain name (no `..` past the resolved part).
+                match (probe.file_name(), probe.parent()) {
+                    (Some(name), Some(parent)) => {
+                        rest.push(name);
+                        probe = parent;
+                    }
+                    _ => return Err(outside()),
+                }
+            }
+        }
+    };
+    if resolved.starts_with(root) {
+        Ok(())
+    } else {
+        Err(outside())
+    }
+}
+
 /// The error [`open_regular`] gives for a FIFO, directory, socket or device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("not a regular file")]
@@ -13,6 +74,7 @@ pub struct NotRegularFile;
 /// directory, socket or device gives an [`io::ErrorKind::InvalidInput`] error wrapping
 /// [`NotRegularFile`], found from the metadata before opening, so a FIFO never blocks.
 pub fn open_regular(path: &Path) -> io::Result<File> {
+    confined(path)?;
     let not_regular = || io::Error::new(io::ErrorKind::InvalidInput, NotRegularFile);
     if !std::fs::metadata(path)?.is_file() {
         return Err(not_regular());
@@ -55,6 +117,7 @@ pub fn read_regular_text(path: &Path, limit: u64) -> io::Result<String> {
 /// FIFO, socket or device without blocking: the open is non-blocking and what was opened is
 /// checked to be a regular file.
 pub fn open_append_regular(path: &Path) -> io::Result<File> {
+    confined(path)?;
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .create(true)
@@ -132,6 +195,7 @@ impl NewFile {
     /// Starts writing `path`: refused when it exists and is not a regular file, or exists and
     /// `replace` is false.
     pub fn create(path: &Path, replace: bool) -> io::Result<NewFile> {
+        confined(path)?;
         if let Ok(meta) = std::fs::symlink_metadata(path) {
             if !meta.is_file() {
                 return Err(io::Error::new(

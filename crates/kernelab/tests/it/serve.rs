@@ -605,3 +605,51 @@ fn a_serve_record_plots_every_metric_and_concurrency_in_the_html_report() {
         assert!(svg.contains(name.as_str()), "{name} in the plot");
     }
 }
+
+#[test]
+fn a_confined_run_refuses_files_named_inside_a_spec_outside_its_root() {
+    // `kernelab mcp` runs each command with KERNELAB_CONFINE_ROOT=its root: a trace named in a
+    // serve spec outside the root is refused before any server starts, as a direct argument is.
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(&root).expect("root");
+    let outside = dir.path().join("outside.csv");
+    std::fs::copy(fixture("serve/traces/azure_llm_conv_2023_head.csv"), &outside).expect("copy");
+    let p = spec(&root, "", "", 2, "");
+    let text = std::fs::read_to_string(&p).expect("spec").replace(
+        "input_tokens = 16\noutput_tokens = 8\n",
+        "trace = \"../outside.csv\"\n",
+    );
+    std::fs::write(&p, text).expect("write");
+    let run = |confine: bool| {
+        let mut c = kernelab();
+        if confine {
+            c.env("KERNELAB_CONFINE_ROOT", &root);
+        }
+        c.current_dir(&root)
+            .args(["serve", "spec.toml", "--samples", "s.jsonl", "--budget", "1s"])
+            .output()
+            .expect("run")
+    };
+    let out = run(true);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("outside.csv"), "{err}");
+    assert!(err.contains("outside the folder this run is confined to"), "{err}");
+    assert!(!root.join("s.jsonl").exists());
+    // A direct argument outside the root is refused the same way.
+    let out = kernelab()
+        .env("KERNELAB_CONFINE_ROOT", &root)
+        .arg("profile")
+        .arg(fixture("kineto_h200_cuda_graph_replay.json.gz"))
+        .output()
+        .expect("profile");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("confined"));
+    // Unconfined, the same spec reads its trace (and fails later only for the budget's lack
+    // of planned looks: the trace itself was read).
+    let out = run(false);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("confined"), "{err}");
+    assert!(err.contains("--budget stops planned looks"), "{err}");
+}
