@@ -6,9 +6,9 @@
 //! output folder; no existing file is ever replaced.
 
 use anyhow::{bail, Context, Result};
-use arrow_array::builder::{Int64Builder, StringBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::builder::{Int64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
 use kernelab_model::{family_key, Profile};
 use kernelab_trace::{read_file, NoProgress, ReadOptions};
 use parquet::arrow::ArrowWriter;
@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-mod schema;
+pub mod schema;
 use schema::Table;
 
 /// File name of the dispatch table.
@@ -56,7 +56,7 @@ impl std::fmt::Display for ExistsError {
 impl std::error::Error for ExistsError {}
 
 /// Flattens nested objects into `parent_child` keys; arrays stay whole (as JSON text later).
-fn flatten_into(prefix: &str, obj: &Map<String, Value>, out: &mut Map<String, Value>) {
+pub(crate) fn flatten_into(prefix: &str, obj: &Map<String, Value>, out: &mut Map<String, Value>) {
     for (k, v) in obj {
         let key = if prefix.is_empty() {
             k.clone()
@@ -297,13 +297,13 @@ fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
     Ok(())
 }
 
-/// Column builders of the dispatch table.
+/// Column builders of the dispatch table ([`schema::dispatches_schema`]).
 #[derive(Default)]
 struct Dispatches {
-    file: StringBuilder,
-    format: StringBuilder,
-    name: StringBuilder,
-    family: StringBuilder,
+    file: StringDictionaryBuilder<Int32Type>,
+    format: StringDictionaryBuilder<Int32Type>,
+    name: StringDictionaryBuilder<Int32Type>,
+    family: StringDictionaryBuilder<Int32Type>,
     device: UInt32Builder,
     stream: UInt64Builder,
     start_ns: Int64Builder,
@@ -315,59 +315,43 @@ struct Dispatches {
 }
 
 impl Dispatches {
-    fn add(&mut self, path: &Path, profile: &Profile) {
-        let format = profile
-            .sources
-            .first()
-            .map(|s| s.format.clone())
-            .unwrap_or_default();
-        let file = path.display().to_string();
+    /// Adds every dispatch of `profile`, each with the file and format of the input it came
+    /// from.
+    fn add(&mut self, profile: &Profile) {
         let mut families: std::collections::HashMap<u32, String> = Default::default();
-        for d in &profile.dispatches {
-            let name = profile
-                .names
-                .get(d.name.0)
-                .map(String::as_str)
-                .unwrap_or_default();
-            let family = families.entry(d.name.0).or_insert_with(|| family_key(name));
-            let launch = profile.launch(&d);
-            self.file.append_value(&file);
-            self.format.append_value(&format);
-            self.name.append_value(name);
-            self.family.append_value(family.as_str());
-            self.device.append_value(d.device);
-            self.stream.append_value(d.stream);
-            self.start_ns.append_value(d.start.ns());
-            self.duration_ns
-                .append_value(i64::try_from(d.duration.ns()).unwrap_or(i64::MAX));
-            for i in 0..3 {
-                self.grid[i].append_option(launch.grid.map(|g| g[i]));
-                self.block[i].append_option(launch.block.map(|b| b[i]));
+        for source in &profile.sources {
+            let file = source.path.display().to_string();
+            for i in source.dispatches.clone() {
+                let Some(d) = profile.dispatches.get(i) else {
+                    continue;
+                };
+                let name = profile
+                    .names
+                    .get(d.name.0)
+                    .map(String::as_str)
+                    .unwrap_or_default();
+                let family = families.entry(d.name.0).or_insert_with(|| family_key(name));
+                let launch = profile.launch(&d);
+                self.file.append_value(&file);
+                self.format.append_value(&source.format);
+                self.name.append_value(name);
+                self.family.append_value(family.as_str());
+                self.device.append_value(d.device);
+                self.stream.append_value(d.stream);
+                self.start_ns.append_value(d.start.ns());
+                self.duration_ns
+                    .append_value(i64::try_from(d.duration.ns()).unwrap_or(i64::MAX));
+                for i in 0..3 {
+                    self.grid[i].append_option(launch.grid.map(|g| g[i]));
+                    self.block[i].append_option(launch.block.map(|b| b[i]));
+                }
+                self.correlation.append_option(d.correlation);
+                self.rows += 1;
             }
-            self.correlation.append_option(d.correlation);
-            self.rows += 1;
         }
     }
 
     fn batch(mut self) -> Result<RecordBatch> {
-        let u32f = |n: &str| Field::new(n, DataType::UInt32, true);
-        let fields = vec![
-            Field::new("file", DataType::Utf8, false),
-            Field::new("format", DataType::Utf8, false),
-            Field::new("name", DataType::Utf8, false),
-            Field::new("family", DataType::Utf8, false),
-            Field::new("device", DataType::UInt32, false),
-            Field::new("stream", DataType::UInt64, false),
-            Field::new("start_ns", DataType::Int64, false),
-            Field::new("duration_ns", DataType::Int64, false),
-            u32f("grid_x"),
-            u32f("grid_y"),
-            u32f("grid_z"),
-            u32f("block_x"),
-            u32f("block_y"),
-            u32f("block_z"),
-            Field::new("correlation", DataType::UInt64, true),
-        ];
         let [gx, gy, gz] = &mut self.grid;
         let [bx, by, bz] = &mut self.block;
         let arrays: Vec<ArrayRef> = vec![
@@ -387,8 +371,19 @@ impl Dispatches {
             Arc::new(bz.finish()),
             Arc::new(self.correlation.finish()),
         ];
-        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+        Ok(RecordBatch::try_new(
+            Arc::new(schema::dispatches_schema()),
+            arrays,
+        )?)
     }
+}
+
+/// The dispatch table of `profile` ([`schema::dispatches_schema`]): one row per dispatch of
+/// every input, as `dispatches.parquet` holds it.
+pub fn dispatch_batch(profile: &Profile) -> Result<RecordBatch> {
+    let mut d = Dispatches::default();
+    d.add(profile);
+    d.batch()
 }
 
 /// Starts writing `path` through the workspace's one no-clobber writer.
@@ -436,7 +431,7 @@ fn read_inputs(
                 if let Some(d) = dispatches.as_deref_mut() {
                     let mut profile = Profile::default();
                     read_file(path, &ReadOptions::default(), &mut profile, &NoProgress)?;
-                    d.add(path, &profile);
+                    d.add(&profile);
                 }
             }
         }
