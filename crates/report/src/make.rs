@@ -348,3 +348,36 @@ pub fn serve_doc(
         },
     )
 }
+
+/// The `code_matrix` of a baseline and a candidate build (`code matrix`): each build's files
+/// (or the files below its folder) paired by `key`; a build without code objects is an error.
+/// Also the labels of every object read, for the record's inputs.
+pub fn code_matrix(
+    base: (Option<&Path>, &[PathBuf]),
+    cand: (Option<&Path>, &[PathBuf]),
+    key: Option<&str>,
+    options: &kernelab_code::LoadOptions,
+) -> Result<(kernelab_code::Matrix, Vec<PathBuf>)> {
+    let key = key
+        .map(Regex::new)
+        .transpose()
+        .map_err(|e| anyhow!("--key: {e}"))?;
+    let base = kernelab_code::load_build(base.0, base.1, key.as_ref(), options)?;
+    let cand = kernelab_code::load_build(cand.0, cand.1, key.as_ref(), options)?;
+    if base.is_empty() || cand.is_empty() {
+        bail!(
+            "no code objects found in the {} build",
+            if base.is_empty() {
+                "baseline"
+            } else {
+                "candidate"
+            }
+        );
+    }
+    let inputs = base
+        .values()
+        .chain(cand.values())
+        .map(|(label, _)| PathBuf::from(label))
+        .collect();
+    Ok((kernelab_code::matrix(&base, &cand), inputs))
+}
