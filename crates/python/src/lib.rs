@@ -205,6 +205,26 @@ impl Table {
         self.num_rows()
     }
 
+    /// The table as a `pyarrow.Table` (needs pyarrow).
+    fn to_pyarrow<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py().import("pyarrow")?.call_method1("table", (slf,))
+    }
+
+    /// The table as a pandas DataFrame, through pyarrow (`pyarrow.Table.to_pandas`, whose
+    /// keywords it takes); dictionary-encoded text becomes categoricals.
+    #[pyo3(signature = (**kwargs))]
+    fn to_pandas<'py>(
+        slf: &Bound<'py, Self>,
+        kwargs: Option<&Bound<'py, pyo3::types::PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Self::to_pyarrow(slf)?.call_method("to_pandas", (), kwargs)
+    }
+
+    /// The table as a polars DataFrame (needs polars).
+    fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        slf.py().import("polars")?.call_method1("DataFrame", (slf,))
+    }
+
     fn __repr__(&self) -> String {
         let cols: Vec<String> = self
             .schema
