@@ -32,7 +32,7 @@ class Bundle:
     def report(
         self,
         format: str = "md",
-        title: str = "Kernel change evidence",
+        title: str = "kernelab evidence",
         strict: bool = False,
     ):
         """The bundle's report, as ``kernelab report`` renders it.

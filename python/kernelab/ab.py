@@ -10,7 +10,10 @@ from . import _native
 
 def _column(frame: Any, name: str) -> Optional[list]:
     """Column ``name`` of a DataFrame (pandas, polars, pyarrow) as a list, or None."""
-    cols = list(getattr(frame, "columns", None) or getattr(frame, "column_names", []))
+    cols = getattr(frame, "columns", None)
+    if cols is None:
+        cols = getattr(frame, "column_names", [])
+    cols = list(cols)
     if name not in cols:
         return None
     c = frame[name]

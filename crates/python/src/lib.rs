@@ -90,8 +90,9 @@ fn py_err(e: anyhow::Error) -> PyErr {
     let message = format!("{e:#}");
     let location = location_of(&e);
     let argument = e.chain().any(|c| {
-        c.downcast_ref::<kernelab_trace::Error>()
-            .is_some_and(|t| matches!(t.kind(), kernelab_trace::ErrorKind::Argument { .. }))
+        c.is::<make::SettingError>()
+            || c.downcast_ref::<kernelab_trace::Error>()
+                .is_some_and(|t| matches!(t.kind(), kernelab_trace::ErrorKind::Argument { .. }))
     });
     let io = e
         .chain()
@@ -648,6 +649,7 @@ fn pairs(rows: Vec<(f64, f64, Option<String>)>) -> PyResult<Vec<Pair>> {
 
 /// The statistical design's settings as the Python keywords give them.
 #[derive(FromPyObject)]
+#[pyo3(from_item_all)]
 struct DesignKw {
     threshold: String,
     alpha: f64,
@@ -704,7 +706,7 @@ fn ab_analyze(
             }
             let d = settings
                 .analysis_design(direction, p.design)
-                .map_err(|e| anyhow::anyhow!(e))?;
+                .map_err(make::setting)?;
             Ok(make::ab_analysis(
                 Some(&path),
                 p.metric,
@@ -776,7 +778,7 @@ fn bundle_records(py: Python<'_>, dir: PathBuf) -> PyResult<(Vec<String>, Vec<(S
 /// A bundle's report (`kernelab report`): `md` (the pull-request body, whole), `html` or
 /// `json`.
 #[pyfunction]
-#[pyo3(signature = (dir, format="md", title="Kernel change evidence", strict=false))]
+#[pyo3(signature = (dir, format="md", title="kernelab evidence", strict=false))]
 fn bundle_report(
     py: Python<'_>,
     dir: PathBuf,

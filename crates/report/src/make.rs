@@ -17,6 +17,17 @@ use regex::Regex;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// A setting that is not valid (a usage error, not bad input): its message is the whole
+/// error, as the CLI prints it; the Python module raises it as `kernelab.UsageError`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SettingError(pub String);
+
+/// `message` as a [`SettingError`].
+pub fn setting(message: impl Into<String>) -> anyhow::Error {
+    SettingError(message.into()).into()
+}
+
 /// The most rows `top` may ask for.
 pub const MAX_TOP: usize = 1_000_000;
 /// The largest family rules file read.
@@ -55,17 +66,18 @@ pub fn rank_options(s: &RankSettings) -> Result<RankOptions> {
         None => FamilyRules::default(),
     };
     let name = match &s.name {
-        Some(re) => {
-            Some(Regex::new(re).map_err(|e| anyhow!("--name: invalid regular expression: {e}"))?)
-        }
+        Some(re) => Some(
+            Regex::new(re)
+                .map_err(|e| setting(format!("--name: invalid regular expression: {e}")))?,
+        ),
         None => None,
     };
     let time_range = match &s.time_range {
-        Some(t) => Some(parse_time_range(t).map_err(|e| anyhow!("--time-range {e}"))?),
+        Some(t) => Some(parse_time_range(t).map_err(|e| setting(format!("--time-range {e}")))?),
         None => None,
     };
     if let Some(top) = s.top.filter(|t| *t > MAX_TOP) {
-        bail!("--top {top}: expected at most {MAX_TOP}");
+        return Err(setting(format!("--top {top}: expected at most {MAX_TOP}")));
     }
     Ok(RankOptions {
         grouping: if s.family {
@@ -361,7 +373,7 @@ pub fn code_matrix(
     let key = key
         .map(Regex::new)
         .transpose()
-        .map_err(|e| anyhow!("--key: {e}"))?;
+        .map_err(|e| setting(format!("--key: {e}")))?;
     let base = kernelab_code::load_build(base.0, base.1, key.as_ref(), options)?;
     let cand = kernelab_code::load_build(cand.0, cand.1, key.as_ref(), options)?;
     if base.is_empty() || cand.is_empty() {
