@@ -752,9 +752,12 @@ fn serve_analyze(py: Python<'_>, samples: PathBuf) -> PyResult<PyObject> {
     to_dict(py, &doc)
 }
 
+/// A bundle's record texts, and the files that could not be read with the reason.
+type BundleTexts = (Vec<String>, Vec<(String, String)>);
+
 /// The records of an evidence bundle, each as its file holds it.
 #[pyfunction]
-fn bundle_records(py: Python<'_>, dir: PathBuf) -> PyResult<(Vec<String>, Vec<(String, String)>)> {
+fn bundle_records(py: Python<'_>, dir: PathBuf) -> PyResult<BundleTexts> {
     released(py, move || {
         let (entries, bad) = make::bundle_records(&dir)?;
         let texts = entries
