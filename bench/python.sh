@@ -16,7 +16,7 @@ VENV=$OUT/venv
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q -r tests/python/requirements.txt
 "$VENV/bin/pip" install -q HolisticTraceAnalysis==0.5.0 || echo "HolisticTraceAnalysis did not install: its case is skipped" >&2
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" "$VENV/bin/pip" install -q --no-build-isolation --force-reinstall --no-deps .
+PATH="$PWD/$VENV/bin:$PATH" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" "$VENV/bin/pip" install -q --no-build-isolation --force-reinstall --no-deps .
 DIR=$OUT/py_${SIZE}MB
 mkdir -p "$DIR"
 JSON=$DIR/rank-0.json

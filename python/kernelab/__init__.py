@@ -47,6 +47,18 @@ def _paths(p: Union[PathLike, Iterable[PathLike]]) -> list:
     return [os.fspath(x) for x in p]
 
 
+def _rank(group, rules, device, stream, time_range, name) -> dict:
+    """The grouping and filter keywords of the native functions."""
+    return dict(
+        group=group,
+        rules=None if rules is None else os.fspath(rules),
+        device=device,
+        stream=stream,
+        time_range=time_range,
+        name=name,
+    )
+
+
 def profile(
     *paths: PathLike,
     group: str = "family",
@@ -89,14 +101,9 @@ def profile(
     """
     return _native.profile(
         [os.fspath(p) for p in paths],
-        group=group,
-        rules=None if rules is None else os.fspath(rules),
         by_phase=by_phase,
         by_graph=by_graph,
-        device=device,
-        stream=stream,
-        time_range=time_range,
-        name=name,
+        **_rank(group, rules, device, stream, time_range, name),
     )
 
 
@@ -128,10 +135,5 @@ def compare(
         _paths(base),
         _paths(cand),
         control=list(control or []),
-        group=group,
-        rules=None if rules is None else os.fspath(rules),
-        device=device,
-        stream=stream,
-        time_range=time_range,
-        name=name,
+        **_rank(group, rules, device, stream, time_range, name),
     )

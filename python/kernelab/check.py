@@ -58,37 +58,27 @@ def close(
     nan_equal: bool = False,
     dtype: Optional[str] = None,
     shape: Optional[Sequence[int]] = None,
+    _oracle: bool = False,
 ) -> dict:
     """Whether ``b`` is within tolerance of ``a`` (``kernelab check close``): ``rtol``/``atol``
     (default: ``torch.testing.assert_close``'s for the dtype) or ``ulp``."""
     return _native.check_close(
-        _input(a, "a"), _input(b, "b"), oracle=False, rtol=rtol, atol=atol, ulp=ulp,
+        *((_input(a, "out"), _input(b, "ref")) if _oracle else (_input(a, "a"), _input(b, "b"))),
+        oracle=_oracle, rtol=rtol, atol=atol, ulp=ulp,
         nan_equal=nan_equal, dtype=dtype, shape=None if shape is None else list(shape),
     )
 
 
-def oracle(
-    out: Tensor,
-    ref: Tensor,
-    *,
-    rtol: Optional[float] = None,
-    atol: Optional[float] = None,
-    ulp: Optional[int] = None,
-    nan_equal: bool = False,
-    dtype: Optional[str] = None,
-    shape: Optional[Sequence[int]] = None,
-) -> dict:
-    """The error of ``out`` against a reference ``ref`` (``kernelab check oracle``)."""
-    return _native.check_close(
-        _input(out, "out"), _input(ref, "ref"), oracle=True, rtol=rtol, atol=atol, ulp=ulp,
-        nan_equal=nan_equal, dtype=dtype, shape=None if shape is None else list(shape),
-    )
+def oracle(out: Tensor, ref: Tensor, **options: Any) -> dict:
+    """The error of ``out`` against a reference ``ref`` (``kernelab check oracle``); the
+    options of :func:`close`."""
+    return close(out, ref, _oracle=True, **options)
 
 
 def finite(*tensors: Tensor, dtype: Optional[str] = None, shape: Optional[Sequence[int]] = None) -> dict:
     """NaN and infinity counts of every tensor (``kernelab check finite``)."""
-    return _native.check_finite(
-        [_input(t, f"tensor{i}") for i, t in enumerate(tensors)],
+    return _native.check_files(
+        "finite", [_input(t, f"tensor{i}") for i, t in enumerate(tensors)],
         dtype=dtype, shape=None if shape is None else list(shape),
     )
 
@@ -96,7 +86,7 @@ def finite(*tensors: Tensor, dtype: Optional[str] = None, shape: Optional[Sequen
 def repeat(*tensors: Tensor, dtype: Optional[str] = None, shape: Optional[Sequence[int]] = None) -> dict:
     """Whether repeated runs wrote identical outputs (``kernelab check repeat``; at least
     two)."""
-    return _native.check_repeat(
-        [_input(t, f"run{i}") for i, t in enumerate(tensors)],
+    return _native.check_files(
+        "repeat", [_input(t, f"run{i}") for i, t in enumerate(tensors)],
         dtype=dtype, shape=None if shape is None else list(shape),
     )

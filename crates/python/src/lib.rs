@@ -580,50 +580,41 @@ fn check_close(
     to_dict(py, &Document::new(kind, c))
 }
 
-/// NaN and infinity counts of tensor files (`kernelab check finite`).
+/// A gate over several tensor files: `finite` (NaN and infinity counts, `kernelab check
+/// finite`) or `repeat` (whether repeated runs wrote identical tensors, `kernelab check
+/// repeat`).
 #[pyfunction]
-#[pyo3(signature = (inputs, dtype=None, shape=None, max_decompressed=None))]
-fn check_finite(
+#[pyo3(signature = (gate, inputs, dtype=None, shape=None, max_decompressed=None))]
+fn check_files(
     py: Python<'_>,
+    gate: &str,
     inputs: Vec<TensorInput>,
     dtype: Option<&str>,
     shape: Option<Vec<usize>>,
     max_decompressed: Option<u64>,
 ) -> PyResult<PyObject> {
-    let spec = read_spec(dtype, shape, max_decompressed)?;
-    let body = released(py, move || {
-        let mut files = Vec::new();
-        for i in inputs {
-            files.push(kernelab_tensor::finite_file(&load_tensor(i, &spec)?));
+    let repeat = match gate {
+        "finite" => false,
+        "repeat" if inputs.len() < 2 => {
+            return Err(usage("check repeat needs at least two files"))
         }
-        let pass = files.iter().all(|f| f.all_finite());
-        Ok(FiniteFiles { pass, files })
-    })?;
-    to_dict(py, &Document::new("check_finite", body))
-}
-
-/// Whether repeated runs wrote identical tensors (`kernelab check repeat`).
-#[pyfunction]
-#[pyo3(signature = (inputs, dtype=None, shape=None, max_decompressed=None))]
-fn check_repeat(
-    py: Python<'_>,
-    inputs: Vec<TensorInput>,
-    dtype: Option<&str>,
-    shape: Option<Vec<usize>>,
-    max_decompressed: Option<u64>,
-) -> PyResult<PyObject> {
-    if inputs.len() < 2 {
-        return Err(usage("check repeat needs at least two files"));
-    }
+        "repeat" => true,
+        other => return Err(usage(format!("gate {other:?}: expected finite or repeat"))),
+    };
     let spec = read_spec(dtype, shape, max_decompressed)?;
-    let r = released(py, move || {
-        let files = inputs
+    let files = released(py, move || {
+        inputs
             .into_iter()
             .map(|i| load_tensor(i, &spec))
-            .collect::<Res<Vec<_>>>()?;
-        Ok(kernelab_tensor::repeat(&files))
+            .collect::<Res<Vec<_>>>()
     })?;
-    to_dict(py, &Document::new("check_repeat", r))
+    if repeat {
+        let r = py.allow_threads(|| kernelab_tensor::repeat(&files));
+        return to_dict(py, &Document::new("check_repeat", r));
+    }
+    let files: Vec<_> = files.iter().map(kernelab_tensor::finite_file).collect();
+    let pass = files.iter().all(|f| f.all_finite());
+    to_dict(py, &Document::new("check_finite", FiniteFiles { pass, files }))
 }
 
 /// Pairs `(baseline, candidate, order)`; an order not given is ABBA from AB by position, as
@@ -861,8 +852,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(code_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(check_bitwise, m)?)?;
     m.add_function(wrap_pyfunction!(check_close, m)?)?;
-    m.add_function(wrap_pyfunction!(check_finite, m)?)?;
-    m.add_function(wrap_pyfunction!(check_repeat, m)?)?;
+    m.add_function(wrap_pyfunction!(check_files, m)?)?;
     m.add_function(wrap_pyfunction!(ab_analyze, m)?)?;
     m.add_function(wrap_pyfunction!(serve_analyze, m)?)?;
     m.add_function(wrap_pyfunction!(bundle_records, m)?)?;
