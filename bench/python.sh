@@ -11,7 +11,8 @@ SIZE=${1:-100}
 REPEATS=${2:-3}
 OUT=bench/out
 mkdir -p "$OUT"
-cargo build --release -q -p kernelab -p kernelab-trace --example gen_kineto
+cargo build --release -q -p kernelab
+cargo build --release -q -p kernelab-trace --example gen_kineto
 VENV=$OUT/venv
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q -r tests/python/requirements.txt
@@ -43,7 +44,7 @@ echo "# $(date -u +%FT%TZ), $(du -m "$JSON" | cut -f1) MB trace, $(nproc) cores,
 echo "| case | wall s (median of $REPEATS) | peak RSS MB | rows, frame, load time in Python |"
 echo "|---|---:|---:|---|"
 PY=$VENV/bin/python
-run "python3 -c 'import kernelab, pandas, pyarrow' (start-up)" "$PY" -c "import kernelab, pandas, pyarrow"
+run "python -c 'import kernelab, pandas, pyarrow' (start-up only)" "$PY" -c "import kernelab, pandas, pyarrow"
 run "kernelab profile --format json (CLI)" "$BIN" profile "$JSON" --format json
 run "kernelab.profile → kernels.to_pandas()" "$PY" bench/python_load.py kernelab-kernels "$JSON"
 run "kernelab.profile → dispatches.to_pandas()" "$PY" bench/python_load.py kernelab-dispatches "$JSON"
@@ -54,3 +55,9 @@ run "json.load + DataFrame of kernel events" "$PY" bench/python_load.py json "$J
 KERNELS=$("$BIN" profile "$JSON" --format json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['summary']['kernel_count'])")
 echo
 echo "dispatch store with correlation ids: $KERNELS dispatches × 28 bytes = $((KERNELS * 28 / 1048576)) MB"
+echo
+echo "Interleaved in one process, median of 9 (seconds; ratio to the CLI):"
+echo
+echo "| case | s | × CLI |"
+echo "|---|---:|---:|"
+"$PY" bench/python_vs_cli.py "$BIN" "$JSON" 9

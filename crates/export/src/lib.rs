@@ -6,9 +6,9 @@
 //! output folder; no existing file is ever replaced.
 
 use anyhow::{bail, Context, Result};
-use arrow_array::builder::{Int64Builder, StringDictionaryBuilder, UInt32Builder, UInt64Builder};
+use arrow_array::builder::{Int32Builder, Int64Builder, UInt32Builder, UInt64Builder};
 use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};
 use kernelab_model::{family_key, Profile};
 use kernelab_trace::{read_file, NoProgress, ReadOptions};
 use parquet::arrow::ArrowWriter;
@@ -297,13 +297,20 @@ fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
     Ok(())
 }
 
-/// Column builders of the dispatch table ([`schema::dispatches_schema`]).
+/// Column builders of the dispatch table ([`schema::dispatches_schema`]). The text columns
+/// are dictionaries whose keys come straight from the dispatch store (its interned name ids,
+/// the input's index): no string is hashed or copied per row.
 #[derive(Default)]
 struct Dispatches {
-    file: StringDictionaryBuilder<Int32Type>,
-    format: StringDictionaryBuilder<Int32Type>,
-    name: StringDictionaryBuilder<Int32Type>,
-    family: StringDictionaryBuilder<Int32Type>,
+    /// Dictionary values: every input's path and format, every interned name, every family.
+    files: Vec<String>,
+    formats: Vec<String>,
+    names: Vec<String>,
+    families: Vec<String>,
+    family_index: std::collections::HashMap<String, i32>,
+    file: Int32Builder,
+    name: Int32Builder,
+    family: Int32Builder,
     device: UInt32Builder,
     stream: UInt64Builder,
     start_ns: Int64Builder,
@@ -314,28 +321,46 @@ struct Dispatches {
     rows: usize,
 }
 
+/// `n` as a dictionary key (a dictionary of more than `i32::MAX` values is an error).
+fn key(n: usize) -> Result<i32> {
+    i32::try_from(n).context("more than 2^31 distinct values in a dispatch table column")
+}
+
 impl Dispatches {
     /// Adds every dispatch of `profile`, each with the file and format of the input it came
     /// from.
-    fn add(&mut self, profile: &Profile) {
-        let mut families: std::collections::HashMap<u32, String> = Default::default();
+    fn add(&mut self, profile: &Profile) -> Result<()> {
+        let name_base = self.names.len();
+        let mut family_of = Vec::with_capacity(profile.names.len());
+        for id in 0..profile.names.len() {
+            let name = u32::try_from(id)
+                .ok()
+                .and_then(|i| profile.names.get(i))
+                .cloned()
+                .unwrap_or_default();
+            let family = family_key(&name);
+            let next = key(self.families.len())?;
+            let k = *self.family_index.entry(family.clone()).or_insert_with(|| {
+                self.families.push(family);
+                next
+            });
+            family_of.push(k);
+            self.names.push(name);
+        }
         for source in &profile.sources {
-            let file = source.path.display().to_string();
+            let file = key(self.files.len())?;
+            self.files.push(source.path.display().to_string());
+            self.formats.push(source.format.clone());
             for i in source.dispatches.clone() {
                 let Some(d) = profile.dispatches.get(i) else {
                     continue;
                 };
-                let name = profile
-                    .names
-                    .get(d.name.0)
-                    .map(String::as_str)
-                    .unwrap_or_default();
-                let family = families.entry(d.name.0).or_insert_with(|| family_key(name));
+                let id = d.name.0 as usize;
                 let launch = profile.launch(&d);
-                self.file.append_value(&file);
-                self.format.append_value(&source.format);
-                self.name.append_value(name);
-                self.family.append_value(family.as_str());
+                self.file.append_value(file);
+                self.name.append_value(key(name_base + id)?);
+                self.family
+                    .append_value(family_of.get(id).copied().unwrap_or_default());
                 self.device.append_value(d.device);
                 self.stream.append_value(d.stream);
                 self.start_ns.append_value(d.start.ns());
@@ -349,16 +374,25 @@ impl Dispatches {
                 self.rows += 1;
             }
         }
+        Ok(())
     }
 
     fn batch(mut self) -> Result<RecordBatch> {
+        let dict = |keys: Int32Array, values: &[String]| -> Result<ArrayRef> {
+            let values: ArrayRef = Arc::new(StringArray::from_iter_values(values));
+            Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+                keys, values,
+            )?))
+        };
+        // A file and its format have the same key: the input's index.
+        let file_keys = self.file.finish();
         let [gx, gy, gz] = &mut self.grid;
         let [bx, by, bz] = &mut self.block;
         let arrays: Vec<ArrayRef> = vec![
-            Arc::new(self.file.finish()),
-            Arc::new(self.format.finish()),
-            Arc::new(self.name.finish()),
-            Arc::new(self.family.finish()),
+            dict(file_keys.clone(), &self.files)?,
+            dict(file_keys, &self.formats)?,
+            dict(self.name.finish(), &self.names)?,
+            dict(self.family.finish(), &self.families)?,
             Arc::new(self.device.finish()),
             Arc::new(self.stream.finish()),
             Arc::new(self.start_ns.finish()),
@@ -382,7 +416,7 @@ impl Dispatches {
 /// every input, as `dispatches.parquet` holds it.
 pub fn dispatch_batch(profile: &Profile) -> Result<RecordBatch> {
     let mut d = Dispatches::default();
-    d.add(profile);
+    d.add(profile)?;
     d.batch()
 }
 
@@ -431,7 +465,7 @@ fn read_inputs(
                 if let Some(d) = dispatches.as_deref_mut() {
                     let mut profile = Profile::default();
                     read_file(path, &ReadOptions::default(), &mut profile, &NoProgress)?;
-                    d.add(&profile);
+                    d.add(&profile)?;
                 }
             }
         }

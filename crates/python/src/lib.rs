@@ -595,9 +595,7 @@ fn check_files(
 ) -> PyResult<PyObject> {
     let repeat = match gate {
         "finite" => false,
-        "repeat" if inputs.len() < 2 => {
-            return Err(usage("check repeat needs at least two files"))
-        }
+        "repeat" if inputs.len() < 2 => return Err(usage("check repeat needs at least two files")),
         "repeat" => true,
         other => return Err(usage(format!("gate {other:?}: expected finite or repeat"))),
     };
@@ -614,7 +612,10 @@ fn check_files(
     }
     let files: Vec<_> = files.iter().map(kernelab_tensor::finite_file).collect();
     let pass = files.iter().all(|f| f.all_finite());
-    to_dict(py, &Document::new("check_finite", FiniteFiles { pass, files }))
+    to_dict(
+        py,
+        &Document::new("check_finite", FiniteFiles { pass, files }),
+    )
 }
 
 /// Pairs `(baseline, candidate, order)`; an order not given is ABBA from AB by position, as
