@@ -95,6 +95,22 @@ pub enum Error {
 }
 
 impl Error {
+    /// Where in which file it happened, when the error names one.
+    pub fn location(&self) -> Option<Location> {
+        match self {
+            Error::Malformed { location, .. }
+            | Error::Unknown { location, .. }
+            | Error::Unsupported { location, .. }
+            | Error::Tool { location, .. }
+            | Error::TooLarge { location, .. } => Some(location.clone()),
+            Error::Io { path, .. }
+            | Error::NotADirectory { path, .. }
+            | Error::NotRegular { path, .. }
+            | Error::TempFile { path, .. } => Some(Location::default().with_path(path.clone())),
+            _ => None,
+        }
+    }
+
     /// Names the file (or container entry) where no file is named yet.
     pub fn with_path(self, path: impl AsRef<Path>) -> Self {
         match self {

@@ -6,9 +6,9 @@
 //! output folder; no existing file is ever replaced.
 
 use anyhow::{bail, Context, Result};
-use arrow_array::builder::{Int64Builder, StringBuilder, UInt32Builder, UInt64Builder};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_array::builder::{Int32Builder, Int64Builder, UInt32Builder, UInt64Builder};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};
 use kernelab_model::{family_key, Profile};
 use kernelab_trace::{read_file, NoProgress, ReadOptions};
 use parquet::arrow::ArrowWriter;
@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-mod schema;
+pub mod schema;
 use schema::Table;
 
 /// File name of the dispatch table.
@@ -56,7 +56,7 @@ impl std::fmt::Display for ExistsError {
 impl std::error::Error for ExistsError {}
 
 /// Flattens nested objects into `parent_child` keys; arrays stay whole (as JSON text later).
-fn flatten_into(prefix: &str, obj: &Map<String, Value>, out: &mut Map<String, Value>) {
+pub(crate) fn flatten_into(prefix: &str, obj: &Map<String, Value>, out: &mut Map<String, Value>) {
     for (k, v) in obj {
         let key = if prefix.is_empty() {
             k.clone()
@@ -297,13 +297,20 @@ fn read_sweep(matrix: &Path, tables: &mut Tables) -> Result<()> {
     Ok(())
 }
 
-/// Column builders of the dispatch table.
+/// Column builders of the dispatch table ([`schema::dispatches_schema`]). The text columns
+/// are dictionaries whose keys come straight from the dispatch store (its interned name ids,
+/// the input's index): no string is hashed or copied per row.
 #[derive(Default)]
 struct Dispatches {
-    file: StringBuilder,
-    format: StringBuilder,
-    name: StringBuilder,
-    family: StringBuilder,
+    /// Dictionary values: every input's path and format, every interned name, every family.
+    files: Vec<String>,
+    formats: Vec<String>,
+    names: Vec<String>,
+    families: Vec<String>,
+    family_index: std::collections::HashMap<String, i32>,
+    file: Int32Builder,
+    name: Int32Builder,
+    family: Int32Builder,
     device: UInt32Builder,
     stream: UInt64Builder,
     start_ns: Int64Builder,
@@ -314,67 +321,78 @@ struct Dispatches {
     rows: usize,
 }
 
+/// `n` as a dictionary key (a dictionary of more than `i32::MAX` values is an error).
+fn key(n: usize) -> Result<i32> {
+    i32::try_from(n).context("more than 2^31 distinct values in a dispatch table column")
+}
+
 impl Dispatches {
-    fn add(&mut self, path: &Path, profile: &Profile) {
-        let format = profile
-            .sources
-            .first()
-            .map(|s| s.format.clone())
-            .unwrap_or_default();
-        let file = path.display().to_string();
-        let mut families: std::collections::HashMap<u32, String> = Default::default();
-        for d in &profile.dispatches {
-            let name = profile
-                .names
-                .get(d.name.0)
-                .map(String::as_str)
+    /// Adds every dispatch of `profile`, each with the file and format of the input it came
+    /// from.
+    fn add(&mut self, profile: &Profile) -> Result<()> {
+        let name_base = self.names.len();
+        let mut family_of = Vec::with_capacity(profile.names.len());
+        for id in 0..profile.names.len() {
+            let name = u32::try_from(id)
+                .ok()
+                .and_then(|i| profile.names.get(i))
+                .cloned()
                 .unwrap_or_default();
-            let family = families.entry(d.name.0).or_insert_with(|| family_key(name));
-            let launch = profile.launch(&d);
-            self.file.append_value(&file);
-            self.format.append_value(&format);
-            self.name.append_value(name);
-            self.family.append_value(family.as_str());
-            self.device.append_value(d.device);
-            self.stream.append_value(d.stream);
-            self.start_ns.append_value(d.start.ns());
-            self.duration_ns
-                .append_value(i64::try_from(d.duration.ns()).unwrap_or(i64::MAX));
-            for i in 0..3 {
-                self.grid[i].append_option(launch.grid.map(|g| g[i]));
-                self.block[i].append_option(launch.block.map(|b| b[i]));
-            }
-            self.correlation.append_option(d.correlation);
-            self.rows += 1;
+            let family = family_key(&name);
+            let next = key(self.families.len())?;
+            let k = *self.family_index.entry(family.clone()).or_insert_with(|| {
+                self.families.push(family);
+                next
+            });
+            family_of.push(k);
+            self.names.push(name);
         }
+        for source in &profile.sources {
+            let file = key(self.files.len())?;
+            self.files.push(source.path.display().to_string());
+            self.formats.push(source.format.clone());
+            for i in source.dispatches.clone() {
+                let Some(d) = profile.dispatches.get(i) else {
+                    continue;
+                };
+                let id = d.name.0 as usize;
+                let launch = profile.launch(&d);
+                self.file.append_value(file);
+                self.name.append_value(key(name_base + id)?);
+                self.family
+                    .append_value(family_of.get(id).copied().unwrap_or_default());
+                self.device.append_value(d.device);
+                self.stream.append_value(d.stream);
+                self.start_ns.append_value(d.start.ns());
+                self.duration_ns
+                    .append_value(i64::try_from(d.duration.ns()).unwrap_or(i64::MAX));
+                for i in 0..3 {
+                    self.grid[i].append_option(launch.grid.map(|g| g[i]));
+                    self.block[i].append_option(launch.block.map(|b| b[i]));
+                }
+                self.correlation.append_option(d.correlation);
+                self.rows += 1;
+            }
+        }
+        Ok(())
     }
 
     fn batch(mut self) -> Result<RecordBatch> {
-        let u32f = |n: &str| Field::new(n, DataType::UInt32, true);
-        let fields = vec![
-            Field::new("file", DataType::Utf8, false),
-            Field::new("format", DataType::Utf8, false),
-            Field::new("name", DataType::Utf8, false),
-            Field::new("family", DataType::Utf8, false),
-            Field::new("device", DataType::UInt32, false),
-            Field::new("stream", DataType::UInt64, false),
-            Field::new("start_ns", DataType::Int64, false),
-            Field::new("duration_ns", DataType::Int64, false),
-            u32f("grid_x"),
-            u32f("grid_y"),
-            u32f("grid_z"),
-            u32f("block_x"),
-            u32f("block_y"),
-            u32f("block_z"),
-            Field::new("correlation", DataType::UInt64, true),
-        ];
+        let dict = |keys: Int32Array, values: &[String]| -> Result<ArrayRef> {
+            let values: ArrayRef = Arc::new(StringArray::from_iter_values(values));
+            Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+                keys, values,
+            )?))
+        };
+        // A file and its format have the same key: the input's index.
+        let file_keys = self.file.finish();
         let [gx, gy, gz] = &mut self.grid;
         let [bx, by, bz] = &mut self.block;
         let arrays: Vec<ArrayRef> = vec![
-            Arc::new(self.file.finish()),
-            Arc::new(self.format.finish()),
-            Arc::new(self.name.finish()),
-            Arc::new(self.family.finish()),
+            dict(file_keys.clone(), &self.files)?,
+            dict(file_keys, &self.formats)?,
+            dict(self.name.finish(), &self.names)?,
+            dict(self.family.finish(), &self.families)?,
             Arc::new(self.device.finish()),
             Arc::new(self.stream.finish()),
             Arc::new(self.start_ns.finish()),
@@ -387,8 +405,19 @@ impl Dispatches {
             Arc::new(bz.finish()),
             Arc::new(self.correlation.finish()),
         ];
-        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
+        Ok(RecordBatch::try_new(
+            Arc::new(schema::dispatches_schema()),
+            arrays,
+        )?)
     }
+}
+
+/// The dispatch table of `profile` ([`schema::dispatches_schema`]): one row per dispatch of
+/// every input, as `dispatches.parquet` holds it.
+pub fn dispatch_batch(profile: &Profile) -> Result<RecordBatch> {
+    let mut d = Dispatches::default();
+    d.add(profile)?;
+    d.batch()
 }
 
 /// Starts writing `path` through the workspace's one no-clobber writer.
@@ -436,7 +465,7 @@ fn read_inputs(
                 if let Some(d) = dispatches.as_deref_mut() {
                     let mut profile = Profile::default();
                     read_file(path, &ReadOptions::default(), &mut profile, &NoProgress)?;
-                    d.add(path, &profile);
+                    d.add(&profile)?;
                 }
             }
         }

@@ -366,3 +366,123 @@ impl Table {
         Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)?)
     }
 }
+
+/// The dispatch table (`dispatches.parquet`, the Python `Profile.dispatches`): one row per
+/// kernel dispatch, straight from the dispatch store. Text columns repeat a few values over
+/// many rows, so they are dictionary-encoded (pandas reads them as categoricals).
+pub fn dispatches_schema() -> Schema {
+    let text = |n: &str| {
+        Field::new(
+            n,
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+            false,
+        )
+    };
+    let u32f = |n: &str| Field::new(n, DataType::UInt32, true);
+    Schema::new(vec![
+        text("file"),
+        text("format"),
+        text("name"),
+        text("family"),
+        Field::new("device", DataType::UInt32, false),
+        Field::new("stream", DataType::UInt64, false),
+        Field::new("start_ns", DataType::Int64, false),
+        Field::new("duration_ns", DataType::Int64, false),
+        u32f("grid_x"),
+        u32f("grid_y"),
+        u32f("grid_z"),
+        u32f("block_x"),
+        u32f("block_y"),
+        u32f("block_z"),
+        Field::new("correlation", DataType::UInt64, true),
+    ])
+}
+
+/// `profile`'s kernel rows (the document's `kernels`, `other` and each phase's `kernels`):
+/// value ranges flattened to `_min` / `_max`; a grid or block that varies is JSON text.
+pub const KERNELS: &[(&str, Column)] = &[
+    ("rank", Int64),
+    ("name", Utf8),
+    ("family", Utf8),
+    ("variants", Int64),
+    ("calls", Int64),
+    ("total_ns", Int64),
+    ("mean_ns", Float64),
+    ("median_ns", Float64),
+    ("min_ns", Int64),
+    ("max_ns", Int64),
+    ("stddev_ns", Float64),
+    ("share", Float64),
+    ("grid", Json),
+    ("block", Json),
+    ("registers_min", Int64),
+    ("registers_max", Int64),
+    ("agprs_min", Int64),
+    ("agprs_max", Int64),
+    ("sgprs_min", Int64),
+    ("sgprs_max", Int64),
+    ("shared_bytes_min", Int64),
+    ("shared_bytes_max", Int64),
+    ("scratch_bytes_min", Int64),
+    ("scratch_bytes_max", Int64),
+    ("register_granules", Boolean),
+];
+
+/// `profile --by-phase`'s phases: one row per phase, its kernels as JSON text.
+pub const PHASES: &[(&str, Column)] = &[
+    ("phase", Utf8),
+    ("calls", Int64),
+    ("total_ns", Int64),
+    ("share", Float64),
+    ("kernels", Json),
+];
+
+/// `profile --by-graph`'s graphs: one row per graph and replay site.
+pub const GRAPHS: &[(&str, Column)] = &[
+    ("graph", Utf8),
+    ("site", Utf8),
+    ("replays", Int64),
+    ("kernels_per_replay", Int64),
+    ("kernel_ns_per_replay_median", Int64),
+    ("kernel_ns_per_replay_min", Int64),
+    ("kernel_ns_per_replay_max", Int64),
+    ("kernel_ns_total", Int64),
+    ("span_ns_per_replay_median", Int64),
+    ("span_ns_per_replay_min", Int64),
+    ("span_ns_per_replay_max", Int64),
+    ("launch_latency_ns_median", Int64),
+    ("launch_latency_ns_min", Int64),
+    ("launch_latency_ns_max", Int64),
+    ("top_kernels", Json),
+];
+
+/// Rows of a document (each a JSON object) as one batch of the declared schema: nested
+/// objects flattened to `parent_child` columns, except columns declared JSON, which stay
+/// whole (as JSON text).
+pub fn rows_batch<'a>(
+    rows: impl IntoIterator<Item = &'a Value>,
+    schema: Declared,
+) -> Result<RecordBatch> {
+    // Every row is kept for the batch: a document's tables are small (its rows are already in
+    // memory as the document).
+    let mut table = Table::default();
+    for row in rows {
+        let Value::Object(obj) = row else {
+            bail!("a table row that is not an object: {row}");
+        };
+        let mut flat = Map::new();
+        for (k, v) in obj {
+            let json = schema.iter().any(|(n, t)| n == k && *t == Json);
+            match v {
+                Value::Object(inner) if !json => crate::flatten_into(k, inner, &mut flat),
+                other => {
+                    flat.insert(k.clone(), other.clone());
+                }
+            }
+        }
+        // `push` without a sink checks the row's types and notes its extra columns.
+        table.push(flat.clone(), schema)?;
+        table.rows.push(flat);
+    }
+    table.batch(schema)
+}

@@ -36,9 +36,9 @@ pub struct Session {
 }
 
 impl Session {
-    /// A session recording into `dir` (the `--record` option, else `KERNELAB_BUNDLE`) under
-    /// `label`, started now.
-    pub fn new(dir: Option<PathBuf>, label: Option<String>) -> Session {
+    /// A session of the command line `argv` recording into `dir` (the `--record` option, else
+    /// `KERNELAB_BUNDLE`) under `label`, started now.
+    pub fn new(dir: Option<PathBuf>, label: Option<String>, argv: Vec<String>) -> Session {
         let dir = dir.or_else(|| {
             std::env::var_os("KERNELAB_BUNDLE")
                 .filter(|v| !v.is_empty())
@@ -47,7 +47,7 @@ impl Session {
         Session {
             dir,
             label,
-            argv: std::env::args().collect(),
+            argv,
             started: rfc3339(SystemTime::now()),
             documents: Vec::new(),
         }

@@ -119,7 +119,7 @@ pub fn write(dir: &Path, record: &Record) -> std::io::Result<PathBuf> {
 pub const MAX_RECORD_BYTES: u64 = 1 << 30;
 
 /// A record file's text: a regular file of at most [`MAX_RECORD_BYTES`], in UTF-8.
-fn read_record_text(path: &Path) -> std::io::Result<String> {
+pub fn read_record_text(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
     let f = kernelab_model::open_regular(path)?;
     if f.metadata()?.len() > MAX_RECORD_BYTES {

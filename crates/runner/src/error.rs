@@ -73,3 +73,18 @@ pub enum Error {
 
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Where in which file it happened, when the error names one.
+    pub fn location(&self) -> Option<Location> {
+        match self {
+            Error::BadLine { location, .. } | Error::BadPairs { location, .. } => {
+                Some(location.clone())
+            }
+            Error::Read { path, .. } | Error::Write { path, .. } | Error::LostPair { path, .. } => {
+                Some(Location::default().with_path(path.clone()))
+            }
+            _ => None,
+        }
+    }
+}

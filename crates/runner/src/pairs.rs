@@ -53,7 +53,7 @@ impl PairedSamples {
 }
 
 /// The order of the `k`-th pair when the file does not say: ABBA from AB.
-fn default_order(k: usize) -> Order {
+pub fn default_order(k: usize) -> Order {
     if k % 2 == 0 {
         Order::AB
     } else {

@@ -31,6 +31,7 @@ pub fn percent(fraction: f64, signed: bool) -> String {
     }
 }
 pub mod rank;
+pub mod settings;
 
 pub use change::{Change, Direction, Interval};
 pub use design::{
@@ -38,3 +39,4 @@ pub use design::{
     verdict, verdict_text, AaCheck, Analysis, Design, Drift, Look, Next, Order, OrderEffect, Pair,
     StopRule, Verdict,
 };
+pub use settings::{DesignSettings, MAX_PAIRS};

@@ -7,46 +7,20 @@ use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::Document;
 use kernelab_report::documents::AbBody;
+use kernelab_report::make::{ab_analysis, ab_doc};
 use kernelab_report::{ab_sections, render, OutputFormat};
 use kernelab_runner::metric::{MetricSpec, Source};
 use kernelab_runner::pairs::{read_pairs, PairedSamples};
 use kernelab_runner::preflight::{require, Tool};
 use kernelab_runner::record::{self, Record, Writer};
 use kernelab_runner::run::{RunKind, RunState};
-use kernelab_runner::{pairs_from, run_ab, AbResult, AbSettings, MetricAnalysis, ProcessExecutor};
-use kernelab_stats::{aa_check, analyze, Design, Direction, Pair, StopRule};
+use kernelab_runner::{pairs_from, run_ab, AbSettings, ProcessExecutor};
+use kernelab_stats::{Design, DesignSettings, Direction};
 use regex::Regex;
-use std::path::Path;
 
-/// The most pairs (and warm-up runs, A/A pairs, failures) any option may ask for: far more
-/// than any real experiment, small enough that nothing sized by it exhausts memory.
-pub const MAX_PAIRS: usize = 10_000_000;
-
-/// `0.5%` → 0.005; `0.005` → 0.005. Finite, at least 0 and below 1 (100%); zero only when
-/// `zero_ok`.
-fn fraction(option: &str, s: &str, zero_ok: bool) -> Result<f64> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
-        None => t.parse::<f64>(),
-    };
-    let v = v.map_err(|_| {
-        anyhow!("{option} {s:?}: expected a fraction such as 0.005 or a percentage such as 0.5%")
-    })?;
-    let low_ok = if zero_ok { v >= 0.0 } else { v > 0.0 };
-    if !(v.is_finite() && low_ok && v < 1.0) {
-        let low = if zero_ok { "[0" } else { "(0" };
-        bail!("{option} {s:?}: expected a finite fraction in {low}, 1), such as 0.005 or 0.5%");
-    }
-    Ok(v)
-}
-
-/// `value` of `option` if it is at most [`MAX_PAIRS`].
+/// `value` of `option` if it is at most [`kernelab_stats::MAX_PAIRS`].
 fn bounded(option: &str, value: usize) -> Result<usize> {
-    if value > MAX_PAIRS {
-        bail!("{option} {value}: expected at most {MAX_PAIRS}");
-    }
-    Ok(value)
+    kernelab_stats::settings::bounded(option, value).map_err(|e| anyhow!(e))
 }
 
 /// Refuses run options that are out of range before anything runs or is written.
@@ -58,62 +32,21 @@ fn check_run_args(args: &AbArgs) -> Result<()> {
     design(&args.design, Direction::LowerIsBetter).map(|_| ())
 }
 
-fn design(d: &DesignArgs, direction: Direction) -> Result<Design> {
-    let stop = if d.fixed {
-        StopRule::Fixed
-    } else if d.watch {
-        StopRule::Watch
-    } else if let Some(u) = &d.until {
-        StopRule::Until {
-            resolution: fraction("--until", u, false)?,
-        }
-    } else {
-        StopRule::Auto {
-            resolution: fraction("--resolution", &d.resolution, false)?,
-        }
-    };
-    if !(d.alpha > 0.0 && d.alpha <= 0.5) {
-        bail!("--alpha {}: expected a value in (0, 0.5]", d.alpha);
-    }
-    bounded("--min-pairs", d.min_pairs)?;
-    bounded("--max-pairs", d.max_pairs)?;
-    if d.min_pairs < 2 || d.max_pairs < d.min_pairs {
-        bail!(
-            "--min-pairs {} / --max-pairs {}: expected 2 <= min <= max",
-            d.min_pairs,
-            d.max_pairs
-        );
-    }
-    Ok(Design {
+fn settings(d: &DesignArgs) -> DesignSettings {
+    DesignSettings {
+        threshold: d.threshold.clone(),
+        resolution: d.resolution.clone(),
+        until: d.until.clone(),
+        watch: d.watch,
+        fixed: d.fixed,
         alpha: d.alpha,
-        threshold: fraction("--threshold", &d.threshold, true)?,
         min_pairs: d.min_pairs,
         max_pairs: d.max_pairs,
-        stop,
-        direction,
-    })
+    }
 }
 
-/// The design of `ab analyze`: collected data is analysed whole (a fixed design, every pair),
-/// unless the samples file records a sequential plan, which is then followed (its stop rule and
-/// looks); `--fixed`, `--watch` or `--until` choose explicitly.
-fn analysis_design(
-    d: &DesignArgs,
-    direction: Direction,
-    recorded: Option<Design>,
-) -> Result<Design> {
-    let mut out = design(d, direction)?;
-    if !(d.fixed || d.watch || d.until.is_some()) {
-        match recorded {
-            Some(r) if r.stop != StopRule::Fixed => {
-                out.stop = r.stop;
-                out.min_pairs = r.min_pairs;
-                out.max_pairs = r.max_pairs;
-            }
-            _ => out.stop = StopRule::Fixed,
-        }
-    }
-    Ok(out)
+fn design(d: &DesignArgs, direction: Direction) -> Result<Design> {
+    settings(d).design(direction).map_err(|e| anyhow!(e))
 }
 
 fn direction(d: &DesignArgs, name: &str) -> Direction {
@@ -124,44 +57,27 @@ fn direction(d: &DesignArgs, name: &str) -> Direction {
     }
 }
 
-/// The plots' pairs: the primary metric's pairs used, and the A/A pairs.
-struct Plotted<'a> {
-    main: &'a [Pair],
-    aa: &'a [Pair],
-}
-
 fn emit(
     session: &mut Session,
     out: &OutputArgs,
-    r: &AbResult,
-    samples: Option<&Path>,
+    doc: &Document<AbBody>,
     header: &[String],
-    plotted: Plotted<'_>,
 ) -> Result<()> {
-    let (main, aa) = (plotted.main, plotted.aa);
-    let used = r
-        .analyses
-        .first()
-        .map_or(main.len(), |m| m.analysis.pairs.min(main.len()));
-    let doc = Document::new(
-        "ab",
-        AbBody {
-            samples: samples.map(|p| p.display().to_string()),
-            log_ratios: kernelab_stats::log_ratios(&main[..used]),
-            aa_log_ratios: kernelab_stats::log_ratios(aa),
-            result: r.clone(),
-        },
-    );
-    let inputs: Vec<std::path::PathBuf> =
-        samples.map(|p| vec![p.to_path_buf()]).unwrap_or_default();
-    session.record(&doc, &inputs, None)?;
+    let inputs: Vec<std::path::PathBuf> = doc
+        .body
+        .samples
+        .iter()
+        .map(std::path::PathBuf::from)
+        .collect();
+    session.record(doc, &inputs, None)?;
+    let r = &doc.body.result;
     let text = match out.format {
         FormatArg::Table => render(&ab_sections(r, header), OutputFormat::Terminal, None),
         FormatArg::Md => format!(
             "```\n{}```\n",
             render(&ab_sections(r, header), OutputFormat::Terminal, None)
         ),
-        FormatArg::Json => output::json(&doc)?,
+        FormatArg::Json => output::json(doc)?,
         FormatArg::Csv => {
             bail!("--format csv is not offered for ab; the samples file is the raw data")
         }
@@ -354,18 +270,14 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         pairs_from(&recs, false, &primary),
         pairs_from(&recs, true, &primary),
     );
+    let harness_bias = result.aa.as_ref().is_some_and(|a| a.harness_bias);
     emit(
         session,
         &args.output,
-        &result,
-        Some(&path),
+        &ab_doc(Some(&path), result, &main, &aa),
         &head,
-        Plotted {
-            main: &main,
-            aa: &aa,
-        },
     )?;
-    if result.aa.as_ref().is_some_and(|a| a.harness_bias) && !args.accept_bias {
+    if harness_bias && !args.accept_bias {
         bail!("the A/A pre-flight interval excludes 1 (harness bias); the verdict above is not trustworthy (use --accept-bias to accept it)");
     }
     Ok(ExitStatus::Success)
@@ -385,26 +297,15 @@ fn analyze_cmd(a: AbAnalyzeArgs, session: &mut Session) -> Result<ExitStatus> {
     if main.is_empty() {
         bail!("{}: no complete pairs to analyse", a.file.display());
     }
-    let d = analysis_design(&a.design, direction(&a.design, &name), recorded)?;
-    let result = AbResult {
-        aa: (!aa.is_empty()).then(|| aa_check(&aa, &d)),
-        analyses: vec![MetricAnalysis {
-            metric: name,
-            analysis: analyze(&main, &d),
-        }],
-        failures,
-        runs,
-    };
+    let d = settings(&a.design)
+        .analysis_design(direction(&a.design, &name), recorded)
+        .map_err(|e| anyhow!(e))?;
+    let doc = ab_analysis(Some(&a.file), name, &main, &aa, (failures, runs), &d);
     emit(
         session,
         &a.output,
-        &result,
-        Some(&a.file),
+        &doc,
         &[format!("samples  {}", a.file.display())],
-        Plotted {
-            main: &main,
-            aa: &aa,
-        },
     )?;
     Ok(ExitStatus::Success)
 }

@@ -4,11 +4,11 @@ use crate::cli::{CodeCommand, CodeDiffArgs, CodeMatrixArgs, CodeShowArgs, Format
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Result};
-use kernelab_code::{diff, load_build, load_file, matrix, CodeObject, LoadOptions};
+use anyhow::Result;
+use kernelab_code::{diff, load_file, CodeObject, LoadOptions};
 use kernelab_model::Document;
+use kernelab_report::make::code_matrix;
 use kernelab_report::{code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, Block};
-use regex::Regex;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -181,29 +181,16 @@ struct MatrixCsv<'a> {
 
 fn matrix_cmd(a: CodeMatrixArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
-    let key = a
-        .key
-        .as_deref()
-        .map(Regex::new)
-        .transpose()
-        .map_err(|e| anyhow!("--key: {e}"))?;
     let opts = LoadOptions {
         disassemble: a.disassemble,
         max_decompressed: a.max_decompressed,
     };
-    let base = load_build(a.base_dir.as_deref(), &a.base, key.as_ref(), &opts)?;
-    let cand = load_build(a.cand_dir.as_deref(), &a.cand, key.as_ref(), &opts)?;
-    if base.is_empty() || cand.is_empty() {
-        bail!(
-            "no code objects found in the {} build",
-            if base.is_empty() {
-                "baseline"
-            } else {
-                "candidate"
-            }
-        );
-    }
-    let m = matrix(&base, &cand);
+    let (m, inputs) = code_matrix(
+        (a.base_dir.as_deref(), &a.base),
+        (a.cand_dir.as_deref(), &a.cand),
+        a.key.as_deref(),
+        &opts,
+    )?;
     let csv = || {
         m.pairs
             .iter()
@@ -216,11 +203,6 @@ fn matrix_cmd(a: CodeMatrixArgs, session: &mut Session) -> Result<ExitStatus> {
             })
             .collect::<Vec<_>>()
     };
-    let inputs: Vec<PathBuf> = base
-        .values()
-        .chain(cand.values())
-        .map(|(label, _)| PathBuf::from(label))
-        .collect();
     emit(
         session,
         &a.output,

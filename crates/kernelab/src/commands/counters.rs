@@ -45,7 +45,7 @@ fn spec_sides(
 ) -> Result<(Vec<Side>, String, Backend, Vec<PathBuf>)> {
     let spec = Spec::read(path)?;
     let p = plan(&spec)?;
-    let exe = std::env::current_exe().context("locating the kernelab binary")?;
+    let exe = crate::self_exe()?;
     let abs = std::fs::canonicalize(path).with_context(|| path.display().to_string())?;
     let mut sides = Vec::new();
     let mut symbols = Vec::new();

@@ -35,7 +35,7 @@ pub fn run(args: McpArgs, _session: &mut Session) -> Result<ExitStatus> {
         Some(r) => r,
         None => std::env::current_dir().context("the working directory")?,
     };
-    let exe = std::env::current_exe().context("finding the kernelab binary")?;
+    let exe = crate::self_exe()?;
     let mut bundle = args.bundle;
     if let Some(b) = std::env::var_os("KERNELAB_BUNDLE").filter(|v| !v.is_empty()) {
         bundle.push(PathBuf::from(b));

@@ -7,12 +7,12 @@ use crate::record::Session;
 use crate::settings::{rank_options, view_top};
 use crate::ExitStatus;
 use anyhow::Result;
-use kernelab_model::{Grouping, Profile};
+use kernelab_model::Grouping;
+use kernelab_report::make::{profile_doc, profile_gpu, read_profile, ProfileReads};
 use kernelab_report::{
-    graph_sections, profile_csv, profile_document, profile_tables, rank_sections, render,
-    OutputFormat,
+    graph_sections, profile_csv, profile_tables, rank_sections, render, OutputFormat,
 };
-use kernelab_trace::{rank, read_file, RankOptions, ReadOptions};
+use kernelab_trace::RankOptions;
 
 /// Runs the command.
 pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
@@ -21,68 +21,36 @@ pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
         ..rank_options(&args.rank)?
     };
     output::check_target(&args.output)?;
-    let read_opts = ReadOptions {
-        host_launches: args.by_phase,
-        graphs: args.by_graph,
-        // Only phases and graphs use correlation ids: without them a dispatch takes 12 bytes.
-        skip_correlations: !(args.by_phase || args.by_graph),
-        ..ReadOptions::default()
+    let reads = ProfileReads {
+        by_phase: args.by_phase,
+        by_graph: args.by_graph,
+        correlations: false,
     };
-    let mut profile = Profile::default();
-    for path in &args.files {
-        let progress = BarProgress::new(path);
-        read_file(path, &read_opts, &mut profile, &progress)?;
-    }
+    let profile = read_profile(&args.files, reads, &|p| Box::new(BarProgress::new(p)))?;
     let machine = matches!(args.output.format, FormatArg::Json | FormatArg::Csv);
     let shown_top = view_top(&args.rank, machine);
+    let with_top = |top| RankOptions {
+        top,
+        ..opts.clone()
+    };
+    let (ranking, doc) = profile_doc(&profile, &with_top(shown_top), args.by_graph, args.by_rank)?;
     // A bundle record is evidence other commands (`impact`) read: it holds every row whatever
     // --top says, so the ranking is done twice only when the output is cut and a record is kept.
-    let full = if session.enabled() && shown_top != usize::MAX {
-        Some(rank(
-            &profile,
-            &RankOptions {
-                top: usize::MAX,
-                ..opts.clone()
-            },
-        )?)
+    let gpu = profile_gpu(&profile);
+    if session.enabled() && shown_top != usize::MAX {
+        let (_, all) = profile_doc(&profile, &with_top(usize::MAX), args.by_graph, args.by_rank)?;
+        session.record(&all, &args.files, gpu)?;
     } else {
-        None
-    };
-    let ranking = rank(
-        &profile,
-        &RankOptions {
-            top: shown_top,
-            ..opts.clone()
-        },
-    )?;
-    let family = opts.grouping == Grouping::Family;
-    let grouping = if family { "family" } else { "none" };
-    let gpu = profile.sources.iter().find_map(|s| {
-        s.facts
-            .iter()
-            .find(|(k, _)| k == "device")
-            .map(|(_, v)| v.clone())
-    });
-    let graphs = args.by_graph.then(|| kernelab_trace::graphs(&profile));
-    let ranks = args.by_rank.then(|| kernelab_trace::ranks(&profile));
-    let mut doc = profile_document(&ranking, &profile.sources, grouping);
-    doc.body.graphs = graphs.clone();
-    doc.body.ranks = ranks.clone();
-    match &full {
-        Some(all) => {
-            let mut d = profile_document(all, &profile.sources, grouping);
-            d.body.graphs = graphs.clone();
-            d.body.ranks = ranks.clone();
-            session.record(&d, &args.files, gpu)?
-        }
-        None => session.record(&doc, &args.files, gpu)?,
+        session.record(&doc, &args.files, gpu)?;
     }
+    let family = opts.grouping == Grouping::Family;
+    let (ranks, graphs) = (&doc.body.ranks, &doc.body.graphs);
     let sections = |width| {
         let mut s = profile_tables(&ranking, &profile.sources, family, width);
-        if let Some(r) = &ranks {
+        if let Some(r) = ranks {
             s.extend(rank_sections(r));
         }
-        if let Some(g) = &graphs {
+        if let Some(g) = graphs {
             s.extend(graph_sections(g));
         }
         s

@@ -4,13 +4,13 @@ use crate::cli::{FormatArg, OutputArgs, ReportArgs, ReportCheckArgs, ReportComma
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use kernelab_model::Document;
-use kernelab_report::audit::{audit, audit_sections};
-use kernelab_report::bundle;
-use kernelab_report::{evidence, evidence_html, pr_body, GITHUB_BODY_LIMIT};
+use kernelab_report::audit::audit_sections;
+use kernelab_report::make::{bundle_report, read_note, report_check, report_summary};
+use kernelab_report::{evidence_html, pr_body, GITHUB_BODY_LIMIT};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where the appendix goes when the body is too long: `--appendix`, else beside `--out`
 /// (`pr.md` → `pr.appendix.md`); `None` when the body goes to standard output (nothing is
@@ -31,70 +31,25 @@ fn appendix_path(args: &ReportArgs) -> Option<PathBuf> {
 /// The largest introduction read.
 const MAX_INTRO_BYTES: u64 = 1 << 20;
 
-/// The largest note read.
-const MAX_NOTE_BYTES: u64 = 64 << 20;
-
-/// The records of the bundle `dir` and those that could not be read: at least one record, or
-/// an error naming the folder.
-fn records(dir: &Path) -> Result<(Vec<bundle::Entry>, Vec<bundle::Bad>)> {
-    if !dir.is_dir() {
-        bail!(
-            "{}: not a directory; expected a bundle written with --record DIR",
-            dir.display()
-        );
-    }
-    let (records, bad) = bundle::read_all(dir)?;
-    if records.is_empty() {
-        if let Some(b) = bad.into_iter().next() {
-            return Err(b.error.into());
-        }
-        bail!(
-            "{}: no records; run commands with --record {} first",
-            dir.display(),
-            dir.display()
-        );
-    }
-    Ok((records, bad))
-}
-
 /// `kernelab report check`: the note's mismatches against the bundle; exit 1 when any.
 fn check(args: ReportCheckArgs) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     if args.output.format == FormatArg::Csv {
         bail!("kernelab report check writes table, md or json, not csv");
     }
-    let path = &args.note;
-    let file = kernelab_model::open_regular(path).with_context(|| path.display().to_string())?;
-    let mut bytes = Vec::new();
-    file.take(MAX_NOTE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .with_context(|| path.display().to_string())?;
-    if bytes.len() as u64 > MAX_NOTE_BYTES {
-        bail!(
-            "{}: larger than {MAX_NOTE_BYTES} bytes; not a note",
-            path.display()
-        );
-    }
-    let note = String::from_utf8(bytes).map_err(|e| {
-        anyhow!(
-            "{}: not UTF-8 text (invalid byte at offset {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
-    })?;
-    let (entries, bad) = records(&args.bundle)?;
-    for b in &bad {
-        let u = b.unreadable();
+    let note = read_note(&args.note)?;
+    let (doc, unreadable) = report_check(&note, &args.bundle)?;
+    for u in &unreadable {
         eprintln!(
             "kernelab: warning: {}: not read ({}); the note is checked against the other records",
             u.path.display(),
             u.reason
         );
     }
-    let found = audit(&note, &entries);
-    let text = match output::sections_text(&args.output, |_| audit_sections(&found)) {
+    let found = &doc.body;
+    let text = match output::sections_text(&args.output, |_| audit_sections(found)) {
         Some(t) => t,
-        None => output::json(&Document::new("report_check", &found))?,
+        None => output::json(&doc)?,
     };
     output::write(&args.output, &text)?;
     Ok(if found.mismatches.is_empty() {
@@ -118,13 +73,7 @@ pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
         force: args.force,
     };
     output::check_target(&out)?;
-    let (records, bad) = records(&dir)?;
-    let mut bad = bad;
-    if args.strict && !bad.is_empty() {
-        return Err(bad.swap_remove(0).error.into());
-    }
-    let mut report = evidence(&records);
-    report.unreadable = bad.iter().map(bundle::Bad::unreadable).collect();
+    let mut report = bundle_report(&dir, args.strict)?;
     for u in &report.unreadable {
         eprintln!(
             "kernelab: warning: {}: not read ({}); the rest of the bundle renders (--strict refuses)",
@@ -178,11 +127,7 @@ pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
         ReportFormat::Html => evidence_html(&args.title, &report),
         ReportFormat::Json => output::json(&Document::new(
             "report",
-            kernelab_report::schema::ReportSummary {
-                title: args.title.clone(),
-                records: report.heads.clone(),
-                impacts: report.impacts.clone(),
-            },
+            report_summary(&args.title, &report),
         ))?,
     };
     output::write(&out, &text)?;

@@ -157,7 +157,7 @@ fn submit_cmd(a: SubmitArgs) -> Result<ExitStatus> {
     output::write_file(&list, (todo.join("\n") + "\n").as_bytes(), false)
         .with_context(|| format!("{}: cannot write", list.display()))?;
     let size = a.chunk_size.max(1);
-    let exe = std::env::current_exe().context("finding the kernelab executable")?;
+    let exe = crate::self_exe()?;
     let s = |p: &Path| p.display().to_string();
     let job = ArrayJob {
         script: slurm.join(format!("job-{stamp}.sh")),
@@ -224,7 +224,7 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     for s in &mut slots {
         s.env.push(("KERNELAB_SWEEP_WORKER".into(), s.name.clone()));
     }
-    let exe = std::env::current_exe().context("finding the kernelab executable")?;
+    let exe = crate::self_exe()?;
     let sweep_abs = absolute(path)?.display().to_string();
     let tasks: Vec<Vec<String>> = todo
         .iter()

@@ -614,7 +614,11 @@ fn a_confined_run_refuses_files_named_inside_a_spec_outside_its_root() {
     let root = dir.path().join("root");
     std::fs::create_dir_all(&root).expect("root");
     let outside = dir.path().join("outside.csv");
-    std::fs::copy(fixture("serve/traces/azure_llm_conv_2023_head.csv"), &outside).expect("copy");
+    std::fs::copy(
+        fixture("serve/traces/azure_llm_conv_2023_head.csv"),
+        &outside,
+    )
+    .expect("copy");
     let p = spec(&root, "", "", 2, "");
     let text = std::fs::read_to_string(&p).expect("spec").replace(
         "input_tokens = 16\noutput_tokens = 8\n",
@@ -627,7 +631,14 @@ fn a_confined_run_refuses_files_named_inside_a_spec_outside_its_root() {
             c.env("KERNELAB_CONFINE_ROOT", &root);
         }
         c.current_dir(&root)
-            .args(["serve", "spec.toml", "--samples", "s.jsonl", "--budget", "1s"])
+            .args([
+                "serve",
+                "spec.toml",
+                "--samples",
+                "s.jsonl",
+                "--budget",
+                "1s",
+            ])
             .output()
             .expect("run")
     };
@@ -635,7 +646,10 @@ fn a_confined_run_refuses_files_named_inside_a_spec_outside_its_root() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("outside.csv"), "{err}");
-    assert!(err.contains("outside the folder this run is confined to"), "{err}");
+    assert!(
+        err.contains("outside the folder this run is confined to"),
+        "{err}"
+    );
     assert!(!root.join("s.jsonl").exists());
     // A direct argument outside the root is refused the same way.
     let out = kernelab()

@@ -1,0 +1,5 @@
+"""``python -m kernelab``: the command line."""
+
+from ._cli import main
+
+main()
