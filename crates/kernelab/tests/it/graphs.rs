@@ -20,18 +20,7 @@ fn events(name: &str) -> Vec<serde_json::Value> {
 }
 
 fn by_graph(name: &str) -> serde_json::Value {
-    let out = kernelab()
-        .args(["profile", "--by-graph", "--format", "json"])
-        .arg(fixture(name))
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
+    crate::json_of("profile", &[fixture(name), "--by-graph".into()])
 }
 
 /// Nanoseconds of a Kineto µs figure with three decimals.
@@ -162,27 +151,17 @@ fn capture_in_the_trace_is_counted_and_a_trace_without_graphs_says_what_is_missi
     assert!(v.get("graphs").is_none());
 }
 
-fn compare_by_graph(base: &str, cand: &str, extra: &[&str]) -> serde_json::Value {
-    let out = kernelab()
-        .args(["compare", "--by-graph", "--format", "json"])
-        .arg(fixture(base))
-        .arg(fixture(cand))
-        .args(extra)
-        .output()
-        .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
+fn compare_by_graph(base: &str, cand: &str) -> serde_json::Value {
+    crate::json_of(
+        "compare",
+        &[fixture(base), fixture(cand), "--by-graph".into()],
+    )
 }
 
 #[test]
 fn compare_by_graph_matches_graphs_by_site_and_takes_per_replay_figures_from_each_profile() {
     let name = "kineto_h200_cuda_graph_replay.json.gz";
-    let v = compare_by_graph(name, name, &[]);
+    let v = compare_by_graph(name, name);
     let g = &v["graphs"];
     let rows = g["rows"].as_array().expect("rows");
     // The same figures as `profile --by-graph` on each side, matched by each graph's site.
@@ -219,7 +198,6 @@ fn compare_by_graph_without_sites_matches_by_order_and_says_so() {
     let v = compare_by_graph(
         "kineto_h200_cuda_graph_replay.json.gz",
         "kineto_h200_cuda_graph_capture_and_replay.json.gz",
-        &[],
     );
     let g = &v["graphs"];
     let rows = g["rows"].as_array().expect("rows");

@@ -42,18 +42,24 @@ fn json_of(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).expect("JSON document")
 }
 
-#[test]
-fn a_run_measures_every_request_and_resume_analyze_agrees() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let spec = spec(dir.path(), "", "", 2, "");
-    let samples = dir.path().join("s.jsonl");
-    let out = serve(&spec, dir.path(), &["--format", "json"]);
+/// Runs `kernelab serve SPEC --samples DIR/s.jsonl --format json`, which must succeed, and
+/// parses the document.
+fn serve_ok(spec: &Path, dir: &Path) -> serde_json::Value {
+    let out = serve(spec, dir, &["--format", "json"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v = json_of(&out.stdout);
+    json_of(&out.stdout)
+}
+
+#[test]
+fn a_run_measures_every_request_and_resume_analyze_agrees() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = spec(dir.path(), "", "", 2, "");
+    let samples = dir.path().join("s.jsonl");
+    let v = serve_ok(&spec, dir.path());
     assert_eq!(v["kind"], "serve");
     let b = &v;
     assert_eq!(
@@ -321,13 +327,7 @@ fn a_public_trace_is_replayed_at_its_times_with_its_lengths() {
         ),
     );
     std::fs::write(&p, text).expect("write");
-    let out = serve(&p, dir.path(), &["--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json_of(&out.stdout);
+    let v = serve_ok(&p, dir.path());
     // The case shows the trace's largest lengths.
     let m = v["metrics"]
         .as_array()
@@ -422,13 +422,7 @@ fn a_rate_sweep_finds_the_highest_rate_each_side_sustains_under_the_slo() {
         .replace("concurrency = [1, 2]", "concurrency = [2]")
         + "\n[analysis.slo]\ne2e_ms = 1000\nattain = 0.5\n";
     std::fs::write(&p, text).expect("write");
-    let out = serve(&p, dir.path(), &["--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json_of(&out.stdout);
+    let v = serve_ok(&p, dir.path());
     let search = &v["slo_search"][0];
     assert_eq!(search["concurrency"], 2);
     let rates: Vec<f64> = search["rates"]
@@ -483,13 +477,7 @@ fn a_request_rate_load_records_send_lag_and_goodput() {
     text.push_str("\n[analysis.slo]\ne2e_ms = 10000\n");
     std::fs::write(&p, text).expect("write");
     let samples = dir.path().join("s.jsonl");
-    let out = serve(&p, dir.path(), &["--format", "json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = json_of(&out.stdout);
+    let v = serve_ok(&p, dir.path());
     let goodput = v["metrics"]
         .as_array()
         .expect("metrics")

@@ -161,6 +161,22 @@ fn bad(line: u64, column: &str, what: &str, text: &str) -> TraceError {
     }
 }
 
+/// One row from its three fields, each `(column name, text)`; a time in `per_s` units a second.
+fn row(
+    line: u64,
+    (tk, tv): (&str, &str),
+    (ik, iv): (&str, &str),
+    (ok, ov): (&str, &str),
+    per_s: f64,
+) -> Result<(u64, i128, usize, usize), TraceError> {
+    let count = "a token count from 1 to 2^20";
+    let t = nanoseconds(tv, per_s)
+        .ok_or_else(|| bad(line, tk, "a time (seconds or a date-time)", tv))?;
+    let i = tokens(iv).ok_or_else(|| bad(line, ik, count, iv))?;
+    let o = tokens(ov).ok_or_else(|| bad(line, ok, count, ov))?;
+    Ok((line, t, i, o))
+}
+
 fn csv_rows(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Raw, TraceError> {
     let mut r = csv::ReaderBuilder::new().flexible(false).from_reader(bytes);
     let headers = r
@@ -189,32 +205,8 @@ fn csv_rows(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Raw, TraceErro
             message: format!("not a CSV row: {e}"),
         })?;
         let line = rec.position().map_or(0, |p| p.line());
-        let field = |i: usize| rec.get(i).unwrap_or("");
-        let t = nanoseconds(field(time), scale).ok_or_else(|| {
-            bad(
-                line,
-                &headers[time],
-                "a time (seconds or a date-time)",
-                field(time),
-            )
-        })?;
-        let i = tokens(field(input)).ok_or_else(|| {
-            bad(
-                line,
-                &headers[input],
-                "a token count from 1 to 2^20",
-                field(input),
-            )
-        })?;
-        let o = tokens(field(output)).ok_or_else(|| {
-            bad(
-                line,
-                &headers[output],
-                "a token count from 1 to 2^20",
-                field(output),
-            )
-        })?;
-        out.push((line, t, i, o));
+        let field = |i: usize| (headers.get(i).unwrap_or(""), rec.get(i).unwrap_or(""));
+        out.push(row(line, field(time), field(input), field(output), scale)?);
     }
     Ok(out)
 }
@@ -251,13 +243,9 @@ fn jsonl(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Raw, TraceError> 
             TimeUnit::S => false,
             TimeUnit::Auto => tk == "timestamp" && ik == "input_length",
         };
-        let t = nanoseconds(&text(tv), if ms { 1e3 } else { 1.0 })
-            .ok_or_else(|| bad(line, tk, "a time (seconds or a date-time)", &text(tv)))?;
-        let i = tokens(&text(iv))
-            .ok_or_else(|| bad(line, ik, "a token count from 1 to 2^20", &text(iv)))?;
-        let o = tokens(&text(ov))
-            .ok_or_else(|| bad(line, ok, "a token count from 1 to 2^20", &text(ov)))?;
-        out.push((line, t, i, o));
+        let (tv, iv, ov) = (text(tv), text(iv), text(ov));
+        let per_s = if ms { 1e3 } else { 1.0 };
+        out.push(row(line, (tk, &tv), (ik, &iv), (ok, &ov), per_s)?);
     }
     Ok(out)
 }
