@@ -113,8 +113,19 @@ fn llama_cpp_a_a_is_not_called_a_change() {
     // Both servers resident, requests in turns (A B B A): the other tests running beside this
     // one load the machine unevenly over time, which servers measured one after the other
     // would read as a change (seen once: an A/A called under a loaded CI run).
-    let text =
-        std::fs::read_to_string(&spec).expect("spec") + "\n[placement]\nmode = \"together\"\n";
+    // Warm-up to steady state, and the server's metrics URL (llama-cpp-python serves none:
+    // every scrape is recorded unavailable and the run goes on).
+    let text = std::fs::read_to_string(&spec)
+        .expect("spec")
+        .replace(
+            "stop_grace_s = 5\n",
+            "stop_grace_s = 5\nmetrics_url = \"http://127.0.0.1:{port}/metrics\"\n",
+        )
+        .replace(
+            "warmup = 1\n",
+            "warmup = \"steady\"\nsteady = { last = 3, within = 0.5, max = 8 }\n",
+        )
+        + "\n[placement]\nmode = \"together\"\n";
     std::fs::write(&spec, text).expect("write");
     let out = kernelab()
         .arg("serve")
@@ -142,6 +153,28 @@ fn llama_cpp_a_a_is_not_called_a_change() {
     assert!(v["placement"]
         .as_str()
         .is_some_and(|p| p.starts_with("together")));
+    // Every start of both sides warmed up to steady (or said it was not), and its curve is kept.
+    let warm = v["warmup"].as_array().expect("warmup");
+    assert_eq!(warm.len(), 2, "{warm:?}");
+    for w in warm {
+        let starts = w["requests"].as_array().expect("requests");
+        assert_eq!(starts.len(), 8);
+        assert!(starts
+            .iter()
+            .all(|n| n.as_u64().is_some_and(|n| (3..=8).contains(&n))));
+    }
+    // The metrics URL was scraped at every point of both sides, and said why it gave nothing.
+    let sm = v["server_metrics"].as_array().expect("server_metrics");
+    assert_eq!(sm.len(), 2, "{sm:?}");
+    for m in sm {
+        assert_eq!(
+            (m["points"].as_u64(), m["unavailable"].as_u64()),
+            (Some(8), Some(8)),
+            "{m}"
+        );
+        let why = m["unavailable_reason"].as_str().unwrap_or("");
+        assert!(why.contains("/metrics: HTTP 404"), "{m}");
+    }
 }
 
 #[test]
