@@ -13,6 +13,7 @@ echo "== client fidelity ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))
 B=.carry/serve_client_bench
 BENCH_TOKENS=100 BENCH_INTERVAL_US=10000 "$B" 1 64 256 1000
 BENCH_TOKENS=400 BENCH_INTERVAL_US=500 "$B" 1 16 64 256
+[ -f .carry/kernelab ] || { echo "== energy: skipped (no .carry/kernelab)"; exit 0; }
 echo "== energy through NVML"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export XDG_STATE_HOME=/tmp/energy-state

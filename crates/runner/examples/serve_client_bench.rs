@@ -4,13 +4,32 @@
 //! TTFT minus the server's (first write − request read), and each inter-token gap minus the
 //! server's gap; p50 and p99 of the absolute errors, and the client's TPOT over the true TPOT.
 //!
+//! Two load shapes per stream count:
+//! - `steady`: a closed loop in steady state, as `kernelab serve` runs a concurrency level:
+//!   each stream sends `BENCH_ROUNDS` requests back to back on its own kept-alive connection,
+//!   the streams' first requests spread evenly over one request's duration; only requests after
+//!   each stream's first are measured (warm connections, every stream in flight).
+//! - `burst`: every stream's one request sent at the same instant on a new connection, and
+//!   tokens written in lockstep (what a batched decode step does): the worst case for one core,
+//!   where the k-th event of a burst waits for the k − 1 before it.
+//!
 //! `cargo run --release -p kernelab-runner --example serve_client_bench [STREAMS...]`
 //! (`BENCH_TOKENS`, default 400 tokens per stream; `BENCH_INTERVAL_US`, default 500 µs between
-//! tokens, i.e. 2,000 tokens/s per stream).
+//! tokens, i.e. 2,000 tokens/s per stream; `BENCH_ROUNDS`, default 3 requests per stream in
+//! `steady`; `BENCH_MODES`, default `steady,burst`).
 
-use kernelab_runner::serve::client::send;
-use kernelab_runner::serve::scripted::{Script, Scripted};
+use kernelab_runner::serve::client::{send, Failure, Measured};
+use kernelab_runner::serve::scripted::{Script, Scripted, Truth};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
+
+/// The p-quantile (nearest rank) of `v`, sorting it.
+fn quantile(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+        .copied()
+        .unwrap_or(f64::NAN)
+}
 
 fn main() {
     let streams: Vec<usize> = std::env::args()
@@ -30,10 +49,13 @@ fn main() {
     };
     let tokens = env("BENCH_TOKENS", 400);
     let interval_us = env("BENCH_INTERVAL_US", 500);
-    let server = match Scripted::start(Script {
+    let rounds = env("BENCH_ROUNDS", 3).max(2);
+    let modes = std::env::var("BENCH_MODES").unwrap_or_else(|_| "steady,burst".into());
+    let script = Script {
         ttft: Duration::from_millis(10),
         interval: Duration::from_micros(interval_us),
-    }) {
+    };
+    let server = match Scripted::start(script) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("cannot start the scripted server: {e}");
@@ -51,57 +73,78 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let client = reqwest::Client::new();
     println!(
-        "streams | tokens/s per stream (true) | TTFT error p50 / p99 | ITL error p50 / p99 | client TPOT − true | failed | wall"
+        "mode   | streams | tokens/s per stream (true) | TTFT error p50 / p99 | ITL error p50 / p99 | client TPOT − true | measured | failed | wall"
     );
-    for &n in &streams {
-        let before = server.truths().len();
-        let t0 = Instant::now();
-        let results = rt.block_on(futures_util::future::join_all((0..n).map(|i| {
-            let body = serde_json::json!({"prompt": [1, 2, 3], "max_tokens": tokens, "stream": true, "scripted_id": i});
-            let (client, url) = (&client, &url);
-            async move { send(client, url, &body, true, Duration::from_secs(120)).await }
-        })));
-        let wall = t0.elapsed().as_secs_f64();
-        let truths = server.truths();
-        let by_id: std::collections::HashMap<u64, &kernelab_runner::serve::scripted::Truth> =
-            truths[before..]
+    // One request's duration, over which the steady streams' first requests are spread.
+    let duration = script.ttft + script.interval * (tokens.saturating_sub(1)) as u32;
+    let mut next_id = 0u64;
+    for mode in modes.split(',') {
+        for &n in &streams {
+            // A client per row, so a burst opens its connections and a steady row warms its own.
+            let client = reqwest::Client::new();
+            let before = server.truths().len();
+            let base = next_id;
+            let per_stream = if mode == "burst" { 1 } else { rounds };
+            next_id += n as u64 * per_stream;
+            let t0 = Instant::now();
+            let start = tokio::time::Instant::now();
+            let results: Vec<Vec<(u64, Result<Measured, Failure>)>> =
+                rt.block_on(futures_util::future::join_all((0..n).map(|i| {
+                    let (client, url) = (&client, &url);
+                    let offset = if mode == "burst" {
+                        Duration::ZERO
+                    } else {
+                        duration.mul_f64(i as f64 / n as f64)
+                    };
+                    async move {
+                        tokio::time::sleep_until(start + offset).await;
+                        let mut out = Vec::new();
+                        for r in 0..per_stream {
+                            let id = base + i as u64 * per_stream + r;
+                            let body = serde_json::json!({"prompt": [1, 2, 3], "max_tokens": tokens, "stream": true, "scripted_id": id});
+                            let m = send(client, url, &body, true, Duration::from_secs(120)).await;
+                            // In steady state the first request of a stream opens its connection.
+                            if mode == "burst" || r > 0 {
+                                out.push((id, m));
+                            }
+                        }
+                        out
+                    }
+                })));
+            let wall = t0.elapsed().as_secs_f64();
+            let truths = server.truths();
+            let by_id: HashMap<u64, &Truth> = truths[before..]
                 .iter()
                 .filter_map(|t| Some((t.id?, t)))
                 .collect();
-        let (mut ttft_err, mut itl_err) = (Vec::new(), Vec::new());
-        let (mut client_tpot, mut true_tpot) = (0.0, 0.0);
-        let mut failed = 0;
-        for (i, r) in results.iter().enumerate() {
-            let (Ok(m), Some(t)) = (r, by_id.get(&(i as u64))) else {
-                failed += 1;
-                continue;
-            };
-            if let Some(c) = m.ttft_s {
-                ttft_err.push((c - t.ttft_s).abs());
+            let (mut ttft_err, mut itl_err) = (Vec::new(), Vec::new());
+            let (mut client_tpot, mut true_tpot) = (0.0, 0.0);
+            let (mut measured, mut failed) = (0usize, 0usize);
+            for (id, r) in results.iter().flatten() {
+                let (Ok(m), Some(t)) = (r, by_id.get(id)) else {
+                    failed += 1;
+                    continue;
+                };
+                measured += 1;
+                if let Some(c) = m.ttft_s {
+                    ttft_err.push((c - t.ttft_s).abs());
+                }
+                if m.itl_s.len() == t.itl_s.len() {
+                    itl_err.extend(m.itl_s.iter().zip(&t.itl_s).map(|(c, t)| (c - t).abs()));
+                }
+                client_tpot += m.tpot_s().unwrap_or(f64::NAN);
+                true_tpot += t.tpot_s;
             }
-            if m.itl_s.len() == t.itl_s.len() {
-                itl_err.extend(m.itl_s.iter().zip(&t.itl_s).map(|(c, t)| (c - t).abs()));
-            }
-            client_tpot += m.tpot_s().unwrap_or(f64::NAN);
-            true_tpot += t.tpot_s;
+            println!(
+                "{mode:<6} | {n:>7} | {:>26.0} | {:>7.3} / {:>7.3} ms | {:>7.3} / {:>7.3} ms | {:>+17.3}% | {measured:>8} | {failed:>6} | {wall:.2} s",
+                measured.max(1) as f64 / true_tpot,
+                quantile(&mut ttft_err, 0.5) * 1e3,
+                quantile(&mut ttft_err, 0.99) * 1e3,
+                quantile(&mut itl_err, 0.5) * 1e3,
+                quantile(&mut itl_err, 0.99) * 1e3,
+                (client_tpot / true_tpot - 1.0) * 100.0
+            );
         }
-        let q = |v: &mut Vec<f64>, p: f64| -> f64 {
-            v.sort_by(f64::total_cmp);
-            v.get(((v.len() as f64 - 1.0) * p).round() as usize)
-                .copied()
-                .unwrap_or(f64::NAN)
-        };
-        let ok = (n - failed).max(1) as f64;
-        println!(
-            "{n:>7} | {:>19.0} | {:>7.3} / {:>7.3} ms | {:>7.3} / {:>7.3} ms | {:>+16.3}% | {failed:>6} | {wall:.2} s",
-            ok / true_tpot,
-            q(&mut ttft_err, 0.5) * 1e3,
-            q(&mut ttft_err, 0.99) * 1e3,
-            q(&mut itl_err, 0.5) * 1e3,
-            q(&mut itl_err, 0.99) * 1e3,
-            (client_tpot / true_tpot - 1.0) * 100.0
-        );
     }
 }

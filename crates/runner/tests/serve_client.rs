@@ -164,3 +164,28 @@ fn a_refused_connection_and_a_timeout_are_failures() {
         .expect_err("too slow");
     assert!(e.0.contains("no complete response within"), "{e}");
 }
+
+#[test]
+fn requests_in_turn_share_one_kept_alive_connection() {
+    // As on a real server (chunked streams, keep-alive), a closed loop's requests reuse their
+    // connection: the fidelity benchmark then measures requests, not connection set-up.
+    let s = Scripted::start(Script {
+        ttft: Duration::from_millis(2),
+        interval: Duration::from_millis(1),
+    })
+    .expect("server");
+    let url = format!("http://127.0.0.1:{}/v1/completions", s.port);
+    let client = reqwest::Client::new();
+    let rt = runtime();
+    for (i, stream) in [true, false, true].into_iter().enumerate() {
+        let body =
+            serde_json::json!({"prompt": [1], "max_tokens": 5, "stream": stream, "scripted_id": i});
+        let m = rt
+            .block_on(send(&client, &url, &body, stream, Duration::from_secs(10)))
+            .expect("request");
+        assert_eq!(m.completion_tokens, Some(5), "request {i}");
+    }
+    assert_eq!(s.connections(), 1);
+    let ids: Vec<Option<u64>> = s.truths().iter().map(|t| t.id).collect();
+    assert_eq!(ids, [Some(0), Some(2)], "streamed requests have truths");
+}

@@ -7,6 +7,11 @@
 //! `token_ids` to every chunk; `"scripted_tail"` ends a stream with `"done"` (usage chunk and
 //! `[DONE]`, the default), `"finish"` (a chunk with a `finish_reason` and usage but no
 //! `[DONE]`, as `transformers serve` does) or `"cut"` (nothing: a truncated stream).
+//!
+//! Connections are kept alive as real servers keep them (uvicorn, vLLM): a streamed response
+//! is sent with chunked transfer encoding and the connection then serves the next request, so
+//! a benchmark measures requests on warm connections, not connection set-up. A `"cut"`
+//! stream alone is close-delimited (the body ends where the connection does).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -42,6 +47,7 @@ pub struct Scripted {
     /// Its port on 127.0.0.1.
     pub port: u16,
     truths: Arc<Mutex<Vec<Truth>>>,
+    connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Scripted {
@@ -55,16 +61,27 @@ impl Scripted {
         let listener: TcpListener = socket.into();
         let port = listener.local_addr()?.port();
         let truths = Arc::new(Mutex::new(Vec::new()));
-        let t = truths.clone();
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (t, c) = (truths.clone(), connections.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
+                c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let t = t.clone();
                 std::thread::spawn(move || {
                     let _ = serve(conn, script, &t);
                 });
             }
         });
-        Ok(Scripted { port, truths })
+        Ok(Scripted {
+            port,
+            truths,
+            connections,
+        })
+    }
+
+    /// Connections accepted so far (kept-alive connections serve several requests).
+    pub fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// What the server did so far, one entry per streamed request.
@@ -85,16 +102,32 @@ fn sleep_until(deadline: Instant) {
 fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io::Result<()> {
     conn.set_nodelay(true)?;
     let mut reader = BufReader::new(conn.try_clone()?);
+    let mut out = conn;
+    while let Some(body) = read_request(&mut reader)? {
+        if !respond(&mut out, &body, script, truths)? {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The body of the next request on a connection; `None` when the client closed it.
+fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Vec<u8>>> {
     let mut length = 0usize;
+    let mut any = false;
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line)? == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let l = line.trim_end();
         if l.is_empty() {
-            break;
+            if any {
+                break;
+            }
+            continue;
         }
+        any = true;
         if let Some((k, v)) = l.split_once(':') {
             if k.eq_ignore_ascii_case("content-length") {
                 length = v.trim().parse().unwrap_or(0);
@@ -103,7 +136,22 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
     }
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body)?;
-    let req: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    Ok(Some(body))
+}
+
+/// Writes `data` as one chunk of a chunked body.
+fn chunk(out: &mut TcpStream, data: &str) -> std::io::Result<()> {
+    out.write_all(format!("{:x}\r\n{data}\r\n", data.len()).as_bytes())
+}
+
+/// Answers one request; false when the connection is to be closed after it.
+fn respond(
+    out: &mut TcpStream,
+    body: &[u8],
+    script: Script,
+    truths: &Mutex<Vec<Truth>>,
+) -> std::io::Result<bool> {
+    let req: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
     let n = req.get("max_tokens").and_then(|v| v.as_u64()).unwrap_or(16);
     let prompt = req
         .get("prompt")
@@ -117,7 +165,6 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
         .unwrap_or("done")
         .to_string();
     let usage = serde_json::json!({"prompt_tokens": prompt, "completion_tokens": n});
-    let mut out = conn;
     let start = Instant::now();
     if !stream {
         sleep_until(start + script.ttft + script.interval * (n.saturating_sub(1)) as u32);
@@ -129,15 +176,28 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
         let b = serde_json::json!({"choices": [choice], "usage": usage}).to_string();
         write!(
             out,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{b}",
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{b}",
             b.len()
         )?;
-        return Ok(());
+        return Ok(true);
     }
-    write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
-    )?;
+    let chunked = tail != "cut";
+    if chunked {
+        out.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+        )?;
+    } else {
+        out.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+        )?;
+    }
+    let send = |out: &mut TcpStream, data: &str| {
+        if chunked {
+            chunk(out, data)
+        } else {
+            out.write_all(data.as_bytes())
+        }
+    };
     let mut first = None;
     let mut last = start;
     let mut itl_s = Vec::with_capacity(n.saturating_sub(1) as usize);
@@ -147,8 +207,8 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
         if with_ids {
             choice["token_ids"] = serde_json::json!([i]);
         }
-        let chunk = serde_json::json!({"choices": [choice]});
-        out.write_all(format!("data: {chunk}\n\n").as_bytes())?;
+        let c = serde_json::json!({"choices": [choice]});
+        send(out, &format!("data: {c}\n\n"))?;
         let now = Instant::now();
         if first.is_some() {
             itl_s.push(now.duration_since(last).as_secs_f64());
@@ -172,15 +232,16 @@ fn serve(conn: TcpStream, script: Script, truths: &Mutex<Vec<Truth>>) -> std::io
         });
     }
     match tail.as_str() {
-        "cut" => {}
+        "cut" => return Ok(false),
         "finish" => {
             let c = serde_json::json!({"choices": [{"text": "", "finish_reason": "length"}], "usage": usage});
-            out.write_all(format!("data: {c}\n\n").as_bytes())?;
+            send(out, &format!("data: {c}\n\n"))?;
         }
         _ => {
             let c = serde_json::json!({"choices": [], "usage": usage});
-            out.write_all(format!("data: {c}\n\ndata: [DONE]\n\n").as_bytes())?;
+            send(out, &format!("data: {c}\n\ndata: [DONE]\n\n"))?;
         }
     }
-    Ok(())
+    out.write_all(b"0\r\n\r\n")?;
+    Ok(true)
 }
