@@ -11,14 +11,20 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-#[test]
-fn streamed_timing_matches_the_script() {
+/// A scripted server with these timings (milliseconds) and its completions URL.
+fn scripted(ttft_ms: u64, interval_ms: u64) -> (Scripted, String) {
     let s = Scripted::start(Script {
-        ttft: Duration::from_millis(80),
-        interval: Duration::from_millis(10),
+        ttft: Duration::from_millis(ttft_ms),
+        interval: Duration::from_millis(interval_ms),
     })
     .expect("server");
     let url = format!("http://127.0.0.1:{}/v1/completions", s.port);
+    (s, url)
+}
+
+#[test]
+fn streamed_timing_matches_the_script() {
+    let (s, url) = scripted(80, 10);
     let body = serde_json::json!({"prompt": [1, 2, 3, 4], "max_tokens": 20, "stream": true});
     let client = reqwest::Client::new();
     let m = runtime()
@@ -62,12 +68,7 @@ fn streamed_timing_matches_the_script() {
 
 #[test]
 fn non_streamed_has_no_ttft_and_same_output_hash() {
-    let s = Scripted::start(Script {
-        ttft: Duration::from_millis(30),
-        interval: Duration::from_millis(5),
-    })
-    .expect("server");
-    let url = format!("http://127.0.0.1:{}/v1/completions", s.port);
+    let (s, url) = scripted(30, 5);
     let body = serde_json::json!({"prompt": [1, 2], "max_tokens": 8, "stream": false});
     let client = reqwest::Client::new();
     let m = runtime()
@@ -87,12 +88,7 @@ fn one(
     fields: serde_json::Value,
     stream: bool,
 ) -> Result<kernelab_runner::serve::client::Measured, String> {
-    let s = Scripted::start(Script {
-        ttft: Duration::from_millis(5),
-        interval: Duration::from_millis(2),
-    })
-    .expect("server");
-    let url = format!("http://127.0.0.1:{}/v1/completions", s.port);
+    let (s, url) = scripted(5, 2);
     let mut body = serde_json::json!({"prompt": [1, 2], "max_tokens": 6, "stream": stream});
     if let (Some(b), Some(f)) = (body.as_object_mut(), fields.as_object()) {
         b.extend(f.clone());
@@ -169,12 +165,7 @@ fn a_refused_connection_and_a_timeout_are_failures() {
 fn requests_in_turn_share_one_kept_alive_connection() {
     // As on a real server (chunked streams, keep-alive), a closed loop's requests reuse their
     // connection: the fidelity benchmark then measures requests, not connection set-up.
-    let s = Scripted::start(Script {
-        ttft: Duration::from_millis(2),
-        interval: Duration::from_millis(1),
-    })
-    .expect("server");
-    let url = format!("http://127.0.0.1:{}/v1/completions", s.port);
+    let (s, url) = scripted(2, 1);
     let client = reqwest::Client::new();
     let rt = runtime();
     for (i, stream) in [true, false, true].into_iter().enumerate() {
