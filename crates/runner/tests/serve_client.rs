@@ -68,7 +68,7 @@ fn streamed_timing_matches_the_script() {
 
 #[test]
 fn non_streamed_has_no_ttft_and_same_output_hash() {
-    let (s, url) = scripted(30, 5);
+    let (_server, url) = scripted(30, 5);
     let body = serde_json::json!({"prompt": [1, 2], "max_tokens": 8, "stream": false});
     let client = reqwest::Client::new();
     let m = runtime()
@@ -88,7 +88,7 @@ fn one(
     fields: serde_json::Value,
     stream: bool,
 ) -> Result<kernelab_runner::serve::client::Measured, String> {
-    let (s, url) = scripted(5, 2);
+    let (_server, url) = scripted(5, 2);
     let mut body = serde_json::json!({"prompt": [1, 2], "max_tokens": 6, "stream": stream});
     if let (Some(b), Some(f)) = (body.as_object_mut(), fields.as_object()) {
         b.extend(f.clone());
