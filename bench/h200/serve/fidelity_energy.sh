@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call (kind nvidia-h200) for issue 25: the client-fidelity benchmark on a quiet host
-# (the client on one core: a current-thread runtime; the scripted server's threads, in the same
-# process, on the other cores: pinning the process with taskset would pin them too) and a
+# (the client pinned to one core: a current-thread runtime; the scripted server's threads, in
+# the same process, pinned to the other cores; then once unpinned for comparison) and a
 # check that `kernelab serve` reads the GPU's energy over each point through NVML (a fixture
 # server given GPU 0; the energy is device-wide, so the idle GPU's draw is what is read).
 # Usage (device tool, carry [".carry"]): bash bench/h200/serve/fidelity_energy.sh
@@ -13,6 +13,8 @@ echo "== client fidelity ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))
 B=.carry/serve_client_bench
 BENCH_TOKENS=100 BENCH_INTERVAL_US=10000 "$B" 1 64 256 1000
 BENCH_TOKENS=400 BENCH_INTERVAL_US=500 "$B" 1 16 64 256
+echo "== the same at 1,000 streams x 100 tokens/s, not pinned"
+BENCH_PIN=0 BENCH_TOKENS=100 BENCH_INTERVAL_US=10000 "$B" 1000
 [ -f .carry/kernelab ] || { echo "== energy: skipped (no .carry/kernelab)"; exit 0; }
 echo "== energy through NVML"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1

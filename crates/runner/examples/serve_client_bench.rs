@@ -13,12 +13,19 @@
 //!   tokens written in lockstep (what a batched decode step does): the worst case for one core,
 //!   where the k-th event of a burst waits for the k − 1 before it.
 //!
+//! The client runs on one core of its own: the first CPU of the process's affinity set, the
+//! scripted server's threads on the others (where there are others), so the server's thousand
+//! threads do not preempt the client and the row measures the client alone. Each row reports the
+//! client thread's CPU time per token event and its share of the wall time (a share near 100%
+//! is a saturated core: its queueing is then the error). `BENCH_PIN=0` leaves every thread
+//! free to run anywhere, for comparison.
+//!
 //! `cargo run --release -p kernelab-runner --example serve_client_bench [STREAMS...]`
 //! (`BENCH_TOKENS`, default 400 tokens per stream; `BENCH_INTERVAL_US`, default 500 µs between
 //! tokens, i.e. 2,000 tokens/s per stream; `BENCH_ROUNDS`, default 3 requests per stream in
 //! `steady`; `BENCH_MODES`, default `steady,burst`).
 
-use kernelab_runner::serve::client::{send, Failure, Measured};
+use kernelab_runner::serve::client::{send, Client, Failure, Measured};
 use kernelab_runner::serve::scripted::{Script, Scripted, Truth};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -29,6 +36,26 @@ fn quantile(v: &mut [f64], p: f64) -> f64 {
     v.get(((v.len() as f64 - 1.0) * p).round() as usize)
         .copied()
         .unwrap_or(f64::NAN)
+}
+
+/// The client's CPU and the server's: (client CPU, the rest) of the process's CPUs.
+fn split_cpus() -> Option<(usize, rustix::thread::CpuSet)> {
+    let all = rustix::thread::sched_getaffinity(None).ok()?;
+    let cpus: Vec<usize> = (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&c| all.is_set(c))
+        .collect();
+    let (&client, rest) = cpus.split_first()?;
+    let mut others = rustix::thread::CpuSet::new();
+    for &c in rest {
+        others.set(c);
+    }
+    (!rest.is_empty()).then_some((client, others))
+}
+
+/// This thread's CPU time, seconds.
+fn thread_cpu_s() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 fn main() {
@@ -55,6 +82,13 @@ fn main() {
         ttft: Duration::from_millis(10),
         interval: Duration::from_micros(interval_us),
     };
+    // The server's threads inherit the affinity of the thread that starts it.
+    let split = split_cpus().filter(|_| env("BENCH_PIN", 1) != 0);
+    if let Some((_, others)) = &split {
+        if let Err(e) = rustix::thread::sched_setaffinity(None, others) {
+            eprintln!("cannot set the server's CPUs: {e}");
+        }
+    }
     let server = match Scripted::start(script) {
         Ok(s) => s,
         Err(e) => {
@@ -62,6 +96,17 @@ fn main() {
             std::process::exit(2);
         }
     };
+    match &split {
+        Some((client, _)) => {
+            let mut one = rustix::thread::CpuSet::new();
+            one.set(*client);
+            if let Err(e) = rustix::thread::sched_setaffinity(None, &one) {
+                eprintln!("cannot pin the client: {e}");
+            }
+            println!("client on CPU {client}; the scripted server on the other CPUs");
+        }
+        None => println!("not pinned: the client and the scripted server share the CPUs"),
+    }
     let url = format!("http://127.0.0.1:{}/v1/completions", server.port);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -74,7 +119,7 @@ fn main() {
         }
     };
     println!(
-        "mode   | streams | tokens/s per stream (true) | TTFT error p50 / p99 | ITL error p50 / p99 | client TPOT − true | measured | failed | wall"
+        "mode   | streams | tokens/s per stream (true) | TTFT error p50 / p99 | ITL error p50 / p99 | client TPOT − true | measured | failed | wall | client CPU per event, share of wall"
     );
     // One request's duration, over which the steady streams' first requests are spread.
     let duration = script.ttft + script.interval * (tokens.saturating_sub(1)) as u32;
@@ -82,16 +127,19 @@ fn main() {
     for mode in modes.split(',') {
         for &n in &streams {
             // A client per row, so a burst opens its connections and a steady row warms its own.
-            let client = reqwest::Client::new();
+            let client = Client::new(reqwest::Client::new());
             let before = server.truths().len();
             let base = next_id;
             let per_stream = if mode == "burst" { 1 } else { rounds };
             next_id += n as u64 * per_stream;
             let t0 = Instant::now();
+            let cpu0 = thread_cpu_s();
             let start = tokio::time::Instant::now();
+            // Token events of the requests not measured (each stream's first in `steady`).
+            let unmeasured = std::cell::Cell::new(0u64);
             let results: Vec<Vec<(u64, Result<Measured, Failure>)>> =
                 rt.block_on(futures_util::future::join_all((0..n).map(|i| {
-                    let (client, url) = (&client, &url);
+                    let (client, url, unmeasured) = (&client, &url, &unmeasured);
                     let offset = if mode == "burst" {
                         Duration::ZERO
                     } else {
@@ -107,12 +155,21 @@ fn main() {
                             // In steady state the first request of a stream opens its connection.
                             if mode == "burst" || r > 0 {
                                 out.push((id, m));
+                            } else if let Ok(m) = &m {
+                                unmeasured.set(unmeasured.get() + m.chunks);
                             }
                         }
                         out
                     }
                 })));
             let wall = t0.elapsed().as_secs_f64();
+            let cpu = thread_cpu_s() - cpu0;
+            let events: u64 = results
+                .iter()
+                .flatten()
+                .filter_map(|(_, r)| r.as_ref().ok().map(|m| m.chunks))
+                .sum::<u64>()
+                + unmeasured.get();
             let truths = server.truths();
             let by_id: HashMap<u64, &Truth> = truths[before..]
                 .iter()
@@ -137,13 +194,15 @@ fn main() {
                 true_tpot += t.tpot_s;
             }
             println!(
-                "{mode:<6} | {n:>7} | {:>26.0} | {:>7.3} / {:>7.3} ms | {:>7.3} / {:>7.3} ms | {:>+17.3}% | {measured:>8} | {failed:>6} | {wall:.2} s",
+                "{mode:<6} | {n:>7} | {:>26.0} | {:>7.3} / {:>7.3} ms | {:>7.3} / {:>7.3} ms | {:>+17.3}% | {measured:>8} | {failed:>6} | {wall:.2} s | {:.2} µs, {:.0}%",
                 measured.max(1) as f64 / true_tpot,
                 quantile(&mut ttft_err, 0.5) * 1e3,
                 quantile(&mut ttft_err, 0.99) * 1e3,
                 quantile(&mut itl_err, 0.5) * 1e3,
                 quantile(&mut itl_err, 0.99) * 1e3,
-                (client_tpot / true_tpot - 1.0) * 100.0
+                (client_tpot / true_tpot - 1.0) * 100.0,
+                cpu / events.max(1) as f64 * 1e6,
+                cpu / wall * 100.0
             );
         }
     }

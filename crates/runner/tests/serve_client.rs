@@ -1,6 +1,6 @@
 //! The client's timing against the scripted SSE server, whose token timing is known.
 
-use kernelab_runner::serve::client::send;
+use kernelab_runner::serve::client::{send, Client};
 use kernelab_runner::serve::scripted::{Script, Scripted};
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ fn scripted(ttft_ms: u64, interval_ms: u64) -> (Scripted, String) {
 fn streamed_timing_matches_the_script() {
     let (s, url) = scripted(80, 10);
     let body = serde_json::json!({"prompt": [1, 2, 3, 4], "max_tokens": 20, "stream": true});
-    let client = reqwest::Client::new();
+    let client = Client::new(reqwest::Client::new());
     let m = runtime()
         .block_on(send(&client, &url, &body, true, Duration::from_secs(10)))
         .expect("request");
@@ -70,7 +70,7 @@ fn streamed_timing_matches_the_script() {
 fn non_streamed_has_no_ttft_and_same_output_hash() {
     let (_server, url) = scripted(30, 5);
     let body = serde_json::json!({"prompt": [1, 2], "max_tokens": 8, "stream": false});
-    let client = reqwest::Client::new();
+    let client = Client::new(reqwest::Client::new());
     let m = runtime()
         .block_on(send(&client, &url, &body, false, Duration::from_secs(10)))
         .expect("request");
@@ -93,7 +93,7 @@ fn one(
     if let (Some(b), Some(f)) = (body.as_object_mut(), fields.as_object()) {
         b.extend(f.clone());
     }
-    let client = reqwest::Client::new();
+    let client = Client::new(reqwest::Client::new());
     runtime()
         .block_on(send(&client, &url, &body, stream, Duration::from_secs(10)))
         .map_err(|e| e.to_string())
@@ -131,7 +131,7 @@ fn token_ids_are_hashed_when_every_token_carries_them() {
 #[test]
 fn a_refused_connection_and_a_timeout_are_failures() {
     let port = kernelab_runner::serve::server::free_port().expect("port");
-    let client = reqwest::Client::new();
+    let client = Client::new(reqwest::Client::new());
     let body = serde_json::json!({"prompt": [1], "max_tokens": 4, "stream": true});
     let rt = runtime();
     let e = rt
@@ -164,11 +164,12 @@ fn a_refused_connection_and_a_timeout_are_failures() {
 #[test]
 fn requests_in_turn_share_one_kept_alive_connection() {
     // As on a real server (chunked streams, keep-alive), a closed loop's requests reuse their
-    // connection: the fidelity benchmark then measures requests, not connection set-up.
+    // connection: the fidelity benchmark then measures requests, not connection set-up. The
+    // streamed ones share the client's own connection, the others reqwest's: two in all.
     let (s, url) = scripted(2, 1);
-    let client = reqwest::Client::new();
+    let client = Client::new(reqwest::Client::new());
     let rt = runtime();
-    for (i, stream) in [true, false, true].into_iter().enumerate() {
+    for (i, stream) in [true, false, true, false, true].into_iter().enumerate() {
         let body =
             serde_json::json!({"prompt": [1], "max_tokens": 5, "stream": stream, "scripted_id": i});
         let m = rt
@@ -176,7 +177,68 @@ fn requests_in_turn_share_one_kept_alive_connection() {
             .expect("request");
         assert_eq!(m.completion_tokens, Some(5), "request {i}");
     }
-    assert_eq!(s.connections(), 1);
+    assert_eq!(s.connections(), 2);
     let ids: Vec<Option<u64>> = s.truths().iter().map(|t| t.id).collect();
-    assert_eq!(ids, [Some(0), Some(2)], "streamed requests have truths");
+    assert_eq!(
+        ids,
+        [Some(0), Some(2), Some(4)],
+        "streamed requests have truths"
+    );
+}
+
+#[test]
+fn a_point_opens_its_connections_before_it_is_measured() {
+    use kernelab_runner::serve::spec::Spec;
+    use kernelab_runner::serve::workload::{prompts, run_point, PointPrompts, Target};
+    let (s, url) = scripted(2, 1);
+    let base = format!("http://127.0.0.1:{}", s.port);
+    let text = format!(
+        r#"
+[baseline]
+argv = ["true", "{{port}}"]
+health_url = "{base}/health"
+[candidate]
+argv = ["true", "{{port}}"]
+health_url = "{base}/health"
+[workload]
+requests = 8
+[[workload.case]]
+input_tokens = 4
+output_tokens = 4
+concurrency = [4]
+"#
+    );
+    let spec = Spec::parse(&text, std::path::Path::new("s.toml")).expect("valid spec");
+    let (w, case) = (&spec.workload, &spec.workload.cases[0]);
+    let client = Client::new(reqwest::Client::new());
+    let health = format!("{base}/health");
+    let rt = runtime();
+    let all = rt
+        .block_on(prompts(&client.http, &base, w, 0, case, 0, 9))
+        .expect("prompts");
+    let (warm, measured) = all.split_at(1);
+    let at_measuring = std::cell::Cell::new(None);
+    let target = Target {
+        client: &client,
+        url: &url,
+        model: None,
+        health: Some(&health),
+    };
+    let point = rt.block_on(run_point(
+        target,
+        w,
+        case,
+        4,
+        PointPrompts {
+            warmup: warm,
+            measured,
+        },
+        async { at_measuring.set(Some(s.connections())) },
+    ));
+    assert_eq!(point.requests.len(), 8);
+    assert!(point.requests.iter().all(|r| r.error.is_none()));
+    // All four streams' connections are open when measuring starts, and no request after it
+    // opens another.
+    assert_eq!(at_measuring.get(), Some(4));
+    assert_eq!(s.connections(), 4);
 }

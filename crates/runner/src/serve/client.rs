@@ -318,17 +318,211 @@ async fn body_capped(
     Ok((out, false))
 }
 
+/// The serving client: reqwest, and for streamed completions over plain HTTP connections of
+/// its own whose reads carry the kernel's receive time ([`super::wire`]), so that a token's
+/// time is when it reached the host whatever else the client was doing.
+pub struct Client {
+    /// The HTTP client of everything but streamed plain-HTTP completions.
+    pub http: reqwest::Client,
+    wires: super::wire::Pool,
+}
+
+impl Client {
+    /// A client over `http`.
+    pub fn new(http: reqwest::Client) -> Client {
+        Client {
+            http,
+            wires: super::wire::Pool::default(),
+        }
+    }
+}
+
+/// Opens `n` kept-alive connections to a server at once, where the next `n` requests find
+/// them warm: sockets of the client's own for streamed plain-HTTP completions to `url`, else
+/// `n` concurrent GETs of `health` (its health URL), each read to its end so that its
+/// connection goes back to reqwest's pool. Returns how many opened; a connection not opened
+/// here is opened by the first request that needs it.
+pub async fn open_connections(
+    client: &Client,
+    url: &str,
+    stream: bool,
+    health: &str,
+    n: usize,
+    timeout: Duration,
+) -> usize {
+    if let Some(to) = super::wire::Plain::of(url).filter(|_| stream) {
+        return tokio::time::timeout(timeout, client.wires.open(&to.authority, n))
+            .await
+            .unwrap_or(0);
+    }
+    let one = || async {
+        let get = async {
+            let mut resp = client.http.get(health).send().await.ok()?;
+            body_capped(&mut resp, MAX_ERROR_BODY_BYTES).await.ok()
+        };
+        matches!(tokio::time::timeout(timeout, get).await, Ok(Some(_)))
+    };
+    futures_util::future::join_all((0..n).map(|_| one()))
+        .await
+        .into_iter()
+        .filter(|&answered| answered)
+        .count()
+}
+
+/// What a stream's events said so far: its token events' arrival times, text, ids, usage.
+struct StreamRead {
+    parser: SseParser,
+    arrivals: Vec<Instant>,
+    output: String,
+    ids: Vec<u64>,
+    ids_complete: bool,
+    /// `[DONE]` arrived, or (servers that send no `[DONE]`, such as `transformers serve`) a
+    /// chunk with a `finish_reason` did.
+    done: bool,
+    m: Measured,
+}
+
+impl StreamRead {
+    fn new() -> StreamRead {
+        StreamRead {
+            parser: SseParser::new(MAX_EVENT_BYTES),
+            arrivals: Vec::new(),
+            output: String::new(),
+            ids: Vec::new(),
+            ids_complete: true,
+            done: false,
+            m: Measured::default(),
+        }
+    }
+
+    /// Takes the body bytes of one read, which arrived at `at`.
+    fn take(&mut self, piece: &[u8], at: Instant) -> Result<(), Failure> {
+        let events = self
+            .parser
+            .push(piece)
+            .map_err(|e| Failure(e.to_string()))?;
+        for data in events {
+            if data.trim_ascii() == b"[DONE]" {
+                self.done = true;
+                continue;
+            }
+            let f = chunk_fields(&data)
+                .map_err(|e| Failure(format!("an SSE event is not JSON: {e}")))?;
+            if let Some(err) = f.error {
+                return Err(Failure(format!("the server sent an error: {err}")));
+            }
+            self.done |= f.finished;
+            match (&f.text, f.ids) {
+                (_, Some(v)) => self.ids.extend(v),
+                (Some(_), None) => self.ids_complete = false,
+                (None, None) => {}
+            }
+            if let Some(t) = f.text {
+                self.arrivals.push(at);
+                self.output.push_str(&t);
+            }
+            if let Some((p, c)) = f.usage {
+                self.m.prompt_tokens = Some(p);
+                self.m.completion_tokens = Some(c);
+            }
+            self.m.cached_tokens = f.cached.or(self.m.cached_tokens);
+        }
+        Ok(())
+    }
+
+    /// The measurement of a stream whose body ended at `end`.
+    fn finish(self, t0: Instant, end: Instant) -> Result<Measured, Failure> {
+        let StreamRead {
+            arrivals,
+            output,
+            ids,
+            ids_complete,
+            done,
+            mut m,
+            ..
+        } = self;
+        m.e2e_s = end.saturating_duration_since(t0).as_secs_f64();
+        if !done {
+            return Err(Failure(
+                "the stream ended with neither a finish_reason nor [DONE]".into(),
+            ));
+        }
+        let (ttft, tt2t, itl) = chunk_timing(t0, &arrivals);
+        m.ttft_s = ttft;
+        m.tt2t_s = tt2t;
+        m.itl_s = itl;
+        m.chunks = arrivals.len() as u64;
+        // The tokens the stream carried (its token ids where every event had them, else its
+        // token events) must be the tokens `usage` reports.
+        let complete = ids_complete && !ids.is_empty();
+        let carried = if complete { ids.len() as u64 } else { m.chunks };
+        if let Some(c) = m.completion_tokens {
+            if carried != c {
+                return Err(Failure(format!(
+                    "the stream carried {carried} tokens, its usage says {c} completion tokens"
+                )));
+            }
+        }
+        Ok(finish(m, &output, complete.then_some(&ids[..])))
+    }
+}
+
+/// A measurement with the hashes of its output and (where complete) its token ids.
+fn finish(mut m: Measured, output: &str, ids: Option<&[u64]>) -> Measured {
+    m.output_sha256 = kernelab_model::sha256_hex(output.as_bytes());
+    m.output_ids_sha256 = ids.map(ids_sha256);
+    m
+}
+
+/// A streamed request over a connection of the client's own, each event timed by the
+/// kernel's receive time of the read that completed it (never before `t0`).
+async fn stream_wire(
+    client: &Client,
+    to: &super::wire::Plain,
+    body: &serde_json::Value,
+) -> Result<Measured, Failure> {
+    let bytes = serde_json::to_vec(body).map_err(|e| Failure(format!("request failed: {e}")))?;
+    let t0 = Instant::now();
+    let mut x = super::wire::post(&client.wires, to, &bytes)
+        .await
+        .map_err(|e| Failure(format!("request failed: {}", e.message)))?;
+    let mut piece = Vec::new();
+    let status = x.head.status;
+    if !(200..300).contains(&status) {
+        while piece.len() < MAX_ERROR_BODY_BYTES {
+            match x.next(&mut piece).await {
+                Ok(Some(_)) => {}
+                _ => break,
+            }
+        }
+        let text: String = String::from_utf8_lossy(&piece).chars().take(300).collect();
+        let status = reqwest::StatusCode::from_u16(status)
+            .map_or_else(|_| status.to_string(), |s| s.to_string());
+        return Err(Failure(format!("HTTP {status}: {text}")));
+    }
+    let mut read = StreamRead::new();
+    while let Some(at) = x.next(&mut piece).await.map_err(|e| Failure(e.message))? {
+        read.take(&piece, at.max(t0))?;
+        piece.clear();
+    }
+    read.finish(t0, x.last_read().max(t0))
+}
+
 /// Sends one completion request and times it.
 pub async fn send(
-    client: &reqwest::Client,
+    client: &Client,
     url: &str,
     body: &serde_json::Value,
     stream: bool,
     timeout: Duration,
 ) -> Result<Measured, Failure> {
     let work = async {
+        if let Some(to) = super::wire::Plain::of(url).filter(|_| stream) {
+            return stream_wire(client, &to, body).await;
+        }
         let t0 = Instant::now();
         let resp = client
+            .http
             .post(url)
             .json(body)
             .send()
@@ -344,106 +538,40 @@ pub async fn send(
             let text: String = String::from_utf8_lossy(&bytes).chars().take(300).collect();
             return Err(Failure(format!("HTTP {status}: {text}")));
         }
-        let mut m = Measured::default();
-        let mut output = String::new();
-        // Token ids: every token event must carry them for the ids to be hashed.
-        let mut ids: Vec<u64> = Vec::new();
-        let mut ids_complete = true;
-        if !stream {
-            let (bytes, cut) = body_capped(&mut resp, MAX_RESPONSE_BYTES)
-                .await
-                .map_err(|e| Failure(format!("reading the response: {e}")))?;
-            if cut {
-                return Err(Failure(format!(
-                    "the response is longer than {MAX_RESPONSE_BYTES} bytes"
-                )));
-            }
-            m.e2e_s = t0.elapsed().as_secs_f64();
-            let f = chunk_fields(&bytes)
-                .map_err(|e| Failure(format!("the response is not JSON: {e}")))?;
-            if let Some(err) = f.error {
-                return Err(Failure(format!("the server sent an error: {err}")));
-            }
-            output = f.text.unwrap_or_default();
-            match f.ids {
-                Some(v) => ids = v,
-                None => ids_complete = false,
-            }
-            if let Some((p, c)) = f.usage {
-                m.prompt_tokens = Some(p);
-                m.completion_tokens = Some(c);
-            }
-            m.cached_tokens = f.cached.or(m.cached_tokens);
-        } else {
+        if stream {
             use futures_util::StreamExt;
-            let mut arrivals = Vec::new();
-            let mut parser = SseParser::new(MAX_EVENT_BYTES);
+            let mut read = StreamRead::new();
             let mut body = resp.bytes_stream();
-            // Complete: `[DONE]` arrived, or (servers that send no `[DONE]`, such as
-            // `transformers serve`) a chunk with a `finish_reason` did before the body ended.
-            let mut done = false;
             while let Some(piece) = body.next().await {
                 let piece = piece.map_err(|e| Failure(format!("stream broken: {e}")))?;
-                let now = Instant::now();
-                let events = parser.push(&piece).map_err(|e| Failure(e.to_string()))?;
-                for data in events {
-                    if data.trim_ascii() == b"[DONE]" {
-                        done = true;
-                        continue;
-                    }
-                    let f = chunk_fields(&data)
-                        .map_err(|e| Failure(format!("an SSE event is not JSON: {e}")))?;
-                    if let Some(err) = f.error {
-                        return Err(Failure(format!("the server sent an error: {err}")));
-                    }
-                    done |= f.finished;
-                    match (&f.text, f.ids) {
-                        (_, Some(v)) => ids.extend(v),
-                        (Some(_), None) => ids_complete = false,
-                        (None, None) => {}
-                    }
-                    if let Some(t) = f.text {
-                        arrivals.push(now);
-                        output.push_str(&t);
-                    }
-                    if let Some((p, c)) = f.usage {
-                        m.prompt_tokens = Some(p);
-                        m.completion_tokens = Some(c);
-                    }
-                    m.cached_tokens = f.cached.or(m.cached_tokens);
-                }
+                read.take(&piece, Instant::now())?;
             }
-            m.e2e_s = t0.elapsed().as_secs_f64();
-            if !done {
-                return Err(Failure(
-                    "the stream ended with neither a finish_reason nor [DONE]".into(),
-                ));
-            }
-            let (ttft, tt2t, itl) = chunk_timing(t0, &arrivals);
-            m.ttft_s = ttft;
-            m.tt2t_s = tt2t;
-            m.itl_s = itl;
-            m.chunks = arrivals.len() as u64;
-            // The tokens the stream carried (its token ids where every event had them, else
-            // its token events) must be the tokens `usage` reports.
-            let carried = if ids_complete && !ids.is_empty() {
-                ids.len() as u64
-            } else {
-                m.chunks
-            };
-            if let Some(c) = m.completion_tokens {
-                if carried != c {
-                    return Err(Failure(format!(
-                        "the stream carried {carried} tokens, its usage says {c} completion tokens"
-                    )));
-                }
-            }
+            return read.finish(t0, Instant::now());
         }
-        m.output_sha256 = kernelab_model::sha256_hex(output.as_bytes());
-        if ids_complete && !ids.is_empty() {
-            m.output_ids_sha256 = Some(ids_sha256(&ids));
+        let (bytes, cut) = body_capped(&mut resp, MAX_RESPONSE_BYTES)
+            .await
+            .map_err(|e| Failure(format!("reading the response: {e}")))?;
+        if cut {
+            return Err(Failure(format!(
+                "the response is longer than {MAX_RESPONSE_BYTES} bytes"
+            )));
         }
-        Ok(m)
+        let mut m = Measured {
+            e2e_s: t0.elapsed().as_secs_f64(),
+            ..Measured::default()
+        };
+        let f =
+            chunk_fields(&bytes).map_err(|e| Failure(format!("the response is not JSON: {e}")))?;
+        if let Some(err) = f.error {
+            return Err(Failure(format!("the server sent an error: {err}")));
+        }
+        if let Some((p, c)) = f.usage {
+            m.prompt_tokens = Some(p);
+            m.completion_tokens = Some(c);
+        }
+        m.cached_tokens = f.cached;
+        let ids = f.ids.filter(|v| !v.is_empty());
+        Ok(finish(m, &f.text.unwrap_or_default(), ids.as_deref()))
     };
     match tokio::time::timeout(timeout, work).await {
         Ok(r) => r,

@@ -12,6 +12,7 @@ pub mod server_metrics;
 pub mod spec;
 pub mod telemetry;
 pub mod trace;
+pub mod wire;
 pub mod workload;
 
 pub use error::{Error, Result};

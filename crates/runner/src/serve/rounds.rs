@@ -3,7 +3,7 @@
 //! it happens. A resumed run skips the points already complete, so an interrupted run loses
 //! only the point in flight.
 
-use super::client::Failure;
+use super::client::{Client, Failure};
 use super::error::{Error, Result};
 use super::samples::{SampleWriter, ServeRecord};
 use super::server::{log_tail, Server};
@@ -87,13 +87,15 @@ pub fn run_rounds(
         .enable_all()
         .build()
         .map_err(super::error::io("starting the async runtime"))?;
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(1024)
-        .build()
-        .map_err(|e| Error::Io {
-            what: "building the HTTP client".into(),
-            source: std::io::Error::other(e),
-        })?;
+    let client = Client::new(
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(1024)
+            .build()
+            .map_err(|e| Error::Io {
+                what: "building the HTTP client".into(),
+                source: std::io::Error::other(e),
+            })?,
+    );
     let points = spec.points();
     // A resumed run whose plan already stopped stops at once (a spent budget does not stop
     // it: the resumed run has its own).
@@ -244,7 +246,7 @@ struct RoundCtx<'a> {
     logs: &'a Path,
     round: usize,
     rt: &'a tokio::runtime::Runtime,
-    client: &'a reqwest::Client,
+    client: &'a Client,
 }
 
 /// A server of the round, started and healthy, with what its points read.
@@ -258,6 +260,7 @@ struct Side {
     sampler: super::telemetry::Sampler,
     metrics_url: Option<String>,
     url: String,
+    health_url: String,
 }
 
 /// One side's point: what was measured, the server's counters over it and the GPUs' energy.
@@ -362,6 +365,7 @@ fn started(
         .as_deref()
         .map(|u| super::server::with_port(u, server.port));
     let url = format!("{}{}", server.base_url, ctx.spec.workload.endpoint);
+    let health_url = super::server::with_port(&spec.health_url, server.port);
     Ok(Side {
         slot,
         name,
@@ -372,6 +376,7 @@ fn started(
         sampler,
         metrics_url,
         url,
+        health_url,
     })
 }
 
@@ -435,6 +440,7 @@ async fn prepare(
     if let Some(path) = &w.flush {
         let r = ctx
             .client
+            .http
             .post(format!("{base}{path}"))
             .send()
             .await
@@ -444,8 +450,8 @@ async fn prepare(
         }
     }
     let n = case.requests(w);
-    let measured = prompts(ctx.client, base, w, c, case, 0, n).await?;
-    let warm = prompts(ctx.client, base, w, c, case, n, w.warmup_most()).await?;
+    let measured = prompts(&ctx.client.http, base, w, c, case, 0, n).await?;
+    let warm = prompts(&ctx.client.http, base, w, c, case, n, w.warmup_most()).await?;
     Ok((measured, warm))
 }
 
@@ -459,7 +465,7 @@ async fn read_before(
 ) {
     let energy = super::telemetry::energy_mj(&side.scope);
     let metrics = match &side.metrics_url {
-        Some(u) => Some(super::server_metrics::scrape(ctx.client, u).await),
+        Some(u) => Some(super::server_metrics::scrape(&ctx.client.http, u).await),
         None => None,
     };
     (energy, metrics)
@@ -481,12 +487,12 @@ async fn read_after(
         (Err(e), _) | (_, Err(e)) => Err(e),
     };
     let server_metrics = match (metrics_before, &side.metrics_url) {
-        (Some(Ok(before)), Some(u)) => {
-            Some(match super::server_metrics::scrape(ctx.client, u).await {
+        (Some(Ok(before)), Some(u)) => Some(
+            match super::server_metrics::scrape(&ctx.client.http, u).await {
                 Ok(after) => PointMetrics::between(&before, &after),
                 Err(e) => PointMetrics::failed(e),
-            })
-        }
+            },
+        ),
         (Some(Err(e)), _) => Some(PointMetrics::failed(e)),
         _ => None,
     };
@@ -514,6 +520,7 @@ fn measure_one(
             client: ctx.client,
             url: &side.url,
             model: side.spec.model.as_deref(),
+            health: Some(&side.health_url),
         };
         let prompts = PointPrompts {
             warmup: &warm,
@@ -550,11 +557,12 @@ fn measure_pair(
                 read_before(ctx, sides[1]).await,
             ];
         };
-        fn target<'s>(client: &'s reqwest::Client, s: &'s Side) -> Target<'s> {
+        fn target<'s>(client: &'s Client, s: &'s Side) -> Target<'s> {
             Target {
                 client,
                 url: &s.url,
                 model: s.spec.model.as_deref(),
+                health: Some(&s.health_url),
             }
         }
         let prompts = [

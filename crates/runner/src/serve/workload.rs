@@ -1,7 +1,7 @@
 //! The load: seeded prompts of exact token counts, request bodies, and one case at one
 //! concurrency (warm-ups, then the measured requests, with a guard on the client's own delay).
 
-use super::client::{send, Failure, Measured};
+use super::client::{open_connections, send, Client, Failure, Measured};
 use super::spec::{Arrivals, CaseSpec, PromptKind, Warmup, Workload};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -272,11 +272,14 @@ pub fn schedule(n: usize, rate: f64, arrivals: Arrivals, seed: u64) -> Vec<f64> 
 #[derive(Clone, Copy)]
 pub struct Target<'a> {
     /// The HTTP client.
-    pub client: &'a reqwest::Client,
+    pub client: &'a Client,
     /// The completion URL.
     pub url: &'a str,
     /// The `model` field, if sent.
     pub model: Option<&'a str>,
+    /// The server's health URL: a point at concurrency c opens its c connections there
+    /// before it is measured ([`open_connections`]).
+    pub health: Option<&'a str>,
 }
 
 /// One measured request with its token counts checked.
@@ -357,7 +360,12 @@ pub async fn run_point<'a>(
         warmup,
         measured: prompts,
     } = prompts;
-    let Target { client, url, model } = target;
+    let Target {
+        client,
+        url,
+        model,
+        health,
+    } = target;
     let timeout = kernelab_model::duration_clamped(w.request_timeout_s);
     let (mut warm, mut steady) = (Vec::new(), None);
     match w.warmup {
@@ -371,7 +379,12 @@ pub async fn run_point<'a>(
             // the measured ones.
             let mut reached = false;
             for (i, p) in warmup.iter().enumerate() {
-                let t = Target { client, url, model };
+                let t = Target {
+                    client,
+                    url,
+                    model,
+                    health,
+                };
                 let mut o = request(t, w, timeout, prompts.len() + i, p, None).await;
                 o.warmup = true;
                 warm.push(o);
@@ -383,14 +396,26 @@ pub async fn run_point<'a>(
             steady = Some(reached);
         }
     }
+    // The warm-up left one connection open; the point's other streams would open theirs
+    // while measured (a TCP and HTTP set-up in their first request's TTFT).
+    let workers = concurrency.max(1);
+    if let Some(h) = health.filter(|_| workers > 1) {
+        let n = workers.min(prompts.len());
+        open_connections(client, url, w.stream, h, n, timeout).await;
+    }
     let idle_lag_p99_s = idle_floor().await;
     measuring.await;
     let (next, done) = (&AtomicUsize::new(0), &AtomicUsize::new(0));
     let t0 = Instant::now();
     let one = |i: usize, p: &'a Prompt, lag: Option<f64>| {
-        request(Target { client, url, model }, w, timeout, i, p, lag)
+        let t = Target {
+            client,
+            url,
+            model,
+            health,
+        };
+        request(t, w, timeout, i, p, lag)
     };
-    let workers = concurrency.max(1);
     let closed = || async move {
         let mut out = Vec::new();
         loop {
