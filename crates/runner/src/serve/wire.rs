@@ -64,6 +64,10 @@ pub struct Wire {
     sock: TcpStream,
     /// Bytes read past the end of the last response's head (the start of its body).
     pending: Vec<u8>,
+    /// The buffer reads land in, and the control-message buffer of their timestamps (kept:
+    /// zeroing 64 KiB per read costs more than the read).
+    buf: Vec<u8>,
+    cmsg: Vec<u8>,
 }
 
 /// A kernel receive time (`CLOCK_REALTIME`) as an [`Instant`]: now less how long ago it was.
@@ -93,6 +97,8 @@ impl Wire {
         Ok(Wire {
             sock,
             pending: Vec::new(),
+            buf: vec![0; READ_BYTES],
+            cmsg: nix::cmsg_space!(nix::sys::time::TimeSpec),
         })
     }
 
@@ -100,14 +106,13 @@ impl Wire {
     /// kernel received the last of them).
     async fn read(&mut self, out: &mut Vec<u8>) -> io::Result<(usize, Instant)> {
         use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
-        let mut buf = [0u8; READ_BYTES];
+        let Wire { sock, buf, cmsg, .. } = self;
         loop {
-            self.sock.readable().await?;
-            let fd = self.sock.as_raw_fd();
-            let got = self.sock.try_io(Interest::READABLE, || {
-                let mut cmsg = nix::cmsg_space!(nix::sys::time::TimeSpec);
-                let mut iov = [io::IoSliceMut::new(&mut buf)];
-                let msg = recvmsg::<()>(fd, &mut iov, Some(&mut cmsg), MsgFlags::empty())
+            sock.readable().await?;
+            let fd = sock.as_raw_fd();
+            let got = sock.try_io(Interest::READABLE, || {
+                let mut iov = [io::IoSliceMut::new(buf)];
+                let msg = recvmsg::<()>(fd, &mut iov, Some(cmsg), MsgFlags::empty())
                     .map_err(io::Error::from)?;
                 let mut at = None;
                 if let Ok(c) = msg.cmsgs() {
