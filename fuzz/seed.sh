@@ -49,6 +49,7 @@ seed family_name
 seed serve_spec "$root"/bench/h200/serve/*.toml
 seed serve_samples "$fx"/serve/h200/*.samples.jsonl
 seed sse
+seed http_response "$fx"/serve/http/*.http
 seed mcp_request
 seed prometheus_metrics
 seed serve_trace "$fx"/serve/traces/*.csv "$fx"/serve/traces/*.jsonl

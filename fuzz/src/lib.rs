@@ -39,6 +39,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("serve_spec", serve_spec),
     ("serve_samples", serve_samples),
     ("sse", sse),
+    ("http_response", http_response),
     ("prometheus_metrics", prometheus_metrics),
     ("serve_trace", serve_trace),
     ("sweep_manifest", sweep_manifest),
@@ -474,6 +475,37 @@ pub fn sse(data: &[u8]) {
     }
     if let (Ok(all), false) = (all, failed) {
         assert_eq!(all, got, "split reads give the same events");
+    }
+}
+
+/// A streamed HTTP/1.1 response as the serving client's own connections read it: the head
+/// parsed, then the body decoded fed whole and fed split where the first byte says; both give
+/// the same body (or both fail), never more bytes than came in.
+pub fn http_response(data: &[u8]) {
+    use kernelab_runner::serve::wire::{parse_head, Body};
+    let Some((&cut, data)) = data.split_first() else {
+        return;
+    };
+    let Ok(Some((head, used))) = parse_head(data) else {
+        return;
+    };
+    let rest = &data[used..];
+    let run = |parts: &[&[u8]]| {
+        let mut body = Body::new(&head);
+        let (mut raw, mut out) = (Vec::new(), Vec::new());
+        for p in parts {
+            raw.extend_from_slice(p);
+            body.decode(&mut raw, &mut out).map_err(|e| e.message)?;
+        }
+        Ok::<_, String>((out, body.ended()))
+    };
+    let at = (cut as usize).min(rest.len());
+    let whole = run(&[rest]);
+    let split = run(&[&rest[..at], &rest[at..]]);
+    assert_eq!(whole.is_ok(), split.is_ok(), "{whole:?} {split:?}");
+    if let (Ok(w), Ok(s)) = (&whole, &split) {
+        assert_eq!(w, s, "split reads give the same body");
+        assert!(w.0.len() <= rest.len());
     }
 }
 

@@ -242,3 +242,45 @@ concurrency = [4]
     assert_eq!(at_measuring.get(), Some(4));
     assert_eq!(s.connections(), 4);
 }
+
+/// A raw response written by a real server (tests/fixtures/serve/http/).
+fn real_response(name: &str) -> Vec<u8> {
+    let p = format!(
+        "{}/../../tests/fixtures/serve/http/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+#[test]
+fn real_uvicorn_responses_decode_at_every_split() {
+    use kernelab_runner::serve::client::SseParser;
+    use kernelab_runner::serve::wire::{parse_head, Body};
+    let data = real_response("llama_cpp_stream.http");
+    let (head, used) = parse_head(&data).expect("HTTP").expect("a whole head");
+    assert_eq!(head.status, 200);
+    let rest = &data[used..];
+    // Every split of the body into two reads gives the same 8 events: 6 tokens, the finish
+    // chunk and [DONE].
+    for cut in 0..=rest.len() {
+        let mut body = Body::new(&head);
+        let (mut raw, mut out) = (Vec::new(), Vec::new());
+        for part in [&rest[..cut], &rest[cut..]] {
+            raw.extend_from_slice(part);
+            body.decode(&mut raw, &mut out).expect("decodes");
+        }
+        assert!(body.ended() && raw.is_empty(), "cut {cut}");
+        let events = SseParser::new(1 << 16).push(&out).expect("SSE");
+        assert_eq!(events.len(), 8, "cut {cut}");
+        assert_eq!(events[7], b"[DONE]");
+    }
+    let data = real_response("llama_cpp_error.http");
+    let (head, used) = parse_head(&data).expect("HTTP").expect("a whole head");
+    assert_eq!(head.status, 500);
+    let (mut raw, mut out) = (data[used..].to_vec(), Vec::new());
+    let mut body = Body::new(&head);
+    body.decode(&mut raw, &mut out).expect("decodes");
+    assert!(body.ended());
+    assert_eq!(out.len(), 887, "content-length");
+    assert!(out.starts_with(b"{\"error\""));
+}

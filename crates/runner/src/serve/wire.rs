@@ -106,7 +106,9 @@ impl Wire {
     /// kernel received the last of them).
     async fn read(&mut self, out: &mut Vec<u8>) -> io::Result<(usize, Instant)> {
         use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
-        let Wire { sock, buf, cmsg, .. } = self;
+        let Wire {
+            sock, buf, cmsg, ..
+        } = self;
         loop {
             sock.readable().await?;
             let fd = sock.as_raw_fd();
@@ -218,6 +220,14 @@ pub struct Exchange<'p> {
     raw: Vec<u8>,
     /// When the kernel received the last bytes read.
     at: Instant,
+    body: Body,
+}
+
+/// A response body's decoder: the framing of its head, and how far it has got. Takes bytes as
+/// they are read (split anywhere) and gives the body's bytes.
+#[derive(Clone, Debug)]
+pub struct Body {
+    framing: Framing,
     chunk: ChunkState,
     left: u64,
     ended: bool,
@@ -230,6 +240,111 @@ enum ChunkState {
     DataEnd,
     Trailers,
     Done,
+}
+
+impl Body {
+    /// The decoder of the body that follows `head`.
+    pub fn new(head: &Head) -> Body {
+        let left = match head.framing {
+            Framing::Length(n) => n,
+            _ => 0,
+        };
+        Body {
+            framing: head.framing,
+            chunk: ChunkState::Size,
+            left,
+            ended: head.framing == Framing::Length(0),
+        }
+    }
+
+    /// Whether the body is complete.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The connection ended: the end of a close-delimited body, else an error.
+    pub fn end_of_input(&mut self) -> Result<(), WireError> {
+        if self.framing == Framing::Close || self.ended {
+            self.ended = true;
+            return Ok(());
+        }
+        Err(failed(
+            "stream broken: the connection closed mid-body",
+            false,
+        ))
+    }
+
+    /// Moves what `raw` holds of the body into `out`, as far as it goes (what is left of
+    /// `raw` is an incomplete chunk line, or bytes after the body's end).
+    pub fn decode(&mut self, raw: &mut Vec<u8>, out: &mut Vec<u8>) -> Result<(), WireError> {
+        let mut pos = 0;
+        match self.framing {
+            Framing::Close => {
+                out.extend_from_slice(raw);
+                pos = raw.len();
+            }
+            Framing::Length(_) => {
+                let take = (raw.len() as u64).min(self.left) as usize;
+                out.extend_from_slice(&raw[..take]);
+                self.left -= take as u64;
+                pos = take;
+                self.ended = self.left == 0;
+            }
+            Framing::Chunked => loop {
+                let rest = &raw[pos..];
+                match self.chunk {
+                    ChunkState::Size => match httparse::parse_chunk_size(rest) {
+                        Ok(httparse::Status::Complete((used, size))) => {
+                            pos += used;
+                            self.left = size;
+                            self.chunk = if size == 0 {
+                                ChunkState::Trailers
+                            } else {
+                                ChunkState::Data
+                            };
+                        }
+                        Ok(httparse::Status::Partial) if rest.len() <= MAX_LINE_BYTES => break,
+                        _ => return Err(failed("stream broken: a bad chunk size line", false)),
+                    },
+                    ChunkState::Data => {
+                        if rest.is_empty() {
+                            break;
+                        }
+                        let take = (rest.len() as u64).min(self.left) as usize;
+                        out.extend_from_slice(&rest[..take]);
+                        pos += take;
+                        self.left -= take as u64;
+                        if self.left == 0 {
+                            self.chunk = ChunkState::DataEnd;
+                        }
+                    }
+                    ChunkState::DataEnd => {
+                        if rest.len() < 2 {
+                            break;
+                        }
+                        if &rest[..2] != b"\r\n" {
+                            return Err(failed("stream broken: a chunk not ended by CRLF", false));
+                        }
+                        pos += 2;
+                        self.chunk = ChunkState::Size;
+                    }
+                    ChunkState::Trailers => match memchr::memmem::find(rest, b"\r\n") {
+                        Some(0) => {
+                            pos += 2;
+                            self.chunk = ChunkState::Done;
+                            self.ended = true;
+                        }
+                        Some(i) if i <= MAX_LINE_BYTES => pos += i + 2,
+                        None if rest.len() <= MAX_LINE_BYTES => break,
+                        _ => return Err(failed("stream broken: a trailer line too long", false)),
+                    },
+                    ChunkState::Done => break,
+                }
+            },
+        }
+        raw.drain(..pos);
+        Ok(())
+    }
 }
 
 /// Sends `body` as a JSON POST to `to` on a kept-alive connection (or a new one, and again on
@@ -264,11 +379,7 @@ pub async fn post<'p>(pool: &'p Pool, to: &Plain, body: &[u8]) -> Result<Exchang
         match head {
             Ok((head, at)) => {
                 let raw = std::mem::take(&mut w.pending);
-                let left = match head.framing {
-                    Framing::Length(n) => n,
-                    _ => 0,
-                };
-                let ended = head.framing == Framing::Length(0);
+                let body = Body::new(&head);
                 return Ok(Exchange {
                     pool,
                     authority: to.authority.clone(),
@@ -276,9 +387,7 @@ pub async fn post<'p>(pool: &'p Pool, to: &Plain, body: &[u8]) -> Result<Exchang
                     head,
                     raw,
                     at,
-                    chunk: ChunkState::Size,
-                    left,
-                    ended,
+                    body,
                 });
             }
             Err(e) if reused && e.before_answer => continue,
@@ -293,23 +402,9 @@ async fn read_head(w: &mut Wire) -> Result<(Head, Instant), WireError> {
     let mut buf = std::mem::take(&mut w.pending);
     let mut at = Instant::now();
     loop {
-        if !buf.is_empty() {
-            let mut headers = [httparse::EMPTY_HEADER; 64];
-            let mut resp = httparse::Response::new(&mut headers);
-            match resp.parse(&buf) {
-                Ok(httparse::Status::Complete(used)) => {
-                    let head = head_of(&resp)?;
-                    w.pending = buf.split_off(used);
-                    return Ok((head, at));
-                }
-                Ok(httparse::Status::Partial) => {}
-                Err(e) => {
-                    return Err(failed(
-                        format!("the response head is not HTTP/1.1: {e}"),
-                        false,
-                    ))
-                }
-            }
+        if let Some((head, used)) = parse_head(&buf)? {
+            w.pending = buf.split_off(used);
+            return Ok((head, at));
         }
         if buf.len() > MAX_HEAD_BYTES {
             return Err(failed(
@@ -328,6 +423,24 @@ async fn read_head(w: &mut Wire) -> Result<(Head, Instant), WireError> {
             ));
         }
         at = t;
+    }
+}
+
+/// A response's status line and headers at the start of `buf`: the head and its length, or
+/// `None` while incomplete.
+pub fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, WireError> {
+    if buf.is_empty() {
+        return Ok(None);
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut resp = httparse::Response::new(&mut headers);
+    match resp.parse(buf) {
+        Ok(httparse::Status::Complete(used)) => Ok(Some((head_of(&resp)?, used))),
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(e) => Err(failed(
+            format!("the response head is not HTTP/1.1: {e}"),
+            false,
+        )),
     }
 }
 
@@ -380,12 +493,12 @@ impl Exchange<'_> {
             // What is left of the last read first (the body's start came with the head).
             let before = out.len();
             if !self.raw.is_empty() {
-                self.decode(out)?;
+                self.body.decode(&mut self.raw, out)?;
             }
             if out.len() > before {
                 return Ok(Some(self.at));
             }
-            if self.ended {
+            if self.body.ended {
                 self.release();
                 return Ok(None);
             }
@@ -399,96 +512,16 @@ impl Exchange<'_> {
             self.at = at;
             if n == 0 {
                 self.wire = None;
-                if self.head.framing == Framing::Close {
-                    self.ended = true;
-                    continue;
-                }
-                return Err(failed(
-                    "stream broken: the connection closed mid-body",
-                    false,
-                ));
+                self.body.end_of_input()?;
             }
         }
-    }
-
-    /// Moves what `raw` holds of the body into `out`, as far as it goes.
-    fn decode(&mut self, out: &mut Vec<u8>) -> Result<(), WireError> {
-        let mut pos = 0;
-        match self.head.framing {
-            Framing::Close => {
-                out.extend_from_slice(&self.raw);
-                pos = self.raw.len();
-            }
-            Framing::Length(_) => {
-                let take = (self.raw.len() as u64).min(self.left) as usize;
-                out.extend_from_slice(&self.raw[..take]);
-                self.left -= take as u64;
-                pos = take;
-                self.ended = self.left == 0;
-            }
-            Framing::Chunked => loop {
-                let rest = &self.raw[pos..];
-                match self.chunk {
-                    ChunkState::Size => match httparse::parse_chunk_size(rest) {
-                        Ok(httparse::Status::Complete((used, size))) => {
-                            pos += used;
-                            self.left = size;
-                            self.chunk = if size == 0 {
-                                ChunkState::Trailers
-                            } else {
-                                ChunkState::Data
-                            };
-                        }
-                        Ok(httparse::Status::Partial) if rest.len() <= MAX_LINE_BYTES => break,
-                        _ => return Err(failed("stream broken: a bad chunk size line", false)),
-                    },
-                    ChunkState::Data => {
-                        if rest.is_empty() {
-                            break;
-                        }
-                        let take = (rest.len() as u64).min(self.left) as usize;
-                        out.extend_from_slice(&rest[..take]);
-                        pos += take;
-                        self.left -= take as u64;
-                        if self.left == 0 {
-                            self.chunk = ChunkState::DataEnd;
-                        }
-                    }
-                    ChunkState::DataEnd => {
-                        if rest.len() < 2 {
-                            break;
-                        }
-                        if &rest[..2] != b"\r\n" {
-                            return Err(failed("stream broken: a chunk not ended by CRLF", false));
-                        }
-                        pos += 2;
-                        self.chunk = ChunkState::Size;
-                    }
-                    ChunkState::Trailers => match memchr::memmem::find(rest, b"\r\n") {
-                        Some(0) => {
-                            pos += 2;
-                            self.chunk = ChunkState::Done;
-                            self.ended = true;
-                        }
-                        Some(i) => pos += i + 2,
-                        None if rest.len() <= MAX_LINE_BYTES => break,
-                        None => {
-                            return Err(failed("stream broken: a trailer line too long", false))
-                        }
-                    },
-                    ChunkState::Done => break,
-                }
-            },
-        }
-        self.raw.drain(..pos);
-        Ok(())
     }
 
     /// Gives the connection back to the pool when the response ended cleanly and it can
     /// serve another request; otherwise it is closed.
     fn release(&mut self) {
         if let Some(mut w) = self.wire.take() {
-            if self.ended && self.head.keep_alive && self.raw.is_empty() {
+            if self.body.ended && self.head.keep_alive && self.raw.is_empty() {
                 w.pending.clear();
                 self.pool.keep(&self.authority, w);
             }
