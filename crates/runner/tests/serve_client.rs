@@ -284,3 +284,51 @@ fn real_uvicorn_responses_decode_at_every_split() {
     assert_eq!(out.len(), 887, "content-length");
     assert!(out.starts_with(b"{\"error\""));
 }
+
+#[test]
+fn mooncake_requests_sharing_block_ids_share_those_prompt_tokens() {
+    use kernelab_runner::serve::spec::Spec;
+    use kernelab_runner::serve::workload::prompts;
+    let trace = format!(
+        "{}/../../tests/fixtures/serve/traces/mooncake_conversation_head.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = format!(
+        r#"
+[baseline]
+argv = ["true", "{{port}}"]
+health_url = "http://127.0.0.1:{{port}}/health"
+[candidate]
+argv = ["true", "{{port}}"]
+health_url = "http://127.0.0.1:{{port}}/health"
+[[workload.case]]
+trace = "{trace}"
+concurrency = [4]
+"#
+    );
+    let spec = Spec::parse(&text, std::path::Path::new("s.toml")).expect("valid spec");
+    let (w, case) = (&spec.workload, &spec.workload.cases[0]);
+    let client = Client::new(reqwest::Client::new());
+    let p = runtime()
+        .block_on(prompts(&client.http, "http://unused", w, 0, case, 0, 3))
+        .expect("prompts");
+    // Rows 1-3: hash ids [0..14), [0, 14..28), [0, 28..42); 6758, 7322, 7236 tokens.
+    assert_eq!(
+        p.iter().map(|p| p.ids.len()).collect::<Vec<_>>(),
+        [6758, 7322, 7236]
+    );
+    assert_eq!(p[0].ids[..512], p[1].ids[..512], "block 0 shared");
+    assert_eq!(p[0].ids[..512], p[2].ids[..512], "block 0 shared");
+    assert_ne!(
+        p[0].ids[512..1024],
+        p[1].ids[512..1024],
+        "blocks 1 and 14 differ"
+    );
+    assert_ne!(p[1].ids[512..1024], p[2].ids[512..1024]);
+    // Row 6 (hash ids 0, 46, …) shares block 0 too, and a block id seen twice gives equal
+    // tokens whatever the request.
+    let q = runtime()
+        .block_on(prompts(&client.http, "http://unused", w, 0, case, 4, 1))
+        .expect("prompts");
+    assert_eq!(q[0].ids[..512], p[0].ids[..512]);
+}

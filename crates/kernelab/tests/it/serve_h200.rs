@@ -402,3 +402,51 @@ fn the_a_a_with_both_servers_resident_calls_nothing_and_only_controls_its_own_pl
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("only for its own placement"), "{err}");
 }
+
+#[test]
+fn requests_timed_without_the_kernels_receive_time_are_counted_in_a_note() {
+    // Every third measured request of the A/A as if the kernel had given no receive time for
+    // two of its reads (a sandbox that takes SO_TIMESTAMPNS and sends none).
+    let text = std::fs::read_to_string(fixture("serve/h200/looks_aa.samples.jsonl")).expect("aa");
+    let (mut marked, mut out) = (0u64, String::new());
+    for (i, line) in text.lines().enumerate() {
+        let mut r: serde_json::Value = serde_json::from_str(line).expect("line");
+        let measured = r["kind"] == "request"
+            && r["measured"].is_object()
+            && r["warmup"] != true
+            && r["error"].is_null();
+        if measured && i % 3 == 0 {
+            r["measured"]["untimed_reads"] = 2.into();
+            marked += 1;
+        }
+        out.push_str(&r.to_string());
+        out.push('\n');
+    }
+    assert!(marked > 0);
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("aa.samples.jsonl");
+    std::fs::write(&path, out).expect("write");
+    let run = kernelab()
+        .args(["serve", "--analyze", "--format", "json", "--resume"])
+        .arg(&path)
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.stderr)));
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(|n| n.as_str())
+        .filter(|n| n.contains("no receive time"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with(&format!("{marked} of "))
+            && notes[0].contains(&format!("({} reads)", 2 * marked)),
+        "{notes:?} (marked {marked})"
+    );
+    // The unmarked file says nothing of it.
+    let (v, _) = analyze("looks_aa");
+    assert!(!v["notes"].to_string().contains("no receive time"));
+}

@@ -483,6 +483,21 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
             spec.workload.steady.max
         ));
     }
+    let untimed: Vec<u64> = measured
+        .values()
+        .flat_map(|m| m.values())
+        .filter_map(|o| o.measured.as_ref().map(|m| m.untimed_reads))
+        .collect();
+    let with_untimed = untimed.iter().filter(|&&n| n > 0).count();
+    if with_untimed > 0 {
+        notes.push(format!(
+            "{with_untimed} of {} measured requests had reads the kernel gave no receive time \
+             for ({} reads): those were timed when the client read them, so their TTFT and ITL \
+             include the client's own queueing",
+            untimed.len(),
+            untimed.iter().sum::<u64>()
+        ));
+    }
     let server_metrics = server_metric_summaries(spec, &extras);
     let failed_rounds = starts.iter().filter(|s| s.failure.is_some()).count();
     if failed_rounds > 0 {

@@ -41,6 +41,15 @@ pub struct Measured {
     /// ids with every token (vLLM's `token_ids` with `return_token_ids`); `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_ids_sha256: Option<String>,
+    /// Reads of the stream the kernel gave no receive time for (some sandboxes take
+    /// `SO_TIMESTAMPNS` and send none): timed when the client read them, so they carry its
+    /// own queueing. 0 where every read had the kernel's time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub untimed_reads: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Measured {
@@ -505,7 +514,9 @@ async fn stream_wire(
         read.take(&piece, at.max(t0))?;
         piece.clear();
     }
-    read.finish(t0, x.last_read().max(t0))
+    let mut m = read.finish(t0, x.last_read().max(t0))?;
+    m.untimed_reads = x.untimed_reads();
+    Ok(m)
 }
 
 /// Sends one completion request and times it.

@@ -114,11 +114,17 @@ pub struct CaseSpec {
     /// The first requests of the trace only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_limit: Option<usize>,
+    /// Tokens per block of the trace's `hash_ids` (default 512, Mooncake's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_tokens: Option<usize>,
     /// The trace's requests, read when the spec is read (kept in the samples file's header,
     /// so a resumed run replays the same requests).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replay: Vec<super::trace::TraceRequest>,
 }
+
+/// Tokens per block of a trace's `hash_ids` unless `block_tokens` says: Mooncake's 512.
+pub const DEFAULT_BLOCK_TOKENS: usize = 512;
 
 fn is_auto(u: &super::trace::TimeUnit) -> bool {
     *u == super::trace::TimeUnit::Auto
@@ -723,6 +729,24 @@ impl Spec {
                     ..r
                 })
                 .collect();
+            let block = c.block_tokens.unwrap_or(DEFAULT_BLOCK_TOKENS);
+            if let Some((n, r)) = c
+                .replay
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.hash_ids.len() > r.input_tokens.div_ceil(block))
+            {
+                return Err(Error::Spec {
+                    location: Location::default().with_path(&file),
+                    message: format!(
+                        "the trace of `workload.case[{i}]`: request {} has {} block ids for {} \
+                         prompt tokens: expected at most one per {block} tokens (`block_tokens`)",
+                        n + 1,
+                        r.hash_ids.len(),
+                        r.input_tokens
+                    ),
+                });
+            }
             c.input_tokens = c.replay.iter().map(|r| r.input_tokens).max().unwrap_or(0);
             c.output_tokens = c.replay.iter().map(|r| r.output_tokens).max().unwrap_or(0);
         }
@@ -977,6 +1001,14 @@ impl Spec {
                     i,
                     "trace_limit",
                     format!("expected 1 to {MAX_REQUESTS} requests"),
+                );
+            }
+            if c.block_tokens == Some(0) || c.block_tokens.is_some_and(|n| n > range::MAX_TOKENS) {
+                return bad(
+                    "workload.case",
+                    i,
+                    "block_tokens",
+                    format!("expected 1 to {} tokens", range::MAX_TOKENS),
                 );
             }
             if c.trace.is_some() && c.replay.is_empty() {

@@ -9,6 +9,10 @@
 //! | Mooncake (JSONL) | `timestamp` (milliseconds) | `input_length` | `output_length` |
 //! | generic (CSV or JSONL) | `arrival_s`, `time_s` or `timestamp` | `input_tokens` / `prompt_tokens` | `output_tokens` / `completion_tokens` |
 //!
+//! Mooncake's `hash_ids` (JSONL; one id per block of `block_tokens`, default 512, the block size
+//! Mooncake's traces are written with) are kept: requests that share a block id get the same
+//! tokens in that block, so shared prefixes reach the server's prefix cache as in the trace.
+//!
 //! CSV or JSONL is told from the first byte (`{` is JSONL). Times are made relative to the
 //! first request; they must not go back. A row of a malformed or missing figure is an error
 //! naming the file, the line and the column.
@@ -19,8 +23,11 @@ use std::path::Path;
 /// Largest trace file read: 256 MiB.
 pub const MAX_TRACE_BYTES: u64 = 256 << 20;
 
+/// Most block ids of one request (`hash_ids`): 2^16.
+pub const MAX_HASH_IDS: usize = 1 << 16;
+
 /// One request of a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TraceRequest {
     /// Seconds after the trace's first request.
     pub at_s: f64,
@@ -28,6 +35,9 @@ pub struct TraceRequest {
     pub input_tokens: usize,
     /// Completion tokens.
     pub output_tokens: usize,
+    /// Ids of the prompt's blocks (Mooncake's `hash_ids`): equal ids, equal tokens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hash_ids: Vec<u64>,
 }
 
 /// The unit of a numeric time column.
@@ -91,12 +101,12 @@ pub fn parse(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Vec<TraceRequ
     relative(raw)
 }
 
-/// (line, time in nanoseconds, input, output) per row.
-type Raw = Vec<(u64, i128, usize, usize)>;
+/// (line, time in nanoseconds, input, output, block ids) per row.
+type Raw = Vec<(u64, i128, usize, usize, Vec<u64>)>;
 
 /// Times made relative to the first request; a time that goes back is an error.
 fn relative(raw: Raw) -> Result<Vec<TraceRequest>, TraceError> {
-    let Some(&(_, t0, _, _)) = raw.first() else {
+    let Some(&(_, t0, ..)) = raw.first() else {
         return Err(TraceError {
             line: 0,
             message: "the trace holds no request".into(),
@@ -104,7 +114,7 @@ fn relative(raw: Raw) -> Result<Vec<TraceRequest>, TraceError> {
     };
     let mut last = t0;
     raw.into_iter()
-        .map(|(line, t, input_tokens, output_tokens)| {
+        .map(|(line, t, input_tokens, output_tokens, hash_ids)| {
             if t < last {
                 return Err(TraceError {
                     line,
@@ -120,6 +130,7 @@ fn relative(raw: Raw) -> Result<Vec<TraceRequest>, TraceError> {
                 at_s: (t - t0) as f64 / 1e9,
                 input_tokens,
                 output_tokens,
+                hash_ids,
             })
         })
         .collect()
@@ -168,13 +179,13 @@ fn row(
     (ik, iv): (&str, &str),
     (ok, ov): (&str, &str),
     per_s: f64,
-) -> Result<(u64, i128, usize, usize), TraceError> {
+) -> Result<(u64, i128, usize, usize, Vec<u64>), TraceError> {
     let count = "a token count from 1 to 2^20";
     let t = nanoseconds(tv, per_s)
         .ok_or_else(|| bad(line, tk, "a time (seconds or a date-time)", tv))?;
     let i = tokens(iv).ok_or_else(|| bad(line, ik, count, iv))?;
     let o = tokens(ov).ok_or_else(|| bad(line, ok, count, ov))?;
-    Ok((line, t, i, o))
+    Ok((line, t, i, o, Vec::new()))
 }
 
 fn csv_rows(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Raw, TraceError> {
@@ -245,7 +256,16 @@ fn jsonl(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Raw, TraceError> 
         };
         let (tv, iv, ov) = (text(tv), text(iv), text(ov));
         let per_s = if ms { 1e3 } else { 1.0 };
-        out.push(row(line, (tk, &tv), (ik, &iv), (ok, &ov), per_s)?);
+        let mut r = row(line, (tk, &tv), (ik, &iv), (ok, &ov), per_s)?;
+        if let Some(h) = v.get("hash_ids") {
+            let what = "an array of at most 2^16 block ids (whole numbers)";
+            let ids: Option<Vec<u64>> = h
+                .as_array()
+                .filter(|a| a.len() <= MAX_HASH_IDS)
+                .and_then(|a| a.iter().map(serde_json::Value::as_u64).collect());
+            r.4 = ids.ok_or_else(|| bad(line, "hash_ids", what, &text(h)))?;
+        }
+        out.push(r);
     }
     Ok(out)
 }
@@ -296,6 +316,8 @@ mod tests {
         .expect("mooncake");
         assert_eq!(m.len(), 20);
         assert_eq!((m[0].input_tokens, m[0].output_tokens), (6758, 500));
+        assert_eq!(m[0].hash_ids, (0..14).collect::<Vec<u64>>());
+        assert_eq!(m[1].hash_ids[..2], [0, 14]);
         // Milliseconds in Mooncake's layout: 5999 ms is 5.999 s.
         assert_eq!(m[10].at_s, 5.999);
         assert_eq!(m[19].at_s, 12.0);
@@ -332,5 +354,12 @@ mod tests {
         .expect_err("zero");
         assert!(e.message.contains("input_length"), "{}", e.message);
         assert!(parse(b"", TimeUnit::Auto, 10).is_err());
+        let e = parse(
+            b"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [1, -2]}\n",
+            TimeUnit::Auto,
+            10,
+        )
+        .expect_err("negative id");
+        assert!(e.message.contains("hash_ids"), "{}", e.message);
     }
 }

@@ -25,6 +25,31 @@ pub fn prompt_ids(seed: u64, case: usize, index: usize, n: usize, vocab: [u32; 2
         .collect()
 }
 
+/// A trace request's prompt from its block ids (Mooncake's `hash_ids`): block k holds the
+/// seeded tokens of id `hash_ids[k]` (`block` of them), so requests sharing a block id share
+/// its tokens; the prompt is `own`'s length, its tokens past the blocks `own`'s.
+pub fn block_prompt_ids(
+    seed: u64,
+    hash_ids: &[u64],
+    block: usize,
+    own: Vec<u32>,
+    vocab: [u32; 2],
+) -> Vec<u32> {
+    let n = own.len();
+    let mut ids: Vec<u32> = Vec::with_capacity(n);
+    for &h in hash_ids {
+        if ids.len() >= n {
+            break;
+        }
+        let take = block.min(n - ids.len());
+        // Blocks are their own stream of seeds: case index `usize::MAX`, index the block id.
+        ids.extend(prompt_ids(seed, usize::MAX, h as usize, take, vocab));
+    }
+    let done = ids.len();
+    ids.extend_from_slice(&own[done..]);
+    ids
+}
+
 /// SHA-256 of the prompt ids (little-endian u32s).
 pub fn ids_sha256(ids: &[u32]) -> String {
     let bytes: Vec<u8> = ids.iter().flat_map(|i| i.to_le_bytes()).collect();
@@ -58,7 +83,17 @@ pub async fn prompts(
     let mut out = Vec::with_capacity(count);
     for i in first..first + count {
         let (input_tokens, output_tokens) = case.lengths(i);
-        let ids = prompt_ids(w.seed, case_index, i, input_tokens, w.vocab);
+        let ids = match case.replay.get(i % case.replay.len().max(1)) {
+            Some(r) if !r.hash_ids.is_empty() => block_prompt_ids(
+                w.seed,
+                &r.hash_ids,
+                case.block_tokens
+                    .unwrap_or(super::spec::DEFAULT_BLOCK_TOKENS),
+                prompt_ids(w.seed, case_index, i, input_tokens, w.vocab),
+                w.vocab,
+            ),
+            _ => prompt_ids(w.seed, case_index, i, input_tokens, w.vocab),
+        };
         let value = match (w.prompt, &w.detokenize) {
             (PromptKind::TokenIds, _) => serde_json::json!(ids),
             (PromptKind::Text, Some(path)) => {
