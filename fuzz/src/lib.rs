@@ -157,6 +157,7 @@ fn trace_as(data: &[u8], format: kernelab_trace::Format, metrics_only: bool) {
         metrics_only,
         op_shapes: true,
         graphs: true,
+        graph_operators: true,
         ..Default::default()
     };
     if let Ok(p) = kernelab_trace::read_bytes_as(data, format, &options) {

@@ -454,6 +454,7 @@ pub const GRAPHS: &[(&str, Column)] = &[
     ("launch_latency_ns_min", Int64),
     ("launch_latency_ns_max", Int64),
     ("top_kernels", Json),
+    ("operators", Json),
 ];
 
 /// Rows of a document (each a JSON object) as one batch of the declared schema: nested

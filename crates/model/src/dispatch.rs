@@ -179,6 +179,35 @@ pub struct GraphLaunch {
     pub duration: Nanos,
 }
 
+/// A host call that launches one kernel (`cudaLaunchKernel`, `cuLaunchKernel`,
+/// `hipLaunchKernel`, …), kept with the graph launches: inside a stream capture it adds a
+/// kernel node to the graph being captured instead of running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelLaunchCall {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// When the call started.
+    pub start: Timestamp,
+}
+
+/// A host operator (Kineto `cpu_op`, such as `aten::mm`), kept with the graph launches to name
+/// the operator a captured launch was made for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostOp {
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// When the op started.
+    pub start: Timestamp,
+    /// How long it ran on the host.
+    pub duration: Nanos,
+    /// Its name.
+    pub name: NameId,
+}
+
 /// A stream capture on a host thread (`cudaStreamBeginCapture` … `cudaStreamEndCapture`, or
 /// the HIP calls): the launches inside it build a graph instead of running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

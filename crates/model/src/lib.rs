@@ -37,8 +37,8 @@ mod units;
 pub use digest::{sha256_hex, sha256_reader};
 pub use dispatch::{
     ActivityAggregate, ActivityKind, Annotation, AnnotationScope, GraphCapture, GraphLaunch,
-    KernelAggregate, KernelDispatch, Launch, LaunchConfig, OpShape, Resources, Transfer,
-    TransferKind,
+    HostOp, KernelAggregate, KernelDispatch, KernelLaunchCall, Launch, LaunchConfig, OpShape,
+    Resources, Transfer, TransferKind,
 };
 pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use facts::{fact_key, typed_facts, FactValue};

@@ -107,6 +107,11 @@ pub struct Profile {
     pub graph_launches: Vec<GraphLaunch>,
     /// Stream captures seen on host threads, collected with the graph launches.
     pub graph_captures: Vec<GraphCapture>,
+    /// Kernel launch calls, collected with the graph launches (those inside a capture are its
+    /// graph's kernel nodes).
+    pub kernel_launch_calls: Vec<crate::KernelLaunchCall>,
+    /// Host operators, collected with the graph launches.
+    pub host_ops: Vec<crate::HostOp>,
     /// Per-kernel aggregates from stats-only inputs.
     pub aggregates: Vec<KernelAggregate>,
     /// Host API, copy and domain totals from stats files that do not hold kernels.

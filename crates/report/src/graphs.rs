@@ -73,6 +73,25 @@ pub fn graph_sections(g: &Graphs) -> Vec<Block> {
             })
             .collect();
         lines.push(format!("{}: {}", r.graph, top.join("; ")));
+        if !r.operators.is_empty() {
+            let ops: Vec<String> = r
+                .operators
+                .iter()
+                .map(|o| {
+                    format!(
+                        "{} ×{} ({})",
+                        o.name,
+                        o.kernels_per_replay,
+                        duration_ns(o.total_ns as f64)
+                    )
+                })
+                .collect();
+            lines.push(format!(
+                "{} by the operator that captured each kernel: {}",
+                r.graph,
+                ops.join("; ")
+            ));
+        }
     }
     lines.extend(g.missing.iter().map(|m| format!("missing: {m}")));
     vec![

@@ -120,7 +120,10 @@ pub fn read_profile(
 ) -> Result<Profile> {
     let options = ReadOptions {
         host_launches: reads.by_phase,
-        graphs: reads.by_graph,
+        // Phases place a replayed kernel where its launch was captured, when the capture is in
+        // the trace: that needs the graph launches and captures too.
+        graphs: reads.by_graph || reads.by_phase,
+        graph_operators: reads.by_graph,
         // Only phases and graphs use correlation ids: without them a dispatch takes 12 bytes.
         skip_correlations: !(reads.by_phase || reads.by_graph || reads.correlations),
         ..ReadOptions::default()

@@ -1,5 +1,5 @@
-//! Reading documents and records of earlier layouts (schema versions 1 to 3) into the current
-//! one (4), so that a bundle recorded by an earlier kernelab still renders. Each change of
+//! Reading documents and records of earlier layouts (schema versions 1 to 4) into the current
+//! one (5), so that a bundle recorded by an earlier kernelab still renders. Each change of
 //! docs/json.md ("Changes in schema version 3", "… 4") is undone here, in JSON, one version
 //! step at a time, before the result is read into its type; every figure the old layout held is
 //! kept, and derived figures (changes, verdicts) are computed again under the one convention.
@@ -32,7 +32,11 @@ pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), Strin
     if version <= 2 {
         to_v3(kind, result)?;
     }
-    to_v4(kind, result)
+    if version <= 3 {
+        to_v4(kind, result)?;
+    }
+    // Version 4 to 5 only added fields (`profile` graphs' `operators[]`): nothing to undo.
+    Ok(())
 }
 
 /// Version 2 (and 1) to 3: the one ratio convention, object intervals, typed facts.
@@ -578,10 +582,10 @@ mod tests {
         let mut v = json!({});
         let e = upgrade("profile", 0, &mut v).expect_err("refused");
         assert!(
-            e.contains("schema_version 0") && e.contains("versions 1 to 4"),
+            e.contains("schema_version 0") && e.contains("versions 1 to 5"),
             "{e}"
         );
-        let e = upgrade("profile", 5, &mut v).expect_err("refused");
-        assert!(e.contains("schema_version 5"), "{e}");
+        let e = upgrade("profile", 6, &mut v).expect_err("refused");
+        assert!(e.contains("schema_version 6"), "{e}");
     }
 }

@@ -37,7 +37,8 @@ pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;
 pub use ncu::read_launches as read_ncu_launches;
 pub use rank::graphs::{
-    compare_graphs, graphs, GraphChange, GraphComparison, GraphKernel, GraphRow, Graphs, NsSpread,
+    compare_graphs, graphs, GraphChange, GraphComparison, GraphKernel, GraphOperator, GraphRow,
+    Graphs, NsSpread,
 };
 pub use rank::ranks::{ranks, RankRow};
 pub use rank::shapes::launch_shapes;
@@ -68,8 +69,12 @@ pub struct ReadOptions {
     /// Collect each host operator's input shapes (Kineto `Input Dims`), so every launch's own
     /// shapes can be found with [`launch_shapes`].
     pub op_shapes: bool,
-    /// Collect graph replay calls and stream captures (Kineto), for [`graphs`].
+    /// Collect graph replay calls, stream captures and kernel launch calls (Kineto), for
+    /// [`graphs`] and for phases of replayed kernels.
     pub graphs: bool,
+    /// With `graphs`, also collect host operators (Kineto `cpu_op`), to name the operator
+    /// that captured each replayed kernel.
+    pub graph_operators: bool,
 }
 
 /// Reads one file (any supported format, detected from content) into `profile`.
@@ -203,6 +208,7 @@ fn read_stream(
                 host_launches: options.host_launches,
                 op_shapes: options.op_shapes,
                 graphs: options.graphs,
+                graph_operators: options.graphs && options.graph_operators,
             },
             profile,
             source,

@@ -242,3 +242,93 @@ fn compare_by_graph_without_sites_matches_by_order_and_says_so() {
     assert!(md.contains("Per-graph change"), "{md}");
     assert!(md.contains("-93.87%"), "{md}");
 }
+
+#[test]
+fn replayed_kernels_are_attributed_to_the_operators_that_captured_them() {
+    // Independent reading of the H200 trace: the launch calls between cudaStreamBeginCapture
+    // and cudaStreamEndCapture on the capturing thread, each under its innermost cpu_op; the
+    // k-th kernel of each replay (by start) is the k-th captured launch.
+    let name = "kineto_h200_cuda_graph_capture_and_replay.json.gz";
+    let ev = events(name);
+    let x: Vec<&serde_json::Value> = ev.iter().filter(|e| e["ph"] == "X").collect();
+    let at = |e: &serde_json::Value| ns(&e["ts"]);
+    let end = |e: &serde_json::Value| ns(&e["ts"]) + ns(&e["dur"]);
+    let named = |n: &str| -> Vec<&serde_json::Value> {
+        x.iter().copied().filter(|e| e["name"] == n).collect()
+    };
+    let (begin, finish) = (
+        at(named("cudaStreamBeginCapture")[0]),
+        end(named("cudaStreamEndCapture")[0]),
+    );
+    let mut launches: Vec<&serde_json::Value> = x
+        .iter()
+        .copied()
+        .filter(|e| e["cat"] == "cuda_runtime")
+        .filter(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("cudaLaunchKernel"))
+        })
+        .filter(|e| at(e) >= begin && at(e) <= finish)
+        .collect();
+    launches.sort_by_key(|e| at(e));
+    let ops: Vec<String> = launches
+        .iter()
+        .map(|l| {
+            x.iter()
+                .filter(|o| o["cat"] == "cpu_op" && o["tid"] == l["tid"])
+                .filter(|o| at(o) <= at(l) && end(o) > at(l))
+                .max_by_key(|o| at(o))
+                .and_then(|o| o["name"].as_str())
+                .unwrap_or("(no host operator)")
+                .to_string()
+        })
+        .collect();
+    let calls: Vec<u64> = named("cudaGraphLaunch")
+        .iter()
+        .filter_map(|e| e["args"]["correlation"].as_u64())
+        .collect();
+    let mut per_op: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    for c in &calls {
+        let mut kernels: Vec<&serde_json::Value> = x
+            .iter()
+            .copied()
+            .filter(|e| e["cat"] == "kernel" && e["args"]["correlation"].as_u64() == Some(*c))
+            .collect();
+        kernels.sort_by_key(|e| at(e));
+        assert_eq!(kernels.len(), launches.len());
+        for (k, op) in kernels.iter().zip(&ops) {
+            let e = per_op.entry(op.clone()).or_default();
+            e.0 += 1;
+            e.1 += ns(&k["dur"]);
+        }
+    }
+    assert_eq!(ops, ["aten::mm", "aten::mm", "aten::clamp_min"]);
+    let v = by_graph(name);
+    let got: BTreeMap<String, (u64, i64)> = v["graphs"]["rows"][0]["operators"]
+        .as_array()
+        .expect("operators")
+        .iter()
+        .map(|o| {
+            let n = o["kernels_per_replay"].as_u64().expect("n");
+            let total = o["total_ns"].as_i64().expect("ns");
+            (
+                o["name"].as_str().expect("name").to_string(),
+                (n * calls.len() as u64, total),
+            )
+        })
+        .collect();
+    assert_eq!(got, per_op);
+    assert_eq!(v["graphs"]["missing"], serde_json::json!([]));
+    // The terminal view names them.
+    let out = kernelab()
+        .args(["profile", "--by-graph"])
+        .arg(fixture(name))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("graph 1 by the operator that captured each kernel: aten::mm ×2 (24.224 µs); aten::clamp_min ×1 (5.984 µs)"),
+        "{text}"
+    );
+}

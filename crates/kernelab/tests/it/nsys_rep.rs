@@ -88,3 +88,45 @@ fn nsys_rep_without_nsys_prints_the_export_command_and_with_it_reads_the_cached_
     let calls = std::fs::read_to_string(dir.path().join("calls")).expect("calls");
     assert_eq!(calls.lines().count(), 1, "{calls}");
 }
+
+#[test]
+fn real_reports_of_nsys_2025_and_2020_are_told_and_the_export_command_given() {
+    // Raw reports written by `nsys profile` (tests/fixtures/PROVENANCE.md): no test machine has
+    // Nsight Systems, so each is exit 2 with the export command and, where the header names
+    // it, the version that wrote it (an older nsys cannot export a newer report).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = dir.path().join("bin-empty");
+    std::fs::create_dir(&empty).expect("dir");
+    for (name, version) in [
+        (
+            "nsys-2025.5-jaxtoolbox-cuda_graph_pdl_stream_capture.nsys-rep",
+            Some("2025.5.1.121"),
+        ),
+        ("nsys-2020.5-gpubootcamp-jacobi_report.qdrep", None),
+    ] {
+        let report = fixture(name);
+        let out = kernelab()
+            .env("PATH", &empty)
+            .env_remove("KERNELAB_NSYS")
+            .args(["profile"])
+            .arg(&report)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(out.stdout.is_empty(), "{name}: nothing on stdout");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let export = format!(
+            "nsys export --type sqlite --force-overwrite true --output {} {}",
+            report.with_extension("sqlite").display(),
+            report.display()
+        );
+        assert!(err.contains(&export), "{err}");
+        match version {
+            Some(v) => assert!(
+                err.contains(&format!("written by Nsight Systems {v}")),
+                "{err}"
+            ),
+            None => assert!(!err.contains("written by"), "{err}"),
+        }
+    }
+}

@@ -14,8 +14,9 @@ mod window;
 
 use crate::error::{snippet, Error, ErrorKind, Result};
 use kernelab_model::{
-    Annotation, AnnotationScope, GraphCapture, GraphLaunch, KernelDispatch, Launch, LaunchConfig,
-    Location, Nanos, OpShape, Profile, Resources, SourceInfo, Timestamp, Transfer, TransferKind,
+    Annotation, AnnotationScope, GraphCapture, GraphLaunch, HostOp, KernelDispatch,
+    KernelLaunchCall, Launch, LaunchConfig, Location, Nanos, OpShape, Profile, Resources,
+    SourceInfo, Timestamp, Transfer, TransferKind,
 };
 use scan::Fields;
 use serde::Deserialize;
@@ -32,9 +33,11 @@ pub struct KinetoOptions {
     /// Also collect each host operator's `Input Dims` (and the launch calls that link kernels
     /// to their operators), for work models evaluated launch by launch.
     pub op_shapes: bool,
-    /// Also collect graph replay calls (`cudaGraphLaunch`, `hipGraphLaunch`) and stream
-    /// captures.
+    /// Also collect graph replay calls (`cudaGraphLaunch`, `hipGraphLaunch`), stream
+    /// captures and kernel launch calls.
     pub graphs: bool,
+    /// Also collect host operators (`cpu_op`), naming what each captured launch was for.
+    pub graph_operators: bool,
 }
 
 impl KinetoOptions {
@@ -62,7 +65,7 @@ fn classify(cat: &[u8], o: &KinetoOptions) -> Option<Kind> {
         b"gpu_memset" | b"Memset" => Some(Kind::Memset),
         b"gpu_user_annotation" => Some(Kind::GpuAnnotation),
         b"user_annotation" => Some(Kind::CpuAnnotation),
-        b"cpu_op" if o.op_shapes => Some(Kind::CpuOp),
+        b"cpu_op" if o.op_shapes || o.graph_operators => Some(Kind::CpuOp),
         b"cuda_runtime" | b"cuda_driver" | b"Runtime" if o.runtime() => Some(Kind::Runtime),
         _ => None,
     }
@@ -73,6 +76,27 @@ fn is_graph_launch(name: &str) -> bool {
     matches!(
         name,
         "cudaGraphLaunch" | "cudaGraphLaunch_v10000" | "cuGraphLaunch" | "hipGraphLaunch"
+    )
+}
+
+/// A runtime or driver call that launches one kernel (inside a stream capture: adds a kernel
+/// node to the graph).
+fn is_kernel_launch(name: &str) -> bool {
+    let base = name.split_once("_v").map_or(name, |(b, _)| b);
+    matches!(
+        base,
+        "cudaLaunchKernel"
+            | "cudaLaunchKernelExC"
+            | "cudaLaunchCooperativeKernel"
+            | "cuLaunchKernel"
+            | "cuLaunchKernelEx"
+            | "cuLaunchCooperativeKernel"
+            | "hipLaunchKernel"
+            | "hipExtLaunchKernel"
+            | "hipModuleLaunchKernel"
+            | "hipExtModuleLaunchKernel"
+            | "hipLaunchCooperativeKernel"
+            | "hipLaunchKernelExC"
     )
 }
 
@@ -328,6 +352,16 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
                 }
             }
             if kind == Kind::CpuOp {
+                if st.options.graph_operators {
+                    let name = name(st)?;
+                    st.profile.host_ops.push(HostOp {
+                        pid: pid.unwrap_or(0),
+                        tid: tid.unwrap_or(0),
+                        start,
+                        duration,
+                        name,
+                    });
+                }
                 return Ok(());
             }
             let name = name(st)?;
@@ -381,6 +415,10 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
                             });
                         }
                     }
+                    _ if is_kernel_launch(n) => st
+                        .profile
+                        .kernel_launch_calls
+                        .push(KernelLaunchCall { pid, tid, start }),
                     _ => {}
                 }
             }

@@ -10,6 +10,36 @@ use std::path::{Path, PathBuf};
 /// The first bytes of every Nsight Systems report (the name of its Tegra-era ancestor).
 pub const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
 
+/// The Nsight Systems version a report's first line names (`NVIDIA Tegra Profiler Report
+/// 2025@5@1@121-255136380782v0.` is 2025.5.1.121); `None` for the older first line
+/// (`… Report 1.`, which names none) or a header that is not one.
+pub fn header_version(head: &[u8]) -> Option<String> {
+    let rest = head.strip_prefix(REPORT_MAGIC)?.strip_prefix(b" ")?;
+    let line = &rest[..rest.iter().position(|&b| b == b'\n')?];
+    let text = std::str::from_utf8(line).ok()?;
+    let numbers = text.split('-').next()?.trim_end_matches('.');
+    let parts: Vec<&str> = numbers.split('@').collect();
+    let whole = parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 6 && p.bytes().all(|b| b.is_ascii_digit()));
+    whole.then(|| parts.join("."))
+}
+
+/// What the report's header says of the version that wrote it, for messages.
+fn written_by(report: &Path) -> String {
+    let mut head = [0u8; 128];
+    let n = std::fs::File::open(report)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    match header_version(&head[..n]) {
+        Some(v) => {
+            format!(" (written by Nsight Systems {v}: export it with that version or a later one)")
+        }
+        None => String::new(),
+    }
+}
+
 /// A path as one shell word (single-quoted unless it needs no quoting).
 fn shell_word(p: &Path) -> String {
     let s = p.to_string_lossy();
@@ -66,8 +96,9 @@ pub fn sqlite_for(report: &Path) -> Result<PathBuf> {
     let beside = report.with_extension("sqlite");
     let Some(nsys) = nsys() else {
         return Err(unsupported(format!(
-            "an Nsight Systems report (.nsys-rep), which only `nsys` reads, and `nsys` is not on \
-             PATH; export it, then give the .sqlite file: {}",
+            "an Nsight Systems report (.nsys-rep){}, which only `nsys` reads, and `nsys` is not \
+             on PATH; export it, then give the .sqlite file: {}",
+            written_by(report),
             export_command(report, &beside)
         )));
     };
@@ -124,6 +155,23 @@ pub fn sqlite_for(report: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_names_the_version_that_wrote_it() {
+        let v = |h: &[u8]| header_version(h);
+        assert_eq!(
+            v(b"NVIDIA Tegra Profiler Report 2025@5@1@121-255136380782v0.\n\x0bLocal").as_deref(),
+            Some("2025.5.1.121")
+        );
+        assert_eq!(v(b"NVIDIA Tegra Profiler Report 1.\n\x0bLocal (CLI)"), None);
+        assert_eq!(
+            v(b"NVIDIA Tegra Profiler Report 2025@5@1@121"),
+            None,
+            "no line end"
+        );
+        assert_eq!(v(b"NVIDIA Tegra Profiler Report @@\n"), None);
+        assert_eq!(v(b"ELF"), None);
+    }
 
     #[test]
     fn the_command_quotes_only_what_needs_it() {

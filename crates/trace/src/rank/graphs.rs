@@ -44,6 +44,18 @@ pub struct GraphKernel {
     pub total_ns: u64,
 }
 
+/// A host operator that captured kernels of a graph, with their GPU time over its replays.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GraphOperator {
+    /// The operator around the captured launch calls (Kineto `cpu_op`, e.g. `aten::mm`), or
+    /// `(no host operator)`.
+    pub name: String,
+    /// Its kernels in one replay.
+    pub kernels_per_replay: u64,
+    /// Their GPU time over all replays, ns.
+    pub total_ns: u64,
+}
+
 /// One graph: every replay of the same kernels in the same order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphRow {
@@ -67,6 +79,11 @@ pub struct GraphRow {
     pub launch_latency_ns: NsSpread,
     /// Its kernels by GPU time, the longest first (at most 5).
     pub top_kernels: Vec<GraphKernel>,
+    /// Its GPU time by the host operator that captured each kernel, the longest first: the
+    /// k-th kernel of a replay (in order of start) is the k-th kernel launch of the stream
+    /// capture that built the graph. Empty when that capture is not in the inputs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operators: Vec<GraphOperator>,
 }
 
 /// Graph replays of a profile (`kernelab profile --by-graph`).
@@ -86,29 +103,242 @@ pub struct Graphs {
     pub missing: Vec<String>,
 }
 
-/// Kernels of each replayed graph, from `profile.graph_launches` (read with
-/// `ReadOptions::graphs`) and the dispatches' correlation ids.
-pub fn graphs(profile: &Profile) -> Graphs {
-    let mut out = Graphs {
-        launch_calls: profile.graph_launches.len() as u64,
-        captures: profile.graph_captures.len() as u64,
-        ..Graphs::default()
-    };
+/// A replayed kernel: start, end, name, dispatch index.
+type Replayed = (i64, i64, NameId, usize);
+
+/// Per graph launch call, its kernels in order of start; and (GPU kernel time of every
+/// kernel, of replayed kernels), ns.
+fn replays(profile: &Profile) -> (Vec<Vec<Replayed>>, u64, u64) {
     let calls: HashMap<u64, usize> = profile
         .graph_launches
         .iter()
         .enumerate()
         .map(|(i, g)| (g.correlation, i))
         .collect();
-    // Per launch call: its kernels as (start, end, name).
-    let mut replays: Vec<Vec<(i64, i64, NameId)>> = vec![Vec::new(); profile.graph_launches.len()];
-    for d in profile.dispatches.iter() {
+    let mut replays: Vec<Vec<Replayed>> = vec![Vec::new(); profile.graph_launches.len()];
+    let (mut all, mut replayed) = (0, 0);
+    for (index, d) in profile.dispatches.iter().enumerate() {
         let ns = d.duration.ns();
-        out.all_kernel_ns += ns;
+        all += ns;
         if let Some(&i) = d.correlation.and_then(|c| calls.get(&c)) {
-            out.replayed_kernel_ns += ns;
-            replays[i].push((d.start.ns(), d.end().ns(), d.name));
+            replayed += ns;
+            replays[i].push((d.start.ns(), d.end().ns(), d.name, index));
         }
+    }
+    for r in &mut replays {
+        r.sort_unstable();
+    }
+    (replays, all, replayed)
+}
+
+/// A stream capture's kernel nodes: the kernel launch calls inside it on its thread, in
+/// order, each with the host operator around it.
+struct Captured {
+    pid: i64,
+    tid: i64,
+    end: i64,
+    /// Start of each captured launch call.
+    launches: Vec<i64>,
+    /// The innermost host operator around each (`None`: none).
+    ops: Vec<Option<NameId>>,
+}
+
+/// Most captured kernel launches attributed over all captures, and most steps spent matching
+/// graphs to captures: past either, the rest is left unattributed, saying so (bounded work on
+/// a trace of overlapping or countless captures).
+const MAX_CAPTURE_WORK: usize = 1 << 24;
+
+/// Every stream capture with its captured kernel launches (all of them empty once their
+/// count passes [`MAX_CAPTURE_WORK`]; the second value says so).
+fn captured(profile: &Profile) -> (Vec<Captured>, bool) {
+    let mut calls: HashMap<(i64, i64), Vec<i64>> = HashMap::new();
+    for c in &profile.kernel_launch_calls {
+        calls.entry((c.pid, c.tid)).or_default().push(c.start.ns());
+    }
+    for v in calls.values_mut() {
+        v.sort_unstable();
+    }
+    let ranges: Vec<&[i64]> = profile
+        .graph_captures
+        .iter()
+        .map(|g| {
+            let (from, to) = (g.start.ns(), g.end.ns());
+            calls.get(&(g.pid, g.tid)).map_or(&[][..], |v| {
+                let lo = v.partition_point(|&t| t < from);
+                let hi = v.partition_point(|&t| t <= to).max(lo);
+                &v[lo..hi]
+            })
+        })
+        .collect();
+    let total = ranges
+        .iter()
+        .map(|r| r.len())
+        .fold(0usize, usize::saturating_add);
+    let too_many = total > MAX_CAPTURE_WORK;
+    let mut out: Vec<Captured> = profile
+        .graph_captures
+        .iter()
+        .zip(&ranges)
+        .map(|(g, r)| Captured {
+            pid: g.pid,
+            tid: g.tid,
+            end: g.end.ns(),
+            launches: if too_many { Vec::new() } else { r.to_vec() },
+            ops: Vec::new(),
+        })
+        .collect();
+    if too_many {
+        return (out, true);
+    }
+    // The operator of each captured launch: one sweep per thread over all its captures.
+    let mut ops: ByThread<NameId> = HashMap::new();
+    for o in &profile.host_ops {
+        ops.entry((o.pid, o.tid)).or_default().push((
+            o.start.ns(),
+            o.start.plus(o.duration).ns(),
+            o.name,
+        ));
+    }
+    let mut slots: Vec<(usize, usize)> = Vec::with_capacity(total);
+    let mut queries: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
+    for (c, cap) in out.iter().enumerate() {
+        for (k, &t) in cap.launches.iter().enumerate() {
+            queries
+                .entry((cap.pid, cap.tid))
+                .or_default()
+                .push((t, slots.len()));
+            slots.push((c, k));
+        }
+    }
+    let mut names = vec![None; slots.len()];
+    for (thread, q) in queries {
+        if let Some(r) = ops.get_mut(&thread) {
+            sweep(r, q, &mut names);
+        }
+    }
+    for c in &mut out {
+        c.ops = vec![None; c.launches.len()];
+    }
+    for ((c, k), name) in slots.into_iter().zip(names) {
+        out[c].ops[k] = name;
+    }
+    (out, false)
+}
+
+/// Which capture built each graph (keyed by its kernels in order): a capture ended before
+/// the graph's first replay with as many kernel launches as a replay has kernels, when
+/// exactly one such capture is left; and a note on each graph that could not be told.
+fn graph_captures(
+    profile: &Profile,
+    replays: &[Vec<Replayed>],
+    captures: &[Captured],
+) -> (HashMap<Vec<NameId>, usize>, Vec<String>) {
+    let mut out: HashMap<Vec<NameId>, usize> = HashMap::new();
+    let mut taken = vec![false; captures.len()];
+    let mut by_count: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (c, cap) in captures.iter().enumerate() {
+        by_count.entry(cap.launches.len()).or_default().push(c);
+    }
+    let (mut ambiguous, mut unmatched, mut work, mut cut) = (0u64, 0u64, 0usize, false);
+    for (i, kernels) in replays.iter().enumerate() {
+        let signature: Vec<NameId> = kernels.iter().map(|k| k.2).collect();
+        if kernels.is_empty() || out.contains_key(&signature) {
+            continue;
+        }
+        let first = profile.graph_launches.get(i).map_or(0, |g| g.start.ns());
+        let bucket = by_count.get(&kernels.len()).map_or(&[][..], Vec::as_slice);
+        work = work.saturating_add(bucket.len());
+        if work > MAX_CAPTURE_WORK {
+            cut = true;
+            break;
+        }
+        let mut fits = bucket
+            .iter()
+            .copied()
+            .filter(|&c| !taken[c] && captures[c].end <= first);
+        match (fits.next(), fits.next()) {
+            (Some(c), None) => {
+                taken[c] = true;
+                out.insert(signature, c);
+            }
+            (None, _) => unmatched += 1,
+            (Some(_), Some(_)) => {
+                ambiguous += 1;
+                // Marked so that a later graph of the same kernels is not retried.
+                out.insert(signature, usize::MAX);
+            }
+        }
+    }
+    out.retain(|_, c| *c != usize::MAX);
+    let mut notes = Vec::new();
+    if cut {
+        notes.push(format!(
+            "graphs past the first {} matched were not attributed to operators: matching them \
+             to their captures would take more than {MAX_CAPTURE_WORK} steps",
+            out.len()
+        ));
+    }
+    if ambiguous > 0 {
+        notes.push(format!(
+            "{ambiguous} graph(s) not attributed to operators: more than one earlier stream \
+             capture has as many kernel launches as a replay has kernels (captures carry no \
+             kernel names to tell them apart; graph-node tool ids, cudaGraphNodeGetToolsId, \
+             would)"
+        ));
+    }
+    if unmatched > 0 && !captures.is_empty() {
+        notes.push(format!(
+            "{unmatched} graph(s) not attributed to operators: no earlier stream capture in the \
+             inputs has as many kernel launches as a replay has kernels"
+        ));
+    }
+    (out, notes)
+}
+
+/// For each replayed kernel whose graph's capture is in the inputs, where its launch was
+/// captured: dispatch index → (pid, tid, start of the captured launch call). The k-th kernel
+/// of a replay (in order of start) is the k-th launch of the capture.
+pub fn replay_origins(profile: &Profile) -> HashMap<usize, (i64, i64, i64)> {
+    let mut out = HashMap::new();
+    if profile.graph_captures.is_empty() {
+        return out;
+    }
+    let (replays, ..) = replays(profile);
+    let (captures, _) = captured(profile);
+    let (by_graph, _) = graph_captures(profile, &replays, &captures);
+    for kernels in &replays {
+        let signature: Vec<NameId> = kernels.iter().map(|k| k.2).collect();
+        if let Some(c) = by_graph.get(&signature).and_then(|&c| captures.get(c)) {
+            for (k, &at) in kernels.iter().zip(&c.launches) {
+                out.insert(k.3, (c.pid, c.tid, at));
+            }
+        }
+    }
+    out
+}
+
+/// Kernels of each replayed graph, from `profile.graph_launches` (read with
+/// `ReadOptions::graphs`) and the dispatches' correlation ids; with the stream capture that
+/// built a graph in the inputs, its GPU time by the host operator that captured each kernel.
+pub fn graphs(profile: &Profile) -> Graphs {
+    let (replays, all, replayed) = replays(profile);
+    let mut out = Graphs {
+        launch_calls: profile.graph_launches.len() as u64,
+        captures: profile.graph_captures.len() as u64,
+        all_kernel_ns: all,
+        replayed_kernel_ns: replayed,
+        ..Graphs::default()
+    };
+    let (captures, too_many) = captured(profile);
+    let (by_capture, mut capture_notes) = graph_captures(profile, &replays, &captures);
+    if too_many {
+        capture_notes.insert(
+            0,
+            format!(
+                "the stream captures hold more than {MAX_CAPTURE_WORK} kernel launch calls: \
+                 replayed kernels are not attributed to operators"
+            ),
+        );
     }
     let sites = launch_sites(profile);
     struct Acc {
@@ -118,15 +348,17 @@ pub fn graphs(profile: &Profile) -> Graphs {
         latency: Vec<i64>,
         sites: HashMap<Option<NameId>, u64>,
         per_kernel: HashMap<NameId, (u64, u64)>,
+        /// Per captured operator (`None`: no operator around the launch): kernels, ns.
+        per_op: HashMap<Option<NameId>, (u64, u64)>,
     }
     let mut by_graph: HashMap<Vec<NameId>, Acc> = HashMap::new();
-    for (i, mut kernels) in replays.into_iter().enumerate() {
+    for (i, kernels) in replays.into_iter().enumerate() {
         if kernels.is_empty() {
             continue;
         }
-        kernels.sort_unstable();
         let signature: Vec<NameId> = kernels.iter().map(|k| k.2).collect();
         let n = by_graph.len();
+        let capture = by_capture.get(&signature).and_then(|&c| captures.get(c));
         let acc = by_graph.entry(signature).or_insert_with(|| Acc {
             first: n,
             kernel_ns: Vec::new(),
@@ -134,6 +366,7 @@ pub fn graphs(profile: &Profile) -> Graphs {
             latency: Vec::new(),
             sites: HashMap::new(),
             per_kernel: HashMap::new(),
+            per_op: HashMap::new(),
         });
         let start = kernels.first().map_or(0, |k| k.0);
         let end = kernels.iter().map(|k| k.1).max().unwrap_or(start);
@@ -150,6 +383,13 @@ pub fn graphs(profile: &Profile) -> Graphs {
             let e = acc.per_kernel.entry(k.2).or_default();
             e.0 += 1;
             e.1 += u64::try_from(k.1 - k.0).unwrap_or(0);
+        }
+        if let Some(c) = capture {
+            for (k, op) in kernels.iter().zip(&c.ops) {
+                let e = acc.per_op.entry(*op).or_default();
+                e.0 += 1;
+                e.1 += u64::try_from(k.1 - k.0).unwrap_or(0);
+            }
         }
     }
     let mut rows: Vec<(usize, GraphRow)> = by_graph
@@ -173,6 +413,19 @@ pub fn graphs(profile: &Profile) -> Graphs {
                 .collect();
             top.sort_by(|x, y| y.total_ns.cmp(&x.total_ns).then(x.name.cmp(&y.name)));
             top.truncate(5);
+            let mut operators: Vec<GraphOperator> = a
+                .per_op
+                .iter()
+                .map(|(op, (n, ns))| GraphOperator {
+                    name: op.map_or_else(
+                        || "(no host operator)".to_string(),
+                        |o| profile.names.name(o).to_string(),
+                    ),
+                    kernels_per_replay: n / replays.max(1),
+                    total_ns: *ns,
+                })
+                .collect();
+            operators.sort_by(|x, y| y.total_ns.cmp(&x.total_ns).then(x.name.cmp(&y.name)));
             let zero = NsSpread {
                 median: 0,
                 min: 0,
@@ -191,6 +444,7 @@ pub fn graphs(profile: &Profile) -> Graphs {
                     span_ns_per_replay: NsSpread::of(a.span).unwrap_or(zero),
                     launch_latency_ns: NsSpread::of(a.latency).unwrap_or(zero),
                     top_kernels: top,
+                    operators,
                 },
             )
         })
@@ -228,11 +482,7 @@ pub fn graphs(profile: &Profile) -> Graphs {
                 .into(),
         );
     } else {
-        out.missing.push(format!(
-            "{} stream capture(s) in the inputs; replayed kernels are shown by name, not yet \
-             attributed to the operators that captured them",
-            profile.graph_captures.len()
-        ));
+        out.missing.extend(capture_notes);
     }
     out
 }
@@ -395,4 +645,133 @@ pub fn compare_graphs(base: &[Graphs], cand: &[Graphs]) -> GraphComparison {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernelab_model::{
+        GraphCapture, GraphLaunch, HostOp, KernelDispatch, KernelLaunchCall, Nanos, Timestamp,
+    };
+
+    /// A profile of `captures` (each: start, end, launch call times) on one thread, an
+    /// operator `op` around 0..1000, and replays (launch call time, kernels' starts).
+    fn profile(captures: &[(i64, i64, &[i64])], replays: &[(i64, &[i64])]) -> Profile {
+        let mut p = Profile::default();
+        let op = p.names.intern_str("aten::mm");
+        let k = p.names.intern_str("gemm");
+        p.host_ops.push(HostOp {
+            pid: 1,
+            tid: 1,
+            start: Timestamp::from_ns(0),
+            duration: Nanos::from_ns(1000),
+            name: op,
+        });
+        for &(s, e, calls) in captures {
+            p.graph_captures.push(GraphCapture {
+                pid: 1,
+                tid: 1,
+                start: Timestamp::from_ns(s),
+                end: Timestamp::from_ns(e),
+            });
+            for &t in calls {
+                p.kernel_launch_calls.push(KernelLaunchCall {
+                    pid: 1,
+                    tid: 1,
+                    start: Timestamp::from_ns(t),
+                });
+            }
+        }
+        for (c, &(t, kernels)) in replays.iter().enumerate() {
+            let correlation = c as u64 + 100;
+            p.graph_launches.push(GraphLaunch {
+                correlation,
+                pid: 1,
+                tid: 1,
+                start: Timestamp::from_ns(t),
+                duration: Nanos::from_ns(1),
+            });
+            for &s in kernels {
+                p.dispatches.push(KernelDispatch {
+                    name: k,
+                    device: 0,
+                    stream: 0,
+                    start: Timestamp::from_ns(s),
+                    duration: Nanos::from_ns(10),
+                    launch: 0,
+                    correlation: Some(correlation),
+                    sub_ns: 0,
+                });
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn one_fitting_capture_attributes_and_two_are_said_to_be_ambiguous() {
+        // One capture of two launches, replayed twice: 2 kernels × 2 replays under aten::mm.
+        let g = graphs(&profile(
+            &[(10, 50, &[20, 30])],
+            &[(2000, &[3000, 3100]), (4000, &[5000, 5100])],
+        ));
+        assert_eq!(g.rows[0].operators.len(), 1);
+        assert_eq!(g.rows[0].operators[0].name, "aten::mm");
+        assert_eq!(g.rows[0].operators[0].kernels_per_replay, 2);
+        assert_eq!(g.rows[0].operators[0].total_ns, 40);
+        assert!(g.missing.is_empty(), "{:?}", g.missing);
+        // Two captures of two launches each before the first replay: not told apart.
+        let g = graphs(&profile(
+            &[(10, 50, &[20, 30]), (60, 90, &[70, 80])],
+            &[(2000, &[3000, 3100])],
+        ));
+        assert!(g.rows[0].operators.is_empty());
+        assert!(
+            g.missing[0].contains("more than one earlier stream capture"),
+            "{:?}",
+            g.missing
+        );
+        // A capture of another size: no capture fits, said so.
+        let g = graphs(&profile(&[(10, 50, &[20])], &[(2000, &[3000, 3100])]));
+        assert!(g.rows[0].operators.is_empty());
+        assert!(
+            g.missing[0].contains("no earlier stream capture"),
+            "{:?}",
+            g.missing
+        );
+        // The capture after the replay does not fit either.
+        let g = graphs(&profile(
+            &[(3000, 3500, &[3100, 3200])],
+            &[(2000, &[2100, 2200])],
+        ));
+        assert!(g.rows[0].operators.is_empty());
+    }
+
+    #[test]
+    fn overlapping_captures_past_the_cap_are_left_unattributed_in_bounded_work() {
+        // 65 captures each spanning all 2^18 launch calls: past the cap of 2^24.
+        let calls: Vec<i64> = (0..1 << 18).map(|i| 100 + i).collect();
+        let mut p = profile(&[], &[(1 << 20, &[(1 << 20) + 1])]);
+        for _ in 0..65 {
+            p.graph_captures.push(GraphCapture {
+                pid: 1,
+                tid: 1,
+                start: Timestamp::from_ns(0),
+                end: Timestamp::from_ns(1 << 19),
+            });
+        }
+        for &t in &calls {
+            p.kernel_launch_calls.push(KernelLaunchCall {
+                pid: 1,
+                tid: 1,
+                start: Timestamp::from_ns(t),
+            });
+        }
+        let g = graphs(&p);
+        assert!(
+            g.missing[0].contains("more than 16777216 kernel launch calls"),
+            "{:?}",
+            g.missing
+        );
+        assert!(replay_origins(&p).is_empty());
+    }
 }

@@ -18,12 +18,13 @@ type Queries = Vec<(i64, usize)>;
 /// it encloses a kernel that starts inside it on that stream (a range with no stream, any
 /// stream of the device). A kernel no GPU-side range encloses goes to the innermost host-side
 /// range (`user_annotation`, NVTX, roctx markers) holding its launch call (matched by
-/// correlation id) on the same thread. GPU-side ranges win.
+/// correlation id) on the same thread; a kernel replayed by a graph whose stream capture is in
+/// the inputs, the range that held its launch when it was captured. GPU-side ranges win.
 pub fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
-    let selected: Vec<KernelDispatch> = selection
+    let (indices, selected): (Vec<usize>, Vec<KernelDispatch>) = selection
         .iter()
-        .filter_map(|i| profile.dispatches.get(i))
-        .collect();
+        .filter_map(|i| Some((i, profile.dispatches.get(i)?)))
+        .unzip();
     let mut out = vec![None; selected.len()];
     // GPU scope, keyed by device and stream (`None`: the whole device).
     let mut gpu: HashMap<Track, Vec<Range>> = HashMap::new();
@@ -59,12 +60,16 @@ pub fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
             .iter()
             .map(|l| (l.correlation, (l.pid, l.tid, l.start.ns())))
             .collect();
+        let captured = super::graphs::replay_origins(profile);
         let mut cpu_queries: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
         for (i, d) in selected.iter().enumerate() {
             if out[i].is_some() {
                 continue;
             }
-            if let Some(&(pid, tid, t)) = d.correlation.and_then(|c| launches.get(&c)) {
+            let origin = captured
+                .get(&indices[i])
+                .or_else(|| d.correlation.and_then(|c| launches.get(&c)));
+            if let Some(&(pid, tid, t)) = origin {
                 cpu_queries.entry((pid, tid)).or_default().push((t, i));
             }
         }
@@ -144,6 +149,78 @@ mod tests {
         assert_eq!(
             assign(&p, &Selection::All(4)),
             vec![Some(outer), Some(inner), Some(outer), None]
+        );
+    }
+
+    #[test]
+    fn a_replayed_kernel_goes_to_the_range_that_held_its_captured_launch() {
+        use kernelab_model::{GraphCapture, GraphLaunch, KernelLaunchCall, Launch};
+        let mut p = Profile::default();
+        let (layer, replay) = (p.names.intern_str("layer0"), p.names.intern_str("replay"));
+        let cpu = AnnotationScope::Cpu { pid: 1, tid: 2 };
+        // Captured under "layer0" (10..20), replayed under "replay" (100..200).
+        for (name, s, d) in [(layer, 10, 10), (replay, 100, 100)] {
+            p.annotations.push(Annotation {
+                name,
+                scope: cpu,
+                start: Timestamp::from_ns(s),
+                duration: Nanos::from_ns(d),
+            });
+        }
+        p.graph_captures.push(GraphCapture {
+            pid: 1,
+            tid: 2,
+            start: Timestamp::from_ns(5),
+            end: Timestamp::from_ns(30),
+        });
+        p.kernel_launch_calls.push(KernelLaunchCall {
+            pid: 1,
+            tid: 2,
+            start: Timestamp::from_ns(12),
+        });
+        for (correlation, t) in [(7, 110), (8, 150)] {
+            p.graph_launches.push(GraphLaunch {
+                correlation,
+                pid: 1,
+                tid: 2,
+                start: Timestamp::from_ns(t),
+                duration: Nanos::from_ns(1),
+            });
+            p.host_launches.push(Launch {
+                correlation,
+                pid: 1,
+                tid: 2,
+                start: Timestamp::from_ns(t),
+            });
+        }
+        // An eager launch under "replay" (correlation 9) stays there.
+        p.host_launches.push(Launch {
+            correlation: 9,
+            pid: 1,
+            tid: 2,
+            start: Timestamp::from_ns(160),
+        });
+        for (c, s) in [(7, 300), (8, 400), (9, 500)] {
+            p.dispatches.push(KernelDispatch {
+                name: NameId(9),
+                device: 0,
+                stream: 0,
+                start: Timestamp::from_ns(s),
+                duration: Nanos::from_ns(1),
+                launch: 0,
+                correlation: Some(c),
+                sub_ns: 0,
+            });
+        }
+        assert_eq!(
+            assign(&p, &Selection::All(3)),
+            vec![Some(layer), Some(layer), Some(replay)]
+        );
+        // Without the capture, the replay call's range.
+        p.graph_captures.clear();
+        assert_eq!(
+            assign(&p, &Selection::All(3)),
+            vec![Some(replay), Some(replay), Some(replay)]
         );
     }
 }
