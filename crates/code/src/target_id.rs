@@ -4,7 +4,10 @@
 //! is usually empty, hence the `--`), the processor, then `:feature+` / `:feature-` settings:
 //! `amdgcn-amd-amdhsa--gfx90a:xnack-`, `amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-`,
 //! `hipv4-amdgcn-amd-amdhsa--gfx9-4-generic`. A bare target ID (`gfx90a:xnack-`, as given to
-//! `--offload-arch`) is read too. Every caller that needs the processor of an AMD code object,
+//! `--offload-arch`) is read too, and so are the subarch-bearing triples of newer LLVM (22 on),
+//! whose architecture names the processor (`amdgpu9.42` is gfx942, `amdgpu9.0a` gfx90a,
+//! `amdgpu11.00` gfx1100): `amdgpu9.42-amd-amdhsa-unknown-gfx942`, as Triton 3.9 writes into
+//! a code object's note, or `amdgpu9.42-amd-amdhsa` alone. Every caller that needs the processor of an AMD code object,
 //! offload bundle entry or compiler `.s` file reads it here.
 //!
 //! ```
@@ -76,8 +79,26 @@ impl fmt::Display for TargetIdError {
 
 impl std::error::Error for TargetIdError {}
 
-/// Triple architectures of AMD GPUs.
+/// Triple architectures of AMD GPUs (besides the subarch-bearing `amdgpu<version>`).
 const ARCHES: &[&str] = &["amdgcn", "r600"];
+
+/// Whether `arch` is a triple architecture of AMD GPUs.
+fn is_arch(arch: &str) -> bool {
+    ARCHES.contains(&arch) || arch.starts_with("amdgpu")
+}
+
+/// The processor a subarch-bearing architecture names: `amdgpu9.42` → `gfx942`, `amdgpu9.0a`
+/// → `gfx90a`, `amdgpu11.00` → `gfx1100` (major version, then minor and stepping as one hex
+/// digit each); `None` for `amdgpu` alone or another form.
+pub fn subarch_processor(arch: &str) -> Option<String> {
+    let (major, rest) = arch.strip_prefix("amdgpu")?.split_once('.')?;
+    let ok = !major.is_empty()
+        && major.len() <= 2
+        && major.bytes().all(|b| b.is_ascii_digit())
+        && rest.len() == 2
+        && rest.bytes().all(|b| b.is_ascii_hexdigit());
+    ok.then(|| format!("gfx{major}{}", rest.to_ascii_lowercase()))
+}
 
 fn is_name(s: &str) -> bool {
     !s.is_empty()
@@ -108,8 +129,24 @@ pub fn parse(text: &str) -> Result<TargetId, TargetIdError> {
     }
     let parts: Vec<&str> = head.split('-').collect();
     // Where the triple starts: at an AMD architecture, first or after an offload kind.
-    let start = parts.iter().take(2).position(|p| ARCHES.contains(p));
+    let start = parts.iter().take(2).position(|p| is_arch(p));
     let (offload_kind, arch, vendor, os, environment, processor) = match start {
+        // A subarch-bearing triple alone names its processor.
+        Some(i) if parts.len() == i + 3 || parts.len() == i + 4 => {
+            let Some(processor) = subarch_processor(parts[i]) else {
+                return Err(err("`arch-vendor-os-environment-processor`"));
+            };
+            let kind = (i == 1).then(|| parts[0].to_string());
+            let environment = parts.get(i + 3).copied().unwrap_or("");
+            (
+                kind,
+                parts[i],
+                parts[i + 1],
+                parts[i + 2],
+                environment,
+                processor,
+            )
+        }
         Some(i) => {
             if parts.len() < i + 5 {
                 return Err(err("`arch-vendor-os-environment-processor`"));
@@ -129,8 +166,15 @@ pub fn parse(text: &str) -> Result<TargetId, TargetIdError> {
         }
         None => return Err(err("a triple starting `amdgcn-` or a processor `gfx…`")),
     };
-    if !is_name(&processor) || (arch == "amdgcn" && !processor.starts_with("gfx")) {
+    if !is_name(&processor) || (arch != "r600" && !processor.starts_with("gfx")) {
         return Err(err("a processor such as `gfx90a` after the triple"));
+    }
+    if let Some(named) = subarch_processor(arch) {
+        if named != processor {
+            return Err(err(
+                "a processor that agrees with the triple's subarch (`amdgpu9.42` is `gfx942`)",
+            ));
+        }
     }
     Ok(TargetId {
         offload_kind,
@@ -188,6 +232,39 @@ mod tests {
             processor(" amdgcn-amd-amdhsa-gnu-gfx1151 ").as_deref(),
             Some("gfx1151")
         );
+    }
+
+    #[test]
+    fn subarch_bearing_triples_of_newer_llvm_name_the_processor() {
+        // As Triton 3.9 (its LLVM) writes them into code object notes.
+        for (id, want) in [
+            ("amdgpu9.42-amd-amdhsa-unknown-gfx942", "gfx942"),
+            ("amdgpu9.0a-amd-amdhsa-unknown-gfx90a", "gfx90a"),
+            ("amdgpu9.50-amd-amdhsa-unknown-gfx950", "gfx950"),
+            ("amdgpu11.00-amd-amdhsa-unknown-gfx1100", "gfx1100"),
+            ("amdgpu12.01-amd-amdhsa-unknown-gfx1201", "gfx1201"),
+            ("amdgpu9.42-amd-amdhsa", "gfx942"),
+            (
+                "hipv4-amdgpu9.42-amd-amdhsa-unknown-gfx942:sramecc+:xnack-",
+                "gfx942",
+            ),
+        ] {
+            let t = parse(id).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(t.processor, want, "{id}");
+        }
+        let t = parse("amdgpu9.42-amd-amdhsa-unknown-gfx942:xnack-").expect("parses");
+        assert_eq!(
+            (t.arch.as_str(), t.environment.as_str()),
+            ("amdgpu9.42", "unknown")
+        );
+        assert_eq!(t.feature("xnack"), Some(Feature::Off));
+        assert_eq!(subarch_processor("amdgpu"), None);
+        assert_eq!(subarch_processor("amdgpu9.4"), None);
+        assert_eq!(subarch_processor("amdgpu9.4z"), None);
+        // The processor must agree with the subarch; a bare subarch-less triple names none.
+        assert!(parse("amdgpu9.42-amd-amdhsa-unknown-gfx90a").is_err());
+        assert!(parse("amdgcn-amd-amdhsa").is_err());
+        assert!(parse("amdgpu-amd-amdhsa").is_err());
     }
 
     #[test]

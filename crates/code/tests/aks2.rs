@@ -86,3 +86,68 @@ fn damaged_archives_are_errors_with_their_offset_never_panics() {
         "{e}"
     );
 }
+
+/// An archive written by AOTriton's own packer (`python/aks2.py` of ROCm/aotriton @ 30ae967)
+/// from ten HSACOs Triton 3.9.0 compiled for five processors
+/// (`tests/fixtures/code/make_triton39_hsacos.py`); its expected listing was written by the
+/// independent reader `aks2_list.py` (Python's `lzma` and `struct`, no kernelab code).
+const PACKED: &str = "aotriton_packer_triton39_five_archs.aks2";
+
+/// (name, threads, shared bytes, image bytes, processor from e_flags, note target) per entry of
+/// the independent listing.
+fn listed() -> Vec<(String, u32, u32, usize, String, String)> {
+    let text = std::fs::read_to_string(fixture(&format!("{PACKED}.list.txt"))).expect("listing");
+    let lines: Vec<&str> = text.lines().collect();
+    let field = |line: &str, key: &str| -> String {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("{key} in {line}"))
+            .to_string()
+    };
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(name) = l.trim().strip_prefix('[').and_then(|r| r.split_once("] ")) else {
+            continue;
+        };
+        let (sizes, elf) = (lines[i + 1], lines[i + 2]);
+        out.push((
+            name.1.to_string(),
+            field(sizes, "block_threads").parse().expect("threads"),
+            field(sizes, "shared").parse().expect("shared"),
+            field(sizes, "size").parse().expect("size"),
+            field(elf, "mach"),
+            field(elf, "note"),
+        ));
+    }
+    out
+}
+
+#[test]
+fn an_archive_of_aotritons_own_packer_reads_as_its_independent_listing() {
+    let want = listed();
+    assert_eq!(want.len(), 10);
+    let data = std::fs::read(fixture(PACKED)).expect("archive");
+    let e = entries(&data, 1 << 30).expect("entries");
+    let got: Vec<_> = e
+        .iter()
+        .map(|x| (x.name.clone(), x.threads, x.shared_memory, x.data.len()))
+        .collect();
+    let expected: Vec<_> = want
+        .iter()
+        .map(|w| (w.0.clone(), w.1, w.2, w.3))
+        .collect();
+    assert_eq!(got, expected);
+    let objs = load_file(&fixture(PACKED), &LoadOptions::default()).expect("load");
+    assert_eq!(objs.len(), 10);
+    for (o, w) in objs.iter().zip(&want) {
+        // Triton 3.9's LLVM writes the subarch-bearing triple (`amdgpu9.42-…-gfx942`): the
+        // processor is read from it, agreeing with the ELF header's e_flags.
+        assert_eq!(o.arch.as_deref(), Some(w.4.as_str()), "{}", w.0);
+        assert_eq!(o.facts.get("target"), Some(&w.5), "{}", w.0);
+        assert!(!o.facts.contains_key("target_error"), "{:?}", o.facts);
+        assert!(o.facts["container"].contains(&format!("{} threads per block", w.1)));
+        assert_eq!(o.kernels.len(), 1, "{}", w.0);
+        let kernel = w.0.split('-').next().expect("kernel name");
+        assert_eq!(o.kernels[0].symbol, kernel);
+    }
+}
