@@ -132,10 +132,7 @@ fn an_archive_of_aotritons_own_packer_reads_as_its_independent_listing() {
         .iter()
         .map(|x| (x.name.clone(), x.threads, x.shared_memory, x.data.len()))
         .collect();
-    let expected: Vec<_> = want
-        .iter()
-        .map(|w| (w.0.clone(), w.1, w.2, w.3))
-        .collect();
+    let expected: Vec<_> = want.iter().map(|w| (w.0.clone(), w.1, w.2, w.3)).collect();
     assert_eq!(got, expected);
     let objs = load_file(&fixture(PACKED), &LoadOptions::default()).expect("load");
     assert_eq!(objs.len(), 10);

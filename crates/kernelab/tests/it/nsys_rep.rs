@@ -17,6 +17,17 @@ fn kernels(out: &std::process::Output) -> serde_json::Value {
     v["summary"].clone()
 }
 
+/// `kernelab profile REPORT` on a PATH of only the empty folder `empty` (no `nsys`).
+fn profile_without_nsys(report: &std::path::Path, empty: &std::path::Path) -> std::process::Output {
+    kernelab()
+        .env("PATH", empty)
+        .env_remove("KERNELAB_NSYS")
+        .args(["profile"])
+        .arg(report)
+        .output()
+        .expect("runs")
+}
+
 #[test]
 fn nsys_rep_without_nsys_prints_the_export_command_and_with_it_reads_the_cached_export() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -24,13 +35,7 @@ fn nsys_rep_without_nsys_prints_the_export_command_and_with_it_reads_the_cached_
     std::fs::copy(fixture("nsys_rep_header_only.nsys-rep"), &report).expect("copy");
     let empty = dir.path().join("bin-empty");
     std::fs::create_dir(&empty).expect("dir");
-    let out = kernelab()
-        .env("PATH", &empty)
-        .env_remove("KERNELAB_NSYS")
-        .args(["profile"])
-        .arg(&report)
-        .output()
-        .expect("runs");
+    let out = profile_without_nsys(&report, &empty);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     let want = format!(
@@ -105,13 +110,7 @@ fn real_reports_of_nsys_2025_and_2020_are_told_and_the_export_command_given() {
         ("nsys-2020.5-gpubootcamp-jacobi_report.qdrep", None),
     ] {
         let report = fixture(name);
-        let out = kernelab()
-            .env("PATH", &empty)
-            .env_remove("KERNELAB_NSYS")
-            .args(["profile"])
-            .arg(&report)
-            .output()
-            .expect("runs");
+        let out = profile_without_nsys(&report, &empty);
         assert_eq!(out.status.code(), Some(2), "{name}");
         assert!(out.stdout.is_empty(), "{name}: nothing on stdout");
         let err = String::from_utf8_lossy(&out.stderr);

@@ -3,7 +3,7 @@
 //! latency are known, and replays of one graph (the same kernels in the same order) are
 //! summed together.
 
-use super::phase::{sweep, ByThread};
+use super::phase::{by_thread, sweep};
 use kernelab_model::{AnnotationScope, NameId, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -191,14 +191,12 @@ fn captured(profile: &Profile) -> (Vec<Captured>, bool) {
         return (out, true);
     }
     // The operator of each captured launch: one sweep per thread over all its captures.
-    let mut ops: ByThread<NameId> = HashMap::new();
-    for o in &profile.host_ops {
-        ops.entry((o.pid, o.tid)).or_default().push((
-            o.start.ns(),
-            o.start.plus(o.duration).ns(),
-            o.name,
-        ));
-    }
+    let mut ops = by_thread(
+        profile
+            .host_ops
+            .iter()
+            .map(|o| (o.pid, o.tid, o.start, o.duration, o.name)),
+    );
     let mut slots: Vec<(usize, usize)> = Vec::with_capacity(total);
     let mut queries: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
     for (c, cap) in out.iter().enumerate() {
@@ -490,16 +488,10 @@ pub fn graphs(profile: &Profile) -> Graphs {
 /// For each graph launch call, the innermost host-side annotated range around it on its thread.
 fn launch_sites(profile: &Profile) -> Vec<Option<NameId>> {
     let mut out = vec![None; profile.graph_launches.len()];
-    let mut ranges: ByThread<NameId> = HashMap::new();
-    for a in &profile.annotations {
-        if let AnnotationScope::Cpu { pid, tid } = a.scope {
-            ranges.entry((pid, tid)).or_default().push((
-                a.start.ns(),
-                a.start.plus(a.duration).ns(),
-                a.name,
-            ));
-        }
-    }
+    let mut ranges = by_thread(profile.annotations.iter().filter_map(|a| match a.scope {
+        AnnotationScope::Cpu { pid, tid } => Some((pid, tid, a.start, a.duration, a.name)),
+        _ => None,
+    }));
     let mut queries: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
     for (i, g) in profile.graph_launches.iter().enumerate() {
         queries

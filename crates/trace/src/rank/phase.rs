@@ -8,6 +8,27 @@ use std::collections::HashMap;
 type Range = (i64, i64, NameId);
 /// Intervals `(start, end, value)` per host thread `(pid, tid)`.
 pub(super) type ByThread<T> = HashMap<(i64, i64), Vec<(i64, i64, T)>>;
+
+/// Host-side intervals grouped by thread, from (pid, tid, start, duration, value).
+pub(super) fn by_thread<T>(
+    items: impl IntoIterator<
+        Item = (
+            i64,
+            i64,
+            kernelab_model::Timestamp,
+            kernelab_model::Nanos,
+            T,
+        ),
+    >,
+) -> ByThread<T> {
+    let mut out: ByThread<T> = HashMap::new();
+    for (pid, tid, start, duration, value) in items {
+        out.entry((pid, tid))
+            .or_default()
+            .push((start.ns(), start.plus(duration).ns(), value));
+    }
+    out
+}
 /// A device and stream (`None`: every stream of the device).
 type Track = (u32, Option<u64>);
 /// Query times with their dispatch index.

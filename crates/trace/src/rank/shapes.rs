@@ -2,7 +2,7 @@
 //! driver launch call, and the innermost host operator with `Input Dims` enclosing that call on
 //! the same thread is the launching op.
 
-use super::phase::{sweep, ByThread};
+use super::phase::{by_thread, sweep};
 use kernelab_model::Profile;
 use std::collections::HashMap;
 
@@ -20,14 +20,12 @@ pub fn launch_shapes(profile: &Profile) -> Vec<Option<u32>> {
         .iter()
         .map(|l| (l.correlation, (l.pid, l.tid, l.start.ns())))
         .collect();
-    let mut ops: ByThread<u32> = HashMap::new();
-    for o in &profile.op_shapes {
-        ops.entry((o.pid, o.tid)).or_default().push((
-            o.start.ns(),
-            o.start.plus(o.duration).ns(),
-            o.dims,
-        ));
-    }
+    let mut ops = by_thread(
+        profile
+            .op_shapes
+            .iter()
+            .map(|o| (o.pid, o.tid, o.start, o.duration, o.dims)),
+    );
     let mut queries: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
     for (i, d) in profile.dispatches.iter().enumerate() {
         if let Some(&(pid, tid, t)) = d.correlation.and_then(|c| launches.get(&c)) {
