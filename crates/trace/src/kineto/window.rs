@@ -8,7 +8,7 @@
 use super::scan::{self, Fields, Stop};
 use crate::error::{snippet, Error, ErrorKind, Result};
 use kernelab_model::Location;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 
 /// The largest single JSON value (one trace event or top-level member) kernelab reads: the
@@ -29,12 +29,19 @@ pub struct Window<R> {
 impl<R: Read> Window<R> {
     /// A window with a 4 MiB buffer.
     pub fn new(reader: R) -> Self {
+        Self::at(reader, 0, 4 << 20)
+    }
+
+    /// A window with a buffer of `capacity` bytes (at least 64; it doubles for a longer
+    /// value) over a reader whose first byte is stream offset `base` (a part of a file read
+    /// from there), so errors name the offset in the whole stream.
+    pub fn at(reader: R, base: u64, capacity: usize) -> Self {
         Window {
             reader,
-            buf: vec![0; 4 << 20],
+            buf: vec![0; capacity.clamp(64, MAX_VALUE_BYTES)],
             pos: 0,
             len: 0,
-            base: 0,
+            base,
             eof: false,
         }
     }
@@ -200,6 +207,21 @@ impl<R: Read> Window<R> {
     /// Marks `n` bytes after `pos` as read.
     pub fn consume(&mut self, n: usize) {
         self.pos += n;
+    }
+}
+
+impl<R: Read + Seek> Window<R> {
+    /// Drops the window's bytes and goes on reading at stream offset `offset` (the reader's
+    /// offset 0 being stream offset 0).
+    pub fn restart_at(&mut self, offset: u64) -> Result<()> {
+        self.reader
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| Error::new(Location::byte(offset), ErrorKind::Io(e)))?;
+        self.pos = 0;
+        self.len = 0;
+        self.base = offset;
+        self.eof = false;
+        Ok(())
     }
 }
 

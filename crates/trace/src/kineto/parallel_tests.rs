@@ -1,0 +1,3 @@
+//! Differential tests of the parallel reader against the one-thread reader.
+
+use super::*;
