@@ -15,6 +15,10 @@ use std::ops::Range;
 /// scanning window never grows past it, which bounds memory whatever the file holds.
 pub const MAX_VALUE_BYTES: usize = 256 << 20;
 
+/// Bytes an error's snippet may show (24 characters of up to 4 bytes, and the byte that says
+/// whether more follow).
+const SNIPPET_BYTES: usize = 24 * 4 + 1;
+
 /// A refillable window over a reader, with the stream offset of its first byte.
 pub struct Window<R> {
     reader: R,
@@ -132,11 +136,14 @@ impl<R: Read> Window<R> {
                 self.pos += 1;
                 Ok(c)
             }
-            Some(_) => Err(Error::syntax(
-                Location::byte(self.offset(self.pos)),
-                what,
-                snippet(self.rest(), 24),
-            )),
+            Some(_) => {
+                self.top_up(0);
+                Err(Error::syntax(
+                    Location::byte(self.offset(self.pos)),
+                    what,
+                    snippet(self.rest(), 24),
+                ))
+            }
             None => Err(Error::new(
                 Location::byte(self.offset(self.pos)),
                 ErrorKind::Truncated {
@@ -176,6 +183,7 @@ impl<R: Read> Window<R> {
             match scan(self.rest()) {
                 Ok(end) => return Ok(end),
                 Err(Stop::Invalid { at, expected }) => {
+                    self.top_up(at);
                     let at_abs = self.pos + at;
                     let found = snippet(self.buf.get(at_abs..self.len).unwrap_or_default(), 24);
                     return Err(Error::syntax(
@@ -200,6 +208,18 @@ impl<R: Read> Window<R> {
                         ));
                     }
                 }
+            }
+        }
+    }
+
+    /// Reads on (when it can) until the window holds the [`SNIPPET_BYTES`] after `at`
+    /// (relative to `pos`), so an error's snippet of the input there is the same whatever
+    /// the window held when the error was found.
+    fn top_up(&mut self, at: usize) {
+        while self.rest().len() < at.saturating_add(SNIPPET_BYTES) {
+            match self.fill() {
+                Ok(true) => {}
+                _ => break,
             }
         }
     }
