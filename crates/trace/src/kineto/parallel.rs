@@ -5,7 +5,8 @@
 //!
 //! A cut is guessed without reading the bytes before it: at the `{` of the first `}` `,` `{`
 //! (whitespace allowed between) after an evenly spaced offset. Such bytes can also sit inside
-//! a string (a name like `"a},{b"`), so a guess is trusted only once proven: the chunk before
+//! a string (a name like `"a},{b"`) or inside an event (`"args": {"l": [{…},{…}]}`), so a guess
+//! is trusted only once proven: the chunk before
 //! it, scanned from a proven start, must arrive exactly there. A worker does not stop at the
 //! first later cut but at the first it arrives at exactly, and the merge goes from a chunk to
 //! the one its scan arrived at; chunks behind a false cut are dropped (the worker scanning one

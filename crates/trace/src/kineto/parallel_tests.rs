@@ -224,7 +224,7 @@ fn tricky_trace(events: usize) -> Vec<u8> {
         let ts = 1000 + i * 7;
         let ev = match i % 9 {
             0 => format!(
-                r#"{{"ph": "X", "cat": "kernel", "name": "k{}{n}", "pid": 0, "tid": 7, "ts": {ts}, "dur": {}, "args": {{"device": 0, "stream": 7, "correlation": {i}, "grid": [{}, 1, 1], "block": [128, 1, 1], "registers per thread": 32, "shared memory": 0, "note": "{m}", "nested": {{"k": ["{n}", {{"z": "{m}"}}]}}}}}}"#,
+                r#"{{"ph": "X", "cat": "kernel", "name": "k{}{n}", "pid": 0, "tid": 7, "ts": {ts}, "dur": {}, "args": {{"device": 0, "stream": 7, "correlation": {i}, "grid": [{}, 1, 1], "block": [128, 1, 1], "registers per thread": 32, "shared memory": 0, "note": "{m}", "nested": {{"k": ["{n}", {{"z": "{m}"}}]}}, "list": [{{"a": 1}},{{"cat": "kernel", "ph": "X", "ts": 5, "dur": 1}}, {{"b": "{m}"}}]}}}}"#,
                 i % 5,
                 i % 4,
                 i % 3 + 1
