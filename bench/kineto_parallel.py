@@ -49,7 +49,12 @@ def run(name, cmd, e):
     wall = time.perf_counter() - t
     if status != 0:
         sys.exit(f"{name}: exit status {status}")
-    results[name].append((wall, ru.ru_utime, ru.ru_stime, ru.ru_maxrss / 1024))
+    # A child's rusage peak starts from the parent's size: the reader prints its own (VmHWM).
+    rss = ru.ru_maxrss / 1024
+    for word, value in zip(out.split()[::1], out.split()[1:]):
+        if word == b"peak_rss_kb":
+            rss = int(value) / 1024
+    results[name].append((wall, ru.ru_utime, ru.ru_stime, rss))
     outputs.setdefault(name, out)
 
 
@@ -58,7 +63,8 @@ for _ in range(repeats):
         run(name, cmd, e)
 run(anchor[0], anchor[1], anchor[2])
 
-print(f"input: {path}, {size:,} bytes ({gz_size:,} gzip); {os.cpu_count()} CPUs; medians of {repeats} runs (anchor: 1)")
+print("machine:", open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(" :\t"), "| affinity:", sorted(os.sched_getaffinity(0)))
+print(f"input: {path}, {size:,} bytes ({gz_size:,} gzip); {len(os.sched_getaffinity(0))} CPUs usable; medians of {repeats} runs (anchor: 1)")
 print()
 print("| case | wall s | user s | sys s | GB/s total | GB/s per core | peak RSS MB |")
 print("|---|---:|---:|---:|---:|---:|---:|")
@@ -80,6 +86,7 @@ print(f"json.load anchor takes {med[anchor[0]] / med[every]:.1f}x as long as the
 print()
 def figures(out):
     return [line.split(" read_s")[0] for line in out.decode().splitlines()]
+
 
 
 same = figures(outputs[one]) == figures(outputs[every]) == figures(outputs[cases[-1][0]])
