@@ -34,6 +34,8 @@ if cli:
         ("kernelab profile, .json, one thread", [cli, "profile", path, "--format", "json"], env(1), size),
         ("kernelab profile, .json, every core", [cli, "profile", path, "--format", "json"], env(None), size),
     ]
+ONE_CORE = "reader, .json, 2 threads pinned to one core (taskset -c 0): the split's own cost"
+cases.append((ONE_CORE, ["taskset", "-c", "0", reader, path], env(2), size))
 cases.append(("reader, .json.gz (decompressed bytes)", [reader, path + ".gz"], env(None), size))
 anchor = ("python3 json.load + Counter, .json", [sys.executable, "bench/python_profile.py", path], env(None), size)
 
@@ -58,9 +60,23 @@ def run(name, cmd, e):
     outputs.setdefault(name, out)
 
 
+PAIR = "ceiling: two one-thread readers at once, each the whole file (per file)"
+results[PAIR] = []
+
+
+def run_pair():
+    """Two independent one-thread reads at once: how two cores of this machine scale at all."""
+    t = time.perf_counter()
+    ps = [subprocess.Popen([reader, path], env=env(1), stdout=subprocess.DEVNULL) for _ in range(2)]
+    ru = [os.wait4(p.pid, 0)[2] for p in ps]
+    wall = time.perf_counter() - t
+    results[PAIR].append((wall, sum(r.ru_utime for r in ru) / 2, sum(r.ru_stime for r in ru) / 2, 0.0))
+
+
 for _ in range(repeats):
     for name, cmd, e, _ in cases:
         run(name, cmd, e)
+    run_pair()
 run(anchor[0], anchor[1], anchor[2])
 
 print("machine:", open("/proc/cpuinfo").read().split("model name")[1].split("\n")[0].strip(" :\t"), "| affinity:", sorted(os.sched_getaffinity(0)))
@@ -69,7 +85,7 @@ print()
 print("| case | wall s | user s | sys s | GB/s total | GB/s per core | peak RSS MB |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 med = {}
-for name, _, _, nbytes in cases + [anchor]:
+for name, _, _, nbytes in cases + [(PAIR, None, None, size)] + [anchor]:
     rs = results[name]
     w = statistics.median(r[0] for r in rs)
     u = statistics.median(r[1] for r in rs)
@@ -80,6 +96,8 @@ for name, _, _, nbytes in cases + [anchor]:
 print()
 one, every = cases[0][0], cases[1][0]
 print(f"reader speed-up, every core over one thread: {med[one] / med[every]:.2f}x by the clock")
+print(f"ceiling: two one-thread reads at once take {med[PAIR] / med[one]:.2f}x as long as one alone, "
+      f"so two cores give at most {2 * med[one] / med[PAIR]:.2f}x on this machine")
 if cli:
     print(f"kernelab profile speed-up: {med[cases[2][0]] / med[cases[3][0]]:.2f}x")
 print(f"json.load anchor takes {med[anchor[0]] / med[every]:.1f}x as long as the parallel reader")
