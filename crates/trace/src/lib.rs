@@ -143,6 +143,12 @@ fn read_file_inner(
     let done = AtomicBool::new(false);
     let consumed = opened.consumed.clone();
     progress.start(opened.size);
+    // An uncompressed Kineto trace is read on every core (a gzip stream only in order).
+    let split = if format == Format::Kineto && !opened.gzip {
+        kineto::Split::auto(opened.size)
+    } else {
+        None
+    };
     let result = std::thread::scope(|s| {
         // The ticker reports every 100 ms and is woken the moment reading ends, so a small
         // input never waits for a tick (no fixed wait).
@@ -152,7 +158,22 @@ fn read_file_inner(
                 std::thread::park_timeout(std::time::Duration::from_millis(100));
             }
         });
-        let r = read_stream(opened.reader, format, options, profile, &mut source);
+        let r = match split {
+            Some(split) => {
+                let size = opened.size;
+                drop(opened.reader);
+                kineto::read_path(
+                    path,
+                    size,
+                    split,
+                    &kineto_options(options),
+                    profile,
+                    &mut source,
+                    Some(&consumed),
+                )
+            }
+            None => read_stream(opened.reader, format, options, profile, &mut source),
+        };
         done.store(true, Ordering::Release);
         ticker.thread().unpark();
         r
@@ -194,6 +215,15 @@ fn read_sqlite(
     ))
 }
 
+fn kineto_options(options: &ReadOptions) -> KinetoOptions {
+    KinetoOptions {
+        host_launches: options.host_launches,
+        op_shapes: options.op_shapes,
+        graphs: options.graphs,
+        graph_operators: options.graphs && options.graph_operators,
+    }
+}
+
 fn read_stream(
     reader: Box<dyn Read + Send>,
     format: Format,
@@ -202,17 +232,7 @@ fn read_stream(
     source: &mut SourceInfo,
 ) -> Result<()> {
     match format {
-        Format::Kineto => kineto::read(
-            reader,
-            &KinetoOptions {
-                host_launches: options.host_launches,
-                op_shapes: options.op_shapes,
-                graphs: options.graphs,
-                graph_operators: options.graphs && options.graph_operators,
-            },
-            profile,
-            source,
-        ),
+        Format::Kineto => kineto::read(reader, &kineto_options(options), profile, source),
         Format::RocprofCsv(kind) => rocprof::csv::read(reader, kind, profile, source),
         Format::NcuCsv => ncu::read(reader, options.metrics_only, profile, source),
         Format::NsysStatsCsv => rocprof::csv::read(reader, CsvKind::KernelStats, profile, source),

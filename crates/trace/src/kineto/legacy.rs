@@ -40,7 +40,7 @@ pub(crate) fn handle(
     if ph == b"M" {
         if name.as_deref() == Some("process_name") {
             if let Some(n) = string(args.name, "args.name")? {
-                st.process_names.insert(pid_key(ev, f), n.into_owned());
+                st.defer(super::Deferred::ProcessName(pid_key(ev, f), n.into_owned()));
             }
         }
         return Ok(false);

@@ -7,6 +7,7 @@
 //! memory does not grow with the number of CPU-side events.
 
 mod legacy;
+mod parallel;
 mod scan;
 mod skip;
 mod values;
@@ -22,8 +23,11 @@ use scan::Fields;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use values::{input_dims, int_of, text, time_field, triple, uint};
 use window::Window;
+
+pub use parallel::{read_path, Split};
 
 /// Options of the Kineto reader.
 #[derive(Clone, Debug, Default)]
@@ -123,8 +127,19 @@ pub fn read<R: Read>(
     profile: &mut Profile,
     source: &mut SourceInfo,
 ) -> Result<()> {
+    read_top(Window::new(reader), options, profile, source, read_events)
+}
+
+/// Reads the trace's top level from `w`, handing each `traceEvents` array (after its `[`) to
+/// `events`, which leaves `w` after the array's `]`.
+fn read_top<R: Read>(
+    mut w: Window<R>,
+    options: &KinetoOptions,
+    profile: &mut Profile,
+    source: &mut SourceInfo,
+    mut events: impl FnMut(&mut Window<R>, &mut State<'_, '_>) -> Result<()>,
+) -> Result<()> {
     let before = (profile.dispatches.len(), profile.transfers.len());
-    let mut w = Window::new(reader);
     let first = w.expect(
         b"{[",
         "a JSON object with \"traceEvents\" or an array of trace events",
@@ -135,9 +150,10 @@ pub fn read<R: Read>(
         counts: Counts::default(),
         process_names: HashMap::new(),
         open_captures: HashMap::new(),
+        log: None,
     };
     if first == b'[' {
-        read_events(&mut w, &mut state)?;
+        events(&mut w, &mut state)?;
     } else {
         let mut saw_events = false;
         if w.peek()? == Some(b'}') {
@@ -158,7 +174,7 @@ pub fn read<R: Read>(
                 w.expect(b":", "`:` after an object key")?;
                 if key == "traceEvents" {
                     w.expect(b"[", "an array of events for \"traceEvents\"")?;
-                    read_events(&mut w, &mut state)?;
+                    events(&mut w, &mut state)?;
                     saw_events = true;
                 } else {
                     let end = w.next_value()?;
@@ -210,12 +226,57 @@ pub fn read<R: Read>(
     Ok(())
 }
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
 struct Counts {
     parsed: u64,
     legacy: u64,
     skipped: u64,
     zero_duration: u64,
+}
+
+impl Counts {
+    /// Adds the counts of a later part of the trace.
+    fn add(&mut self, o: Counts) {
+        self.parsed += o.parsed;
+        self.legacy += o.legacy;
+        self.skipped += o.skipped;
+        self.zero_duration += o.zero_duration;
+    }
+}
+
+/// A change to state that spans events, kept in file order by a chunk scanned on its own
+/// (whose earlier events another thread reads) and applied when the chunk is merged.
+#[derive(Debug)]
+enum Deferred {
+    /// A `process_name` metadata event: (pid key, name).
+    ProcessName(String, String),
+    /// A stream capture began on (pid, tid).
+    CaptureBegin((i64, i64), Timestamp),
+    /// A stream capture ended on (pid, tid).
+    CaptureEnd((i64, i64), Timestamp),
+}
+
+/// Where a loop over trace events stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// The array's `]` was consumed; the stream offset after it.
+    Array(u64),
+    /// The next event starts at stop `i` (not consumed).
+    Landed(usize),
+    /// The event at this stream offset needs what earlier chunks saw (a legacy event without
+    /// `cat`, placed by its process's name): it is to be read on one thread.
+    Serial(u64),
+    /// The chunk is no longer wanted.
+    Cancelled,
+}
+
+/// Limits of a loop over trace events that reads one chunk of the array.
+#[derive(Clone, Copy, Default)]
+struct Limits<'a> {
+    /// Stream offsets, ascending, at which the loop stops when an event starts exactly there.
+    stops: &'a [u64],
+    /// Stop when the counter has moved past this chunk's number.
+    cancel: Option<(&'a AtomicUsize, usize)>,
 }
 
 pub(crate) struct State<'o, 'p> {
@@ -226,16 +287,73 @@ pub(crate) struct State<'o, 'p> {
     process_names: HashMap<String, String>,
     /// Stream captures begun and not yet ended, by (pid, tid): the begin call's start.
     open_captures: HashMap<(i64, i64), Timestamp>,
+    /// For a chunk read on its own: the changes to `process_names` and `open_captures`, in
+    /// order, applied when it is merged (those maps then stay empty).
+    log: Option<Vec<Deferred>>,
 }
 
+impl State<'_, '_> {
+    /// Applies `d` now, or logs it when this state reads a chunk on its own.
+    fn defer(&mut self, d: Deferred) {
+        if let Some(log) = self.log.as_mut() {
+            log.push(d);
+            return;
+        }
+        match d {
+            Deferred::ProcessName(pid, name) => {
+                self.process_names.insert(pid, name);
+            }
+            Deferred::CaptureBegin(key, start) => {
+                self.open_captures.insert(key, start);
+            }
+            Deferred::CaptureEnd((pid, tid), end) => {
+                if let Some(begin) = self.open_captures.remove(&(pid, tid)) {
+                    self.profile.graph_captures.push(GraphCapture {
+                        pid,
+                        tid,
+                        start: begin,
+                        end,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Reads the events of an array whose `[` was just consumed, through its `]`.
 fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()> {
     if w.peek()? == Some(b']') {
         w.consume(1);
         return Ok(());
     }
+    events_loop(w, st, Limits::default()).map(|_| ())
+}
+
+/// Reads trace events from the start of one (after whitespace) until the array's `]` or a
+/// limit (see [`Limits`], [`End`]).
+fn events_loop<R: Read>(
+    w: &mut Window<R>,
+    st: &mut State<'_, '_>,
+    limits: Limits<'_>,
+) -> Result<End> {
     let options = st.options;
     let mut f = Fields::default();
+    let mut next_stop = 0;
     loop {
+        if let Some((counter, chunk)) = limits.cancel {
+            if counter.load(Ordering::Relaxed) > chunk {
+                return Ok(End::Cancelled);
+            }
+        }
+        if !limits.stops.is_empty() && w.peek()?.is_some() {
+            let here = w.offset(w.pos);
+            while limits.stops.get(next_stop).is_some_and(|&s| s < here) {
+                next_stop += 1;
+            }
+            if limits.stops.get(next_stop) == Some(&here) {
+                return Ok(End::Landed(next_stop));
+            }
+        }
         let end = w.next_event(&mut f, |cat| classify(cat, options).is_some())?;
         let ev = w.slice(0..end);
         let at = w.offset(w.pos);
@@ -248,6 +366,9 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
             }
             // Chrome traces without `cat` (legacy rocprof `results.json`): kernels and copies
             // are told apart by their process's name.
+            None if f.cat.is_none() && ph == Some(b"X") && st.log.is_some() => {
+                return Ok(End::Serial(at));
+            }
             None if f.cat.is_none() && ph.is_some() => {
                 if legacy::handle(ev, &f, at, ph.unwrap_or_default(), st)? {
                     st.counts.parsed += 1;
@@ -260,7 +381,7 @@ fn read_events<R: Read>(w: &mut Window<R>, st: &mut State<'_, '_>) -> Result<()>
         }
         w.consume(end);
         if w.expect(b",]", "`,` or `]` between trace events")? == b']' {
-            return Ok(());
+            return Ok(End::Array(w.offset(w.pos)));
         }
     }
 }
@@ -402,18 +523,9 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
                         start,
                         duration,
                     }),
-                    (_, Some(true), _) => {
-                        st.open_captures.insert((pid, tid), start);
-                    }
+                    (_, Some(true), _) => st.defer(Deferred::CaptureBegin((pid, tid), start)),
                     (_, Some(false), _) => {
-                        if let Some(begin) = st.open_captures.remove(&(pid, tid)) {
-                            st.profile.graph_captures.push(GraphCapture {
-                                pid,
-                                tid,
-                                start: begin,
-                                end: start.plus(duration),
-                            });
-                        }
+                        st.defer(Deferred::CaptureEnd((pid, tid), start.plus(duration)))
                     }
                     _ if is_kernel_launch(n) => st
                         .profile

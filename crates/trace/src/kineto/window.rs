@@ -8,12 +8,16 @@
 use super::scan::{self, Fields, Stop};
 use crate::error::{snippet, Error, ErrorKind, Result};
 use kernelab_model::Location;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 
 /// The largest single JSON value (one trace event or top-level member) kernelab reads: the
 /// scanning window never grows past it, which bounds memory whatever the file holds.
 pub const MAX_VALUE_BYTES: usize = 256 << 20;
+
+/// Bytes an error's snippet may show (24 characters of up to 4 bytes, and the byte that says
+/// whether more follow).
+const SNIPPET_BYTES: usize = 24 * 4 + 1;
 
 /// A refillable window over a reader, with the stream offset of its first byte.
 pub struct Window<R> {
@@ -29,12 +33,19 @@ pub struct Window<R> {
 impl<R: Read> Window<R> {
     /// A window with a 4 MiB buffer.
     pub fn new(reader: R) -> Self {
+        Self::at(reader, 0, 4 << 20)
+    }
+
+    /// A window with a buffer of `capacity` bytes (at least 64; it doubles for a longer
+    /// value) over a reader whose first byte is stream offset `base` (a part of a file read
+    /// from there), so errors name the offset in the whole stream.
+    pub fn at(reader: R, base: u64, capacity: usize) -> Self {
         Window {
             reader,
-            buf: vec![0; 4 << 20],
+            buf: vec![0; capacity.clamp(64, MAX_VALUE_BYTES)],
             pos: 0,
             len: 0,
-            base: 0,
+            base,
             eof: false,
         }
     }
@@ -125,11 +136,14 @@ impl<R: Read> Window<R> {
                 self.pos += 1;
                 Ok(c)
             }
-            Some(_) => Err(Error::syntax(
-                Location::byte(self.offset(self.pos)),
-                what,
-                snippet(self.rest(), 24),
-            )),
+            Some(_) => {
+                self.top_up(0);
+                Err(Error::syntax(
+                    Location::byte(self.offset(self.pos)),
+                    what,
+                    snippet(self.rest(), 24),
+                ))
+            }
             None => Err(Error::new(
                 Location::byte(self.offset(self.pos)),
                 ErrorKind::Truncated {
@@ -169,6 +183,7 @@ impl<R: Read> Window<R> {
             match scan(self.rest()) {
                 Ok(end) => return Ok(end),
                 Err(Stop::Invalid { at, expected }) => {
+                    self.top_up(at);
                     let at_abs = self.pos + at;
                     let found = snippet(self.buf.get(at_abs..self.len).unwrap_or_default(), 24);
                     return Err(Error::syntax(
@@ -197,9 +212,36 @@ impl<R: Read> Window<R> {
         }
     }
 
+    /// Reads on (when it can) until the window holds the [`SNIPPET_BYTES`] after `at`
+    /// (relative to `pos`), so an error's snippet of the input there is the same whatever
+    /// the window held when the error was found.
+    fn top_up(&mut self, at: usize) {
+        while self.rest().len() < at.saturating_add(SNIPPET_BYTES) {
+            match self.fill() {
+                Ok(true) => {}
+                _ => break,
+            }
+        }
+    }
+
     /// Marks `n` bytes after `pos` as read.
     pub fn consume(&mut self, n: usize) {
         self.pos += n;
+    }
+}
+
+impl<R: Read + Seek> Window<R> {
+    /// Drops the window's bytes and goes on reading at stream offset `offset` (the reader's
+    /// offset 0 being stream offset 0).
+    pub fn restart_at(&mut self, offset: u64) -> Result<()> {
+        self.reader
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| Error::new(Location::byte(offset), ErrorKind::Io(e)))?;
+        self.pos = 0;
+        self.len = 0;
+        self.base = offset;
+        self.eof = false;
+        Ok(())
     }
 }
 
