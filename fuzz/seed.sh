@@ -35,6 +35,7 @@ seed offload_bundle
 seed aks2 "$fx"/code/*.aks2
 seed pe_hip_fat "$fx"/code/*.dll "$fx"/code/arch_fatbin.o
 seed kineto
+seed kineto_parallel
 seed xplane "$fx"/*.xplane.pb
 seed rocprof_csv "$fx"/rocprof*.csv "$fx"/rocpd_*.csv "$fx"/omniperf_*.csv
 seed ncu_csv "$fx"/ncu*.csv
@@ -101,6 +102,8 @@ for gz in sorted(glob.glob(os.path.join(fx, "*.json.gz")) + glob.glob(os.path.jo
     if len(text) > max_seed:
         continue
     out("kineto", os.path.basename(gz)[:-3], text)
+    # The parallel reader's corpus: a chunk-size byte, then the trace.
+    out("kineto_parallel", os.path.basename(gz)[:-3], b"\x20" + (text if isinstance(text, bytes) else text.encode()))
     try:
         for e in json.loads(text).get("traceEvents", []):
             if isinstance(e, dict) and e.get("cat") == "kernel" and isinstance(e.get("name"), str):

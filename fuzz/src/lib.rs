@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("aks2", aks2),
     ("pe_hip_fat", pe_hip_fat),
     ("kineto", kineto),
+    ("kineto_parallel", kineto_parallel),
     ("xplane", xplane),
     ("rocprof_csv", rocprof_csv),
     ("ncu_csv", ncu_csv),
@@ -170,6 +171,53 @@ fn trace_as(data: &[u8], format: kernelab_trace::Format, metrics_only: bool) {
 /// The Kineto (PyTorch profiler) JSON scanner.
 pub fn kineto(data: &[u8]) {
     trace_as(data, kernelab_trace::Format::Kineto, false);
+}
+
+/// The Kineto reader on every core against the one-thread reader: the first byte sets the
+/// chunk size (16 to 271 bytes, so cuts fall everywhere, inside strings too), the rest is the
+/// trace. Both must read the same profile, or fail with the same error.
+pub fn kineto_parallel(data: &[u8]) {
+    let Some((&k, trace)) = data.split_first() else {
+        return;
+    };
+    let Some(dir) = Scratch::new() else { return };
+    let Some(path) = dir.file("fuzz.json", trace) else {
+        return;
+    };
+    let options = kernelab_trace::ReadOptions {
+        host_launches: true,
+        op_shapes: true,
+        graphs: true,
+        graph_operators: true,
+        ..Default::default()
+    };
+    let serial = kernelab_trace::read_bytes_as(trace, kernelab_trace::Format::Kineto, &options);
+    let parallel = kernelab_trace::read_kineto_split(&path, 2, 16 + u64::from(k), &options);
+    match (serial, parallel) {
+        (Ok(a), Ok(b)) => {
+            let names = |p: &kernelab_model::Profile| -> Vec<String> {
+                (0..p.names.len())
+                    .filter_map(|i| p.names.get(i as u32).cloned())
+                    .collect()
+            };
+            assert_eq!(names(&a), names(&b), "names");
+            assert!(a.dispatches == b.dispatches, "dispatches");
+            assert_eq!(a.transfers, b.transfers, "transfers");
+            assert_eq!(a.annotations, b.annotations, "annotations");
+            assert_eq!(a.host_launches, b.host_launches, "host launches");
+            assert_eq!(a.op_shapes, b.op_shapes, "op shapes");
+            assert_eq!(a.graph_launches, b.graph_launches, "graph launches");
+            assert_eq!(a.graph_captures, b.graph_captures, "graph captures");
+            assert_eq!(a.kernel_launch_calls, b.kernel_launch_calls, "launch calls");
+            assert_eq!(a.host_ops, b.host_ops, "host ops");
+        }
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "errors"),
+        (a, b) => panic!(
+            "one-thread {:?} but parallel {:?}",
+            a.err().map(|e| e.to_string()),
+            b.err().map(|e| e.to_string())
+        ),
+    }
 }
 
 /// The XPlane protobuf reader (JAX / XLA profiles).

@@ -215,6 +215,44 @@ fn read_sqlite(
     ))
 }
 
+/// Reads the uncompressed Kineto trace at `path` with its events array cut into chunks of
+/// about `chunk_bytes` read by `threads` threads (at least 2): the profile [`read_file`] makes
+/// of it, bit for bit, or the same error. For differential tests and fuzzing of the parallel
+/// reader at small chunk sizes; [`read_file`] picks the split itself.
+pub fn read_kineto_split(
+    path: &Path,
+    threads: usize,
+    chunk_bytes: u64,
+    options: &ReadOptions,
+) -> Result<Profile> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::new(Location::byte(0), ErrorKind::Io(e)))?
+        .len();
+    let mut profile = Profile::default();
+    if options.skip_correlations && !(options.host_launches || options.op_shapes || options.graphs)
+    {
+        profile.dispatches.keep_correlations(false);
+    }
+    let mut source = SourceInfo {
+        format: Format::Kineto.name().to_string(),
+        ..SourceInfo::default()
+    };
+    kineto::read_path(
+        path,
+        size,
+        kineto::Split {
+            threads: threads.max(2),
+            chunk_bytes: chunk_bytes.max(1),
+        },
+        &kineto_options(options),
+        &mut profile,
+        &mut source,
+        None,
+    )?;
+    profile.sources.push(source);
+    Ok(profile)
+}
+
 fn kineto_options(options: &ReadOptions) -> KinetoOptions {
     KinetoOptions {
         host_launches: options.host_launches,

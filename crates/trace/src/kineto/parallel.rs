@@ -84,10 +84,12 @@ pub fn read_path(
     consumed: Option<&AtomicU64>,
 ) -> Result<()> {
     let io = |e: std::io::Error| Error::new(Location::byte(0), ErrorKind::Io(e));
-    let file = File::open(path).map_err(io)?;
+    // Opened the way every input is (regular files only, under the confining root when one
+    // is set), once per worker: each seeks on its own.
+    let file = kernelab_model::open_regular(path).map_err(io)?;
     let mut files = Vec::with_capacity(split.threads);
     for _ in 0..split.threads {
-        files.push(File::open(path).map_err(io)?);
+        files.push(kernelab_model::open_regular(path).map_err(io)?);
     }
     let job = Job {
         size,
