@@ -16,7 +16,7 @@
 use super::kernels::{query, read_rows, Names, TABLE};
 use crate::error::{Error, ErrorKind, Result};
 use crate::sqlite::{open_with_limit, sql_err, QUERY_TIME_LIMIT};
-use kernelab_model::{KernelDispatch, Location, NameId, Profile};
+use kernelab_model::{Location, NameId, Profile};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -120,7 +120,9 @@ pub(super) fn plan_with(
     if covering_index(conn, cols).unwrap_or(true) {
         return Ok(None);
     }
-    let q = format!("SELECT min(rowid), max(rowid) FROM {t}");
+    // Two subqueries: each is one b-tree descent, where `min(rowid), max(rowid)` together
+    // would scan the whole table.
+    let q = format!("SELECT (SELECT min(rowid) FROM {t}), (SELECT max(rowid) FROM {t})");
     let (lo, hi): (Option<i64>, Option<i64>) =
         match conn.query_row(&q, [], |r| Ok((r.get(0)?, r.get(1)?))) {
             Ok(v) => v,
@@ -371,16 +373,11 @@ fn merge(p: &mut Profile, part: Profile) {
                 .intern(part.launches.get(id).copied().unwrap_or_default())
         })
         .collect();
-    for d in part.dispatches.iter() {
-        p.dispatches.push(KernelDispatch {
-            name: name_ids.get(d.name.0 as usize).copied().unwrap_or(d.name),
-            launch: launch_ids
-                .get(d.launch as usize)
-                .copied()
-                .unwrap_or(d.launch),
-            ..d
-        });
-    }
+    p.dispatches.append(
+        &part.dispatches,
+        |n| name_ids.get(n.0 as usize).copied().unwrap_or(n),
+        |l| launch_ids.get(l as usize).copied().unwrap_or(l),
+    );
 }
 
 #[cfg(test)]
