@@ -4,7 +4,9 @@
 (peak RSS: the largest), the ratios against the SQL anchor and the two-core ceiling, and the
 bytes per kernel between the two export sizes; checks that every reader reports the same
 kernel count and kernel time as the SQL anchor."""
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -53,6 +55,7 @@ def cases_for(path, full):
 
 
 tmp = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, tmp, True)
 
 
 def run(cmd, e):
