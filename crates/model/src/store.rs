@@ -148,18 +148,93 @@ impl Dispatches {
             stream: d.stream,
             launch: d.launch,
         });
-        let duration = match u32::try_from(d.duration.ns()) {
+        self.push_record(
+            context,
+            d.start.ns(),
+            d.duration.ns(),
+            d.sub_ns,
+            d.correlation,
+        );
+    }
+
+    /// Appends every dispatch of `other` in order, its names and launch configs renamed
+    /// through `name` and `launch`: the same as pushing each of `other.iter()` renamed, but
+    /// each context of `other` is looked up once and nothing else is hashed.
+    pub fn append(
+        &mut self,
+        other: &Dispatches,
+        name: impl Fn(NameId) -> NameId,
+        launch: impl Fn(u32) -> u32,
+    ) {
+        let mut map: Vec<Option<u32>> = vec![None; other.contexts.len()];
+        let (mut far, mut long, mut subs) = (0usize, 0usize, 0usize);
+        // The side-table value at record `i` (the tables are ascending by record).
+        fn at<T: Copy>(table: &[(usize, T)], k: &mut usize, i: usize) -> Option<T> {
+            while table.get(*k).is_some_and(|&(j, _)| j < i) {
+                *k += 1;
+            }
+            table.get(*k).filter(|&&(j, _)| j == i).map(|&(_, v)| v)
+        }
+        self.records.reserve(other.records.len());
+        for (i, r) in other.records.iter().enumerate() {
+            let c = r.context as usize;
+            let context = match map.get(c).copied().flatten() {
+                Some(id) => id,
+                None => {
+                    let Some(&ctx) = other.contexts.get(c) else {
+                        continue;
+                    };
+                    let id = self.context_id(Context {
+                        name: name(ctx.name),
+                        launch: launch(ctx.launch),
+                        ..ctx
+                    });
+                    if let Some(e) = map.get_mut(c) {
+                        *e = Some(id);
+                    }
+                    id
+                }
+            };
+            let start = if r.offset != FAR {
+                let base = other.bases.get(i / BLOCK).copied().unwrap_or(0);
+                base.wrapping_add(i64::from(r.offset))
+            } else {
+                at(&other.far, &mut far, i).unwrap_or(0)
+            };
+            let duration = if r.duration != LONG {
+                u64::from(r.duration)
+            } else {
+                at(&other.long, &mut long, i).unwrap_or(u64::from(LONG))
+            };
+            let sub = at(&other.subs, &mut subs, i).unwrap_or(0);
+            let correlation = other
+                .correlations
+                .as_ref()
+                .and_then(|v| v.get(i).copied().flatten());
+            self.push_record(context, start, duration, sub, correlation);
+        }
+    }
+
+    /// Adds the record of a dispatch of context id `context`.
+    fn push_record(
+        &mut self,
+        context: u32,
+        start: i64,
+        duration_ns: u64,
+        sub_ns: u32,
+        correlation: Option<u64>,
+    ) {
+        let duration = match u32::try_from(duration_ns) {
             Ok(x) if x != LONG => x,
             _ => {
-                self.long.push((self.records.len(), d.duration.ns()));
+                self.long.push((self.records.len(), duration_ns));
                 LONG
             }
         };
         let i = self.records.len();
-        if d.sub_ns != 0 {
-            self.subs.push((i, d.sub_ns));
+        if sub_ns != 0 {
+            self.subs.push((i, sub_ns));
         }
-        let start = d.start.ns();
         if i % BLOCK == 0 {
             self.bases.push(start);
         }
@@ -177,7 +252,7 @@ impl Dispatches {
             context,
         });
         if let Some(c) = self.correlations.as_mut() {
-            c.push(d.correlation);
+            c.push(correlation);
         }
     }
 
@@ -402,6 +477,55 @@ mod tests {
         store.map_devices(3, |dev| dev + 10);
         let devs: Vec<u32> = store.iter().map(|x| x.device).collect();
         assert_eq!(devs, vec![0, 1, 0, 11, 10, 11]);
+    }
+
+    #[test]
+    fn append_is_pushing_each_renamed() {
+        let mut input: Vec<KernelDispatch> = (0..1000i64)
+            .map(|i| {
+                let start = match i % 7 {
+                    0 => i * 1_000_000_000_000,
+                    1 => -i,
+                    2 => i64::MAX - i,
+                    _ => 5_000_000_000 + i * 3,
+                };
+                let dur = match i % 5 {
+                    0 => u64::MAX - 1,
+                    1 => u64::from(LONG),
+                    _ => 10 + i as u64,
+                };
+                d((i % 9) as u32, start, dur, (i % 3 != 0).then_some(i as u64))
+            })
+            .collect();
+        input.push(d(2, 0, 1, None));
+        let name = |n: NameId| NameId(n.0 * 3 % 7);
+        let launch = |l: u32| l + 1;
+        for keep in [(true, true), (true, false), (false, true)] {
+            let mut head: Dispatches = input.iter().take(300).copied().collect();
+            head.keep_correlations(keep.0);
+            let mut want = head.clone();
+            let mut tail = Dispatches::default();
+            tail.keep_correlations(keep.1);
+            for x in input.iter().skip(300) {
+                tail.push(*x);
+            }
+            for x in tail.iter() {
+                want.push(KernelDispatch {
+                    name: name(x.name),
+                    launch: launch(x.launch),
+                    ..x
+                });
+            }
+            head.append(&tail, name, launch);
+            assert_eq!(
+                head.iter().collect::<Vec<_>>(),
+                want.iter().collect::<Vec<_>>()
+            );
+            assert_eq!(head.contexts(), want.contexts());
+            assert_eq!(head.far, want.far);
+            assert_eq!(head.long, want.long);
+            assert_eq!(head.subs, want.subs);
+        }
     }
 
     #[test]

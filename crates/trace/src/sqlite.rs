@@ -239,6 +239,190 @@ pub(crate) fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
         .map_err(sql_err(table))
 }
 
+/// A statement whose result columns are read as integers straight through SQLite's C API: one
+/// column lookup per value (`sqlite3_column_value`, then its type and integer) instead of
+/// rusqlite's three, for tables of millions of rows. Errors read as rusqlite's own (`Row::get::<Option<i64>>`, `Rows::next`).
+pub(crate) struct IntRows<'c> {
+    /// Keeps the connection borrowed (and this value on its thread: a raw pointer is not `Send`).
+    conn: &'c Connection,
+    stmt: std::ptr::NonNull<rusqlite::ffi::sqlite3_stmt>,
+    /// Column names, for the error a non-integer value gives.
+    names: Vec<String>,
+    on_row: bool,
+    done: bool,
+}
+
+impl<'c> IntRows<'c> {
+    /// Prepares `sql` on `conn`.
+    pub(crate) fn prepare(conn: &'c Connection, sql: &str) -> rusqlite::Result<IntRows<'c>> {
+        use rusqlite::ffi;
+        let len = std::ffi::c_int::try_from(sql.len()).map_err(|_| {
+            rusqlite::Error::SqliteFailure(ffi::Error::new(ffi::SQLITE_TOOBIG), None)
+        })?;
+        let mut raw: *mut ffi::sqlite3_stmt = std::ptr::null_mut();
+        // SAFETY: `conn.handle()` is the open database of `conn`, used on this thread only (a
+        // `Connection` is not `Sync`) while `conn` is borrowed; `sql` is valid for `len` bytes
+        // (SQLite reads no further, no NUL needed), and `raw` is a valid place for the result.
+        #[allow(unsafe_code)]
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v2(
+                conn.handle(),
+                sql.as_ptr().cast(),
+                len,
+                &mut raw,
+                std::ptr::null_mut(),
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            if !raw.is_null() {
+                // SAFETY: `raw` came from `sqlite3_prepare_v2` and is finalized once, here.
+                #[allow(unsafe_code)]
+                unsafe {
+                    ffi::sqlite3_finalize(raw);
+                }
+            }
+            return Err(Self::error(conn, rc));
+        }
+        let Some(stmt) = std::ptr::NonNull::new(raw) else {
+            // Empty SQL: no statement.
+            return Err(rusqlite::Error::SqliteFailure(
+                ffi::Error::new(ffi::SQLITE_MISUSE),
+                Some("no statement in the query".into()),
+            ));
+        };
+        let mut rows = IntRows {
+            conn,
+            stmt,
+            names: Vec::new(),
+            on_row: false,
+            done: false,
+        };
+        // SAFETY: `stmt` is a live statement of this thread's connection.
+        #[allow(unsafe_code)]
+        let n = unsafe { ffi::sqlite3_column_count(rows.stmt.as_ptr()) };
+        for i in 0..n.max(0) {
+            // SAFETY: `i` is below the column count; the name, when not NULL, is a
+            // NUL-terminated string valid until the statement is finalized or the name asked
+            // for again, and it is copied at once.
+            #[allow(unsafe_code)]
+            let name = unsafe {
+                let p = ffi::sqlite3_column_name(rows.stmt.as_ptr(), i);
+                if p.is_null() {
+                    String::new()
+                } else {
+                    std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+                }
+            };
+            rows.names.push(name);
+        }
+        Ok(rows)
+    }
+
+    /// rusqlite's error for the result code `rc` of the last call on `conn`.
+    #[cold]
+    fn error(conn: &Connection, rc: std::ffi::c_int) -> rusqlite::Error {
+        use rusqlite::ffi;
+        // SAFETY: the connection is open and used on this thread only; the message is a
+        // NUL-terminated string owned by SQLite, copied at once.
+        #[allow(unsafe_code)]
+        let message = unsafe {
+            let p = ffi::sqlite3_errmsg(conn.handle());
+            (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
+        };
+        rusqlite::Error::SqliteFailure(ffi::Error::new(rc), message)
+    }
+
+    /// Steps to the next row: `false` once there is none (and ever after).
+    pub(crate) fn next(&mut self) -> rusqlite::Result<bool> {
+        use rusqlite::ffi;
+        if self.done {
+            return Ok(false);
+        }
+        // SAFETY: a live statement of this thread's connection.
+        #[allow(unsafe_code)]
+        let rc = unsafe { ffi::sqlite3_step(self.stmt.as_ptr()) };
+        match rc {
+            ffi::SQLITE_ROW => {
+                self.on_row = true;
+                Ok(true)
+            }
+            ffi::SQLITE_DONE => {
+                self.on_row = false;
+                self.done = true;
+                Ok(false)
+            }
+            _ => {
+                self.on_row = false;
+                self.done = true;
+                Err(Self::error(self.conn, rc))
+            }
+        }
+    }
+
+    /// Column `i` of the current row: `None` for NULL, the error `Row::get::<Option<i64>>`
+    /// gives for a value of another type or a column that is not there.
+    #[inline]
+    pub(crate) fn int(&self, i: usize) -> rusqlite::Result<Option<i64>> {
+        use rusqlite::{ffi, types::Type};
+        let Some(name) = self.names.get(i).filter(|_| self.on_row) else {
+            return Err(rusqlite::Error::InvalidColumnIndex(i));
+        };
+        let col =
+            std::ffi::c_int::try_from(i).map_err(|_| rusqlite::Error::InvalidColumnIndex(i))?;
+        // SAFETY: the statement is on a row (`on_row`, set by the last step) and `col` is
+        // below its column count (`names` holds one entry per column). The value is read at
+        // once, before the statement moves, so it is still valid; it is "unprotected" (SQLite
+        // holds no mutex for it), which only matters when the connection is shared between
+        // threads, and this one is used on its thread alone (`IntRows` is not `Send`, a
+        // `Connection` not `Sync`). Type and integer are read from the one value: one call
+        // into the statement per column instead of two (`sqlite3_column_type` and
+        // `sqlite3_column_int64` each look the column up, with the mutex calls).
+        #[allow(unsafe_code)]
+        let (ty, v) = unsafe {
+            let v = ffi::sqlite3_column_value(self.stmt.as_ptr(), col);
+            let ty = ffi::sqlite3_value_type(v);
+            (
+                ty,
+                (ty == ffi::SQLITE_INTEGER).then(|| ffi::sqlite3_value_int64(v)),
+            )
+        };
+        let t = match ty {
+            ffi::SQLITE_INTEGER => return Ok(v),
+            ffi::SQLITE_NULL => return Ok(None),
+            ffi::SQLITE_FLOAT => Type::Real,
+            ffi::SQLITE_TEXT => Type::Text,
+            _ => Type::Blob,
+        };
+        Err(rusqlite::Error::InvalidColumnType(i, name.clone(), t))
+    }
+}
+
+impl Drop for IntRows<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the statement came from `sqlite3_prepare_v2` on this thread's connection,
+        // which outlives it (borrowed), and is finalized once, here.
+        #[allow(unsafe_code)]
+        unsafe {
+            rusqlite::ffi::sqlite3_finalize(self.stmt.as_ptr());
+        }
+    }
+}
+
+/// The column names of an index (`PRAGMA index_info`; an expression reads as empty).
+pub(crate) fn columns_of_index(conn: &Connection, index: &str) -> Result<Vec<String>> {
+    let mut st = conn
+        .prepare(&format!(
+            "PRAGMA index_info(\"{}\")",
+            index.replace('"', "\"\"")
+        ))
+        .map_err(sql_err(index))?;
+    let rows = st
+        .query_map([], |r| text_at(r, 2, &mut 0))
+        .map_err(sql_err(index))?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(sql_err(index))
+}
+
 #[cfg(test)]
 mod limit_tests {
     use super::*;

@@ -370,3 +370,76 @@ fn ab_options_out_of_range_are_refused() {
         &["--top 18446744073709551615: expected at most 1000000"],
     );
 }
+
+/// `kernelab profile PATH` under the caps of [`capped`], with `$KERNELAB_THREADS` set.
+fn profile_threads(path: &Path, threads: &str) -> Output {
+    let bin = assert_cmd::cargo::cargo_bin("kernelab");
+    assert_cmd::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 2097152; exec "$0" "$@""#)
+        .arg(bin)
+        .arg("profile")
+        .arg(path)
+        .env_remove("COLUMNS")
+        .env("KERNELAB_THREADS", threads)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("runs")
+}
+
+/// A kernel table large enough to be read in rowid ranges on several threads: the same
+/// ranking on one thread and on several, and with a malformed row late in it, the same
+/// message, naming the file and what was expected.
+#[test]
+fn a_large_nsys_kernel_table_reads_the_same_on_every_core() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let make = |name: &str, bad: &str| {
+        let p = dir.path().join(name);
+        let c = rusqlite::Connection::open(&p).expect("db");
+        c.execute_batch(&format!(
+            "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO StringIds VALUES (1, 'gemm'), (2, 'softmax'), (3, 'copy');
+             CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, \"end\" INTEGER,
+               deviceId INTEGER, streamId INTEGER, demangledName INTEGER, gridX INTEGER,
+               gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER);
+             WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 100000)
+             INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT i * 10, i * 10 + i % 9, 0, i % 2,
+               i % 3 + 1, i % 5 + 1, 1, 1, 256, 1, 1 FROM r;
+             {bad}"
+        ))
+        .expect("schema");
+        p
+    };
+    let good = make("good.sqlite", "");
+    let one = profile_threads(&good, "1");
+    assert_eq!(
+        one.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    for threads in ["2", "3"] {
+        let many = profile_threads(&good, threads);
+        assert_eq!(many.status.code(), Some(0));
+        assert_eq!(one.stdout, many.stdout, "{threads} threads");
+    }
+    let bad = make(
+        "bad.sqlite",
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = 0 WHERE rowid = 90000;",
+    );
+    let one = profile_threads(&bad, "1");
+    assert_fails(
+        &one,
+        2,
+        &[
+            "bad.sqlite",
+            "CUPTI_ACTIVITY_KIND_KERNEL",
+            "start 900000, end 0",
+        ],
+    );
+    for threads in ["2", "3"] {
+        let many = profile_threads(&bad, threads);
+        assert_eq!(one.stderr, many.stderr, "{threads} threads");
+        assert_eq!(many.status.code(), Some(2));
+    }
+}

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use values::{input_dims, int_of, text, time_field, triple, uint};
 use window::Window;
 
-pub use parallel::{read_path, Split};
+pub use parallel::{read_path, reader_threads, Split};
 
 /// Options of the Kineto reader.
 #[derive(Clone, Debug, Default)]

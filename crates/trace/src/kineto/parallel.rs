@@ -41,6 +41,17 @@ const MAX_CHUNKS: u64 = 1 << 16;
 /// The environment variable that sets the number of reader threads (`1`: the one-thread path).
 pub const THREADS_ENV: &str = "KERNELAB_THREADS";
 
+/// The reader threads to use: `$KERNELAB_THREADS` when set to a positive number, else one per
+/// core (1 when that is unknown).
+pub fn reader_threads() -> usize {
+    std::env::var(THREADS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+}
+
 /// How the events array of one file is split over threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Split {
@@ -55,12 +66,7 @@ impl Split {
     /// one per core), four chunks per thread of at least [`MIN_CHUNK_BYTES`]; `None` (one
     /// thread) for one core or a file under two minimum chunks.
     pub fn auto(size: u64) -> Option<Split> {
-        let threads = std::env::var(THREADS_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-            .unwrap_or(1);
+        let threads = reader_threads();
         if threads < 2 || size < 2 * MIN_CHUNK_BYTES {
             return None;
         }

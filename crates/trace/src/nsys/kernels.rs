@@ -1,26 +1,59 @@
 //! The kernel table of an Nsight Systems export, read row by row into the compact dispatch
 //! store. Names are looked up by string id in a table, and launch configs through a cache per
 //! name (the shape and resources a kernel last ran with), so a row hashes nothing in the common
-//! case; correlation ids are read only when the store keeps them.
+//! case; correlation ids are read only when the store keeps them. Values are read through
+//! [`IntRows`] (two C calls per value). A large table is read in rowid ranges on every core
+//! (`super::parallel`), each range by [`read_rows`] as the whole table is on one thread.
 
 use super::{col_or_null, u32_of};
 use crate::error::Result;
-use crate::sqlite::{columns, span, sql_err};
+use crate::sqlite::{columns, span, sql_err, IntRows};
 use kernelab_model::{KernelDispatch, LaunchConfig, NameId, Profile, Resources, Timestamp};
-use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use std::collections::HashMap;
 
-const TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+pub(super) const TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
 
 /// String ids to interned names: a table for the dense ids exports use, a map for the rest.
-struct Names<'a> {
+/// [`Names::reset`] empties it for the next chunk of a parallel read in time proportional to
+/// what it held, so one table serves every chunk a thread reads.
+pub(super) struct Names<'a> {
     strings: &'a HashMap<i64, String>,
     dense: Vec<Option<NameId>>,
     sparse: HashMap<i64, NameId>,
+    /// The slots of `dense` that are set.
+    touched: Vec<usize>,
 }
 
-impl Names<'_> {
+impl<'a> Names<'a> {
+    /// An empty table for the string ids of `strings`.
+    pub(super) fn new(strings: &'a HashMap<i64, String>) -> Names<'a> {
+        let dense_len = strings
+            .keys()
+            .filter_map(|&k| usize::try_from(k).ok())
+            .max()
+            .map_or(0, |m| m + 1)
+            .min(strings.len().saturating_mul(4).saturating_add(1024));
+        Names {
+            strings,
+            dense: vec![None; dense_len],
+            sparse: HashMap::new(),
+            touched: Vec::new(),
+        }
+    }
+
+    /// Forgets every id (the names were interned into another profile).
+    pub(super) fn reset(&mut self) {
+        for &i in &self.touched {
+            if let Some(e) = self.dense.get_mut(i) {
+                *e = None;
+            }
+        }
+        self.touched.clear();
+        self.sparse.clear();
+    }
+
+    #[inline]
     fn get(&mut self, id: Option<i64>, p: &mut Profile) -> NameId {
         let slot = id
             .and_then(|i| usize::try_from(i).ok())
@@ -40,6 +73,7 @@ impl Names<'_> {
             (Some(i), _) => {
                 if let Some(e) = self.dense.get_mut(i) {
                     *e = Some(n);
+                    self.touched.push(i);
                 }
             }
             (None, Some(i)) => {
@@ -51,18 +85,13 @@ impl Names<'_> {
     }
 }
 
-/// Reads the kernel table into `p` (correlation ids only when the store keeps them).
-pub(super) fn read(
-    conn: &Connection,
-    strings: &HashMap<i64, String>,
-    p: &mut Profile,
-) -> Result<()> {
+/// The query of the kernel table's columns kernelab reads (missing ones as `NULL`), over the
+/// rowids `range` (both ends included) when given, else over the whole table.
+pub(super) fn query(cols: &[String], keep_correlations: bool, range: Option<(i64, i64)>) -> String {
     let t = TABLE;
-    let cols = columns(conn, t)?;
-    let c = |n: &str| col_or_null(&cols, n);
+    let c = |n: &str| col_or_null(cols, n);
     // Correlation ids are read only when the store keeps them: one column less per row.
-    let keep_correlations = p.dispatches.keeps_correlations();
-    let q = format!(
+    let mut q = format!(
         "SELECT start, \"end\", {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {t}",
         c("deviceId"),
         c("streamId"),
@@ -83,30 +112,41 @@ pub(super) fn read(
         c("dynamicSharedMemory"),
         c("localMemoryPerThread"),
     );
-    let dense_len = strings
-        .keys()
-        .filter_map(|&k| usize::try_from(k).ok())
-        .max()
-        .map_or(0, |m| m + 1)
-        .min(strings.len().saturating_mul(4).saturating_add(1024));
-    let mut names = Names {
-        strings,
-        dense: vec![None; dense_len],
-        sparse: HashMap::new(),
-    };
+    if let Some((lo, hi)) = range {
+        q.push_str(&format!(" WHERE rowid BETWEEN {lo} AND {hi}"));
+    }
+    q
+}
+
+/// Reads the kernel table into `p` (correlation ids only when the store keeps them), on every
+/// core when the table is large (see [`super::parallel`]), else on this thread.
+pub(super) fn read(
+    conn: &Connection,
+    strings: &HashMap<i64, String>,
+    p: &mut Profile,
+) -> Result<()> {
+    let cols = columns(conn, TABLE)?;
+    if let Some(plan) = super::parallel::plan(conn, &cols)? {
+        return super::parallel::read(plan, &cols, strings, p);
+    }
+    let q = query(&cols, p.dispatches.keeps_correlations(), None);
+    read_rows(conn, &q, &mut Names::new(strings), p)
+}
+
+/// Reads the rows of the query `q` (of [`query`]) into `p`, names through `names`.
+pub(super) fn read_rows(
+    conn: &Connection,
+    q: &str,
+    names: &mut Names<'_>,
+    p: &mut Profile,
+) -> Result<()> {
+    let t = TABLE;
     // The launch columns and config last seen per name (by name id).
     type Seen = Option<([Option<i64>; 10], u32)>;
     let mut launch_cache: Vec<Seen> = Vec::new();
-    let mut st = conn.prepare(&q).map_err(sql_err(t))?;
-    let mut rows = st.query([]).map_err(sql_err(t))?;
-    while let Some(r) = rows.next().map_err(sql_err(t))? {
-        // `get_ref` and a match: the integer without `FromSql`'s conversions; another type is
-        // the same error `get::<Option<i64>>` gives.
-        let g = |i: usize| match r.get_ref(i) {
-            Ok(ValueRef::Integer(x)) => Ok(Some(x)),
-            Ok(ValueRef::Null) => Ok(None),
-            _ => r.get::<_, Option<i64>>(i).map_err(sql_err(t)),
-        };
+    let mut rows = IntRows::prepare(conn, q).map_err(sql_err(t))?;
+    while rows.next().map_err(sql_err(t))? {
+        let g = |i: usize| rows.int(i).map_err(sql_err(t));
         let (start, end) = (g(0)?.unwrap_or(0), g(1)?.unwrap_or(0));
         let name = names.get(g(5)?, p);
         let mut raw = [None; 10];

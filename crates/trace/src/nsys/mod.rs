@@ -7,6 +7,7 @@
 pub(crate) mod rep;
 
 mod kernels;
+mod parallel;
 
 use crate::error::Result;
 use crate::sqlite::{columns, note_lossy, objects, span, sql_err, text_at};
