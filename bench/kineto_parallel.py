@@ -7,22 +7,12 @@ import statistics
 import subprocess
 import sys
 import time
+from threads_env import env, warm
 
 path, repeats, reader, cli = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 size = os.path.getsize(path)
 gz_size = os.path.getsize(path + ".gz")
-with open(path, "rb") as f:  # warm the page cache
-    while f.read(1 << 24):
-        pass
-
-
-def env(threads):
-    e = dict(os.environ)
-    if threads is None:
-        e.pop("KERNELAB_THREADS", None)
-    else:
-        e["KERNELAB_THREADS"] = str(threads)
-    return e
+warm(path)
 
 
 cases = [

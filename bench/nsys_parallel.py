@@ -12,24 +12,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from threads_env import env, warm
 
 db, repeats, reader, cli, big = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 cpus = sorted(os.sched_getaffinity(0))
 
 
-def warm(path):
-    with open(path, "rb") as f:
-        while f.read(1 << 24):
-            pass
-
-
-def env(threads):
-    e = dict(os.environ)
-    if threads is None:
-        e.pop("KERNELAB_THREADS", None)
-    else:
-        e["KERNELAB_THREADS"] = str(threads)
-    return e
 
 
 ANCHOR = "SQL anchor: python3 sqlite3 `GROUP BY shortName`"
