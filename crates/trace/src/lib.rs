@@ -77,6 +77,14 @@ pub struct ReadOptions {
     pub graph_operators: bool,
 }
 
+impl ReadOptions {
+    /// Whether dispatches keep their correlation ids: unless skipped, and always when launch
+    /// calls, operator shapes or graphs need them.
+    pub fn keeps_correlations(&self) -> bool {
+        !self.skip_correlations || self.host_launches || self.op_shapes || self.graphs
+    }
+}
+
 /// Reads one file (any supported format, detected from content) into `profile`.
 pub fn read_file(
     path: &Path,
@@ -98,11 +106,10 @@ fn read_file_inner(
     profile: &mut Profile,
     progress: &dyn Progress,
 ) -> Result<()> {
-    if options.skip_correlations && !(options.host_launches || options.op_shapes || options.graphs)
-    {
+    if !options.keeps_correlations() {
         profile.dispatches.keep_correlations(false);
     }
-    let opened = input::open(path)?;
+    let mut opened = input::open(path)?;
     let format = detect(&opened.head)?;
     let mut source = SourceInfo {
         path: path.to_path_buf(),
@@ -133,8 +140,9 @@ fn read_file_inner(
                 },
             ));
         }
+        let head = std::mem::take(&mut opened.head);
         drop(opened);
-        let db = nsys::rep::sqlite_for(path)?;
+        let db = nsys::rep::sqlite_for(path, &head)?;
         source
             .facts
             .push(("exported to".into(), db.display().to_string()));
@@ -229,8 +237,7 @@ pub fn read_kineto_split(
         .map_err(|e| Error::new(Location::byte(0), ErrorKind::Io(e)))?
         .len();
     let mut profile = Profile::default();
-    if options.skip_correlations && !(options.host_launches || options.op_shapes || options.graphs)
-    {
+    if !options.keeps_correlations() {
         profile.dispatches.keep_correlations(false);
     }
     let mut source = SourceInfo {

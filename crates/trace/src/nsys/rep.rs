@@ -26,13 +26,9 @@ pub fn header_version(head: &[u8]) -> Option<String> {
     whole.then(|| parts.join("."))
 }
 
-/// What the report's header says of the version that wrote it, for messages.
-fn written_by(report: &Path) -> String {
-    let mut head = [0u8; 128];
-    let n = std::fs::File::open(report)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    match header_version(&head[..n]) {
+/// What the report's first bytes `head` say of the version that wrote it, for messages.
+fn written_by(head: &[u8]) -> String {
+    match header_version(head) {
         Some(v) => {
             format!(" (written by Nsight Systems {v}: export it with that version or a later one)")
         }
@@ -90,15 +86,16 @@ fn unsupported(detail: String) -> Error {
     Error::new(Location::byte(0), ErrorKind::Unsupported { detail })
 }
 
-/// The SQLite export of `report`: the cached one, else one made now by `nsys export`.
-pub fn sqlite_for(report: &Path) -> Result<PathBuf> {
+/// The SQLite export of `report` (whose first bytes, as detection read them, are `head`): the
+/// cached one, else one made now by `nsys export`.
+pub fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
     let io = |e| Error::new(Location::default(), ErrorKind::Io(e));
     let beside = report.with_extension("sqlite");
     let Some(nsys) = nsys() else {
         return Err(unsupported(format!(
             "an Nsight Systems report (.nsys-rep){}, which only `nsys` reads, and `nsys` is not \
              on PATH; export it, then give the .sqlite file: {}",
-            written_by(report),
+            written_by(head),
             export_command(report, &beside)
         )));
     };

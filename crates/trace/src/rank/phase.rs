@@ -138,6 +138,20 @@ mod tests {
     use super::*;
     use kernelab_model::{Annotation, Nanos, Timestamp};
 
+    /// A 1 ns kernel on device 0, stream 0, starting at `s`.
+    fn kernel(s: i64, correlation: Option<u64>) -> KernelDispatch {
+        KernelDispatch {
+            name: NameId(9),
+            device: 0,
+            stream: 0,
+            start: Timestamp::from_ns(s),
+            duration: Nanos::from_ns(1),
+            launch: 0,
+            correlation,
+            sub_ns: 0,
+        }
+    }
+
     #[test]
     fn innermost_gpu_range_wins() {
         let mut p = Profile::default();
@@ -154,18 +168,8 @@ mod tests {
                 duration: Nanos::from_ns(d),
             });
         }
-        let k = |s: i64| KernelDispatch {
-            name: NameId(9),
-            device: 0,
-            stream: 0,
-            start: Timestamp::from_ns(s),
-            duration: Nanos::from_ns(1),
-            launch: 0,
-            correlation: None,
-            sub_ns: 0,
-        };
-        for d in [k(5), k(15), k(40), k(200)] {
-            p.dispatches.push(d);
+        for s in [5, 15, 40, 200] {
+            p.dispatches.push(kernel(s, None));
         }
         assert_eq!(
             assign(&p, &Selection::All(4)),
@@ -222,16 +226,7 @@ mod tests {
             start: Timestamp::from_ns(160),
         });
         for (c, s) in [(7, 300), (8, 400), (9, 500)] {
-            p.dispatches.push(KernelDispatch {
-                name: NameId(9),
-                device: 0,
-                stream: 0,
-                start: Timestamp::from_ns(s),
-                duration: Nanos::from_ns(1),
-                launch: 0,
-                correlation: Some(c),
-                sub_ns: 0,
-            });
+            p.dispatches.push(kernel(s, Some(c)));
         }
         assert_eq!(
             assign(&p, &Selection::All(3)),
