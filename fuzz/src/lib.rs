@@ -558,7 +558,9 @@ pub fn http_response(data: &[u8]) {
     }
 }
 
-/// A sweep file (TOML, tensor points only: no code objects are read) and its grid expanded.
+/// A sweep file (TOML, tensor points only: no code objects are read), its points expanded and
+/// the first few run when their files are in the scratch folder (the sweep file itself, or
+/// missing: an error verdict).
 pub fn sweep_manifest(data: &[u8]) {
     if data.windows(4).any(|w| w == b"spec") || data.windows(10).any(|w| w == b"build_dirs") {
         return;
@@ -567,9 +569,27 @@ pub fn sweep_manifest(data: &[u8]) {
     let Some(path) = dir.file("sweep.toml", data) else {
         return;
     };
-    if let Ok(s) = kernelab_launcher::sweep::Sweep::read(&path) {
-        assert!(s.points.len() <= kernelab_launcher::sweep::MAX_POINTS);
+    use kernelab_runner::sweep::{run_point, Sweep, MAX_POINTS};
+    if let Ok(s) = Sweep::read(&path, Some(1 << 20)) {
+        assert!(s.points.len() <= MAX_POINTS);
         let _ = s.ids();
+        // Only points whose files stay in the scratch folder (no system files read).
+        let inside = |f: &std::path::Path| {
+            f.starts_with(&dir.0)
+                && !f
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+        };
+        for p in s.points.iter().take(4).filter(|p| {
+            p.files.as_ref().is_some_and(|f| {
+                inside(&f.baseline)
+                    && inside(&f.candidate)
+                    && f.repeats.iter().all(|r| inside(r))
+                    && f.oracle.as_deref().is_none_or(inside)
+            })
+        }) {
+            let _ = run_point(&s, p, "fuzz", &dir.0, None);
+        }
     }
 }
 

@@ -8,18 +8,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A size: an integer or an expression over the size variables (`B*T`, `cdiv(T, BT)`, `N/4`);
-/// float literals are accepted for float scalar arguments only.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum Size {
-    /// A literal.
-    Int(i64),
-    /// A float literal (float scalars).
-    Float(f64),
-    /// An expression.
-    Expr(String),
-}
+pub use kernelab_model::sweep::Size;
 
 /// How a buffer is filled before the runs.
 #[derive(Clone, Debug, Deserialize, PartialEq)]

@@ -71,3 +71,15 @@ pub use units::{
     duration_clamped, parse_scaled_decimal, parse_scaled_decimal_wide, seconds_to_ns, Nanos,
     Timestamp, MAX_DURATION_S,
 };
+
+/// An error and its causes in one line, `a: b: c` (as `anyhow` prints them with `{:#}`).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    out
+}

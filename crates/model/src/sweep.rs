@@ -51,6 +51,68 @@ pub struct PointResult {
     pub error: Option<String>,
 }
 
+/// A size: an integer or an expression over the size variables (`B*T`, `cdiv(T, BT)`, `N/4`);
+/// float literals are accepted for float scalar arguments only.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Size {
+    /// A literal.
+    Int(i64),
+    /// A float literal (float scalars).
+    Float(f64),
+    /// An expression.
+    Expr(String),
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Size::Int(i) => write!(f, "{i}"),
+            Size::Float(x) => write!(f, "{x}"),
+            Size::Expr(e) => f.write_str(e),
+        }
+    }
+}
+
+/// One gate over the points of a sweep: how many points it held for, of those it ran on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GateLine {
+    /// The gate's name, as the points' `gates[]` name it.
+    pub gate: String,
+    /// Points where it held.
+    pub passed: usize,
+    /// Points it ran on.
+    pub total: usize,
+    /// The sentence ("72 of 72 configs: candidate finite").
+    pub line: String,
+}
+
+/// Per gate name, in the order the points' gates (each point's, one after another) first name
+/// it: how many points it held for.
+pub fn gate_lines<'a>(gates: impl IntoIterator<Item = &'a Gate>) -> Vec<GateLine> {
+    let mut out: Vec<GateLine> = Vec::new();
+    for g in gates {
+        let i = match out.iter().position(|l| l.gate == g.name) {
+            Some(i) => i,
+            None => {
+                out.push(GateLine {
+                    gate: g.name.clone(),
+                    passed: 0,
+                    total: 0,
+                    line: String::new(),
+                });
+                out.len() - 1
+            }
+        };
+        out[i].total += 1;
+        out[i].passed += usize::from(g.passed);
+    }
+    for l in &mut out {
+        l.line = format!("{} of {} configs: {}", l.passed, l.total, l.gate);
+    }
+    out
+}
+
 /// One build key's code comparison (from `code matrix`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildChange {
@@ -87,6 +149,8 @@ pub struct SweepMatrix {
     pub builds: Vec<BuildChange>,
     /// Points whose build's code objects changed.
     pub code_changed_points: usize,
+    /// Per gate, the points it held for (schema version 6).
+    pub gates: Vec<GateLine>,
     /// Results in grid order.
     pub points: Vec<PointResult>,
     /// Ids of the points with no result yet (rerun the sweep to run them).
@@ -167,6 +231,7 @@ impl SweepMatrix {
             bitwise_checked,
             builds,
             code_changed_points,
+            gates: gate_lines(points.iter().flat_map(|p| &p.gates)),
             pass: passed == total,
             points,
             pending,

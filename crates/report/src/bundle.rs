@@ -225,7 +225,7 @@ fn read_entry(f: &Path) -> Result<Entry, Error> {
     } else {
         let mut result: serde_json::Value =
             serde_json::from_str(raw.result.get()).map_err(malformed)?;
-        crate::upgrade::upgrade(&record.kind, record.schema_version, &mut result).map_err(
+        crate::upgrade::upgrade(&mut record.kind, record.schema_version, &mut result).map_err(
             |message| Error::Version {
                 path: f.to_path_buf(),
                 message,
@@ -281,7 +281,7 @@ pub fn read_one(path: &Path) -> Result<(String, Evidence), Error> {
     };
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| malformed(e.line(), e.to_string()))?;
-    let (kind, version, mut result) =
+    let (mut kind, version, mut result) =
         if value.get("provenance").is_some() && value.get("result").is_some() {
             let record: Record =
                 serde_json::from_value(value).map_err(|e| malformed(e.line(), e.to_string()))?;
@@ -299,7 +299,7 @@ pub fn read_one(path: &Path) -> Result<(String, Evidence), Error> {
                 .ok_or_else(|| malformed(1, "no integer `schema_version` field".into()))?;
             (kind, version, value)
         };
-    crate::upgrade::upgrade(&kind, version, &mut result).map_err(|message| Error::Version {
+    crate::upgrade::upgrade(&mut kind, version, &mut result).map_err(|message| Error::Version {
         path: path.to_path_buf(),
         message,
     })?;

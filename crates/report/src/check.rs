@@ -3,8 +3,7 @@
 use crate::format::{share, thousands};
 use crate::table::{Align, Block, Table};
 use kernelab_tensor::{
-    BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, SweepReport,
-    TensorFinite, TensorHash,
+    BitwiseReport, CloseReport, FileComparison, FileFinite, RepeatReport, TensorFinite, TensorHash,
 };
 
 fn sci(x: Option<f64>) -> String {
@@ -262,85 +261,6 @@ pub fn repeat_tables(r: &RepeatReport) -> Vec<Block> {
         Block::List {
             title: "Verdict".into(),
             lines: vec![verdict],
-        },
-        Block::Table(t),
-    ]
-}
-
-/// Sections of a sweep.
-pub fn sweep_tables(s: &SweepReport) -> Vec<Block> {
-    let mut t = Table::new(
-        "Per config",
-        &[
-            ("config", Align::Left),
-            ("bitwise", Align::Left),
-            ("repeat", Align::Left),
-            ("finite", Align::Left),
-            ("oracle max abs err", Align::Right),
-            ("oracle", Align::Left),
-        ],
-    );
-    for c in &s.configs {
-        let bit = c.bitwise.as_ref().map(|b| {
-            let n: u64 = b
-                .tensors
-                .iter()
-                .filter_map(|t| t.result.as_ref().map(|r| r.differing))
-                .sum();
-            if b.pass {
-                "equal".to_string()
-            } else if n > 0 {
-                format!("{} differ", thousands(n))
-            } else {
-                "FAIL (structure)".into()
-            }
-        });
-        let rep = c.repeat.as_ref().map(|r| {
-            if r.pass {
-                "identical".to_string()
-            } else {
-                "DIFFER".into()
-            }
-        });
-        let fin = if c.finite.is_empty() {
-            None
-        } else {
-            let (nan, inf) = kernelab_tensor::non_finite_totals(&c.finite);
-            Some(if nan + inf == 0 {
-                "finite".to_string()
-            } else {
-                format!("{nan} NaN, {inf} Inf")
-            })
-        };
-        let worst = c.oracle.as_ref().map(|o| {
-            o.tensors
-                .iter()
-                .filter_map(|t| t.result.as_ref().and_then(|r| r.max_abs_err))
-                .fold(0.0, f64::max)
-        });
-        let dash = || "–".to_string();
-        t.push(vec![
-            c.name.clone(),
-            bit.unwrap_or_else(dash),
-            rep.unwrap_or_else(dash),
-            fin.unwrap_or_else(|| {
-                if c.errors.is_empty() {
-                    dash()
-                } else {
-                    format!("unreadable: {}", c.errors.join("; "))
-                }
-            }),
-            worst.map(|w| sci(Some(w))).unwrap_or_else(dash),
-            c.oracle
-                .as_ref()
-                .map(|o| status(o.pass))
-                .unwrap_or_else(dash),
-        ]);
-    }
-    vec![
-        Block::List {
-            title: "Gates".into(),
-            lines: s.gates.iter().map(|g| g.line.clone()).collect(),
         },
         Block::Table(t),
     ]

@@ -37,7 +37,7 @@ mod table;
 pub mod upgrade;
 
 pub use ab::{ab_sections, analysis_lines};
-pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables};
+pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables};
 pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use compare::{compare_csv, compare_tables};
 pub use counters::{counters_csv, counters_tables};

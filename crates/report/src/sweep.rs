@@ -1,4 +1,4 @@
-//! Tables of a sweep matrix (`kernelab sweep`, `sweep collect`).
+//! Tables of a sweep matrix (`kernelab sweep`, `sweep collect`, `check sweep`).
 
 use crate::table::{Align, Block, Table};
 use kernelab_model::sweep::{PointVerdict, SweepMatrix};
@@ -16,11 +16,14 @@ fn opt(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "—".into(), |v| format!("{v:.digits$}"))
 }
 
-/// The summary lines, the per-point matrix and the builds whose code changed.
+/// The summary lines (the matrix's, then one per gate), the per-point matrix, the failures
+/// and the builds whose code changed.
 pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Block> {
+    let mut lines = m.lines.clone();
+    lines.extend(m.gates.iter().map(|g| g.line.clone()));
     let mut out = vec![Block::List {
         title: format!("Sweep {} ({} points, {} done)", m.sweep, m.total, m.done),
-        lines: m.lines.clone(),
+        lines,
     }];
     let names: Vec<String> = m
         .points
@@ -29,14 +32,26 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Block> {
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
+    let built = m.points.iter().any(|p| p.build.is_some());
+    // Points with neither a build nor coordinates (`[[config]]` points) are named by their id.
+    let named = !built && names.is_empty();
     let timed = m.points.iter().any(|p| p.change.ratio().is_some());
-    let mut cols: Vec<(&str, Align)> = vec![("build", Align::Left)];
+    let mut cols: Vec<(&str, Align)> = Vec::new();
+    if named {
+        cols.push(("point", Align::Left));
+    }
+    if built {
+        cols.push(("build", Align::Left));
+    }
     cols.extend(names.iter().map(|n| (n.as_str(), Align::Right)));
     cols.extend([
         ("verdict", Align::Left),
+        ("gates", Align::Right),
         ("bitwise", Align::Left),
-        ("code", Align::Left),
     ]);
+    if built {
+        cols.push(("code", Align::Left));
+    }
     if timed {
         cols.extend([
             ("base µs", Align::Right),
@@ -48,26 +63,43 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Block> {
     cols.push(("where", Align::Left));
     let mut t = Table::new("Per point", &cols);
     for p in &m.points {
-        let mut row = vec![p.build.clone().unwrap_or_else(|| "—".into())];
+        let mut row = Vec::new();
+        if named {
+            row.push(p.id.clone());
+        }
+        if built {
+            row.push(p.build.clone().unwrap_or_else(|| "—".into()));
+        }
         row.extend(
             names
                 .iter()
                 .map(|n| p.params.get(n).cloned().unwrap_or_else(|| "—".into())),
         );
-        let code = p
-            .build
-            .as_ref()
-            .and_then(|b| m.builds.iter().find(|c| &c.key == b))
-            .map_or("—", |c| if c.changed { "changed" } else { "same" });
         row.extend([
             verdict_text(p.verdict).to_string(),
+            if p.gates.is_empty() {
+                "—".into()
+            } else {
+                format!(
+                    "{} of {}",
+                    p.gates.iter().filter(|g| g.passed).count(),
+                    p.gates.len()
+                )
+            },
             match p.bitwise {
                 Some(true) => "equal".into(),
                 Some(false) => "DIFFER".into(),
                 None => "—".into(),
             },
-            code.to_string(),
         ]);
+        if built {
+            let code = p
+                .build
+                .as_ref()
+                .and_then(|b| m.builds.iter().find(|c| &c.key == b))
+                .map_or("—", |c| if c.changed { "changed" } else { "same" });
+            row.push(code.to_string());
+        }
         if timed {
             row.extend([
                 opt(p.baseline_ns.map(|ns| ns / 1e3), 2),

@@ -1,5 +1,5 @@
-//! Reading documents and records of earlier layouts (schema versions 1 to 4) into the current
-//! one (5), so that a bundle recorded by an earlier kernelab still renders. Each change of
+//! Reading documents and records of earlier layouts (schema versions 1 to 5) into the current
+//! one (6), so that a bundle recorded by an earlier kernelab still renders. Each change of
 //! docs/json.md ("Changes in schema version 3", "… 4") is undone here, in JSON, one version
 //! step at a time, before the result is read into its type; every figure the old layout held is
 //! kept, and derived figures (changes, verdicts) are computed again under the one convention.
@@ -11,9 +11,10 @@ use serde_json::{json, Map, Value};
 /// (a kind whose layout changed from 1 to 2 then fails on the field, naming it).
 pub const OLDEST_READ: u32 = 1;
 
-/// Brings `result` (the body of a `kind` document written with `version`) to the current layout.
-/// Versions outside [`OLDEST_READ`] to the current one are refused with a message naming both.
-pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), String> {
+/// Brings `result` (the body of a `kind` document written with `version`) to the current layout,
+/// and `kind` to its current name (`check_sweep` became `sweep` in version 6). Versions outside
+/// [`OLDEST_READ`] to the current one are refused with a message naming both.
+pub fn upgrade(kind: &mut String, version: u32, result: &mut Value) -> Result<(), String> {
     if version == kernelab_model::SCHEMA_VERSION {
         return Ok(());
     }
@@ -36,7 +37,169 @@ pub fn upgrade(kind: &str, version: u32, result: &mut Value) -> Result<(), Strin
         to_v4(kind, result)?;
     }
     // Version 4 to 5 only added fields (`profile` graphs' `operators[]`): nothing to undo.
+    to_v6(kind, result)
+}
+
+/// Version 5 to 6: one record kind for sweeps. A `check_sweep` (per config: `bitwise`,
+/// `repeat`, `finite`, `oracle`, `errors`) becomes a `sweep` matrix whose points carry those
+/// gates; a `sweep` gains its per-gate lines (`gates[]`), counted from its points.
+fn to_v6(kind: &mut String, result: &mut Value) -> Result<(), String> {
+    use kernelab_model::kernel_run::Gate;
+    use kernelab_model::sweep::{gate_lines, PointResult, SweepMatrix};
+    match kind.as_str() {
+        "sweep" => {
+            let mut gates: Vec<Gate> = Vec::new();
+            for p in result
+                .get("points")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(g) = p.get("gates") {
+                    let g: Vec<Gate> = serde_json::from_value(g.clone())
+                        .map_err(|e| format!("a sweep point's gates: {e}"))?;
+                    gates.extend(g);
+                }
+            }
+            if let Some(o) = result.as_object_mut() {
+                let lines = serde_json::to_value(gate_lines(&gates)).map_err(|e| e.to_string())?;
+                o.entry("gates").or_insert(lines);
+            }
+        }
+        "check_sweep" => {
+            let configs = result
+                .get("configs")
+                .and_then(Value::as_array)
+                .ok_or("a check_sweep without `configs`")?;
+            let points: Vec<PointResult> =
+                configs.iter().map(config_point).collect::<Result<_, _>>()?;
+            let ids: Vec<String> = points.iter().map(|p| p.id.clone()).collect();
+            let m = SweepMatrix::merge("check sweep manifest", "tensor", &ids, points, Vec::new());
+            *result = serde_json::to_value(&m).map_err(|e| e.to_string())?;
+            *kind = "sweep".into();
+        }
+        _ => {}
+    }
     Ok(())
+}
+
+/// One config of a version-5 `check_sweep` as a sweep point, its gates named as the sweep
+/// engine names them.
+fn config_point(c: &Value) -> Result<kernelab_model::sweep::PointResult, String> {
+    use kernelab_model::kernel_run::Gate;
+    use kernelab_model::sweep::{PointResult, PointVerdict};
+    let name = c
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("a check_sweep config without a `name`")?;
+    let pass = |v: &Value| v.get("pass").and_then(Value::as_bool).unwrap_or(false);
+    let tensors = |v: &Value| -> Vec<Value> {
+        v.get("tensors")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let field = |t: &Value, k: &str| {
+        t.get("result")
+            .and_then(|r| r.get(k))
+            .and_then(Value::as_f64)
+    };
+    let mut gates = Vec::new();
+    let bitwise = c.get("bitwise").filter(|v| !v.is_null());
+    if let Some(b) = bitwise {
+        let ts = tensors(b);
+        let sum = |k: &str| ts.iter().filter_map(|t| field(t, k)).sum::<f64>();
+        gates.push(Gate {
+            name: "baseline vs candidate bitwise".into(),
+            passed: pass(b),
+            detail: format!(
+                "{} of {} elements differ",
+                sum("differing"),
+                sum("elements")
+            ),
+        });
+    }
+    if let Some(r) = c.get("repeat").filter(|v| !v.is_null()) {
+        let runs = r.get("files").and_then(Value::as_array).map_or(0, Vec::len);
+        let differing: Vec<&str> = r
+            .get("differing")
+            .and_then(Value::as_array)
+            .map(|d| d.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        gates.push(Gate {
+            name: "repeated candidate runs bit-identical".into(),
+            passed: pass(r),
+            detail: if pass(r) {
+                format!("{runs} runs identical")
+            } else {
+                format!(
+                    "{runs} runs; differing from the first: {}",
+                    differing.join(", ")
+                )
+            },
+        });
+    }
+    let finite = c
+        .get("finite")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if !finite.is_empty() {
+        let sum = |k: &str| {
+            finite
+                .iter()
+                .filter_map(|t| t.get(k).and_then(Value::as_u64))
+                .sum::<u64>()
+        };
+        let (nan, inf, n) = (sum("nan"), sum("pos_inf") + sum("neg_inf"), sum("elements"));
+        gates.push(Gate {
+            name: "candidate finite".into(),
+            passed: nan + inf == 0,
+            detail: if nan + inf == 0 {
+                format!("all {n} elements finite")
+            } else {
+                format!("{nan} NaN and {inf} Inf of {n} elements")
+            },
+        });
+    }
+    if let Some(o) = c.get("oracle").filter(|v| !v.is_null()) {
+        let worst = tensors(o)
+            .iter()
+            .filter_map(|t| field(t, "max_abs_err"))
+            .fold(0.0f64, f64::max);
+        gates.push(Gate {
+            name: "candidate within tolerance of the oracle".into(),
+            passed: pass(o),
+            detail: format!("largest max abs error {worst:.3e}"),
+        });
+    }
+    let errors: Vec<&str> = c
+        .get("errors")
+        .and_then(Value::as_array)
+        .map(|e| e.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let verdict = if !errors.is_empty() {
+        PointVerdict::Error
+    } else if !gates.is_empty() && gates.iter().all(|g| g.passed) {
+        PointVerdict::Pass
+    } else {
+        PointVerdict::Fail
+    };
+    Ok(PointResult {
+        id: name.to_string(),
+        build: None,
+        params: Default::default(),
+        verdict,
+        gates,
+        bitwise: bitwise.map(pass),
+        change: Change::unavailable("not timed"),
+        baseline_ns: None,
+        candidate_ns: None,
+        device: "cpu".into(),
+        worker: String::new(),
+        wall_ns: 0,
+        error: (!errors.is_empty()).then(|| errors.join("; ")),
+    })
 }
 
 /// Version 2 (and 1) to 3: the one ratio convention, object intervals, typed facts.
@@ -476,7 +639,7 @@ mod tests {
             "candidate": 100.0, "analysis": {"ratio": 3.29, "ci": [3.1, 3.5], "sign_ci": [3.0, 3.6],
             "verdict": "SLOWER", "verdict_text": "SLOWER by 229.00% (CI …), ≥ threshold 2.00%",
             "threshold": 0.02, "looks": [], "order_effect": null}}]});
-        upgrade("serve", 2, &mut v).expect("upgrades");
+        upgrade(&mut "serve".into(), 2, &mut v).expect("upgrades");
         let a = &v["metrics"][0]["analysis"];
         let r = a["ratio"].as_f64().expect("ratio");
         assert!((r - 1.0 / 3.29).abs() < 1e-12);
@@ -493,7 +656,7 @@ mod tests {
     fn v2_infinite_error_figures_become_unavailable() {
         let mut v = json!({"tensors": [{"result": {"max_abs_err": 1.0, "rel_l2_err": "inf",
             "mismatches": 0}}]});
-        upgrade("check_close", 2, &mut v).expect("upgrades");
+        upgrade(&mut "check_close".into(), 2, &mut v).expect("upgrades");
         let r = &v["tensors"][0]["result"];
         assert!(r["rel_l2_err"].is_null());
         assert!(r["unavailable"]["rel_l2_err"]
@@ -508,7 +671,7 @@ mod tests {
             "candidate_us": 103.296, "ratio": 1.163458, "change": 0.163458, "interval": null}],
             "work": {"flops": null, "bytes": 2.0, "baseline_flop_s": null, "baseline_byte_s": 5.0,
             "candidate_flop_s": null, "candidate_byte_s": 4.0}});
-        upgrade("kernel_run", 3, &mut k).expect("upgrades");
+        upgrade(&mut "kernel_run".into(), 3, &mut k).expect("upgrades");
         let r = &k["rounds"][0];
         assert!((r["baseline_ns"].as_f64().expect("ns") - 88_784.0).abs() < 1e-6);
         assert!((r["candidate_ns"].as_f64().expect("ns") - 103_296.0).abs() < 1e-6);
@@ -518,7 +681,7 @@ mod tests {
 
         let mut sw =
             json!({"points": [{"baseline_us": 2.5, "candidate_us": null, "seconds": 0.25}]});
-        upgrade("sweep", 3, &mut sw).expect("upgrades");
+        upgrade(&mut "sweep".into(), 3, &mut sw).expect("upgrades");
         assert_eq!(sw["points"][0]["baseline_ns"], 2500.0);
         assert!(sw["points"][0]["candidate_ns"].is_null());
         assert_eq!(sw["points"][0]["wall_ns"], 250_000_000);
@@ -530,7 +693,7 @@ mod tests {
              "failure": "never healthy", "log": "b.log"},
             {"round": 1, "server": "candidate", "health_s": 2.0, "ending": "terminated",
              "failure": "case 0: prompts too long", "log": "c.log"}]});
-        upgrade("serve", 3, &mut sv).expect("upgrades");
+        upgrade(&mut "serve".into(), 3, &mut sv).expect("upgrades");
         assert_eq!(sv["client_lag_p99_ns"], 1_500_000);
         let starts: Vec<kernelab_model::serve::ServeStart> =
             serde_json::from_value(sv["starts"].clone()).expect("v4 starts");
@@ -548,7 +711,7 @@ mod tests {
         let mut c = json!({"processes": [{"wall_s": 0.5}], "changes": [
             {"baseline": 100.0, "candidate": 80.0, "change": -0.2, "arrow": "↓"},
             {"baseline": 0.0, "candidate": 5.0, "change": null, "arrow": ""}]});
-        upgrade("counters", 3, &mut c).expect("upgrades");
+        upgrade(&mut "counters".into(), 3, &mut c).expect("upgrades");
         assert_eq!(c["processes"][0]["wall_ns"], 500_000_000);
         let ch: Vec<kernelab_model::counters::CounterChange> = c["changes"]
             .as_array()
@@ -572,7 +735,7 @@ mod tests {
     fn v2_grids_become_arrays() {
         let mut v =
             json!({"kernels": [{"grid": "128x32x1", "block": "varies (3)"}], "other": null});
-        upgrade("profile", 2, &mut v).expect("upgrades");
+        upgrade(&mut "profile".into(), 2, &mut v).expect("upgrades");
         assert_eq!(v["kernels"][0]["grid"], json!([128, 32, 1]));
         assert_eq!(v["kernels"][0]["block"], json!({"varies": 3}));
     }
@@ -580,12 +743,12 @@ mod tests {
     #[test]
     fn other_versions_are_refused_naming_both() {
         let mut v = json!({});
-        let e = upgrade("profile", 0, &mut v).expect_err("refused");
+        let e = upgrade(&mut "profile".into(), 0, &mut v).expect_err("refused");
         assert!(
-            e.contains("schema_version 0") && e.contains("versions 1 to 5"),
+            e.contains("schema_version 0") && e.contains("versions 1 to 6"),
             "{e}"
         );
-        let e = upgrade("profile", 6, &mut v).expect_err("refused");
-        assert!(e.contains("schema_version 6"), "{e}");
+        let e = upgrade(&mut "profile".into(), 7, &mut v).expect_err("refused");
+        assert!(e.contains("schema_version 7"), "{e}");
     }
 }

@@ -23,6 +23,7 @@ pub mod run;
 mod runner;
 pub mod serve;
 pub mod slurm;
+pub mod sweep;
 
 pub use error::{Error, Result};
 

@@ -61,14 +61,6 @@ pub enum Error {
         /// What is missing.
         detail: String,
     },
-    /// A sweep manifest is not TOML of the expected shape.
-    #[error("{location}: {message}")]
-    Manifest {
-        /// The manifest and line.
-        location: Location,
-        /// What the TOML parser said.
-        message: String,
-    },
 }
 
 impl Error {
@@ -78,7 +70,6 @@ impl Error {
             Error::Io { location, .. }
             | Error::Format { location, .. }
             | Error::Truncated { location, .. }
-            | Error::Manifest { location, .. }
             | Error::TooLarge { location, .. }
             | Error::NotRegular { location }
             | Error::Nothing { location, .. } => location,
@@ -110,18 +101,6 @@ impl Error {
     }
 }
 
-/// An error and its causes in one line, `a: b: c` (as `anyhow` prints them with `{:#}`).
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut next = e.source();
-    while let Some(cause) = next {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-        next = cause.source();
-    }
-    out
-}
-
 /// Shorthand.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -141,6 +120,6 @@ mod tests {
             std::io::Error::new(std::io::ErrorKind::NotFound, "gone"),
         );
         assert_eq!(io.to_string(), "b.npy: cannot read");
-        assert_eq!(chain(&io), "b.npy: cannot read: gone");
+        assert_eq!(kernelab_model::error_chain(&io), "b.npy: cannot read: gone");
     }
 }

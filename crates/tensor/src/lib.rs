@@ -1,6 +1,6 @@
 //! Tensor files and the correctness gates kernelab runs on kernel outputs: bitwise equality,
 //! closeness under tolerances or ULPs, error against a high-precision oracle, finiteness,
-//! determinism over repeats, and sweeps over many configs.
+//! and determinism over repeats.
 //!
 //! ```
 //! use kernelab_tensor::DType;
@@ -25,7 +25,6 @@ pub use dtype::{decode_e4m3fn, decode_e5m2, encode_e4m3fn, encode_e5m2, DType};
 pub use error::{Error, Result};
 pub use file::{from_bytes, open, ReadSpec, Skipped, Tensor, TensorFile};
 pub use gates::{
-    bitwise_files, close_files, compare_files, finite_file, non_finite_totals, repeat, sweep,
-    ConfigResult, FileComparison, FileFinite, FileHashes, GateLine, Manifest, RepeatReport,
-    SweepReport, TensorFinite, TensorHash, TensorResult,
+    bitwise_files, close_files, compare_files, finite_file, non_finite_totals, repeat,
+    FileComparison, FileFinite, FileHashes, RepeatReport, TensorFinite, TensorHash, TensorResult,
 };

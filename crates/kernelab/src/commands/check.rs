@@ -9,11 +9,9 @@ use crate::ExitStatus;
 use anyhow::{anyhow, bail, Result};
 use kernelab_model::Document;
 use kernelab_report::documents::FiniteFiles;
-use kernelab_report::{
-    bitwise_tables, close_tables, finite_tables, repeat_tables, sweep_tables, Block,
-};
+use kernelab_report::{bitwise_tables, close_tables, finite_tables, repeat_tables, Block};
 use kernelab_tensor::{
-    bitwise_files, close_files, finite_file, open, repeat, sweep, BitwiseOptions, DType, ReadSpec,
+    bitwise_files, close_files, finite_file, open, repeat, BitwiseOptions, DType, ReadSpec,
     TensorFile, Tolerance,
 };
 use serde::Serialize;
@@ -29,17 +27,7 @@ pub fn run(cmd: CheckCommand, session: &mut Session) -> Result<ExitStatus> {
         CheckCommand::Finite(a) => finite_cmd(a, session),
         CheckCommand::Repeat(a) => repeat_cmd(a, session),
         CheckCommand::Sweep(a) => {
-            output::check_target(&a.output)?;
-            let s = sweep(&a.manifest, a.max_decompressed)?;
-            emit(
-                session,
-                &a.output,
-                "check_sweep",
-                std::slice::from_ref(&a.manifest),
-                s.pass,
-                &s,
-                sweep_tables(&s),
-            )
+            super::sweep::check(&a.manifest, a.max_decompressed, &a.output, session)
         }
     }
 }

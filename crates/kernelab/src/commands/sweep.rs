@@ -7,12 +7,15 @@ use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
-use kernelab_launcher::sweep::{done_ids, read_results, run_point, write_result, Mode, Sweep};
+use kernelab_launcher::sweep::KernelSweep;
 use kernelab_model::sweep::SweepMatrix;
 use kernelab_model::Document;
 use kernelab_report::sweep_matrix_sections;
 use kernelab_runner::pool::{run_pool, Slot};
 use kernelab_runner::slurm::{submit, ArrayJob};
+use kernelab_runner::sweep::{
+    done_ids, read_results, run_point, unfinished, write_result, KernelPoints, Mode, Sweep,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -80,14 +83,26 @@ fn watchdog(sweep: &Sweep, seconds: f64) {
     }
 }
 
+/// The launcher's kernel points of a kernel sweep (its spec read once); none for tensor sweeps.
+fn kernel_points(sweep: &Sweep) -> Result<Option<KernelSweep>> {
+    Ok(KernelSweep::new(sweep)?)
+}
+
 fn run_point_cmd(a: RunPointArgs) -> Result<ExitStatus> {
-    let sweep = Sweep::read(&a.at.sweep)?;
+    let sweep = Sweep::read(&a.at.sweep, None)?;
     let dir = results_dir(&a.at.sweep, a.at.dir.as_deref())?;
     let point = sweep.point(&a.point)?;
     watchdog(&sweep, a.timeout);
     // The worker pool names each worker in the child's environment.
     let worker = std::env::var("KERNELAB_SWEEP_WORKER").unwrap_or(a.worker);
-    let r = run_point(&sweep, point, &worker, &dir);
+    let kernel = kernel_points(&sweep)?;
+    let r = run_point(
+        &sweep,
+        point,
+        &worker,
+        &dir,
+        kernel.as_ref().map(|k| k as &dyn KernelPoints),
+    );
     write_result(&dir, &r)?;
     Ok(ExitStatus::Success)
 }
@@ -99,7 +114,8 @@ fn host() -> String {
 }
 
 fn run_chunk(a: RunChunkArgs) -> Result<ExitStatus> {
-    let sweep = Sweep::read(&a.at.sweep)?;
+    let sweep = Sweep::read(&a.at.sweep, None)?;
+    let kernel = kernel_points(&sweep)?;
     let dir = results_dir(&a.at.sweep, a.at.dir.as_deref())?;
     let text = std::fs::read_to_string(&a.list)
         .with_context(|| format!("{}: cannot read the point list", a.list.display()))?;
@@ -115,7 +131,13 @@ fn run_chunk(a: RunChunkArgs) -> Result<ExitStatus> {
             continue;
         }
         let point = sweep.point(id)?;
-        let r = run_point(&sweep, point, &worker, &dir);
+        let r = run_point(
+            &sweep,
+            point,
+            &worker,
+            &dir,
+            kernel.as_ref().map(|k| k as &dyn KernelPoints),
+        );
         write_result(&dir, &r)?;
     }
     Ok(ExitStatus::Success)
@@ -133,7 +155,7 @@ fn pending(sweep: &Sweep, dir: &Path) -> Result<Vec<String>> {
 
 fn submit_cmd(a: SubmitArgs) -> Result<ExitStatus> {
     let sweep_path = absolute(&a.at.sweep)?;
-    let sweep = Sweep::read(&sweep_path)?;
+    let sweep = Sweep::read(&sweep_path, None)?;
     let dir = absolute(&results_dir(&a.at.sweep, a.at.dir.as_deref())?)?;
     let todo = pending(&sweep, &dir)?;
     kernelab_runner::preflight::require(&[kernelab_runner::preflight::Tool::new(
@@ -195,13 +217,13 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     let Some(path) = &a.sweep else {
         bail!("give the sweep file: kernelab sweep SWEEP.toml");
     };
-    let sweep = Sweep::read(path)?;
+    let sweep = Sweep::read(path, None)?;
     let dir = absolute(&results_dir(path, a.dir.as_deref())?)?;
     let todo = pending(&sweep, &dir)?;
     // A GPU sweep on a machine without the GPU's runtime is one error, before any worker.
-    if let Mode::Kernel(spec) = &sweep.mode {
+    if let Some(k) = kernel_points(&sweep)? {
         if !todo.is_empty() {
-            kernelab_launcher::runtime_present(spec.backend)?;
+            kernelab_launcher::runtime_present(k.spec().backend)?;
         }
     }
     let mut slots: Vec<Slot> = if a.gpus.is_empty() {
@@ -261,7 +283,7 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     for o in &problems {
         let id = &todo[o.task];
         let point = sweep.point(id)?;
-        let r = kernelab_launcher::sweep::unfinished(
+        let r = unfinished(
             point,
             &o.slot,
             kernelab_model::seconds_to_ns(o.seconds),
@@ -290,36 +312,77 @@ fn local(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
 /// Merges the results into the matrix, writes `matrix.json` in the folder, records and renders.
 fn collect(path: &Path, dir: &Path, out: &OutputArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(out)?;
+    let sweep = Sweep::read(path, None)?;
+    let results = read_results(dir)?;
+    emit(&sweep, results, Some(dir), out, session)
+}
+
+/// `check sweep`: every point of a tensor sweep (a `[[config]]` manifest or a tensor grid) run
+/// here, in this process, then merged, recorded and rendered as `kernelab sweep` does; no
+/// results folder is kept.
+pub fn check(
+    path: &Path,
+    max_decompressed: Option<u64>,
+    out: &OutputArgs,
+    session: &mut Session,
+) -> Result<ExitStatus> {
+    output::check_target(out)?;
+    let sweep = Sweep::read(path, max_decompressed)?;
+    if let Mode::Kernel(_) = sweep.mode {
+        bail!(
+            "{}: a kernel sweep runs on the GPU, one process per point: run it with `kernelab sweep {}`",
+            path.display(),
+            path.display()
+        );
+    }
+    let bar = crate::progress::count_bar(
+        sweep.points.len() as u64,
+        "check sweep {bar:30} point {pos}/{len} eta {eta}",
+        "points",
+    );
+    // In this process: the record's provenance names the host.
+    let worker = "local";
+    let results = sweep
+        .points
+        .iter()
+        .map(|p| {
+            let r = run_point(&sweep, p, worker, Path::new(""), None);
+            bar.inc(1);
+            r
+        })
+        .collect();
+    bar.finish_and_clear();
+    emit(&sweep, results, None, out, session)
+}
+
+/// Merges `results` into the sweep's matrix, writes `matrix.json` in the results folder (when
+/// there is one), records and renders it; the status is a failure when a point failed a gate,
+/// an error when a point could not run or has not run.
+fn emit(
+    sweep: &Sweep,
+    results: Vec<kernelab_model::sweep::PointResult>,
+    dir: Option<&Path>,
+    out: &OutputArgs,
+    session: &mut Session,
+) -> Result<ExitStatus> {
     if out.format == FormatArg::Csv {
         bail!("--format csv is not offered for sweep; use json, or `kernelab export --parquet`");
     }
-    let sweep = Sweep::read(path)?;
-    let results = read_results(dir)?;
     let builds = sweep.code_changes()?;
     let m = SweepMatrix::merge(
-        &path.display().to_string(),
+        &sweep.path.display().to_string(),
         sweep.mode_name(),
         &sweep.ids(),
         results,
         builds,
     );
     let doc = Document::new("sweep", &m);
-    let matrix = dir.join("matrix.json");
-    if dir.is_dir() {
+    if let Some(dir) = dir.filter(|d| d.is_dir()) {
+        let matrix = dir.join("matrix.json");
         output::write_file(&matrix, output::json(&doc)?.as_bytes(), true)
             .with_context(|| format!("{}: cannot write", matrix.display()))?;
     }
-    let mut inputs = vec![path.to_path_buf()];
-    inputs.extend(
-        sweep
-            .builds
-            .iter()
-            .flat_map(|b| b.baseline.iter().chain(b.candidate.iter()).cloned()),
-    );
-    if let Mode::Kernel(spec) = &sweep.mode {
-        inputs.extend(spec.path.clone());
-    }
-    session.record(&doc, &inputs, None)?;
+    session.record(&doc, &sweep.inputs(), None)?;
     let text = match output::sections_text(out, |_| sweep_matrix_sections(&m)) {
         Some(t) => t,
         None => output::json(&doc)?,
@@ -330,9 +393,14 @@ fn collect(path: &Path, dir: &Path, out: &OutputArgs, session: &mut Session) -> 
     } else if !m.pending.is_empty() || m.errors > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "kernelab: the matrix is incomplete: {} points not run, {} could not run; rerun to resume",
+            "kernelab: the matrix is incomplete: {} points not run, {} could not run{}",
             m.pending.len(),
-            m.errors
+            m.errors,
+            if dir.is_some() {
+                "; rerun to resume"
+            } else {
+                " (see their errors)"
+            }
         );
         ExitStatus::Error
     } else {

@@ -274,6 +274,11 @@ fn sweep_manifest_gates() {
     std::fs::write(&m, text).expect("write");
     let (code, doc) = check(&["sweep", m.to_str().expect("p")]);
     assert_eq!(code, 1);
+    // One record kind with `kernelab sweep`: the matrix, its lines, one line per gate.
+    assert_eq!(doc["kind"], "sweep");
+    assert_eq!(doc["mode"], "tensor");
+    assert_eq!(doc["lines"][0], "3 of 4 configs bitwise equal");
+    assert_eq!(doc["lines"][1], "3 of 4 configs passed every gate");
     let lines: Vec<&str> = doc["gates"]
         .as_array()
         .expect("g")
@@ -281,22 +286,25 @@ fn sweep_manifest_gates() {
         .map(|g| g["line"].as_str().expect("l"))
         .collect();
     assert_eq!(
-        lines[0],
-        "3 of 4 configs bitwise equal (baseline vs candidate)"
+        lines,
+        [
+            "3 of 4 configs: baseline vs candidate bitwise",
+            "3 of 3 configs: repeated candidate runs bit-identical",
+            "3 of 4 configs: candidate finite",
+            "3 of 3 configs: candidate within tolerance of the oracle",
+        ]
     );
-    assert_eq!(
-        lines[1],
-        "3 of 3 configs: repeated candidate runs bit-identical"
-    );
-    assert_eq!(
-        lines[2],
-        "3 of 4 configs finite: config bad has 1 NaN and 2 Inf"
-    );
-    assert!(
-        lines[3].starts_with("3 of 3 configs within tolerance of the oracle"),
-        "{}",
-        lines[3]
-    );
+    let bad_point = &doc["points"][3];
+    assert_eq!(bad_point["id"], "bad");
+    assert_eq!(bad_point["verdict"], "fail");
+    let finite = bad_point["gates"]
+        .as_array()
+        .expect("gates")
+        .iter()
+        .find(|g| g["name"] == "candidate finite")
+        .expect("finite gate");
+    // tests/fixtures/tensor/a_nonfinite.npy: 1 NaN, +Inf and −Inf among 2,048 elements.
+    assert_eq!(finite["detail"], "1 NaN and 2 Inf of 2048 elements");
     let bad: PathBuf = dir.path().join("bad.toml");
     std::fs::write(&bad, "[[config]]\nname = 1\n").expect("write");
     let out = kernelab()

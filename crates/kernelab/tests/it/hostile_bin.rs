@@ -193,7 +193,10 @@ fn fifos_and_directories_are_exit_2_without_blocking() {
         .expect("fifo")
         .display()
         .to_string();
-    assert_error(&["check", "sweep", &m], &format!("{m}: not a regular file"));
+    assert_error(
+        &["check", "sweep", &m],
+        &format!("{m}: cannot read: not a regular file"),
+    );
 }
 
 fn safetensors_empty() -> Vec<u8> {
@@ -227,7 +230,7 @@ fn an_empty_sweep_is_exit_2() {
     let m = write(dir.path(), "m.toml", b"dtype = \"bf16\"\n");
     assert_error(
         &["check", "sweep", &m],
-        &format!("{m}: nothing to compare: the manifest has no [[config]] entries"),
+        &format!("{m}: nothing to run: no [[config]] entries"),
     );
     let m = write(dir.path(), "n.toml", b"config = []\n");
     assert_error(&["check", "sweep", &m], "no [[config]] entries");

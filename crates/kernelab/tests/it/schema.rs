@@ -338,7 +338,6 @@ fn every_fixture_document_and_record_validates_against_its_schema() {
         "check_oracle",
         "check_finite",
         "check_repeat",
-        "check_sweep",
         "ab",
         "kernel_dry_run",
         "kernel_run",

@@ -121,7 +121,7 @@ fn local_sweep_runs_every_point_then_resumes_only_the_missing_ones() {
         .expect("run");
     let md = String::from_utf8_lossy(&c.stdout);
     assert!(
-        md.contains("| flip | 1 | FAIL | DIFFER | changed |"),
+        md.contains("| flip | 1 | FAIL | 1 of 2 | DIFFER | changed |"),
         "{md}"
     );
     assert!(md.contains("- flip: recompute_w_u_fwd_kernel"), "{md}");
@@ -191,4 +191,236 @@ fn the_sweep_record_reaches_the_report() {
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.contains("2 of 4 configs bitwise equal"), "{md}");
     assert!(md.contains("flip-n=2"), "{md}");
+}
+
+/// The golden `check sweep` manifest's three configs, with their files, under `dir`.
+fn config_manifest(dir: &Path) -> PathBuf {
+    for f in [
+        "a.npy",
+        "a_copy.npy",
+        "a_flip.npy",
+        "a_perturbed.npy",
+        "a_nonfinite.npy",
+    ] {
+        std::fs::copy(fixture("tensor").join(f), dir.join(f)).expect("copy");
+    }
+    let config = |name: &str, cand: &str, extra: &str| {
+        format!("[[config]]\nname = \"{name}\"\nbaseline = \"a.npy\"\ncandidate = \"{cand}\"\n{extra}\n")
+    };
+    let oracle = "oracle = \"a_perturbed.npy\"";
+    let text = [
+        "[tolerance]\nrtol = 1e-5\natol = 1e-5\n".to_string(),
+        config(
+            "T64_w4s3",
+            "a_copy.npy",
+            &format!("repeats = [\"a.npy\"]\n{oracle}"),
+        ),
+        config(
+            "T64_w8s2",
+            "a_flip.npy",
+            &format!("repeats = [\"a_copy.npy\"]\n{oracle}"),
+        ),
+        config("T64_nonfinite", "a_nonfinite.npy", ""),
+    ]
+    .join("\n");
+    let path = dir.join("sweep.toml");
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+/// A point without where and how long it ran (those differ between runs by design).
+fn outcome(p: &serde_json::Value) -> serde_json::Value {
+    let mut p = p.clone();
+    for k in ["worker", "wall_ns"] {
+        p.as_object_mut().expect("point").remove(k);
+    }
+    p
+}
+
+/// One engine: `check sweep` (in one process) and `kernelab sweep` (a worker process per
+/// point, results kept per point) give the same matrix for the same `[[config]]` manifest.
+#[test]
+fn check_sweep_and_sweep_are_one_engine() {
+    let t = tempfile::tempdir().expect("tmp");
+    let m = config_manifest(t.path());
+    let check = kernelab()
+        .current_dir(t.path())
+        .args(["check", "sweep", "sweep.toml", "--format", "json"])
+        .output()
+        .expect("run");
+    assert_eq!(check.status.code(), Some(1), "a gate fails");
+    let a = matrix(&check.stdout);
+    let dir = t.path().join("results");
+    let sweep = kernelab()
+        .args(["sweep", "--format", "json", "--dir"])
+        .arg(&dir)
+        .arg(&m)
+        .output()
+        .expect("run");
+    assert_eq!(sweep.status.code(), Some(1));
+    let b = matrix(&sweep.stdout);
+    for k in [
+        "mode", "total", "passed", "failed", "errors", "lines", "gates", "pass",
+    ] {
+        assert_eq!(a[k], b[k], "{k}");
+    }
+    let points = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        v["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .map(outcome)
+            .collect()
+    };
+    assert_eq!(points(&a), points(&b));
+    assert_eq!(
+        a["lines"],
+        serde_json::json!([
+            "1 of 3 configs bitwise equal",
+            "1 of 3 configs passed every gate"
+        ])
+    );
+    // `check sweep` kept no results folder, and wrote nothing beside the manifest.
+    let mut names: Vec<String> = std::fs::read_dir(t.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "a.npy",
+            "a_copy.npy",
+            "a_flip.npy",
+            "a_nonfinite.npy",
+            "a_perturbed.npy",
+            "results",
+            "sweep.toml"
+        ]
+    );
+}
+
+/// A grid of tensor points takes the same gate list as `[[config]]` points: repeats and an
+/// oracle as templates; a failed oracle gate fails the point.
+#[test]
+fn a_tensor_grid_runs_repeats_and_oracle_gates() {
+    let t = tempfile::tempdir().expect("tmp");
+    config_manifest(t.path());
+    let text = r#"[tensor]
+gate = "bitwise"
+baseline = "a.npy"
+candidate = "{cand}.npy"
+repeats = ["a_copy.npy"]
+oracle = "a_perturbed.npy"
+rtol = 1e-5
+atol = 1e-5
+
+[grid.values]
+cand = ["a_copy", "a_flip"]
+"#;
+    let m = t.path().join("grid.toml");
+    std::fs::write(&m, text).expect("write");
+    let out = kernelab()
+        .args(["check", "sweep", "--format", "json"])
+        .arg(&m)
+        .output()
+        .expect("run");
+    let v = matrix(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    let gates: Vec<&str> = v["gates"]
+        .as_array()
+        .expect("gates")
+        .iter()
+        .map(|g| g["line"].as_str().expect("line"))
+        .collect();
+    assert_eq!(
+        gates,
+        [
+            "1 of 2 configs: baseline vs candidate bitwise",
+            "1 of 2 configs: repeated candidate runs bit-identical",
+            "2 of 2 configs: candidate finite",
+            "1 of 2 configs: candidate within tolerance of the oracle",
+        ]
+    );
+    assert_eq!(v["points"][0]["id"], "cand=a_copy");
+    assert_eq!(v["points"][0]["verdict"], "pass");
+    assert_eq!(v["points"][1]["verdict"], "fail");
+}
+
+/// A `check sweep` record of schema version 5 (written by kernelab 0.1.0 at 4d82f8b on the
+/// golden manifest, tests/fixtures/bundle_v5_check_sweep/) renders as a `sweep`, with the
+/// same points and gates as a fresh `check sweep` of the same files.
+#[test]
+fn a_version_5_check_sweep_record_renders_as_the_sweep_of_today() {
+    let t = tempfile::tempdir().expect("tmp");
+    let bundle = t.path().join("bundle");
+    std::fs::create_dir(&bundle).expect("mkdir");
+    std::fs::copy(
+        fixture("bundle_v5_check_sweep/0001-check_sweep.json"),
+        bundle.join("0001-check_sweep.json"),
+    )
+    .expect("copy");
+    let out = kernelab()
+        .args(["report", "--format", "md"])
+        .arg(&bundle)
+        .output()
+        .expect("run");
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "1 of 3 configs bitwise equal",
+        "1 of 3 configs passed every gate",
+        "2 of 3 configs: candidate finite",
+        "1 of 2 configs: candidate within tolerance of the oracle",
+        "T64_nonfinite",
+    ] {
+        assert!(md.contains(needle), "missing {needle:?}:\n{md}");
+    }
+    // The record's upgraded body against a fresh run of the same manifest.
+    let text = std::fs::read_to_string(bundle.join("0001-check_sweep.json")).expect("read");
+    let rec: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut kind = rec["kind"].as_str().expect("kind").to_string();
+    let mut old = rec["result"].clone();
+    kernelab_report::upgrade::upgrade(&mut kind, 5, &mut old).expect("upgrades");
+    assert_eq!(kind, "sweep");
+    let d = t.path().join("fresh");
+    std::fs::create_dir(&d).expect("mkdir");
+    config_manifest(&d);
+    let fresh = kernelab()
+        .current_dir(&d)
+        .args(["check", "sweep", "sweep.toml", "--format", "json"])
+        .output()
+        .expect("run");
+    let new = matrix(&fresh.stdout);
+    for k in [
+        "total",
+        "passed",
+        "failed",
+        "errors",
+        "bitwise_equal",
+        "lines",
+        "gates",
+    ] {
+        assert_eq!(old[k], new[k], "{k}");
+    }
+    let verdicts = |v: &serde_json::Value| -> Vec<(String, String, usize)> {
+        v["points"]
+            .as_array()
+            .expect("points")
+            .iter()
+            .map(|p| {
+                (
+                    p["id"].as_str().unwrap_or_default().to_string(),
+                    p["verdict"].as_str().unwrap_or_default().to_string(),
+                    p["gates"].as_array().map_or(0, Vec::len),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(verdicts(&old), verdicts(&new));
 }

@@ -10,7 +10,7 @@ use crate::table::{Align, Table};
 use kernelab_code::{Matrix, ObjectDiff};
 use kernelab_model::MetricValue;
 use kernelab_stats::rank::median;
-use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, RepeatReport, SweepReport};
+use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, RepeatReport};
 use kernelab_trace::Status;
 
 /// A count that may be a median over runs: whole numbers without decimals.
@@ -279,10 +279,6 @@ pub(crate) fn repeat_lines(r: &RepeatReport) -> Vec<String> {
     } else {
         format!("runs differ: {}", r.differing.join("; "))
     }]
-}
-
-pub(crate) fn sweep_lines(r: &SweepReport) -> Vec<String> {
-    r.gates.iter().map(|g| g.line.clone()).collect()
 }
 
 /// A check record's part: its lines and the pass/fail headline.

@@ -14,6 +14,7 @@ pub(crate) fn sweep_part(r: &SweepBody) -> (Vec<Block>, String, Option<bool>) {
         .cloned()
         .unwrap_or_else(|| format!("{} of {} configs passed", r.passed, r.total));
     let mut lines = r.lines.clone();
+    lines.extend(r.gates.iter().map(|g| g.line.clone()));
     if let Some(p) = r.points.iter().find(|p| p.verdict != PointVerdict::Pass) {
         let first = p.gates.iter().find(|g| !g.passed).map_or_else(
             || p.error.clone().unwrap_or_default(),

@@ -13,7 +13,6 @@ mod check_bitwise;
 mod check_close;
 pub mod check_finite;
 mod check_repeat;
-mod check_sweep;
 mod code_diff;
 mod code_matrix;
 pub mod code_show;
@@ -226,7 +225,7 @@ use crate::documents::{
     MetricsBody, ProfileBody, RooflineBody, ServeBody, SweepBody,
 };
 use kernelab_code::{Matrix, ObjectDiff};
-use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, RepeatReport, SweepReport};
+use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, RepeatReport};
 
 registry! {
     /// `profile`.
@@ -249,8 +248,6 @@ registry! {
     CheckFinite(FiniteFiles) = ["check_finite"];
     /// `check_repeat`.
     CheckRepeat(RepeatReport) = ["check_repeat"];
-    /// `check_sweep`.
-    CheckSweep(SweepReport) = ["check_sweep"];
     /// `ab`.
     Ab(AbBody) = ["ab"];
     /// `kernel_run`.
@@ -263,7 +260,7 @@ registry! {
     Roofline(RooflineBody) = ["roofline"];
     /// `counters`.
     Counters(CountersBody) = ["counters"];
-    /// `sweep`.
+    /// `sweep` (`kernelab sweep` and `kernelab check sweep`).
     Sweep(SweepBody) = ["sweep"];
     /// `impact`.
     Impact(crate::impact::Impact) = ["impact"];

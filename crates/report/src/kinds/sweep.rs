@@ -41,6 +41,9 @@ impl RecordKind for SweepBody {
             self.total,
             "configs with changed code",
         );
+        for g in &self.gates {
+            sink.count_of(g.passed, g.total, &format!("configs: {}", g.gate));
+        }
     }
     fn consistent(&self) -> Result<(), String> {
         super::within(self.done, self.total, "points done")?;
@@ -53,6 +56,11 @@ impl RecordKind for SweepBody {
             self.bitwise_equal,
             self.bitwise_checked,
             "points bitwise equal",
-        )
+        )?;
+        for g in &self.gates {
+            super::within(g.passed, g.total, &format!("points passing {}", g.gate))?;
+            super::within(g.total, self.done, &format!("points {} ran on", g.gate))?;
+        }
+        Ok(())
     }
 }

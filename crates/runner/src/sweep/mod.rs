@@ -1,33 +1,42 @@
-//! `kernelab sweep`: a grid over a kernel spec's sizes, scalar values and builds (pairs of code
-//! objects), each point checked like `kernel run` (or, for CPU-only sweeps, by tensor gates over
-//! files named per point). The file format is in `docs/sweep.md`.
+//! The sweep engine of `kernelab sweep` and `kernelab check sweep`: a sweep file read into
+//! points (a grid over sizes, scalar values and builds, or explicit `[[config]]` points), each
+//! point run and gated, results kept one file per point, merged into one matrix. Kernel points
+//! are run by the GPU launcher through [`KernelPoints`]; tensor points run here, on the CPU.
+//! The file format is in `docs/sweep.md`.
 
+mod error;
 mod point;
 mod store;
 
-use crate::error::{Error, Result};
-use crate::spec::{Overrides, Size, Spec};
 use kernelab_code::{load_build, load_file, matrix, Build, LoadOptions};
-use kernelab_model::sweep::BuildChange;
+use kernelab_model::sweep::{BuildChange, Size};
 use kernelab_model::Location;
+use kernelab_tensor::DType;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-pub use point::{run_point, unfinished};
-pub use store::{done_ids, read_results, write_result};
+pub use error::{Error, Result};
+pub use point::{run_point, unfinished, KernelPoints};
+pub use store::{done_ids, read_results, write_result, MAX_POINT_FILE_BYTES};
 
 /// A sweep file as written.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SweepFile {
     spec: Option<PathBuf>,
-    tensor: Option<TensorPoints>,
+    tensor: Option<TensorTemplates>,
     #[serde(default)]
     timing: bool,
     rounds: Option<usize>,
-    #[serde(default)]
-    grid: GridFile,
+    grid: Option<GridFile>,
+    /// Explicit tensor points (`check sweep`'s manifest).
+    #[serde(default, rename = "config")]
+    configs: Vec<ConfigEntry>,
+    /// Element type of the `[[config]]` points' files.
+    dtype: Option<String>,
+    /// Tolerance of the `[[config]]` points' oracle gate.
+    tolerance: Option<ToleranceEntry>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -58,41 +67,99 @@ struct BuildDirs {
     key: Option<String>,
 }
 
-/// Which tensor gate a CPU point runs.
+/// One `[[config]]` point: its own files.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigEntry {
+    name: String,
+    baseline: PathBuf,
+    candidate: PathBuf,
+    #[serde(default)]
+    repeats: Vec<PathBuf>,
+    oracle: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToleranceEntry {
+    rtol: f64,
+    atol: f64,
+}
+
+/// Which comparison of baseline and candidate a tensor point requires.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum TensorGate {
     /// Every element bit-identical.
     Bitwise,
-    /// Within tolerance (rtol/atol, or the dtype's default).
+    /// Within tolerance (rtol/atol, or the dtype's default); bitwise equality is reported.
     Close,
 }
 
-/// CPU-only points: a tensor gate over two files whose paths are templates (`{T}`, `{build}`).
+/// The `[tensor]` table: the gates of grid tensor points, and their files as templates
+/// (`{T}`, `{build}`) relative to the sweep file.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TensorPoints {
-    /// The gate.
+struct TensorTemplates {
+    gate: TensorGate,
+    baseline: String,
+    candidate: String,
+    #[serde(default)]
+    repeats: Vec<String>,
+    oracle: Option<String>,
+    rtol: Option<f64>,
+    atol: Option<f64>,
+    dtype: Option<String>,
+}
+
+/// What every tensor point checks: the comparison of baseline and candidate, then (each where
+/// the point has the files) repeated candidate runs bit-identical, the candidate finite, the
+/// candidate within tolerance of an oracle.
+#[derive(Clone, Debug)]
+pub struct TensorGates {
+    /// The baseline–candidate comparison.
     pub gate: TensorGate,
-    /// Baseline file template, relative to the sweep file.
-    pub baseline: String,
-    /// Candidate file template.
-    pub candidate: String,
-    /// Relative tolerance of the close gate.
+    /// Relative tolerance of the close and oracle gates (the dtype's default when absent).
     pub rtol: Option<f64>,
-    /// Absolute tolerance of the close gate.
+    /// Absolute tolerance of the close and oracle gates.
     pub atol: Option<f64>,
     /// Element type for files that need one (raw files, bf16 stored as uint16).
-    pub dtype: Option<String>,
+    pub dtype: Option<DType>,
+    /// Most bytes a compressed member of a point's file may inflate to (default 4 GiB).
+    pub max_decompressed: Option<u64>,
+}
+
+/// A tensor point's files, resolved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorFiles {
+    /// Output of the baseline build.
+    pub baseline: PathBuf,
+    /// Output of the candidate build.
+    pub candidate: PathBuf,
+    /// Repeated candidate outputs.
+    pub repeats: Vec<PathBuf>,
+    /// High-precision reference.
+    pub oracle: Option<PathBuf>,
+}
+
+/// A kernel sweep's spec, as the sweep file names it.
+#[derive(Clone, Debug)]
+pub struct KernelMode {
+    /// The launch spec, resolved against the sweep file.
+    pub spec: PathBuf,
+    /// Timing rounds per point (overrides the spec's), and the sweep file's line giving them.
+    pub rounds: Option<(usize, Option<u64>)>,
+    /// Time each point.
+    pub timing: bool,
 }
 
 /// What a sweep's points run.
 #[derive(Clone, Debug)]
 pub enum Mode {
-    /// `kernel run` gates (and timing) through the launcher.
-    Kernel(Box<Spec>),
-    /// Tensor gates over files.
-    Tensor(TensorPoints),
+    /// `kernel run` gates (and timing) through the GPU launcher.
+    Kernel(KernelMode),
+    /// Tensor gates over files, on the CPU.
+    Tensor(TensorGates),
 }
 
 /// One build key: a pair of code objects (either may be absent for tensor sweeps).
@@ -106,10 +173,10 @@ pub struct BuildKey {
     pub candidate: Option<PathBuf>,
 }
 
-/// One grid point.
+/// One point.
 #[derive(Clone, Debug)]
 pub struct Point {
-    /// Id: its coordinates, file-name safe.
+    /// Id: its coordinates (or its config name), file-name safe.
     pub id: String,
     /// Build key.
     pub build: Option<BuildKey>,
@@ -117,6 +184,8 @@ pub struct Point {
     pub sizes: BTreeMap<String, i64>,
     /// Scalar values.
     pub values: BTreeMap<String, Size>,
+    /// A tensor point's files.
+    pub files: Option<TensorFiles>,
 }
 
 impl Point {
@@ -128,46 +197,26 @@ impl Point {
             .map(|(k, v)| (k.clone(), v.to_string()))
             .collect();
         for (k, v) in &self.values {
-            p.insert(k.clone(), size_text(v));
+            p.insert(k.clone(), v.to_string());
         }
         p
     }
-
-    /// The spec overrides of this point.
-    pub fn overrides(&self) -> Overrides {
-        Overrides {
-            sizes: self.sizes.clone(),
-            values: self.values.clone(),
-            baseline: self.build.as_ref().and_then(|b| b.baseline.clone()),
-            candidate: self.build.as_ref().and_then(|b| b.candidate.clone()),
-        }
-    }
 }
 
-fn size_text(s: &Size) -> String {
-    match s {
-        Size::Int(i) => i.to_string(),
-        Size::Float(f) => f.to_string(),
-        Size::Expr(e) => e.clone(),
-    }
-}
-
-/// A loaded sweep: its mode and every point in grid order.
+/// A loaded sweep: its mode and every point in order.
 #[derive(Clone, Debug)]
 pub struct Sweep {
     /// The sweep file.
     pub path: PathBuf,
     /// What the points run.
     pub mode: Mode,
-    /// Time each kernel point.
-    pub timing: bool,
     /// The build keys.
     pub builds: Vec<BuildKey>,
     /// The points.
     pub points: Vec<Point>,
 }
 
-/// Most points of a sweep grid: its size (the product of its value lists and build keys) is
+/// Most points of a sweep: a grid's size (the product of its value lists and build keys) is
 /// counted before anything is expanded.
 pub const MAX_POINTS: usize = 100_000;
 /// Largest sweep file read: 1 MiB.
@@ -193,19 +242,34 @@ fn key_line(text: &str, key: &str) -> Option<u64> {
 }
 
 fn bad(path: &Path, line: Option<u64>, message: impl Into<String>) -> Error {
-    Error::Spec {
+    Error::File {
         location: Location {
             line,
             ..Location::default()
-        },
+        }
+        .with_path(path),
         message: message.into(),
     }
-    .with_path(Some(path))
+}
+
+/// A `dtype` setting read, or an error naming its line.
+fn dtype(path: &Path, text: &str, d: Option<&str>) -> Result<Option<DType>> {
+    d.map(|d| {
+        DType::parse(d).ok_or_else(|| {
+            bad(
+                path,
+                key_line(text, "dtype"),
+                format!("`dtype` = {d:?}: expected bf16, f16, f32, f64, f8e4m3fn, f8e5m2, i8..i64, u8..u64 or bool"),
+            )
+        })
+    })
+    .transpose()
 }
 
 impl Sweep {
-    /// Reads a sweep file and expands its grid.
-    pub fn read(path: &Path) -> Result<Sweep> {
+    /// Reads a sweep file and expands its points; compressed members of tensor points' files
+    /// inflate to at most `max_decompressed` bytes each (default 4 GiB).
+    pub fn read(path: &Path, max_decompressed: Option<u64>) -> Result<Sweep> {
         let text = kernelab_model::read_regular_text(path, MAX_SWEEP_BYTES).map_err(|source| {
             Error::Read {
                 path: path.to_path_buf(),
@@ -223,35 +287,50 @@ impl Sweep {
             bad(path, line, e.message().to_string())
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        let mode = match (&f.spec, &f.tensor) {
-            (Some(s), None) => {
-                let mut spec = Spec::read(&dir.join(s))?;
-                if let Some(r) = f.rounds {
-                    if !(2..=crate::spec::MAX_ROUNDS).contains(&r) {
-                        return Err(bad(
-                            path,
-                            key_line(&text, "rounds"),
-                            format!(
-                                "`rounds` = {r}: expected 2 to {} rounds",
-                                crate::spec::MAX_ROUNDS
-                            ),
-                        ));
-                    }
-                    spec.timing.rounds = r;
-                }
-                Mode::Kernel(Box::new(spec))
+        if !f.configs.is_empty() {
+            return Self::configs(path, dir, &text, f, max_decompressed);
+        }
+        let grid = f.grid.clone().unwrap_or_default();
+        if f.dtype.is_some() || f.tolerance.is_some() {
+            let line = key_line(&text, "dtype").or_else(|| key_line(&text, "[tolerance]"));
+            if f.spec.is_some() || f.tensor.is_some() {
+                return Err(bad(
+                    path,
+                    line,
+                    "top-level `dtype` and [tolerance] go with [[config]] entries; a [tensor] table takes its own `dtype`, `rtol` and `atol`",
+                ));
             }
-            (None, Some(t)) => Mode::Tensor(t.clone()),
-            _ => {
+        }
+        let mode = match (&f.spec, &f.tensor) {
+            (Some(s), None) => Mode::Kernel(KernelMode {
+                spec: dir.join(s),
+                rounds: f.rounds.map(|r| (r, key_line(&text, "rounds"))),
+                timing: f.timing,
+            }),
+            (None, Some(t)) => Mode::Tensor(TensorGates {
+                gate: t.gate,
+                rtol: t.rtol,
+                atol: t.atol,
+                dtype: dtype(path, &text, t.dtype.as_deref())?,
+                max_decompressed,
+            }),
+            (Some(_), Some(_)) => {
+                return Err(bad(
+                    path,
+                    key_line(&text, "[tensor]"),
+                    "give `spec` (kernel points) or a [tensor] table (tensor points), not both",
+                ))
+            }
+            (None, None) => {
                 return Err(bad(
                     path,
                     None,
-                    "give either `spec` (kernel points) or a [tensor] table (CPU points)",
+                    "nothing to run: no [[config]] entries, no `spec` and no [tensor] table (see docs/sweep.md)",
                 ))
             }
         };
-        let builds = builds(path, dir, &f.grid)?;
-        let count = grid_size(&f.grid, &builds);
+        let builds = builds(path, dir, &grid)?;
+        let count = grid_size(&grid, &builds);
         if count > MAX_POINTS as u128 {
             return Err(bad(
                 path,
@@ -261,12 +340,89 @@ impl Sweep {
                 ),
             ));
         }
-        let points = expand(path, &f.grid, &builds)?;
+        let mut points = expand(path, &grid, &builds)?;
+        if let Some(t) = &f.tensor {
+            for p in &mut points {
+                let fill = |template: &str| dir.join(fill(template, p));
+                p.files = Some(TensorFiles {
+                    baseline: fill(&t.baseline),
+                    candidate: fill(&t.candidate),
+                    repeats: t.repeats.iter().map(|r| fill(r)).collect(),
+                    oracle: t.oracle.as_deref().map(fill),
+                });
+            }
+        }
         Ok(Sweep {
             path: path.to_path_buf(),
             mode,
-            timing: f.timing,
             builds,
+            points,
+        })
+    }
+
+    /// A sweep of explicit `[[config]]` points (`check sweep`'s manifest).
+    fn configs(
+        path: &Path,
+        dir: &Path,
+        text: &str,
+        f: SweepFile,
+        max_decompressed: Option<u64>,
+    ) -> Result<Sweep> {
+        if f.spec.is_some() || f.tensor.is_some() || f.grid.is_some() || f.rounds.is_some() {
+            return Err(bad(
+                path,
+                key_line(text, "[[config]]"),
+                "[[config]] entries are points of their own: give them without `spec`, [tensor], [grid] or `rounds`",
+            ));
+        }
+        if f.configs.len() > MAX_POINTS {
+            return Err(bad(
+                path,
+                None,
+                format!(
+                    "{} [[config]] entries; at most {MAX_POINTS}",
+                    f.configs.len()
+                ),
+            ));
+        }
+        let mode = Mode::Tensor(TensorGates {
+            gate: TensorGate::Bitwise,
+            rtol: f.tolerance.map(|t| t.rtol),
+            atol: f.tolerance.map(|t| t.atol),
+            dtype: dtype(path, text, f.dtype.as_deref())?,
+            max_decompressed,
+        });
+        let mut seen = BTreeSet::new();
+        let mut points = Vec::with_capacity(f.configs.len());
+        for c in f.configs {
+            let id = safe(&c.name);
+            if id.is_empty() || !seen.insert(id.clone()) {
+                return Err(bad(
+                    path,
+                    key_line(text, &format!("name = {:?}", c.name)),
+                    format!(
+                        "config name {:?}: every [[config]] needs a name of its own (as a file name: {id:?})",
+                        c.name
+                    ),
+                ));
+            }
+            points.push(Point {
+                id,
+                build: None,
+                sizes: BTreeMap::new(),
+                values: BTreeMap::new(),
+                files: Some(TensorFiles {
+                    baseline: dir.join(c.baseline),
+                    candidate: dir.join(c.candidate),
+                    repeats: c.repeats.iter().map(|r| dir.join(r)).collect(),
+                    oracle: c.oracle.map(|o| dir.join(o)),
+                }),
+            });
+        }
+        Ok(Sweep {
+            path: path.to_path_buf(),
+            mode,
+            builds: Vec::new(),
             points,
         })
     }
@@ -279,7 +435,7 @@ impl Sweep {
         }
     }
 
-    /// The ids of every point, in grid order.
+    /// The ids of every point, in order.
     pub fn ids(&self) -> Vec<String> {
         self.points.iter().map(|p| p.id.clone()).collect()
     }
@@ -290,6 +446,27 @@ impl Sweep {
             .iter()
             .find(|p| p.id == id)
             .ok_or_else(|| bad(&self.path, None, format!("no point `{id}` in this sweep")))
+    }
+
+    /// Every file the sweep reads: itself, its code objects, its spec, its points' tensors.
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        let mut out = vec![self.path.clone()];
+        out.extend(
+            self.builds
+                .iter()
+                .flat_map(|b| b.baseline.iter().chain(b.candidate.iter()).cloned()),
+        );
+        if let Mode::Kernel(k) = &self.mode {
+            out.push(k.spec.clone());
+        }
+        for f in self.points.iter().filter_map(|p| p.files.as_ref()) {
+            out.extend([f.baseline.clone(), f.candidate.clone()]);
+            out.extend(f.repeats.iter().cloned());
+            out.extend(f.oracle.iter().cloned());
+        }
+        let mut seen = BTreeSet::new();
+        out.retain(|p| seen.insert(p.clone()));
+        out
     }
 
     /// Per build key with both code objects: whether the machine code changed (`code matrix`).
@@ -358,7 +535,7 @@ fn builds(path: &Path, dir: &Path, g: &GridFile) -> Result<Vec<BuildKey>> {
             }
         }
     }
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = BTreeSet::new();
     for b in &out {
         if !seen.insert(b.key.as_str()) {
             return Err(bad(
@@ -384,6 +561,18 @@ fn safe(s: &str) -> String {
         .collect()
 }
 
+/// `template` with `{name}` replaced by the point's coordinates and `{build}` by its key.
+fn fill(template: &str, point: &Point) -> String {
+    let mut s = template.to_string();
+    if let Some(b) = &point.build {
+        s = s.replace("{build}", &b.key);
+    }
+    for (k, v) in point.params() {
+        s = s.replace(&format!("{{{k}}}"), &v);
+    }
+    s
+}
+
 fn expand(path: &Path, g: &GridFile, builds: &[BuildKey]) -> Result<Vec<Point>> {
     for (k, v) in &g.sizes {
         if v.is_empty() {
@@ -400,6 +589,7 @@ fn expand(path: &Path, g: &GridFile, builds: &[BuildKey]) -> Result<Vec<Point>> 
         build: None,
         sizes: BTreeMap::new(),
         values: BTreeMap::new(),
+        files: None,
     }];
     if !builds.is_empty() {
         points = builds
@@ -434,7 +624,7 @@ fn expand(path: &Path, g: &GridFile, builds: &[BuildKey]) -> Result<Vec<Point>> 
             })
             .collect();
     }
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen = BTreeSet::new();
     for p in &mut points {
         let mut parts: Vec<String> = p.build.iter().map(|b| b.key.clone()).collect();
         parts.extend(p.params().iter().map(|(k, v)| format!("{k}={v}")));

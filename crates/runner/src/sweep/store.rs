@@ -1,7 +1,7 @@
 //! Per-point result files in a sweep's output folder (`points/<id>.json`): each written whole
 //! (a temporary file renamed into place), so a killed worker leaves a result or nothing.
 
-use crate::error::{Error, Result};
+use super::error::{Error, Result};
 use kernelab_model::sweep::{PointResult, PointVerdict};
 use kernelab_model::Location;
 use std::collections::BTreeSet;
@@ -71,7 +71,7 @@ pub fn read_results(out: &Path) -> Result<Vec<PointResult>> {
                     source,
                 }
             })?;
-        let r: PointResult = serde_json::from_str(&text).map_err(|e| Error::Spec {
+        let r: PointResult = serde_json::from_str(&text).map_err(|e| Error::File {
             location: Location {
                 line: Some(e.line() as u64),
                 ..Location::default()
