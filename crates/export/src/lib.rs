@@ -190,7 +190,9 @@ fn read_sample_line(
     // A run that names its kind: only its sample lines are rows (an ab failure or a counters
     // process line is not a sample of any table).
     match (run.as_deref(), kind) {
-        (Some("ab"), Some("run")) | (Some("kernel_run"), Some("sample")) => {}
+        (Some("ab"), Some("run"))
+        | (Some("kernel_run"), Some("sample"))
+        | (Some("sweep_point"), Some("sample")) => {}
         (Some("serve"), _) => {}
         (Some(_), _) => return Ok(()),
         (None, _) => {}
@@ -201,9 +203,13 @@ fn read_sample_line(
     if let (Some(Value::String(spec)), Some(Value::Object(sample))) =
         (obj.get("spec"), obj.get("sample"))
     {
-        // kernel run: {"spec", "sample"}. Files written before schema version 4 hold
-        // `us_per_launch`: one column, in nanoseconds, for every version.
+        // kernel run: {"spec", "sample"}; a sweep's kernel point also names its `point`.
+        // Files written before schema version 4 hold `us_per_launch`: one column, in
+        // nanoseconds, for every version.
         row.insert("spec".into(), Value::String(spec.clone()));
+        if let Some(p) = obj.get("point").filter(|p| p.is_string()) {
+            row.insert("point".into(), p.clone());
+        }
         flatten_into("", sample, &mut row);
         if let Some(us) = row.remove("us_per_launch") {
             let ns = us.as_f64().map_or(Value::Null, |x| Value::from(x * 1e3));
@@ -327,6 +333,25 @@ fn key(n: usize) -> Result<i32> {
 }
 
 impl Dispatches {
+    /// Builders sized for `rows` dispatches up front, so that no column doubles its buffer
+    /// while it grows (a table built once holds exactly its rows' bytes).
+    fn with_capacity(rows: usize) -> Dispatches {
+        let u32s = || std::array::from_fn(|_| UInt32Builder::with_capacity(rows));
+        Dispatches {
+            file: Int32Builder::with_capacity(rows),
+            name: Int32Builder::with_capacity(rows),
+            family: Int32Builder::with_capacity(rows),
+            device: UInt32Builder::with_capacity(rows),
+            stream: UInt64Builder::with_capacity(rows),
+            start_ns: Int64Builder::with_capacity(rows),
+            duration_ns: Int64Builder::with_capacity(rows),
+            grid: u32s(),
+            block: u32s(),
+            correlation: UInt64Builder::with_capacity(rows),
+            ..Dispatches::default()
+        }
+    }
+
     /// Adds every dispatch of `profile`, each with the file and format of the input it came
     /// from.
     fn add(&mut self, profile: &Profile) -> Result<()> {
@@ -415,7 +440,7 @@ impl Dispatches {
 /// The dispatch table of `profile` ([`schema::dispatches_schema`]): one row per dispatch of
 /// every input, as `dispatches.parquet` holds it.
 pub fn dispatch_batch(profile: &Profile) -> Result<RecordBatch> {
-    let mut d = Dispatches::default();
+    let mut d = Dispatches::with_capacity(profile.dispatches.len());
     d.add(profile)?;
     d.batch()
 }

@@ -44,6 +44,7 @@ pub const KERNEL_SAMPLES: &[(&str, Column)] = &[
     ("file", Utf8),
     ("line", Int64),
     ("spec", Utf8),
+    ("point", Utf8),
     ("round", Int64),
     ("build", Utf8),
     ("sample", Int64),

@@ -5,9 +5,9 @@ use crate::error::{Error, Result};
 use crate::spec::{Overrides, Spec};
 use kernelab_model::sweep::PointResult;
 use kernelab_model::Location;
+use kernelab_runner::run::{create_in, RunKind, RunState};
 use kernelab_runner::sweep::{KernelPoints, Mode, Point, Sweep};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A kernel sweep's spec, read once, and whether its points are timed.
 #[derive(Clone, Debug)]
@@ -69,60 +69,69 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 impl KernelPoints for KernelSweep {
+    /// Runs the point; a timed point is an experiment run of its own (`RunKind::SweepPoint`)
+    /// in `out/runs/`: its samples file starts with the header (kind, schema version, the
+    /// spec's hash, the plan) and holds one `{"kind": "sample", "spec", "point", "sample"}`
+    /// line per sample, as `kernel run`'s does.
     fn run(
         &self,
         point: &Point,
         out: &Path,
         r: &mut PointResult,
     ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        kernel_point(&self.spec, self.timing, point, out, r).map_err(Into::into)
+        let spec = self.spec.with_overrides(&overrides(point))?;
+        let spec_name = spec
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        if !self.timing {
+            return Ok(kernel_point(&spec, false, r, &mut |_| Ok(()))?);
+        }
+        let run = create_in(&out.join("runs"), RunKind::SweepPoint, &point.id, None)?;
+        let sha = match &spec.path {
+            Some(p) => Some(kernelab_model::sha256_hex(&kernelab_model::read_regular(
+                p,
+                16 << 20,
+            )?)),
+            None => None,
+        };
+        let plan = serde_json::json!({
+            "spec": spec_name,
+            "point": point.id,
+            "params": point.params(),
+            "build": point.build.as_ref().map(|b| b.key.clone()),
+            "rounds": spec.timing.rounds,
+        });
+        let mut w = run.write_header(kernelab_model::SCHEMA_VERSION, sha.as_deref(), &plan)?;
+        let path = run.samples.clone();
+        let result = kernel_point(&spec, true, r, &mut |s| {
+            let line = serde_json::json!({"kind": "sample", "spec": spec_name, "point": point.id, "sample": s});
+            w.write(&line).map_err(|source| Error::Write {
+                path: path.clone(),
+                source,
+            })
+        });
+        run.finish(if result.is_ok() {
+            RunState::Complete
+        } else {
+            RunState::Failed
+        })?;
+        Ok(result?)
     }
 }
 
-/// Runs one point on this machine's device; timed samples go to `out/samples/<id>.jsonl`.
+/// Runs one point (its spec with the point's overrides) on this machine's device; each timed
+/// sample goes to `sample`.
 fn kernel_point(
     spec: &Spec,
     timed: bool,
-    point: &Point,
-    out: &Path,
     r: &mut PointResult,
+    sample: &mut dyn FnMut(&kernelab_model::kernel_run::Sample) -> Result<()>,
 ) -> Result<()> {
-    let spec = spec.with_overrides(&overrides(point))?;
-    let mut gpu = crate::open(&spec)?;
+    let mut gpu = crate::open(spec)?;
     r.device = gpu.device_name();
-    let dir = out.join("samples");
-    let path = dir.join(format!("{}.jsonl", point.id));
-    let werr = |path: &PathBuf| {
-        let path = path.clone();
-        move |source| Error::Write { path, source }
-    };
-    let mut writer = None;
-    if timed {
-        std::fs::create_dir_all(&dir).map_err(werr(&dir))?;
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(werr(&path))?;
-        writer = Some(std::io::BufWriter::new(f));
-    }
-    let run = crate::run::run_timed(
-        gpu.as_mut(),
-        &spec,
-        timed,
-        &mut |s| match writer.as_mut() {
-            Some(w) => {
-                let line = serde_json::json!({"point": point.id, "sample": s});
-                writeln!(w, "{line}").map_err(werr(&path))
-            }
-            None => Ok(()),
-        },
-        &mut |_, _| {},
-    );
-    if let Some(w) = writer.as_mut() {
-        w.flush().map_err(werr(&path))?;
-    }
-    let run = run?;
+    let run = crate::run::run_timed(gpu.as_mut(), spec, timed, sample, &mut |_, _| {})?;
     r.bitwise = run
         .gates
         .iter()

@@ -412,3 +412,45 @@ fn a_samples_file_larger_than_a_row_group_is_written_in_several() {
         .collect();
     assert_eq!(names, vec!["kernel_samples.parquet".to_string()]);
 }
+
+/// A sweep's timed kernel point is an experiment run (header kind `sweep_point`, made by the
+/// runner's one run type); its sample lines become `kernel_samples` rows naming their point,
+/// and the header is not a row.
+#[test]
+fn a_sweep_points_samples_are_kernel_samples_naming_the_point() {
+    let t = tempfile::tempdir().expect("tmp");
+    let run = kernelab_runner::run::create_in(
+        &t.path().join("runs"),
+        kernelab_runner::run::RunKind::SweepPoint,
+        "w4s3-T=2048",
+        None,
+    )
+    .expect("run");
+    let plan = serde_json::json!({"spec": "s.toml", "point": "w4s3-T=2048", "rounds": 2});
+    let mut w = run
+        .write_header(kernelab_model::SCHEMA_VERSION, Some("ab12"), &plan)
+        .expect("header");
+    for (i, ns) in [(0, 1500.0), (1, 1520.0), (2, 1490.0)] {
+        w.write(&serde_json::json!({"kind": "sample", "spec": "s.toml", "point": "w4s3-T=2048",
+            "sample": {"round": 0, "build": "candidate", "sample": i, "batch": 1, "ns_per_launch": ns}}))
+            .expect("line");
+    }
+    drop(w);
+    let head = std::fs::read_to_string(&run.samples).expect("read");
+    assert!(head.starts_with("{\"kind\":\"header\""), "{head}");
+    assert!(head.contains("\"run\":\"sweep_point\""), "{head}");
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&run.samples)
+        .assert()
+        .success();
+    let file = pq(&out, "kernel_samples.parquet");
+    let Some(rows) = duckdb(&format!(
+        "select count(*), min(point), sum(ns_per_launch), min(line) from '{file}'"
+    )) else {
+        return;
+    };
+    assert_eq!(rows, serde_json::json!([[3.0, "w4s3-T=2048", 4510.0, 2.0]]));
+}

@@ -31,7 +31,7 @@ pub enum RunKind {
     KernelRun,
     /// `kernelab counters`: profiler passes.
     Counters,
-    /// One point of `kernelab sweep`.
+    /// One timed kernel point of `kernelab sweep` (in the sweep's results folder, `runs/`).
     SweepPoint,
 }
 
@@ -51,8 +51,8 @@ impl RunKind {
         match self {
             RunKind::Ab => "pairs",
             RunKind::Serve => "rounds",
-            RunKind::KernelRun => "samples",
-            RunKind::Counters | RunKind::SweepPoint => "processes",
+            RunKind::KernelRun | RunKind::SweepPoint => "samples",
+            RunKind::Counters => "processes",
         }
     }
 }
