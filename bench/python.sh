@@ -17,6 +17,12 @@ VENV=$OUT/venv
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q -r tests/python/requirements.txt
 "$VENV/bin/pip" install -q HolisticTraceAnalysis==0.5.0 || echo "HolisticTraceAnalysis did not install: its case is skipped" >&2
+# AMD's TraceLens is not on PyPI (PyPI's `tracelens` is an unrelated package): from its
+# repository at the commit measured (or a copy of it: TRACELENS_SRC=DIR), without its optional
+# stacks (xprof, SharePoint clients).
+"$VENV/bin/pip" install -q --no-deps "${TRACELENS_SRC:-TraceLens @ git+https://github.com/AMD-AGI/TraceLens@171dd747}" \
+  && "$VENV/bin/pip" install -q orjson tqdm tabulate openpyxl pyyaml matplotlib \
+  || echo "TraceLens did not install: its case is skipped" >&2
 PATH="$PWD/$VENV/bin:$PATH" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" "$VENV/bin/pip" install -q --no-build-isolation --force-reinstall --no-deps .
 DIR=$OUT/py_${SIZE}MB
 mkdir -p "$DIR"
@@ -51,6 +57,9 @@ run "kernelab.profile → dispatches.to_pandas()" "$PY" bench/python_load.py ker
 if "$PY" -c "import hta" 2>/dev/null; then
   run "HTA TraceAnalysis(trace_dir) (all events)" "$PY" bench/python_load.py hta "$JSON"
 fi
+if "$PY" -c "from TraceLens import TreePerfAnalyzer" 2>/dev/null; then
+  run "TraceLens TreePerfAnalyzer.from_file → get_df_kernels()" "$PY" bench/python_load.py tracelens "$JSON"
+fi
 run "json.load + DataFrame of kernel events" "$PY" bench/python_load.py json "$JSON"
 KERNELS=$("$BIN" profile "$JSON" --format json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['summary']['kernel_count'])")
 echo
@@ -61,3 +70,10 @@ echo
 echo "| case | s | × CLI |"
 echo "|---|---:|---:|"
 "$PY" bench/python_vs_cli.py "$BIN" "$JSON" 9
+echo
+echo "Memory in one process, growth over a control run on a small real trace (bench/python_memory.py):"
+echo
+for split in True False; do
+  "$PY" bench/python_memory.py tests/fixtures/kineto-cuda-simple_add-benchmark_trace.json.gz "$JSON" "split_blocks=$split"
+  echo
+done

@@ -3,7 +3,9 @@
 `case|load s|rows|frame MB`. Cases: `kernelab-kernels` (kernelab.profile, the kernel table as a
 DataFrame: what `kernelab profile` computes), `kernelab-dispatches` (every dispatch as a
 DataFrame), `hta` (HolisticTraceAnalysis's TraceAnalysis, which loads every event of the trace
-into DataFrames), `json` (json.load and a DataFrame of the kernel events, by hand)."""
+into DataFrames), `tracelens` (AMD TraceLens's TreePerfAnalyzer.from_file, which builds its
+event tree with orjson, then its kernel DataFrame `get_df_kernels`), `json` (json.load and a
+DataFrame of the kernel events, by hand)."""
 import sys
 import time
 
@@ -19,6 +21,8 @@ elif case == "hta":
 
     logging.disable(logging.WARNING)
     from hta.trace_analysis import TraceAnalysis
+elif case == "tracelens":
+    from TraceLens import TreePerfAnalyzer
 t0 = time.perf_counter()
 if case.startswith("kernelab"):
     p = kernelab.profile(path)
@@ -29,6 +33,8 @@ elif case == "hta":
 
     ta = TraceAnalysis(trace_dir=os.path.dirname(path))
     df = ta.t.get_trace(0)
+elif case == "tracelens":
+    df = TreePerfAnalyzer.from_file(path).get_df_kernels()
 elif case == "json":
     import gzip
     import json

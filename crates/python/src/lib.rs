@@ -212,13 +212,22 @@ impl Table {
     }
 
     /// The table as a pandas DataFrame, through pyarrow (`pyarrow.Table.to_pandas`, whose
-    /// keywords it takes); dictionary-encoded text becomes categoricals.
+    /// keywords it takes); dictionary-encoded text becomes categoricals. By default each
+    /// column is its own block (`split_blocks=True`), so that integer columns without nulls
+    /// share the table's memory instead of being copied into one consolidated block.
     #[pyo3(signature = (**kwargs))]
     fn to_pandas<'py>(
         slf: &Bound<'py, Self>,
         kwargs: Option<&Bound<'py, pyo3::types::PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        Self::to_pyarrow(slf)?.call_method("to_pandas", (), kwargs)
+        let kw = match kwargs {
+            Some(k) => k.copy()?,
+            None => pyo3::types::PyDict::new(slf.py()),
+        };
+        if !kw.contains("split_blocks")? {
+            kw.set_item("split_blocks", true)?;
+        }
+        Self::to_pyarrow(slf)?.call_method("to_pandas", (), Some(&kw))
     }
 
     /// The table as a polars DataFrame (needs polars).
