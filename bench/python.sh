@@ -63,7 +63,7 @@ fi
 run "json.load + DataFrame of kernel events" "$PY" bench/python_load.py json "$JSON"
 KERNELS=$("$BIN" profile "$JSON" --format json | "$PY" -c "import json,sys; print(json.load(sys.stdin)['summary']['kernel_count'])")
 echo
-echo "dispatch store with correlation ids: $KERNELS dispatches × 28 bytes = $((KERNELS * 28 / 1048576)) MB"
+echo "dispatch store with correlation ids: $KERNELS dispatches × 28 bytes = $(awk -v k="$KERNELS" 'BEGIN {printf "%.1f", k * 28 / 1048576}') MB"
 echo
 echo "Interleaved in one process, median of 9 (seconds; ratio to the CLI):"
 echo

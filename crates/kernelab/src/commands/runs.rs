@@ -2,11 +2,12 @@
 
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use kernelab_report::{render, OutputFormat};
 use kernelab_report::{Align, Block, Table};
 use std::io::Write;
+use std::path::PathBuf;
 
 /// Formats of `kernelab runs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -23,11 +24,23 @@ pub struct RunsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = RunsFormat::Table)]
     pub format: RunsFormat,
+    /// List the runs of this folder instead: a runs folder, or a sweep's results folder (its
+    /// timed kernel points are runs in `DIR/runs/`).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Runs the command.
 pub fn run(args: RunsArgs, _session: &mut Session) -> Result<ExitStatus> {
-    let root = kernelab_runner::run::state_dir().map_err(|e| anyhow!(e))?;
+    let root = match &args.dir {
+        None => kernelab_runner::run::state_dir().map_err(|e| anyhow!(e))?,
+        Some(dir) if dir.join("runs").is_dir() => dir.join("runs"),
+        Some(dir) if dir.is_dir() => dir.clone(),
+        Some(dir) => bail!(
+            "{}: no such folder (expected a runs folder or a sweep's results folder)",
+            dir.display()
+        ),
+    };
     let runs = kernelab_runner::run::list_in(&root).map_err(|e| anyhow!(e))?;
     let text = match args.format {
         RunsFormat::Json => crate::output::json(&runs)?,

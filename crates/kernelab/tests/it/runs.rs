@@ -282,3 +282,60 @@ fn issue27_a_gpu_sweep_without_a_gpu_driver_is_one_error() {
     );
     assert!(!err.contains("configs passed"), "no point ran: {err}");
 }
+
+/// A sweep's timed kernel points are runs of the one run type in the sweep's results folder:
+/// `kernelab runs --dir` lists them (kind, label, samples, state); a folder that is not there
+/// is exit 2 naming it.
+#[test]
+fn issue27_runs_lists_a_sweeps_point_runs_by_its_folder() {
+    let t = tempfile::tempdir().expect("tmp");
+    let sweep = t.path().join("sweep.out");
+    let run = kernelab_runner::run::create_in(
+        &sweep.join("runs"),
+        kernelab_runner::run::RunKind::SweepPoint,
+        "w4s3-T=2048",
+        None,
+    )
+    .expect("run");
+    let mut w = run
+        .write_header(
+            kernelab_model::SCHEMA_VERSION,
+            Some("ab12"),
+            &serde_json::json!({"point": "w4s3-T=2048"}),
+        )
+        .expect("header");
+    for i in 0..3 {
+        w.write(&serde_json::json!({"kind": "sample", "point": "w4s3-T=2048",
+            "sample": {"round": 0, "build": "candidate", "sample": i, "batch": 1, "ns_per_launch": 1500.0}}))
+            .expect("line");
+    }
+    drop(w);
+    run.finish(kernelab_runner::run::RunState::Complete)
+        .expect("finish");
+    let out = kernelab()
+        .args(["runs", "--format", "json", "--dir"])
+        .arg(&sweep)
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    let runs: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let runs = runs.as_array().expect("array");
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["id"], serde_json::json!(run.id));
+    assert_eq!(runs[0]["kind"], "sweep_point");
+    assert_eq!(runs[0]["label"], "w4s3-T=2048");
+    assert_eq!(runs[0]["count"], 3);
+    assert_eq!(runs[0]["state"], "complete");
+    let missing = t.path().join("no-such");
+    let out = kernelab()
+        .args(["runs", "--dir"])
+        .arg(&missing)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("{}: no such folder", missing.display())),
+        "{out:?}"
+    );
+}
