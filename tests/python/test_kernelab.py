@@ -116,6 +116,12 @@ def test_frames_through_pyarrow_polars_pandas():
     assert d.to_polars().height == n
     # An empty table keeps its declared columns.
     assert p.phases.num_rows == 0 and "phase" in p.phases.column_names
+    # to_pandas exports the table column by column (each released on its own): the same frame
+    # as pyarrow's conversion of the whole stream, for a full table and an empty one.
+    pd.testing.assert_frame_equal(pdf, pa.table(d).to_pandas(split_blocks=True))
+    pd.testing.assert_frame_equal(kdf, pa.table(k).to_pandas())
+    empty = p.phases.to_pandas()
+    assert list(empty.columns) == p.phases.column_names and len(empty) == 0
 
 
 def test_compare_equals_cli():

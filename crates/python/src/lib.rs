@@ -19,6 +19,7 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use pyo3_arrow::ffi::{to_schema_pycapsule, to_stream_pycapsule, ArrayIterator};
+use pyo3_arrow::PyArray;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -147,6 +148,33 @@ impl Table {
         }
     }
 
+    /// The table as a `pyarrow.Table` whose columns are exported one by one (each its own
+    /// Arrow C array, released on its own), so that a column pandas converts rather than
+    /// shares (dictionary keys become smaller categorical codes) is freed once converted;
+    /// through one stream, every column would live as long as any column the frame shares.
+    fn by_column<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let pa = py.import("pyarrow")?;
+        let this = slf.borrow();
+        if this.batches.is_empty() {
+            return Self::to_pyarrow(slf);
+        }
+        let mut columns = Vec::with_capacity(this.schema.fields().len());
+        for (i, field) in this.schema.fields().iter().enumerate() {
+            let mut chunks = Vec::with_capacity(this.batches.len());
+            for b in &this.batches {
+                let column = Bound::new(py, PyArray::new(b.column(i).clone(), field.clone()))?;
+                chunks.push(pa.call_method1("array", (column,))?);
+            }
+            columns.push(pa.call_method1("chunked_array", (chunks,))?);
+        }
+        let schema = pa.call_method1("schema", (slf,))?;
+        let kw = pyo3::types::PyDict::new(py);
+        kw.set_item("schema", schema)?;
+        pa.getattr("Table")?
+            .call_method("from_arrays", (columns,), Some(&kw))
+    }
+
     /// The rows of a document (JSON objects) as a table of the declared schema.
     fn rows<T: Serialize>(rows: &[T], declared: Declared) -> Res<Table> {
         let values = rows
@@ -227,7 +255,7 @@ impl Table {
         if !kw.contains("split_blocks")? {
             kw.set_item("split_blocks", true)?;
         }
-        Self::to_pyarrow(slf)?.call_method("to_pandas", (), Some(&kw))
+        Self::by_column(slf)?.call_method("to_pandas", (), Some(&kw))
     }
 
     /// The table as a polars DataFrame (needs polars).
