@@ -26,6 +26,22 @@ pub struct Gate {
     pub detail: String,
 }
 
+impl Gate {
+    /// The tensor sweep's finiteness gate of the candidate: `nan` NaN and `inf` infinite
+    /// values among `elements`.
+    pub fn candidate_finite(nan: u64, inf: u64, elements: u64) -> Gate {
+        Gate {
+            name: "candidate finite".into(),
+            passed: nan + inf == 0,
+            detail: if nan + inf == 0 {
+                format!("all {elements} elements finite")
+            } else {
+                format!("{nan} NaN and {inf} Inf of {elements} elements")
+            },
+        }
+    }
+}
+
 /// One build as launched.
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildInfo {

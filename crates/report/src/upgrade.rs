@@ -152,15 +152,7 @@ fn config_point(c: &Value) -> Result<kernelab_model::sweep::PointResult, String>
                 .sum::<u64>()
         };
         let (nan, inf, n) = (sum("nan"), sum("pos_inf") + sum("neg_inf"), sum("elements"));
-        gates.push(Gate {
-            name: "candidate finite".into(),
-            passed: nan + inf == 0,
-            detail: if nan + inf == 0 {
-                format!("all {n} elements finite")
-            } else {
-                format!("{nan} NaN and {inf} Inf of {n} elements")
-            },
-        });
+        gates.push(Gate::candidate_finite(nan, inf, n));
     }
     if let Some(o) = c.get("oracle").filter(|v| !v.is_null()) {
         let worst = tensors(o)

@@ -432,35 +432,7 @@ fn check_finite_and_repeat() {
 #[test]
 fn check_sweep() {
     let dir = tempfile::tempdir().expect("tmp");
-    for f in [
-        "a.npy",
-        "a_copy.npy",
-        "a_flip.npy",
-        "a_perturbed.npy",
-        "a_nonfinite.npy",
-    ] {
-        std::fs::copy(fixture(&format!("tensor/{f}")), dir.path().join(f)).expect("copy");
-    }
-    let config = |name: &str, cand: &str, extra: &str| {
-        format!("[[config]]\nname = \"{name}\"\nbaseline = \"a.npy\"\ncandidate = \"{cand}\"\n{extra}\n")
-    };
-    let oracle = "oracle = \"a_perturbed.npy\"";
-    let manifest = [
-        "[tolerance]\nrtol = 1e-5\natol = 1e-5\n".to_string(),
-        config(
-            "T64_w4s3",
-            "a_copy.npy",
-            &format!("repeats = [\"a.npy\"]\n{oracle}"),
-        ),
-        config(
-            "T64_w8s2",
-            "a_flip.npy",
-            &format!("repeats = [\"a_copy.npy\"]\n{oracle}"),
-        ),
-        config("T64_nonfinite", "a_nonfinite.npy", ""),
-    ]
-    .join("\n");
-    std::fs::write(dir.path().join("sweep.toml"), manifest).expect("write");
+    super::sweep::config_manifest(dir.path());
     golden_in(
         "check_sweep",
         dir.path(),

@@ -194,7 +194,7 @@ fn the_sweep_record_reaches_the_report() {
 }
 
 /// The golden `check sweep` manifest's three configs, with their files, under `dir`.
-fn config_manifest(dir: &Path) -> PathBuf {
+pub(crate) fn config_manifest(dir: &Path) -> PathBuf {
     for f in [
         "a.npy",
         "a_copy.npy",

@@ -202,15 +202,7 @@ fn tensor_point(
     let fin = finite_file(&b);
     let (nan, inf) = non_finite_totals(&fin.tensors);
     let n: u64 = fin.tensors.iter().map(|t| t.report.elements).sum();
-    r.gates.push(Gate {
-        name: "candidate finite".into(),
-        passed: nan + inf == 0,
-        detail: if nan + inf == 0 {
-            format!("all {n} elements finite")
-        } else {
-            format!("{nan} NaN and {inf} Inf of {n} elements")
-        },
-    });
+    r.gates.push(Gate::candidate_finite(nan, inf, n));
     if let Some(o) = &oracle {
         let c = close_files(&b, o, tol, false);
         r.gates.push(Gate {
