@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::spec::{Overrides, Spec};
 use kernelab_model::sweep::PointResult;
 use kernelab_model::Location;
-use kernelab_runner::run::{create_in, RunKind, RunState};
+use kernelab_runner::run::{create_in, JsonlWriter, Run, RunKind, RunState};
 use kernelab_runner::sweep::{KernelPoints, Mode, Point, Sweep};
 use std::path::Path;
 
@@ -88,7 +88,6 @@ impl KernelPoints for KernelSweep {
         if !self.timing {
             return Ok(kernel_point(&spec, false, r, &mut |_| Ok(()))?);
         }
-        let run = create_in(&out.join("runs"), RunKind::SweepPoint, &point.id, None)?;
         let sha = match &spec.path {
             Some(p) => Some(kernelab_model::sha256_hex(&kernelab_model::read_regular(
                 p,
@@ -103,20 +102,41 @@ impl KernelPoints for KernelSweep {
             "build": point.build.as_ref().map(|b| b.key.clone()),
             "rounds": spec.timing.rounds,
         });
-        let mut w = run.write_header(kernelab_model::SCHEMA_VERSION, sha.as_deref(), &plan)?;
-        let path = run.samples.clone();
+        // The run starts with its first sample: a point whose gates fail is not timed and
+        // leaves no run behind.
+        let runs = out.join("runs");
+        let write_error = |path: &Path, e: &dyn std::fmt::Display| Error::Write {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        };
+        let mut open: Option<(Run, JsonlWriter)> = None;
         let result = kernel_point(&spec, true, r, &mut |s| {
+            if open.is_none() {
+                let run = create_in(&runs, RunKind::SweepPoint, &point.id, None)
+                    .map_err(|e| write_error(&runs, &e))?;
+                let w = run
+                    .write_header(kernelab_model::SCHEMA_VERSION, sha.as_deref(), &plan)
+                    .map_err(|e| write_error(&run.samples, &e))?;
+                open = Some((run, w));
+            }
             let line = serde_json::json!({"kind": "sample", "spec": spec_name, "point": point.id, "sample": s});
-            w.write(&line).map_err(|source| Error::Write {
-                path: path.clone(),
-                source,
-            })
+            match open.as_mut() {
+                Some((run, w)) => w.write(&line).map_err(|source| Error::Write {
+                    path: run.samples.clone(),
+                    source,
+                }),
+                None => Ok(()),
+            }
         });
-        run.finish(if result.is_ok() {
-            RunState::Complete
-        } else {
-            RunState::Failed
-        })?;
+        if let Some((run, w)) = open {
+            drop(w);
+            run.finish(if result.is_ok() {
+                RunState::Complete
+            } else {
+                RunState::Failed
+            })?;
+            r.run = Some(run.id);
+        }
         Ok(result?)
     }
 }

@@ -49,6 +49,10 @@ pub struct PointResult {
     pub wall_ns: u64,
     /// What went wrong, for an error verdict.
     pub error: Option<String>,
+    /// The experiment run holding the point's timed samples (`runs/<id>/` of the results
+    /// folder), when it was timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// A size: an integer or an expression over the size variables (`B*T`, `cdiv(T, BT)`, `N/4`);
@@ -149,7 +153,9 @@ pub struct SweepMatrix {
     pub builds: Vec<BuildChange>,
     /// Points whose build's code objects changed.
     pub code_changed_points: usize,
-    /// Per gate, the points it held for (schema version 6).
+    /// Per gate, the points it held for (schema version 6; empty in a results folder's
+    /// `matrix.json` written before it).
+    #[serde(default)]
     pub gates: Vec<GateLine>,
     /// Results in grid order.
     pub points: Vec<PointResult>,
@@ -259,6 +265,7 @@ mod tests {
             worker: "local".into(),
             wall_ns: 0,
             error: None,
+            run: None,
         }
     }
 

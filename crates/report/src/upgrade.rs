@@ -71,8 +71,18 @@ fn to_v6(kind: &mut String, result: &mut Value) -> Result<(), String> {
                 .get("configs")
                 .and_then(Value::as_array)
                 .ok_or("a check_sweep without `configs`")?;
-            let points: Vec<PointResult> =
+            let mut points: Vec<PointResult> =
                 configs.iter().map(config_point).collect::<Result<_, _>>()?;
+            // Version 5 did not require distinct config names; a point id must be distinct
+            // (the matrix keys results by it), so a repeated name gets `#2`, `#3`, ...
+            let mut seen: std::collections::HashMap<String, usize> = Default::default();
+            for p in &mut points {
+                let n = seen.entry(p.id.clone()).or_insert(0);
+                *n += 1;
+                if *n > 1 {
+                    p.id = format!("{}#{n}", p.id);
+                }
+            }
             let ids: Vec<String> = points.iter().map(|p| p.id.clone()).collect();
             let m = SweepMatrix::merge("check sweep manifest", "tensor", &ids, points, Vec::new());
             *result = serde_json::to_value(&m).map_err(|e| e.to_string())?;
@@ -191,6 +201,7 @@ fn config_point(c: &Value) -> Result<kernelab_model::sweep::PointResult, String>
         worker: String::new(),
         wall_ns: 0,
         error: (!errors.is_empty()).then(|| errors.join("; ")),
+        run: None,
     })
 }
 

@@ -37,8 +37,13 @@ pub fn run(args: RunsArgs, _session: &mut Session) -> Result<ExitStatus> {
         Some(dir) if dir.join("runs").is_dir() => dir.join("runs"),
         Some(dir) if dir.is_dir() => dir.clone(),
         Some(dir) => bail!(
-            "{}: no such folder (expected a runs folder or a sweep's results folder)",
-            dir.display()
+            "{}: {} (expected a runs folder or a sweep's results folder)",
+            dir.display(),
+            if dir.exists() {
+                "not a folder"
+            } else {
+                "no such folder"
+            }
         ),
     };
     let runs = kernelab_runner::run::list_in(&root).map_err(|e| anyhow!(e))?;

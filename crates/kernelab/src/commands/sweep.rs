@@ -388,9 +388,9 @@ fn emit(
         None => output::json(&doc)?,
     };
     output::write(out, &text)?;
-    Ok(if m.failed > 0 {
-        ExitStatus::Failure
-    } else if !m.pending.is_empty() || m.errors > 0 {
+    // An incomplete matrix (points not run, or that could not run) is exit 2 even where
+    // another point failed a gate: the sweep's answer is not known yet.
+    Ok(if !m.pending.is_empty() || m.errors > 0 {
         let _ = writeln!(
             std::io::stderr(),
             "kernelab: the matrix is incomplete: {} points not run, {} could not run{}",
@@ -403,6 +403,8 @@ fn emit(
             }
         );
         ExitStatus::Error
+    } else if m.failed > 0 {
+        ExitStatus::Failure
     } else {
         ExitStatus::Success
     })

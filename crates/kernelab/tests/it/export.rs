@@ -454,3 +454,43 @@ fn a_sweep_points_samples_are_kernel_samples_naming_the_point() {
     };
     assert_eq!(rows, serde_json::json!([[3.0, "w4s3-T=2048", 4510.0, 2.0]]));
 }
+
+/// A results folder whose `matrix.json` was written before schema version 6 (no per-gate
+/// `gates` lines) still exports: one row per point.
+#[test]
+fn a_sweep_folder_written_before_version_6_still_exports() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let sweep = crate::sweep::tensor_sweep(t.path(), 2);
+    let dir = t.path().join("results");
+    let run = kernelab()
+        .args(["sweep", "--format", "json", "--dir"])
+        .arg(&dir)
+        .arg(&sweep)
+        .output()
+        .expect("run");
+    assert_eq!(run.status.code(), Some(1));
+    let path = dir.join("matrix.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+    let body = m.as_object_mut().expect("object");
+    assert!(
+        body.remove("gates").is_some(),
+        "a version 6 matrix has gates"
+    );
+    m["schema_version"] = serde_json::json!(5);
+    std::fs::write(&path, serde_json::to_string(&m).expect("json")).expect("write");
+    let out = t.path().join("pq");
+    kernelab()
+        .args(["export", "--parquet"])
+        .arg(&out)
+        .arg(&dir)
+        .assert()
+        .success();
+    let Some(rows) = duckdb(&format!(
+        "select count(*) from '{}'",
+        pq(&out, "sweep_points.parquet")
+    )) else {
+        return;
+    };
+    assert_eq!(rows, serde_json::json!([[4.0]]));
+}

@@ -326,6 +326,30 @@ fn issue27_runs_lists_a_sweeps_point_runs_by_its_folder() {
     assert_eq!(runs[0]["label"], "w4s3-T=2048");
     assert_eq!(runs[0]["count"], 3);
     assert_eq!(runs[0]["state"], "complete");
+    // An untimed sweep's results folder holds `points/` and no runs.
+    let untimed = t.path().join("untimed.out");
+    std::fs::create_dir_all(untimed.join("points")).expect("mkdir");
+    let out = kernelab()
+        .args(["runs", "--format", "json", "--dir"])
+        .arg(&untimed)
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("json"),
+        serde_json::json!([])
+    );
+    let file = run.samples.clone();
+    let out = kernelab()
+        .args(["runs", "--dir"])
+        .arg(&file)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("{}: not a folder", file.display())),
+        "{out:?}"
+    );
     let missing = t.path().join("no-such");
     let out = kernelab()
         .args(["runs", "--dir"])

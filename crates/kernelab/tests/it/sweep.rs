@@ -170,6 +170,19 @@ fn a_bad_sweep_file_is_located_and_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.toml: line 6"), "{err}");
+    // Settings the sweep would drop are refused at their line: a [tensor] sweep is not timed,
+    // and neither are [[config]] points.
+    for (text, line) in [
+        ("timing = true\n[tensor]\ngate = \"bitwise\"\nbaseline = \"a\"\ncandidate = \"b\"\n[grid.sizes]\nn = [1]\n", 1),
+        ("timing = true\n[[config]]\nname = \"x\"\nbaseline = \"a\"\ncandidate = \"b\"\n", 2),
+    ] {
+        std::fs::write(&p, text).expect("write");
+        let out = kernelab().arg("sweep").arg(&p).output().expect("run");
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("bad.toml: line {line}")), "{err}");
+        assert!(err.contains("timing"), "{err}");
+    }
 }
 
 #[test]
@@ -423,4 +436,82 @@ fn a_version_5_check_sweep_record_renders_as_the_sweep_of_today() {
             .collect()
     };
     assert_eq!(verdicts(&old), verdicts(&new));
+}
+
+/// Version 5 did not require distinct config names: a record with a repeated name upgrades
+/// to distinct point ids (`name#2`), every config counted and none left pending.
+#[test]
+fn a_version_5_check_sweep_with_a_repeated_name_keeps_every_config() {
+    let text = std::fs::read_to_string(fixture("bundle_v5_check_sweep/0001-check_sweep.json"))
+        .expect("read");
+    let rec: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut result = rec["result"].clone();
+    let first = result["configs"][0]["name"].clone();
+    result["configs"][1]["name"] = first.clone();
+    let mut kind = "check_sweep".to_string();
+    kernelab_report::upgrade::upgrade(&mut kind, 5, &mut result).expect("upgrades");
+    let first = first.as_str().expect("name");
+    let ids: Vec<&str> = result["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .filter_map(|p| p["id"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(ids[0], first);
+    assert_eq!(ids[1], format!("{first}#2"));
+    assert_eq!(result["total"], 3);
+    assert_eq!(result["pending"], serde_json::json!([]));
+}
+
+/// A config whose name starts with `.` gets an id that is not a hidden file name, so its
+/// result is read back: the sweep completes instead of leaving the point pending.
+#[test]
+fn a_config_named_with_a_leading_dot_is_read_back() {
+    let t = tempfile::tempdir().expect("tmp");
+    for f in ["a.npy", "a_copy.npy"] {
+        std::fs::copy(fixture("tensor").join(f), t.path().join(f)).expect("copy");
+    }
+    let path = t.path().join("sweep.toml");
+    std::fs::write(
+        &path,
+        "[[config]]\nname = \".hidden\"\nbaseline = \"a.npy\"\ncandidate = \"a_copy.npy\"\n",
+    )
+    .expect("write");
+    let out = kernelab()
+        .args(["sweep", "--format", "json", "--dir"])
+        .arg(t.path().join("results"))
+        .arg(&path)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = matrix(&out.stdout);
+    assert_eq!(m["points"][0]["id"], "_hidden");
+    assert_eq!(m["done"], 1);
+    assert_eq!(m["pending"], serde_json::json!([]));
+}
+
+/// A sweep with a point that could not run and another that failed a gate is exit 2: the
+/// matrix is incomplete, whatever the others say.
+#[test]
+fn an_error_beside_a_failure_is_exit_2() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let sweep = tensor_sweep(t.path(), 2);
+    std::fs::remove_file(t.path().join("out/n1/cand_flip.npy")).expect("rm");
+    let out = kernelab()
+        .args(["sweep", "--format", "json", "--dir"])
+        .arg(t.path().join("r"))
+        .arg(&sweep)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let m = matrix(&out.stdout);
+    assert_eq!(
+        (m["errors"].as_u64(), m["failed"].as_u64()),
+        (Some(1), Some(1))
+    );
 }

@@ -517,10 +517,12 @@ pub fn list_in(root: &Path) -> Result<Vec<RunSummary>, RunError> {
         let Some(id) = dir.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
             continue;
         };
-        if id.starts_with('.') || !dir.is_dir() {
+        let samples = dir.join("samples.jsonl");
+        // A run is a folder with a samples file (a sweep's results folder also holds
+        // `points/` and `slurm/`, which are not runs).
+        if id.starts_with('.') || !dir.is_dir() || samples.symlink_metadata().is_err() {
             continue;
         }
-        let samples = dir.join("samples.jsonl");
         let p = probe(&samples).ok();
         let kind = p.as_ref().and_then(Probe::kind);
         let state = std::fs::read_to_string(dir.join("state"))

@@ -307,6 +307,13 @@ impl Sweep {
                 rounds: f.rounds.map(|r| (r, key_line(&text, "rounds"))),
                 timing: f.timing,
             }),
+            (None, Some(_)) if f.timing || f.rounds.is_some() => {
+                return Err(bad(
+                    path,
+                    key_line(&text, "timing").or_else(|| key_line(&text, "rounds")),
+                    "a [tensor] sweep compares files and is not timed: give it without `timing` or `rounds`",
+                ))
+            }
             (None, Some(t)) => Mode::Tensor(TensorGates {
                 gate: t.gate,
                 rtol: t.rtol,
@@ -368,11 +375,16 @@ impl Sweep {
         f: SweepFile,
         max_decompressed: Option<u64>,
     ) -> Result<Sweep> {
-        if f.spec.is_some() || f.tensor.is_some() || f.grid.is_some() || f.rounds.is_some() {
+        if f.spec.is_some()
+            || f.tensor.is_some()
+            || f.grid.is_some()
+            || f.rounds.is_some()
+            || f.timing
+        {
             return Err(bad(
                 path,
                 key_line(text, "[[config]]"),
-                "[[config]] entries are points of their own: give them without `spec`, [tensor], [grid] or `rounds`",
+                "[[config]] entries are points of their own: give them without `spec`, [tensor], [grid], `rounds` or `timing` (tensor points are not timed)",
             ));
         }
         if f.configs.len() > MAX_POINTS {
@@ -551,8 +563,10 @@ fn builds(path: &Path, dir: &Path, g: &GridFile) -> Result<Vec<BuildKey>> {
 /// File-name-safe text: anything but letters, digits, `.`, `_`, `-` and `=` becomes `_`.
 fn safe(s: &str) -> String {
     s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-=".contains(c) {
+        .enumerate()
+        .map(|(i, c)| {
+            // A leading `.` would make a hidden result file, which is never read back.
+            if c.is_ascii_alphanumeric() || "_-=".contains(c) || (c == '.' && i > 0) {
                 c
             } else {
                 '_'

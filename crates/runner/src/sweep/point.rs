@@ -81,6 +81,7 @@ pub fn unfinished(point: &Point, worker: &str, wall_ns: u64, error: Option<Strin
         worker: worker.to_string(),
         wall_ns,
         error,
+        run: None,
     }
 }
 
