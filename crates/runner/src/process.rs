@@ -291,25 +291,49 @@ mod tests {
             eprintln!("skipped: no setsid program");
             return;
         }
-        let mut cmd = Command::new("sh");
-        // The child starts a daemon in a session of its own, then exits.
-        cmd.arg("-c")
-            .arg("setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!");
-        cmd.stdout(std::process::Stdio::piped());
-        let mut t = Tracked::prepare(&mut cmd, false);
-        let child = cmd.spawn().expect("spawn");
-        t.started(child.id());
-        let out = child.wait_with_output().expect("wait");
-        let daemon: u32 = String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .expect("pid");
-        let until = Instant::now() + Duration::from_secs(5);
-        while !t.members().contains(&daemon) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(10));
+        // Other tests of this binary start, signal and reap processes meanwhile; about once
+        // in 15 runs of the binary on a loaded 2-core machine the daemon was dead (a zombie)
+        // before it was tracked or killed, from outside this test (the cause is not pinned
+        // down). A daemon that died is not what this test is about: it starts another, and
+        // fails only when three in a row die so.
+        let alive = |pid: u32| {
+            processes()
+                .iter()
+                .any(|&(p, _, zombie)| p == pid && !zombie)
+        };
+        let mut lost = Vec::new();
+        for _ in 0..3 {
+            let mut cmd = Command::new("sh");
+            // The child starts a daemon in a session of its own, then exits.
+            cmd.arg("-c")
+                .arg("setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $!");
+            cmd.stdout(std::process::Stdio::piped());
+            let mut t = Tracked::prepare(&mut cmd, false);
+            let child = cmd.spawn().expect("spawn");
+            t.started(child.id());
+            let out = child.wait_with_output().expect("wait");
+            let daemon: u32 = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .expect("pid");
+            let until = Instant::now() + Duration::from_secs(5);
+            while !t.members().contains(&daemon) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if !t.members().contains(&daemon) && !alive(daemon) {
+                lost.push(daemon);
+                continue;
+            }
+            assert!(t.members().contains(&daemon), "the daemon is tracked");
+            let killed = t.kill_all();
+            if killed == 0 && !alive(daemon) {
+                lost.push(daemon);
+                continue;
+            }
+            assert!(killed >= 1);
+            assert!(t.members().is_empty());
+            return;
         }
-        assert!(t.members().contains(&daemon), "the daemon is tracked");
-        assert!(t.kill_all() >= 1);
-        assert!(t.members().is_empty());
+        panic!("every daemon died before it could be tracked and killed: {lost:?}");
     }
 }
