@@ -14,7 +14,7 @@ use kernelab_report::sweep_matrix_sections;
 use kernelab_runner::pool::{run_pool, Slot};
 use kernelab_runner::slurm::{submit, ArrayJob};
 use kernelab_runner::sweep::{
-    done_ids, read_results, run_point, unfinished, write_result, KernelPoints, Mode, Sweep,
+    done_ids, read_results, run_point, unfinished, write_result, KernelPoints, Mode, Point, Sweep,
 };
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -96,15 +96,28 @@ fn run_point_cmd(a: RunPointArgs) -> Result<ExitStatus> {
     // The worker pool names each worker in the child's environment.
     let worker = std::env::var("KERNELAB_SWEEP_WORKER").unwrap_or(a.worker);
     let kernel = kernel_points(&sweep)?;
-    let r = run_point(
-        &sweep,
-        point,
-        &worker,
-        &dir,
-        kernel.as_ref().map(|k| k as &dyn KernelPoints),
-    );
-    write_result(&dir, &r)?;
+    run_and_write(&sweep, point, &worker, &dir, kernel.as_ref())?;
     Ok(ExitStatus::Success)
+}
+
+/// Runs one point where this process is (a pool worker or a Slurm task) and writes its
+/// result file.
+fn run_and_write(
+    sweep: &Sweep,
+    point: &Point,
+    worker: &str,
+    dir: &Path,
+    kernel: Option<&KernelSweep>,
+) -> Result<()> {
+    let r = run_point(
+        sweep,
+        point,
+        worker,
+        dir,
+        kernel.map(|k| k as &dyn KernelPoints),
+    );
+    write_result(dir, &r)?;
+    Ok(())
 }
 
 fn host() -> String {
@@ -130,15 +143,7 @@ fn run_chunk(a: RunChunkArgs) -> Result<ExitStatus> {
         if done.contains(*id) {
             continue;
         }
-        let point = sweep.point(id)?;
-        let r = run_point(
-            &sweep,
-            point,
-            &worker,
-            &dir,
-            kernel.as_ref().map(|k| k as &dyn KernelPoints),
-        );
-        write_result(&dir, &r)?;
+        run_and_write(&sweep, sweep.point(id)?, &worker, &dir, kernel.as_ref())?;
     }
     Ok(ExitStatus::Success)
 }

@@ -171,11 +171,10 @@ fn dispatches_and_samples_read_back_with_duckdb() {
     assert!((a[0][1].as_f64().expect("sum") - ab_sum).abs() < 1e-6 * ab_sum.abs().max(1.0));
 }
 
-#[test]
-fn a_sweep_folder_becomes_one_row_per_point() {
-    let t = tempfile::tempdir().expect("tempdir");
-    let sweep = crate::sweep::tensor_sweep(t.path(), 2);
-    let dir = t.path().join("results");
+/// The results folder of a two-point-per-build tensor sweep run under `root`.
+fn swept(root: &std::path::Path) -> std::path::PathBuf {
+    let sweep = crate::sweep::tensor_sweep(root, 2);
+    let dir = root.join("results");
     let run = kernelab()
         .args(["sweep", "--format", "json", "--dir"])
         .arg(&dir)
@@ -184,6 +183,13 @@ fn a_sweep_folder_becomes_one_row_per_point() {
         .expect("run");
     // The flip build fails its bitwise gate: exit 1.
     assert_eq!(run.status.code(), Some(1));
+    dir
+}
+
+#[test]
+fn a_sweep_folder_becomes_one_row_per_point() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let dir = swept(t.path());
     let out = t.path().join("pq");
     kernelab()
         .args(["export", "--parquet"])
@@ -419,23 +425,7 @@ fn a_samples_file_larger_than_a_row_group_is_written_in_several() {
 #[test]
 fn a_sweep_points_samples_are_kernel_samples_naming_the_point() {
     let t = tempfile::tempdir().expect("tmp");
-    let run = kernelab_runner::run::create_in(
-        &t.path().join("runs"),
-        kernelab_runner::run::RunKind::SweepPoint,
-        "w4s3-T=2048",
-        None,
-    )
-    .expect("run");
-    let plan = serde_json::json!({"spec": "s.toml", "point": "w4s3-T=2048", "rounds": 2});
-    let mut w = run
-        .write_header(kernelab_model::SCHEMA_VERSION, Some("ab12"), &plan)
-        .expect("header");
-    for (i, ns) in [(0, 1500.0), (1, 1520.0), (2, 1490.0)] {
-        w.write(&serde_json::json!({"kind": "sample", "spec": "s.toml", "point": "w4s3-T=2048",
-            "sample": {"round": 0, "build": "candidate", "sample": i, "batch": 1, "ns_per_launch": ns}}))
-            .expect("line");
-    }
-    drop(w);
+    let run = crate::runs::sweep_point_run(&t.path().join("runs"), &[1500.0, 1520.0, 1490.0]);
     let head = std::fs::read_to_string(&run.samples).expect("read");
     assert!(head.starts_with("{\"kind\":\"header\""), "{head}");
     assert!(head.contains("\"run\":\"sweep_point\""), "{head}");
@@ -460,15 +450,7 @@ fn a_sweep_points_samples_are_kernel_samples_naming_the_point() {
 #[test]
 fn a_sweep_folder_written_before_version_6_still_exports() {
     let t = tempfile::tempdir().expect("tempdir");
-    let sweep = crate::sweep::tensor_sweep(t.path(), 2);
-    let dir = t.path().join("results");
-    let run = kernelab()
-        .args(["sweep", "--format", "json", "--dir"])
-        .arg(&dir)
-        .arg(&sweep)
-        .output()
-        .expect("run");
-    assert_eq!(run.status.code(), Some(1));
+    let dir = swept(t.path());
     let path = dir.join("matrix.json");
     let mut m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");

@@ -290,26 +290,7 @@ fn issue27_a_gpu_sweep_without_a_gpu_driver_is_one_error() {
 fn issue27_runs_lists_a_sweeps_point_runs_by_its_folder() {
     let t = tempfile::tempdir().expect("tmp");
     let sweep = t.path().join("sweep.out");
-    let run = kernelab_runner::run::create_in(
-        &sweep.join("runs"),
-        kernelab_runner::run::RunKind::SweepPoint,
-        "w4s3-T=2048",
-        None,
-    )
-    .expect("run");
-    let mut w = run
-        .write_header(
-            kernelab_model::SCHEMA_VERSION,
-            Some("ab12"),
-            &serde_json::json!({"point": "w4s3-T=2048"}),
-        )
-        .expect("header");
-    for i in 0..3 {
-        w.write(&serde_json::json!({"kind": "sample", "point": "w4s3-T=2048",
-            "sample": {"round": 0, "build": "candidate", "sample": i, "batch": 1, "ns_per_launch": 1500.0}}))
-            .expect("line");
-    }
-    drop(w);
+    let run = sweep_point_run(&sweep.join("runs"), &[1500.0; 3]);
     run.finish(kernelab_runner::run::RunState::Complete)
         .expect("finish");
     let out = kernelab()
@@ -362,4 +343,27 @@ fn issue27_runs_lists_a_sweeps_point_runs_by_its_folder() {
             .contains(&format!("{}: no such folder", missing.display())),
         "{out:?}"
     );
+}
+
+/// A `sweep_point` run under `root` as a timed kernel point writes it (label
+/// `w4s3-T=2048`, the header, then one sample line per value of `ns`).
+pub(crate) fn sweep_point_run(root: &Path, ns: &[f64]) -> kernelab_runner::run::Run {
+    let point = "w4s3-T=2048";
+    let run = kernelab_runner::run::create_in(
+        root,
+        kernelab_runner::run::RunKind::SweepPoint,
+        point,
+        None,
+    )
+    .expect("run");
+    let plan = serde_json::json!({"spec": "s.toml", "point": point, "rounds": 2});
+    let mut w = run
+        .write_header(kernelab_model::SCHEMA_VERSION, Some("ab12"), &plan)
+        .expect("header");
+    for (i, ns) in ns.iter().enumerate() {
+        w.write(&serde_json::json!({"kind": "sample", "spec": "s.toml", "point": point,
+            "sample": {"round": 0, "build": "candidate", "sample": i, "batch": 1, "ns_per_launch": ns}}))
+            .expect("line");
+    }
+    run
 }
