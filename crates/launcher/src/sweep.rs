@@ -14,6 +14,8 @@ use std::path::Path;
 pub struct KernelSweep {
     spec: Spec,
     timing: bool,
+    /// The spec file's sha256, for the header of each timed point's run (read once).
+    spec_sha256: Option<String>,
 }
 
 impl KernelSweep {
@@ -40,9 +42,19 @@ impl KernelSweep {
             }
             spec.timing.rounds = r;
         }
+        let spec_sha256 = match (&spec.path, k.timing) {
+            (Some(p), true) => Some(kernelab_model::sha256_hex(
+                &kernelab_model::read_regular(p, 16 << 20).map_err(|source| Error::Read {
+                    path: p.clone(),
+                    source,
+                })?,
+            )),
+            _ => None,
+        };
         Ok(Some(KernelSweep {
             spec,
             timing: k.timing,
+            spec_sha256,
         }))
     }
 
@@ -88,13 +100,6 @@ impl KernelPoints for KernelSweep {
         if !self.timing {
             return Ok(kernel_point(&spec, false, r, &mut |_| Ok(()))?);
         }
-        let sha = match &spec.path {
-            Some(p) => Some(kernelab_model::sha256_hex(&kernelab_model::read_regular(
-                p,
-                16 << 20,
-            )?)),
-            None => None,
-        };
         let plan = serde_json::json!({
             "spec": spec_name,
             "point": point.id,
@@ -115,7 +120,11 @@ impl KernelPoints for KernelSweep {
                 let run = create_in(&runs, RunKind::SweepPoint, &point.id, None)
                     .map_err(|e| write_error(&runs, &e))?;
                 let w = run
-                    .write_header(kernelab_model::SCHEMA_VERSION, sha.as_deref(), &plan)
+                    .write_header(
+                        kernelab_model::SCHEMA_VERSION,
+                        self.spec_sha256.as_deref(),
+                        &plan,
+                    )
                     .map_err(|e| write_error(&run.samples, &e))?;
                 open = Some((run, w));
             }
