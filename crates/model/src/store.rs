@@ -257,6 +257,7 @@ impl Dispatches {
     }
 
     /// The start of record `i` in nanoseconds.
+    #[inline]
     fn start_of(&self, i: usize, r: &Record) -> i64 {
         if r.offset != FAR {
             let base = self.bases.get(i / BLOCK).copied().unwrap_or(0);
@@ -269,6 +270,7 @@ impl Dispatches {
     }
 
     /// The duration of record `i` in nanoseconds.
+    #[inline]
     fn duration_of(&self, i: usize, r: &Record) -> u64 {
         if r.duration != LONG {
             return u64::from(r.duration);
@@ -316,9 +318,31 @@ impl Dispatches {
 
     /// Start, duration in nanoseconds and context id of dispatch `i` (what the ranking reads,
     /// without building a whole [`KernelDispatch`]).
+    #[inline]
     pub fn timing(&self, i: usize) -> Option<(i64, u64, u32)> {
         let r = self.records.get(i)?;
         Some((self.start_of(i, r), self.duration_of(i, r), r.context))
+    }
+
+    /// Start, duration in nanoseconds and context id of every dispatch, in order: what
+    /// [`Dispatches::timing`] gives for each index, read block by block without a lookup per
+    /// dispatch (for passes over the whole store).
+    pub fn timings(&self) -> impl Iterator<Item = (i64, u64, u32)> + '_ {
+        self.records
+            .chunks(BLOCK)
+            .zip(&self.bases)
+            .enumerate()
+            .flat_map(move |(b, (block, &base))| {
+                block.iter().enumerate().map(move |(k, r)| {
+                    let i = b * BLOCK + k;
+                    let start = if r.offset != FAR {
+                        base.wrapping_add(i64::from(r.offset))
+                    } else {
+                        self.start_of(i, r)
+                    };
+                    (start, self.duration_of(i, r), r.context)
+                })
+            })
     }
 
     /// True when every duration is below `u32::MAX` nanoseconds (about 4.3 s).
@@ -456,6 +480,32 @@ mod tests {
         assert_eq!(back, starts);
         let (n, f) = (store.len(), store.far.len());
         assert!(f < n, "{f} of {n} starts in the side table");
+    }
+
+    #[test]
+    fn timings_block_by_block_are_timing_of_each_index() {
+        // Far starts, long durations, several blocks and a partial last one.
+        let store: Dispatches = (0..(3 * BLOCK as i64 + 17))
+            .map(|i| {
+                let start = match i % 7 {
+                    0 => i * 1_000_000_000_000,
+                    1 => -i,
+                    2 => i64::MIN + i,
+                    _ => 5_000_000_000 + i * 3,
+                };
+                let dur = match i % 5 {
+                    0 => u64::MAX - 1,
+                    1 => u64::from(LONG),
+                    _ => 10 + i as u64,
+                };
+                d((i % 4) as u32, start, dur, None)
+            })
+            .collect();
+        assert!(!store.far.is_empty() && !store.long.is_empty());
+        let by_index: Vec<_> = (0..store.len()).filter_map(|i| store.timing(i)).collect();
+        assert_eq!(by_index.len(), store.len());
+        assert_eq!(store.timings().collect::<Vec<_>>(), by_index);
+        assert_eq!(Dispatches::default().timings().count(), 0);
     }
 
     #[test]

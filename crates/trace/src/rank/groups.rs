@@ -9,6 +9,7 @@ use super::{Outlier, RankOptions};
 use crate::durations::CallStats;
 use kernelab_model::{Dispatches, Grouping, KernelDispatch, LaunchConfig, NameId, Profile};
 use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
 
 /// The dispatches a figure looks at: all of them, or some, by index.
 #[derive(Clone, Debug)]
@@ -41,23 +42,53 @@ impl Selection {
         }
     }
 
-    /// Start, duration and context id of each selected dispatch.
-    pub(super) fn timings<'a>(
-        &'a self,
-        d: &'a Dispatches,
-    ) -> impl Iterator<Item = (i64, u64, u32)> + 'a {
-        self.iter().filter_map(|i| d.timing(i))
+    /// Calls `f` with the start, duration and context id of each selected dispatch, in order
+    /// (every dispatch: one sequential pass over the store).
+    pub(super) fn each_timing(&self, d: &Dispatches, mut f: impl FnMut(i64, u64, u32)) {
+        match self {
+            Selection::All(_) => d.timings().for_each(|(s, dur, c)| f(s, dur, c)),
+            Selection::Some(v) => v
+                .iter()
+                .filter_map(|&i| d.timing(i as usize))
+                .for_each(|(s, dur, c)| f(s, dur, c)),
+        }
     }
 
-    /// Number of selected dispatches per context id.
-    pub(super) fn context_counts(&self, d: &Dispatches) -> Vec<u64> {
-        let mut counts = vec![0u64; d.contexts().len()];
-        for (_, _, c) in self.timings(d) {
-            if let Some(n) = counts.get_mut(c as usize) {
-                *n += 1;
+    /// Count and total time per context id, and the first start, of the selected dispatches:
+    /// one pass, shared by every figure that needs them.
+    pub(super) fn tally(&self, d: &Dispatches) -> Tally {
+        let n = d.contexts().len();
+        let (mut counts, mut totals) = (vec![0u64; n], vec![0u64; n]);
+        let mut first: Option<i64> = None;
+        self.each_timing(d, |start, dur, c| {
+            if let (Some(k), Some(t)) = (counts.get_mut(c as usize), totals.get_mut(c as usize)) {
+                *k += 1;
+                *t = t.saturating_add(dur);
             }
+            first = Some(first.map_or(start, |f| f.min(start)));
+        });
+        Tally {
+            counts,
+            totals,
+            first,
         }
-        counts
+    }
+}
+
+/// What one pass over the selected dispatches gives: see [`Selection::tally`].
+pub(super) struct Tally {
+    /// Selected dispatches per context id.
+    pub(super) counts: Vec<u64>,
+    /// Their summed durations per context id, ns (saturating).
+    pub(super) totals: Vec<u64>,
+    /// The earliest start among them.
+    pub(super) first: Option<i64>,
+}
+
+impl Tally {
+    /// The summed durations of every selected dispatch, ns (saturating, as summed one by one).
+    pub(super) fn total(&self) -> u64 {
+        self.totals.iter().fold(0u64, |a, &x| a.saturating_add(x))
     }
 }
 
@@ -102,35 +133,71 @@ struct Grouped {
     counts: Vec<u64>,
 }
 
-/// The selected durations, group after group, each group's part sorted; `starts[g]` is where
-/// group `g` begins (with one more entry for the end).
-fn layout<T: Dur>(d: &Dispatches, sel: &Selection, g: &Grouped) -> (Vec<T>, Vec<usize>) {
-    let mut starts = Vec::with_capacity(g.counts.len() + 1);
+/// The selected durations of the groups `batch`, group after group, each group's part sorted;
+/// `starts[g - batch.start]` is where group `g` begins (with one more entry for the end).
+fn layout<T: Dur>(
+    d: &Dispatches,
+    sel: &Selection,
+    g: &Grouped,
+    batch: Range<usize>,
+) -> (Vec<T>, Vec<usize>) {
+    let counts = g.counts.get(batch.clone()).unwrap_or_default();
+    let mut starts = Vec::with_capacity(counts.len() + 1);
     let mut at = 0usize;
-    for &n in &g.counts {
+    for &n in counts {
         starts.push(at);
         at += n as usize;
     }
     starts.push(at);
     let mut fill = starts.clone();
     let mut flat = vec![T::default(); at];
-    for (_, dur, c) in sel.timings(d) {
-        let Some(Some(gid)) = g.of.get(c as usize) else {
-            continue;
+    sel.each_timing(d, |_, dur, c| {
+        let Some(k) = g
+            .of
+            .get(c as usize)
+            .copied()
+            .flatten()
+            .and_then(|gid| (gid as usize).checked_sub(batch.start))
+        else {
+            return;
         };
-        if let Some(pos) = fill.get_mut(*gid as usize) {
+        if let Some(pos) = fill.get_mut(k).filter(|_| k < counts.len()) {
             if let Some(slot) = flat.get_mut(*pos) {
                 *slot = T::from_ns(dur);
             }
             *pos += 1;
         }
-    }
+    });
     for w in starts.windows(2) {
         if let Some(part) = flat.get_mut(w[0]..w[1]) {
             part.sort_unstable();
         }
     }
     (flat, starts)
+}
+
+/// The groups `groups` cut into consecutive batches laid out one at a time: a batch holds at
+/// most the larger of the largest group and half of all selected dispatches, so the durations
+/// held at once take 2 bytes per dispatch or less unless one group has more than half (a pass
+/// over the dispatches per batch, at most five).
+fn batches(counts: &[u64], groups: Range<usize>) -> Vec<Range<usize>> {
+    let all: u64 = counts.iter().sum();
+    let largest = counts.iter().copied().max().unwrap_or(0);
+    let budget = largest.max(all.div_ceil(2));
+    let mut out = Vec::new();
+    let (mut from, mut held) = (groups.start, 0u64);
+    for g in groups.clone() {
+        let n = counts.get(g).copied().unwrap_or(0);
+        if g > from && held + n > budget {
+            out.push(from..g);
+            (from, held) = (g, 0);
+        }
+        held += n;
+    }
+    if from < groups.end {
+        out.push(from..groups.end);
+    }
+    out
 }
 
 /// Count and figures (total, mean, median, min, max, sample standard deviation) of sorted
@@ -191,11 +258,9 @@ fn materialized(profile: &Profile, sel: &Selection) -> Vec<KernelDispatch> {
 }
 
 /// Total time of the selected dispatches: exact, rounded once for fractional inputs.
-pub(super) fn total_ns(profile: &Profile, sel: &Selection) -> u64 {
+pub(super) fn total_ns(profile: &Profile, sel: &Selection, tally: &Tally) -> u64 {
     if profile.remainders.is_empty() {
-        return sel
-            .timings(&profile.dispatches)
-            .fold(0u64, |a, (_, dur, _)| a.saturating_add(dur));
+        return tally.total();
     }
     profile
         .remainders
@@ -207,6 +272,7 @@ pub(super) fn total_ns(profile: &Profile, sel: &Selection) -> u64 {
 pub(super) fn rank_dispatches(
     profile: &Profile,
     sel: &Selection,
+    tally: &Tally,
     options: &RankOptions,
     kernel_time: u64,
     key_of: &mut dyn FnMut(NameId) -> String,
@@ -217,7 +283,7 @@ pub(super) fn rank_dispatches(
         return super::exact_rows::rank_dispatches(profile, &refs, options, kernel_time, key_of);
     }
     let d = &profile.dispatches;
-    let per_context = sel.context_counts(d);
+    let per_context = &tally.counts;
     // Group keys per used context, and totals per key.
     let mut keys: Vec<String> = Vec::new();
     let mut key_ids: HashMap<String, u32> = HashMap::new();
@@ -244,11 +310,11 @@ pub(super) fn rank_dispatches(
     }
     let mut totals = vec![0u64; keys.len()];
     let mut counts = vec![0u64; keys.len()];
-    for (_, dur, c) in sel.timings(d) {
-        if let Some(Some(k)) = key_of_ctx.get(c as usize) {
+    for (c, k) in key_of_ctx.iter().enumerate() {
+        if let Some(k) = k {
             let k = *k as usize;
-            totals[k] = totals[k].saturating_add(dur);
-            counts[k] += 1;
+            totals[k] = totals[k].saturating_add(tally.totals.get(c).copied().unwrap_or(0));
+            counts[k] += per_context.get(c).copied().unwrap_or(0);
         }
     }
     // Rank order: total time, then name; parts are laid out in this order so that the rows
@@ -310,31 +376,36 @@ fn rows_from<'m, T: Dur>(
     ctx_of: impl Fn(usize) -> &'m [u32],
     _width: T,
 ) -> Ranked {
-    let (mut flat, starts) = layout::<T>(&profile.dispatches, sel, grouped);
     let none = options.grouping == Grouping::None;
-    let mut rows: Vec<KernelRow> = order
-        .iter()
-        .enumerate()
-        .map(|(p, &k)| {
-            let key = keys[k as usize].clone();
-            let family = if none {
-                options.rules.family_of(&key)
-            } else {
-                key.clone()
-            };
-            let part = flat.get(starts[p]..starts[p + 1]).unwrap_or_default();
-            let mut r = row(profile, key, family, part, ctx_of(p), kernel_time);
-            r.rank = p + 1;
-            r
-        })
-        .collect();
-    let n_groups = rows.len();
-    let other = (rows.len() > options.top).then(|| {
-        let rest = rows.split_off(options.top);
-        let tail_start = starts[options.top];
-        let tail = flat.get_mut(tail_start..).unwrap_or_default();
+    let row_of = |p: usize, part: &[T]| {
+        let key = keys[order[p] as usize].clone();
+        let family = if none {
+            options.rules.family_of(&key)
+        } else {
+            key.clone()
+        };
+        let mut r = row(profile, key, family, part, ctx_of(p), kernel_time);
+        r.rank = p + 1;
+        r
+    };
+    let n_groups = order.len();
+    let head = options.top.min(n_groups);
+    let mut rows: Vec<KernelRow> = Vec::with_capacity(head);
+    for batch in batches(&grouped.counts, 0..head) {
+        let (flat, starts) = layout::<T>(&profile.dispatches, sel, grouped, batch.clone());
+        for (k, p) in batch.enumerate() {
+            rows.push(row_of(p, flat.get(starts[k]..starts[k + 1]).unwrap_or_default()));
+        }
+    }
+    // The rows past the top are laid out together: the "other" row sorts them as one.
+    let other = (n_groups > head).then(|| {
+        let (mut tail, starts) = layout::<T>(&profile.dispatches, sel, grouped, head..n_groups);
+        let rest: Vec<KernelRow> = (head..n_groups)
+            .enumerate()
+            .map(|(k, p)| row_of(p, tail.get(starts[k]..starts[k + 1]).unwrap_or_default()))
+            .collect();
         tail.sort_unstable();
-        let contexts: Vec<u32> = (options.top..order.len())
+        let contexts: Vec<u32> = (head..n_groups)
             .flat_map(|p| ctx_of(p).iter().copied())
             .collect();
         let label = format!(
@@ -342,7 +413,7 @@ fn rows_from<'m, T: Dur>(
             rest.len(),
             if none { "kernels" } else { "families" }
         );
-        let mut o = row(profile, label.clone(), label, tail, &contexts, kernel_time);
+        let mut o = row(profile, label.clone(), label, &tail, &contexts, kernel_time);
         o.variants = rest.iter().map(|r| r.variants).sum();
         o
     });
@@ -351,14 +422,19 @@ fn rows_from<'m, T: Dur>(
 
 /// Kernels (exact names, whatever the grouping) whose slowest call exceeds `factor` times their
 /// median, slowest first.
-pub(super) fn outliers(profile: &Profile, sel: &Selection, factor: f64) -> Vec<Outlier> {
+pub(super) fn outliers(
+    profile: &Profile,
+    sel: &Selection,
+    tally: &Tally,
+    factor: f64,
+) -> Vec<Outlier> {
     if !profile.remainders.is_empty() {
         let ds = materialized(profile, sel);
         let refs: Vec<&KernelDispatch> = ds.iter().collect();
         return super::exact_rows::outliers(profile, &refs, factor);
     }
     let d = &profile.dispatches;
-    let per_context = sel.context_counts(d);
+    let per_context = &tally.counts;
     let mut ids: HashMap<NameId, u32> = HashMap::new();
     let mut names: Vec<NameId> = Vec::new();
     let mut of: Vec<Option<u32>> = vec![None; per_context.len()];
@@ -392,27 +468,30 @@ fn outliers_from<T: Dur>(
     names: &[NameId],
     factor: f64,
 ) -> Vec<Outlier> {
-    let (flat, starts) = layout::<T>(&profile.dispatches, sel, grouped);
-    names
-        .iter()
-        .enumerate()
-        .filter_map(|(g, &name)| {
-            let durs = flat.get(starts[g]..starts[g + 1])?;
+    let mut out = Vec::new();
+    for batch in batches(&grouped.counts, 0..names.len()) {
+        let (flat, starts) = layout::<T>(&profile.dispatches, sel, grouped, batch.clone());
+        for (k, g) in batch.enumerate() {
+            let (Some(durs), Some(&name)) = (flat.get(starts[k]..starts[k + 1]), names.get(g))
+            else {
+                continue;
+            };
             let (_, s) = stats(durs);
-            let (median, max) = (s.median?, s.max?);
+            let (Some(median), Some(max)) = (s.median, s.max) else {
+                continue;
+            };
             if median > 0.0 && max as f64 > factor * median {
                 let limit = factor * median;
                 let over = durs.iter().filter(|&&x| x.into() as f64 > limit).count() as u64;
-                Some(Outlier {
+                out.push(Outlier {
                     name: profile.names.name(name).to_string(),
                     max_ns: max,
                     median_ns: median,
                     calls_over: over,
                     factor,
-                })
-            } else {
-                None
+                });
             }
-        })
-        .collect()
+        }
+    }
+    out
 }

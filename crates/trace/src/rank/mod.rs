@@ -13,13 +13,17 @@ mod timeline;
 pub use rows::{Geometry, KernelRow, ValueRange};
 
 use crate::error::{Error, ErrorKind, Result};
-use groups::Selection;
+use groups::{Selection, Tally};
 use kernelab_model::{
     ActivityKind, FamilyRules, Grouping, Location, NameId, Profile, TransferKind,
 };
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use timeline::Timeline;
+
+/// The fewest selected dispatches for which the timeline is computed on a thread of its own.
+const PARALLEL_MIN: usize = 1 << 16;
 
 /// A time window relative to the first kernel start of the input, in nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -281,16 +285,38 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
         return Ok(r);
     }
     let selected = select(profile, &options.filters);
-    let summary = summarize(profile, &selected, options);
+    let d = &profile.dispatches;
+    let tally = selected.tally(d);
+    let kernel_time = groups::total_ns(profile, &selected, &tally);
     let mut notes = Vec::new();
-    let (rows, other, groups) = groups::rank_dispatches(
-        profile,
-        &selected,
-        options,
-        summary.kernel_time_ns,
-        &mut key_of,
-    );
-    let outliers = groups::outliers(profile, &selected, options.outlier_factor);
+    let mut ranked = || {
+        let rows = groups::rank_dispatches(
+            profile,
+            &selected,
+            &tally,
+            options,
+            kernel_time,
+            &mut key_of,
+        );
+        let outliers = groups::outliers(profile, &selected, &tally, options.outlier_factor);
+        (rows, outliers)
+    };
+    // The timeline in one streaming pass needs no memory per dispatch, so it runs beside the
+    // rows when there are cores to spare; a timeline that must sort comes after them, once
+    // their durations are freed.
+    let (((rows, other, groups), outliers), in_order) =
+        if selected.len() >= PARALLEL_MIN && crate::kineto::reader_threads() > 1 {
+            std::thread::scope(|s| {
+                let t = s.spawn(|| timeline::in_order(&profile.remainders, d, &selected));
+                let r = ranked();
+                let t = t.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (r, t)
+            })
+        } else {
+            (ranked(), None)
+        };
+    let t = in_order.unwrap_or_else(|| timeline::timeline(&profile.remainders, d, &selected));
+    let summary = summarize(profile, &selected, options, &tally, kernel_time, &t);
     let summary = Summary { groups, ..summary };
     let phases = if options.by_phase {
         if profile.annotations.is_empty() {
@@ -348,7 +374,11 @@ fn select(profile: &Profile, f: &Filters) -> Selection {
     if f.device.is_none() && f.stream.is_none() && f.name.is_none() && f.time_range.is_none() {
         return Selection::All(d.len());
     }
-    let origin = origin(profile);
+    let origin = if f.time_range.is_some() {
+        origin(profile)
+    } else {
+        0
+    };
     let mut name_ok: HashMap<NameId, bool> = HashMap::new();
     // Device, stream and name are properties of the context: decided once per context.
     let context_ok: Vec<bool> = d
@@ -383,10 +413,16 @@ fn select(profile: &Profile, f: &Filters) -> Selection {
     Selection::Some(keep)
 }
 
-fn summarize(profile: &Profile, selected: &Selection, options: &RankOptions) -> Summary {
+fn summarize(
+    profile: &Profile,
+    selected: &Selection,
+    options: &RankOptions,
+    tally: &Tally,
+    kernel_time: u64,
+    t: &Timeline,
+) -> Summary {
     let d = &profile.dispatches;
-    let t = timeline::timeline(&profile.remainders, d, selected);
-    let per_context = selected.context_counts(d);
+    let per_context = &tally.counts;
     let used = || {
         per_context
             .iter()
@@ -403,10 +439,14 @@ fn summarize(profile: &Profile, selected: &Selection, options: &RankOptions) -> 
     let mut names: Vec<NameId> = used().map(|c| c.name).collect();
     names.sort_unstable();
     names.dedup();
-    let kernel_time = groups::total_ns(profile, selected);
-    let first = selected.timings(d).map(|t| t.0).min();
+    let first = tally.first;
     let f = &options.filters;
-    let origin = origin(profile);
+    // Offsets from the origin matter only to a time range.
+    let origin = if f.time_range.is_some() {
+        origin(profile)
+    } else {
+        0
+    };
     let transfers: Vec<_> = profile
         .transfers
         .iter()
@@ -463,9 +503,10 @@ fn phase_rows(
         .into_iter()
         .map(|(phase, ds)| {
             let ds = Selection::Some(ds);
-            let total = groups::total_ns(profile, &ds);
+            let tally = ds.tally(&profile.dispatches);
+            let total = groups::total_ns(profile, &ds, &tally);
             let (kernels, _, _) =
-                groups::rank_dispatches(profile, &ds, options, kernel_time, key_of);
+                groups::rank_dispatches(profile, &ds, &tally, options, kernel_time, key_of);
             PhaseRow {
                 phase: phase
                     .map(|p| profile.names.name(p).to_string())

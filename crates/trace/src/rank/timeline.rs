@@ -59,6 +59,15 @@ fn add(t: &mut Timeline, s: &mut Stretch, start: i64, end: i64) -> bool {
     true
 }
 
+/// The timeline when it takes one streaming pass and no memory per dispatch: integer times, and
+/// each device's selected dispatches in start order; `None` otherwise ([`timeline`] then).
+pub(super) fn in_order(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Option<Timeline> {
+    if !rem.is_empty() {
+        return None;
+    }
+    streaming(d, sel.iter())
+}
+
 /// Computes the timeline of the selected dispatches (any order).
 pub fn timeline(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Timeline {
     if !rem.is_empty() {
