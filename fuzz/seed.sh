@@ -175,6 +175,15 @@ def cut(src, rows=20):
 for src in sorted(glob.glob(os.path.join(fx, "*.sqlite"))):
     out("nsys", os.path.basename(src), cut(src))
 
+# Table leaf pages of the nsys fixtures, each after a byte that picks the columns read.
+os.makedirs(os.path.join(corpus, "sqlite_leaf"), exist_ok=True)
+for src in sorted(glob.glob(os.path.join(fx, "nsys-*.sqlite"))):
+    raw = open(src, "rb").read()
+    size = struct.unpack(">H", raw[16:18])[0] or 65536
+    leaves = [k for k in range(1, len(raw) // size) if raw[k * size] == 0x0D][:4]
+    for k in leaves:
+        out("sqlite_leaf", f"{os.path.basename(src)}.page{k + 1}", bytes([k % 4]) + raw[k * size:(k + 1) * size])
+
 def db(sql):
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "db.sqlite")

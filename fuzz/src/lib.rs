@@ -31,6 +31,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("ncu_csv", ncu_csv),
     ("rocpd", rocpd),
     ("nsys", nsys),
+    ("sqlite_leaf", sqlite_leaf),
     ("spec_toml", spec_toml),
     ("samples_jsonl", samples_jsonl),
     ("pairs", pairs),
@@ -297,6 +298,22 @@ pub fn nsys(data: &[u8]) {
 
 /// Elements of a buffer filled from its initialiser here: enough to run every initialiser.
 const FILL_ELEMENTS: usize = 16;
+
+/// A SQLite table leaf page decoded as the Nsight Systems reader reads a kernel table from its
+/// pages: the first byte picks the columns read (repeated, missing and past the record
+/// included), the rest is the page.
+pub fn sqlite_leaf(data: &[u8]) {
+    let Some((&k, page)) = data.split_first() else {
+        return;
+    };
+    let columns: &[Option<usize>] = match k % 4 {
+        0 => &[Some(0), Some(1), Some(2), Some(5), None, Some(8), Some(14), Some(22)],
+        1 => &[Some(1), Some(0), Some(1)],
+        2 => &[Some(40), None],
+        _ => &[Some(0)],
+    };
+    let _ = kernelab_trace::sqlite_pages::decode_leaf(page, columns, usize::from(k >> 2));
+}
 
 /// A kernel spec (TOML): parsed and checked, every size expression evaluated, buffer sizes
 /// computed with checked arithmetic and a few elements of each initialiser filled. Nothing

@@ -26,6 +26,7 @@ mod nsys;
 mod rank;
 mod rocprof;
 mod sqlite;
+pub mod sqlite_pages;
 mod xplane;
 
 pub use compare::{

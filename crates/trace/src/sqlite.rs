@@ -318,6 +318,11 @@ impl<'c> IntRows<'c> {
         Ok(rows)
     }
 
+    /// The result columns' names, as SQLite gives them.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
     /// rusqlite's error for the result code `rc` of the last call on `conn`.
     #[cold]
     fn error(conn: &Connection, rc: std::ffi::c_int) -> rusqlite::Error {
@@ -404,6 +409,35 @@ impl Drop for IntRows<'_> {
         #[allow(unsafe_code)]
         unsafe {
             rusqlite::ffi::sqlite3_finalize(self.stmt.as_ptr());
+        }
+    }
+}
+
+/// A read transaction held on a connection while this lives (ended when dropped): the
+/// database's shared lock, so that no writer changes the file meanwhile. Nothing is held when
+/// the connection is already in a transaction.
+pub(crate) struct ReadLock<'c>(Option<&'c Connection>);
+
+impl<'c> ReadLock<'c> {
+    /// Begins the transaction and takes the shared lock (by reading the schema).
+    pub(crate) fn hold(conn: &'c Connection) -> rusqlite::Result<ReadLock<'c>> {
+        if !conn.is_autocommit() {
+            return Ok(ReadLock(None));
+        }
+        conn.execute_batch("BEGIN")?;
+        let lock = ReadLock(Some(conn));
+        conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+            r.get::<_, i64>(0)
+        })?;
+        Ok(lock)
+    }
+}
+
+impl Drop for ReadLock<'_> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.0 {
+            // A read transaction has nothing to commit; an error leaves nothing behind.
+            let _ = conn.execute_batch("COMMIT");
         }
     }
 }

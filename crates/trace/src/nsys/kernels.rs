@@ -7,7 +7,8 @@
 
 use super::{col_or_null, u32_of};
 use crate::error::Result;
-use crate::sqlite::{columns, span, sql_err, IntRows};
+use crate::sqlite::{columns, span, sql_err, IntRows, ReadLock};
+use crate::sqlite_pages::{Field, PageTable};
 use kernelab_model::{KernelDispatch, LaunchConfig, NameId, Profile, Resources, Timestamp};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -85,52 +86,87 @@ impl<'a> Names<'a> {
     }
 }
 
-/// The query of the kernel table's columns kernelab reads (missing ones as `NULL`), over the
-/// rowids `range` (both ends included) when given, else over the whole table.
+/// The kernel table's columns kernelab reads, in the order of [`query`].
+pub(super) const COLUMNS: [&str; 16] = [
+    "start",
+    "end",
+    "deviceId",
+    "streamId",
+    "correlationId",
+    "demangledName",
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+    "registersPerThread",
+    "staticSharedMemory",
+    "dynamicSharedMemory",
+    "localMemoryPerThread",
+];
+
+/// The place of `correlationId` in [`COLUMNS`].
+const CORRELATION: usize = 4;
+
+/// The query of the kernel table's columns kernelab reads (missing ones as `NULL`; start and
+/// end are required), over the rowids `range` (both ends included) when given, else over the
+/// whole table. Correlation ids are read only when the store keeps them: one column less per
+/// row.
 pub(super) fn query(cols: &[String], keep_correlations: bool, range: Option<(i64, i64)>) -> String {
-    let t = TABLE;
-    let c = |n: &str| col_or_null(cols, n);
-    // Correlation ids are read only when the store keeps them: one column less per row.
-    let mut q = format!(
-        "SELECT start, \"end\", {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {t}",
-        c("deviceId"),
-        c("streamId"),
-        if keep_correlations {
-            c("correlationId")
-        } else {
-            "NULL".into()
-        },
-        c("demangledName"),
-        c("gridX"),
-        c("gridY"),
-        c("gridZ"),
-        c("blockX"),
-        c("blockY"),
-        c("blockZ"),
-        c("registersPerThread"),
-        c("staticSharedMemory"),
-        c("dynamicSharedMemory"),
-        c("localMemoryPerThread"),
-    );
+    let list: Vec<String> = COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match i {
+            0 | 1 => format!("\"{n}\""),
+            CORRELATION if !keep_correlations => "NULL".into(),
+            _ => col_or_null(cols, n),
+        })
+        .collect();
+    let mut q = format!("SELECT {} FROM {TABLE}", list.join(", "));
     if let Some((lo, hi)) = range {
         q.push_str(&format!(" WHERE rowid BETWEEN {lo} AND {hi}"));
     }
     q
 }
 
-/// Reads the kernel table into `p` (correlation ids only when the store keeps them), on every
-/// core when the table is large (see [`super::parallel`]), else on this thread.
+/// Reads the kernel table into `p` (correlation ids only when the store keeps them): from the
+/// table's pages when SQLite would read the same values from them (see
+/// [`crate::sqlite_pages`]), else through SQLite; on every core when the table is large (see
+/// [`super::parallel`]), else on this thread.
 pub(super) fn read(
     conn: &Connection,
     strings: &HashMap<i64, String>,
     p: &mut Profile,
 ) -> Result<()> {
     let cols = columns(conn, TABLE)?;
+    let keep = p.dispatches.keeps_correlations();
+    let q = query(&cols, keep, None);
+    // No writer may change the file while its pages are read.
+    let _lock = ReadLock::hold(conn).map_err(sql_err(TABLE))?;
+    if let Some(table) = page_table(conn, &cols)? {
+        // The query's own column names, for the error a value of another type gives.
+        let names_of = IntRows::prepare(conn, &q)
+            .map_err(sql_err(TABLE))?
+            .names()
+            .to_vec();
+        let columns = positions(&cols, keep);
+        return super::parallel::read_from_pages(&table, &columns, &names_of, strings, p);
+    }
     if let Some(plan) = super::parallel::plan(conn, &cols)? {
         return super::parallel::read(plan, &cols, strings, p);
     }
-    let q = query(&cols, p.dispatches.keeps_correlations(), None);
     read_rows(conn, &q, &mut Names::new(strings), p)
+}
+
+/// The kernel table laid out for reading from its pages, unless an index covers the columns
+/// read (a full scan could follow that index, in another order) or the table is not one
+/// [`PageTable::open`] reads.
+pub(super) fn page_table(conn: &Connection, cols: &[String]) -> Result<Option<PageTable>> {
+    if super::parallel::covering_index(conn, cols).unwrap_or(true) {
+        return Ok(None);
+    }
+    PageTable::open(conn, TABLE)
 }
 
 /// Reads the rows of the query `q` (of [`query`]) into `p`, names through `names`.
@@ -141,20 +177,87 @@ pub(super) fn read_rows(
     p: &mut Profile,
 ) -> Result<()> {
     let t = TABLE;
-    // The launch columns and config last seen per name (by name id).
-    type Seen = Option<([Option<i64>; 10], u32)>;
-    let mut launch_cache: Vec<Seen> = Vec::new();
+    let mut reader = RowReader::new(names);
     let mut rows = IntRows::prepare(conn, q).map_err(sql_err(t))?;
     while rows.next().map_err(sql_err(t))? {
-        let g = |i: usize| rows.int(i).map_err(sql_err(t));
+        reader.row(|i| rows.int(i).map_err(sql_err(t)), p)?;
+    }
+    Ok(())
+}
+
+/// The columns of [`query`] as positions in the table's records (`None`: read as NULL), for
+/// reading from the table's pages.
+pub(super) fn positions(cols: &[String], keep_correlations: bool) -> Vec<Option<usize>> {
+    COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match i {
+            CORRELATION if !keep_correlations => None,
+            _ => cols.iter().position(|c| c == n),
+        })
+        .collect()
+}
+
+/// Reads the records of the leaf pages `leaves` of `table` into `p`, names through `names`;
+/// `columns` from [`positions`], `names_of` the column names of [`query`] (for the error a
+/// value that is not an integer gives, as the query's).
+pub(super) fn read_pages(
+    table: &PageTable,
+    leaves: std::ops::Range<usize>,
+    columns: &[Option<usize>],
+    names_of: &[String],
+    names: &mut Names<'_>,
+    p: &mut Profile,
+) -> Result<()> {
+    let t = TABLE;
+    let mut reader = RowReader::new(names);
+    table.scan(t, leaves, columns, |fields| {
+        reader.row(
+            |i| match fields.get(i) {
+                Some(Field::Int(v)) => Ok(Some(*v)),
+                Some(Field::Null) => Ok(None),
+                Some(Field::Other(ty)) => Err(sql_err(t)(rusqlite::Error::InvalidColumnType(
+                    i,
+                    names_of.get(i).cloned().unwrap_or_default(),
+                    *ty,
+                ))),
+                None => Err(sql_err(t)(rusqlite::Error::InvalidColumnIndex(i))),
+            },
+            p,
+        )
+    })
+}
+
+/// The launch columns and config last seen per name (by name id).
+type Seen = Option<([Option<i64>; 10], u32)>;
+
+/// Turns rows of the kernel table's columns (in [`query`]'s order) into dispatches: names
+/// through a table by string id, launch configs through a cache per name.
+struct RowReader<'r, 's> {
+    names: &'r mut Names<'s>,
+    launch_cache: Vec<Seen>,
+}
+
+impl<'r, 's> RowReader<'r, 's> {
+    fn new(names: &'r mut Names<'s>) -> RowReader<'r, 's> {
+        RowReader {
+            names,
+            launch_cache: Vec::new(),
+        }
+    }
+
+    /// Adds the row whose column `i` is `g(i)` to `p`.
+    #[inline]
+    fn row(&mut self, g: impl Fn(usize) -> Result<Option<i64>>, p: &mut Profile) -> Result<()> {
+        let t = TABLE;
         let (start, end) = (g(0)?.unwrap_or(0), g(1)?.unwrap_or(0));
-        let name = names.get(g(5)?, p);
+        let name = self.names.get(g(5)?, p);
         let mut raw = [None; 10];
         for (k, v) in raw.iter_mut().enumerate() {
             *v = g(6 + k)?;
         }
         let i = name.0 as usize;
-        let launch = match launch_cache.get(i) {
+        let launch = match self.launch_cache.get(i) {
             Some(Some((seen, id))) if *seen == raw => *id,
             _ => {
                 let [gx, gy, gz, bx, by, bz, regs, stat, dyn_, local] = raw;
@@ -175,10 +278,10 @@ pub(super) fn read_rows(
                         ..Resources::default()
                     },
                 });
-                if launch_cache.len() <= i {
-                    launch_cache.resize(i + 1, None);
+                if self.launch_cache.len() <= i {
+                    self.launch_cache.resize(i + 1, None);
                 }
-                if let Some(e) = launch_cache.get_mut(i) {
+                if let Some(e) = self.launch_cache.get_mut(i) {
                     *e = Some((raw, id));
                 }
                 id
@@ -194,6 +297,6 @@ pub(super) fn read_rows(
             correlation: g(4)?.and_then(|c| u64::try_from(c).ok()),
             sub_ns: 0,
         });
+        Ok(())
     }
-    Ok(())
 }

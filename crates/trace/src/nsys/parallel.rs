@@ -13,9 +13,11 @@
 //! Memory: the merged store, and at most two ranges per thread not merged yet (workers wait
 //! for the merge beyond that), whatever the table's size.
 
-use super::kernels::{query, read_rows, Names, TABLE};
+use super::kernels::{query, read_pages, read_rows, Names, TABLE};
 use crate::error::{Error, ErrorKind, Result};
+use crate::kineto::reader_threads;
 use crate::sqlite::{open_with_limit, sql_err, QUERY_TIME_LIMIT};
+use crate::sqlite_pages::PageTable;
 use kernelab_model::{Location, NameId, Profile};
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -69,8 +71,7 @@ impl Plan {
 /// The plan for the kernel table of `conn` (whose columns are `cols`), or `None` when it is read
 /// on one thread (see the module documentation).
 pub(super) fn plan(conn: &Connection, cols: &[String]) -> Result<Option<Plan>> {
-    let threads = crate::kineto::reader_threads();
-    plan_with(conn, cols, threads, None)
+    plan_with(conn, cols, reader_threads(), None)
 }
 
 /// [`plan`] with a given number of threads and rowids per range (else the automatic one:
@@ -162,26 +163,9 @@ pub(super) fn plan_with(
 
 /// Whether an index of the kernel table holds every column the reader reads (a full scan
 /// could then follow that index rather than the rowids).
-fn covering_index(conn: &Connection, cols: &[String]) -> Result<bool> {
+pub(super) fn covering_index(conn: &Connection, cols: &[String]) -> Result<bool> {
     let t = TABLE;
-    let read = [
-        "start",
-        "end",
-        "deviceId",
-        "streamId",
-        "correlationId",
-        "demangledName",
-        "gridX",
-        "gridY",
-        "gridZ",
-        "blockX",
-        "blockY",
-        "blockZ",
-        "registersPerThread",
-        "staticSharedMemory",
-        "dynamicSharedMemory",
-        "localMemoryPerThread",
-    ];
+    let read = super::kernels::COLUMNS;
     let wanted: Vec<&String> = cols
         .iter()
         .filter(|c| read.iter().any(|r| c.eq_ignore_ascii_case(r)))
@@ -266,8 +250,112 @@ pub(super) fn read(
     strings: &HashMap<i64, String>,
     p: &mut Profile,
 ) -> Result<()> {
-    let ranges = plan.ranges();
-    let window = plan.threads.saturating_mul(2).max(2);
+    let keep_correlations = p.dispatches.keeps_correlations();
+    read_parts(
+        plan.threads,
+        plan.ranges(),
+        strings,
+        p,
+        || None,
+        |conn: &mut Option<Connection>, i, names, part| {
+            let c = match conn {
+                Some(c) => c,
+                None => conn.insert(open_with_limit(&plan.path, QUERY_TIME_LIMIT)?),
+            };
+            read_rows(
+                c,
+                &query(cols, keep_correlations, Some(plan.range(i))),
+                names,
+                part,
+            )
+        },
+    )
+}
+
+/// The fewest leaf pages a range of a read from the pages holds (the last one aside): a table
+/// of fewer than two is read on one thread.
+pub const MIN_RANGE_LEAVES: usize = 1 << 8;
+
+/// The most leaf pages a range holds (about 100,000 kernels of an export's 4 KiB pages): it
+/// bounds the memory of the ranges read but not merged yet.
+pub const MAX_RANGE_LEAVES: usize = 1 << 11;
+
+/// Reads the kernel table from its pages (`table`; `columns` and `names_of` as
+/// [`read_pages`] takes them) into `p`: in ranges of leaf pages on every core when it has
+/// enough of them and `KERNELAB_THREADS` (else the cores) gives two threads or more, else on
+/// this thread.
+pub(super) fn read_from_pages(
+    table: &PageTable,
+    columns: &[Option<usize>],
+    names_of: &[String],
+    strings: &HashMap<i64, String>,
+    p: &mut Profile,
+) -> Result<()> {
+    read_from_pages_with(table, columns, names_of, strings, p, reader_threads(), None)
+}
+
+/// [`read_from_pages`] with a given number of threads and leaf pages per range (else the
+/// automatic one: four ranges per thread, within [`MIN_RANGE_LEAVES`] and
+/// [`MAX_RANGE_LEAVES`]).
+pub(super) fn read_from_pages_with(
+    table: &PageTable,
+    columns: &[Option<usize>],
+    names_of: &[String],
+    strings: &HashMap<i64, String>,
+    p: &mut Profile,
+    threads: usize,
+    range_leaves: Option<usize>,
+) -> Result<()> {
+    let leaves = table.leaf_count();
+    let per = match range_leaves {
+        Some(n) => n.max(1),
+        None => {
+            (leaves / threads.saturating_mul(4).max(1)).clamp(MIN_RANGE_LEAVES, MAX_RANGE_LEAVES)
+        }
+    };
+    let ranges = leaves.div_ceil(per);
+    if threads < 2 || ranges < 2 || (range_leaves.is_none() && leaves < 2 * MIN_RANGE_LEAVES) {
+        return read_pages(
+            table,
+            0..leaves,
+            columns,
+            names_of,
+            &mut Names::new(strings),
+            p,
+        );
+    }
+    read_parts(
+        threads,
+        ranges,
+        strings,
+        p,
+        || (),
+        |_: &mut (), i, names, part| {
+            let from = i.saturating_mul(per);
+            read_pages(
+                table,
+                from..from.saturating_add(per).min(leaves),
+                columns,
+                names_of,
+                names,
+                part,
+            )
+        },
+    )
+}
+
+/// Reads `ranges` ranges on `threads` workers, range `i` into a store of its own by
+/// `read_range` (given the worker's state, which `init` makes on the worker's thread, and its
+/// name table), merging the stores into `p` in range order as they come.
+fn read_parts<W>(
+    threads: usize,
+    ranges: usize,
+    strings: &HashMap<i64, String>,
+    p: &mut Profile,
+    init: impl Fn() -> W + Sync,
+    read_range: impl Fn(&mut W, usize, &mut Names<'_>, &mut Profile) -> Result<()> + Sync,
+) -> Result<()> {
+    let window = threads.saturating_mul(2).max(2);
     let keep_correlations = p.dispatches.keeps_correlations();
     let shared = Shared {
         state: Mutex::new(Progress::default()),
@@ -275,15 +363,18 @@ pub(super) fn read(
     };
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<(usize, Result<Profile>)>();
-        for _ in 0..plan.threads.min(ranges) {
+        for _ in 0..threads.min(ranges) {
             let tx = tx.clone();
-            let (plan, shared) = (&plan, &shared);
+            let (shared, init, read_range) = (&shared, &init, &read_range);
             s.spawn(move || {
                 let _guard = StopOnPanic(shared);
-                let mut conn: Option<Connection> = None;
+                let mut state = init();
                 let mut names = Names::new(strings);
                 while let Some(i) = shared.claim(ranges, window) {
-                    let r = read_range(plan, i, cols, keep_correlations, &mut conn, &mut names);
+                    let mut part = Profile::default();
+                    part.dispatches.keep_correlations(keep_correlations);
+                    names.reset();
+                    let r = read_range(&mut state, i, &mut names, &mut part).map(|()| part);
                     if tx.send((i, r)).is_err() {
                         return;
                     }
@@ -295,31 +386,6 @@ pub(super) fn read(
         shared.stop();
         r
     })
-}
-
-/// Reads range `i` into a store of its own (opening the worker's connection on its first).
-fn read_range(
-    plan: &Plan,
-    i: usize,
-    cols: &[String],
-    keep_correlations: bool,
-    conn: &mut Option<Connection>,
-    names: &mut Names<'_>,
-) -> Result<Profile> {
-    let c = match conn {
-        Some(c) => c,
-        None => conn.insert(open_with_limit(&plan.path, QUERY_TIME_LIMIT)?),
-    };
-    let mut part = Profile::default();
-    part.dispatches.keep_correlations(keep_correlations);
-    names.reset();
-    read_rows(
-        c,
-        &query(cols, keep_correlations, Some(plan.range(i))),
-        names,
-        &mut part,
-    )?;
-    Ok(part)
 }
 
 /// Merges the ranges in rowid order as they come; the first error in that order ends it.
@@ -379,6 +445,9 @@ fn merge(p: &mut Profile, part: Profile) {
         |l| launch_ids.get(l as usize).copied().unwrap_or(l),
     );
 }
+
+#[cfg(test)]
+use super::kernels::{page_table, positions};
 
 #[cfg(test)]
 #[path = "parallel_tests.rs"]

@@ -49,6 +49,39 @@ fn parallel(
     Ok(Some(p))
 }
 
+/// The reader from the table's pages with `threads` threads and `range_leaves` leaf pages per
+/// range (automatic when `None`); `Ok(None)` when the table is not read from its pages.
+fn pages(
+    conn: &Connection,
+    threads: usize,
+    range_leaves: Option<usize>,
+    keep: bool,
+) -> std::result::Result<Option<Profile>, String> {
+    let strings = strings(conn);
+    let cols = crate::sqlite::columns(conn, TABLE).map_err(|e| e.to_string())?;
+    let Some(table) = page_table(conn, &cols).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let q = query(&cols, keep, None);
+    let names_of = crate::sqlite::IntRows::prepare(conn, &q)
+        .map_err(|e| e.to_string())?
+        .names()
+        .to_vec();
+    let mut p = Profile::default();
+    p.dispatches.keep_correlations(keep);
+    read_from_pages_with(
+        &table,
+        &positions(&cols, keep),
+        &names_of,
+        &strings,
+        &mut p,
+        threads,
+        range_leaves,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Some(p))
+}
+
 /// Names, launch configs (by id), dispatches and their contexts equal.
 fn assert_same(a: &Profile, b: &Profile, what: &str) {
     let names = |p: &Profile| {
@@ -75,14 +108,29 @@ fn assert_same(a: &Profile, b: &Profile, what: &str) {
     );
 }
 
-/// The one-thread and the parallel reader at several splits, with and without correlation
-/// ids: the same profile or the same error. Returns how many splits were read in parallel.
-fn check(path: &Path, what: &str) -> usize {
+/// One read against the one-thread reader's: the same profile or the same error.
+fn same_as(want: &Read, got: &Read, what: &str) {
+    match (want, got) {
+        (Ok(a), Ok(b)) => assert_same(a, b, what),
+        (Err(a), Err(b)) => assert_eq!(a, b, "error: {what}"),
+        (a, b) => panic!(
+            "{what}: one thread {:?}, other {:?}",
+            a.as_ref().err(),
+            b.as_ref().err()
+        ),
+    }
+}
+
+/// The one-thread reader against the parallel one at several splits, and against the reader
+/// from the table's pages on one thread and on several at several splits, with and without
+/// correlation ids: the same profile or the same error. Returns how many splits were read in
+/// parallel through SQL, and how many reads were from the pages.
+fn check(path: &Path, what: &str) -> (usize, usize) {
     let conn = crate::sqlite::open(path).expect("open");
     let rows: i64 = conn
         .query_row(&format!("SELECT count(*) FROM {TABLE}"), [], |r| r.get(0))
         .unwrap_or(0);
-    let mut split = 0;
+    let (mut split, mut paged) = (0, 0);
     for keep in [false, true] {
         let want = one_thread(&conn, keep);
         let sizes = [
@@ -103,19 +151,21 @@ fn check(path: &Path, what: &str) -> usize {
                     Err(e) => Err(e),
                 };
                 split += 1;
-                match (&want, &got) {
-                    (Ok(a), Ok(b)) => assert_same(a, b, &what),
-                    (Err(a), Err(b)) => assert_eq!(a, b, "error: {what}"),
-                    (a, b) => panic!(
-                        "{what}: one thread {:?}, parallel {:?}",
-                        a.as_ref().err(),
-                        b.as_ref().err()
-                    ),
-                }
+                same_as(&want, &got, &what);
             }
         }
+        for (threads, leaves) in [(1, None), (2, Some(1)), (3, Some(2)), (2, None)] {
+            let what = format!("{what}, pages, {threads} threads, {leaves:?} leaves, keep {keep}");
+            let got = match pages(&conn, threads, leaves, keep) {
+                Ok(None) => continue,
+                Ok(Some(p)) => Ok(p),
+                Err(e) => Err(e),
+            };
+            paged += 1;
+            same_as(&want, &got, &what);
+        }
     }
-    split
+    (split, paged)
 }
 
 /// Every Nsight Systems SQLite export among the fixtures (and the shared ones when present).
@@ -154,8 +204,9 @@ fn every_fixture_reads_the_same_in_parallel() {
             continue; // a capture without kernels
         }
         read += 1;
-        let n = check(f, &f.display().to_string());
+        let (n, paged) = check(f, &f.display().to_string());
         assert!(n > 0, "{}: never split", f.display());
+        assert!(paged > 0, "{}: never read from its pages", f.display());
     }
     assert!(read >= 2, "{fixtures:?}");
 }
@@ -222,6 +273,17 @@ fn a_large_generated_export_reads_the_same_in_parallel() {
                 &want,
                 &got,
                 &format!("{threads} threads, {rows:?}, keep {keep}"),
+            );
+        }
+        // From the pages: 2,000-odd leaves, automatic ranges of 256 and smaller ones.
+        for (threads, leaves) in [(1, None), (2, None), (3, None), (2, Some(100))] {
+            let got = pages(&conn, threads, leaves, keep)
+                .expect("pages")
+                .expect("read from the pages");
+            assert_same(
+                &want,
+                &got,
+                &format!("pages, {threads} threads, {leaves:?}, keep {keep}"),
             );
         }
     }
@@ -362,7 +424,13 @@ fn malformed_and_unusual_tables_read_the_same_in_parallel() {
     ];
     for (i, (what, sql)) in cases.iter().enumerate() {
         let path = export(dir.path(), &format!("case{i}.sqlite"), sql);
-        let n = check(&path, what);
+        let (n, paged) = check(&path, what);
+        let from_pages = !matches!(*what, "a view" | "without rowid" | "a covering index");
+        assert_eq!(
+            paged > 0,
+            from_pages,
+            "{what}: read from the pages {paged} times"
+        );
         let splits = !matches!(
             *what,
             "empty"

@@ -152,12 +152,11 @@ fn layout<T: Dur>(
     let mut fill = starts.clone();
     let mut flat = vec![T::default(); at];
     sel.each_timing(d, |_, dur, c| {
-        let Some(k) = g
-            .of
-            .get(c as usize)
-            .copied()
-            .flatten()
-            .and_then(|gid| (gid as usize).checked_sub(batch.start))
+        let Some(k) =
+            g.of.get(c as usize)
+                .copied()
+                .flatten()
+                .and_then(|gid| (gid as usize).checked_sub(batch.start))
         else {
             return;
         };
@@ -394,7 +393,10 @@ fn rows_from<'m, T: Dur>(
     for batch in batches(&grouped.counts, 0..head) {
         let (flat, starts) = layout::<T>(&profile.dispatches, sel, grouped, batch.clone());
         for (k, p) in batch.enumerate() {
-            rows.push(row_of(p, flat.get(starts[k]..starts[k + 1]).unwrap_or_default()));
+            rows.push(row_of(
+                p,
+                flat.get(starts[k]..starts[k + 1]).unwrap_or_default(),
+            ));
         }
     }
     // The rows past the top are laid out together: the "other" row sorts them as one.

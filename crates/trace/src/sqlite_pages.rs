@@ -1,0 +1,862 @@
+//! A rowid table of a SQLite file read straight from its pages: the table's b-tree walked once
+//! for its leaf pages (in key order, the order of a full scan), then the leaves read in runs
+//! of consecutive pages and their records decoded field by field, integers only. SQLite's own
+//! scan spends most of its time in its virtual machine, decoding every column of a row through
+//! a generic opcode, and in one read call per page; here a row costs a few varints. The format
+//! is SQLite's documented, stable file format (<https://www.sqlite.org/fileformat2.html>); no
+//! crate reads it without an engine of its own, so the part needed is written here.
+//!
+//! Only a table whose values read the same as through SQLite is read this way ([`PageTable::open`]
+//! says `None` otherwise, and the caller queries SQLite): a plain rowid table of a file in
+//! rollback-journal mode with no journal or WAL file beside it, no hidden or generated column,
+//! no column that is the rowid, no column read with REAL affinity (SQLite turns the integers
+//! it stores for those into reals), and column defaults (for records written before a column
+//! was added) that are NULL or integer literals. The caller holds a read transaction while it
+//! reads, so no writer changes the file meanwhile. A structure that breaks the format (a page
+//! of the wrong kind, a cell past its page, a cycle) is an error naming the page.
+
+use crate::error::{Error, ErrorKind, Result};
+use kernelab_model::Location;
+use rusqlite::types::Type;
+use rusqlite::Connection;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// Leaf pages read at once (one read call for a run of consecutive pages).
+const RUN_PAGES: usize = 64;
+
+/// Deepest b-tree walked (SQLite's own limit is 20 levels; a deeper tree is malformed).
+const MAX_DEPTH: usize = 40;
+
+/// A field of a record as read: what the caller's query would see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// SQL NULL (or a column the table does not have).
+    Null,
+    /// An integer.
+    Int(i64),
+    /// A value of another storage class (REAL, TEXT or BLOB).
+    Other(Type),
+}
+
+/// A rowid table laid out for reading from its pages; see the module documentation.
+#[derive(Debug)]
+pub(crate) struct PageTable {
+    path: PathBuf,
+    page_size: usize,
+    /// Bytes of a page the b-tree uses (the page size less the reserved bytes).
+    usable: usize,
+    /// The table's leaf pages, in key order.
+    leaves: Vec<u32>,
+    /// Default value per table column, for records shorter than the table.
+    defaults: Vec<Field>,
+}
+
+/// The error for a page that breaks the format.
+fn malformed(table: &str, page: u32, what: &str) -> Error {
+    Error::new(
+        Location::default().with_field(table),
+        ErrorKind::Sqlite(format!(
+            "database disk image is malformed: page {page} of table {table}: {what}"
+        )),
+    )
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::new(Location::default().with_path(path), ErrorKind::Io(e))
+}
+
+/// A big-endian unsigned integer of `N` bytes at `at`.
+fn be<const N: usize>(b: &[u8], at: usize) -> Option<u64> {
+    let s = b.get(at..at.checked_add(N)?)?;
+    Some(s.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x)))
+}
+
+/// A SQLite varint at `at`: its value and length.
+#[inline]
+fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
+    let first = *b.get(at)?;
+    if first < 0x80 {
+        return Some((u64::from(first), 1));
+    }
+    let mut v = 0u64;
+    for k in 0..8 {
+        let x = *b.get(at + k)?;
+        v = (v << 7) | u64::from(x & 0x7f);
+        if x & 0x80 == 0 {
+            return Some((v, k + 1));
+        }
+    }
+    let x = *b.get(at + 8)?;
+    Some(((v << 8) | u64::from(x), 9))
+}
+
+/// The affinity rules of SQLite (section 3.1 of its datatype documentation): true for a
+/// declared type of REAL affinity.
+fn real_affinity(declared: &str) -> bool {
+    let t = declared.to_ascii_uppercase();
+    !t.contains("INT")
+        && !["CHAR", "CLOB", "TEXT", "BLOB"]
+            .iter()
+            .any(|w| t.contains(w))
+        && !t.trim().is_empty()
+        && ["REAL", "FLOA", "DOUB"].iter().any(|w| t.contains(w))
+}
+
+/// A column default as a field: NULL, or an integer literal; `None` for any other expression.
+fn default_field(dflt: Option<&str>) -> Option<Field> {
+    let Some(d) = dflt.map(str::trim) else {
+        return Some(Field::Null);
+    };
+    if d.eq_ignore_ascii_case("null") {
+        return Some(Field::Null);
+    }
+    let digits = d.strip_prefix(['+', '-']).unwrap_or(d);
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    d.trim_start_matches('+')
+        .parse::<i64>()
+        .ok()
+        .map(Field::Int)
+}
+
+impl PageTable {
+    /// The table `table` of the database `conn` has open, laid out for reading from its pages,
+    /// or `None` when it must be read through SQLite (see the module documentation).
+    pub(crate) fn open(conn: &Connection, table: &str) -> Result<Option<PageTable>> {
+        let Some(path) = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from) else {
+            return Ok(None);
+        };
+        for side in ["-wal", "-journal"] {
+            let mut p = path.clone().into_os_string();
+            p.push(side);
+            if Path::new(&p).exists() {
+                return Ok(None);
+            }
+        }
+        let mut file = File::open(&path).map_err(io_err(&path))?;
+        let len = file.metadata().map_err(io_err(&path))?.len();
+        let mut header = [0u8; 100];
+        if file.read_exact(&mut header).is_err() || &header[..16] != b"SQLite format 3\0" {
+            return Ok(None);
+        }
+        let page_size = match be::<2>(&header, 16) {
+            Some(1) => 65536,
+            Some(n) => n as usize,
+            None => return Ok(None),
+        };
+        // Bytes 18 and 19 are 1 in rollback-journal mode (2: WAL).
+        let reserved = usize::from(header[20]);
+        if !(512..=65536).contains(&page_size)
+            || !page_size.is_power_of_two()
+            || header[18] != 1
+            || header[19] != 1
+            || page_size.saturating_sub(reserved) < 480
+            || len % page_size as u64 != 0
+        {
+            return Ok(None);
+        }
+        let pages = u32::try_from(len / page_size as u64).unwrap_or(u32::MAX);
+        let usable = page_size - reserved;
+        let master: Option<(String, Option<i64>, String)> = conn
+            .query_row(
+                "SELECT type, rootpage, coalesce(sql, '') FROM sqlite_master WHERE name = ?1",
+                [table],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .ok();
+        let Some((kind, Some(root), sql)) = master else {
+            return Ok(None);
+        };
+        let words: Vec<String> = sql
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect();
+        if kind != "table"
+            || words
+                .windows(2)
+                .any(|w| w[0] == "without" && w[1] == "rowid")
+            || words
+                .windows(2)
+                .any(|w| w[0] == "create" && w[1] == "virtual")
+        {
+            return Ok(None);
+        }
+        let Ok(root) = u32::try_from(root) else {
+            return Ok(None);
+        };
+        let Some(defaults) = column_defaults(conn, table)? else {
+            return Ok(None);
+        };
+        let leaves = match leaf_pages(&mut file, page_size, usable, pages, root)? {
+            Some(l) => l,
+            None => return Ok(None),
+        };
+        Ok(Some(PageTable {
+            path,
+            page_size,
+            usable,
+            leaves,
+            defaults,
+        }))
+    }
+
+    /// The number of leaf pages.
+    pub(crate) fn leaf_count(&self) -> usize {
+        self.leaves.len()
+    }
+
+    /// Calls `row` with the fields `columns` (table column positions; `None`: NULL) of every
+    /// record on the leaf pages `leaves` (indices into the leaf list), in key order; `table`
+    /// names the table in errors.
+    pub(crate) fn scan(
+        &self,
+        table: &str,
+        leaves: Range<usize>,
+        columns: &[Option<usize>],
+        mut row: impl FnMut(&[Field]) -> Result<()>,
+    ) -> Result<()> {
+        let Some(list) = self.leaves.get(leaves) else {
+            return Ok(());
+        };
+        let mut file = File::open(&self.path).map_err(io_err(&self.path))?;
+        let mut buf = Vec::new();
+        let mut fields = vec![Field::Null; columns.len()];
+        let wanted = Wanted::new(columns);
+        let mut scratch = Vec::new();
+        let mut k = 0;
+        while k < list.len() {
+            // A run of consecutive pages, read at once.
+            let first = list[k];
+            let mut n = 1;
+            while n < RUN_PAGES
+                && list
+                    .get(k + n)
+                    .is_some_and(|&p| Some(p) == first.checked_add(n as u32))
+            {
+                n += 1;
+            }
+            buf.resize(n * self.page_size, 0);
+            read_pages(&mut file, &self.path, self.page_size, first, &mut buf)?;
+            for (j, page) in buf.chunks(self.page_size).enumerate() {
+                let number = first + j as u32;
+                let mut on_cell = |payload: &[u8]| {
+                    wanted
+                        .decode(payload, &self.defaults, &mut fields)
+                        .ok_or_else(|| malformed(table, number, "a record that does not decode"))?;
+                    row(&fields)
+                };
+                leaf_cells(
+                    page,
+                    number,
+                    self.usable,
+                    table,
+                    &mut |cell: Cell<'_>| match cell {
+                        Cell::Local(payload) => on_cell(payload),
+                        Cell::Overflow { local, total, next } => {
+                            overflow_payload(
+                                &mut file,
+                                &self.path,
+                                table,
+                                (self.page_size, self.usable),
+                                local,
+                                total,
+                                next,
+                                &mut scratch,
+                            )?;
+                            on_cell(&scratch)
+                        }
+                    },
+                )?;
+            }
+            k += n;
+        }
+        Ok(())
+    }
+}
+
+/// The default per table column (`PRAGMA table_xinfo`), or `None` when the table has a hidden
+/// or generated column, a column that is the rowid, a column of REAL affinity, or a default
+/// that is not NULL or an integer literal.
+fn column_defaults(conn: &Connection, table: &str) -> Result<Option<Vec<Field>>> {
+    let q = format!("PRAGMA table_xinfo(\"{}\")", table.replace('"', "\"\""));
+    let mut st = conn.prepare(&q).map_err(crate::sqlite::sql_err(table))?;
+    type Info = (String, Option<String>, i64, i64);
+    let rows: Vec<Info> = st
+        .query_map([], |r| {
+            Ok((
+                crate::sqlite::text_at(r, 2, &mut 0)?,
+                r.get::<_, Option<String>>(4).ok().flatten(),
+                r.get::<_, Option<i64>>(5)?.unwrap_or(0),
+                r.get::<_, Option<i64>>(6)?.unwrap_or(0),
+            ))
+        })
+        .map_err(crate::sqlite::sql_err(table))?
+        .collect::<std::result::Result<_, _>>()
+        .map_err(crate::sqlite::sql_err(table))?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (declared, dflt, pk, hidden) in rows {
+        if pk != 0 || hidden != 0 || real_affinity(&declared) {
+            return Ok(None);
+        }
+        match default_field(dflt.as_deref()) {
+            Some(f) => out.push(f),
+            None => return Ok(None),
+        }
+    }
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// Reads `buf.len()` bytes from page `first` on.
+fn read_pages(
+    file: &mut File,
+    path: &Path,
+    page_size: usize,
+    first: u32,
+    buf: &mut [u8],
+) -> Result<()> {
+    let at = u64::from(first.saturating_sub(1)) * page_size as u64;
+    file.seek(SeekFrom::Start(at)).map_err(io_err(path))?;
+    file.read_exact(buf).map_err(io_err(path))
+}
+
+/// The leaf pages of the table b-tree rooted at `root`, in key order; `None` when a page is
+/// not a table b-tree page (the caller leaves the file to SQLite, which says what is wrong).
+fn leaf_pages(
+    file: &mut File,
+    page_size: usize,
+    usable: usize,
+    pages: u32,
+    root: u32,
+) -> Result<Option<Vec<u32>>> {
+    let path = PathBuf::new();
+    let mut leaves = Vec::new();
+    let mut page = vec![0u8; page_size];
+    // Pages still to visit, last first, with their depth.
+    let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
+    let mut visited = 0u64;
+    while let Some((number, depth)) = stack.pop() {
+        visited += 1;
+        if number == 0 || number > pages || depth > MAX_DEPTH || visited > u64::from(pages) {
+            return Ok(None);
+        }
+        read_pages(file, &path, page_size, number, &mut page)?;
+        let h = if number == 1 { 100 } else { 0 };
+        match page.get(h) {
+            Some(0x0d) => leaves.push(number),
+            Some(0x05) => {
+                let cells = be::<2>(&page, h + 3).unwrap_or(0) as usize;
+                let Some(right) = be::<4>(&page, h + 8) else {
+                    return Ok(None);
+                };
+                let mut children = Vec::with_capacity(cells + 1);
+                for c in 0..cells {
+                    let Some(at) = be::<2>(&page, h + 12 + 2 * c).map(|a| a as usize) else {
+                        return Ok(None);
+                    };
+                    match be::<4>(&page, at).filter(|_| at + 4 <= usable) {
+                        Some(child) => children.push(child as u32),
+                        None => return Ok(None),
+                    }
+                }
+                children.push(right as u32);
+                // Visited left to right: pushed right to left.
+                stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
+            }
+            _ => return Ok(None),
+        }
+    }
+    Ok(Some(leaves))
+}
+
+/// A cell of a table leaf page: its payload, whole or with the rest on overflow pages.
+enum Cell<'a> {
+    Local(&'a [u8]),
+    Overflow {
+        local: &'a [u8],
+        total: usize,
+        next: u32,
+    },
+}
+
+/// Calls `f` with each cell of the table leaf page `page` (page number `number`), in order.
+fn leaf_cells(
+    page: &[u8],
+    number: u32,
+    usable: usize,
+    table: &str,
+    f: &mut dyn FnMut(Cell<'_>) -> Result<()>,
+) -> Result<()> {
+    let h = if number == 1 { 100 } else { 0 };
+    let bad = |what: &str| malformed(table, number, what);
+    if page.get(h) != Some(&0x0d) {
+        return Err(bad("not a table leaf page"));
+    }
+    let page = page
+        .get(..usable)
+        .ok_or_else(|| bad("shorter than a page"))?;
+    let cells = be::<2>(page, h + 3).ok_or_else(|| bad("no cell count"))? as usize;
+    // Largest payload kept on the page, and the least (section 1.6 of the file format).
+    let max_local = usable - 35;
+    let min_local = (usable - 12) * 32 / 255 - 23;
+    for c in 0..cells {
+        let at = be::<2>(page, h + 8 + 2 * c).ok_or_else(|| bad("a cell pointer past the page"))?
+            as usize;
+        let (total, n1) = varint(page, at).ok_or_else(|| bad("a cell past the page"))?;
+        let (_rowid, n2) = varint(page, at + n1).ok_or_else(|| bad("a cell past the page"))?;
+        let start = at + n1 + n2;
+        let total = usize::try_from(total).map_err(|_| bad("a payload size out of range"))?;
+        if total <= max_local {
+            let payload = page
+                .get(start..start.saturating_add(total))
+                .ok_or_else(|| bad("a payload past the page"))?;
+            f(Cell::Local(payload))?;
+        } else {
+            let k = min_local + (total - min_local) % (usable - 4);
+            let local_len = if k <= max_local { k } else { min_local };
+            let local = page
+                .get(start..start + local_len)
+                .ok_or_else(|| bad("a payload past the page"))?;
+            let next = be::<4>(page, start + local_len)
+                .ok_or_else(|| bad("an overflow pointer past the page"))?;
+            f(Cell::Overflow {
+                local,
+                total,
+                next: next as u32,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The whole payload of a cell whose rest is on the overflow chain from page `next`, into `out`.
+#[allow(clippy::too_many_arguments)]
+fn overflow_payload(
+    file: &mut File,
+    path: &Path,
+    table: &str,
+    (page_size, usable): (usize, usize),
+    local: &[u8],
+    total: usize,
+    mut next: u32,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let len = file.metadata().map_err(io_err(path))?.len();
+    let pages = len / page_size as u64;
+    // Past the file's size no payload fits: a bound on memory as well as on the chain.
+    if total as u64 > len {
+        return Err(malformed(table, next, "a payload larger than the file"));
+    }
+    out.clear();
+    out.extend_from_slice(local);
+    let mut page = vec![0u8; page_size];
+    let mut hops = 0u64;
+    while out.len() < total {
+        hops += 1;
+        if next == 0 || u64::from(next) > pages || hops > pages {
+            return Err(malformed(
+                table,
+                next,
+                "an overflow chain that ends early or loops",
+            ));
+        }
+        read_pages(file, path, page_size, next, &mut page)?;
+        let take = (total - out.len()).min(usable - 4);
+        out.extend_from_slice(page.get(4..4 + take).unwrap_or_default());
+        next = be::<4>(&page, 0).unwrap_or(0) as u32;
+    }
+    Ok(())
+}
+
+/// The size in bytes of a field of serial type `t`, `None` for the reserved types 10 and 11.
+fn field_size(t: u64) -> Option<usize> {
+    Some(match t {
+        0 | 8 | 9 => 0,
+        1..=4 => t as usize,
+        5 => 6,
+        6 | 7 => 8,
+        10 | 11 => return None,
+        _ => usize::try_from((t - 12) / 2).ok()?,
+    })
+}
+
+/// Which table columns a scan reads, and where each goes.
+struct Wanted {
+    /// Per table column up to the last one read, the output field it goes to.
+    slot_of: Vec<Option<usize>>,
+    /// Output fields that repeat an earlier one's column: (the earlier one, the repeat).
+    repeats: Vec<(usize, usize)>,
+}
+
+impl Wanted {
+    fn new(columns: &[Option<usize>]) -> Wanted {
+        let end = columns.iter().flatten().map(|&c| c + 1).max().unwrap_or(0);
+        let mut slot_of = vec![None; end];
+        let mut repeats = Vec::new();
+        for (i, &c) in columns.iter().enumerate() {
+            if let Some(c) = c {
+                match slot_of[c] {
+                    Some(first) => repeats.push((first, i)),
+                    None => slot_of[c] = Some(i),
+                }
+            }
+        }
+        Wanted { slot_of, repeats }
+    }
+
+    /// Decodes into `out` the fields of the record `payload` (a short record takes the table's
+    /// `defaults` past its end); `None` when the record breaks the format.
+    fn decode(&self, payload: &[u8], defaults: &[Field], out: &mut [Field]) -> Option<()> {
+        let (header_len, n) = varint(payload, 0)?;
+        let header_len = usize::try_from(header_len).ok()?;
+        if header_len > payload.len() || header_len < n {
+            return None;
+        }
+        out.fill(Field::Null);
+        let end = self.slot_of.len();
+        let (mut at, mut body, mut col) = (n, header_len, 0usize);
+        while at < header_len && col < end {
+            let (t, k) = varint(payload, at)?;
+            at += k;
+            let size = field_size(t)?;
+            if let Some(slot) = self.slot_of.get(col).copied().flatten() {
+                let bytes = payload.get(body..body.checked_add(size)?)?;
+                let value = match t {
+                    0 => Field::Null,
+                    8 => Field::Int(0),
+                    9 => Field::Int(1),
+                    1..=6 => {
+                        let raw = bytes.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+                        let shift = 64 - 8 * size as u32;
+                        Field::Int(((raw << shift) as i64) >> shift)
+                    }
+                    7 => Field::Other(Type::Real),
+                    _ if t % 2 == 0 => Field::Other(Type::Blob),
+                    _ => Field::Other(Type::Text),
+                };
+                if let Some(o) = out.get_mut(slot) {
+                    *o = value;
+                }
+            }
+            body = body.checked_add(size)?;
+            col += 1;
+        }
+        if col < end {
+            // A record shorter than the table: the columns added after it take their defaults.
+            if at != header_len {
+                return None;
+            }
+            for c in col..end {
+                if let Some(slot) = self.slot_of.get(c).copied().flatten() {
+                    *out.get_mut(slot)? = *defaults.get(c)?;
+                }
+            }
+        }
+        if body > payload.len() {
+            return None;
+        }
+        for &(first, repeat) in &self.repeats {
+            let v = *out.get(first)?;
+            *out.get_mut(repeat)? = v;
+        }
+        Some(())
+    }
+}
+
+/// Decodes the records of one table leaf page (fuzzing and tests): the fields `columns` of
+/// each, or the first error.
+pub fn decode_leaf(
+    page: &[u8],
+    columns: &[Option<usize>],
+    defaults: usize,
+) -> std::result::Result<Vec<Vec<Field>>, String> {
+    let defaults = vec![Field::Null; defaults];
+    let mut rows = Vec::new();
+    let mut fields = vec![Field::Null; columns.len()];
+    let wanted = Wanted::new(columns);
+    let usable = page.len();
+    if !(480..=65536).contains(&usable) {
+        return Err("a page of 480 to 65,536 bytes".into());
+    }
+    leaf_cells(page, 2, usable, "t", &mut |cell| match cell {
+        Cell::Local(p) => {
+            wanted
+                .decode(p, &defaults, &mut fields)
+                .ok_or_else(|| malformed("t", 2, "a record that does not decode"))?;
+            rows.push(fields.clone());
+            Ok(())
+        }
+        Cell::Overflow { .. } => Err(malformed("t", 2, "an overflow page")),
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database made by `sql` in `dir`.
+    fn db(dir: &Path, name: &str, sql: &str) -> PathBuf {
+        let p = dir.join(name);
+        let c = Connection::open(&p).expect("create");
+        c.execute_batch(sql).expect("schema");
+        p
+    }
+
+    /// Every row of `table`'s `columns` read from its pages, or `None` when it is not read so.
+    fn from_pages(path: &Path, table: &str, columns: &[Option<usize>]) -> Option<Vec<Vec<Field>>> {
+        let conn = crate::sqlite::open(path).expect("open");
+        let t = PageTable::open(&conn, table).expect("open the table")?;
+        let mut rows = Vec::new();
+        t.scan(table, 0..t.leaf_count(), columns, |f| {
+            rows.push(f.to_vec());
+            Ok(())
+        })
+        .expect("scan");
+        Some(rows)
+    }
+
+    /// The same columns through SQLite, in rowid order.
+    fn through_sqlite(path: &Path, table: &str, names: &[&str]) -> Vec<Vec<Field>> {
+        let conn = crate::sqlite::open(path).expect("open");
+        let q = format!("SELECT {} FROM {table} ORDER BY rowid", names.join(", "));
+        let mut st = conn.prepare(&q).expect("prepare");
+        let mut rows = st.query([]).expect("query");
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().expect("row") {
+            out.push(
+                (0..names.len())
+                    .map(|i| match r.get_ref(i).expect("value") {
+                        rusqlite::types::ValueRef::Null => Field::Null,
+                        rusqlite::types::ValueRef::Integer(v) => Field::Int(v),
+                        rusqlite::types::ValueRef::Real(_) => Field::Other(Type::Real),
+                        rusqlite::types::ValueRef::Text(_) => Field::Other(Type::Text),
+                        rusqlite::types::ValueRef::Blob(_) => Field::Other(Type::Blob),
+                    })
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn every_serial_type_reads_as_sqlite_reads_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let values = [
+            "0",
+            "1",
+            "-1",
+            "127",
+            "-128",
+            "128",
+            "32767",
+            "-32769",
+            "8388607",
+            "-8388609",
+            "2147483647",
+            "-2147483649",
+            "140737488355327",
+            "-140737488355329",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "NULL",
+            "1.5",
+            "'text'",
+            "X'00ff'",
+            "''",
+            "X''",
+        ];
+        let inserts: String = values
+            .iter()
+            .map(|v| format!("INSERT INTO t VALUES ({v}, 7, {v});"))
+            .collect();
+        let p = db(
+            dir.path(),
+            "types.db",
+            &format!("CREATE TABLE t (a INTEGER, b INTEGER, c); {inserts}"),
+        );
+        let cols = [Some(2), None, Some(0), Some(1), Some(0)];
+        let got = from_pages(&p, "t", &cols).expect("read from the pages");
+        let want = through_sqlite(&p, "t", &["c", "NULL", "a", "b", "a"]);
+        assert_eq!(got.len(), values.len());
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn records_older_than_a_column_take_its_default() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = db(
+            dir.path(),
+            "alter.db",
+            "CREATE TABLE t (a INTEGER);
+             INSERT INTO t VALUES (1), (2);
+             ALTER TABLE t ADD COLUMN b INTEGER DEFAULT -7;
+             ALTER TABLE t ADD COLUMN c INTEGER;
+             ALTER TABLE t ADD COLUMN d INTEGER DEFAULT +12;
+             INSERT INTO t VALUES (3, 4, 5, 6);",
+        );
+        let got = from_pages(&p, "t", &[Some(0), Some(1), Some(2), Some(3)]).expect("pages");
+        assert_eq!(got, through_sqlite(&p, "t", &["a", "b", "c", "d"]));
+        assert_eq!(
+            got[0],
+            vec![Field::Int(1), Field::Int(-7), Field::Null, Field::Int(12)]
+        );
+        // A default that is an expression is left to SQLite.
+        let q = db(
+            dir.path(),
+            "expr.db",
+            "CREATE TABLE t (a INTEGER, b INTEGER DEFAULT (1 + 1)); INSERT INTO t VALUES (1, 2);
+             ALTER TABLE t ADD COLUMN c INTEGER DEFAULT 0x10;",
+        );
+        assert_eq!(from_pages(&q, "t", &[Some(0)]), None);
+    }
+
+    #[test]
+    fn payloads_on_overflow_pages_and_deep_trees_read_whole() {
+        let dir = tempfile::tempdir().expect("tmp");
+        for page_size in [512, 4096] {
+            let p = db(
+                dir.path(),
+                &format!("big{page_size}.db"),
+                &format!(
+                    "PRAGMA page_size = {page_size};
+                     CREATE TABLE t (a INTEGER, big TEXT, b INTEGER);
+                     WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 3000)
+                     INSERT INTO t SELECT i, CASE WHEN i % 100 = 0 THEN printf('%.*c', i * 7, 'x')
+                       ELSE 'short' END, -i * 1000003 FROM r;"
+                ),
+            );
+            let conn = crate::sqlite::open(&p).expect("open");
+            let t = PageTable::open(&conn, "t").expect("open").expect("pages");
+            assert!(
+                t.leaf_count() > 10,
+                "{page_size}: {} leaves",
+                t.leaf_count()
+            );
+            let got = from_pages(&p, "t", &[Some(2), Some(0), Some(1)]).expect("pages");
+            assert_eq!(got.len(), 3000);
+            assert_eq!(
+                got,
+                through_sqlite(&p, "t", &["b", "a", "big"]),
+                "{page_size}"
+            );
+        }
+    }
+
+    #[test]
+    fn tables_sqlite_would_read_otherwise_are_left_to_it() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let cases = [
+            (
+                "real affinity",
+                "CREATE TABLE t (a INTEGER, r REAL); INSERT INTO t VALUES (1, 2);",
+            ),
+            (
+                "float type",
+                "CREATE TABLE t (a INTEGER, r DOUBLE PRECISION);",
+            ),
+            (
+                "rowid alias",
+                "CREATE TABLE t (id INTEGER PRIMARY KEY, a INTEGER);",
+            ),
+            (
+                "generated",
+                "CREATE TABLE t (a INTEGER, g INTEGER AS (a * 2));",
+            ),
+            (
+                "without rowid",
+                "CREATE TABLE t (a INTEGER PRIMARY KEY, b INTEGER) WITHOUT ROWID;",
+            ),
+            (
+                "view",
+                "CREATE TABLE k (a INTEGER); CREATE VIEW t AS SELECT a FROM k;",
+            ),
+            (
+                "text default",
+                "CREATE TABLE t (a INTEGER, b TEXT DEFAULT 'x');",
+            ),
+            (
+                "wal",
+                "PRAGMA journal_mode = WAL; CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1);",
+            ),
+        ];
+        for (i, (what, sql)) in cases.iter().enumerate() {
+            let p = db(dir.path(), &format!("c{i}.db"), sql);
+            assert_eq!(from_pages(&p, "t", &[Some(0)]), None, "{what}");
+        }
+        // A journal beside the file: SQLite may have to roll it back first.
+        let p = db(
+            dir.path(),
+            "j.db",
+            "CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1);",
+        );
+        assert!(from_pages(&p, "t", &[Some(0)]).is_some());
+        std::fs::write(dir.path().join("j.db-journal"), b"").expect("journal");
+        assert_eq!(from_pages(&p, "t", &[Some(0)]), None);
+        // No such table.
+        assert_eq!(from_pages(&p, "missing", &[Some(0)]), None);
+    }
+
+    #[test]
+    fn a_damaged_leaf_is_an_error_naming_its_page_or_left_to_sqlite() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = db(
+            dir.path(),
+            "d.db",
+            "CREATE TABLE t (a INTEGER, b INTEGER);
+             WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 2000)
+             INSERT INTO t SELECT i, i * 3 FROM r;",
+        );
+        let clean = std::fs::read(&p).expect("read");
+        let page = 4096;
+        let mut errors = 0;
+        // Every byte of every page past the schema, one at a time, set to 0xff: never a panic;
+        // an error names the table's page, or the file is left to SQLite.
+        for at in (page..clean.len()).step_by(61) {
+            let mut bytes = clean.clone();
+            bytes[at] = 0xff;
+            let q = dir.path().join("damaged.db");
+            std::fs::write(&q, &bytes).expect("write");
+            let Ok(conn) = crate::sqlite::open(&q) else {
+                continue;
+            };
+            let Ok(Some(t)) = PageTable::open(&conn, "t") else {
+                continue;
+            };
+            if let Err(e) = t.scan("t", 0..t.leaf_count(), &[Some(0), Some(1)], |_| Ok(())) {
+                errors += 1;
+                assert!(e.to_string().contains("malformed: page "), "{e}");
+            }
+        }
+        assert!(errors > 0);
+        // Leaf pages decoded alone, as the fuzz target does.
+        let leaf = &clean[page * 2..page * 3];
+        let rows = decode_leaf(leaf, &[Some(1), Some(0)], 2).expect("a leaf");
+        assert!(!rows.is_empty());
+        assert!(decode_leaf(&leaf[..100], &[Some(0)], 1).is_err());
+        assert!(decode_leaf(&[0u8; 4096], &[Some(0)], 1).is_err());
+    }
+
+    #[test]
+    fn varints_and_defaults_parse_as_sqlite_writes_them() {
+        assert_eq!(varint(&[0x7f], 0), Some((127, 1)));
+        assert_eq!(varint(&[0x81, 0x00], 0), Some((128, 2)));
+        assert_eq!(varint(&[0xff; 9], 0), Some((u64::MAX, 9)));
+        assert_eq!(varint(&[0x81], 0), None);
+        assert_eq!(default_field(None), Some(Field::Null));
+        assert_eq!(default_field(Some("NULL")), Some(Field::Null));
+        assert_eq!(default_field(Some("-5")), Some(Field::Int(-5)));
+        assert_eq!(default_field(Some("+5")), Some(Field::Int(5)));
+        assert_eq!(default_field(Some("5.0")), None);
+        assert_eq!(default_field(Some("'5'")), None);
+        assert_eq!(default_field(Some("99999999999999999999")), None);
+        assert!(real_affinity("REAL") && real_affinity("double") && real_affinity("FLOAT"));
+        assert!(!real_affinity("INTEGER") && !real_affinity("") && !real_affinity("NUMERIC"));
+        assert!(!real_affinity("FLOATING POINT INT"));
+    }
+}
