@@ -1,11 +1,14 @@
-//! The kernel table of a large Nsight Systems export read on every core: its rowids are cut
-//! into ranges, each read by a worker thread through a read-only connection of its own (SQLite
-//! allows any number of readers) into a store of its own, with its own name and launch tables;
+//! The kernel table of a large Nsight Systems export read on every core: its leaf pages (when it
+//! is read from its pages, [`read_from_pages`]) or its rowids (through SQLite, [`read`]) are
+//! cut into ranges, each read by a worker thread (through a read-only connection of its own
+//! for SQL: SQLite allows any number of readers) into a store of its own, with its own name
+//! and launch tables;
 //! the stores are merged in rowid order, their names and launch configs interned into the
 //! profile's (each distinct one once per range), so the profile is the one the one-thread
-//! reader makes, bit for bit: a full scan of a rowid table goes in rowid order too.
+//! reader makes, bit for bit: a full scan of a rowid table goes in rowid order too, and its
+//! leaf pages hold the rows in that order.
 //!
-//! Only a plain rowid table is split (not a view, nor a `WITHOUT ROWID` table, nor one with a
+//! Through SQL, only a plain rowid table is split (not a view, nor a `WITHOUT ROWID` table, nor one with a
 //! column named like the rowid, nor one with an index that covers the columns read, which a
 //! full scan could follow instead), of at least two minimum ranges, when the connection has a
 //! file path and `KERNELAB_THREADS` (else the cores) gives two threads or more. Errors come from
