@@ -41,6 +41,22 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// Whether the SQL text `sql` holds the word `a` followed by the word `b` (ASCII case ignored;
+/// words are runs of letters, digits and `_`).
+pub(crate) fn has_words(sql: &str, a: &str, b: &str) -> bool {
+    let mut words = sql
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty());
+    let mut last = words.next();
+    for w in words {
+        if last.is_some_and(|l| l.eq_ignore_ascii_case(a)) && w.eq_ignore_ascii_case(b) {
+            return true;
+        }
+        last = Some(w);
+    }
+    false
+}
+
 /// An error naming the first view whose SQL holds a recursive common table expression.
 fn refuse_recursive_views(conn: &Connection) -> Result<()> {
     let mut st = conn
@@ -50,15 +66,7 @@ fn refuse_recursive_views(conn: &Connection) -> Result<()> {
     while let Some(r) = q.next().map_err(sql_err("sqlite_master"))? {
         let name = text_at(r, 0, &mut 0).map_err(sql_err("sqlite_master"))?;
         let sql = text_at(r, 1, &mut 0).map_err(sql_err("sqlite_master"))?;
-        let words: Vec<String> = sql
-            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-            .filter(|w| !w.is_empty())
-            .map(str::to_ascii_lowercase)
-            .collect();
-        if words
-            .windows(2)
-            .any(|w| w[0] == "with" && w[1] == "recursive")
-        {
+        if has_words(&sql, "with", "recursive") {
             return Err(Error::new(
                 Location::default().with_field(name.clone()),
                 ErrorKind::Sqlite(format!(

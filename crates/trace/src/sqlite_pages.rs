@@ -16,6 +16,7 @@
 //! of the wrong kind, a cell past its page, a cycle) is an error naming the page.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::sqlite::has_words;
 use kernelab_model::Location;
 use rusqlite::types::Type;
 use rusqlite::Connection;
@@ -171,18 +172,9 @@ impl PageTable {
         let Some((kind, Some(root), sql)) = master else {
             return Ok(None);
         };
-        let words: Vec<String> = sql
-            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-            .filter(|w| !w.is_empty())
-            .map(str::to_ascii_lowercase)
-            .collect();
         if kind != "table"
-            || words
-                .windows(2)
-                .any(|w| w[0] == "without" && w[1] == "rowid")
-            || words
-                .windows(2)
-                .any(|w| w[0] == "create" && w[1] == "virtual")
+            || has_words(&sql, "without", "rowid")
+            || has_words(&sql, "create", "virtual")
         {
             return Ok(None);
         }

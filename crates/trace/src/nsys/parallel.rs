@@ -19,7 +19,7 @@
 use super::kernels::{query, read_pages, read_rows, Names, TABLE};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kineto::reader_threads;
-use crate::sqlite::{open_with_limit, sql_err, QUERY_TIME_LIMIT};
+use crate::sqlite::{has_words, open_with_limit, sql_err, QUERY_TIME_LIMIT};
 use crate::sqlite_pages::PageTable;
 use kernelab_model::{Location, NameId, Profile};
 use rusqlite::Connection;
@@ -108,16 +108,7 @@ pub(super) fn plan_with(
     let Some((kind, sql)) = kind else {
         return Ok(None);
     };
-    let words: Vec<String> = sql
-        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .collect();
-    if kind != "table"
-        || words
-            .windows(2)
-            .any(|w| w[0] == "without" && w[1] == "rowid")
-    {
+    if kind != "table" || has_words(&sql, "without", "rowid") {
         return Ok(None);
     }
     // An error here is left to the one-thread reader to report.
