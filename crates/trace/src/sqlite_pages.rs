@@ -12,7 +12,8 @@
 //! no column that is the rowid, no column read with REAL affinity (SQLite turns the integers
 //! it stores for those into reals), and column defaults (for records written before a column
 //! was added) that are NULL or integer literals. The caller holds a read transaction while it
-//! reads, so no writer changes the file meanwhile. A structure that breaks the format (a page
+//! reads, so no writer changes the file meanwhile; the file is opened once, before the
+//! transaction, and closed after it ([`database_file`]). A structure that breaks the format (a page
 //! of the wrong kind, a cell past its page, a cycle) is an error naming the page.
 
 use crate::error::{Error, ErrorKind, Result};
@@ -21,9 +22,9 @@ use kernelab_model::Location;
 use rusqlite::types::Type;
 use rusqlite::Connection;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Leaf pages read at once (one read call for a run of consecutive pages).
 const RUN_PAGES: usize = 64;
@@ -44,8 +45,17 @@ pub enum Field {
 
 /// A rowid table laid out for reading from its pages; see the module documentation.
 #[derive(Debug)]
-pub(crate) struct PageTable {
+pub(crate) struct PageTable<'f> {
     path: PathBuf,
+    /// The database (from [`database_file`]), through which every read goes (positioned
+    /// reads, from any thread).
+    file: &'f File,
+    /// Pages in the file.
+    pages: u32,
+    /// Overflow pages that may still be read: each page of a valid file belongs to one chain,
+    /// so the reads of every chain together stay below the file's pages (a bound on the work
+    /// a file whose cells share a chain, or whose chain loops, could make).
+    overflow_budget: AtomicU64,
     page_size: usize,
     /// Bytes of a page the b-tree uses (the page size less the reserved bytes).
     usable: usize,
@@ -94,20 +104,36 @@ fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
     Some(((v << 8) | u64::from(x), 9))
 }
 
-/// The affinity rules of SQLite (section 3.1 of its datatype documentation): true for a
-/// declared type of REAL affinity.
-fn real_affinity(declared: &str) -> bool {
-    let t = declared.to_ascii_uppercase();
-    !t.contains("INT")
-        && !["CHAR", "CLOB", "TEXT", "BLOB"]
-            .iter()
-            .any(|w| t.contains(w))
-        && !t.trim().is_empty()
-        && ["REAL", "FLOA", "DOUB"].iter().any(|w| t.contains(w))
+/// A column's type affinity, by the rules of SQLite (section 3.1 of its datatype
+/// documentation), in their order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Affinity {
+    Integer,
+    Text,
+    Blob,
+    Real,
+    Numeric,
 }
 
-/// A column default as a field: NULL, or an integer literal; `None` for any other expression.
-fn default_field(dflt: Option<&str>) -> Option<Field> {
+fn affinity(declared: &str) -> Affinity {
+    let t = declared.to_ascii_uppercase();
+    if t.contains("INT") {
+        Affinity::Integer
+    } else if ["CHAR", "CLOB", "TEXT"].iter().any(|w| t.contains(w)) {
+        Affinity::Text
+    } else if t.contains("BLOB") || t.trim().is_empty() {
+        Affinity::Blob
+    } else if ["REAL", "FLOA", "DOUB"].iter().any(|w| t.contains(w)) {
+        Affinity::Real
+    } else {
+        Affinity::Numeric
+    }
+}
+
+/// A column default as the field SQLite reads for a record written before the column was
+/// added: NULL, or an integer literal (text on a column of TEXT affinity, which SQLite applies
+/// to the default); `None` for any other expression.
+fn default_field(dflt: Option<&str>, affinity: Affinity) -> Option<Field> {
     let Some(d) = dflt.map(str::trim) else {
         return Some(Field::Null);
     };
@@ -118,16 +144,31 @@ fn default_field(dflt: Option<&str>) -> Option<Field> {
     if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    d.trim_start_matches('+')
-        .parse::<i64>()
-        .ok()
-        .map(Field::Int)
+    let v = d.trim_start_matches('+').parse::<i64>().ok()?;
+    Some(match affinity {
+        Affinity::Text => Field::Other(Type::Text),
+        _ => Field::Int(v),
+    })
 }
 
-impl PageTable {
-    /// The table `table` of the database `conn` has open, laid out for reading from its pages,
-    /// or `None` when it must be read through SQLite (see the module documentation).
-    pub(crate) fn open(conn: &Connection, table: &str) -> Result<Option<PageTable>> {
+/// The database file of `conn`, opened for reading its pages (`None`: it has none, or it
+/// cannot be opened here: it is then read through SQLite). Open it BEFORE the read
+/// transaction and close it AFTER: closing any handle on a file releases every POSIX lock the
+/// process holds on it, SQLite's shared lock included.
+pub(crate) fn database_file(conn: &Connection) -> Option<File> {
+    let path = conn.path().filter(|p| !p.is_empty())?;
+    File::open(path).ok()
+}
+
+impl<'f> PageTable<'f> {
+    /// The table `table` of the database `conn` has open (`file`: from [`database_file`]), laid
+    /// out for reading from its pages, or `None` when it must be read through SQLite (see the
+    /// module documentation).
+    pub(crate) fn open(
+        conn: &Connection,
+        file: &'f File,
+        table: &str,
+    ) -> Result<Option<PageTable<'f>>> {
         let Some(path) = conn.path().filter(|p| !p.is_empty()).map(PathBuf::from) else {
             return Ok(None);
         };
@@ -138,10 +179,10 @@ impl PageTable {
                 return Ok(None);
             }
         }
-        let mut file = File::open(&path).map_err(io_err(&path))?;
         let len = file.metadata().map_err(io_err(&path))?.len();
         let mut header = [0u8; 100];
-        if file.read_exact(&mut header).is_err() || &header[..16] != b"SQLite format 3\0" {
+        if !read_at(file, &mut header, 0).unwrap_or(false) || &header[..16] != b"SQLite format 3\0"
+        {
             return Ok(None);
         }
         let page_size = match be::<2>(&header, 16) {
@@ -184,12 +225,15 @@ impl PageTable {
         let Some(defaults) = column_defaults(conn, table)? else {
             return Ok(None);
         };
-        let leaves = match leaf_pages(&mut file, page_size, usable, pages, root)? {
+        let leaves = match leaf_pages(file, &path, page_size, usable, pages, root)? {
             Some(l) => l,
             None => return Ok(None),
         };
         Ok(Some(PageTable {
             path,
+            file,
+            pages,
+            overflow_budget: AtomicU64::new(u64::from(pages)),
             page_size,
             usable,
             leaves,
@@ -215,7 +259,6 @@ impl PageTable {
         let Some(list) = self.leaves.get(leaves) else {
             return Ok(());
         };
-        let mut file = File::open(&self.path).map_err(io_err(&self.path))?;
         let mut buf = Vec::new();
         let mut fields = vec![Field::Null; columns.len()];
         let wanted = Wanted::new(columns);
@@ -233,7 +276,7 @@ impl PageTable {
                 n += 1;
             }
             buf.resize(n * self.page_size, 0);
-            read_pages(&mut file, &self.path, self.page_size, first, &mut buf)?;
+            read_pages(self.file, &self.path, self.page_size, first, &mut buf)?;
             for (j, page) in buf.chunks(self.page_size).enumerate() {
                 let number = first + j as u32;
                 let mut on_cell = |payload: &[u8]| {
@@ -250,16 +293,7 @@ impl PageTable {
                     &mut |cell: Cell<'_>| match cell {
                         Cell::Local(payload) => on_cell(payload),
                         Cell::Overflow { local, total, next } => {
-                            overflow_payload(
-                                &mut file,
-                                &self.path,
-                                table,
-                                (self.page_size, self.usable),
-                                local,
-                                total,
-                                next,
-                                &mut scratch,
-                            )?;
+                            self.overflow_payload(table, local, total, next, &mut scratch)?;
                             on_cell(&scratch)
                         }
                     },
@@ -277,12 +311,13 @@ impl PageTable {
 fn column_defaults(conn: &Connection, table: &str) -> Result<Option<Vec<Field>>> {
     let q = format!("PRAGMA table_xinfo(\"{}\")", table.replace('"', "\"\""));
     let mut st = conn.prepare(&q).map_err(crate::sqlite::sql_err(table))?;
-    type Info = (String, Option<String>, i64, i64);
+    // The default as text (`None`: NULL, or a value that cannot be read as text).
+    type Info = (String, Option<Option<String>>, i64, i64);
     let rows: Vec<Info> = st
         .query_map([], |r| {
             Ok((
                 crate::sqlite::text_at(r, 2, &mut 0)?,
-                r.get::<_, Option<String>>(4).ok().flatten(),
+                r.get::<_, Option<String>>(4).ok(),
                 r.get::<_, Option<i64>>(5)?.unwrap_or(0),
                 r.get::<_, Option<i64>>(6)?.unwrap_or(0),
             ))
@@ -292,10 +327,14 @@ fn column_defaults(conn: &Connection, table: &str) -> Result<Option<Vec<Field>>>
         .map_err(crate::sqlite::sql_err(table))?;
     let mut out = Vec::with_capacity(rows.len());
     for (declared, dflt, pk, hidden) in rows {
-        if pk != 0 || hidden != 0 || real_affinity(&declared) {
+        let affinity = affinity(&declared);
+        let Some(dflt) = dflt else {
+            return Ok(None);
+        };
+        if pk != 0 || hidden != 0 || affinity == Affinity::Real {
             return Ok(None);
         }
-        match default_field(dflt.as_deref()) {
+        match default_field(dflt.as_deref(), affinity) {
             Some(f) => out.push(f),
             None => return Ok(None),
         }
@@ -303,40 +342,69 @@ fn column_defaults(conn: &Connection, table: &str) -> Result<Option<Vec<Field>>>
     Ok((!out.is_empty()).then_some(out))
 }
 
+/// Reads `buf.len()` bytes at `offset` of `file` (a positioned read, which leaves the handle
+/// as it was, so threads share it); `Ok(false)` at the end of the file.
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    match file.read_exact_at(buf, offset) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Elsewhere no table is read from its pages (SQLite reads it).
+#[cfg(not(unix))]
+fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> std::io::Result<bool> {
+    Ok(false)
+}
+
 /// Reads `buf.len()` bytes from page `first` on.
 fn read_pages(
-    file: &mut File,
+    file: &File,
     path: &Path,
     page_size: usize,
     first: u32,
     buf: &mut [u8],
 ) -> Result<()> {
     let at = u64::from(first.saturating_sub(1)) * page_size as u64;
-    file.seek(SeekFrom::Start(at)).map_err(io_err(path))?;
-    file.read_exact(buf).map_err(io_err(path))
+    if read_at(file, buf, at).map_err(io_err(path))? {
+        Ok(())
+    } else {
+        Err(io_err(path)(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the file ends within page {first}"),
+        )))
+    }
 }
 
 /// The leaf pages of the table b-tree rooted at `root`, in key order; `None` when a page is
 /// not a table b-tree page (the caller leaves the file to SQLite, which says what is wrong).
 fn leaf_pages(
-    file: &mut File,
+    file: &File,
+    path: &Path,
     page_size: usize,
     usable: usize,
     pages: u32,
     root: u32,
 ) -> Result<Option<Vec<u32>>> {
-    let path = PathBuf::new();
     let mut leaves = Vec::new();
     let mut page = vec![0u8; page_size];
-    // Pages still to visit, last first, with their depth.
+    // Pages still to visit, last first, with their depth; a page met twice is a cycle or a
+    // shared subtree, which no valid file has.
     let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
-    let mut visited = 0u64;
+    let mut seen = vec![0u64; (pages as usize).div_ceil(64) + 1];
     while let Some((number, depth)) = stack.pop() {
-        visited += 1;
-        if number == 0 || number > pages || depth > MAX_DEPTH || visited > u64::from(pages) {
+        if number == 0 || number > pages || depth > MAX_DEPTH {
             return Ok(None);
         }
-        read_pages(file, &path, page_size, number, &mut page)?;
+        let (word, bit) = (number as usize / 64, 1u64 << (number % 64));
+        match seen.get_mut(word) {
+            Some(w) if *w & bit == 0 => *w |= bit,
+            _ => return Ok(None),
+        }
+        read_pages(file, path, page_size, number, &mut page)?;
         let h = if number == 1 { 100 } else { 0 };
         match page.get(h) {
             Some(0x0d) => leaves.push(number),
@@ -392,6 +460,9 @@ fn leaf_cells(
         .get(..usable)
         .ok_or_else(|| bad("shorter than a page"))?;
     let cells = be::<2>(page, h + 3).ok_or_else(|| bad("no cell count"))? as usize;
+    if h + 8 + 2 * cells > usable {
+        return Err(bad("more cells than the page holds pointers for"));
+    }
     // Largest payload kept on the page, and the least (section 1.6 of the file format).
     let max_local = usable - 35;
     let min_local = (usable - 12) * 32 / 255 - 23;
@@ -425,53 +496,57 @@ fn leaf_cells(
     Ok(())
 }
 
-/// The whole payload of a cell whose rest is on the overflow chain from page `next`, into `out`.
-#[allow(clippy::too_many_arguments)]
-fn overflow_payload(
-    file: &mut File,
-    path: &Path,
-    table: &str,
-    (page_size, usable): (usize, usize),
-    local: &[u8],
-    total: usize,
-    mut next: u32,
-    out: &mut Vec<u8>,
-) -> Result<()> {
-    let len = file.metadata().map_err(io_err(path))?.len();
-    let pages = len / page_size as u64;
-    // Past the file's size no payload fits: a bound on memory as well as on the chain.
-    if total as u64 > len {
-        return Err(malformed(table, next, "a payload larger than the file"));
-    }
-    out.clear();
-    out.extend_from_slice(local);
-    let mut page = vec![0u8; page_size];
-    let mut hops = 0u64;
-    while out.len() < total {
-        hops += 1;
-        if next == 0 || u64::from(next) > pages || hops > pages {
+impl PageTable<'_> {
+    /// The whole payload of a cell whose rest is on the overflow chain from page `next`, into
+    /// `out`.
+    fn overflow_payload(
+        &self,
+        table: &str,
+        local: &[u8],
+        total: usize,
+        mut next: u32,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        let per_page = self.usable - 4;
+        // The pages the rest takes: more than the budget left is no valid file.
+        let need = (total.saturating_sub(local.len())).div_ceil(per_page) as u64;
+        let granted = self
+            .overflow_budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(need)
+            })
+            .is_ok();
+        if !granted {
             return Err(malformed(
                 table,
                 next,
-                "an overflow chain that ends early or loops",
+                "overflow chains longer than the file (cells sharing a chain, or a chain that loops)",
             ));
         }
-        read_pages(file, path, page_size, next, &mut page)?;
-        let take = (total - out.len()).min(usable - 4);
-        out.extend_from_slice(page.get(4..4 + take).unwrap_or_default());
-        next = be::<4>(&page, 0).unwrap_or(0) as u32;
+        out.clear();
+        out.extend_from_slice(local);
+        let mut page = vec![0u8; self.page_size];
+        while out.len() < total {
+            if next == 0 || next > self.pages {
+                return Err(malformed(table, next, "an overflow chain that ends early"));
+            }
+            read_pages(self.file, &self.path, self.page_size, next, &mut page)?;
+            let take = (total - out.len()).min(per_page);
+            out.extend_from_slice(page.get(4..4 + take).unwrap_or_default());
+            next = be::<4>(&page, 0).unwrap_or(0) as u32;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
-/// The size in bytes of a field of serial type `t`, `None` for the reserved types 10 and 11.
+/// The size in bytes of a field of serial type `t` (the reserved types 10 and 11 take none).
 fn field_size(t: u64) -> Option<usize> {
     Some(match t {
         0 | 8 | 9 => 0,
         1..=4 => t as usize,
         5 => 6,
         6 | 7 => 8,
-        10 | 11 => return None,
+        10 | 11 => 0,
         _ => usize::try_from((t - 12) / 2).ok()?,
     })
 }
@@ -518,7 +593,8 @@ impl Wanted {
             if let Some(slot) = self.slot_of.get(col).copied().flatten() {
                 let bytes = payload.get(body..body.checked_add(size)?)?;
                 let value = match t {
-                    0 => Field::Null,
+                    // 10 and 11 are reserved: SQLite reads them as NULL.
+                    0 | 10 | 11 => Field::Null,
                     8 => Field::Int(0),
                     9 => Field::Int(1),
                     1..=6 => {
@@ -526,7 +602,15 @@ impl Wanted {
                         let shift = 64 - 8 * size as u32;
                         Field::Int(((raw << shift) as i64) >> shift)
                     }
-                    7 => Field::Other(Type::Real),
+                    // A stored NaN reads as NULL.
+                    7 => {
+                        let raw = bytes.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+                        if f64::from_bits(raw).is_nan() {
+                            Field::Null
+                        } else {
+                            Field::Other(Type::Real)
+                        }
+                    }
                     _ if t % 2 == 0 => Field::Other(Type::Blob),
                     _ => Field::Other(Type::Text),
                 };
@@ -603,7 +687,8 @@ mod tests {
     /// Every row of `table`'s `columns` read from its pages, or `None` when it is not read so.
     fn from_pages(path: &Path, table: &str, columns: &[Option<usize>]) -> Option<Vec<Vec<Field>>> {
         let conn = crate::sqlite::open(path).expect("open");
-        let t = PageTable::open(&conn, table).expect("open the table")?;
+        let file = database_file(&conn).expect("the file");
+        let t = PageTable::open(&conn, &file, table).expect("open the table")?;
         let mut rows = Vec::new();
         t.scan(table, 0..t.leaf_count(), columns, |f| {
             rows.push(f.to_vec());
@@ -724,7 +809,10 @@ mod tests {
                 ),
             );
             let conn = crate::sqlite::open(&p).expect("open");
-            let t = PageTable::open(&conn, "t").expect("open").expect("pages");
+            let file = database_file(&conn).expect("the file");
+            let t = PageTable::open(&conn, &file, "t")
+                .expect("open")
+                .expect("pages");
             assert!(
                 t.leaf_count() > 10,
                 "{page_size}: {} leaves",
@@ -817,7 +905,10 @@ mod tests {
             let Ok(conn) = crate::sqlite::open(&q) else {
                 continue;
             };
-            let Ok(Some(t)) = PageTable::open(&conn, "t") else {
+            let Some(file) = database_file(&conn) else {
+                continue;
+            };
+            let Ok(Some(t)) = PageTable::open(&conn, &file, "t") else {
                 continue;
             };
             if let Err(e) = t.scan("t", 0..t.leaf_count(), &[Some(0), Some(1)], |_| Ok(())) {
@@ -835,20 +926,109 @@ mod tests {
     }
 
     #[test]
+    fn a_nan_and_the_reserved_serial_types_read_as_null() {
+        // Header: its length, then serial types 7 (a NaN), 10, 11, 1 (the byte 5).
+        let nan = f64::NAN.to_bits().to_be_bytes();
+        let mut record = vec![5u8, 7, 10, 11, 1];
+        record.extend_from_slice(&nan);
+        record.push(5);
+        let wanted = Wanted::new(&[Some(0), Some(1), Some(2), Some(3)]);
+        let mut out = vec![Field::Int(9); 4];
+        wanted
+            .decode(&record, &[Field::Null; 4], &mut out)
+            .expect("decodes");
+        assert_eq!(out, [Field::Null, Field::Null, Field::Null, Field::Int(5)]);
+        let one = 1.0f64.to_bits().to_be_bytes();
+        record[5..13].copy_from_slice(&one);
+        wanted
+            .decode(&record, &[Field::Null; 4], &mut out)
+            .expect("decodes");
+        assert_eq!(out[0], Field::Other(Type::Real));
+    }
+
+    #[test]
+    fn a_writer_in_another_process_waits_while_the_table_is_read() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = db(
+            dir.path(),
+            "w.db",
+            "CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1);",
+        );
+        let write = |p: &Path| {
+            std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=0); \
+                     c.execute('INSERT INTO t VALUES (2)'); c.commit()",
+                ])
+                .arg(p)
+                .output()
+        };
+        let conn = crate::sqlite::open(&p).expect("open");
+        let file = database_file(&conn).expect("the file");
+        let lock = crate::sqlite::ReadLock::hold(&conn).expect("lock");
+        let t = PageTable::open(&conn, &file, "t")
+            .expect("open")
+            .expect("pages");
+        // Another table read and dropped meanwhile: no handle on the file is closed.
+        assert_eq!(
+            PageTable::open(&conn, &file, "t")
+                .expect("open")
+                .map(|t| t.leaf_count()),
+            Some(1)
+        );
+        t.scan("t", 0..t.leaf_count(), &[Some(0)], |_| Ok(()))
+            .expect("scan");
+        let Ok(out) = write(&p) else {
+            eprintln!("SKIPPED: no python3 to write from another process");
+            return;
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("locked"), "{err}");
+        drop(t);
+        drop(lock);
+        drop(file);
+        let out = write(&p).expect("python3");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    #[test]
     fn varints_and_defaults_parse_as_sqlite_writes_them() {
         assert_eq!(varint(&[0x7f], 0), Some((127, 1)));
         assert_eq!(varint(&[0x81, 0x00], 0), Some((128, 2)));
         assert_eq!(varint(&[0xff; 9], 0), Some((u64::MAX, 9)));
         assert_eq!(varint(&[0x81], 0), None);
-        assert_eq!(default_field(None), Some(Field::Null));
-        assert_eq!(default_field(Some("NULL")), Some(Field::Null));
-        assert_eq!(default_field(Some("-5")), Some(Field::Int(-5)));
-        assert_eq!(default_field(Some("+5")), Some(Field::Int(5)));
-        assert_eq!(default_field(Some("5.0")), None);
-        assert_eq!(default_field(Some("'5'")), None);
-        assert_eq!(default_field(Some("99999999999999999999")), None);
-        assert!(real_affinity("REAL") && real_affinity("double") && real_affinity("FLOAT"));
-        assert!(!real_affinity("INTEGER") && !real_affinity("") && !real_affinity("NUMERIC"));
-        assert!(!real_affinity("FLOATING POINT INT"));
+        let int = Affinity::Integer;
+        assert_eq!(default_field(None, int), Some(Field::Null));
+        assert_eq!(default_field(Some("NULL"), int), Some(Field::Null));
+        assert_eq!(default_field(Some("-5"), int), Some(Field::Int(-5)));
+        assert_eq!(default_field(Some("+5"), int), Some(Field::Int(5)));
+        assert_eq!(
+            default_field(Some("5"), Affinity::Blob),
+            Some(Field::Int(5))
+        );
+        assert_eq!(
+            default_field(Some("5"), Affinity::Text),
+            Some(Field::Other(Type::Text))
+        );
+        assert_eq!(default_field(Some("5.0"), int), None);
+        assert_eq!(default_field(Some("'5'"), int), None);
+        assert_eq!(default_field(Some("99999999999999999999"), int), None);
+        for (t, a) in [
+            ("REAL", Affinity::Real),
+            ("double", Affinity::Real),
+            ("FLOAT", Affinity::Real),
+            ("INTEGER", Affinity::Integer),
+            ("FLOATING POINT INT", Affinity::Integer),
+            ("", Affinity::Blob),
+            ("NUMERIC", Affinity::Numeric),
+            ("varchar(10)", Affinity::Text),
+        ] {
+            assert_eq!(affinity(t), a, "{t}");
+        }
     }
 }

@@ -16,7 +16,7 @@
 //! Memory: the merged store, and at most two ranges per thread not merged yet (workers wait
 //! for the merge beyond that), whatever the table's size.
 
-use super::kernels::{query, read_pages, read_rows, Names, TABLE};
+use super::kernels::{query, read_pages, read_rows, Names, COLUMNS, CORRELATION, TABLE};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kineto::reader_threads;
 use crate::sqlite::{has_words, open_with_limit, sql_err, QUERY_TIME_LIMIT};
@@ -73,8 +73,12 @@ impl Plan {
 
 /// The plan for the kernel table of `conn` (whose columns are `cols`), or `None` when it is read
 /// on one thread (see the module documentation).
-pub(super) fn plan(conn: &Connection, cols: &[String]) -> Result<Option<Plan>> {
-    plan_with(conn, cols, reader_threads(), None)
+pub(super) fn plan(
+    conn: &Connection,
+    cols: &[String],
+    keep_correlations: bool,
+) -> Result<Option<Plan>> {
+    plan_with(conn, cols, keep_correlations, reader_threads(), None)
 }
 
 /// [`plan`] with a given number of threads and rowids per range (else the automatic one:
@@ -82,6 +86,7 @@ pub(super) fn plan(conn: &Connection, cols: &[String]) -> Result<Option<Plan>> {
 pub(super) fn plan_with(
     conn: &Connection,
     cols: &[String],
+    keep_correlations: bool,
     threads: usize,
     range_rows: Option<i64>,
 ) -> Result<Option<Plan>> {
@@ -112,7 +117,7 @@ pub(super) fn plan_with(
         return Ok(None);
     }
     // An error here is left to the one-thread reader to report.
-    if covering_index(conn, cols).unwrap_or(true) {
+    if covering_index(conn, cols, keep_correlations).unwrap_or(true) {
         return Ok(None);
     }
     // Two subqueries: each is one b-tree descent, where `min(rowid), max(rowid)` together
@@ -157,12 +162,23 @@ pub(super) fn plan_with(
 
 /// Whether an index of the kernel table holds every column the reader reads (a full scan
 /// could then follow that index rather than the rowids).
-pub(super) fn covering_index(conn: &Connection, cols: &[String]) -> Result<bool> {
+pub(super) fn covering_index(
+    conn: &Connection,
+    cols: &[String],
+    keep_correlations: bool,
+) -> Result<bool> {
     let t = TABLE;
-    let read = super::kernels::COLUMNS;
+    // The columns the query names: start and end whatever their case (SQLite matches names so),
+    // the others by their exact names (`col_or_null`), correlation ids only when kept.
     let wanted: Vec<&String> = cols
         .iter()
-        .filter(|c| read.iter().any(|r| c.eq_ignore_ascii_case(r)))
+        .filter(|c| {
+            COLUMNS.iter().enumerate().any(|(i, r)| match i {
+                0 | 1 => c.eq_ignore_ascii_case(r),
+                CORRELATION => keep_correlations && c == r,
+                _ => c == r,
+            })
+        })
         .collect();
     let mut st = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?1")
