@@ -228,7 +228,7 @@ pub(super) fn positions(cols: &[String], keep_correlations: bool) -> Vec<Option<
 /// Reads the records of the leaf pages `leaves` of `table` into `p`, names through `names`;
 /// `columns` from [`positions`], `names_of` the column names of [`query`] (for the error a
 /// value that is not an integer gives, as the query's).
-pub(super) fn read_pages(
+pub(super) fn read_leaves(
     table: &PageTable,
     leaves: std::ops::Range<usize>,
     columns: &[Option<usize>],

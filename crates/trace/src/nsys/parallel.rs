@@ -16,7 +16,7 @@
 //! Memory: the merged store, and at most two ranges per thread not merged yet (workers wait
 //! for the merge beyond that), whatever the table's size.
 
-use super::kernels::{query, read_pages, read_rows, Names, COLUMNS, CORRELATION, TABLE};
+use super::kernels::{query, read_leaves, read_rows, Names, COLUMNS, CORRELATION, TABLE};
 use crate::error::{Error, ErrorKind, Result};
 use crate::kineto::reader_threads;
 use crate::sqlite::{has_words, open_with_limit, sql_err, QUERY_TIME_LIMIT};
@@ -291,7 +291,7 @@ pub const MIN_RANGE_LEAVES: usize = 1 << 8;
 pub const MAX_RANGE_LEAVES: usize = 1 << 11;
 
 /// Reads the kernel table from its pages (`table`; `columns` and `names_of` as
-/// [`read_pages`] takes them) into `p`: in ranges of leaf pages on every core when it has
+/// [`read_leaves`] takes them) into `p`: in ranges of leaf pages on every core when it has
 /// enough of them and `KERNELAB_THREADS` (else the cores) gives two threads or more, else on
 /// this thread.
 pub(super) fn read_from_pages(
@@ -325,7 +325,7 @@ pub(super) fn read_from_pages_with(
     };
     let ranges = leaves.div_ceil(per);
     if threads < 2 || ranges < 2 || (range_leaves.is_none() && leaves < 2 * MIN_RANGE_LEAVES) {
-        return read_pages(
+        return read_leaves(
             table,
             0..leaves,
             columns,
@@ -342,7 +342,7 @@ pub(super) fn read_from_pages_with(
         || (),
         |_: &mut (), i, names, part| {
             let from = i.saturating_mul(per);
-            read_pages(
+            read_leaves(
                 table,
                 from..from.saturating_add(per).min(leaves),
                 columns,

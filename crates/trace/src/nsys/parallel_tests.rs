@@ -149,10 +149,8 @@ fn check(path: &Path, what: &str) -> (usize, usize) {
         for threads in [2, 3] {
             for range_rows in sizes {
                 let what = format!("{what}, {threads} threads, {range_rows:?} rows, keep {keep}");
-                let got = match parallel(&conn, threads, range_rows, keep) {
-                    Ok(None) => continue,
-                    Ok(Some(p)) => Ok(p),
-                    Err(e) => Err(e),
+                let Some(got) = parallel(&conn, threads, range_rows, keep).transpose() else {
+                    continue;
                 };
                 split += 1;
                 same_as(&want, &got, &what);
@@ -160,10 +158,8 @@ fn check(path: &Path, what: &str) -> (usize, usize) {
         }
         for (threads, leaves) in [(1, None), (2, Some(1)), (3, Some(2)), (2, None)] {
             let what = format!("{what}, pages, {threads} threads, {leaves:?} leaves, keep {keep}");
-            let got = match pages(&conn, threads, leaves, keep) {
-                Ok(None) => continue,
-                Ok(Some(p)) => Ok(p),
-                Err(e) => Err(e),
+            let Some(got) = pages(&conn, threads, leaves, keep).transpose() else {
+                continue;
             };
             paged += 1;
             same_as(&want, &got, &what);

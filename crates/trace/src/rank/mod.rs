@@ -284,7 +284,13 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
         r.activities = activity_rows(profile);
         return Ok(r);
     }
-    let selected = select(profile, &options.filters);
+    // Offsets from the first kernel start matter only to a time range.
+    let origin = if options.filters.time_range.is_some() {
+        origin(profile)
+    } else {
+        0
+    };
+    let selected = select(profile, &options.filters, origin);
     let d = &profile.dispatches;
     let tally = selected.tally(d);
     let kernel_time = groups::total_ns(profile, &selected, &tally);
@@ -304,19 +310,21 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
     // The timeline in one streaming pass needs no memory per dispatch, so it runs beside the
     // rows when there are cores to spare; a timeline that must sort comes after them, once
     // their durations are freed.
-    let (((rows, other, groups), outliers), in_order) =
-        if selected.len() >= PARALLEL_MIN && crate::kineto::reader_threads() > 1 {
-            std::thread::scope(|s| {
-                let t = s.spawn(|| timeline::in_order(&profile.remainders, d, &selected));
-                let r = ranked();
-                let t = t.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-                (r, t)
-            })
-        } else {
-            (ranked(), None)
-        };
-    let t = in_order.unwrap_or_else(|| timeline::timeline(&profile.remainders, d, &selected));
-    let summary = summarize(profile, &selected, options, &tally, kernel_time, &t);
+    let (((rows, other, groups), outliers), t) = if selected.len() >= PARALLEL_MIN
+        && crate::kineto::reader_threads() > 1
+    {
+        std::thread::scope(|s| {
+            let t = s.spawn(|| timeline::in_order(&profile.remainders, d, &selected));
+            let r = ranked();
+            let t = t.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            let t = t.unwrap_or_else(|| timeline::not_in_order(&profile.remainders, d, &selected));
+            (r, t)
+        })
+    } else {
+        let r = ranked();
+        (r, timeline::timeline(&profile.remainders, d, &selected))
+    };
+    let summary = summarize(profile, &selected, options, &tally, kernel_time, &t, origin);
     let summary = Summary { groups, ..summary };
     let phases = if options.by_phase {
         if profile.annotations.is_empty() {
@@ -369,16 +377,12 @@ fn origin(profile: &Profile) -> i64 {
         .unwrap_or(0)
 }
 
-fn select(profile: &Profile, f: &Filters) -> Selection {
+/// The dispatches the filters keep (`origin`: the first kernel start, for a time range).
+fn select(profile: &Profile, f: &Filters, origin: i64) -> Selection {
     let d = &profile.dispatches;
     if f.device.is_none() && f.stream.is_none() && f.name.is_none() && f.time_range.is_none() {
         return Selection::All(d.len());
     }
-    let origin = if f.time_range.is_some() {
-        origin(profile)
-    } else {
-        0
-    };
     let mut name_ok: HashMap<NameId, bool> = HashMap::new();
     // Device, stream and name are properties of the context: decided once per context.
     let context_ok: Vec<bool> = d
@@ -420,6 +424,7 @@ fn summarize(
     tally: &Tally,
     kernel_time: u64,
     t: &Timeline,
+    origin: i64,
 ) -> Summary {
     let d = &profile.dispatches;
     let per_context = &tally.counts;
@@ -441,12 +446,6 @@ fn summarize(
     names.dedup();
     let first = tally.first;
     let f = &options.filters;
-    // Offsets from the origin matter only to a time range.
-    let origin = if f.time_range.is_some() {
-        origin(profile)
-    } else {
-        0
-    };
     let transfers: Vec<_> = profile
         .transfers
         .iter()

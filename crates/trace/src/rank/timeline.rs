@@ -60,7 +60,7 @@ fn add(t: &mut Timeline, s: &mut Stretch, start: i64, end: i64) -> bool {
 }
 
 /// The timeline when it takes one streaming pass and no memory per dispatch: integer times, and
-/// each device's selected dispatches in start order; `None` otherwise ([`timeline`] then).
+/// each device's selected dispatches in start order; `None` otherwise ([`not_in_order`] then).
 pub(super) fn in_order(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Option<Timeline> {
     if !rem.is_empty() {
         return None;
@@ -70,22 +70,25 @@ pub(super) fn in_order(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Opt
 
 /// Computes the timeline of the selected dispatches (any order).
 pub fn timeline(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Timeline {
+    in_order(rem, d, sel).unwrap_or_else(|| not_in_order(rem, d, sel))
+}
+
+/// The timeline where [`in_order`] has none: exact for fractional inputs, else with the
+/// dispatches visited in (device, start, end) order.
+pub(super) fn not_in_order(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Timeline {
     if !rem.is_empty() {
         return exact(rem, d, sel);
     }
-    streaming(d, sel.iter()).unwrap_or_else(|| {
-        // Out of order: visit in (device, start, end) order.
-        let device = |i: usize| {
-            d.timing(i)
-                .and_then(|(_, _, c)| d.contexts().get(c as usize))
-        };
-        let mut idx: Vec<u32> = sel.iter().map(|i| i as u32).collect();
-        idx.sort_unstable_by_key(|&i| {
-            let (s, dur, _) = d.timing(i as usize).unwrap_or_default();
-            (device(i as usize).map(|c| c.device), s, end_of(s, dur))
-        });
-        streaming(d, idx.iter().map(|&i| i as usize)).unwrap_or_default()
-    })
+    let device = |i: usize| {
+        d.timing(i)
+            .and_then(|(_, _, c)| d.contexts().get(c as usize))
+    };
+    let mut idx: Vec<u32> = sel.iter().map(|i| i as u32).collect();
+    idx.sort_unstable_by_key(|&i| {
+        let (s, dur, _) = d.timing(i as usize).unwrap_or_default();
+        (device(i as usize).map(|c| c.device), s, end_of(s, dur))
+    });
+    streaming(d, idx.iter().map(|&i| i as usize)).unwrap_or_default()
 }
 
 /// The timeline in one pass over `order`, or `None` when some device's dispatches are not in
