@@ -61,6 +61,8 @@ pub struct Launch<'a> {
     pub cwd: &'a Path,
     /// `XDG_STATE_HOME` for its runs folder.
     pub state: &'a Path,
+    /// Whether the child may start programs (`--allow-run`): [`kernelab_model::ALLOW_RUN_ENV`].
+    pub allow_run: bool,
 }
 
 /// Reads a progress line of the CLI: `{"kernelab_progress": {"done", "total", "message"}}`.
@@ -93,6 +95,11 @@ pub async fn run(
         .env(kernelab_model::CONFINE_ENV, launch.cwd)
         // Nothing is recorded where the call did not ask (`record` is an argument).
         .env_remove("KERNELAB_BUNDLE")
+        // A confined child starts no program (an `nsys` a `.nsys-rep` asks for) unless allowed.
+        .env(
+            kernelab_model::ALLOW_RUN_ENV,
+            if launch.allow_run { "1" } else { "0" },
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -257,6 +257,7 @@ impl Server {
                 argv,
                 cwd: self.root.dir(),
                 state: &self.state,
+                allow_run: self.options.allow_run,
             },
             move |s| {
                 let _ = tx.send(s);

@@ -51,6 +51,24 @@ pub fn confined(path: &Path) -> io::Result<()> {
     Err(outside(&root_display().unwrap_or_default()))
 }
 
+/// The environment variable that, beside [`CONFINE_ENV`], allows a confined run to start
+/// programs (`kernelab mcp --allow-run` sets it to `1`): a confined run without it starts none,
+/// not even one an input file asks for (`nsys` for a `.nsys-rep`).
+pub const ALLOW_RUN_ENV: &str = "KERNELAB_ALLOW_RUN";
+
+/// Whether this run may start `program`: always when not confined; when confined, only with
+/// [`ALLOW_RUN_ENV`] set to `1`. The error says why, naming the program and the root.
+pub fn may_run(program: &str) -> Result<(), String> {
+    match root_display() {
+        None => Ok(()),
+        Some(_) if std::env::var_os(ALLOW_RUN_ENV).is_some_and(|v| v == "1") => Ok(()),
+        Some(root) => Err(format!(
+            "this would run `{program}`, and this run is confined to {root} without permission \
+             to run programs (start the server with `kernelab mcp --allow-run`)"
+        )),
+    }
+}
+
 /// The error [`open_regular`] gives for a FIFO, directory, socket or device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("not a regular file")]
@@ -111,6 +129,65 @@ pub fn is_file(path: &Path) -> bool {
         Ok(None) => path.is_file(),
         Ok(Some((dir, rel))) => dir.metadata(&rel).is_ok_and(|m| m.is_file()),
         Err(_) => false,
+    }
+}
+
+/// What `lstat` says of a path: its type, size, modification time, inode and mode bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// A regular file.
+    pub is_file: bool,
+    /// A symbolic link (not followed).
+    pub is_symlink: bool,
+    /// Bytes.
+    pub size: u64,
+    /// Modification time, seconds since the epoch.
+    pub mtime: i64,
+    /// Its nanoseconds.
+    pub mtime_nsec: i64,
+    /// Inode number.
+    pub ino: u64,
+    /// Mode bits (type and permissions).
+    pub mode: u32,
+}
+
+/// `lstat` of `path` (the last part not followed; beneath the root when confined).
+pub fn lstat(path: &Path) -> io::Result<Stat> {
+    match locate(path)? {
+        None => {
+            use std::os::unix::fs::MetadataExt;
+            let m = std::fs::symlink_metadata(path)?;
+            Ok(Stat {
+                is_file: m.is_file(),
+                is_symlink: m.file_type().is_symlink(),
+                size: m.size(),
+                mtime: m.mtime(),
+                mtime_nsec: m.mtime_nsec(),
+                ino: m.ino(),
+                mode: m.mode(),
+            })
+        }
+        Some((dir, rel)) => {
+            use cap_std::fs::MetadataExt;
+            let m = dir.symlink_metadata(&rel).map_err(explain)?;
+            Ok(Stat {
+                is_file: m.is_file(),
+                is_symlink: m.file_type().is_symlink(),
+                size: m.size(),
+                mtime: m.mtime(),
+                mtime_nsec: m.mtime_nsec(),
+                ino: m.ino(),
+                mode: m.mode(),
+            })
+        }
+    }
+}
+
+/// The target a symbolic link `path` holds, as written (beneath the root when confined).
+pub fn read_link(path: &Path) -> io::Result<PathBuf> {
+    match locate(path)? {
+        None => std::fs::read_link(path),
+        Some((dir, rel)) => dir.read_link_contents(&rel).map_err(explain),
     }
 }
 
@@ -381,6 +458,98 @@ impl io::Write for NewFile {
     }
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush()
+    }
+}
+
+/// A folder of an unpredictable name made (mode 0700, `mkdir` fails on any existing name) in
+/// a given folder, for a program kernelab runs to write into by name: nothing can be planted
+/// in it. Its files are created, read and moved out through its handle; dropped, it is removed
+/// with what is left in it.
+pub struct TempDir {
+    parent: Dir,
+    name: String,
+    dir: Dir,
+    path: PathBuf,
+}
+
+impl TempDir {
+    /// A new folder in `parent` (beneath the root when confined).
+    pub fn new_in(parent: &Path) -> io::Result<TempDir> {
+        use cap_std::fs::DirBuilderExt as _;
+        let parent_dir = match locate(parent)? {
+            None => Dir::open_ambient_dir(parent, cap_std::ambient_authority())?,
+            Some((root, rel)) => root.open_dir(&rel).map_err(explain)?,
+        };
+        let mut builder = cap_std::fs::DirBuilder::new();
+        builder.mode(0o700);
+        let mut tries = 0;
+        let name = loop {
+            let name = temporary_name();
+            match parent_dir.create_dir_with(&name, &builder) {
+                Ok(()) => break name,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 16 => tries += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        let dir = parent_dir.open_dir(&name)?;
+        Ok(TempDir {
+            path: parent.join(&name),
+            parent: parent_dir,
+            name,
+            dir,
+        })
+    }
+
+    /// The folder's path (for a program that writes into it by name).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Creates the new file `name` in the folder (`O_EXCL`).
+    pub fn create(&self, name: &str) -> io::Result<File> {
+        let mut o = cap_std::fs::OpenOptions::new();
+        o.write(true).create_new(true).mode(0o600);
+        Ok(self.dir.open_with(name, &o)?.into_std())
+    }
+
+    /// Whether the folder holds a regular file `name` (not a link).
+    pub fn has_file(&self, name: &str) -> bool {
+        self.dir.symlink_metadata(name).is_ok_and(|m| m.is_file())
+    }
+
+    /// The regular file `name` of the folder, at most `limit` bytes.
+    pub fn read(&self, name: &str, limit: u64) -> io::Result<Vec<u8>> {
+        if !self.has_file(name) {
+            return Err(not_regular());
+        }
+        let mut o = cap_std::fs::OpenOptions::new();
+        o.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+        let f = self.dir.open_with(name, &o)?.into_std();
+        crate::limits::read_capped(f, limit).map_err(|e| io::Error::other(e.to_string()))
+    }
+
+    /// Moves the regular file `name` of the folder to `dest` (replacing a regular file there;
+    /// beneath the root when confined).
+    pub fn keep_as(&self, name: &str, dest: &Path) -> io::Result<()> {
+        if !self.has_file(name) {
+            return Err(not_regular());
+        }
+        let (dest_dir, dest_name) = parent_dir(dest)?;
+        if let Ok(meta) = dest_dir.symlink_metadata(&dest_name) {
+            if !meta.is_file() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a regular file; only regular files are replaced",
+                ));
+            }
+        }
+        self.dir.rename(name, &dest_dir, &dest_name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = self.parent.remove_dir_all(&self.name);
     }
 }
 

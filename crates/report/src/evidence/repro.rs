@@ -113,7 +113,11 @@ pub(super) fn reproduction(entries: &[Entry]) -> Part {
                 Some(g) => format!(
                     "git {}{}",
                     &g.commit[..12.min(g.commit.len())],
-                    if g.dirty { " (dirty)" } else { "" }
+                    match g.dirty {
+                        Some(true) => " (dirty)",
+                        Some(false) => "",
+                        None => " (dirty: unknown)",
+                    }
                 ),
                 None => "not run in a git repository".into(),
             },

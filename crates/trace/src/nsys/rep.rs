@@ -5,7 +5,10 @@
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::Location;
 use std::ffi::OsStr;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+use wait_timeout::ChildExt;
 
 /// The first bytes of every Nsight Systems report (the name of its Tegra-era ancestor).
 pub const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
@@ -59,13 +62,19 @@ pub fn export_command(report: &Path, sqlite: &Path) -> String {
 }
 
 /// The folder exports are cached in: `$KERNELAB_CACHE_DIR/nsys`, else
-/// `$XDG_CACHE_HOME/kernelab/nsys`, else `$HOME/.cache/kernelab/nsys`.
+/// `$XDG_CACHE_HOME/kernelab/nsys`, else `$HOME/.cache/kernelab/nsys`. A confined run
+/// ([`kernelab_model::CONFINE_ENV`]) caches in its state folder instead,
+/// `$XDG_STATE_HOME/kernelab/nsys` (under the root, where `kernelab mcp` puts it), and nowhere
+/// else.
 pub fn cache_dir() -> Option<PathBuf> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
+    if std::env::var_os(kernelab_model::CONFINE_ENV).is_some() {
+        return var("XDG_STATE_HOME").map(|s| s.join("kernelab").join("nsys"));
+    }
     let base = var("KERNELAB_CACHE_DIR")
         .or_else(|| var("XDG_CACHE_HOME").map(|x| x.join("kernelab")))
         .or_else(|| var("HOME").map(|h| h.join(".cache").join("kernelab")))?;
@@ -86,11 +95,56 @@ fn unsupported(detail: String) -> Error {
     Error::new(Location::byte(0), ErrorKind::Unsupported { detail })
 }
 
+/// The longest an export may take (`$KERNELAB_NSYS_TIMEOUT` seconds, default 600): then
+/// `nsys` and every process of its group are killed.
+fn export_deadline() -> Duration {
+    let secs = std::env::var("KERNELAB_NSYS_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(600);
+    Duration::from_secs(secs)
+}
+
+/// Sends SIGKILL to the process group `pgid` (the export's `nsys` and what it started).
+fn kill_group(pgid: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid > 1 {
+        #[allow(unsafe_code)]
+        // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names a group.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
 /// The SQLite export of `report` (whose first bytes, as detection read them, are `head`): the
 /// cached one, else one made now by `nsys export`.
+///
+/// Running `nsys` is refused in a confined run without permission to run programs
+/// ([`kernelab_model::may_run`]). The export is written into a fresh folder of an unpredictable
+/// name made inside the cache folder (nothing planted there can be written through), with
+/// `nsys`'s output in files there (a daemon that keeps them open cannot hold kernelab), killed
+/// with its process group past the deadline, then renamed into the cache by handle.
 pub fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
     let io = |e| Error::new(Location::default(), ErrorKind::Io(e));
     let beside = report.with_extension("sqlite");
+    let file = kernelab_model::open_regular(report).map_err(io)?;
+    let (hash, _) = kernelab_model::sha256_reader(std::io::BufReader::new(file)).map_err(io)?;
+    let cached = cache_dir().map(|d| d.join(format!("{hash}.sqlite")));
+    if let Some(db) = cached.as_ref().filter(|db| kernelab_model::is_file(db)) {
+        return Ok(db.clone());
+    }
+    if let Err(why) = kernelab_model::may_run("nsys export") {
+        return Err(unsupported(format!(
+            "an Nsight Systems report (.nsys-rep){}, which only `nsys` reads: {why}; export it \
+             yourself, then give the .sqlite file: {}",
+            written_by(head),
+            export_command(report, &beside)
+        )));
+    }
     let Some(nsys) = nsys() else {
         return Err(unsupported(format!(
             "an Nsight Systems report (.nsys-rep){}, which only `nsys` reads, and `nsys` is not \
@@ -99,23 +153,17 @@ pub fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
             export_command(report, &beside)
         )));
     };
-    let Some(dir) = cache_dir() else {
+    let (Some(dir), Some(db)) = (cache_dir(), cached) else {
         return Err(unsupported(format!(
             "an Nsight Systems report: no cache folder (set KERNELAB_CACHE_DIR or HOME); export \
              it yourself: {}",
             export_command(report, &beside)
         )));
     };
-    let file = kernelab_model::open_regular(report).map_err(io)?;
-    let (hash, _) = kernelab_model::sha256_reader(std::io::BufReader::new(file)).map_err(io)?;
-    let db = dir.join(format!("{hash}.sqlite"));
-    if db.is_file() {
-        return Ok(db);
-    }
-    std::fs::create_dir_all(&dir).map_err(io)?;
-    // Exported under a name of this process, then renamed: a cached file is always complete.
-    let tmp = dir.join(format!("{hash}.{}.partial.sqlite", std::process::id()));
-    let out = std::process::Command::new(&nsys)
+    kernelab_model::create_dir_all(&dir).map_err(io)?;
+    let work = kernelab_model::TempDir::new_in(&dir).map_err(io)?;
+    let tmp = work.path().join("export.sqlite");
+    let mut child = std::process::Command::new(&nsys)
         .args([
             OsStr::new("export"),
             OsStr::new("--type"),
@@ -126,11 +174,34 @@ pub fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
             tmp.as_os_str(),
             report.as_os_str(),
         ])
-        .output()
+        .stdin(std::process::Stdio::null())
+        .stdout(work.create("nsys.out").map_err(io)?)
+        .stderr(work.create("nsys.err").map_err(io)?)
+        .process_group(0)
+        .spawn()
         .map_err(io)?;
-    if !out.status.success() || !tmp.is_file() {
-        let _ = std::fs::remove_file(&tmp);
-        let err = String::from_utf8_lossy(&out.stderr);
+    let pgid = child.id();
+    let status = match child.wait_timeout(export_deadline()).map_err(io)? {
+        Some(s) => s,
+        None => {
+            kill_group(pgid);
+            let _ = child.wait();
+            return Err(unsupported(format!(
+                "an Nsight Systems report that `{}` did not export within {} s (killed; set \
+                 KERNELAB_NSYS_TIMEOUT for longer); the command was: {}",
+                nsys.display(),
+                export_deadline().as_secs(),
+                export_command(report, &tmp)
+            )));
+        }
+    };
+    // What the export left running (a daemon of its own) goes with it.
+    kill_group(pgid);
+    if !status.success() || !work.has_file("export.sqlite") {
+        let err = work
+            .read("nsys.err", 1 << 20)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
         let last = err
             .lines()
             .rev()
@@ -139,13 +210,13 @@ pub fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
         return Err(unsupported(format!(
             "an Nsight Systems report that `{}` could not export ({}{}{}); the command was: {}",
             nsys.display(),
-            out.status,
+            status,
             if last.is_empty() { "" } else { ": " },
             last.chars().take(300).collect::<String>(),
             export_command(report, &tmp)
         )));
     }
-    std::fs::rename(&tmp, &db).map_err(io)?;
+    work.keep_as("export.sqlite", &db).map_err(io)?;
     Ok(db)
 }
 

@@ -1,10 +1,12 @@
 //! Where a result came from: the command line, the inputs' SHA-256, the host, the git state of
-//! the working directory and RFC 3339 times. Gathering it runs `git`, so it lives here, with the
-//! other things that run programs.
+//! the working directory and RFC 3339 times. No program runs: the git state is read from the
+//! repository's files ([`git`]), and every file is read through `kernelab_model`'s confined
+//! layer (an input outside the confining root is listed unhashed).
+
+pub mod git;
 
 use kernelab_model::{GitState, InputFile, Provenance};
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::SystemTime;
 
 /// RFC 3339 UTC time of `t`, to the second (`2026-11-18T11:06:40Z`); times before 1970 or
@@ -16,22 +18,12 @@ pub fn rfc3339(t: SystemTime) -> String {
         .to_string()
 }
 
-fn git() -> Option<GitState> {
-    let out = Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let commit = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let status = Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
-        .output()
-        .ok()?;
+fn git_state() -> Option<GitState> {
+    let cwd = std::env::current_dir().ok()?;
+    let s = git::state(&cwd)?;
     Some(GitState {
-        commit,
-        dirty: !status.stdout.is_empty(),
+        commit: s.commit,
+        dirty: s.dirty,
     })
 }
 
@@ -53,13 +45,9 @@ pub fn collect(
     let inputs = inputs
         .iter()
         .map(|p| {
-            let h = if p.is_file() {
-                std::fs::File::open(p)
-                    .ok()
-                    .and_then(|f| kernelab_model::sha256_reader(f).ok())
-            } else {
-                None
-            };
+            let h = kernelab_model::open_regular(p)
+                .ok()
+                .and_then(|f| kernelab_model::sha256_reader(f).ok());
             InputFile {
                 path: p.display().to_string(),
                 sha256: h.as_ref().map(|x| x.0.clone()),
@@ -73,7 +61,7 @@ pub fn collect(
         inputs,
         host: host(),
         gpu,
-        git: git(),
+        git: git_state(),
         started,
         finished: rfc3339(SystemTime::now()),
     }
