@@ -26,6 +26,11 @@ seed() { # target file...
     fi
 }
 seed npy "$fx"/tensor/*.npy
+seed git_index "$root"/.git/index
+mkdir -p "$corpus/confined_path"
+for p in d/f in/f out/secret rel ../outside/secret d/../../outside/secret w/new wout/x /etc/passwd; do
+    printf '%s' "$p" >"$corpus/confined_path/$(printf '%s' "$p" | tr '/.' '__')"
+done
 seed npz "$fx"/tensor/*.npz
 seed safetensors "$fx"/tensor/*.safetensors
 seed cubin "$fx"/code/*.cubin "$root"/bench/h200/faults/*.cubin

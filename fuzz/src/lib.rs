@@ -50,6 +50,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("export_input", export_input),
     ("slurm_script", slurm_script),
     ("mcp_request", mcp_request),
+    ("git_index", git_index),
+    ("confined_path", confined_path),
 ];
 
 /// The target function named `name`, if there is one.
@@ -713,4 +715,64 @@ pub fn mcp_request(data: &[u8]) {
             assert!(p.starts_with(root.dir()), "{}", p.display());
         }
     }
+}
+
+/// The git index reader of provenance (and the pack-index lookup beside it).
+pub fn git_index(data: &[u8]) {
+    let _ = kernelab_runner::provenance::git::parse_index(data);
+    let oid: [u8; 20] = std::array::from_fn(|i| data.get(i).copied().unwrap_or(0));
+    let _ = kernelab_runner::provenance::git::pack_offset(data, &oid);
+}
+
+/// The scratch root the `confined_path` target confines this process to: `root/` holds a
+/// file, a folder, and links out of it; `outside/secret` must never be read or changed.
+fn confined_scratch() -> Option<&'static (PathBuf, PathBuf)> {
+    static S: std::sync::OnceLock<Option<(PathBuf, PathBuf)>> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        let base = std::env::temp_dir().join(format!("kernelab-fuzz-confine-{}", std::process::id()));
+        let (root, outside) = (base.join("root"), base.join("outside"));
+        std::fs::create_dir_all(root.join("d/e")).ok()?;
+        std::fs::create_dir_all(&outside).ok()?;
+        std::fs::write(outside.join("secret"), b"SECRET").ok()?;
+        std::fs::write(root.join("d/f"), b"inside").ok()?;
+        let _ = std::os::unix::fs::symlink(&outside, root.join("out"));
+        let _ = std::os::unix::fs::symlink("../outside/secret", root.join("rel"));
+        let _ = std::os::unix::fs::symlink("d", root.join("in"));
+        kernelab_model::confine_to(&root).ok()?;
+        Some((root, outside))
+    })
+    .as_ref()
+}
+
+/// The confined file layer: the input is a path (relative to the root, or absolute); reading,
+/// checking, listing, making folders and writing through it must never read the outside
+/// secret or change anything outside the root.
+pub fn confined_path(data: &[u8]) {
+    use std::os::unix::ffi::OsStrExt;
+    let Some((root, outside)) = confined_scratch() else {
+        return;
+    };
+    let raw = std::ffi::OsStr::from_bytes(data.get(..data.len().min(512)).unwrap_or_default());
+    if raw.as_bytes().contains(&0) {
+        return;
+    }
+    let path = root.join(raw);
+    if let Ok(b) = kernelab_model::read_regular(&path, 64) {
+        assert_ne!(b, b"SECRET", "read outside the root through {path:?}");
+    }
+    let _ = kernelab_model::confined(&path);
+    let _ = kernelab_model::list_dir(&path, 16);
+    let _ = kernelab_model::lstat(&path);
+    if data.first() == Some(&b'w') {
+        let _ = kernelab_model::write_file(&path, b"w", false);
+        let _ = kernelab_model::create_dir_all(&path);
+    }
+    let names: Vec<_> = std::fs::read_dir(outside)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert_eq!(names.len(), 1, "something was made outside the root: {names:?}");
+    assert_eq!(
+        std::fs::read(outside.join("secret")).unwrap_or_default(),
+        b"SECRET"
+    );
 }

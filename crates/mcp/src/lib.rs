@@ -38,6 +38,10 @@ pub struct Options {
 /// Serves MCP on standard input and output until the client closes them; `cli` is the CLI's
 /// definition (`Cli::command()`).
 pub fn serve(cli: &clap::Command, options: Options) -> anyhow::Result<()> {
+    // The server's own reads (records for resources, `out` files) go through the same
+    // confined layer as its children's: by handle, beneath the root.
+    kernelab_model::confine_to(&options.root)
+        .map_err(|e| anyhow::anyhow!("--root {}: {e}", options.root.display()))?;
     let server = std::sync::Arc::new(Server::new(cli, options)?);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -26,6 +26,10 @@ use std::sync::{Arc, Mutex};
 const PROGRAM_ARGS: &[&str] = &["profiler_path"];
 /// The most bytes of a record or `out` file read back.
 const MAX_READ_BYTES: u64 = exec::MAX_DOCUMENT_BYTES;
+/// The most bytes of a record sent as a resource, or read to describe one in the list: a
+/// larger record is listed without its headline and refused when read (the `report` tool
+/// renders it), so one large record cannot end the session.
+pub const MAX_RESOURCE_BYTES: u64 = 16 << 20;
 /// The URI prefix of a record (a file under the root).
 const RECORD_URI: &str = "kernelab://record/";
 /// The URI prefix of a published schema.
@@ -431,10 +435,35 @@ impl Server {
     pub fn resources(&self) -> Vec<Resource> {
         let mut out = Vec::new();
         for dir in self.bundle_dirs() {
-            let Ok((entries, _)) = kernelab_report::bundle::read_all(&dir) else {
+            let Ok(files) =
+                kernelab_model::list_dir(&dir, kernelab_report::bundle::MAX_BUNDLE_ENTRIES)
+            else {
                 continue;
             };
-            for e in entries {
+            for f in files {
+                let name = f.name.to_string_lossy().into_owned();
+                if !f.is_file || !name.ends_with(".json") || name.starts_with('.') {
+                    continue;
+                }
+                let path = dir.join(&f.name);
+                let size = kernelab_model::lstat(&path)
+                    .map(|s| s.size)
+                    .unwrap_or(u64::MAX);
+                if size > MAX_RESOURCE_BYTES {
+                    if let Ok(rel) = path.strip_prefix(self.root.dir()) {
+                        out.push(
+                            Resource::new(format!("{RECORD_URI}{}", rel.display()), name.clone())
+                                .with_description(format!(
+                                    "a record of {size} bytes, more than a resource carries ({MAX_RESOURCE_BYTES}); render it with the `report` tool"
+                                ))
+                                .with_mime_type("application/json"),
+                        );
+                    }
+                    continue;
+                }
+                let Ok(e) = kernelab_report::bundle::read_entry(&path) else {
+                    continue;
+                };
                 let Ok(rel) = e.path.strip_prefix(self.root.dir()) else {
                     continue;
                 };
@@ -505,7 +534,14 @@ impl Server {
             .root
             .resolve(rel)
             .map_err(|e| McpError::invalid_params(e, Some(json!({"uri": uri}))))?;
-        let bytes = read_bounded(&path).map_err(|e| McpError::resource_not_found(e, None))?;
+        let bytes = kernelab_model::read_regular(&path, MAX_RESOURCE_BYTES).map_err(|e| {
+            let hint = if e.kind() == std::io::ErrorKind::InvalidData {
+                "; render it with the `report` tool"
+            } else {
+                ""
+            };
+            McpError::resource_not_found(format!("{uri}: {e}{hint}"), None)
+        })?;
         let text = String::from_utf8(bytes)
             .map_err(|_| McpError::invalid_params(format!("{uri}: not UTF-8 text"), None))?;
         Ok(text)

@@ -47,8 +47,8 @@ pub use family::{
     RuleError,
 };
 pub use fsio::{
-    confined, create_dir_all, cut_torn_tail, is_dir, is_file, is_not_regular, list_dir, lstat,
-    may_run, open_append_regular, open_regular, read_link, read_regular, read_regular_text,
+    confine_to, confined, create_dir_all, cut_torn_tail, is_dir, is_file, is_not_regular, list_dir,
+    lstat, may_run, open_append_regular, open_regular, read_link, read_regular, read_regular_text,
     write_file, Entry, NewFile, NotRegularFile, Stat, TempDir, ALLOW_RUN_ENV, CONFINE_ENV,
 };
 /// The one change convention (docs/json.md, "Ratios and changes"): candidate / baseline.

@@ -70,7 +70,10 @@ fn files_inside_open_and_every_way_out_is_refused() {
     let s = setup();
     let root = std::fs::canonicalize(&s.root).expect("canon");
     let before = listing(&s.outside);
-    assert_eq!(read_regular(&s.root.join("inner/ok"), 100).expect("inside"), b"inside");
+    assert_eq!(
+        read_regular(&s.root.join("inner/ok"), 100).expect("inside"),
+        b"inside"
+    );
     // `..` that stays inside is fine; one that climbs out is not.
     assert_eq!(
         read_regular(&s.root.join("inner/../inner/ok"), 100).expect("inside"),
@@ -80,7 +83,10 @@ fn files_inside_open_and_every_way_out_is_refused() {
         read_regular(&s.root.join("../outside/secret"), 100).expect_err(".."),
         &root,
     );
-    refused(read_regular(&s.outside.join("secret"), 100).expect_err("abs"), &root);
+    refused(
+        read_regular(&s.outside.join("secret"), 100).expect_err("abs"),
+        &root,
+    );
     // A link to a file outside, and a folder that is a link to one outside.
     std::os::unix::fs::symlink(s.outside.join("secret"), s.root.join("file_link")).expect("ln");
     std::os::unix::fs::symlink(&s.outside, s.root.join("dir_link")).expect("ln");
@@ -91,7 +97,10 @@ fn files_inside_open_and_every_way_out_is_refused() {
     }
     // A link that stays inside is followed.
     std::os::unix::fs::symlink("inner/ok", s.root.join("in_link")).expect("ln");
-    assert_eq!(read_regular(&s.root.join("in_link"), 100).expect("in"), b"inside");
+    assert_eq!(
+        read_regular(&s.root.join("in_link"), 100).expect("in"),
+        b"inside"
+    );
     // Writes: through a folder link, to a name that is a link, appends, folders, listings.
     refused(
         write_file(&s.root.join("dir_link/new"), b"x", false).expect_err("write"),
@@ -107,7 +116,10 @@ fn files_inside_open_and_every_way_out_is_refused() {
         create_dir_all(&s.root.join("dir_link/a/b")).expect_err("mkdir"),
         &root,
     );
-    refused(list_dir(&s.root.join("dir_link"), 10).expect_err("list"), &root);
+    refused(
+        list_dir(&s.root.join("dir_link"), 10).expect_err("list"),
+        &root,
+    );
     refused(
         confined(&s.root.join("missing/../../outside/x")).expect_err("climb"),
         &root,
@@ -157,12 +169,8 @@ fn a_folder_swapped_for_a_link_in_a_loop_never_leads_outside() {
     let before = listing(&s.outside);
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = {
-        let (stop, real, swap, outside) = (
-            stop.clone(),
-            real.clone(),
-            swap.clone(),
-            s.outside.clone(),
-        );
+        let (stop, real, swap, outside) =
+            (stop.clone(), real.clone(), swap.clone(), s.outside.clone());
         std::thread::spawn(move || {
             let mut flips = 0u64;
             while !stop.load(Ordering::Relaxed) {
@@ -193,7 +201,10 @@ fn a_folder_swapped_for_a_link_in_a_loop_never_leads_outside() {
     stop.store(true, Ordering::Relaxed);
     let flips = swapper.join().expect("swapper");
     assert!(flips > 100, "the folder was swapped {flips} times");
-    assert!(refusals > 0, "some opens met the outside link and were refused");
+    assert!(
+        refusals > 0,
+        "some opens met the outside link and were refused"
+    );
     assert_eq!(listing(&s.outside), before, "nothing outside changed");
     eprintln!("race: {flips} swaps, {inside} reads inside, {refusals} refused");
 }

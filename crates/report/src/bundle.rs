@@ -77,43 +77,28 @@ pub fn default_label(inputs: &[InputFile], kind: &str) -> String {
 /// content goes to a temporary file that is then linked into place, which fails rather than
 /// replace a record that already exists.
 pub fn write(dir: &Path, record: &Record) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+    use std::io::Write;
+    kernelab_model::create_dir_all(dir)?;
     let text = serde_json::to_string_pretty(record).map_err(std::io::Error::other)? + "\n";
-    let tmp = dir.join(format!(
-        ".record-{}-{}.tmp",
-        std::process::id(),
-        record.kind
-    ));
-    std::fs::write(&tmp, text)?;
-    let mut n: Option<u32> = std::fs::read_dir(dir)?
-        .filter_map(|e| {
-            e.ok()?
-                .file_name()
-                .to_str()?
-                .split('-')
-                .next()?
-                .parse::<u32>()
-                .ok()
-        })
+    let first: u32 = kernelab_model::list_dir(dir, MAX_BUNDLE_ENTRIES)?
+        .iter()
+        .filter_map(|e| e.name.to_str()?.split('-').next()?.parse::<u32>().ok())
         .max()
-        .map_or(Some(1), |m| m.checked_add(1));
-    let result = loop {
-        let Some(seq) = n else {
-            break Err(std::io::Error::other(
+        .map_or(Some(1), |m| m.checked_add(1))
+        .ok_or_else(|| {
+            std::io::Error::other(
                 "record numbers are exhausted (a record is numbered 4294967295); start a new bundle",
-            ));
-        };
-        let target = dir.join(format!("{seq:04}-{}.json", record.kind));
-        // Linking creates the name only if it is free, so concurrent writers never share one.
-        match std::fs::hard_link(&tmp, &target) {
-            Ok(()) => break Ok(target),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n = seq.checked_add(1),
-            Err(e) => break Err(e),
-        }
-    };
-    let _ = std::fs::remove_file(&tmp);
-    result
+            )
+        })?;
+    let kind = record.kind.clone();
+    // A temporary file of an unpredictable name (O_EXCL), linked to the first free number.
+    let mut f = kernelab_model::NewFile::create_in(dir)?;
+    f.write_all(text.as_bytes())?;
+    f.finish_first_free((first..=u32::MAX).map(|seq| format!("{seq:04}-{kind}.json")))
 }
+
+/// The most entries a bundle folder may hold (more is an error, never a shorter list).
+pub const MAX_BUNDLE_ENTRIES: usize = 1_000_000;
 
 /// The largest record file read (a record is a command's JSON document: kilobytes to megabytes).
 pub const MAX_RECORD_BYTES: u64 = 1 << 30;
@@ -185,9 +170,11 @@ pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<Bad>), Error> {
         let path = path.to_path_buf();
         move |source| Error::Io { path, source }
     };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut files: Vec<PathBuf> = kernelab_model::list_dir(dir, MAX_BUNDLE_ENTRIES)
         .map_err(io(dir))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| dir.join(e.name))
         .filter(|p| {
             p.extension().is_some_and(|x| x == "json")
                 && !p
@@ -207,7 +194,8 @@ pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<Bad>), Error> {
     Ok((out, bad))
 }
 
-fn read_entry(f: &Path) -> Result<Entry, Error> {
+/// Reads one record file of a bundle.
+pub fn read_entry(f: &Path) -> Result<Entry, Error> {
     let text = read_record_text(f).map_err(|source| Error::Io {
         path: f.to_path_buf(),
         source,

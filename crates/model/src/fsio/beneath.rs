@@ -27,10 +27,13 @@ pub(super) struct Root {
     pub(super) dir: Dir,
 }
 
+/// The confinement of this process, set once: from [`CONFINE_ENV`] at the first file opened,
+/// or by [`confine_to`] before it.
+static ROOT: OnceLock<Option<Result<Root, String>>> = OnceLock::new();
+
 /// The root of [`CONFINE_ENV`] (`None`: not confined; `Some(Err)`: confined to a root that
 /// could not be opened, so every path is refused).
 fn root() -> Option<&'static Result<Root, String>> {
-    static ROOT: OnceLock<Option<Result<Root, String>>> = OnceLock::new();
     ROOT.get_or_init(|| {
         let raw = std::env::var_os(CONFINE_ENV)?;
         Some(open_root(Path::new(&raw)))
@@ -38,10 +41,26 @@ fn root() -> Option<&'static Result<Root, String>> {
     .as_ref()
 }
 
+/// Confines every file this process opens through the layer to `dir` (the MCP server's own
+/// reads of records and `out` files): must come before the first file is opened; an error
+/// when the process is already confined elsewhere or not at all, or `dir` cannot be opened.
+pub fn confine_to(dir: &Path) -> io::Result<()> {
+    let opened = open_root(dir).map_err(io::Error::other)?;
+    let want = opened.canonical.clone();
+    let _ = ROOT.set(Some(Ok(opened)));
+    match root() {
+        Some(Ok(r)) if r.canonical == want => Ok(()),
+        _ => Err(io::Error::other(format!(
+            "this process already opened files unconfined or confined elsewhere; cannot confine it to {}",
+            want.display()
+        ))),
+    }
+}
+
 fn open_root(raw: &Path) -> Result<Root, String> {
     let given = absolute_lexical(raw).map_err(|e| e.to_string())?;
-    let canonical = std::fs::canonicalize(&given)
-        .map_err(|e| format!("{}: {e}", given.display()))?;
+    let canonical =
+        std::fs::canonicalize(&given).map_err(|e| format!("{}: {e}", given.display()))?;
     let dir = Dir::open_ambient_dir(&canonical, cap_std::ambient_authority())
         .map_err(|e| format!("{}: {e}", canonical.display()))?;
     Ok(Root {

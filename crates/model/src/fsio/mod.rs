@@ -6,7 +6,7 @@
 
 mod beneath;
 
-pub use beneath::CONFINE_ENV;
+pub use beneath::{confine_to, CONFINE_ENV};
 use beneath::{explain, locate, outside, parent_dir, root_display};
 use cap_std::fs::{Dir, OpenOptionsExt as _};
 use std::ffi::OsString;
@@ -195,7 +195,13 @@ pub fn read_link(path: &Path) -> io::Result<PathBuf> {
 pub fn create_dir_all(path: &Path) -> io::Result<()> {
     match locate(path)? {
         None => std::fs::create_dir_all(path),
-        Some((dir, rel)) => dir.create_dir_all(&rel).map_err(explain),
+        Some((dir, rel)) => dir.create_dir_all(&rel).map_err(|e| {
+            // A link in the way (to a folder outside): say where it leads, not "exists".
+            match (e.kind(), dir.metadata(&rel)) {
+                (io::ErrorKind::AlreadyExists, Err(m)) => explain(m),
+                _ => explain(e),
+            }
+        }),
     }
 }
 
@@ -344,6 +350,8 @@ pub fn write_file(path: &Path, bytes: &[u8], replace: bool) -> io::Result<()> {
 pub struct NewFile {
     /// The target's folder, open: the temporary file is made, renamed and removed through it.
     dir: Dir,
+    /// The target's folder as named.
+    parent: PathBuf,
     /// The target's name in `dir`.
     name: OsString,
     /// The temporary file's name in `dir` (`None` once put in place).
@@ -391,6 +399,24 @@ impl NewFile {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(explain(e)),
         }
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        NewFile::temporary(dir, parent, name, replace)
+    }
+
+    /// Starts writing a file in the folder `dir` whose name is chosen when it is put in place
+    /// ([`NewFile::finish_first_free`]).
+    pub fn create_in(dir: &Path) -> io::Result<NewFile> {
+        let handle = match locate(dir)? {
+            None => Dir::open_ambient_dir(dir, cap_std::ambient_authority())?,
+            Some((root, rel)) => root.open_dir(&rel).map_err(explain)?,
+        };
+        NewFile::temporary(handle, dir, OsString::new(), false)
+    }
+
+    fn temporary(dir: Dir, parent: &Path, name: OsString, replace: bool) -> io::Result<NewFile> {
         let mut o = cap_std::fs::OpenOptions::new();
         o.write(true).create_new(true).mode(0o666);
         let mut tries = 0;
@@ -404,6 +430,7 @@ impl NewFile {
         };
         Ok(NewFile {
             dir,
+            parent: parent.to_path_buf(),
             name,
             tmp: Some(tmp),
             file,
@@ -420,6 +447,9 @@ impl NewFile {
         let Some(tmp) = self.tmp.as_deref() else {
             return Ok(());
         };
+        if self.name.is_empty() {
+            return Err(io::Error::other("no name to put the file under"));
+        }
         if self.replace {
             self.dir.rename(tmp, &self.dir, &self.name)?;
         } else {
@@ -441,6 +471,35 @@ impl NewFile {
         }
         self.tmp = None;
         Ok(())
+    }
+}
+
+impl NewFile {
+    /// Flushes the file and puts it in place under the first of `names` that is free (each
+    /// tried by a hard link, which never replaces: concurrent writers never share a name);
+    /// the path it took.
+    pub fn finish_first_free(
+        mut self,
+        names: impl IntoIterator<Item = String>,
+    ) -> io::Result<PathBuf> {
+        use std::io::Write;
+        self.file.flush()?;
+        self.file.sync_all()?;
+        let Some(tmp) = self.tmp.clone() else {
+            return Err(io::Error::other("already finished"));
+        };
+        for name in names {
+            match self.dir.hard_link(&tmp, &self.dir, &name) {
+                Ok(()) => {
+                    let _ = self.dir.remove_file(&tmp);
+                    self.tmp = None;
+                    return Ok(self.parent.join(name));
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other("no free name left"))
     }
 }
 
@@ -523,7 +582,8 @@ impl TempDir {
             return Err(not_regular());
         }
         let mut o = cap_std::fs::OpenOptions::new();
-        o.read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
+        o.read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW);
         let f = self.dir.open_with(name, &o)?.into_std();
         crate::limits::read_capped(f, limit).map_err(|e| io::Error::other(e.to_string()))
     }

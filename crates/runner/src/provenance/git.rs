@@ -244,7 +244,9 @@ pub fn parse_index(b: &[u8]) -> Option<Index> {
             loop {
                 let byte = *b.get(at)?;
                 at += 1;
-                strip = strip.checked_mul(128)?.checked_add(usize::from(byte & 0x7f))?;
+                strip = strip
+                    .checked_mul(128)?
+                    .checked_add(usize::from(byte & 0x7f))?;
                 if byte & 0x80 == 0 {
                     break;
                 }
@@ -424,8 +426,10 @@ fn hex_to_oid(s: &str) -> Option<[u8; 20]> {
 /// The tree a commit object names, from a loose object or an undeltified entry of a pack.
 fn commit_tree(repo: &Repo, commit: &str) -> Option<[u8; 20]> {
     let objects = repo.common.join("objects");
-    let body = match read_regular(&objects.join(&commit[..2]).join(&commit[2..]), MAX_COMMIT * 4)
-    {
+    let body = match read_regular(
+        &objects.join(&commit[..2]).join(&commit[2..]),
+        MAX_COMMIT * 4,
+    ) {
         Ok(z) => {
             let raw = inflate(&z)?;
             let nul = raw.iter().position(|&c| c == 0)?;
@@ -475,7 +479,11 @@ pub fn pack_offset(idx: &[u8], oid: &[u8; 20]) -> Option<u64> {
     }
     let fan = |i: usize| be32(idx, 8 + 4 * i).map(|v| v as usize);
     let n = fan(255)?;
-    let lo = if oid[0] == 0 { 0 } else { fan(oid[0] as usize - 1)? };
+    let lo = if oid[0] == 0 {
+        0
+    } else {
+        fan(oid[0] as usize - 1)?
+    };
     let hi = fan(oid[0] as usize)?;
     if lo > hi || hi > n {
         return None;
@@ -495,7 +503,9 @@ pub fn pack_offset(idx: &[u8], oid: &[u8; 20]) -> Option<u64> {
                     return Some(u64::from(small));
                 }
                 let large = offsets + 4 * n + 8 * (small & 0x7fff_ffff) as usize;
-                return Some(u64::from_be_bytes(idx.get(large..large + 8)?.try_into().ok()?));
+                return Some(u64::from_be_bytes(
+                    idx.get(large..large + 8)?.try_into().ok()?,
+                ));
             }
         }
     }
@@ -536,7 +546,14 @@ mod tests {
     /// Runs real git in `dir` (the tests compare against it; kernelab itself never runs it).
     fn git(dir: &Path, args: &[&str]) -> Option<String> {
         let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
             .args(args)
             .current_dir(dir)
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -576,16 +593,28 @@ mod tests {
         std::fs::write(d.join("a.txt"), "uno\n").expect("write");
         assert_eq!(state(d).expect("repo").dirty, Some(true), "content changed");
         std::fs::write(d.join("a.txt"), "one\n").expect("write");
-        assert_eq!(state(d).expect("repo").dirty, Some(false), "content restored");
+        assert_eq!(
+            state(d).expect("repo").dirty,
+            Some(false),
+            "content restored"
+        );
         std::fs::remove_file(d.join("sub/b.txt")).expect("rm");
         assert_eq!(state(d).expect("repo").dirty, Some(true), "a file deleted");
         git(d, &["checkout", "--", "sub/b.txt"]).expect("restore");
         // Staged: the cached root tree is dropped, which provenance says is unknown.
         std::fs::write(d.join("a.txt"), "changed\n").expect("write");
         git(d, &["add", "a.txt"]).expect("add");
-        assert_eq!(state(d).expect("repo").dirty, None, "staged: unknown, not guessed");
+        assert_eq!(
+            state(d).expect("repo").dirty,
+            None,
+            "staged: unknown, not guessed"
+        );
         std::fs::write(d.join("a.txt"), "changed again\n").expect("write");
-        assert_eq!(state(d).expect("repo").dirty, Some(true), "changed beyond the index");
+        assert_eq!(
+            state(d).expect("repo").dirty,
+            Some(true),
+            "changed beyond the index"
+        );
         // A branch in packed-refs, a commit in a pack (git gc), a detached HEAD.
         git(d, &["commit", "-qam", "second"]).expect("commit");
         git(d, &["gc", "-q"]).expect("gc");
