@@ -92,3 +92,242 @@ fn a_trace_one_request_past_the_cap_exits_2_naming_the_file_and_the_cap() {
     );
     assert!(!stderr(&o).contains("holds more than"), "{}", stderr(&o));
 }
+
+/// The kernel spec fixture with its code path made absolute and `extra` added to `[launch]`.
+fn kernel_spec(dir: &Path, extra: &str) -> PathBuf {
+    let text = std::fs::read_to_string(fixture("kernel/copy_scalar_vs_vec4.toml"))
+        .expect("spec")
+        .replace(
+            "../code/copy_variants_sm90.cubin",
+            &fixture("code/copy_variants_sm90.cubin")
+                .display()
+                .to_string(),
+        )
+        .replace("[launch]\n", &format!("[launch]\n{extra}\n"));
+    let p = dir.join("k.toml");
+    std::fs::write(&p, text).expect("write");
+    p
+}
+
+#[test]
+fn a_fifo_for_triton_metadata_or_a_kernel_spec_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let meta = d.join("meta.json");
+    if !mkfifo(&meta) {
+        eprintln!("SKIP: no mkfifo");
+        return;
+    }
+    let spec = kernel_spec(d, "triton = \"meta.json\"");
+    let (o, took) = run_in(
+        d,
+        &[os("kernel"), os("run"), os("--dry-run"), spec.as_os_str()],
+        20,
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("meta.json") && err.contains("not a regular file"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    // The kernel spec itself a FIFO.
+    let fifo_spec = d.join("fifo.toml");
+    assert!(mkfifo(&fifo_spec));
+    let (o, took) = run_in(
+        d,
+        &[
+            os("kernel"),
+            os("run"),
+            os("--dry-run"),
+            fifo_spec.as_os_str(),
+        ],
+        20,
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("fifo.toml") && err.contains("not a regular file"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn run_state_files_and_folders_that_are_links_fifos_or_1_gib_are_refused() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let runs = d.join("state/kernelab/runs");
+    let run = runs.join("ab-20250101T000000-000001");
+    std::fs::create_dir_all(&run).expect("run");
+    std::fs::write(
+        run.join("samples.jsonl"),
+        "{\"kind\":\"header\",\"schema_version\":3,\"run\":\"ab\",\"id\":\"ab-20250101T000000-000001\",\"baseline\":[\"true\"]}\n",
+    )
+    .expect("samples");
+    let state = run.join("state");
+    let outside = tempfile::tempdir().expect("tmp");
+    let before = std::fs::read_dir(outside.path()).expect("ls").count();
+    let mut cases: Vec<(&str, String)> = Vec::new();
+    // 1 GiB, sparse.
+    std::fs::File::create(&state)
+        .and_then(|f| f.set_len(1 << 30))
+        .expect("sparse");
+    let (o, took) = run_in(d, &[os("runs")], 20);
+    cases.push(("1 GiB", stderr(&o)));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(
+        stderr(&o).contains("larger than the limit of 64 bytes"),
+        "{}",
+        stderr(&o)
+    );
+    // A FIFO.
+    std::fs::remove_file(&state).expect("rm");
+    if mkfifo(&state) {
+        let (o, took) = run_in(d, &[os("runs")], 20);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        assert!(stderr(&o).contains("not a regular file"), "{}", stderr(&o));
+        cases.push(("FIFO", stderr(&o)));
+        std::fs::remove_file(&state).expect("rm");
+    }
+    // A link out of the state folder.
+    std::fs::write(outside.path().join("s"), "complete\n").expect("write");
+    std::os::unix::fs::symlink(outside.path().join("s"), &state).expect("link");
+    let (o, _) = run_in(d, &[os("runs")], 20);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a symbolic link where a run's state file is expected"));
+    cases.push(("link", stderr(&o)));
+    std::fs::remove_file(&state).expect("rm");
+    for (what, err) in &cases {
+        assert!(err.contains(&state.display().to_string()), "{what}: {err}");
+    }
+    // A run folder that is a link out of the state folder: `runs` and `--resume` refuse it.
+    let elsewhere = outside.path().join("ab-x");
+    std::fs::create_dir_all(&elsewhere).expect("dir");
+    std::fs::copy(run.join("samples.jsonl"), elsewhere.join("samples.jsonl")).expect("copy");
+    let link = runs.join("ab-linked");
+    std::os::unix::fs::symlink(&elsewhere, &link).expect("link");
+    let (o, _) = run_in(d, &[os("runs")], 20);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: a symbolic link where a run's folder is expected",
+            link.display()
+        )),
+        "{err}"
+    );
+    let (o, _) = run_in(
+        d,
+        &[
+            os("ab"),
+            os("--resume"),
+            os("ab-linked"),
+            os("--baseline"),
+            os("true"),
+            os("--candidate"),
+            os("true"),
+        ],
+        20,
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a symbolic link where a run's folder is expected"),
+        "{err}"
+    );
+    // Nothing was written outside.
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("ls").count(),
+        before + 2
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).expect("ls").count(), 1);
+}
+
+/// A real `ab` samples file (two pairs of `true`) in `dir`: its text.
+fn ab_samples(dir: &Path) -> String {
+    let samples = dir.join("ab.jsonl");
+    let (o, _) = run_in(
+        dir,
+        &[
+            os("ab"),
+            os("--baseline"),
+            os("true"),
+            os("--candidate"),
+            os("true"),
+            os("--no-aa"),
+            os("--warmup"),
+            os("0"),
+            os("--fixed"),
+            os("--min-pairs"),
+            os("2"),
+            os("--max-pairs"),
+            os("2"),
+            os("--samples"),
+            samples.as_os_str(),
+        ],
+        60,
+    );
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", stderr(&o));
+    std::fs::read_to_string(&samples).expect("samples")
+}
+
+/// `kernelab ab analyze FILE` under `/usr/bin/time`: the output, wall time and peak RSS (KiB).
+fn analyze(dir: &Path, file: &Path) -> (std::process::Output, Duration, u64) {
+    let rss = dir.join("rss");
+    let t = Instant::now();
+    let o = assert_cmd::Command::new("/usr/bin/time")
+        .current_dir(dir)
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .args(["-f", "%M", "-o"])
+        .arg(&rss)
+        .arg(assert_cmd::cargo::cargo_bin("kernelab"))
+        .args(["ab", "analyze"])
+        .arg(file)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("runs");
+    let took = t.elapsed();
+    let kb = std::fs::read_to_string(&rss)
+        .ok()
+        .and_then(|t| t.lines().last()?.trim().parse().ok())
+        .unwrap_or(0);
+    (o, took, kb)
+}
+
+#[test]
+fn an_ab_samples_file_with_a_3_gb_line_or_a_150_mb_record_is_read_within_its_caps() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let text = ab_samples(d);
+    let lines = text.lines().count();
+    for (name, size, end) in [
+        ("torn.jsonl", 3_000_000_000u64, ""),
+        ("record.jsonl", 150_000_000, "\"}\n"),
+    ] {
+        let samples = d.join(name);
+        std::fs::write(&samples, format!("{text}{{\"kind\":\"run\",\"pad\":\"")).expect("write");
+        // Zero bytes (sparse) to `size`, then the record's end.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&samples)
+            .expect("open");
+        f.set_len(size).expect("sparse");
+        std::io::Write::write_all(&mut f, end.as_bytes()).expect("end");
+        drop(f);
+        let (o, took, kb) = analyze(d, &samples);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        let want = format!(
+            "{}: line {}: a line longer than 67108864 bytes",
+            samples.display(),
+            lines + 1
+        );
+        assert!(err.contains(&want), "{name}: {err}");
+        assert!(took < Duration::from_secs(10), "{name}: {took:?}");
+        // The line is never held whole: about its 64 MiB cap, twice at most as it grows.
+        assert!(kb < 300_000, "{name}: max RSS {kb} KiB");
+    }
+}
