@@ -331,3 +331,121 @@ fn an_ab_samples_file_with_a_3_gb_line_or_a_150_mb_record_is_read_within_its_cap
         assert!(kb < 300_000, "{name}: max RSS {kb} KiB");
     }
 }
+
+/// Kills the pids listed (one a line) in `file`; how many were listed.
+fn kill_listed(file: &Path) -> usize {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let pids: Vec<&str> = text.split_whitespace().collect();
+    for p in &pids {
+        let _ = std::process::Command::new("kill").args(["-9", p]).status();
+    }
+    pids.len()
+}
+
+/// `kernelab counters` with the stand-in `profiler` on PATH, whose every invocation leaves a
+/// daemon out of reach of the kill holding its standard error.
+fn counters_with_escaped_daemons(profiler: &str, metrics: &str, listed: &str) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::create_dir_all(d.join("state")).expect("state");
+    std::fs::copy(
+        root().join("tests/standins").join(profiler),
+        bin.join(profiler),
+    )
+    .expect("copy");
+    std::fs::write(d.join("listing.txt"), format!("{listed:<60} (listed)\n")).expect("listing");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin];
+    paths.extend(std::env::split_paths(&path));
+    let t = Instant::now();
+    let o = kernelab()
+        .current_dir(d)
+        .env("XDG_STATE_HOME", d.join("xdg"))
+        .env("PATH", std::env::join_paths(paths).expect("PATH"))
+        .env("STANDIN_STATE", d.join("state"))
+        .env("STANDIN_FIXTURES", root().join("tests/fixtures"))
+        .env("STANDIN_LISTING", d.join("listing.txt"))
+        .env("STANDIN_HOSTILE", "escaped-daemon")
+        .args(["counters", "--profiler", profiler, "--metrics", metrics])
+        .args(["--repeats", "1", "--format", "json", "--", "true"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .expect("runs");
+    let took = t.elapsed();
+    let daemons = kill_listed(&d.join("state/daemons"));
+    assert!(
+        o.status.code().is_some_and(|c| c <= 1),
+        "{profiler}: {}",
+        stderr(&o)
+    );
+    // Each side's run left one.
+    assert!(daemons >= 2, "{profiler}: {daemons} daemons");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(doc.to_string().contains(metrics), "{profiler}: {doc}");
+    // Each was waited for at most `DRAIN_MAX` (2 s), not until it ended (300 s).
+    assert!(took < Duration::from_secs(20), "{profiler}: {took:?}");
+}
+
+#[test]
+fn a_profiler_daemon_out_of_reach_of_the_kill_holding_stderr_cannot_stall_counters() {
+    counters_with_escaped_daemons("ncu", "gpu__time_duration.sum", "gpu__time_duration");
+    counters_with_escaped_daemons("rocprofv3", "SQ_WAVES", "SQ_WAVES");
+}
+
+#[test]
+fn an_ab_command_whose_daemon_holds_stdout_cannot_stall_the_run() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let script = d.join("cmd.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho '{{\"t\": 1.5}}'\nenv -i setsid sleep 300 </dev/null 2>/dev/null & echo $! >> {}\n",
+            d.join("daemons").display()
+        ),
+    )
+    .expect("script");
+    std::process::Command::new("chmod")
+        .args(["+x"])
+        .arg(&script)
+        .status()
+        .expect("chmod");
+    let cmd = script.display().to_string();
+    let (o, took) = run_in(
+        d,
+        &[
+            os("ab"),
+            os("--baseline"),
+            os(&cmd),
+            os("--candidate"),
+            os(&cmd),
+            os("--no-aa"),
+            os("--warmup"),
+            os("0"),
+            os("--fixed"),
+            os("--min-pairs"),
+            os("2"),
+            os("--max-pairs"),
+            os("2"),
+            os("--metric-json"),
+            os("t"),
+            os("--format"),
+            os("json"),
+        ],
+        120,
+    );
+    let daemons = kill_listed(&d.join("daemons"));
+    let err = stderr(&o);
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{err}");
+    assert!(daemons >= 4, "{daemons} daemons");
+    // The metric printed before the daemon started was read from every run.
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        (doc["runs"].as_u64(), doc["failures"].as_u64()),
+        (Some(4), Some(0)),
+        "{doc}"
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+}
