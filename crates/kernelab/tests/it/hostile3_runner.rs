@@ -449,3 +449,66 @@ fn an_ab_command_whose_daemon_holds_stdout_cannot_stall_the_run() {
     );
     assert!(took < Duration::from_secs(20), "{took:?}");
 }
+
+#[test]
+fn a_cached_sweep_point_that_says_pass_beside_a_failed_gate_is_refused_not_counted() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let d = dir.path();
+    let sweep = crate::sweep::tensor_sweep(d, 1);
+    let results = d.join("results");
+    let (o, _) = run_in(
+        d,
+        &[
+            os("sweep"),
+            os("--format"),
+            os("json"),
+            os("--dir"),
+            results.as_os_str(),
+            sweep.as_os_str(),
+        ],
+        60,
+    );
+    // The flip build fails its bitwise gate.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // The cached result of the failing point edited to say "pass", its gate still failed.
+    let point = results.join("points/flip-n=1.json");
+    let text = std::fs::read_to_string(&point).expect("point");
+    let forged = text.replace("\"verdict\": \"fail\"", "\"verdict\": \"pass\"");
+    assert_ne!(forged, text);
+    std::fs::write(&point, &forged).expect("write");
+    let line = forged
+        .lines()
+        .position(|l| l.contains("\"verdict\""))
+        .expect("verdict")
+        + 1;
+    for args in [
+        vec![
+            os("sweep"),
+            os("collect"),
+            os("--format"),
+            os("json"),
+            os("--dir"),
+        ],
+        vec![os("sweep"), os("--format"), os("json"), os("--dir")],
+    ] {
+        let mut args = args;
+        args.push(results.as_os_str());
+        args.push(sweep.as_os_str());
+        let (o, took) = run_in(d, &args, 60);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{}: line {line}: the cached result says \"pass\" but its gate `baseline vs candidate bitwise` failed",
+                point.display()
+            )),
+            "{err}"
+        );
+        assert!(
+            o.stdout.is_empty(),
+            "no matrix: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+}
