@@ -509,8 +509,8 @@ pub fn prometheus_metrics(data: &[u8]) {
 /// A request trace for replay (CSV or JSONL): every request read has lengths in range and
 /// times from 0 that never go back.
 pub fn serve_trace(data: &[u8]) {
-    use kernelab_runner::serve::trace::{parse, TimeUnit};
-    if let Ok(rows) = parse(data, TimeUnit::Auto, 10_000) {
+    use kernelab_runner::serve::trace::{parse, Take, TimeUnit};
+    if let Ok(rows) = parse(data, TimeUnit::Auto, Take::All(10_000)) {
         assert!(rows.first().is_some_and(|r| r.at_s == 0.0));
         assert!(rows.windows(2).all(|w| w[1].at_s >= w[0].at_s));
         assert!(rows.iter().all(|r| r.input_tokens >= 1 && r.output_tokens >= 1));

@@ -31,4 +31,4 @@ pub use diff::{
     diff, kernel_diff, matrix, Build, ChangeRow, KernelDiff, Matrix, MatrixPair, ObjectDiff,
 };
 pub use error::{Error, Result};
-pub use load::{load_bytes, load_file, LoadOptions};
+pub use load::{load_bytes, load_file, LoadOptions, MAX_FILE_BYTES};

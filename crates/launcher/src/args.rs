@@ -82,13 +82,20 @@ pub struct TritonMeta {
     pub profile_scratch_size: Option<u64>,
 }
 
+/// Largest Triton metadata JSON read: 1 MiB (Triton writes a few KiB).
+pub const MAX_TRITON_META_BYTES: u64 = 1 << 20;
+
 impl TritonMeta {
-    /// Reads a metadata JSON.
+    /// Reads a metadata JSON: a regular file (a FIFO or device is refused without blocking) of
+    /// at most [`MAX_TRITON_META_BYTES`].
     pub fn read(path: &Path) -> Result<TritonMeta> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            kernelab_model::read_regular_text(path, MAX_TRITON_META_BYTES).map_err(|source| {
+                Error::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         serde_json::from_str(&text).map_err(|source| Error::Triton {
             location: Location::line(source.line() as u64).with_path(path),
             source,

@@ -33,10 +33,13 @@ impl Loaded {
 }
 
 fn load(gpu: &mut dyn Gpu, build: Resolved) -> Result<Loaded> {
-    let image = std::fs::read(&build.code).map_err(|source| Error::Read {
-        path: build.code.clone(),
-        source,
-    })?;
+    // A regular file (a FIFO is refused without blocking) of at most the code loader's cap.
+    let image = kernelab_model::read_regular(&build.code, kernelab_code::MAX_FILE_BYTES).map_err(
+        |source| Error::Read {
+            path: build.code.clone(),
+            source,
+        },
+    )?;
     let kernel = gpu
         .load(&image, &build.symbol, build.shared)
         .map_err(|e| Error::Load {

@@ -227,6 +227,8 @@ pub struct Spec {
     pub(crate) key_lines: BTreeMap<String, u64>,
 }
 
+/// Largest kernel spec file read: 1 MiB.
+pub const MAX_SPEC_BYTES: u64 = 1 << 20;
 /// Most timing rounds, samples per round, warm-up launches and launches per sample.
 pub const MAX_ROUNDS: usize = 10_000;
 /// Most timed samples per build per round.
@@ -340,11 +342,14 @@ pub enum Backend {
 }
 
 impl Spec {
-    /// Reads and checks a spec file.
+    /// Reads and checks a spec file: a regular file (a FIFO or device is refused without
+    /// blocking) of at most [`MAX_SPEC_BYTES`].
     pub fn read(path: &Path) -> Result<Spec> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
+        let text = kernelab_model::read_regular_text(path, MAX_SPEC_BYTES).map_err(|source| {
+            Error::Read {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         Spec::parse_in(&text, path.parent().unwrap_or(Path::new(".")), Some(path))
     }

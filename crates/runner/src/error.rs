@@ -55,6 +55,14 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A line of the samples file longer than the cap: refused before it is held whole.
+    #[error("{location}: a line longer than {limit} bytes: expected a sample record")]
+    LongLine {
+        /// The samples file and line.
+        location: Location,
+        /// The cap, bytes.
+        limit: usize,
+    },
     /// A file of paired samples (CSV or JSON from another harness) is not what was expected.
     #[error("{location}: expected {expected}")]
     BadPairs {
@@ -78,9 +86,9 @@ impl Error {
     /// Where in which file it happened, when the error names one.
     pub fn location(&self) -> Option<Location> {
         match self {
-            Error::BadLine { location, .. } | Error::BadPairs { location, .. } => {
-                Some(location.clone())
-            }
+            Error::BadLine { location, .. }
+            | Error::LongLine { location, .. }
+            | Error::BadPairs { location, .. } => Some(location.clone()),
             Error::Read { path, .. } | Error::Write { path, .. } | Error::LostPair { path, .. } => {
                 Some(Location::default().with_path(path.clone()))
             }

@@ -61,19 +61,29 @@ pub fn default_order(k: usize) -> Order {
     }
 }
 
+/// Largest CSV or JSON file of pairs read: 256 MiB (a kernelab samples file is read line by
+/// line instead, each line capped).
+pub const MAX_PAIRS_BYTES: u64 = 256 << 20;
+
 /// Reads the pairs of `metric` (default: the samples file's primary metric, or `value`).
 pub fn read_pairs(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Error> {
-    let mut text = String::new();
+    let cannot_read = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    // The first 4 KiB tell a samples file from a CSV or JSON one without reading it whole.
+    let mut head = Vec::new();
     kernelab_model::open_regular(path)
-        .and_then(|mut f| std::io::Read::read_to_string(&mut f, &mut text))
-        .map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    let t = text.trim_start();
-    if t.starts_with("{\"kind\"") {
-        samples_file(path, metric)
-    } else if t.starts_with('{') {
+        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, 4096), &mut head))
+        .map_err(cannot_read)?;
+    if String::from_utf8_lossy(&head)
+        .trim_start()
+        .starts_with("{\"kind\"")
+    {
+        return samples_file(path, metric);
+    }
+    let text = kernelab_model::read_regular_text(path, MAX_PAIRS_BYTES).map_err(cannot_read)?;
+    if text.trim_start().starts_with('{') {
         json_pairs(path, &text, metric)
     } else {
         csv_pairs(path, &text, metric)

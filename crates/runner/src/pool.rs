@@ -1,7 +1,6 @@
 //! A worker pool of child processes: one worker per slot (a GPU), each running its tasks one
 //! at a time as fresh processes with the slot's environment (`CUDA_VISIBLE_DEVICES=1`).
 
-use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -71,12 +70,16 @@ fn run_one(program: &Path, slot: &Slot, args: &[String], unset: &[&str]) -> (Opt
         Err(e) => return (None, format!("{}: cannot start: {e}", program.display())),
     };
     tracked.started(child.id());
-    let mut err = String::new();
-    if let Some(mut s) = child.stderr.take() {
-        let _ = s.read_to_string(&mut err);
-    }
+    // Read on a thread of its own (its end kept) while the worker runs; after it exits, a
+    // process it left holding standard error stalls the read no longer than `DRAIN_MAX`.
+    let reader = child
+        .stderr
+        .take()
+        .map(|e| crate::process::PipeReader::spawn(e, crate::process::Keep::Tail(64 << 10)));
     let status = child.wait();
     tracked.kill_all();
+    let (bytes, _) = reader.map(|r| r.finish()).unwrap_or_default();
+    let err = String::from_utf8_lossy(&bytes);
     match status {
         Ok(s) => (s.code(), tail(&err, 5)),
         Err(e) => (None, format!("waiting for the child: {e}")),
@@ -126,4 +129,37 @@ pub fn run_pool(
     });
     out.sort_by_key(|o| o.task);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_whose_daemon_holds_stderr_does_not_stall_the_pool() {
+        if Command::new("setsid").arg("--version").output().is_err() {
+            eprintln!("skipped: no setsid program");
+            return;
+        }
+        // The worker starts a daemon that clears its environment and takes a session of its
+        // own (out of reach of the kill), holding standard error, and exits 3.
+        let task = vec![
+            "-c".to_string(),
+            "echo oops >&2; env -i setsid sleep 30 & echo \"daemon $!\" >&2; exit 3".to_string(),
+        ];
+        let t = Instant::now();
+        let out = run_pool(Path::new("sh"), &[Slot::gpu(0)], &[task], &[], &mut |_| {});
+        let took = t.elapsed();
+        let o = &out[0];
+        if let Some(pid) = o
+            .stderr_tail
+            .lines()
+            .find_map(|l| l.strip_prefix("daemon "))
+        {
+            let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+        }
+        assert_eq!(o.exit_code, Some(3));
+        assert!(o.stderr_tail.starts_with("oops\n"), "{}", o.stderr_tail);
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    }
 }

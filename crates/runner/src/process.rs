@@ -260,6 +260,130 @@ impl Tracked {
     }
 }
 
+/// Which part of a child's output [`PipeReader`] keeps (the rest is read and dropped, so the
+/// child never blocks on a full pipe).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// The first bytes, at most this many.
+    Head(usize),
+    /// The last bytes, at most this many, from the start of a line (a metric printed last).
+    Tail(usize),
+}
+
+/// Once the child has exited, how long [`PipeReader::finish`] waits for more output before it
+/// stops: what the child wrote is already in the pipe, so a pause this long means only a
+/// process it left behind (one that escaped the kill) still holds the pipe.
+pub const DRAIN_IDLE: std::time::Duration = std::time::Duration::from_millis(200);
+/// Once the child has exited, the longest [`PipeReader::finish`] reads (a process it left
+/// behind writing without pause).
+pub const DRAIN_MAX: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A child's standard output or error, read on a thread of its own with memory bounded by
+/// [`Keep`]. After the child has exited and its processes were killed
+/// ([`Tracked::kill_all`]), [`PipeReader::finish`] takes what is left within [`DRAIN_IDLE`]
+/// and [`DRAIN_MAX`]: a daemon that escaped the kill (a cleared environment, a new session
+/// and a double fork) and keeps the pipe open cannot stall kernelab.
+pub struct PipeReader {
+    thread: std::thread::JoinHandle<(Vec<u8>, bool)>,
+    finishing: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl PipeReader {
+    /// Starts reading `pipe`.
+    pub fn spawn<R>(pipe: R, keep: Keep) -> PipeReader
+    where
+        R: std::io::Read + std::os::fd::AsRawFd + Send + 'static,
+    {
+        let finishing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = finishing.clone();
+        let thread = std::thread::spawn(move || drain(pipe, keep, &flag));
+        PipeReader { thread, finishing }
+    }
+
+    /// The output kept, and whether a process still held the pipe open when reading stopped
+    /// (the child's own output is all there: it had exited).
+    pub fn finish(self) -> (Vec<u8>, bool) {
+        self.finishing
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+/// The reader thread: reads until the end of the pipe, or (once `finishing`) until a pause of
+/// [`DRAIN_IDLE`] or [`DRAIN_MAX`] in all.
+fn drain<R: std::io::Read + std::os::fd::AsRawFd>(
+    mut pipe: R,
+    keep: Keep,
+    finishing: &std::sync::atomic::AtomicBool,
+) -> (Vec<u8>, bool) {
+    use std::time::Instant;
+    let mut out: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut finish_at: Option<Instant> = None;
+    let mut last_data = Instant::now();
+    let mut held = false;
+    loop {
+        let mut fd = libc::pollfd {
+            fd: pipe.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        #[allow(unsafe_code)]
+        // SAFETY: one valid pollfd, its count 1; poll(2) writes only its `revents`.
+        let ready = unsafe { libc::poll(&mut fd, 1, 50) };
+        if ready > 0 {
+            match pipe.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    last_data = Instant::now();
+                    let got = chunk.get(..n).unwrap_or_default();
+                    match keep {
+                        Keep::Head(max) => {
+                            let room = max.saturating_sub(out.len());
+                            out.extend_from_slice(got.get(..room.min(n)).unwrap_or(got));
+                        }
+                        Keep::Tail(max) => {
+                            out.extend_from_slice(got);
+                            // Amortised: cut back to `max` once twice as much is held.
+                            if out.len() > max.saturating_mul(2).max(1 << 16) {
+                                out.drain(..out.len() - max);
+                            }
+                        }
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        } else if ready < 0
+            && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+        {
+            break;
+        }
+        if finishing.load(std::sync::atomic::Ordering::Acquire) {
+            let now = Instant::now();
+            let start = *finish_at.get_or_insert(now);
+            if now.duration_since(last_data.max(start)) >= DRAIN_IDLE
+                || now.duration_since(start) >= DRAIN_MAX
+            {
+                held = true;
+                break;
+            }
+        }
+    }
+    if let Keep::Tail(max) = keep {
+        if out.len() > max {
+            out.drain(..out.len() - max);
+            // From the start of a line: never half a number.
+            let cut = out
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(out.len(), |i| i + 1);
+            out.drain(..cut);
+        }
+    }
+    (out, held)
+}
+
 /// Reaps those of `pids` that are zombie children of kernelab (orphans it adopted as the
 /// subreaper and killed); others are left alone.
 fn reap(pids: impl Iterator<Item = u32>) {
@@ -335,5 +459,58 @@ mod tests {
             return;
         }
         panic!("every daemon died before it could be tracked and killed: {lost:?}");
+    }
+
+    #[test]
+    fn an_escaped_daemon_holding_the_pipe_cannot_stall_the_reader() {
+        if Command::new("setsid").arg("--version").output().is_err() {
+            eprintln!("skipped: no setsid program");
+            return;
+        }
+        // The child prints, starts a daemon that clears its environment (no tag) in a session
+        // of its own, holding standard output, and exits.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg("echo first; env -i setsid sleep 30 & echo \"daemon $!\"");
+        cmd.stdout(std::process::Stdio::piped());
+        let mut t = Tracked::prepare(&mut cmd, false);
+        let mut child = cmd.spawn().expect("spawn");
+        t.started(child.id());
+        let reader = PipeReader::spawn(child.stdout.take().expect("stdout"), Keep::Head(1 << 20));
+        child.wait().expect("wait");
+        t.kill_all();
+        let start = Instant::now();
+        let (bytes, held) = reader.finish();
+        let took = start.elapsed();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let daemon = text
+            .lines()
+            .find_map(|l| l.strip_prefix("daemon "))
+            .and_then(|p| p.trim().parse::<u32>().ok());
+        if let Some(p) = daemon {
+            kill_pid(p, libc::SIGKILL);
+            reap(std::iter::once(p));
+        }
+        assert!(text.starts_with("first\n"), "{text:?}");
+        assert!(daemon.is_some(), "{text:?}");
+        assert!(held, "the daemon held the pipe");
+        assert!(took < DRAIN_MAX + Duration::from_millis(500), "{took:?}");
+    }
+
+    #[test]
+    fn the_tail_kept_starts_at_a_line() {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg("i=0; while [ $i -lt 2000 ]; do echo \"line $i value=$i\"; i=$((i+1)); done");
+        cmd.stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn");
+        let reader = PipeReader::spawn(child.stdout.take().expect("stdout"), Keep::Tail(100));
+        child.wait().expect("wait");
+        let (bytes, held) = reader.finish();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        assert!(!held);
+        assert!(text.ends_with("line 1999 value=1999\n"), "{text:?}");
+        assert!(text.starts_with("line "), "{text:?}");
+        assert!(text.len() <= 100, "{text:?}");
     }
 }

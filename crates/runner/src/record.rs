@@ -6,7 +6,6 @@ use crate::metric::Value;
 use kernelab_model::Location;
 use kernelab_stats::Order;
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use std::path::Path;
 
 /// Which slot a run filled.
@@ -74,29 +73,43 @@ pub enum Record {
 /// Appends records to the samples file, flushing each line.
 pub type Writer = crate::run::JsonlWriter;
 
-/// Reads a samples file. A torn last line (the run was killed mid-write: the file does not end
-/// with a newline) is ignored, whatever bytes it holds; a complete line that is not a record is
-/// an error naming the line.
+/// Reads a samples file line by line, each line of at most
+/// [`MAX_LINE_BYTES`](crate::run::MAX_LINE_BYTES) (a longer one is an error naming the line,
+/// refused before it is held whole). A torn last line (the run was killed mid-write: the file
+/// does not end with a newline) is ignored; a complete line that is not a record is an error
+/// naming the line.
 pub fn read(path: &Path) -> Result<Vec<Record>> {
+    read_capped(path, crate::run::MAX_LINE_BYTES)
+}
+
+/// [`read`] with lines of at most `limit` bytes.
+fn read_capped(path: &Path, limit: usize) -> Result<Vec<Record>> {
     let cannot_read = |source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
-    let mut bytes = Vec::new();
-    kernelab_model::open_regular(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(cannot_read)?;
-    let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let mut lines = crate::run::Lines::open(path, limit).map_err(cannot_read)?;
     let mut out = Vec::new();
-    for (i, line) in bytes[..complete].split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
+    loop {
+        let (n, line, complete) = match lines.next_line() {
+            Ok(Some(l)) => l,
+            Ok(None) => break,
+            Err(crate::run::LineError::Read(e)) => return Err(cannot_read(e)),
+            Err(crate::run::LineError::TooLong { line, limit }) => {
+                return Err(Error::LongLine {
+                    location: Location::line(line).with_path(path),
+                    limit,
+                })
+            }
+        };
+        if !complete || line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         match serde_json::from_slice::<Record>(line) {
             Ok(r) => out.push(r),
             Err(source) => {
                 return Err(Error::BadLine {
-                    location: Location::line(i as u64 + 1).with_path(path),
+                    location: Location::line(n).with_path(path),
                     source,
                 })
             }
@@ -141,5 +154,36 @@ mod tests {
             e.ends_with("s.jsonl: line 1: expected a sample record"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_an_error_naming_it_before_it_is_held() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = dir.path().join("s.jsonl");
+        let rec = Record::Failure {
+            pair: 0,
+            aa: false,
+            slot: Slot::A,
+            reason: "x".into(),
+        };
+        let mut w = Writer::append(&p).expect("opens");
+        w.write(&rec).expect("writes");
+        drop(w);
+        let mut bytes = std::fs::read(&p).expect("reads");
+        let fits = bytes.len() - 1;
+        assert_eq!(read_capped(&p, fits).expect("fits"), vec![rec.clone()]);
+        bytes.extend_from_slice(&[b' '; 101]);
+        bytes.push(b'\n');
+        std::fs::write(&p, &bytes).expect("writes");
+        let e = read_capped(&p, 100).expect_err("long").to_string();
+        assert!(
+            e.ends_with("s.jsonl: line 2: a line longer than 100 bytes: expected a sample record"),
+            "{e}"
+        );
+        // Torn or not: a last line past the cap is refused too.
+        bytes.pop();
+        std::fs::write(&p, &bytes).expect("writes");
+        assert!(read_capped(&p, 100).is_err());
+        assert_eq!(crate::run::MAX_LINE_BYTES, 64 << 20);
     }
 }

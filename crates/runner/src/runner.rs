@@ -6,7 +6,6 @@ use crate::metric::{extract, MetricSpec, Value};
 use crate::record::{Record, Slot, Writer};
 pub use kernelab_model::ab::{AbResult, MetricAnalysis};
 use kernelab_stats::{aa_check, abba_order, analyze, next, Design, Next, Order, Pair};
-use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
@@ -51,9 +50,10 @@ pub fn timeout_after_warmup(slowest_s: f64) -> Duration {
     kernelab_model::duration_clamped((20.0 * slowest_s).clamp(60.0, 86_400.0))
 }
 
-/// Most standard output kept of one run: 64 MiB (the rest is read and dropped, so that the
-/// command never blocks on a full pipe).
-pub const MAX_RUN_STDOUT: u64 = 64 << 20;
+/// Most standard output kept of one run: its last 64 MiB, from the start of a line (metrics
+/// are the last match or JSON line; the rest is read and dropped, so that the command never
+/// blocks on a full pipe).
+pub const MAX_RUN_STDOUT: usize = 64 << 20;
 
 impl Executor for ProcessExecutor {
     fn default_timeout(&mut self, slowest_s: f64) {
@@ -87,16 +87,14 @@ impl Executor for ProcessExecutor {
         let start = Instant::now();
         let mut child = cmd.spawn()?;
         tracked.started(child.id());
-        let mut out = child
+        let out = child
             .stdout
             .take()
             .ok_or_else(|| std::io::Error::other("no stdout"))?;
-        let reader = std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = (&mut out).take(MAX_RUN_STDOUT).read_to_end(&mut bytes);
-            let _ = std::io::copy(&mut out, &mut std::io::sink());
-            String::from_utf8_lossy(&bytes).into_owned()
-        });
+        // Its end is kept (metrics are read from the last match or JSON line); after it exits,
+        // a process it left holding the pipe stalls the read no longer than `DRAIN_MAX`.
+        let reader =
+            crate::process::PipeReader::spawn(out, crate::process::Keep::Tail(MAX_RUN_STDOUT));
         let status = match self.timeout {
             Some(t) => match child.wait_timeout(t)? {
                 Some(s) => Some(s),
@@ -112,7 +110,8 @@ impl Executor for ProcessExecutor {
         // Descendants it left behind (a daemon holding the pipe) end with it.
         tracked.kill_all();
         let wall_s = start.elapsed().as_secs_f64();
-        let stdout = reader.join().unwrap_or_default();
+        let (bytes, _) = reader.finish();
+        let stdout = String::from_utf8_lossy(&bytes).into_owned();
         Ok(RunOutcome {
             stdout,
             wall_s,

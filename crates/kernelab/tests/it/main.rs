@@ -16,6 +16,7 @@ mod export;
 mod golden;
 mod graphs;
 mod hostile3_confine;
+mod hostile3_runner;
 mod hostile_bin;
 mod hostile_files2;
 mod hostile_serve2;

@@ -1,7 +1,6 @@
 //! One profiler process: its own process group, standard output to a file, standard error
 //! kept (whole in a file, its end in the record), killed with its group at the timeout.
 
-use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -9,7 +8,7 @@ use std::time::{Duration, Instant};
 use wait_timeout::ChildExt;
 
 /// The most standard error kept in memory for classification.
-const MAX_STDERR: u64 = 1 << 20;
+const MAX_STDERR: usize = 1 << 20;
 /// The end of standard error kept in the record.
 pub const STDERR_TAIL: usize = 4096;
 
@@ -86,17 +85,12 @@ pub fn run(argv: &[String], stdout_path: &Path, stderr_path: &Path, timeout: Dur
             }
         }
     };
-    let err = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(e) = err {
-            let mut e = e;
-            let _ = (&mut e).take(MAX_STDERR).read_to_end(&mut bytes);
-            // Drain the rest so that the child never blocks on a full pipe.
-            let _ = std::io::copy(&mut e, &mut std::io::sink());
-        }
-        bytes
-    });
+    // Read on a thread of its own, the first MiB kept; after the profiler exits, a process it
+    // left holding standard error stalls the read no longer than `DRAIN_MAX`.
+    let reader = child
+        .stderr
+        .take()
+        .map(|e| crate::process::PipeReader::spawn(e, crate::process::Keep::Head(MAX_STDERR)));
     let status = match child.wait_timeout(timeout) {
         Ok(Some(s)) => Some(s),
         Ok(None) | Err(_) => {
@@ -110,7 +104,7 @@ pub fn run(argv: &[String], stdout_path: &Path, stderr_path: &Path, timeout: Dur
     // reader waiting: every descendant ends with the profiler.
     tracked.kill_all();
     let wall_s = start.elapsed().as_secs_f64();
-    let bytes = reader.join().unwrap_or_default();
+    let (bytes, _) = reader.map(|r| r.finish()).unwrap_or_default();
     let _ = create_new(stderr_path).and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
     Outcome {
         spawn_error: None,

@@ -119,6 +119,71 @@ pub enum RunError {
         /// What was expected.
         message: String,
     },
+    /// A run's folder, `state` file or samples file is not what kernelab writes there: a
+    /// symbolic link (never followed out of the state folder), a FIFO, a file too large, a
+    /// line too long, a state it does not know.
+    #[error("{}: {message}", path.display())]
+    Refused {
+        /// The file or folder.
+        path: PathBuf,
+        /// What it is, and what was expected.
+        message: String,
+    },
+}
+
+/// Largest `state` file read: 64 bytes (it holds one word).
+pub const MAX_STATE_BYTES: u64 = 64;
+
+/// Refuses `path` when it is a symbolic link (not followed: a run's folder or `state` file
+/// is kernelab's own, inside the state folder). `Ok(false)`: it does not exist.
+fn not_a_link(path: &Path, what: &str) -> Result<bool, RunError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(RunError::Refused {
+            path: path.to_path_buf(),
+            message: format!(
+                "a symbolic link where {what} is expected; links are not followed out of the state folder"
+            ),
+        }),
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io(path, "cannot read")(e)),
+    }
+}
+
+/// Whether `id` is a run id: one plain file name (no `/`, not `.` or `..`), so that the state
+/// folder joined with it stays inside the state folder.
+fn is_plain_name(id: &Path) -> bool {
+    let mut c = id.components();
+    matches!(
+        (c.next(), c.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    )
+}
+
+/// A run's `state` (`None`: no `state` file, the run is incomplete), read as a regular file of
+/// at most [`MAX_STATE_BYTES`] (a FIFO is refused without blocking, a link is not followed).
+fn read_state(dir: &Path) -> Result<Option<RunState>, RunError> {
+    let p = dir.join("state");
+    if !not_a_link(&p, "a run's state file")? {
+        return Ok(None);
+    }
+    let refused = |message: String| RunError::Refused {
+        path: p.clone(),
+        message,
+    };
+    let text = kernelab_model::read_regular_text(&p, MAX_STATE_BYTES)
+        .map_err(|e| refused(format!("cannot read the run's state: {e}")))?;
+    let word = text.trim();
+    [RunState::Complete, RunState::Stopped, RunState::Failed]
+        .into_iter()
+        .find(|s| s.name() == word)
+        .map(Some)
+        .ok_or_else(|| {
+            refused(format!(
+                "line 1: {:?}: expected complete, stopped or failed",
+                word.chars().take(64).collect::<String>()
+            ))
+        })
 }
 
 fn io<'a>(path: &'a Path, what: &'static str) -> impl FnOnce(std::io::Error) -> RunError + 'a {
@@ -322,7 +387,7 @@ pub fn resume_in(
     max_version: u32,
 ) -> Result<Run, RunError> {
     let as_id = root.join(arg);
-    let bare = arg.components().count() == 1;
+    let bare = is_plain_name(arg);
     let samples = if std::fs::symlink_metadata(arg).is_ok() {
         if arg.is_dir() {
             arg.join("samples.jsonl")
@@ -330,7 +395,7 @@ pub fn resume_in(
             // A FIFO or device is refused by the read, without blocking.
             arg.to_path_buf()
         }
-    } else if bare && as_id.is_dir() {
+    } else if bare && not_a_link(&as_id, "a run's folder")? && as_id.is_dir() {
         as_id.join("samples.jsonl")
     } else if bare {
         return Err(RunError::NotFound(
@@ -368,6 +433,15 @@ pub fn resume_in(
     }
     // The run's folder: where the header's id says, else (files written before runs had ids,
     // or a file moved elsewhere) a new run folder linking to the file.
+    if let Some(id) = &p.identity.id {
+        if !is_plain_name(Path::new(id)) {
+            return Err(bad(format!(
+                "the header's id {:?} is not a run id (one plain name in the state folder)",
+                id.chars().take(64).collect::<String>()
+            )));
+        }
+        not_a_link(&root.join(id), "a run's folder")?;
+    }
     let dir = match &p.identity.id {
         Some(id) if root.join(id).is_dir() => root.join(id),
         _ => {
@@ -434,9 +508,12 @@ impl RunState {
 }
 
 impl Run {
-    /// A folder inside the run's folder (created): profiler work folders, server logs.
+    /// A folder inside the run's folder (created): profiler work folders, server logs. One
+    /// that is a symbolic link is refused, not followed.
     pub fn subdir(&self, name: &str) -> Result<PathBuf, RunError> {
         let d = self.dir.join(name);
+        // A link planted there would put the run's files outside its folder.
+        not_a_link(&d, "a folder of the run")?;
         std::fs::create_dir_all(&d).map_err(io(&d, "cannot create the folder"))?;
         Ok(d)
     }
@@ -518,18 +595,27 @@ pub fn list_in(root: &Path) -> Result<Vec<RunSummary>, RunError> {
             continue;
         };
         let samples = dir.join("samples.jsonl");
+        if id.starts_with('.') {
+            continue;
+        }
+        // A run's folder is never a link: one would take the listing out of the state folder.
+        not_a_link(&dir, "a run's folder")?;
         // A run is a folder with a samples file (a sweep's results folder also holds
         // `points/` and `slurm/`, which are not runs).
-        if id.starts_with('.') || !dir.is_dir() || samples.symlink_metadata().is_err() {
+        if !dir.is_dir() || samples.symlink_metadata().is_err() {
             continue;
         }
         let p = probe(&samples).ok();
         let kind = p.as_ref().and_then(Probe::kind);
-        let state = std::fs::read_to_string(dir.join("state"))
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "incomplete".into());
+        let state = read_state(&dir)?
+            .map_or("incomplete", RunState::name)
+            .to_string();
+        let count = match kind {
+            Some(k) => count(&samples, k)?,
+            None => 0,
+        };
         out.push(RunSummary {
-            count: kind.map_or(0, |k| count(&samples, k)),
+            count,
             label: p
                 .as_ref()
                 .and_then(|p| p.identity.label.clone())
@@ -548,8 +634,9 @@ pub fn list_in(root: &Path) -> Result<Vec<RunSummary>, RunError> {
     Ok(out)
 }
 
-/// Pairs, rounds, samples or processes in a samples file.
-fn count(samples: &Path, kind: RunKind) -> usize {
+/// Pairs, rounds, samples or processes in a samples file, read line by line (a line longer
+/// than [`MAX_LINE_BYTES`] is an error naming it; one that is not a record is not counted).
+fn count(samples: &Path, kind: RunKind) -> Result<usize, RunError> {
     #[derive(Deserialize)]
     struct Line {
         kind: String,
@@ -558,25 +645,108 @@ fn count(samples: &Path, kind: RunKind) -> usize {
         #[serde(default)]
         aa: bool,
     }
-    let Ok(f) = kernelab_model::open_regular(samples) else {
-        return 0;
+    let Ok(mut lines) = Lines::open(samples, MAX_LINE_BYTES) else {
+        return Ok(0);
     };
-    let (mut runs, mut rounds, mut lines) = (0usize, 0usize, 0usize);
-    for line in std::io::BufReader::new(f).lines().map_while(Result::ok) {
-        let Ok(l) = serde_json::from_str::<Line>(&line) else {
+    let (mut runs, mut rounds, mut others) = (0usize, 0usize, 0usize);
+    loop {
+        let line = match lines.next_line() {
+            Ok(Some((_, line, _))) => line,
+            Ok(None) | Err(LineError::Read(_)) => break,
+            Err(e) => {
+                return Err(RunError::Refused {
+                    path: samples.to_path_buf(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        let Ok(l) = serde_json::from_slice::<Line>(line) else {
             continue;
         };
         match l.kind.as_str() {
             "run" if !l.aa => runs += 1,
             "stop" => rounds = rounds.max(l.round.map_or(0, |r| r + 1)),
             "header" => {}
-            _ => lines += 1,
+            _ => others += 1,
         }
     }
-    match kind {
+    Ok(match kind {
         RunKind::Ab => runs / 2,
         RunKind::Serve => rounds,
-        _ => lines,
+        _ => others,
+    })
+}
+
+/// Longest line of a samples file read (every kind's): 64 MiB. A record is far smaller; a
+/// longer line is refused before it is held whole.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Why [`Lines::next_line`] stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LineError {
+    /// The file could not be read.
+    #[error("{0}")]
+    Read(#[source] std::io::Error),
+    /// A line longer than the cap (1-based line number).
+    #[error("line {line}: longer than {limit} bytes: not a samples record")]
+    TooLong {
+        /// The line.
+        line: u64,
+        /// The cap.
+        limit: usize,
+    },
+}
+
+/// A samples file read line by line: each line's buffer grows as its bytes are read, and a
+/// line longer than the cap is an error before more of it is held (a 3 GB line costs no more
+/// memory than the cap).
+pub struct Lines {
+    r: std::io::BufReader<std::fs::File>,
+    buf: Vec<u8>,
+    n: u64,
+    limit: usize,
+}
+
+impl Lines {
+    /// Opens `path` (a regular file: a FIFO is refused without blocking) with lines of at most
+    /// `limit` bytes.
+    pub fn open(path: &Path, limit: usize) -> std::io::Result<Lines> {
+        let f = kernelab_model::open_regular(path)?;
+        Ok(Lines {
+            r: std::io::BufReader::with_capacity(1 << 16, f),
+            buf: Vec::new(),
+            n: 0,
+            limit,
+        })
+    }
+
+    /// The next line: its 1-based number, its bytes (the newline left off) and whether it
+    /// ended with a newline (a last line without one is torn: a run killed mid-write).
+    pub fn next_line(&mut self) -> Result<Option<(u64, &[u8], bool)>, LineError> {
+        use std::io::Read;
+        self.buf.clear();
+        let got = (&mut self.r)
+            .take(self.limit as u64 + 1)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(LineError::Read)?;
+        if got == 0 {
+            return Ok(None);
+        }
+        self.n += 1;
+        let complete = self.buf.last() == Some(&b'\n');
+        let len = self.buf.len() - usize::from(complete);
+        if len > self.limit {
+            return Err(LineError::TooLong {
+                line: self.n,
+                limit: self.limit,
+            });
+        }
+        Ok(Some((
+            self.n,
+            self.buf.get(..len).unwrap_or_default(),
+            complete,
+        )))
     }
 }
 

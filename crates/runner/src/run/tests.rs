@@ -87,3 +87,102 @@ fn list_counts_pairs_and_reads_the_state() {
     );
     assert_eq!(list_in(&root.path().join("absent")).expect("empty"), vec![]);
 }
+
+#[test]
+fn state_files_and_run_folders_that_are_links_fifos_or_large_are_refused() {
+    let root = tempfile::tempdir().expect("tmp");
+    let run = create_in(root.path(), RunKind::Ab, "lbl", None).expect("creates");
+    std::fs::write(&run.samples, header(&run.identity)).expect("writes");
+    let state = run.dir.join("state");
+    let refused = |what: &str| {
+        let t = std::time::Instant::now();
+        let e = list_in(root.path()).expect_err(what).to_string();
+        assert!(t.elapsed() < std::time::Duration::from_secs(2), "{what}");
+        e
+    };
+    // 1 GiB (sparse): refused at the cap, not read.
+    std::fs::File::create(&state)
+        .and_then(|f| f.set_len(1 << 30))
+        .expect("sparse");
+    let e = refused("large");
+    assert!(
+        e.contains("state: cannot read the run's state: larger than the limit of 64 bytes"),
+        "{e}"
+    );
+    // A FIFO: refused by type, without blocking.
+    std::fs::remove_file(&state).expect("rm");
+    let made = std::process::Command::new("mkfifo").arg(&state).status();
+    if made.is_ok_and(|s| s.success()) {
+        let e = refused("fifo");
+        assert!(e.contains("not a regular file"), "{e}");
+        std::fs::remove_file(&state).expect("rm");
+    }
+    // A link to a file outside the state folder: not followed.
+    let outside = tempfile::tempdir().expect("tmp");
+    let target = outside.path().join("secret");
+    std::fs::write(&target, "complete\n").expect("writes");
+    std::os::unix::fs::symlink(&target, &state).expect("link");
+    let e = refused("link");
+    assert!(
+        e.contains("state: a symbolic link where a run's state file is expected"),
+        "{e}"
+    );
+    std::fs::remove_file(&state).expect("rm");
+    // A state that is not one kernelab writes.
+    std::fs::write(&state, "\x1b[31mcomplete\n").expect("writes");
+    let e = refused("unknown");
+    assert!(e.contains("expected complete, stopped or failed"), "{e}");
+    std::fs::remove_file(&state).expect("rm");
+    assert_eq!(list_in(root.path()).expect("lists")[0].state, "incomplete");
+    // A run folder that is a link to a folder outside: refused, by listing and by resume.
+    let elsewhere = create_in(outside.path(), RunKind::Ab, "x", None).expect("creates");
+    std::fs::write(&elsewhere.samples, header(&elsewhere.identity)).expect("writes");
+    std::os::unix::fs::symlink(&elsewhere.dir, root.path().join("ab-linked")).expect("link");
+    let e = refused("linked folder");
+    assert!(
+        e.contains("ab-linked: a symbolic link where a run's folder is expected"),
+        "{e}"
+    );
+    let e = resume_in(root.path(), Path::new("ab-linked"), RunKind::Ab, 3).expect_err("link");
+    assert!(e.to_string().contains("a symbolic link"), "{e}");
+    std::fs::remove_file(root.path().join("ab-linked")).expect("rm");
+    // `..` is no run id; nor is a header's id that leaves the state folder.
+    let e = resume_in(root.path(), Path::new(".."), RunKind::Ab, 3).expect_err("dotdot");
+    assert!(!e.to_string().is_empty());
+    let mut evil = run.identity.clone();
+    evil.id = Some("../../x".into());
+    let p = outside.path().join("evil.jsonl");
+    std::fs::write(&p, header(&evil)).expect("writes");
+    let e = resume_in(root.path(), &p, RunKind::Ab, 3).expect_err("id");
+    assert!(
+        e.to_string()
+            .contains("the header's id \"../../x\" is not a run id"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_3_gb_line_in_a_samples_file_is_refused_naming_it_without_holding_it() {
+    let root = tempfile::tempdir().expect("tmp");
+    let run = create_in(root.path(), RunKind::Ab, "lbl", None).expect("creates");
+    let mut text = header(&run.identity);
+    text.push_str("{\"kind\":\"run\",\"aa\":false,\"pad\":\"");
+    std::fs::write(&run.samples, &text).expect("writes");
+    // A sparse 3 GB line: zero bytes after the text, no newline.
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&run.samples)
+        .expect("opens");
+    f.set_len(3_000_000_000).expect("sparse");
+    let t = std::time::Instant::now();
+    let e = list_in(root.path()).expect_err("long line").to_string();
+    assert!(
+        e.contains("samples.jsonl: line 2: longer than 67108864 bytes"),
+        "{e}"
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t.elapsed()
+    );
+}

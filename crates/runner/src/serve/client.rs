@@ -194,6 +194,14 @@ pub const MAX_EVENT_BYTES: usize = 16 << 20;
 pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
 /// Most bytes of an error response read (the message keeps its first 300 characters).
 pub const MAX_ERROR_BODY_BYTES: usize = 4096;
+/// Most bytes of one streamed response read: 1 GiB (its events are not kept, only what they
+/// say: a stream that never ends fails here, not at the request timeout).
+pub const MAX_STREAM_BYTES: u64 = 1 << 30;
+/// Most token events, and most token ids, of one streamed response: 2^21, twice the most
+/// completion tokens a case may ask for.
+pub const MAX_STREAM_TOKENS: usize = 2 * super::spec::range::MAX_TOKENS;
+/// Most text of one response, streamed or not: 64 MiB.
+pub const MAX_TEXT_BYTES: usize = MAX_RESPONSE_BYTES;
 
 /// An incremental SSE parser: each byte is scanned once however the stream is split into
 /// reads, and an event longer than its cap is an error rather than a growing buffer.
@@ -381,6 +389,10 @@ pub async fn open_connections(
 /// What a stream's events said so far: its token events' arrival times, text, ids, usage.
 struct StreamRead {
     parser: SseParser,
+    /// Body bytes taken so far.
+    bytes: u64,
+    /// Its caps: bytes, token events (and ids), text bytes.
+    caps: (u64, usize, usize),
     arrivals: Vec<Instant>,
     output: String,
     ids: Vec<u64>,
@@ -393,8 +405,14 @@ struct StreamRead {
 
 impl StreamRead {
     fn new() -> StreamRead {
+        StreamRead::with_caps((MAX_STREAM_BYTES, MAX_STREAM_TOKENS, MAX_TEXT_BYTES))
+    }
+
+    fn with_caps(caps: (u64, usize, usize)) -> StreamRead {
         StreamRead {
             parser: SseParser::new(MAX_EVENT_BYTES),
+            bytes: 0,
+            caps,
             arrivals: Vec::new(),
             output: String::new(),
             ids: Vec::new(),
@@ -404,8 +422,17 @@ impl StreamRead {
         }
     }
 
-    /// Takes the body bytes of one read, which arrived at `at`.
+    /// Takes the body bytes of one read, which arrived at `at`. What the stream says is kept
+    /// within caps checked before it grows ([`MAX_STREAM_BYTES`], [`MAX_STREAM_TOKENS`],
+    /// [`MAX_TEXT_BYTES`]): past one, the request fails naming it.
     fn take(&mut self, piece: &[u8], at: Instant) -> Result<(), Failure> {
+        let (max_bytes, max_tokens, max_text) = self.caps;
+        self.bytes = self.bytes.saturating_add(piece.len() as u64);
+        if self.bytes > max_bytes {
+            return Err(Failure(format!(
+                "the stream is longer than {max_bytes} bytes (the cap of one streamed response)"
+            )));
+        }
         let events = self
             .parser
             .push(piece)
@@ -422,11 +449,28 @@ impl StreamRead {
             }
             self.done |= f.finished;
             match (&f.text, f.ids) {
-                (_, Some(v)) => self.ids.extend(v),
+                (_, Some(v)) => {
+                    if self.ids.len().saturating_add(v.len()) > max_tokens {
+                        return Err(Failure(format!(
+                            "the stream carried more than {max_tokens} token ids (the cap of one streamed response)"
+                        )));
+                    }
+                    self.ids.extend(v)
+                }
                 (Some(_), None) => self.ids_complete = false,
                 (None, None) => {}
             }
             if let Some(t) = f.text {
+                if self.arrivals.len() >= max_tokens {
+                    return Err(Failure(format!(
+                        "the stream carried more than {max_tokens} token events (the cap of one streamed response)"
+                    )));
+                }
+                if self.output.len().saturating_add(t.len()) > max_text {
+                    return Err(Failure(format!(
+                        "the stream's text is longer than {max_text} bytes (the cap of one response)"
+                    )));
+                }
                 self.arrivals.push(at);
                 self.output.push_str(&t);
             }
@@ -658,6 +702,62 @@ mod tests {
             p.push(b"data: a\ndata: b\n\n").expect("two lines"),
             vec![b"a\nb".to_vec()]
         );
+    }
+
+    #[test]
+    fn a_stream_past_its_caps_fails_naming_the_cap() {
+        // The caps as they are, and (to run fast) scaled down by 2^10.
+        assert_eq!(
+            (MAX_STREAM_BYTES, MAX_STREAM_TOKENS, MAX_TEXT_BYTES),
+            (1 << 30, 1 << 21, 64 << 20)
+        );
+        let caps = (
+            MAX_STREAM_BYTES >> 10,
+            MAX_STREAM_TOKENS >> 10,
+            MAX_TEXT_BYTES >> 10,
+        );
+        let at = Instant::now();
+        // Feeds `piece` until refused; the message.
+        let feed = |r: &mut StreamRead, piece: &[u8]| {
+            for _ in 0..1 << 20 {
+                if let Err(f) = r.take(piece, at) {
+                    return f.0;
+                }
+            }
+            panic!("never refused");
+        };
+        // A stream that never ends: refused once past the byte cap, its events never kept.
+        let mut r = StreamRead::with_caps(caps);
+        let e = feed(&mut r, &b": keep-alive\n\n".repeat(1024));
+        assert!(e.contains(&format!("longer than {} bytes", caps.0)), "{e}");
+        assert!(r.arrivals.is_empty() && r.output.capacity() == 0);
+        // Token events past the cap.
+        let mut r = StreamRead::with_caps(caps);
+        let e = feed(&mut r, b"data: {\"choices\":[{\"text\":\"\"}]}\n\n");
+        assert!(
+            e.contains(&format!("more than {} token events", caps.1)),
+            "{e}"
+        );
+        assert_eq!(r.arrivals.len(), caps.1);
+        // Token ids past the cap, in one event: refused before they are kept.
+        let mut r = StreamRead::with_caps(caps);
+        let ids = vec!["1"; caps.1 + 1].join(",");
+        let event = format!("data: {{\"choices\":[{{\"text\":\"a\",\"token_ids\":[{ids}]}}]}}\n\n");
+        let e = r.take(event.as_bytes(), at).expect_err("too many ids").0;
+        assert!(
+            e.contains(&format!("more than {} token ids", caps.1)),
+            "{e}"
+        );
+        assert!(r.ids.is_empty());
+        // Text past the cap.
+        let mut r = StreamRead::with_caps(caps);
+        let event = format!(
+            "data: {{\"choices\":[{{\"text\":\"{}\"}}]}}\n\n",
+            "x".repeat(1000)
+        );
+        let e = feed(&mut r, event.as_bytes());
+        assert!(e.contains(&format!("longer than {} bytes", caps.2)), "{e}");
+        assert!(r.output.len() <= caps.2);
     }
 
     #[test]

@@ -707,8 +707,13 @@ impl Spec {
         for (i, c) in self.workload.cases.iter_mut().enumerate() {
             let Some(t) = &c.trace else { continue };
             let file = dir.join(t);
-            let limit = c.trace_limit.unwrap_or(range::MAX_REQUESTS);
-            let rows = super::trace::read(&file, c.time_unit, limit).map_err(|e| {
+            // A `trace_limit` replays the first requests; without one, a trace of more
+            // requests than are ever replayed is refused, never cut short.
+            let take = match c.trace_limit {
+                Some(n) => super::trace::Take::First(n),
+                None => super::trace::Take::All(range::MAX_REQUESTS),
+            };
+            let rows = super::trace::read(&file, c.time_unit, take).map_err(|e| {
                 let mut location = Location::default().with_path(&file);
                 location.line = (e.line > 0).then_some(e.line);
                 Error::Spec {

@@ -80,23 +80,55 @@ const OUTPUT: &[&str] = &[
     "output_length",
 ];
 
-/// Reads at most `limit` requests of the trace at `path` (a regular file of at most
+/// How many of a trace's requests are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Take {
+    /// The first `n` (the spec's `trace_limit`): the rest are not read.
+    First(usize),
+    /// All of them, at most `n`: a trace of more is an error naming the cap, never cut.
+    All(usize),
+}
+
+impl Take {
+    fn cap(self) -> usize {
+        match self {
+            Take::First(n) | Take::All(n) => n,
+        }
+    }
+}
+
+/// A request beyond `take`'s cap on `line`: `Ok(true)` stops reading (`Take::First`), an
+/// error says the trace holds more than the cap (`Take::All`).
+fn beyond(take: Take, line: u64) -> Result<bool, TraceError> {
+    match take {
+        Take::First(_) => Ok(true),
+        Take::All(cap) => Err(TraceError {
+            line,
+            message: format!(
+                "the trace holds more than {cap} requests (this line is request {}); at most {cap} are replayed: set `trace_limit` to replay the first of them",
+                cap as u64 + 1
+            ),
+        }),
+    }
+}
+
+/// Reads the requests `take` says of the trace at `path` (a regular file of at most
 /// [`MAX_TRACE_BYTES`]); `Err((line, message))` names what was wrong.
-pub fn read(path: &Path, unit: TimeUnit, limit: usize) -> Result<Vec<TraceRequest>, TraceError> {
+pub fn read(path: &Path, unit: TimeUnit, take: Take) -> Result<Vec<TraceRequest>, TraceError> {
     let bytes = kernelab_model::read_regular(path, MAX_TRACE_BYTES).map_err(|e| TraceError {
         line: 0,
         message: format!("cannot read the trace: {e}"),
     })?;
-    parse(&bytes, unit, limit)
+    parse(&bytes, unit, take)
 }
 
 /// Parses trace bytes (CSV, or JSONL when the first non-blank byte is `{`).
-pub fn parse(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Vec<TraceRequest>, TraceError> {
+pub fn parse(bytes: &[u8], unit: TimeUnit, take: Take) -> Result<Vec<TraceRequest>, TraceError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let raw = if first == Some(&b'{') {
-        jsonl(bytes, unit, limit)?
+        jsonl(bytes, unit, take)?
     } else {
-        csv_rows(bytes, unit, limit)?
+        csv_rows(bytes, unit, take)?
     };
     relative(raw)
 }
@@ -188,7 +220,7 @@ fn row(
     Ok((line, t, i, o, Vec::new()))
 }
 
-fn csv_rows(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Raw, TraceError> {
+fn csv_rows(bytes: &[u8], unit: TimeUnit, take: Take) -> Result<Raw, TraceError> {
     let mut r = csv::ReaderBuilder::new().flexible(false).from_reader(bytes);
     let headers = r
         .headers()
@@ -208,29 +240,29 @@ fn csv_rows(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Raw, TraceErro
     let scale = if unit == TimeUnit::Ms { 1e3 } else { 1.0 };
     let mut out = Vec::new();
     for rec in r.records() {
-        if out.len() >= limit {
-            break;
-        }
         let rec = rec.map_err(|e| TraceError {
             line: e.position().map_or(0, |p| p.line()),
             message: format!("not a CSV row: {e}"),
         })?;
         let line = rec.position().map_or(0, |p| p.line());
+        if out.len() >= take.cap() && beyond(take, line)? {
+            break;
+        }
         let field = |i: usize| (headers.get(i).unwrap_or(""), rec.get(i).unwrap_or(""));
         out.push(row(line, field(time), field(input), field(output), scale)?);
     }
     Ok(out)
 }
 
-fn jsonl(bytes: &[u8], unit: TimeUnit, limit: usize) -> Result<Raw, TraceError> {
+fn jsonl(bytes: &[u8], unit: TimeUnit, take: Take) -> Result<Raw, TraceError> {
     let mut out = Vec::new();
     for (n, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        if out.len() >= limit {
-            break;
-        }
         let line = n as u64 + 1;
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
+        }
+        if out.len() >= take.cap() && beyond(take, line)? {
+            break;
         }
         let v: serde_json::Map<String, serde_json::Value> =
             serde_json::from_slice(raw).map_err(|e| TraceError {
@@ -296,7 +328,7 @@ mod tests {
         let a = read(
             &fixture("azure_llm_conv_2023_head.csv"),
             TimeUnit::Auto,
-            1000,
+            Take::All(1000),
         )
         .expect("azure");
         assert_eq!(a.len(), 40);
@@ -311,7 +343,7 @@ mod tests {
         let m = read(
             &fixture("mooncake_conversation_head.jsonl"),
             TimeUnit::Auto,
-            1000,
+            Take::All(1000),
         )
         .expect("mooncake");
         assert_eq!(m.len(), 20);
@@ -322,8 +354,12 @@ mod tests {
         assert_eq!(m[10].at_s, 5.999);
         assert_eq!(m[19].at_s, 12.0);
         // A limit keeps the first requests; an explicit unit overrides the layout's.
-        let m =
-            read(&fixture("mooncake_conversation_head.jsonl"), TimeUnit::S, 8).expect("mooncake");
+        let m = read(
+            &fixture("mooncake_conversation_head.jsonl"),
+            TimeUnit::S,
+            Take::First(8),
+        )
+        .expect("mooncake");
         assert_eq!((m.len(), m[7].at_s), (8, 3000.0));
     }
 
@@ -332,34 +368,65 @@ mod tests {
         let e = parse(
             b"arrival_s,input_tokens,output_tokens\n0,5,5\n1,x,5\n",
             TimeUnit::Auto,
-            10,
+            Take::All(10),
         )
         .expect_err("bad");
         assert_eq!(e.line, 3);
         assert!(e.message.contains("input_tokens"), "{}", e.message);
-        let e = parse(b"a,b\n1,2\n", TimeUnit::Auto, 10).expect_err("no columns");
+        let e = parse(b"a,b\n1,2\n", TimeUnit::Auto, Take::All(10)).expect_err("no columns");
         assert!(e.message.contains("no time column"), "{}", e.message);
         let e = parse(
             b"arrival_s,input_tokens,output_tokens\n2,5,5\n1,5,5\n",
             TimeUnit::S,
-            10,
+            Take::All(10),
         )
         .expect_err("back");
         assert_eq!(e.line, 3);
         let e = parse(
             b"{\"timestamp\": 1, \"input_length\": 0, \"output_length\": 1}\n",
             TimeUnit::Auto,
-            10,
+            Take::All(10),
         )
         .expect_err("zero");
         assert!(e.message.contains("input_length"), "{}", e.message);
-        assert!(parse(b"", TimeUnit::Auto, 10).is_err());
+        assert!(parse(b"", TimeUnit::Auto, Take::All(10)).is_err());
         let e = parse(
             b"{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 1, \"hash_ids\": [1, -2]}\n",
             TimeUnit::Auto,
-            10,
+            Take::All(10),
         )
         .expect_err("negative id");
         assert!(e.message.contains("hash_ids"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_trace_beyond_the_cap_is_an_error_unless_a_limit_asks_for_its_first_requests() {
+        let csv = b"arrival_s,input_tokens,output_tokens\n0,5,5\n1,5,5\n2,5,5\n\n";
+        assert_eq!(
+            parse(csv, TimeUnit::S, Take::All(3)).expect("fits").len(),
+            3
+        );
+        let e = parse(csv, TimeUnit::S, Take::All(2)).expect_err("beyond the cap");
+        assert_eq!(e.line, 4);
+        assert!(
+            e.message
+                .starts_with("the trace holds more than 2 requests (this line is request 3)"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            parse(csv, TimeUnit::S, Take::First(2))
+                .expect("first")
+                .len(),
+            2
+        );
+        let jsonl = b"{\"arrival_s\": 0, \"input_tokens\": 5, \"output_tokens\": 5}\n\n{\"arrival_s\": 1, \"input_tokens\": 5, \"output_tokens\": 5}\n\n";
+        assert_eq!(
+            parse(jsonl, TimeUnit::S, Take::All(2)).expect("fits").len(),
+            2
+        );
+        let e = parse(jsonl, TimeUnit::S, Take::All(1)).expect_err("beyond the cap");
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("set `trace_limit`"), "{}", e.message);
     }
 }

@@ -51,14 +51,7 @@ pub fn run_point(
         ))),
     };
     match done {
-        Ok(()) => {
-            let pass = r.gates.iter().all(|g| g.passed) && !r.gates.is_empty();
-            r.verdict = if pass {
-                PointVerdict::Pass
-            } else {
-                PointVerdict::Fail
-            };
-        }
+        Ok(()) => r.verdict = super::store::verdict_of(&r.gates),
         Err(e) => r.error = Some(kernelab_model::error_chain(&e)),
     }
     r.wall_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
