@@ -316,3 +316,106 @@ fn reading_an_export_writes_nothing_beside_it() {
     let after: Vec<_> = before.iter().map(|n| stamp(&dir.path().join(n))).collect();
     assert_eq!(after, stamps, "no file beside the exports was written");
 }
+
+/// A protobuf length-delimited field.
+fn pb(tag: u64, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut put = |mut v: u64| loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            break;
+        }
+        out.push(b | 0x80);
+    };
+    put(tag << 3 | 2);
+    put(payload.len() as u64);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A device plane `/device:GPU:0` holding `body` (more fields of the plane).
+fn device_plane(body: &[u8]) -> Vec<u8> {
+    let mut plane = pb(2, b"/device:GPU:0");
+    plane.extend_from_slice(body);
+    pb(1, &plane)
+}
+
+#[test]
+fn xplane_files_of_many_empty_messages_are_exit_2_naming_the_cap() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let empty = |tag: u8, n: usize| [tag << 3 | 2, 0].repeat(n);
+    // 10 M empty stats on one event (20 MB): 1.2 GB once decoded.
+    let event = empty(4, 10_000_000);
+    let mut line = pb(2, b"Stream #1(Kernel)");
+    line.extend(pb(4, &event));
+    let stats = device_plane(&pb(3, &line));
+    // 20 M empty events on one line.
+    let mut line = pb(2, b"Stream #1(Kernel)");
+    line.extend(empty(4, 20_000_000));
+    let events = device_plane(&pb(3, &line));
+    // 10 M empty planes after a device plane.
+    let mut planes = device_plane(&[]);
+    planes.extend(empty(1, 10_000_000));
+    for (name, bytes, cap) in [
+        ("stats", stats, "MAX_XPLANE_DECODED_BYTES"),
+        ("events", events, "MAX_XPLANE_DECODED_BYTES"),
+        ("planes", planes, "MAX_XPLANE_PLANES"),
+    ] {
+        let p = dir.path().join(format!("{name}.xplane.pb"));
+        std::fs::write(&p, bytes).expect("write");
+        let (code, err, took) = run_2gib(&[os("profile"), p.as_os_str()]);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}.xplane.pb: byte ")) && err.contains(cap),
+            "{name}: {err}"
+        );
+        assert!(took < Duration::from_secs(10), "{name}: {took:?}");
+    }
+    // Host planes are not decoded at all: a million empty stats on one is no cost.
+    let mut host = pb(2, b"/host:CPU");
+    host.extend(empty(6, 10_000_000));
+    let mut bytes = pb(1, &host);
+    bytes.extend(device_plane(&[]));
+    let p = dir.path().join("host.xplane.pb");
+    std::fs::write(&p, bytes).expect("write");
+    let (code, err, took) = run_2gib(&[os("profile"), p.as_os_str()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn aks2_bombs_and_repeated_entries_are_exit_2_naming_the_entry_or_cap() {
+    let fx = |n: &str| fixture(&format!("fuzz/aks2/{n}"));
+    for (name, wants) in [
+        // 1 GiB of zeros in a 156 kB file, as its header declares.
+        (
+            "bomb_1gib.aks2",
+            &[
+                "byte 4:",
+                "at most 200 times",
+                "MAX_RATIO",
+                "not 1073741824",
+            ][..],
+        ),
+        // The same stream, declaring 16 MiB: its chunks say it inflates past that.
+        (
+            "bomb_declares_less.aks2",
+            &["byte 4:", "declared 16777216 bytes, not more"][..],
+        ),
+        // 200,000 entries naming one 1 MiB image: 200 GB of copies.
+        (
+            "one_image_many_entries.aks2",
+            &["entry 1 (\"k\")", "entries naming one image"][..],
+        ),
+    ] {
+        let (code, err, took) = run_2gib(&[os("code"), os("show"), fx(name).as_os_str()]);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert!(err.contains(name), "{name}: {err}");
+        for w in wants {
+            assert!(err.contains(w), "{name}: {w}: {err}");
+        }
+        assert!(took < Duration::from_secs(10), "{name}: {took:?}");
+    }
+}
