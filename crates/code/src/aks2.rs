@@ -12,6 +12,16 @@ use std::io::Write;
 /// The first four bytes of an archive.
 pub const MAGIC: &[u8; 4] = b"AKS2";
 
+/// Most bytes an archive's content may take per byte of its xz stream: 200 (xz packs an
+/// HSACO's code and tables by 3 to 20 times; a stream of zeros by thousands, the mark of a
+/// decompression bomb). Checked on the size the header declares, before inflating, so a
+/// small file cannot keep the reader inflating gigabytes; contents up to
+/// [`RATIO_FREE_BYTES`] are not held to it.
+pub const MAX_RATIO: u64 = 200;
+
+/// Content any archive may declare whatever its compressed size (see [`MAX_RATIO`]).
+pub const RATIO_FREE_BYTES: u64 = 16 << 20;
+
 /// One kernel image of an archive.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Aks2Entry {
@@ -45,11 +55,87 @@ impl Write for Capped {
             self.over = true;
             return Err(std::io::Error::other("over the limit"));
         }
+        // Memory that cannot be had is an error, never an abort.
+        self.out.try_reserve(b.len()).map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::OutOfMemory,
+                format!("cannot allocate {} bytes", self.out.len() + b.len()),
+            )
+        })?;
         self.out.extend_from_slice(b);
         Ok(b.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// The bytes the xz stream `xz` (at byte 16 of the file) inflates to, summed from the
+/// headers of its LZMA2 chunks without inflating any, stopping with an error once past
+/// `most`. The decoder keeps everything it inflates between dictionary resets in memory, so
+/// the stream is bounded before it runs: each chunk decodes to exactly the size its header
+/// gives.
+fn xz_unpacked_size(xz: &[u8], most: u64) -> Result<u64> {
+    let at = |i: usize| 16 + i as u64;
+    let bad =
+        |i: usize, what: &str| malformed(16, format!("an xz stream ({what} at byte {})", at(i)));
+    let byte = |i: usize| xz.get(i).copied();
+    let be16 = |i: usize| Some(u64::from(u16::from_be_bytes([byte(i)?, byte(i + 1)?])));
+    if !xz.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        return Err(bad(0, "its magic"));
+    }
+    // The check after each block: none, or 4, 8, 16, 32 or 64 bytes by the check type.
+    let check = match byte(7).map(|f| f & 0x0f) {
+        Some(0) => 0,
+        Some(t) => 4usize << ((t - 1) / 3),
+        None => return Err(bad(7, "its flags")),
+    };
+    let mut total = 0u64;
+    let mut pos = 12;
+    loop {
+        let start = pos;
+        match byte(pos) {
+            // The index: no more blocks.
+            Some(0) => return Ok(total),
+            Some(b) => pos += (usize::from(b) + 1) * 4,
+            None => return Err(bad(pos, "a block or the index")),
+        }
+        loop {
+            let control = byte(pos).ok_or_else(|| bad(pos, "an LZMA2 chunk"))?;
+            let (unpacked, skip) = match control {
+                0 => {
+                    pos += 1;
+                    break;
+                }
+                1 | 2 => {
+                    let n = be16(pos + 1).ok_or_else(|| bad(pos, "an LZMA2 chunk"))? + 1;
+                    (n, 3 + n as usize)
+                }
+                0x80.. => {
+                    let lo = be16(pos + 1).ok_or_else(|| bad(pos, "an LZMA2 chunk"))?;
+                    let packed = be16(pos + 3).ok_or_else(|| bad(pos, "an LZMA2 chunk"))? + 1;
+                    let props = usize::from((control >> 5) & 3 >= 2);
+                    (
+                        (u64::from(control & 0x1f) << 16 | lo) + 1,
+                        5 + props + packed as usize,
+                    )
+                }
+                _ => return Err(bad(pos, "an LZMA2 chunk's control byte")),
+            };
+            total += unpacked;
+            if total > most {
+                return Err(malformed(
+                    4,
+                    format!(
+                        "content of the declared {most} bytes, not more (the LZMA2 chunks up to byte {} inflate to {total})",
+                        at(pos)
+                    ),
+                ));
+            }
+            pos += skip;
+        }
+        // The block is padded to four bytes, then its check.
+        pos = start + (pos - start).div_ceil(4) * 4 + check;
     }
 }
 
@@ -67,6 +153,19 @@ pub fn entries(data: &[u8], limit: u64) -> Result<Vec<Aks2Entry>> {
         return Err(too_large("aks2", limit));
     }
     let mut input = data.get(16..).unwrap_or_default();
+    let most = (input.len() as u64)
+        .saturating_mul(MAX_RATIO)
+        .max(RATIO_FREE_BYTES);
+    if u64::from(size) > most {
+        return Err(malformed(
+            4,
+            format!(
+                "an uncompressed size of at most {MAX_RATIO} times the {} bytes of the xz stream (MAX_RATIO; a decompression bomb?), not {size}",
+                input.len()
+            ),
+        ));
+    }
+    xz_unpacked_size(input, u64::from(size))?;
     let mut w = Capped {
         out: Vec::new(),
         limit: size as usize,
@@ -135,8 +234,21 @@ pub fn entries(data: &[u8], limit: u64) -> Result<Vec<Aks2Entry>> {
     }
     let images = content.get(pos..).unwrap_or_default();
     let mut out = Vec::with_capacity(dir.len());
-    for (name, shared_memory, threads, offset, len, at) in dir {
+    // Each entry's image is copied out: together they may take at most the bytes after the
+    // directory, so that many entries naming one image cannot multiply it.
+    let mut copied = 0u64;
+    for (i, (name, shared_memory, threads, offset, len, at)) in dir.into_iter().enumerate() {
         let (o, l) = (offset as usize, len as usize);
+        copied += u64::from(len);
+        if copied > images.len() as u64 {
+            return Err(bad(
+                at + 12,
+                format!(
+                    "entry {i} ({name:?}): images that together fit the {} bytes after the directory (entries naming one image more than once?), not {copied} bytes so far",
+                    images.len()
+                ),
+            ));
+        }
         let data = images
             .get(o..o.saturating_add(l))
             .ok_or_else(|| {

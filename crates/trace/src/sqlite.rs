@@ -36,9 +36,25 @@ pub(crate) const QUERY_TIME_LIMIT: Duration = Duration::from_secs(600);
 /// RECURSIVE`, which no profiler writes) is refused at once, naming it, rather than run until
 /// the limit.
 pub(crate) fn open(path: &Path) -> Result<Connection> {
+    check_header(path)?;
     let conn = open_with_limit(path, QUERY_TIME_LIMIT)?;
     refuse_recursive_views(&conn)?;
     Ok(conn)
+}
+
+/// The header of the database at `path` checked as SQLite checks it when it opens one (see
+/// [`crate::sqlite_pages::check_header`]): an error naming the first byte SQLite would refuse,
+/// where SQLite says only `file is not a database` or that it is malformed. A file too short
+/// for a header, or that cannot be read here, is left to SQLite.
+fn check_header(path: &Path) -> Result<()> {
+    let mut header = [0u8; 100];
+    let Ok(len) = std::fs::File::open(path).and_then(|mut f| {
+        std::io::Read::read_exact(&mut f, &mut header)?;
+        Ok(f.metadata()?.len())
+    }) else {
+        return Ok(());
+    };
+    crate::sqlite_pages::check_header(&header, len).map(|_| ())
 }
 
 /// Whether the SQL text `sql` holds the word `a` followed by the word `b` (ASCII case ignored;
@@ -78,12 +94,84 @@ fn refuse_recursive_views(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// [`open`] with a given time limit.
+/// How a database is opened so that reading it creates nothing beside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sides {
+    /// Rollback-journal mode, or WAL mode with both its `-wal` and `-shm` files: read-only
+    /// (SQLite creates nothing then).
+    ReadOnly,
+    /// WAL mode with no `-wal` file or an empty one, and no `-shm`: immutable, so that SQLite
+    /// does not create them (and leave them behind); there is nothing in a WAL to read.
+    Immutable,
+    /// WAL mode whose `-wal` file holds frames but with no `-shm`: SQLite would have to create
+    /// the `-shm` to read the frames, and immutable would leave them unread.
+    PendingFrames,
+}
+
+/// [`Sides`] of the database at `path`: WAL mode when bytes 18 and 19 of its header are 2.
+fn sides(path: &Path) -> Sides {
+    let mut header = [0u8; 20];
+    let wal = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header))
+        .is_ok()
+        && header.starts_with(b"SQLite format 3\0")
+        && (header[18] == 2 || header[19] == 2);
+    let side = |s: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(s);
+        std::fs::metadata(Path::new(&p)).ok()
+    };
+    if !wal {
+        return Sides::ReadOnly;
+    }
+    match (side("-wal"), side("-shm")) {
+        (Some(_), Some(_)) => Sides::ReadOnly,
+        (Some(w), None) if w.len() > 0 => Sides::PendingFrames,
+        _ => Sides::Immutable,
+    }
+}
+
+/// `path` as a SQLite URI (`file:` and the path, every byte but the unreserved ones
+/// percent-encoded) with the query `query`.
+fn uri(path: &Path, query: &str) -> String {
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).to_vec();
+    #[cfg(not(unix))]
+    let bytes = path.to_string_lossy().into_owned().into_bytes();
+    let mut out = String::from("file:");
+    for b in bytes {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out.push('?');
+    out.push_str(query);
+    out
+}
+
+/// [`open`] with a given time limit. Reading never writes beside the input (see [`Sides`]): a
+/// database in WAL mode whose `-wal` file holds frames, with no `-shm` beside it, is refused,
+/// naming the `-wal` file.
 pub(crate) fn open_with_limit(path: &Path, limit: Duration) -> Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = match sides(path) {
+        Sides::ReadOnly => Connection::open_with_flags(path, flags),
+        Sides::Immutable => Connection::open_with_flags(
+            uri(path, "mode=ro&immutable=1"),
+            flags | OpenFlags::SQLITE_OPEN_URI,
+        ),
+        Sides::PendingFrames => {
+            return Err(Error::new(
+                Location::default().with_field("-wal"),
+                ErrorKind::Sqlite(format!(
+                    "the database is in WAL mode and {}-wal beside it holds changes, with no -shm file: reading them would create one beside the input (open it once with sqlite3, which checkpoints the WAL, or read a copy of it and its -wal file made elsewhere)",
+                    path.display()
+                )),
+            ))
+        }
+    }
     .map_err(|e| Error::new(Location::default(), ErrorKind::Sqlite(e.to_string())))?;
     let start = Instant::now();
     // Called every 100,000 virtual-machine steps; `true` interrupts the running statement.
@@ -233,6 +321,18 @@ pub(crate) fn text(map: &HashMap<String, Value>, key: &str) -> Option<String> {
         Value::Integer(i) => Some(i.to_string()),
         _ => None,
     }
+}
+
+/// The names of all tables (not views).
+pub(crate) fn tables(conn: &Connection) -> Result<Vec<String>> {
+    let mut st = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .map_err(sql_err("sqlite_master"))?;
+    let rows = st
+        .query_map([], |r| text_at(r, 0, &mut 0))
+        .map_err(sql_err("sqlite_master"))?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(sql_err("sqlite_master"))
 }
 
 /// The column names of a table or view (empty if it does not exist).
@@ -448,6 +548,49 @@ impl Drop for ReadLock<'_> {
             let _ = conn.execute_batch("COMMIT");
         }
     }
+}
+
+/// Checks the b-trees of `table` and its indexes (`None`: of the whole database) as SQLite's
+/// `PRAGMA quick_check` does: a page referenced twice, rowids out of order,
+/// cells that do not fill their page. A scan through SQLite does none of this, so a damaged
+/// tree would otherwise read as complete with rows missing or repeated. An error names the
+/// table and the first problems SQLite reports (with their pages). It reads every page of the
+/// table: about a full scan's time (docs/formats.md gives the cost).
+pub(crate) fn quick_check(conn: &Connection, table: Option<&str>) -> Result<()> {
+    let what = table.unwrap_or("the database");
+    let q = match table {
+        Some(t) => format!("PRAGMA quick_check(\"{}\")", t.replace('"', "\"\"")),
+        None => "PRAGMA quick_check".into(),
+    };
+    let fail = |e: rusqlite::Error| {
+        let e = sql_err(what)(e);
+        Error::new(
+            Location::default().with_field(what),
+            ErrorKind::Sqlite(format!("PRAGMA quick_check of {what}: {}", e.kind())),
+        )
+    };
+    let mut st = conn.prepare(&q).map_err(fail)?;
+    let mut rows = st.query([]).map_err(fail)?;
+    let mut problems = Vec::new();
+    while let Some(r) = rows.next().map_err(fail)? {
+        let line = text_at(r, 0, &mut 0).map_err(fail)?;
+        if line != "ok" && problems.len() < 3 {
+            problems.push(
+                line.replace("*** in database main ***\n", "")
+                    .replace('\n', "; "),
+            );
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        Location::default().with_field(what),
+        ErrorKind::Sqlite(format!(
+            "database disk image is malformed: PRAGMA quick_check of {what}: {}",
+            problems.join("; ")
+        )),
+    ))
 }
 
 /// The column names of an index (`PRAGMA index_info`; an expression reads as empty).

@@ -59,10 +59,19 @@ pub(crate) struct PageTable<'f> {
     page_size: usize,
     /// Bytes of a page the b-tree uses (the page size less the reserved bytes).
     usable: usize,
-    /// The table's leaf pages, in key order.
-    leaves: Vec<u32>,
+    /// The table's leaf pages, in key order, with the rowids their parents' keys allow.
+    leaves: Vec<Leaf>,
     /// Default value per table column, for records shorter than the table.
     defaults: Vec<Field>,
+}
+
+/// A leaf page of a table and the rowids the keys of the pages above it allow: above `lo`
+/// (when set), at most `hi` (when set), as in every valid file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Leaf {
+    page: u32,
+    lo: Option<i64>,
+    hi: Option<i64>,
 }
 
 /// The error for a page that breaks the format.
@@ -151,6 +160,89 @@ fn default_field(dflt: Option<&str>, affinity: Affinity) -> Option<Field> {
     })
 }
 
+/// What the header of a database file says, checked as SQLite checks it when it opens one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// Bytes per page.
+    pub(crate) page_size: usize,
+    /// Bytes reserved at the end of each page.
+    pub(crate) reserved: usize,
+    /// The pages SQLite reads: the header's database size when it is valid (bytes 92–95 equal
+    /// to 24–27) and the file is in rollback-journal mode, else the file's.
+    pub(crate) pages: u32,
+}
+
+/// The header `h` of a database file of `len` bytes, or an error naming the first byte that
+/// SQLite itself would refuse (`file is not a database`, or a size past the file's end).
+pub(crate) fn check_header(h: &[u8; 100], len: u64) -> Result<Header> {
+    let bad = |at: u64, expected: &str, found: String| {
+        Error::syntax(
+            Location::byte(at),
+            format!("{expected} (a SQLite database header, as SQLite checks it)"),
+            found,
+        )
+    };
+    if &h[..16] != b"SQLite format 3\0" {
+        return Err(bad(
+            0,
+            "the magic `SQLite format 3`",
+            format!("{:?}", &h[..16]),
+        ));
+    }
+    let raw = u32::from(h[16]) << 8 | u32::from(h[17]) << 16;
+    if !raw.is_power_of_two() || !(512..=65536).contains(&raw) {
+        return Err(bad(
+            16,
+            "a page size that is a power of two from 512 to 65,536",
+            format!("{}", be::<2>(h, 16).unwrap_or(0)),
+        ));
+    }
+    let page_size = raw as usize;
+    // A write version (byte 18) past 2 only makes the file read-only; a read version past 2
+    // is refused.
+    if h[19] > 2 {
+        return Err(bad(19, "a read version of 1 or 2", h[19].to_string()));
+    }
+    let reserved = usize::from(h[20]);
+    if page_size - reserved < 480 {
+        return Err(bad(
+            20,
+            &format!("reserved bytes that leave at least 480 of the {page_size}-byte page"),
+            reserved.to_string(),
+        ));
+    }
+    for (at, want) in [(21u64, 64u8), (22, 32), (23, 32)] {
+        let got = h[at as usize];
+        if got != want {
+            return Err(bad(
+                at,
+                &format!("the payload fraction {want}"),
+                got.to_string(),
+            ));
+        }
+    }
+    let file_pages = u32::try_from(len.div_ceil(page_size as u64)).unwrap_or(u32::MAX);
+    let declared = be::<4>(h, 28).unwrap_or(0) as u32;
+    // In WAL mode the WAL may hold a newer first page: the size is SQLite's to check.
+    let wal = h[18] == 2 || h[19] == 2;
+    let pages = if wal || declared == 0 || h[24..28] != h[92..96] {
+        file_pages
+    } else if declared > file_pages {
+        return Err(bad(
+            28,
+            &format!("a database size of at most the file's {file_pages} pages"),
+            format!("{declared} pages"),
+        ));
+    } else {
+        declared
+    };
+    Ok(Header {
+        page_size,
+        reserved,
+        pages,
+    })
+}
+
 /// The database file of `conn`, opened for reading its pages (`None`: it has none, or it
 /// cannot be opened here: it is then read through SQLite). Open it BEFORE the read
 /// transaction and close it AFTER: closing any handle on a file releases every POSIX lock the
@@ -181,27 +273,18 @@ impl<'f> PageTable<'f> {
         }
         let len = file.metadata().map_err(io_err(&path))?.len();
         let mut header = [0u8; 100];
-        if !read_at(file, &mut header, 0).unwrap_or(false) || &header[..16] != b"SQLite format 3\0"
-        {
+        if !read_at(file, &mut header, 0).unwrap_or(false) {
             return Ok(None);
         }
-        let page_size = match be::<2>(&header, 16) {
-            Some(1) => 65536,
-            Some(n) => n as usize,
-            None => return Ok(None),
-        };
-        // Bytes 18 and 19 are 1 in rollback-journal mode (2: WAL).
-        let reserved = usize::from(header[20]);
-        if !(512..=65536).contains(&page_size)
-            || !page_size.is_power_of_two()
-            || header[18] != 1
-            || header[19] != 1
-            || page_size.saturating_sub(reserved) < 480
-            || len % page_size as u64 != 0
-        {
+        let Header {
+            page_size,
+            reserved,
+            pages,
+        } = check_header(&header, len)?;
+        // Bytes 18 and 19 are 1 in rollback-journal mode (2: WAL, read through SQLite).
+        if header[18] != 1 || header[19] != 1 || len % page_size as u64 != 0 {
             return Ok(None);
         }
-        let pages = u32::try_from(len / page_size as u64).unwrap_or(u32::MAX);
         let usable = page_size - reserved;
         let master: Option<(String, Option<i64>, String)> = conn
             .query_row(
@@ -225,7 +308,7 @@ impl<'f> PageTable<'f> {
         let Some(defaults) = column_defaults(conn, table)? else {
             return Ok(None);
         };
-        let leaves = match leaf_pages(file, &path, page_size, usable, pages, root)? {
+        let leaves = match leaf_pages(file, &path, page_size, usable, pages, root, table)? {
             Some(l) => l,
             None => return Ok(None),
         };
@@ -266,12 +349,12 @@ impl<'f> PageTable<'f> {
         let mut k = 0;
         while k < list.len() {
             // A run of consecutive pages, read at once.
-            let first = list[k];
+            let first = list[k].page;
             let mut n = 1;
             while n < RUN_PAGES
                 && list
                     .get(k + n)
-                    .is_some_and(|&p| Some(p) == first.checked_add(n as u32))
+                    .is_some_and(|l| Some(l.page) == first.checked_add(n as u32))
             {
                 n += 1;
             }
@@ -279,7 +362,25 @@ impl<'f> PageTable<'f> {
             read_pages(self.file, &self.path, self.page_size, first, &mut buf)?;
             for (j, page) in buf.chunks(self.page_size).enumerate() {
                 let number = first + j as u32;
-                let mut on_cell = |payload: &[u8]| {
+                let Some(&leaf) = list.get(k + j) else {
+                    break;
+                };
+                let mut last = leaf.lo;
+                let mut on_cell = |rowid: i64, payload: &[u8]| {
+                    // Rowids rise through the leaf within the keys above it: a leaf reached
+                    // from the wrong parent, or cells moved, would break this.
+                    if last.is_some_and(|l| rowid <= l) || leaf.hi.is_some_and(|h| rowid > h) {
+                        return Err(malformed(
+                            table,
+                            number,
+                            &format!(
+                                "rowid {rowid} out of order (the keys above the page allow {} to {})",
+                                leaf.lo.map_or("any".into(), |l| format!("above {l}")),
+                                leaf.hi.map_or("any".into(), |h| h.to_string())
+                            ),
+                        ));
+                    }
+                    last = Some(rowid);
                     wanted
                         .decode(payload, &self.defaults, &mut fields)
                         .ok_or_else(|| malformed(table, number, "a record that does not decode"))?;
@@ -291,10 +392,15 @@ impl<'f> PageTable<'f> {
                     self.usable,
                     table,
                     &mut |cell: Cell<'_>| match cell {
-                        Cell::Local(payload) => on_cell(payload),
-                        Cell::Overflow { local, total, next } => {
+                        Cell::Local { rowid, payload } => on_cell(rowid, payload),
+                        Cell::Overflow {
+                            rowid,
+                            local,
+                            total,
+                            next,
+                        } => {
                             self.overflow_payload(table, local, total, next, &mut scratch)?;
-                            on_cell(&scratch)
+                            on_cell(rowid, &scratch)
                         }
                     },
                 )?;
@@ -379,8 +485,12 @@ fn read_pages(
     }
 }
 
-/// The leaf pages of the table b-tree rooted at `root`, in key order; `None` when a page is
-/// not a table b-tree page (the caller leaves the file to SQLite, which says what is wrong).
+/// The leaf pages of the table b-tree rooted at `root`, in key order, with the rowids the
+/// keys above each allow; `None` when a page is not a table b-tree page (the caller leaves the
+/// file to SQLite, which says what is wrong). A page met twice (a cycle, or a child pointer
+/// changed to another page of the tree, so that some leaves would be read twice and others
+/// never) is an error naming it: SQLite's own scan would read such a tree without a word.
+#[allow(clippy::too_many_arguments)]
 fn leaf_pages(
     file: &File,
     path: &Path,
@@ -388,42 +498,73 @@ fn leaf_pages(
     usable: usize,
     pages: u32,
     root: u32,
-) -> Result<Option<Vec<u32>>> {
+    table: &str,
+) -> Result<Option<Vec<Leaf>>> {
     let mut leaves = Vec::new();
     let mut page = vec![0u8; page_size];
-    // Pages still to visit, last first, with their depth; a page met twice is a cycle or a
-    // shared subtree, which no valid file has.
-    let mut stack: Vec<(u32, usize)> = vec![(root, 0)];
+    // Pages still to visit, last first, with their depth and key bounds.
+    let mut stack: Vec<(Leaf, usize)> = vec![(
+        Leaf {
+            page: root,
+            lo: None,
+            hi: None,
+        },
+        0,
+    )];
     let mut seen = vec![0u64; (pages as usize).div_ceil(64) + 1];
-    while let Some((number, depth)) = stack.pop() {
+    while let Some((node, depth)) = stack.pop() {
+        let number = node.page;
         if number == 0 || number > pages || depth > MAX_DEPTH {
             return Ok(None);
         }
         let (word, bit) = (number as usize / 64, 1u64 << (number % 64));
         match seen.get_mut(word) {
             Some(w) if *w & bit == 0 => *w |= bit,
-            _ => return Ok(None),
+            _ => {
+                return Err(malformed(
+                    table,
+                    number,
+                    "a page referenced twice in the table's b-tree (some pages would be read twice, others never)",
+                ))
+            }
         }
         read_pages(file, path, page_size, number, &mut page)?;
         let h = if number == 1 { 100 } else { 0 };
         match page.get(h) {
-            Some(0x0d) => leaves.push(number),
+            Some(0x0d) => leaves.push(node),
             Some(0x05) => {
                 let cells = be::<2>(&page, h + 3).unwrap_or(0) as usize;
                 let Some(right) = be::<4>(&page, h + 8) else {
                     return Ok(None);
                 };
                 let mut children = Vec::with_capacity(cells + 1);
+                let mut lo = node.lo;
                 for c in 0..cells {
                     let Some(at) = be::<2>(&page, h + 12 + 2 * c).map(|a| a as usize) else {
                         return Ok(None);
                     };
-                    match be::<4>(&page, at).filter(|_| at + 4 <= usable) {
-                        Some(child) => children.push(child as u32),
-                        None => return Ok(None),
+                    let child = be::<4>(&page, at).filter(|_| at + 4 <= usable);
+                    let key = varint(page.get(..usable).unwrap_or_default(), at + 4);
+                    match (child, key) {
+                        (Some(child), Some((key, _))) => {
+                            // The key bounds the child's rowids from above (and the next
+                            // child's from below); SQLite stores it as a 64-bit two's complement.
+                            let key = key as i64;
+                            children.push(Leaf {
+                                page: child as u32,
+                                lo,
+                                hi: Some(node.hi.map_or(key, |h| h.min(key))),
+                            });
+                            lo = Some(lo.map_or(key, |l| l.max(key)));
+                        }
+                        _ => return Ok(None),
                     }
                 }
-                children.push(right as u32);
+                children.push(Leaf {
+                    page: right as u32,
+                    lo,
+                    hi: node.hi,
+                });
                 // Visited left to right: pushed right to left.
                 stack.extend(children.into_iter().rev().map(|c| (c, depth + 1)));
             }
@@ -435,8 +576,12 @@ fn leaf_pages(
 
 /// A cell of a table leaf page: its payload, whole or with the rest on overflow pages.
 enum Cell<'a> {
-    Local(&'a [u8]),
+    Local {
+        rowid: i64,
+        payload: &'a [u8],
+    },
     Overflow {
+        rowid: i64,
         local: &'a [u8],
         total: usize,
         next: u32,
@@ -444,6 +589,9 @@ enum Cell<'a> {
 }
 
 /// Calls `f` with each cell of the table leaf page `page` (page number `number`), in order.
+/// The cells, free blocks and fragmented bytes must fill the page's content area exactly, as
+/// in every valid file: a cell count lowered by damage (cells dropped) is an error naming the
+/// page, once the cells counted have been read.
 fn leaf_cells(
     page: &[u8],
     number: u32,
@@ -466,18 +614,22 @@ fn leaf_cells(
     // Largest payload kept on the page, and the least (section 1.6 of the file format).
     let max_local = usable - 35;
     let min_local = (usable - 12) * 32 / 255 - 23;
+    // Bytes the cells take in the content area (SQLite counts at least 4 a cell).
+    let mut used = 0usize;
     for c in 0..cells {
         let at = be::<2>(page, h + 8 + 2 * c).ok_or_else(|| bad("a cell pointer past the page"))?
             as usize;
         let (total, n1) = varint(page, at).ok_or_else(|| bad("a cell past the page"))?;
-        let (_rowid, n2) = varint(page, at + n1).ok_or_else(|| bad("a cell past the page"))?;
+        let (rowid, n2) = varint(page, at + n1).ok_or_else(|| bad("a cell past the page"))?;
+        let rowid = rowid as i64;
         let start = at + n1 + n2;
         let total = usize::try_from(total).map_err(|_| bad("a payload size out of range"))?;
         if total <= max_local {
             let payload = page
                 .get(start..start.saturating_add(total))
                 .ok_or_else(|| bad("a payload past the page"))?;
-            f(Cell::Local(payload))?;
+            used += (n1 + n2 + total).max(4);
+            f(Cell::Local { rowid, payload })?;
         } else {
             let k = min_local + (total - min_local) % (usable - 4);
             let local_len = if k <= max_local { k } else { min_local };
@@ -486,12 +638,38 @@ fn leaf_cells(
                 .ok_or_else(|| bad("a payload past the page"))?;
             let next = be::<4>(page, start + local_len)
                 .ok_or_else(|| bad("an overflow pointer past the page"))?;
+            used += n1 + n2 + local_len + 4;
             f(Cell::Overflow {
+                rowid,
                 local,
                 total,
                 next: next as u32,
             })?;
         }
+    }
+    let content = match be::<2>(page, h + 5) {
+        Some(0) => 65536,
+        Some(c) => c as usize,
+        None => usable,
+    };
+    let mut free = usize::from(page.get(h + 7).copied().unwrap_or(0));
+    let mut block = be::<2>(page, h + 1).unwrap_or(0) as usize;
+    while block != 0 {
+        // Free blocks are chained in rising order, each at least 4 bytes, inside the area.
+        let next = be::<2>(page, block).unwrap_or(0) as usize;
+        let size = be::<2>(page, block + 2).unwrap_or(0) as usize;
+        if block < content || size < 4 || block + size > usable || (next != 0 && next <= block) {
+            return Err(bad("a free block outside the content area or out of order"));
+        }
+        free += size;
+        block = next;
+    }
+    let area = usable.saturating_sub(content);
+    if content > usable || used + free != area {
+        return Err(bad(&format!(
+            "{cells} cells, free blocks and fragments that take {} of the {area} bytes of the content area (cells dropped or overlapping)",
+            used + free
+        )));
     }
     Ok(())
 }
@@ -659,7 +837,7 @@ pub fn decode_leaf(
         return Err("a page of 480 to 65,536 bytes".into());
     }
     leaf_cells(page, 2, usable, "t", &mut |cell| match cell {
-        Cell::Local(p) => {
+        Cell::Local { payload: p, .. } => {
             wanted
                 .decode(p, &defaults, &mut fields)
                 .ok_or_else(|| malformed("t", 2, "a record that does not decode"))?;
@@ -923,6 +1101,54 @@ mod tests {
         assert!(!rows.is_empty());
         assert!(decode_leaf(&leaf[..100], &[Some(0)], 1).is_err());
         assert!(decode_leaf(&[0u8; 4096], &[Some(0)], 1).is_err());
+    }
+
+    #[test]
+    fn deleted_and_shrunk_rows_leave_pages_that_account_exactly() {
+        // Deletes and updates leave free blocks and fragments: every byte of every leaf's
+        // content area is still a cell, a free block or a counted fragment.
+        let dir = tempfile::tempdir().expect("tmp");
+        let p = db(
+            dir.path(),
+            "holes.db",
+            "CREATE TABLE t (a INTEGER, s TEXT, b INTEGER);
+             WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 4000)
+             INSERT INTO t SELECT i, printf('%.*c', i % 300, 'y'), i * 7 FROM r;
+             DELETE FROM t WHERE a % 3 = 0;
+             UPDATE t SET s = substr(s, 1, 2) WHERE a % 5 = 0;
+             UPDATE t SET s = printf('%.*c', 2000, 'z') WHERE a % 97 = 0;",
+        );
+        let got = from_pages(&p, "t", &[Some(0), Some(2), Some(1)]).expect("pages");
+        assert_eq!(got, through_sqlite(&p, "t", &["a", "b", "s"]));
+        assert_eq!(got.len(), 4000 - 1333);
+    }
+
+    #[test]
+    fn headers_sqlite_refuses_are_errors_naming_the_byte() {
+        let mut h = [0u8; 100];
+        h[..16].copy_from_slice(b"SQLite format 3\0");
+        h[16..24].copy_from_slice(&[0x02, 0x00, 1, 1, 0, 64, 32, 32]);
+        let ok = check_header(&h, 512 * 4).expect("valid");
+        assert_eq!((ok.page_size, ok.pages), (512, 4));
+        let byte = |h: &[u8; 100]| check_header(h, 512 * 4).expect_err("refused").to_string();
+        let mut r = h;
+        r[20] = 40;
+        assert!(byte(&r).starts_with("byte 20:"), "{}", byte(&r));
+        let mut r = h;
+        r[16..18].copy_from_slice(&[0x01, 0x00]);
+        assert!(byte(&r).starts_with("byte 16:"), "{}", byte(&r));
+        let mut r = h;
+        r[22] = 31;
+        assert!(byte(&r).starts_with("byte 22:"), "{}", byte(&r));
+        // A size past the file, valid for its change counter: refused; stale: the file's.
+        let mut r = h;
+        r[28..32].copy_from_slice(&9u32.to_be_bytes());
+        assert!(byte(&r).starts_with("byte 28:"), "{}", byte(&r));
+        r[92] = 1;
+        assert_eq!(check_header(&r, 512 * 4).expect("stale size").pages, 4);
+        r[92] = 0;
+        r[28..32].copy_from_slice(&3u32.to_be_bytes());
+        assert_eq!(check_header(&r, 512 * 4).expect("shorter").pages, 3);
     }
 
     #[test]

@@ -19,17 +19,17 @@ use std::io::Read;
 /// Most bytes of an XPlane file read (it is decoded whole).
 pub const MAX_XPLANE_BYTES: u64 = 2 << 30;
 
-#[derive(Clone, PartialEq, Message)]
-struct XSpace {
-    #[prost(message, repeated, tag = "1")]
-    planes: Vec<XPlane>,
-    #[prost(string, repeated, tag = "2")]
-    errors: Vec<String>,
-    #[prost(string, repeated, tag = "3")]
-    warnings: Vec<String>,
-    #[prost(string, repeated, tag = "4")]
-    hostnames: Vec<String>,
-}
+/// Most planes an `XSpace` may hold (real ones hold tens): counted as they are met.
+pub const MAX_XPLANE_PLANES: u64 = 1 << 16;
+
+/// Most bytes the decoded structures of one device plane may take (estimated from the wire
+/// format before decoding it: a message of two bytes, an empty stat, takes a hundred once
+/// decoded, so a small file could otherwise expand past any memory). Planes are decoded one at
+/// a time, and only device planes (`/device:GPU:N`) are decoded at all.
+pub const MAX_XPLANE_DECODED_BYTES: u64 = 768 << 20;
+
+/// Hosts named in the profile's facts, at most (the rest are counted).
+const MAX_HOSTNAMES: usize = 64;
 
 #[derive(Clone, PartialEq, Message)]
 struct XPlane {
@@ -121,6 +121,240 @@ struct XStatMetadata {
     name: String,
     #[prost(string, tag = "3")]
     description: String,
+}
+
+/// The top level of an `XSpace` read from its wire format without decoding the planes: where
+/// each device plane lies (decoded later, one at a time, within [`MAX_XPLANE_DECODED_BYTES`]),
+/// the first errors and the host names. Other planes (host threads, task environment) are
+/// skipped unread.
+struct Space {
+    /// Per device plane: the file offset of its message, its device number, its bytes.
+    device_planes: Vec<(u64, u32, std::ops::Range<usize>)>,
+    errors: Vec<String>,
+    hostnames: Vec<String>,
+    more_hostnames: u64,
+}
+
+/// A protobuf wire-format error at byte `at` of the file.
+fn wire_err(at: usize, what: &str) -> Error {
+    Error::syntax(
+        Location::byte(at as u64),
+        "an XSpace protobuf (tsl/profiler/protobuf/xplane.proto)",
+        what.to_string(),
+    )
+}
+
+/// A varint at `*pos` of `b` (advanced past it).
+fn wire_varint(b: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for k in 0..10 {
+        let x = *b.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(x & 0x7f) << (7 * k);
+        if x & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// The fields of the message `b[range]`: calls `f(tag, wire type, value range)` for each
+/// (the value's bytes for a length-delimited field, else the varint or fixed bytes). Errors
+/// name the byte (`base` is the offset of `b` in the file).
+fn wire_fields(
+    b: &[u8],
+    range: std::ops::Range<usize>,
+    base: usize,
+    f: &mut dyn FnMut(u64, u64, std::ops::Range<usize>) -> Result<()>,
+) -> Result<()> {
+    let mut pos = range.start;
+    while pos < range.end {
+        let at = pos;
+        let key = wire_varint(b, &mut pos).ok_or_else(|| wire_err(base + at, "a field key"))?;
+        let (tag, wire) = (key >> 3, key & 7);
+        let start = pos;
+        let end = match wire {
+            0 => {
+                wire_varint(b, &mut pos).ok_or_else(|| wire_err(base + at, "a varint"))?;
+                pos
+            }
+            1 => pos + 8,
+            5 => pos + 4,
+            2 => {
+                let len = wire_varint(b, &mut pos)
+                    .and_then(|l| usize::try_from(l).ok())
+                    .ok_or_else(|| wire_err(base + at, "a length"))?;
+                let s = pos;
+                pos = s
+                    .checked_add(len)
+                    .ok_or_else(|| wire_err(base + at, "a length"))?;
+                if pos > range.end {
+                    return Err(wire_err(base + at, "a length inside its message"));
+                }
+                f(tag, wire, s..pos)?;
+                continue;
+            }
+            _ => {
+                return Err(wire_err(
+                    base + at,
+                    "a wire type xplane.proto uses (0, 1, 2 or 5)",
+                ))
+            }
+        };
+        if end > range.end {
+            return Err(wire_err(base + at, "a value inside its message"));
+        }
+        pos = end;
+        f(tag, wire, start..end)?;
+    }
+    Ok(())
+}
+
+/// The messages of `xplane.proto` whose decoded size [`decoded_size`] estimates.
+#[derive(Clone, Copy)]
+enum Kind {
+    Plane,
+    Line,
+    Event,
+    Stat,
+    EventMetaEntry,
+    EventMeta,
+    StatMetaEntry,
+    StatMeta,
+}
+
+/// Messages counted while estimating: (events, stats).
+type Counts = (u64, u64);
+
+/// About how many bytes the message `b[range]` of kind `kind` takes once decoded by `prost`
+/// (each message's struct, each string's bytes, map entries twice over for the table), added
+/// to `*size`, stopping with an error once past `cap`. Linear in the bytes, no allocation.
+fn decoded_size(
+    b: &[u8],
+    range: std::ops::Range<usize>,
+    kind: Kind,
+    size: &mut u64,
+    counts: &mut Counts,
+    cap: u64,
+) -> Result<()> {
+    use std::mem::size_of;
+    let own = match kind {
+        Kind::Plane => size_of::<XPlane>(),
+        Kind::Line => size_of::<XLine>(),
+        Kind::Event => {
+            counts.0 += 1;
+            size_of::<XEvent>()
+        }
+        Kind::Stat => {
+            counts.1 += 1;
+            size_of::<XStat>()
+        }
+        Kind::EventMetaEntry => 2 * size_of::<(i64, XEventMetadata)>(),
+        Kind::StatMetaEntry => 2 * size_of::<(i64, XStatMetadata)>(),
+        Kind::EventMeta | Kind::StatMeta => 0,
+    };
+    *size = size.saturating_add(own as u64);
+    if *size > cap {
+        return Err(Error::new(
+            Location::byte(range.start as u64),
+            ErrorKind::Unsupported {
+                detail: format!(
+                    "a device plane whose decoded messages ({} events, {} stats so far) would take more than the cap of {cap} bytes (MAX_XPLANE_DECODED_BYTES)",
+                    counts.0, counts.1
+                ),
+            },
+        ));
+    }
+    wire_fields(b, range, 0, &mut |tag, wire, r| {
+        let child = match (kind, tag) {
+            (Kind::Plane, 3) => Some(Kind::Line),
+            (Kind::Plane, 4) => Some(Kind::EventMetaEntry),
+            (Kind::Plane, 5) => Some(Kind::StatMetaEntry),
+            (Kind::Plane, 6) | (Kind::Event, 4) | (Kind::EventMeta, 5) => Some(Kind::Stat),
+            (Kind::Line, 4) => Some(Kind::Event),
+            (Kind::EventMetaEntry, 2) => Some(Kind::EventMeta),
+            (Kind::StatMetaEntry, 2) => Some(Kind::StatMeta),
+            _ => None,
+        };
+        match child {
+            Some(c) if wire == 2 => decoded_size(b, r, c, size, counts, cap),
+            _ => {
+                // A string or bytes value takes its length; a repeated integer (child ids)
+                // eight bytes a value.
+                let extra = match (kind, tag, wire) {
+                    (Kind::EventMeta, 6, 2) => 8 * r.len(),
+                    (Kind::EventMeta, 6, _) => 8,
+                    (_, _, 2) => r.len(),
+                    _ => 0,
+                };
+                *size = size.saturating_add(extra as u64);
+                Ok(())
+            }
+        }
+    })
+}
+
+impl Space {
+    /// Scans the `XSpace` `b`: planes counted against [`MAX_XPLANE_PLANES`], each device
+    /// plane's decoded size checked against [`MAX_XPLANE_DECODED_BYTES`].
+    fn scan(b: &[u8]) -> Result<Space> {
+        let mut space = Space {
+            device_planes: Vec::new(),
+            errors: Vec::new(),
+            hostnames: Vec::new(),
+            more_hostnames: 0,
+        };
+        let mut planes = 0u64;
+        let text = |r: std::ops::Range<usize>| {
+            String::from_utf8_lossy(b.get(r).unwrap_or_default()).into_owned()
+        };
+        wire_fields(b, 0..b.len(), 0, &mut |tag, wire, r| {
+            match (tag, wire) {
+                (1, 2) => {
+                    planes += 1;
+                    if planes > MAX_XPLANE_PLANES {
+                        return Err(Error::new(
+                            Location::byte(r.start as u64),
+                            ErrorKind::Unsupported {
+                                detail: format!(
+                                    "more than the cap of {MAX_XPLANE_PLANES} planes in one XSpace (MAX_XPLANE_PLANES)"
+                                ),
+                            },
+                        ));
+                    }
+                    // The plane's name: its last field 2, as a decoder reads it.
+                    let mut name = None;
+                    wire_fields(b, r.clone(), 0, &mut |t, w, v| {
+                        if (t, w) == (2, 2) {
+                            name = Some(v);
+                        }
+                        Ok(())
+                    })?;
+                    let device = name
+                        .map(|v| text(v))
+                        .and_then(|n| n.strip_prefix("/device:GPU:")?.parse::<u32>().ok());
+                    if let Some(device) = device {
+                        let (mut size, mut counts) = (0u64, (0, 0));
+                        decoded_size(
+                            b,
+                            r.clone(),
+                            Kind::Plane,
+                            &mut size,
+                            &mut counts,
+                            MAX_XPLANE_DECODED_BYTES,
+                        )?;
+                        space.device_planes.push((r.start as u64, device, r));
+                    }
+                }
+                (2, 2) if space.errors.len() < 3 => space.errors.push(text(r)),
+                (4, 2) if space.hostnames.len() < MAX_HOSTNAMES => space.hostnames.push(text(r)),
+                (4, 2) => space.more_hostnames += 1,
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(space)
+    }
 }
 
 /// True when `head` starts like an `XSpace`: field 1 (a plane) as a length-delimited message
@@ -215,24 +449,18 @@ pub fn read<R: Read>(reader: R, profile: &mut Profile, source: &mut SourceInfo) 
             },
         )
     })?;
-    let space = XSpace::decode(bytes.as_slice()).map_err(|e| {
-        Error::syntax(
-            Location::byte(0),
-            "an XSpace protobuf (tsl/profiler/protobuf/xplane.proto)",
-            format!("{e}"),
-        )
-    })?;
-    drop(bytes);
+    let space = Space::scan(&bytes)?;
     let (mut kernels, mut copies, mut skipped_lines) = (0u64, 0u64, 0u64);
     let mut devices = Vec::new();
-    for plane in &space.planes {
-        let Some(device) = plane
-            .name
-            .strip_prefix("/device:GPU:")
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for &(at, device, ref range) in &space.device_planes {
+        let slice = bytes.get(range.clone()).unwrap_or_default();
+        let plane = XPlane::decode(slice).map_err(|e| {
+            Error::syntax(
+                Location::byte(at),
+                "an XPlane message (tsl/profiler/protobuf/xplane.proto)",
+                format!("{e}"),
+            )
+        })?;
         devices.push(device);
         let stat_id = |name: &str| {
             plane
@@ -327,9 +555,11 @@ pub fn read<R: Read>(reader: R, profile: &mut Profile, source: &mut SourceInfo) 
         "the N of each /device:GPU:N plane, as --device selects it".into(),
     ));
     if !space.hostnames.is_empty() {
-        source
-            .facts
-            .push(("hosts".into(), space.hostnames.join(", ")));
+        let mut hosts = space.hostnames.join(", ");
+        if space.more_hostnames > 0 {
+            hosts.push_str(&format!(" and {} more", space.more_hostnames));
+        }
+        source.facts.push(("hosts".into(), hosts));
     }
     if devices.is_empty() {
         source
@@ -341,7 +571,7 @@ pub fn read<R: Read>(reader: R, profile: &mut Profile, source: &mut SourceInfo) 
             "{skipped_lines} device lines that are not streams (XLA Ops, XLA Modules, Steps: derived from the kernels) were not counted"
         ));
     }
-    for e in space.errors.iter().take(3) {
+    for e in &space.errors {
         source.notes.push(format!("the profiler reported: {e}"));
     }
     Ok(())

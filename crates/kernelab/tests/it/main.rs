@@ -17,6 +17,7 @@ mod golden;
 mod graphs;
 mod hostile3_confine;
 mod hostile3_runner;
+mod hostile3_readers;
 mod hostile_bin;
 mod hostile_files2;
 mod hostile_serve2;

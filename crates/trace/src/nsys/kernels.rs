@@ -169,6 +169,8 @@ fn read_locked(
         let columns = positions(&cols, keep);
         return super::parallel::read_from_pages(&table, &columns, &names_of, strings, p);
     }
+    // Read through SQLite: its scan does not see a damaged tree, quick_check does.
+    crate::sqlite::quick_check(conn, Some(TABLE))?;
     if let Some(plan) = super::parallel::plan(conn, &cols, keep)? {
         return super::parallel::read(plan, &cols, strings, p);
     }

@@ -110,6 +110,22 @@ pub fn read(
     source: &mut SourceInfo,
 ) -> Result<()> {
     let objs = objects(conn)?;
+    // The tables read through SQLite, checked first (the kernel table when it is read so, in
+    // `kernels::read`; from its pages, the page reader checks it).
+    for t in [
+        "META_DATA_EXPORT",
+        "EXPORT_META_DATA",
+        "StringIds",
+        "TARGET_INFO_GPU",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "NVTX_EVENTS",
+    ] {
+        if (host_launches || t != "CUPTI_ACTIVITY_KIND_RUNTIME") && objs.iter().any(|o| o == t) {
+            crate::sqlite::quick_check(conn, Some(t))?;
+        }
+    }
     let mut lossy = 0u64;
     for meta in ["META_DATA_EXPORT", "EXPORT_META_DATA"] {
         if objs.iter().any(|o| o == meta) {

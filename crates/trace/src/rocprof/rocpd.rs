@@ -20,6 +20,11 @@ pub fn read(
     source: &mut SourceInfo,
 ) -> Result<()> {
     let objs = objects(conn)?;
+    // Every table is read through SQLite (through views over tables named by GUID): each is
+    // checked first, so that a damaged tree is an error naming it, not rows lost.
+    for t in crate::sqlite::tables(conn)? {
+        crate::sqlite::quick_check(conn, Some(&t))?;
+    }
     let mut lossy = 0;
     if objs.iter().any(|o| o == "rocpd_metadata") {
         lossy += rows(conn, "rocpd_metadata", |m, _| {
