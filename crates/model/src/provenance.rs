@@ -18,9 +18,9 @@ pub struct InputFile {
 pub struct GitState {
     /// Commit hash.
     pub commit: String,
-    /// True when tracked files differ from the commit; `null` when that cannot be told
-    /// without running git (docs/json.md, "Provenance").
-    pub dirty: Option<bool>,
+    /// True when tracked files differ from the commit, or when that cannot be ruled out
+    /// without running git (docs/json.md: false only when the work tree is known clean).
+    pub dirty: bool,
 }
 
 /// How a result was produced: enough to reproduce it and to know what it rests on.

@@ -111,7 +111,7 @@ enum Sides {
 /// [`Sides`] of the database at `path`: WAL mode when bytes 18 and 19 of its header are 2.
 fn sides(path: &Path) -> Sides {
     let mut header = [0u8; 20];
-    let wal = std::fs::File::open(path)
+    let wal = kernelab_model::open_regular(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut header))
         .is_ok()
         && header.starts_with(b"SQLite format 3\0")
@@ -156,6 +156,10 @@ fn uri(path: &Path, query: &str) -> String {
 /// naming the `-wal` file.
 pub(crate) fn open_with_limit(path: &Path, limit: Duration) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    // SQLite opens the file by name itself: in a confined run the name must resolve beneath
+    // the root first (a link out of it is refused here).
+    kernelab_model::confined(path)
+        .map_err(|e| Error::new(Location::default(), ErrorKind::Io(e)))?;
     let conn = match sides(path) {
         Sides::ReadOnly => Connection::open_with_flags(path, flags),
         Sides::Immutable => Connection::open_with_flags(

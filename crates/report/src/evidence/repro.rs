@@ -113,11 +113,7 @@ pub(super) fn reproduction(entries: &[Entry]) -> Part {
                 Some(g) => format!(
                     "git {}{}",
                     &g.commit[..12.min(g.commit.len())],
-                    match g.dirty {
-                        Some(true) => " (dirty)",
-                        Some(false) => "",
-                        None => " (dirty: unknown)",
-                    }
+                    if g.dirty { " (dirty)" } else { "" }
                 ),
                 None => "not run in a git repository".into(),
             },

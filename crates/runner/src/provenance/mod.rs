@@ -21,9 +21,10 @@ pub fn rfc3339(t: SystemTime) -> String {
 fn git_state() -> Option<GitState> {
     let cwd = std::env::current_dir().ok()?;
     let s = git::state(&cwd)?;
+    // Clean only when known clean: what git alone could tell counts as not verified.
     Some(GitState {
         commit: s.commit,
-        dirty: s.dirty,
+        dirty: s.dirty != Some(false),
     })
 }
 
