@@ -331,7 +331,7 @@ impl Space {
                         Ok(())
                     })?;
                     let device = name
-                        .map(|v| text(v))
+                        .map(&text)
                         .and_then(|n| n.strip_prefix("/device:GPU:")?.parse::<u32>().ok());
                     if let Some(device) = device {
                         let (mut size, mut counts) = (0u64, (0, 0));
