@@ -469,15 +469,32 @@ mod tests {
         }
         // The child prints, starts a daemon that clears its environment (no tag) in a session
         // of its own, holding standard output, and exits.
+        let dir = tempfile::tempdir().expect("tmp");
+        let pid_file = dir.path().join("daemon");
         let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg("echo first; env -i setsid sleep 30 & echo \"daemon $!\"");
+        cmd.arg("-c").arg(format!(
+            "echo first; env -i setsid sleep 30 & echo $! > '{}'; echo \"daemon $!\"",
+            pid_file.display()
+        ));
         cmd.stdout(std::process::Stdio::piped());
         let mut t = Tracked::prepare(&mut cmd, false);
         let mut child = cmd.spawn().expect("spawn");
         t.started(child.id());
         let reader = PipeReader::spawn(child.stdout.take().expect("stdout"), Keep::Head(1 << 20));
         child.wait().expect("wait");
+        // Until the daemon is `sleep` (its environment, and the tag, cleared), the kill would
+        // still find it: wait for it to escape, as a real one would have.
+        let pid: Option<u32> = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse().ok());
+        let until = Instant::now() + Duration::from_secs(5);
+        while let Some(p) = pid {
+            let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            if cmdline.starts_with(b"sleep") || Instant::now() > until {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         t.kill_all();
         let start = Instant::now();
         let (bytes, held) = reader.finish();

@@ -681,6 +681,10 @@ fn count(samples: &Path, kind: RunKind) -> Result<usize, RunError> {
 /// longer line is refused before it is held whole.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
+/// One line of [`Lines`]: its 1-based number, its bytes (the newline left off) and whether it
+/// ended with a newline.
+pub type Line<'a> = (u64, &'a [u8], bool);
+
 /// Why [`Lines::next_line`] stopped.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -723,7 +727,7 @@ impl Lines {
 
     /// The next line: its 1-based number, its bytes (the newline left off) and whether it
     /// ended with a newline (a last line without one is torn: a run killed mid-write).
-    pub fn next_line(&mut self) -> Result<Option<(u64, &[u8], bool)>, LineError> {
+    pub fn next_line(&mut self) -> Result<Option<Line<'_>>, LineError> {
         use std::io::Read;
         self.buf.clear();
         let got = (&mut self.r)

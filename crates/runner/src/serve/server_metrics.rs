@@ -207,7 +207,7 @@ pub fn parse(text: &str) -> Result<Scrape, String> {
         };
         f.has_samples = true;
         let kind = f.kind.unwrap_or(Kind::Untyped);
-        if kind == Kind::Counter && is_value && !(sample.value >= 0.0) {
+        if kind == Kind::Counter && is_value && (sample.value.is_nan() || sample.value < 0.0) {
             return Err(at(format!(
                 "`{}`: a counter of {}: expected a count of at least 0",
                 sample.name, sample.value
