@@ -15,6 +15,7 @@ mod errors;
 mod export;
 mod golden;
 mod graphs;
+mod hostile3_report;
 mod hostile_bin;
 mod hostile_files2;
 mod hostile_serve2;
