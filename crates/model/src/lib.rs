@@ -26,6 +26,7 @@ pub mod kernel_run;
 mod limits;
 mod location;
 mod metrics;
+pub mod plausible;
 mod profile;
 mod provenance;
 pub mod roofline;

@@ -40,6 +40,25 @@ impl<T: Clone + Eq + Hash> Interner<T> {
         self.index.insert(value, id);
         id
     }
+    /// Replaces each value from id `from` on by `f` of it, keeping its id (a value that becomes
+    /// equal to another keeps both ids; a new value equal to either interns to the first).
+    pub fn map_from(&mut self, from: usize, mut f: impl FnMut(&T) -> T) {
+        let mut changed = false;
+        for v in self.values.iter_mut().skip(from) {
+            let new = f(v);
+            if new != *v {
+                *v = new;
+                changed = true;
+            }
+        }
+        if changed {
+            self.index.clear();
+            for (id, v) in self.values.iter().enumerate().rev() {
+                self.index
+                    .insert(v.clone(), u32::try_from(id).unwrap_or(u32::MAX));
+            }
+        }
+    }
     /// The value behind an id.
     pub fn get(&self, id: u32) -> Option<&T> {
         self.values.get(id as usize)

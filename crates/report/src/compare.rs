@@ -50,7 +50,7 @@ fn row(f: &FamilyDelta, name_width: usize) -> Vec<String> {
         signed_duration(f.delta_ns),
         f.change
             .ratio()
-            .map(|r| format!("{r:.4}"))
+            .map(|r| crate::format::fixed(r, 4))
             .unwrap_or_else(|| "–".into()),
         f.change
             .change()
@@ -227,7 +227,7 @@ pub(crate) fn graph_table(g: &kernelab_trace::GraphComparison) -> Table {
             duration_ns(r.kernel_ns_per_replay[1] as f64),
             r.change
                 .ratio()
-                .map(|x| format!("{x:.4}"))
+                .map(|x| crate::format::fixed(x, 4))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
             r.change
                 .change()

@@ -26,8 +26,13 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// A decimal with thousands separators in its integer part and `decimals` digits.
+/// A decimal with thousands separators in its integer part and `decimals` digits; of bounded
+/// width like [`fixed`] (scientific notation from [`FIXED_LIMIT`], [`NOT_FINITE`] for a value
+/// that is not finite).
 pub fn decimal(x: f64, decimals: usize) -> String {
+    if !x.is_finite() || x.abs() >= FIXED_LIMIT {
+        return fixed(x, decimals);
+    }
     let text = format!("{:.*}", decimals, x.abs());
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
     let int = int
@@ -46,8 +51,12 @@ pub fn decimal(x: f64, decimals: usize) -> String {
     }
 }
 
-/// A duration in nanoseconds with a unit chosen by size: `812 ns`, `12.345 µs`, `1,221.134 ms`.
+/// A duration in nanoseconds with a unit chosen by size: `812 ns`, `12.345 µs`, `1,221.134 ms`
+/// ([`NOT_FINITE`] when it is not finite).
 pub fn duration_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return NOT_FINITE.to_string();
+    }
     let a = ns.abs();
     if a >= 1e6 {
         format!("{} ms", decimal(ns / 1e6, 3))
@@ -87,6 +96,9 @@ pub fn with_unit(x: f64, decimals: usize, unit: Unit) -> String {
         Unit::Bytes => (1.0, " B"),
         Unit::JoulesAsMj => (1e3, " mJ"),
     };
+    if !(x * scale).is_finite() {
+        return NOT_FINITE.to_string();
+    }
     format!("{}{suffix}", decimal(x * scale, decimals))
 }
 
@@ -130,17 +142,17 @@ pub fn share(x: f64) -> String {
     percent(x, false)
 }
 
-pub use kernelab_stats::percent;
+pub use kernelab_stats::{fixed, percent, FIXED_LIMIT, NOT_FINITE};
 
 /// A ratio (candidate / baseline) with four decimals, or `unavailable`.
 pub fn ratio(r: Option<f64>) -> String {
-    r.map(|r| format!("{r:.4}"))
+    r.map(|r| fixed(r, 4))
         .unwrap_or_else(|| UNAVAILABLE.to_string())
 }
 
 /// An interval on a ratio, `[0.9812, 1.0034]`, or `unavailable (why)`.
 pub fn interval(i: Option<kernelab_stats::Interval>, why: &str) -> String {
-    i.map(|i| format!("[{:.4}, {:.4}]", i.low, i.high))
+    i.map(|i| format!("[{}, {}]", fixed(i.low, 4), fixed(i.high, 4)))
         .unwrap_or_else(|| format!("{UNAVAILABLE} ({why})"))
 }
 
@@ -157,6 +169,38 @@ pub fn change(c: &kernelab_stats::Change) -> String {
         (Some(x), None) => percent(x, true),
         (None, _) => UNAVAILABLE.to_string(),
     }
+}
+
+/// Pushes the visible escape of control character `c` (see [`escape_controls`]).
+fn push_control(out: &mut String, c: char) {
+    let n = u32::from(c);
+    if n < 0x80 {
+        out.push_str(&format!("\\x{n:02x}"));
+    } else {
+        out.push_str(&format!("\\u{{{n:x}}}"));
+    }
+}
+
+/// The one rule for control characters from inputs (kernel names, file names, labels, spec
+/// strings) in text a person reads (terminal, Markdown, HTML, SVG): every character of Unicode
+/// category Cc — C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F) — is written as it
+/// would be in a Rust string literal, `\x1b` for C0 and DEL and `\u{9b}` for C1, so that no
+/// terminal acts on it (an ESC sequence such as `\x1b[2J` shows as text) and a reader sees
+/// what the input held. Characters in `keep` (a code block's line breaks) stay as they are.
+/// JSON and CSV keep the exact string (docs/report.md, "Control characters").
+pub fn escape_controls<'a>(s: &'a str, keep: &[char]) -> std::borrow::Cow<'a, str> {
+    if !s.chars().any(|c| c.is_control() && !keep.contains(&c)) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() && !keep.contains(&c) {
+            push_control(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Text that must read as written in GitHub Markdown (a kernel name, a label, a title, a
@@ -190,6 +234,7 @@ pub fn md_prose(s: &str) -> String {
                 out.push(c);
             }
             '\n' | '\r' => out.push(' '),
+            c if c.is_control() => push_control(&mut out, c),
             '<' if !code => out.push_str("&lt;"),
             '>' if !code => out.push_str("&gt;"),
             '&' if !code => out.push_str("&amp;"),
@@ -208,7 +253,8 @@ pub fn md_code(s: &str) -> String {
     } else {
         ""
     };
-    format!("{fence}{pad}{}{pad}{fence}", s.replace(['\n', '\r'], " "))
+    let s = s.replace(['\n', '\r'], " ");
+    format!("{fence}{pad}{}{pad}{fence}", escape_controls(&s, &[]))
 }
 
 /// A table cell as GitHub must show it: [`md_line`]'s escapes for the characters a cell's
@@ -225,6 +271,11 @@ pub fn md_cell(s: &str) -> String {
         };
         match c {
             '\n' | '\r' => out.push(' '),
+            // Shown as `\x1b`: the backslash of the escape escaped for Markdown.
+            c if c.is_control() => {
+                out.push('\\');
+                push_control(&mut out, c);
+            }
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
@@ -255,11 +306,14 @@ pub fn md_cell(s: &str) -> String {
     out
 }
 
-/// Text escaped for HTML and SVG, in element content and in quoted attributes alike.
+/// Text escaped for HTML and SVG, in element content and in quoted attributes alike; control
+/// characters other than a line break or a tab as [`escape_controls`] writes them.
 pub fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => push_control(&mut out, c),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),

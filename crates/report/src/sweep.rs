@@ -106,7 +106,7 @@ pub fn sweep_matrix_sections(m: &SweepMatrix) -> Vec<Block> {
                 opt(p.candidate_ns.map(|ns| ns / 1e3), 2),
                 p.change
                     .ratio()
-                    .map_or_else(|| "—".into(), |r| format!("{r:.4}")),
+                    .map_or_else(|| "—".into(), |r| crate::format::fixed(r, 4)),
                 p.change
                     .change()
                     .map_or_else(|| "—".into(), |x| crate::format::percent(x, true)),

@@ -74,14 +74,22 @@ fn to_v6(kind: &mut String, result: &mut Value) -> Result<(), String> {
             let mut points: Vec<PointResult> =
                 configs.iter().map(config_point).collect::<Result<_, _>>()?;
             // Version 5 did not require distinct config names; a point id must be distinct
-            // (the matrix keys results by it), so a repeated name gets `#2`, `#3`, ...
-            let mut seen: std::collections::HashMap<String, usize> = Default::default();
+            // (the matrix keys results by it: two points of one id would leave one config
+            // out), so a repeated name gets the first of `#2`, `#3`, ... that no config is
+            // named already (configs `a`, `a`, `a#2` become `a`, `a#3`, `a#2`).
+            let mut taken: std::collections::HashSet<String> =
+                points.iter().map(|p| p.id.clone()).collect();
+            let mut first: std::collections::HashSet<String> = Default::default();
             for p in &mut points {
-                let n = seen.entry(p.id.clone()).or_insert(0);
-                *n += 1;
-                if *n > 1 {
-                    p.id = format!("{}#{n}", p.id);
+                if first.insert(p.id.clone()) {
+                    continue;
                 }
+                let mut n = 2usize;
+                while taken.contains(&format!("{}#{n}", p.id)) {
+                    n += 1;
+                }
+                p.id = format!("{}#{n}", p.id);
+                taken.insert(p.id.clone());
             }
             let ids: Vec<String> = points.iter().map(|p| p.id.clone()).collect();
             let m = SweepMatrix::merge("check sweep manifest", "tensor", &ids, points, Vec::new());

@@ -95,7 +95,12 @@ impl Interval {
 
 impl fmt::Display for Interval {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{:.4}, {:.4}]", self.low, self.high)
+        write!(
+            f,
+            "[{}, {}]",
+            crate::fixed(self.low, 4),
+            crate::fixed(self.high, 4)
+        )
     }
 }
 

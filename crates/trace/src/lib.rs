@@ -94,9 +94,13 @@ pub fn read_file(
     progress: &dyn Progress,
 ) -> Result<()> {
     let before = profile.dispatches.len();
+    let launches = profile.launches.len();
     read_file_inner(path, options, profile, progress).map_err(|e| e.with_path(path))?;
+    // Every reader's launch figures pass the one plausibility check (kernelab_model::plausible).
+    let notes = kernelab_model::plausible::check_profile(profile, launches);
     if let Some(s) = profile.sources.last_mut() {
         s.dispatches = before..profile.dispatches.len();
+        s.notes.extend(notes);
     }
     Ok(())
 }
@@ -257,6 +261,9 @@ pub fn read_kineto_split(
         &mut source,
         None,
     )?;
+    source
+        .notes
+        .extend(kernelab_model::plausible::check_profile(&mut profile, 0));
     profile.sources.push(source);
     Ok(profile)
 }
@@ -317,6 +324,9 @@ pub fn read_bytes_as(bytes: &[u8], format: Format, options: &ReadOptions) -> Res
         &mut profile,
         &mut source,
     )?;
+    source
+        .notes
+        .extend(kernelab_model::plausible::check_profile(&mut profile, 0));
     profile.sources.push(source);
     Ok(profile)
 }

@@ -18,6 +18,7 @@ mod graphs;
 mod hostile3_confine;
 mod hostile3_runner;
 mod hostile3_readers;
+mod hostile3_report;
 mod hostile_bin;
 mod hostile_files2;
 mod hostile_serve2;

@@ -3,7 +3,7 @@
 //! must not sum past 100%. Every input is an interval (its printed rounding), so a derived figure
 //! agrees when some pair of true inputs gives it.
 
-use super::number::{numbers, Num, Unit};
+use super::number::{Num, Unit};
 use crate::format::percent;
 
 /// What a table column holds, from its header.
@@ -153,11 +153,17 @@ pub fn derived(role: Role, b: &Num, c: &Num, n: &Num) -> Option<Outcome> {
     }))
 }
 
+/// [`arrows_of`] of a text, reading its numbers (tests).
+#[cfg(test)]
+pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
+    arrows_of(text, &super::number::numbers(text))
+}
+
 /// The numbers of a clause after `A → B` pairs that derive from them: the first signed
 /// percentage (a change) or `x` factor (a ratio; a speedup when the text says so) after B,
-/// before the next pair or `;`. Returns the problems and the starts of every number checked.
-pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
-    let nums = numbers(text);
+/// before the next pair or `;`. `nums` are the numbers of `text` (read once by the caller).
+/// Returns the problems and the starts of every number checked.
+pub fn arrows_of(text: &str, nums: &[Num]) -> (Vec<Problem>, Vec<usize>) {
     let (mut problems, mut agree) = (Vec::new(), Vec::new());
     let arrow_at = |k: usize| {
         k + 1 < nums.len()
@@ -173,7 +179,9 @@ pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
         }
         let (a, b) = (&nums[k], &nums[k + 1]);
         for m in k + 2..nums.len() {
-            if arrow_at(m) || text[b.end..nums[m].start].contains([';', '→']) {
+            // The text from `b` to this number holds `;` or `→` when a gap between the numbers
+            // since `b` does (numbers hold neither): one gap per step, not the whole text again.
+            if arrow_at(m) || text[nums[m - 1].end..nums[m].start].contains([';', '→']) {
                 break;
             }
             let n = &nums[m];
@@ -218,6 +226,7 @@ pub fn share_overflow(shares: &[Option<Num>]) -> Option<(usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::number::numbers;
 
     fn n(s: &str) -> Num {
         numbers(s).into_iter().next().expect("a number")

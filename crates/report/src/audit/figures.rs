@@ -53,7 +53,7 @@ impl Figure {
             Kind::Time => duration_ns(self.value),
             Kind::Change => percent(self.value, true),
             Kind::Share => percent(self.value, false),
-            Kind::Ratio => format!("{:.4}", self.value),
+            Kind::Ratio => crate::format::fixed(self.value, 4),
             Kind::Count => format!("{}", self.value),
             Kind::Gates => format!("{}/{}", self.value, self.total),
             Kind::ByteRate => format!("{:.1} GB/s", self.value / 1e9),

@@ -8,18 +8,60 @@
 
 use super::figures::{Figure, Kind};
 use super::number::Num;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+/// Figures of each kind with their position in the input, sorted by value.
+#[derive(Default)]
+struct Sorted<'a> {
+    by_kind: HashMap<Kind, Vec<(usize, &'a Figure)>>,
+}
+
+impl<'a> Sorted<'a> {
+    fn push(&mut self, at: usize, f: &'a Figure) {
+        self.by_kind.entry(f.kind).or_default().push((at, f));
+    }
+
+    fn sort(&mut self) {
+        for v in self.by_kind.values_mut() {
+            v.sort_by(|a, b| a.1.value.total_cmp(&b.1.value));
+        }
+    }
+
+    /// The figures of `kinds` with a value in one of `ranges`, and the nearest few on each side
+    /// of each range, in the input's order.
+    fn within(&self, ranges: &[(f64, f64)], kinds: &[Kind]) -> Vec<(usize, &'a Figure)> {
+        let mut out: Vec<(usize, &'a Figure)> = Vec::new();
+        for k in kinds {
+            let Some(sorted) = self.by_kind.get(k) else {
+                continue;
+            };
+            for &(lo, hi) in ranges {
+                let a = sorted.partition_point(|f| f.1.value < lo);
+                let b = sorted.partition_point(|f| f.1.value <= hi).max(a);
+                let from = a.saturating_sub(NEIGHBOURS);
+                let to = (b + NEIGHBOURS).min(sorted.len());
+                out.extend(&sorted[from..to]);
+            }
+        }
+        // In the input's order, as a scan would meet them.
+        out.sort_unstable_by_key(|x| x.0);
+        out.dedup_by_key(|x| x.0);
+        out
+    }
+}
 
 /// The figures of one set of labels.
 pub(super) struct Index<'a> {
-    /// Every figure of each kind with its position in the input, sorted by value.
-    by_kind: HashMap<Kind, Vec<(usize, &'a Figure)>>,
+    /// Every figure.
+    all: Sorted<'a>,
     /// The figures about each subject.
-    by_subject: HashMap<&'a str, Vec<&'a Figure>>,
+    by_subject: HashMap<&'a str, Sorted<'a>>,
     /// The figures about no subject.
-    unsubjected: Vec<&'a Figure>,
+    unsubjected: Sorted<'a>,
     /// The distinct byte lengths of the subjects, ascending.
     lengths: Vec<usize>,
+    /// The position of the first figure of each group (label) the index was built from.
+    group_starts: Vec<usize>,
 }
 
 /// Substrings hashed per line at most; past it the line is not narrowed to the subjects it
@@ -31,30 +73,47 @@ const MAX_PROBES_PER_LINE: usize = 4_000_000;
 const NEIGHBOURS: usize = 2;
 
 impl<'a> Index<'a> {
-    /// Indexes `figs`.
-    pub(super) fn new(figs: impl IntoIterator<Item = &'a Figure>) -> Self {
-        let mut by_kind: HashMap<Kind, Vec<(usize, &'a Figure)>> = HashMap::new();
-        let mut by_subject: HashMap<&'a str, Vec<&'a Figure>> = HashMap::new();
-        let mut unsubjected = Vec::new();
-        for (i, f) in figs.into_iter().enumerate() {
-            by_kind.entry(f.kind).or_default().push((i, f));
-            match f.subject.as_deref().filter(|s| !s.is_empty()) {
-                Some(s) => by_subject.entry(s).or_default().push(f),
-                None => unsubjected.push(f),
+    /// Indexes the figures of `groups` (one group per label), in order.
+    pub(super) fn new(groups: impl IntoIterator<Item = &'a [Figure]>) -> Self {
+        let mut all = Sorted::default();
+        let mut by_subject: HashMap<&'a str, Sorted<'a>> = HashMap::new();
+        let mut unsubjected = Sorted::default();
+        let mut group_starts = Vec::new();
+        let mut i = 0;
+        for g in groups {
+            group_starts.push(i);
+            for f in g {
+                all.push(i, f);
+                match f.subject.as_deref().filter(|s| !s.is_empty()) {
+                    Some(s) => by_subject.entry(s).or_default().push(i, f),
+                    None => unsubjected.push(i, f),
+                }
+                i += 1;
             }
         }
-        for v in by_kind.values_mut() {
-            v.sort_by(|a, b| a.1.value.total_cmp(&b.1.value));
+        all.sort();
+        unsubjected.sort();
+        for s in by_subject.values_mut() {
+            s.sort();
         }
         let mut lengths: Vec<usize> = by_subject.keys().map(|s| s.len()).collect();
         lengths.sort_unstable();
         lengths.dedup();
         Index {
-            by_kind,
+            all,
             by_subject,
             unsubjected,
             lengths,
+            group_starts,
         }
+    }
+
+    /// The group (label, by its place in the order the index was built from) of the figure
+    /// at `position`.
+    pub(super) fn group_of(&self, position: usize) -> usize {
+        self.group_starts
+            .partition_point(|&s| s <= position)
+            .saturating_sub(1)
     }
 
     /// The subjects `text` names as whole words (no letter, digit or `_` on either side), in
@@ -62,6 +121,7 @@ impl<'a> Index<'a> {
     pub(super) fn named(&self, text: &str) -> Vec<&'a str> {
         let word = |c: char| c.is_alphanumeric() || c == '_';
         let mut out: Vec<&'a str> = Vec::new();
+        let mut seen: HashSet<&'a str> = HashSet::new();
         let mut probes = 0usize;
         let mut prev: Option<char> = None;
         for (i, c) in text.char_indices() {
@@ -83,7 +143,7 @@ impl<'a> Index<'a> {
                     continue;
                 }
                 if let Some((s, _)) = self.by_subject.get_key_value(&text[i..j]) {
-                    if !out.contains(s) {
+                    if seen.insert(s) {
                         out.push(s);
                     }
                 }
@@ -92,19 +152,18 @@ impl<'a> Index<'a> {
         out
     }
 
-    /// The figures a line naming `subjects` may quote: theirs and those about no subject.
-    pub(super) fn about(&self, subjects: &[&str]) -> Vec<&'a Figure> {
-        let mut out = self.unsubjected.clone();
-        for s in subjects {
-            out.extend(self.by_subject.get(s).into_iter().flatten());
-        }
-        out
-    }
-
     /// The figures of `kinds` that `n` could match, be a sign flip or an inversion of, and the
-    /// nearest few on each side, in the input's order: every figure [`super::lookup`] can find
-    /// for `n` among all of them (the nearest-figure hint is the nearest of these).
-    pub(super) fn candidates(&self, n: &Num, kinds: &[Kind]) -> Vec<&'a Figure> {
+    /// nearest few on each side, with their positions: every figure [`super::lookup`] can find
+    /// for `n` among all of them (the nearest-figure hint is the nearest of these). With
+    /// `subjects`, only the figures a line naming them may quote: those about no subject (in
+    /// the input's order), then those of each subject in turn, as a scan of them would meet
+    /// them; without, every figure, in the input's order.
+    pub(super) fn candidates(
+        &self,
+        n: &Num,
+        kinds: &[Kind],
+        subjects: Option<&[&str]>,
+    ) -> Vec<(usize, &'a Figure)> {
         let v = match n.gates {
             Some((k, _)) => k as f64,
             None => n.value(),
@@ -128,23 +187,18 @@ impl<'a> Index<'a> {
                 }
             }
         }
-        let mut out: Vec<(usize, &'a Figure)> = Vec::new();
-        for k in kinds {
-            let Some(sorted) = self.by_kind.get(k) else {
-                continue;
-            };
-            for &(lo, hi) in &ranges {
-                let a = sorted.partition_point(|f| f.1.value < lo);
-                let b = sorted.partition_point(|f| f.1.value <= hi).max(a);
-                let from = a.saturating_sub(NEIGHBOURS);
-                let to = (b + NEIGHBOURS).min(sorted.len());
-                out.extend(&sorted[from..to]);
+        match subjects {
+            None => self.all.within(&ranges, kinds),
+            Some(subjects) => {
+                let mut out = self.unsubjected.within(&ranges, kinds);
+                for s in subjects {
+                    if let Some(sorted) = self.by_subject.get(s) {
+                        out.extend(sorted.within(&ranges, kinds));
+                    }
+                }
+                out
             }
         }
-        // In the input's order, as a scan would meet them.
-        out.sort_unstable_by_key(|x| x.0);
-        out.dedup_by_key(|x| x.0);
-        out.into_iter().map(|x| x.1).collect()
     }
 }
 
@@ -185,7 +239,7 @@ mod tests {
             let v = sign * 10f64.powf(next() * 12.0 - 4.0);
             figs.push(figure(k, (v * 1e4).round() / 1e4, None));
         }
-        let index = Index::new(&figs);
+        let index = Index::new([figs.as_slice()]);
         let all: Vec<&Figure> = figs.iter().collect();
         let quotes: Vec<String> = figs
             .iter()
@@ -216,7 +270,12 @@ mod tests {
                     continue;
                 };
                 let scan = crate::audit::lookup(&n, ctx, &all);
-                let via = crate::audit::lookup(&n, ctx, &index.candidates(&n, k));
+                let cands: Vec<&Figure> = index
+                    .candidates(&n, k, None)
+                    .into_iter()
+                    .map(|x| x.1)
+                    .collect();
+                let via = crate::audit::lookup(&n, ctx, &cands);
                 assert_eq!(scan.found(), via.found(), "{q}");
                 compared += 1;
             }
@@ -232,7 +291,7 @@ mod tests {
             figure(Kind::Time, 3.0, Some("void at::native::k<4, float>")),
             figure(Kind::Time, 4.0, None),
         ];
-        let index = Index::new(&figs);
+        let index = Index::new([figs.as_slice()]);
         assert_eq!(index.named("gemm_bf16 took 2 ns"), ["gemm_bf16"]);
         assert_eq!(index.named("the gemm took 1 ns"), ["gemm"]);
         assert!(index.named("xgemm took 1 ns").is_empty());
@@ -240,7 +299,12 @@ mod tests {
             index.named("void at::native::k<4, float> took 3 ns"),
             ["void at::native::k<4, float>"]
         );
-        let about: Vec<f64> = index.about(&["gemm"]).iter().map(|f| f.value).collect();
+        let n = numbers("1 ns").into_iter().next().expect("a number");
+        let about: Vec<f64> = index
+            .candidates(&n, &[Kind::Time], Some(&["gemm"]))
+            .iter()
+            .map(|f| f.1.value)
+            .collect();
         assert_eq!(about, [4.0, 1.0]);
     }
 }

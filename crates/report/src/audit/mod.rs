@@ -11,13 +11,13 @@ mod number;
 
 use crate::bundle::Entry;
 use crate::table::{Align, Block, Table};
-use derived::{arrows, derived, role, share_overflow, Outcome, Role};
+use derived::{arrows_of, derived, role, share_overflow, Outcome, Role};
 use figures::{Figure, Kind};
 pub use figures::{Kind as FigureKind, Sink};
 use index::Index;
 use number::{numbers, Num, Unit};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// One number of the note that disagrees with the bundle or with its own inputs.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
@@ -73,6 +73,24 @@ struct Implied {
 /// The value (ns) of a duration as written.
 fn parse_total(text: &str) -> f64 {
     numbers(text).first().map_or(f64::NAN, Num::value)
+}
+
+/// The labels a line (or a table row) may quote and the subjects it names, decided once per
+/// line or row.
+struct Scope<'a> {
+    /// Its labels (every label when it is under none).
+    labels: Vec<String>,
+    /// The subjects it names (`None`: none named, every figure of the labels may be quoted).
+    named: Option<Vec<&'a str>>,
+    /// Under no label, and so checked against every record.
+    unscoped: bool,
+}
+
+/// The byte offset in `text` past the first occurrence of `word` (ASCII, lower case) in any
+/// case, if any: a number after it is read in that word's context. (`to_ascii_lowercase`
+/// keeps offsets; no other letter lower-cases to these ASCII words.)
+fn after_word(text: &str, word: &str) -> Option<usize> {
+    text.to_ascii_lowercase().find(word).map(|i| i + word.len())
 }
 
 /// What looking a number up found.
@@ -143,25 +161,32 @@ impl<'a> Auditor<'a> {
     /// The index of the figures of `labels`, built the first time it is asked for.
     fn index(&mut self, labels: &[String]) -> &Index<'a> {
         let map: &'a BTreeMap<String, Vec<Figure>> = self.figures;
-        self.indexes
-            .entry(labels.to_vec())
-            .or_insert_with(|| Index::new(labels.iter().filter_map(|l| map.get(l)).flatten()))
+        // Looked up by the borrowed labels first: no key is built per number.
+        if !self.indexes.contains_key(labels) {
+            let index = Index::new(
+                labels
+                    .iter()
+                    .map(|l| map.get(l).map_or(&[][..], Vec::as_slice)),
+            );
+            self.indexes.insert(labels.to_vec(), index);
+        }
+        &self.indexes[labels]
     }
 
-    /// The figures a line may quote: those of its labels (a line under no label's heading that
-    /// names none is checked against every record), narrowed to the families it names (`None`:
-    /// not narrowed, every figure of the labels). Also whether the line was under no label (and
-    /// so checked against every record).
-    fn quotable(&mut self, text: &str) -> (Vec<String>, Option<Vec<&'a Figure>>, bool) {
+    /// What a line may quote: the figures of its labels (a line under no label's heading that
+    /// names none is checked against every record), narrowed to the families it names.
+    fn quotable(&mut self, text: &str) -> Scope<'a> {
         let mut labels = self.scope(text);
         let unscoped = labels.is_empty();
         if unscoped {
             labels = self.figures.keys().cloned().collect();
         }
-        let index = self.index(&labels);
-        let named = index.named(text);
-        let figs = (!named.is_empty()).then(|| index.about(&named));
-        (labels, figs, unscoped)
+        let named = self.index(&labels).named(text);
+        Scope {
+            labels,
+            named: (!named.is_empty()).then_some(named),
+            unscoped,
+        }
     }
 
     fn heading(&mut self, line: &str) -> bool {
@@ -186,77 +211,92 @@ impl<'a> Auditor<'a> {
         });
     }
 
-    /// Looks every number of `text` up, except those at `skip` (already checked as derived).
+    /// Looks every number of `text` (`nums`, read once by the caller) up as its scope may
+    /// quote, except those at `skip` (already
+    /// checked as derived). Each number is looked up through the index of its labels (never a
+    /// scan of every figure), so a note is checked in time linear in its numbers.
+    /// `scope` is what `scope_text` (the line, or the row of a cell) may quote, decided the
+    /// first time a number needs it and kept for the other cells of the row.
     fn lookup_all(
         &mut self,
         line: usize,
-        text: &str,
-        scope_text: &str,
+        (text, nums): (&str, Vec<Num>),
+        (scope_text, scope): (&str, &mut Option<Scope<'a>>),
         ctx: Context,
-        skip: &[usize],
+        skip: &HashSet<usize>,
     ) {
-        let nums = numbers(text);
         if nums.is_empty() {
             return;
         }
-        let (labels, figs, unscoped) = self.quotable(scope_text);
-        if figs.as_ref().is_some_and(Vec::is_empty) {
-            return;
-        }
+        let scope = match scope {
+            Some(s) => s,
+            None => scope.insert(self.quotable(scope_text)),
+        };
+        // Where the words that change how a bare decimal reads end (once per text, not per
+        // number).
+        let (ratio_at, speedup_at) = (after_word(text, "ratio"), after_word(text, "speedup"));
         for n in nums {
             if skip.contains(&n.start) {
                 continue;
             }
-            // Lower-cased after slicing: lower-casing can change byte lengths (`Ⱥ` is 2 bytes,
-            // `ⱥ` 3), so offsets of the text never index its lower-cased copy.
-            let before = text.get(..n.start).unwrap_or("").to_lowercase();
             let ctx = Context {
-                ratio: ctx.ratio || before.contains("ratio"),
-                speedup: ctx.speedup || before.contains("speedup"),
+                ratio: ctx.ratio || ratio_at.is_some_and(|e| e <= n.start),
+                speedup: ctx.speedup || speedup_at.is_some_and(|e| e <= n.start),
                 calls: ctx.calls,
             };
-            let found = match &figs {
-                Some(few) => lookup(&n, ctx, few),
-                None => self.lookup_in(&labels, &n, ctx),
-            };
-            match found {
+            match self.lookup_in(&scope.labels, &n, ctx, scope.named.as_deref()) {
                 Lookup::NotQuotable => {}
                 Lookup::Found => {
                     self.out.checked += 1;
-                    if unscoped {
-                        self.ambiguous(line, &n, ctx, &labels);
+                    if scope.unscoped {
+                        self.ambiguous(line, &n, ctx, &scope.labels);
                     }
                 }
                 Lookup::Wrong(why) => {
                     self.out.checked += 1;
-                    let problem = format!("{why} (bundle labels: {})", labels.join(", "));
+                    let problem = format!("{why} (bundle labels: {})", scope.labels.join(", "));
                     self.mismatch(line, n.text.clone(), problem);
                 }
             }
         }
     }
 
-    /// Looks `n` up among every figure of `labels`, through their index.
-    fn lookup_in(&mut self, labels: &[String], n: &Num, ctx: Context) -> Lookup {
+    /// Looks `n` up among the figures of `labels` (narrowed to those about no subject or one of
+    /// `subjects`, when given), through their index.
+    fn lookup_in(
+        &mut self,
+        labels: &[String],
+        n: &Num,
+        ctx: Context,
+        subjects: Option<&[&str]>,
+    ) -> Lookup {
         let Some(kinds) = kinds_of(n, ctx) else {
             return Lookup::NotQuotable;
         };
-        let candidates = self.index(labels).candidates(n, kinds);
+        let candidates: Vec<&Figure> = self
+            .index(labels)
+            .candidates(n, kinds, subjects)
+            .into_iter()
+            .map(|x| x.1)
+            .collect();
         lookup(n, ctx, &candidates)
     }
 
     /// On a line that names no label, a number that matches figures of several labels: which
-    /// one the note means is the reader's guess; say so.
+    /// one the note means is the reader's guess; say so. The labels are those of the matching
+    /// figures among the number's candidates in the index of every label.
     fn ambiguous(&mut self, line: usize, n: &Num, ctx: Context, labels: &[String]) {
-        let matching: Vec<&String> = labels
-            .iter()
-            .filter(|l| {
-                matches!(
-                    self.lookup_in(std::slice::from_ref(*l), n, ctx),
-                    Lookup::Found
-                )
-            })
+        let Some(kinds) = kinds_of(n, ctx) else {
+            return;
+        };
+        let index = self.index(labels);
+        let groups: BTreeSet<usize> = index
+            .candidates(n, kinds, None)
+            .into_iter()
+            .filter(|(_, f)| quotes(n, ctx, f))
+            .map(|(at, _)| index.group_of(at))
             .collect();
+        let matching: Vec<&String> = groups.iter().filter_map(|&g| labels.get(g)).collect();
         if matching.len() > 1 {
             let names: Vec<&str> = matching.iter().map(|l| l.as_str()).collect();
             self.out.warnings.push(Warning {
@@ -271,12 +311,20 @@ impl<'a> Auditor<'a> {
     }
 
     fn sentence(&mut self, line: usize, text: &str) {
-        let (problems, agree) = arrows(text);
+        let nums = numbers(text);
+        let (problems, agree) = arrows_of(text, &nums);
         self.out.checked += agree.len();
         for p in problems {
             self.mismatch(line, p.quoted, p.problem);
         }
-        self.lookup_all(line, text, text, Context::default(), &agree);
+        let agree: HashSet<usize> = agree.into_iter().collect();
+        self.lookup_all(
+            line,
+            (text, nums),
+            (text, &mut None),
+            Context::default(),
+            &agree,
+        );
     }
 
     /// A row with `calls`, `total` and `mean` columns: the mean must be total / calls (within
@@ -451,6 +499,8 @@ impl<'a> Auditor<'a> {
         for (k, row) in body.iter().enumerate() {
             let line = first + offset + k;
             let cs = cells(row);
+            // What the row may quote, decided once for all of its cells.
+            let mut scope = None;
             let first_num = |i: Option<usize>| -> Option<Num> {
                 numbers(cs.get(i?)?).into_iter().find(|n| n.gates.is_none())
             };
@@ -472,24 +522,25 @@ impl<'a> Auditor<'a> {
             );
             for (i, cell) in cs.iter().enumerate() {
                 let r = roles.get(i).copied().unwrap_or(Role::Other);
-                let mut agree = Vec::new();
+                let mut agree = HashSet::new();
+                let nums = numbers(cell);
                 if let (Some(b), Some(c)) = (&b, &c) {
-                    for n in numbers(cell) {
-                        match derived(r, b, c, &n) {
+                    for n in &nums {
+                        match derived(r, b, c, n) {
                             Some(Outcome::Agrees) => {
                                 self.out.checked += 1;
-                                agree.push(n.start);
+                                agree.insert(n.start);
                             }
                             Some(Outcome::Wrong(p)) => {
                                 self.out.checked += 1;
-                                agree.push(n.start);
+                                agree.insert(n.start);
                                 self.mismatch(line, p.quoted, p.problem);
                             }
                             None => {}
                         }
                     }
                 }
-                let (problems, arrow_ok) = arrows(cell);
+                let (problems, arrow_ok) = arrows_of(cell, &nums);
                 self.out.checked += arrow_ok.len();
                 for p in problems {
                     self.mismatch(line, p.quoted, p.problem);
@@ -501,7 +552,7 @@ impl<'a> Auditor<'a> {
                     speedup: r == Role::Speedup,
                     calls: r == Role::Calls,
                 };
-                self.lookup_all(line, cell, row, ctx, &agree);
+                self.lookup_all(line, (cell, nums), (row, &mut scope), ctx, &agree);
             }
             self.mean_of_total(line, &header, &cs);
             self.share_of_total(line, &header, &cs, &mut implied);
@@ -541,6 +592,25 @@ fn kinds_of(n: &Num, ctx: Context) -> Option<&'static [Kind]> {
     })
 }
 
+/// The value `n` shows of figure `f` where it stands (a speedup shows 1 / ratio, an unsigned
+/// change or time its size).
+fn expected(n: &Num, ctx: Context, f: &Figure) -> f64 {
+    match f.kind {
+        Kind::Ratio if ctx.speedup => 1.0 / f.value,
+        Kind::Change if !n.signed => f.value.abs(),
+        Kind::Time if !n.signed => f.value.abs(),
+        _ => f.value,
+    }
+}
+
+/// Whether `n` quotes figure `f` (of a kind it can quote) within its printed rounding.
+fn quotes(n: &Num, ctx: Context, f: &Figure) -> bool {
+    match f.kind {
+        Kind::Gates => n.gates == Some((f.value as u64, f.total as u64)),
+        _ => n.matches(expected(n, ctx, f)),
+    }
+}
+
 /// Looks `n` up among `figs`.
 fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
     let Some(kinds) = kinds_of(n, ctx) else {
@@ -550,19 +620,8 @@ fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
     if cands.is_empty() {
         return Lookup::NotQuotable;
     }
-    let expect = |f: &Figure| -> f64 {
-        match f.kind {
-            Kind::Ratio if ctx.speedup => 1.0 / f.value,
-            Kind::Change if !n.signed => f.value.abs(),
-            Kind::Time if !n.signed => f.value.abs(),
-            _ => f.value,
-        }
-    };
-    let ok = |f: &Figure| match f.kind {
-        Kind::Gates => n.gates == Some((f.value as u64, f.total as u64)),
-        _ => n.matches(expect(f)),
-    };
-    if cands.iter().any(|f| ok(f)) {
+    let expect = |f: &Figure| expected(n, ctx, f);
+    if cands.iter().any(|f| quotes(n, ctx, f)) {
         return Lookup::Found;
     }
     if n.signed {

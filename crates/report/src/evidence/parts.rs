@@ -4,7 +4,7 @@ use super::Block;
 use crate::documents::{
     AbBody, CodeShowBody, CompareBody, FiniteFiles, KernelRunBody, MetricsBody, ProfileBody,
 };
-use crate::format::{duration_ns, opt_duration_ns, percent, share, thousands, UNAVAILABLE};
+use crate::format::{duration_ns, fixed, opt_duration_ns, percent, share, thousands, UNAVAILABLE};
 use crate::svg;
 use crate::table::{Align, Table};
 use kernelab_code::{Matrix, ObjectDiff};
@@ -24,7 +24,7 @@ fn count(x: f64) -> String {
 
 /// A confidence interval of ratios, `[lo, hi]`.
 fn interval(ci: Option<kernelab_stats::Interval>) -> String {
-    ci.map(|i| format!("[{:.4}, {:.4}]", i.low, i.high))
+    ci.map(|i| format!("[{}, {}]", fixed(i.low, 4), fixed(i.high, 4)))
         .unwrap_or_else(|| UNAVAILABLE.into())
 }
 

@@ -6,7 +6,7 @@
 
 use crate::bundle::Entry;
 use crate::documents::Evidence;
-use crate::format::percent;
+use crate::format::{fixed, percent};
 use crate::impact::Impact;
 use crate::kinds::Ctx;
 use crate::table::{Align, Table};
@@ -46,8 +46,8 @@ pub struct Headline {
 
 fn ratio_text(a: &Analysis) -> String {
     match (a.ratio(), a.interval()) {
-        (Some(r), Some(i)) => format!("{} {r:.4} [{:.4}, {:.4}]", a.verdict.name(), i.low, i.high),
-        (Some(r), None) => format!("{} {r:.4}", a.verdict.name()),
+        (Some(r), Some(i)) => format!("{} {} {i}", a.verdict.name(), fixed(r, 4)),
+        (Some(r), None) => format!("{} {}", a.verdict.name(), fixed(r, 4)),
         (None, _) => a.verdict.name().to_string(),
     }
 }

@@ -2,6 +2,7 @@
 //! with its interval, a status mark), and the verdicts the forest plot draws.
 
 use crate::bundle::Entry;
+use crate::format::fixed;
 use crate::table::{Align, Table};
 use kernelab_stats::Change;
 
@@ -58,8 +59,8 @@ fn row(e: &Entry) -> Row {
 /// A ratio with its interval: `1.1636 [1.1599, 1.1681]`.
 pub fn ratio_text(c: &Change) -> String {
     match (c.ratio(), c.interval()) {
-        (Some(r), Some(i)) => format!("{r:.4} [{:.4}, {:.4}]", i.low, i.high),
-        (Some(r), None) => format!("{r:.4}"),
+        (Some(r), Some(i)) => format!("{} {i}", fixed(r, 4)),
+        (Some(r), None) => fixed(r, 4),
         (None, _) => crate::format::UNAVAILABLE.to_string(),
     }
 }
@@ -67,8 +68,8 @@ pub fn ratio_text(c: &Change) -> String {
 /// A (ratio, interval) pair as text, for the plots.
 pub fn pair_text(ratio: f64, ci: Option<(f64, f64)>) -> String {
     match ci {
-        Some((l, h)) => format!("{ratio:.4} [{l:.4}, {h:.4}]"),
-        None => format!("{ratio:.4}"),
+        Some((l, h)) => format!("{} [{}, {}]", fixed(ratio, 4), fixed(l, 4), fixed(h, 4)),
+        None => fixed(ratio, 4),
     }
 }
 

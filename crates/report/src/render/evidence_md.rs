@@ -27,10 +27,13 @@ fn part(p: &Part) -> String {
 fn head(title: &str, r: &Report) -> String {
     let mut s = format!("# {}\n\n", crate::format::md_line(title));
     if let Some(intro) = &r.intro {
-        s += intro.trim_end();
+        s += &crate::format::escape_controls(intro.trim_end(), &['\n', '\t']);
         s += "\n\n";
     }
-    s += &format!("{}\n\n", r.headline.status);
+    s += &format!(
+        "{}\n\n",
+        crate::format::escape_controls(&r.headline.status, &[])
+    );
     for f in &r.headline.flags {
         s += &format!("- ⚠ {}\n", crate::format::md_prose(f));
     }
@@ -45,7 +48,7 @@ fn head(title: &str, r: &Report) -> String {
         for u in &r.unreadable {
             s += &format!(
                 "- `{}`: {}\n",
-                u.path.display(),
+                crate::format::escape_controls(&u.path.display().to_string(), &[]),
                 crate::format::md_line(&u.reason)
             );
         }

@@ -59,7 +59,10 @@ pub(crate) fn blocks(out: &mut String, bs: &[Block], level: usize) {
             }
             Block::Table(t) => out.push_str(&table(t, level)),
             Block::Chart(_) => {}
-            Block::Code(c) => out.push_str(&format!("```sh\n{c}```\n\n")),
+            Block::Code(c) => out.push_str(&format!(
+                "```sh\n{}```\n\n",
+                crate::format::escape_controls(c, &['\n', '\t'])
+            )),
             Block::Details {
                 summary,
                 blocks: inner,

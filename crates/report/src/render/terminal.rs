@@ -1,6 +1,15 @@
-//! Terminal tables (comfy-table) and indented lines.
+//! Terminal tables (comfy-table) and indented lines. Every piece of text passes through
+//! [`vis`]: a control character from an input (an ESC sequence in a kernel name) is shown as
+//! its escape, never sent to the terminal.
 
+use crate::format::escape_controls;
 use crate::table::{Align, Block, Table};
+use std::borrow::Cow;
+
+/// `s` as the terminal shows it: control characters escaped ([`escape_controls`]).
+fn vis(s: &str) -> Cow<'_, str> {
+    escape_controls(s, &[])
+}
 use comfy_table::{
     presets::UTF8_FULL_CONDENSED, CellAlignment, ColumnConstraint, ContentArrangement,
     Table as Comfy, Width,
@@ -21,15 +30,19 @@ fn table(out: &mut String, t: &Table, width: Option<u16>) {
             c.set_content_arrangement(ContentArrangement::Disabled);
         }
     }
-    c.set_header(t.columns.iter().map(|col| col.name.clone()));
-    for r in &t.rows {
+    c.set_header(t.columns.iter().map(|col| vis(&col.name).into_owned()));
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|v| vis(v).into_owned()).collect())
+        .collect();
+    for r in &rows {
         c.add_row(r.clone());
     }
     for (i, col) in t.columns.iter().enumerate() {
         // A number is never broken across lines: a right-aligned (figure) column is at least
         // as wide as its widest cell; text columns give way.
-        let widest = t
-            .rows
+        let widest = rows
             .iter()
             .filter_map(|r| r.get(i))
             .map(|s| s.chars().count())
@@ -46,7 +59,7 @@ fn table(out: &mut String, t: &Table, width: Option<u16>) {
             }
         }
     }
-    out.push_str(&t.title);
+    out.push_str(&vis(&t.title));
     out.push('\n');
     out.push_str(&c.to_string());
     out.push_str("\n\n");
@@ -55,7 +68,7 @@ fn table(out: &mut String, t: &Table, width: Option<u16>) {
 fn bullets(out: &mut String, lines: &[String]) {
     for l in lines {
         out.push_str("  - ");
-        out.push_str(l);
+        out.push_str(&vis(l));
         out.push('\n');
     }
     out.push('\n');
@@ -65,13 +78,13 @@ fn blocks(out: &mut String, bs: &[Block], width: Option<u16>) {
     for b in bs {
         match b {
             Block::Heading(h) => {
-                out.push_str(h);
+                out.push_str(&vis(h));
                 out.push('\n');
             }
             Block::Lines(l) => bullets(out, l),
             Block::List { title, lines } => {
                 if !lines.is_empty() {
-                    out.push_str(title);
+                    out.push_str(&vis(title));
                     out.push('\n');
                     bullets(out, lines);
                 }
@@ -81,7 +94,7 @@ fn blocks(out: &mut String, bs: &[Block], width: Option<u16>) {
             Block::Code(c) => {
                 for l in c.lines() {
                     out.push_str("    ");
-                    out.push_str(l);
+                    out.push_str(&vis(l));
                     out.push('\n');
                 }
                 out.push('\n');
@@ -90,7 +103,7 @@ fn blocks(out: &mut String, bs: &[Block], width: Option<u16>) {
                 summary,
                 blocks: inner,
             } => {
-                out.push_str(summary);
+                out.push_str(&vis(summary));
                 out.push('\n');
                 blocks(out, inner, width);
             }

@@ -4,6 +4,7 @@
 //! is a few rectangles, circles and labels; a plotting crate would add a font and layout stack
 //! for no gain in what a reviewer sees.
 
+use crate::format::fixed;
 use crate::format::html_escape as esc;
 
 mod plots;
@@ -24,6 +25,15 @@ pub(crate) fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         .unwrap_or(10.0 * mag);
     let (k0, k1) = ((lo / step).ceil() as i64, (hi / step + 1e-9).floor() as i64);
     (k0..=k1).map(|k| k as f64 * step).collect()
+}
+
+/// `v` as [`fixed`] writes it, with a `+` when above 0.
+fn signed(v: f64, decimals: usize) -> String {
+    if v.is_finite() && v.is_sign_positive() {
+        format!("+{}", fixed(v, decimals))
+    } else {
+        fixed(v, decimals)
+    }
 }
 
 /// Decimals that tell ticks `step` apart.
@@ -128,7 +138,12 @@ pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
 }
 
 /// A strip plot of per-pair changes (%), with the interval as a band and the A/A range.
+/// Values that are not finite (a change past what f64 holds) are left out, and an interval
+/// with such an end is not drawn: the chart never places a point at `NaN`.
 pub fn strip(title: &str, changes: &[f64], ci: Option<(f64, f64)>, aa: &[f64]) -> String {
+    let finite = |v: &[f64]| -> Vec<f64> { v.iter().copied().filter(|x| x.is_finite()).collect() };
+    let (changes, aa) = (&finite(changes)[..], &finite(aa)[..]);
+    let ci = ci.filter(|(l, u)| l.is_finite() && u.is_finite());
     let (w, h) = (760.0, 170.0);
     let all = changes
         .iter()
@@ -148,11 +163,11 @@ pub fn strip(title: &str, changes: &[f64], ci: Option<(f64, f64)>, aa: &[f64]) -
         esc(title)
     );
     if let Some((l, u)) = ci {
-        s += &format!("<rect x=\"{:.1}\" y=\"30\" width=\"{:.1}\" height=\"70\" class=\"band\"><title>interval {l:.2}% to {u:.2}%</title></rect>\n", x(l), (x(u) - x(l)).max(1.0));
+        s += &format!("<rect x=\"{:.1}\" y=\"30\" width=\"{:.1}\" height=\"70\" class=\"band\"><title>interval {}% to {}%</title></rect>\n", x(l), (x(u) - x(l)).max(1.0), fixed(l, 2), fixed(u, 2));
     }
     for (i, c) in changes.iter().enumerate() {
         let jitter = 40.0 + (i * 37 % 50) as f64;
-        s += &format!("<circle cx=\"{:.1}\" cy=\"{jitter:.1}\" r=\"3\" class=\"pt\"><title>pair {}: {c:+.2}%</title></circle>\n", x(*c), i + 1);
+        s += &format!("<circle cx=\"{:.1}\" cy=\"{jitter:.1}\" r=\"3\" class=\"pt\"><title>pair {}: {}%</title></circle>\n", x(*c), i + 1, signed(*c, 2));
     }
     if !aa.is_empty() {
         let (al, ah) = aa
@@ -160,7 +175,7 @@ pub fn strip(title: &str, changes: &[f64], ci: Option<(f64, f64)>, aa: &[f64]) -
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
                 (a.min(v), b.max(v))
             });
-        s += &format!("<rect x=\"{:.1}\" y=\"110\" width=\"{:.1}\" height=\"14\" class=\"aa\"><title>A/A pairs range {al:.2}% to {ah:.2}%</title></rect><text x=\"{:.1}\" y=\"121\" class=\"label\">A/A</text>\n", x(al), (x(ah) - x(al)).max(1.0), x(ah) + 4.0);
+        s += &format!("<rect x=\"{:.1}\" y=\"110\" width=\"{:.1}\" height=\"14\" class=\"aa\"><title>A/A pairs range {}% to {}%</title></rect><text x=\"{:.1}\" y=\"121\" class=\"label\">A/A</text>\n", x(al), (x(ah) - x(al)).max(1.0), fixed(al, 2), fixed(ah, 2), x(ah) + 4.0);
         for c in aa {
             s += &format!(
                 "<circle cx=\"{:.1}\" cy=\"117\" r=\"2\" class=\"aapt\"/>\n",
@@ -176,8 +191,9 @@ pub fn strip(title: &str, changes: &[f64], ci: Option<(f64, f64)>, aa: &[f64]) -
     let d = t.windows(2).next().map_or(1, |p| decimals(p[1] - p[0]));
     for v in t {
         s += &format!(
-            "<line x1=\"{0:.1}\" y1=\"130\" x2=\"{0:.1}\" y2=\"135\" class=\"axis\"/><text x=\"{0:.1}\" y=\"148\" class=\"tick\" text-anchor=\"middle\">{v:+.d$}%</text>\n",
-            x(v)
+            "<line x1=\"{0:.1}\" y1=\"130\" x2=\"{0:.1}\" y2=\"135\" class=\"axis\"/><text x=\"{0:.1}\" y=\"148\" class=\"tick\" text-anchor=\"middle\">{1}%</text>\n",
+            x(v),
+            signed(v, d)
         );
     }
     s += &format!(

@@ -98,7 +98,7 @@ pub fn forest(title: &str, rows: &[Verdicts]) -> String {
         hi,
         (x0, x1),
         (top - 4.0, bottom + 4.0),
-        |v, d| format!("{v:.d$}"),
+        crate::format::fixed,
         "candidate / baseline (ratio; < 1: candidate faster)",
     );
     s += &format!(
@@ -178,19 +178,22 @@ pub fn rounds(
     let d = t.windows(2).next().map_or(2, |p| decimals(p[1] - p[0]));
     for v in &t {
         s += &format!(
-            "<line x1=\"{left}\" y1=\"{0:.1}\" x2=\"{1}\" y2=\"{0:.1}\" class=\"grid\"/><text x=\"{2}\" y=\"{3:.1}\" class=\"tick\" text-anchor=\"end\">{v:.d$}</text>\n",
+            "<line x1=\"{left}\" y1=\"{0:.1}\" x2=\"{1}\" y2=\"{0:.1}\" class=\"grid\"/><text x=\"{2}\" y=\"{3:.1}\" class=\"tick\" text-anchor=\"end\">{4}</text>\n",
             y(*v),
             w - right,
             left - 6.0,
-            y(*v) + 4.0
+            y(*v) + 4.0,
+            crate::format::fixed(*v, d)
         );
     }
     if let Some((l, u)) = ci {
         s += &format!(
-            "<rect x=\"{left}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" class=\"band\"><title>interval {l:.4} to {u:.4}</title></rect>\n",
+            "<rect x=\"{left}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" class=\"band\"><title>interval {} to {}</title></rect>\n",
             y(u),
             w - left - right,
-            (y(l) - y(u)).max(1.0)
+            (y(l) - y(u)).max(1.0),
+            crate::format::fixed(l, 4),
+            crate::format::fixed(u, 4)
         );
     }
     if let Some(t) = threshold {
