@@ -18,8 +18,9 @@ pub struct InputFile {
 pub struct GitState {
     /// Commit hash.
     pub commit: String,
-    /// True when tracked files differ from the commit, or when that cannot be ruled out
-    /// without running git (docs/json.md: false only when the work tree is known clean).
+    // Also true when a clean work tree cannot be verified without running git (docs/json.md:
+    // false only when known clean); the published description of schema v6 stays as it is.
+    /// True when tracked files differ from the commit.
     pub dirty: bool,
 }
 
