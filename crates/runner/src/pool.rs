@@ -51,6 +51,9 @@ fn tail(s: &str, lines: usize) -> String {
 }
 
 fn run_one(program: &Path, slot: &Slot, args: &[String], unset: &[&str]) -> (Option<i32>, String) {
+    if let Err(e) = crate::process::permitted(&program.to_string_lossy()) {
+        return (None, e.to_string());
+    }
     let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::null())

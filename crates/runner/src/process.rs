@@ -11,6 +11,14 @@ use std::process::Command;
 /// The environment variable that tags a tracked child and its descendants.
 pub const TRACK_ENV: &str = "KERNELAB_TRACK";
 
+/// Whether this run may start `program` ([`kernelab_model::may_run`]): a confined run
+/// (`kernelab mcp`'s children) starts none without `--allow-run`, whatever a spec or manifest
+/// under the root names. The error is of kind `PermissionDenied` and says why.
+pub fn permitted(program: &str) -> std::io::Result<()> {
+    kernelab_model::may_run(program)
+        .map_err(|why| std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))
+}
+
 /// Sends `sig` to the process group `pgid` (ignored for 0 and 1, and when the group is gone).
 pub fn kill_group(pgid: u32, sig: libc::c_int) {
     let Ok(pgid) = libc::pid_t::try_from(pgid) else {

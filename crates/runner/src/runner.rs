@@ -65,6 +65,7 @@ impl Executor for ProcessExecutor {
         } else {
             &self.candidate
         };
+        crate::process::permitted(argv.first().map_or("sh", String::as_str))?;
         let mut cmd = if self.shell {
             let mut c = Command::new("sh");
             c.arg("-c").arg(argv.join(" "));

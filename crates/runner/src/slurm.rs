@@ -117,6 +117,7 @@ pub fn submit(job: &ArrayJob) -> Result<String, SlurmError> {
         let path = path.to_path_buf();
         move |source| SlurmError::Write { path, source }
     };
+    crate::process::permitted("sbatch").map_err(werr(&job.script))?;
     std::fs::create_dir_all(&job.log_dir).map_err(werr(&job.log_dir))?;
     let text = script_text(job)?;
     kernelab_model::write_file(&job.script, text.as_bytes(), false).map_err(werr(&job.script))?;

@@ -440,3 +440,66 @@ fn the_mcp_servers_own_reads_are_bounded_and_stay_under_its_root() {
         answers[4]
     );
 }
+
+#[test]
+fn a_confined_run_starts_no_program_without_permission_whatever_it_is_asked() {
+    let t = tempfile::tempdir().expect("tmp");
+    let root = t.path().join("root");
+    std::fs::create_dir_all(&root).expect("root");
+    let marker = t.path().join("ran");
+    let touch = format!("touch {}", marker.display());
+    let out = kernelab()
+        .current_dir(&root)
+        .env("KERNELAB_CONFINE_ROOT", &root)
+        .env("XDG_STATE_HOME", root.join(".state"))
+        .env_remove("KERNELAB_ALLOW_RUN")
+        .args([
+            "ab",
+            "--baseline",
+            &touch,
+            "--candidate",
+            &touch,
+            "--format",
+            "json",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("would run `touch`")
+            && stderr(&out).contains("without permission to run programs"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!marker.exists(), "the program ran");
+    // The same command with permission runs.
+    let out = kernelab()
+        .current_dir(&root)
+        .env("KERNELAB_CONFINE_ROOT", &root)
+        .env("XDG_STATE_HOME", root.join(".state"))
+        .env("KERNELAB_ALLOW_RUN", "1")
+        .args([
+            "ab",
+            "--baseline",
+            &touch,
+            "--candidate",
+            &touch,
+            "--format",
+            "json",
+        ])
+        .args([
+            "--max-pairs",
+            "4",
+            "--min-pairs",
+            "4",
+            "--warmup",
+            "0",
+            "--aa-pairs",
+            "0",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .expect("run");
+    assert!(marker.exists(), "with permission it runs: {}", stderr(&out));
+}

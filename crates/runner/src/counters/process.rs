@@ -57,6 +57,12 @@ pub fn run(argv: &[String], stdout_path: &Path, stderr_path: &Path, timeout: Dur
             ..Outcome::default()
         };
     };
+    if let Err(e) = crate::process::permitted(prog) {
+        return Outcome {
+            spawn_error: Some(e),
+            ..Outcome::default()
+        };
+    }
     let stdout = match create_new(stdout_path) {
         Ok(f) => f,
         Err(e) => {

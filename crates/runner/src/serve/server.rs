@@ -350,6 +350,7 @@ impl Server {
         let (prog, args) = argv
             .split_first()
             .ok_or_else(|| fail("empty argv".into()))?;
+        crate::process::permitted(prog).map_err(|e| fail(e.to_string()))?;
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
