@@ -48,7 +48,7 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
 /// for a header, or that cannot be read here, is left to SQLite.
 fn check_header(path: &Path) -> Result<()> {
     let mut header = [0u8; 100];
-    let Ok(len) = std::fs::File::open(path).and_then(|mut f| {
+    let Ok(len) = kernelab_model::open_regular(path).and_then(|mut f| {
         std::io::Read::read_exact(&mut f, &mut header)?;
         Ok(f.metadata()?.len())
     }) else {

@@ -249,7 +249,8 @@ pub(crate) fn check_header(h: &[u8; 100], len: u64) -> Result<Header> {
 /// process holds on it, SQLite's shared lock included.
 pub(crate) fn database_file(conn: &Connection) -> Option<File> {
     let path = conn.path().filter(|p| !p.is_empty())?;
-    File::open(path).ok()
+    // Through the confined layer: the pages read are those of a file beneath the root.
+    kernelab_model::open_regular(Path::new(path)).ok()
 }
 
 impl<'f> PageTable<'f> {
