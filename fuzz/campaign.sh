@@ -5,7 +5,7 @@
 # MAX_RESTARTS times), so one finding does not end its campaign. Prints a table of target,
 # executions (libFuzzer's final stat::number_of_executed_units, summed over restarts), corpus
 # size and findings (artifact files), and writes $OUT/fuzz-campaign.tar.gz holding the table,
-# the logs, the artifacts and the grown corpora.
+# the logs, the artifacts and (unless PACK_CORPUS=0) the grown corpora.
 #
 #   fuzz/campaign.sh ALL_BINARY CORPUS [TARGET...]
 #
@@ -75,8 +75,11 @@ table="$work/table.txt"
 mkdir -p "$work/pack"
 cp "$table" "$work/pack/table.txt"
 cp -r "$work/logs" "$work/artifacts" "$work/pack/"
-mkdir -p "$work/pack/corpus"
-for t in "${targets[@]}"; do cp -r "$corpus/$t" "$work/pack/corpus/"; done
+# PACK_CORPUS=0 leaves the grown corpora out of the tarball (they stay in CORPUS).
+if [ "${PACK_CORPUS:-1}" != 0 ]; then
+  mkdir -p "$work/pack/corpus"
+  for t in "${targets[@]}"; do cp -r "$corpus/$t" "$work/pack/corpus/"; done
+fi
 tar czf "$out/fuzz-campaign.tar.gz" -C "$work/pack" .
 echo "wrote $out/fuzz-campaign.tar.gz ($(du -h "$out/fuzz-campaign.tar.gz" | cut -f1))"
 # Exit 1 when any target found something (the table and the tarball say what).

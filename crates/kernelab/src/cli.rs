@@ -3,6 +3,16 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// A `--label`: at most [`kernelab_report::bundle::MAX_LABEL_BYTES`] bytes (a longer one would
+/// make the record unreadable).
+fn label(s: &str) -> Result<String, String> {
+    let max = kernelab_report::bundle::MAX_LABEL_BYTES;
+    if s.len() > max {
+        return Err(format!("{} bytes; a label may have at most {max}", s.len()));
+    }
+    Ok(s.to_string())
+}
+
 /// Evidence for GPU kernel changes: where the time goes, whether the change is correct, what
 /// changed in the machine code, and whether it is faster.
 #[derive(Parser, Debug)]
@@ -14,7 +24,7 @@ pub struct Cli {
     pub record: Option<PathBuf>,
     /// Name the recorded result's change or experiment; the report groups records by label
     /// (default: the spec's or the first input's file name up to its first dot).
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, global = true, value_name = "NAME", value_parser = label)]
     pub label: Option<String>,
     /// The command to run.
     #[command(subcommand)]

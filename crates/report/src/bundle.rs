@@ -101,7 +101,11 @@ pub fn write(dir: &Path, record: &Record) -> std::io::Result<PathBuf> {
 pub const MAX_BUNDLE_ENTRIES: usize = 1_000_000;
 
 /// The largest record file read (a record is a command's JSON document: kilobytes to megabytes).
-pub const MAX_RECORD_BYTES: u64 = 1 << 30;
+/// Reading and rendering one takes up to about ten times its size, so this keeps a report of a
+/// hostile bundle under 2 GiB (docs/report.md).
+pub const MAX_RECORD_BYTES: u64 = 128 << 20;
+/// The longest label a record may carry (labels are repeated in every view of a report).
+pub const MAX_LABEL_BYTES: usize = 4096;
 
 /// A record file's text: a regular file of at most [`MAX_RECORD_BYTES`], in UTF-8.
 pub fn read_record_text(path: &Path) -> std::io::Result<String> {
@@ -223,6 +227,18 @@ pub fn read_entry(f: &Path) -> Result<Entry, Error> {
     };
     if record.label.is_empty() {
         record.label = default_label(&record.provenance.inputs, &record.kind);
+    }
+    if record.label.len() > MAX_LABEL_BYTES {
+        return Err(Error::Io {
+            path: f.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "`label`: {} bytes, longer than the {MAX_LABEL_BYTES} a label may have",
+                    record.label.len()
+                ),
+            ),
+        });
     }
     let evidence = match read {
         None => {

@@ -503,3 +503,66 @@ fn a_confined_run_starts_no_program_without_permission_whatever_it_is_asked() {
         .expect("run");
     assert!(marker.exists(), "with permission it runs: {}", stderr(&out));
 }
+
+#[test]
+fn a_150_mb_record_or_a_huge_label_is_listed_unread_within_2_gib_and_seconds() {
+    let t = tempfile::tempdir().expect("tmp");
+    let b = t.path().join("b");
+    let out = kernelab()
+        .current_dir(t.path())
+        .args(["profile", "--format", "json", "--record", "b"])
+        .arg(fixture("h200_pair/gdn_w4s3_run1.json.gz"))
+        .output()
+        .expect("record");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = std::fs::read_dir(&b)
+        .expect("b")
+        .flatten()
+        .next()
+        .expect("a record");
+    let mut rec: Value =
+        serde_json::from_slice(&std::fs::read(first.path()).expect("read")).expect("json");
+    // 150 MB in the label: a record over the cap; 10 kB: a label over its cap.
+    rec["label"] = Value::String("x".repeat(150 << 20));
+    std::fs::write(b.join("0002-profile.json"), rec.to_string()).expect("write");
+    rec["label"] = Value::String("y".repeat(10_000));
+    std::fs::write(b.join("0003-profile.json"), rec.to_string()).expect("write");
+    let start = Instant::now();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2097152; exec \"$0\" report b --format md")
+        .arg(assert_cmd::cargo::cargo_bin("kernelab"))
+        .current_dir(t.path())
+        .output()
+        .expect("report");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("0002-profile.json`: larger than 134217728 bytes"),
+        "{md}"
+    );
+    assert!(
+        md.contains("0003-profile.json`: \\`label\\`: 10000 bytes, longer than the 4096"),
+        "{md}"
+    );
+    // A longer --label is refused before anything is recorded.
+    let out = kernelab()
+        .current_dir(t.path())
+        .args(["profile", "--format", "json", "--record", "c", "--label"])
+        .arg("z".repeat(5000))
+        .arg(fixture("h200_pair/gdn_w4s3_run1.json.gz"))
+        .output()
+        .expect("label");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a label may have at most 4096"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!t.path().join("c").exists());
+}
