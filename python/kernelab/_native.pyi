@@ -55,7 +55,8 @@ class Profile:
     @property
     def dispatches(self) -> Table: ...
 
-TensorInput = Tuple[str, Optional[bytes]]
+# (path, "path", None), (label, "file", bytes or a NumPy byte view), (label, "array", ndarray).
+TensorInput = Tuple[str, str, Any]
 Triple = Tuple[float, float, Optional[str]]
 
 def profile(

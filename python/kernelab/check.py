@@ -1,33 +1,56 @@
 """``kernelab.check``: correctness gates on tensors (``kernelab check``).
 
 Each input is a tensor file (``.npy``, ``.npz``, ``.safetensors``, ``.pt`` and the other formats
-of ``kernelab check``) or a NumPy array (passed to kernelab as ``.npy`` bytes; an array of
-``ml_dtypes.bfloat16`` stays bf16). Each function returns the gate's document, equal to the
-CLI's ``--format json``; ``doc["pass"]`` is the verdict.
+of ``kernelab check``), the bytes of one (``bytes``, ``bytearray`` or ``memoryview``: ``.npy``,
+``.npz``, ``.safetensors``, or raw data with ``dtype`` and ``shape``), or a NumPy array (anything
+with ``__array__``; an array of ``ml_dtypes.bfloat16``, ``float8_e4m3fn`` or ``float8_e5m2``
+keeps its type). Arrays and bytes are read in place, with the GIL released, never copied; an
+array that is not C-contiguous (a strided view, Fortran order) is copied once into C order by
+NumPy. Each function returns the gate's document, equal to the CLI's ``--format json``;
+``doc["pass"]`` is the verdict. A file or array kernelab cannot read raises
+``kernelab.InputError``, memory kernelab cannot have ``MemoryError``.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _native
 
-Tensor = Union[str, "os.PathLike[str]", Any]
+Tensor = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Any]
 
 
-def _input(x: Tensor, label: str) -> Tuple[str, Optional[bytes]]:
-    """A file path as it is; an array (anything with ``__array__``) as ``.npy`` bytes."""
+def _bytes_view(x: Union[bytearray, memoryview]) -> Any:
+    """A ``bytearray`` or ``memoryview`` as something the extension reads in place: a NumPy
+    byte view, whose buffer export keeps the owner from being resized while it is read. Without
+    NumPy, or for a view that is not contiguous, one copy (``bytes``)."""
+    m = memoryview(x)
+    if not m.c_contiguous:
+        return m.tobytes()
+    try:
+        import numpy as np
+    except ImportError:
+        return m.tobytes()
+    return np.frombuffer(m.cast("B"), dtype=np.uint8)
+
+
+def _input(x: Tensor, label: str) -> Tuple[str, str, Any]:
+    """``(name, kind, data)`` for the extension: a file path as it is; the bytes of a tensor
+    file; an array (anything with ``__array__``) as a NumPy array, under ``<label>.npy``."""
     if isinstance(x, (str, os.PathLike)):
-        return (os.fspath(x), None)
+        return (os.fspath(x), "path", None)
+    if isinstance(x, bytes):
+        return (f"<{label}>", "file", x)
+    if isinstance(x, (bytearray, memoryview)):
+        return (f"<{label}>", "file", _bytes_view(x))
     if hasattr(x, "__array__"):
         import numpy as np
 
-        buf = io.BytesIO()
-        np.save(buf, np.asarray(x), allow_pickle=False)
-        return (f"<{label}>.npy", buf.getvalue())
-    raise _native.UsageError(f"{label}: expected a file path or a NumPy array, found {type(x).__name__}")
+        return (f"<{label}>.npy", "array", np.asarray(x))
+    raise _native.UsageError(
+        f"{label}: expected a file path, the bytes of a tensor file or a NumPy array, found {type(x).__name__}"
+    )
 
 
 def bitwise(

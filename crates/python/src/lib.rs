@@ -12,12 +12,12 @@ use kernelab_model::{Document, Location};
 use kernelab_report::documents::{CodeShowBody, FiniteFiles, ProfileBody};
 use kernelab_report::make::{self, ProfileReads, RankSettings};
 use kernelab_stats::{DesignSettings, Direction, Order, Pair};
-use kernelab_tensor::{BitwiseOptions, DType, ReadSpec, TensorFile, Tolerance};
+use kernelab_tensor::{BitwiseOptions, DType, ReadSpec, SharedBytes, TensorFile, Tolerance};
 use kernelab_trace::{CompareOptions, NoProgress, Progress};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyBytes, PyCapsule};
 use pyo3_arrow::ffi::{to_schema_pycapsule, to_stream_pycapsule, ArrayIterator};
 use pyo3_arrow::PyArray;
 use serde::Serialize;
@@ -84,12 +84,29 @@ fn raise<E: pyo3::PyTypeInfo>(message: String, location: Option<Location>) -> Py
     })
 }
 
+/// Whether `e` says that memory could not be had (a reader's fallible allocation).
+fn out_of_memory(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<kernelab_tensor::Error>(),
+            Some(kernelab_tensor::Error::Alloc { .. })
+        ) || matches!(
+            c.downcast_ref::<kernelab_model::CappedReadError>(),
+            Some(kernelab_model::CappedReadError::Alloc { .. })
+        ) || c.is::<std::collections::TryReserveError>()
+    })
+}
+
 /// `e` as a `kernelab.Error`: the CLI's message (`{e:#}`) and where it happened. An input
 /// that could not be read or parsed is an `InputError`, a setting that is not valid a
-/// `UsageError`.
+/// `UsageError`; memory a reader could not have is Python's `MemoryError` (with the same
+/// attributes).
 fn py_err(e: anyhow::Error) -> PyErr {
     let message = format!("{e:#}");
     let location = location_of(&e);
+    if out_of_memory(&e) {
+        return raise::<PyMemoryError>(message, location);
+    }
     let argument = e.chain().any(|c| {
         c.is::<make::SettingError>()
             || c.downcast_ref::<kernelab_trace::Error>()
@@ -522,8 +539,172 @@ fn code_matrix(
     to_dict(py, &Document::new("code_matrix", m))
 }
 
-/// A tensor input: a file, or a NumPy array's `.npy` bytes under a label.
-type TensorInput = (PathBuf, Option<Vec<u8>>);
+/// Memory of a Python object (`bytes`, a NumPy array), read in place with the GIL released:
+/// `len` bytes at `ptr`, kept alive by `owner`.
+struct PyMemory {
+    /// The object whose memory this is; held, so that the memory outlives every read.
+    _owner: Py<PyAny>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: `PyMemory` only ever reads the memory, which stays allocated while `_owner` (a
+// strong reference, `Send` and `Sync` itself; its release without the GIL is deferred by PyO3)
+// lives: a `bytes` object's is immutable; an ndarray's is the array's own buffer, which NumPy
+// frees or moves only when the array dies (or is resized, which the reference forbids), and a
+// `bytearray`'s is pinned by the buffer export of the NumPy view over it. Another thread that
+// writes to the array while a gate reads it races as it would with NumPy's own GIL-free loops:
+// the gate may see old or new values, as with a mapped file another process writes.
+#[allow(unsafe_code)]
+unsafe impl Send for PyMemory {}
+// SAFETY: as for `Send`: shared access only reads.
+#[allow(unsafe_code)]
+unsafe impl Sync for PyMemory {}
+
+impl AsRef<[u8]> for PyMemory {
+    fn as_ref(&self) -> &[u8] {
+        if self.len == 0 || self.ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: `ptr` and `len` are the data pointer and byte count of `_owner`'s memory,
+        // taken from the object itself (`PyBytes::as_bytes`, or NumPy's own
+        // `ndarray.__array_interface__` and `ndarray.nbytes` of a C-contiguous array); that
+        // memory lives as long as `_owner` (see `Send` above); `u8` has no alignment or
+        // validity requirement.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::slice::from_raw_parts(self.ptr, self.len)
+        }
+    }
+}
+
+/// A NumPy array read in place: its NumPy type string (a structured dtype as its field list),
+/// the element type its dtype names where that string is opaque, its shape and its memory.
+struct ArrayView {
+    descr: String,
+    named: Option<DType>,
+    shape: Vec<usize>,
+    memory: SharedBytes,
+}
+
+/// The element type of an `ml_dtypes` array (whose NumPy type string, `V2` or `f1`, does not
+/// say), by name.
+fn named_dtype(name: &str) -> Option<DType> {
+    match name {
+        "bfloat16" => Some(DType::BF16),
+        "float8_e4m3fn" => Some(DType::F8E4M3),
+        "float8_e5m2" => Some(DType::F8E5M2),
+        _ => None,
+    }
+}
+
+/// `obj`, a NumPy array, read in place. An array that is not C-contiguous (a strided view,
+/// Fortran order) is first copied once into C order by NumPy, which raises `MemoryError` when
+/// it cannot have the memory. Every figure is read through `numpy.ndarray`'s own attributes,
+/// so that a subclass cannot misstate where the memory is or how large it is.
+fn ndarray_view<'py>(label: &Path, obj: &Bound<'py, PyAny>) -> PyResult<ArrayView> {
+    let py = obj.py();
+    let np = py.import("numpy")?;
+    let nd = np.getattr("ndarray")?;
+    if !obj.is_instance(&nd)? {
+        return Err(usage(format!(
+            "{}: expected a NumPy array, found {}",
+            label.display(),
+            obj.get_type().name()?
+        )));
+    }
+    let own = |attr: &str, arr: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
+        nd.getattr(attr)?.call_method1("__get__", (arr,))
+    };
+    let contiguous: bool = own("flags", obj)?.getattr("c_contiguous")?.extract()?;
+    let arr = if contiguous {
+        obj.clone()
+    } else {
+        np.call_method1("ascontiguousarray", (obj,))?
+    };
+    let iface = own("__array_interface__", &arr)?;
+    if !iface.get_item("strides")?.is_none() {
+        return Err(usage(format!(
+            "{}: expected a C-contiguous array after the copy into C order",
+            label.display()
+        )));
+    }
+    let (ptr, _readonly): (usize, bool) = iface.get_item("data")?.extract()?;
+    let len: usize = own("nbytes", &arr)?.extract()?;
+    let shape: Vec<usize> = iface.get_item("shape")?.extract()?;
+    let fields = iface.get_item("descr")?;
+    let plain = fields.len()? == 1
+        && fields
+            .get_item(0)?
+            .get_item(0)?
+            .extract::<String>()?
+            .is_empty();
+    let descr: String = if plain {
+        iface.get_item("typestr")?.extract()?
+    } else {
+        fields.str()?.extract()?
+    };
+    let name: String = own("dtype", &arr)?.getattr("name")?.extract()?;
+    let memory = PyMemory {
+        _owner: arr.unbind(),
+        ptr: ptr as *const u8,
+        len,
+    };
+    Ok(ArrayView {
+        descr,
+        named: named_dtype(&name),
+        shape,
+        memory: Arc::new(memory),
+    })
+}
+
+/// The bytes of a tensor file held by `obj` (`bytes`, or a NumPy byte view of a `bytearray`
+/// or `memoryview`), read in place.
+fn file_bytes(label: &Path, obj: &Bound<'_, PyAny>) -> PyResult<SharedBytes> {
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        let data = b.as_bytes();
+        let memory = PyMemory {
+            ptr: data.as_ptr(),
+            len: data.len(),
+            _owner: b.clone().into_any().unbind(),
+        };
+        return Ok(Arc::new(memory));
+    }
+    Ok(ndarray_view(label, obj)?.memory)
+}
+
+/// A tensor input as the Python package passes it, `(name, kind, data)`: a file
+/// (`(path, "path", None)`), the bytes of a tensor file (`(label, "file", bytes)`) or a NumPy
+/// array (`(label, "array", ndarray)`). Memory is read in place, never copied into Rust.
+enum TensorInput {
+    /// A tensor file.
+    Path(PathBuf),
+    /// The bytes of a tensor file, under a label.
+    File(PathBuf, SharedBytes),
+    /// An array, under a label.
+    Array(PathBuf, ArrayView),
+}
+
+impl<'py> FromPyObject<'py> for TensorInput {
+    fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let (name, kind, data): (PathBuf, String, Bound<'py, PyAny>) = ob.extract()?;
+        match kind.as_str() {
+            "path" => Ok(TensorInput::Path(name)),
+            "file" => {
+                let bytes = file_bytes(&name, &data)?;
+                Ok(TensorInput::File(name, bytes))
+            }
+            "array" => {
+                let view = ndarray_view(&name, &data)?;
+                Ok(TensorInput::Array(name, view))
+            }
+            other => Err(usage(format!(
+                "{}: input kind {other:?}: expected \"path\", \"file\" or \"array\"",
+                name.display()
+            ))),
+        }
+    }
+}
 
 fn read_spec(
     dtype: Option<&str>,
@@ -547,8 +728,11 @@ fn read_spec(
 /// to compare is not a pass), as for the CLI.
 fn load_tensor(input: TensorInput, spec: &ReadSpec) -> Res<TensorFile> {
     let f = match input {
-        (path, None) => kernelab_tensor::open(&path, spec)?,
-        (label, Some(bytes)) => kernelab_tensor::from_bytes(&label, bytes, spec)?,
+        TensorInput::Path(path) => kernelab_tensor::open(&path, spec)?,
+        TensorInput::File(label, bytes) => kernelab_tensor::from_shared(&label, bytes, spec)?,
+        TensorInput::Array(label, a) => {
+            kernelab_tensor::from_array(&label, &a.descr, a.named, a.shape, a.memory, spec)?
+        }
     };
     f.check_comparable()?;
     Ok(f)

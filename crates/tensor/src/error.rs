@@ -53,6 +53,18 @@ pub enum Error {
         /// The path.
         location: Location,
     },
+    /// Memory for a copy the reader makes (a Fortran-order array into C order, a deflated npz
+    /// member) could not be had; nothing was read past it (the Python module raises
+    /// `MemoryError`).
+    #[error("{location}: cannot allocate {bytes} bytes for {what}")]
+    Alloc {
+        /// The file (and member).
+        location: Location,
+        /// Bytes asked for.
+        bytes: usize,
+        /// What the memory was for.
+        what: String,
+    },
     /// A gate has nothing to compare: no tensors, no elements, no configs.
     #[error("{location}: nothing to compare: {detail}")]
     Nothing {
@@ -72,6 +84,7 @@ impl Error {
             | Error::Truncated { location, .. }
             | Error::TooLarge { location, .. }
             | Error::NotRegular { location }
+            | Error::Alloc { location, .. }
             | Error::Nothing { location, .. } => location,
         }
     }

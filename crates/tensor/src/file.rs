@@ -10,11 +10,28 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The memory a tensor's bytes live in: a read-only map of the file, or a buffer.
-#[derive(Clone, Debug)]
+/// Memory another owner holds and lends read-only for as long as this handle lives (a Python
+/// `bytes` object or NumPy array, read in place by the Python module).
+pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// The memory a tensor's bytes live in: a read-only map of the file, a buffer, or memory lent
+/// by another owner.
+#[derive(Clone)]
 pub(crate) enum Backing {
     Map(Arc<Mmap>),
     Heap(Arc<Vec<u8>>),
+    Shared(SharedBytes),
+}
+
+impl std::fmt::Debug for Backing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            Backing::Map(_) => "Map",
+            Backing::Heap(_) => "Heap",
+            Backing::Shared(_) => "Shared",
+        };
+        write!(f, "{kind}({} bytes)", self.as_slice().len())
+    }
 }
 
 impl Backing {
@@ -25,6 +42,7 @@ impl Backing {
         match self {
             Backing::Map(m) => m,
             Backing::Heap(v) => v,
+            Backing::Shared(s) => (**s).as_ref(),
         }
     }
 }
@@ -241,6 +259,76 @@ pub fn from_bytes(path: &Path, bytes: Vec<u8>, spec: &ReadSpec) -> Result<Tensor
     parse(path, Backing::heap(bytes), spec)
 }
 
+/// Reads a tensor file whose bytes another owner lends (format from its content), in place:
+/// nothing is copied but what [`open`] copies (a Fortran-order array, a deflated npz member).
+pub fn from_shared(path: &Path, bytes: SharedBytes, spec: &ReadSpec) -> Result<TensorFile> {
+    if (*bytes).as_ref().is_empty() {
+        return Err(Error::format(path, 0, "a tensor file, not an empty file"));
+    }
+    parse(path, Backing::Shared(bytes), spec)
+}
+
+/// An array held in memory, as a NumPy array holds it, read in place: C-order elements of the
+/// NumPy type string `descr` (`<f4`, `|V2`, ...) and `shape` in `bytes`. `named` is the element
+/// type the array's dtype names where `descr` is opaque (`ml_dtypes`' bfloat16 is `V2`, its
+/// float8 types `f1`). The result is what [`open`] gives for the array saved by `np.save` under `path`
+/// (format `npy`, one tensor named by `path`'s stem), without the file.
+pub fn from_array(
+    path: &Path,
+    descr: &str,
+    named: Option<DType>,
+    shape: Vec<usize>,
+    bytes: SharedBytes,
+    spec: &ReadSpec,
+) -> Result<TensorFile> {
+    // The item size the type string declares (`V2`, `f1`: what ml_dtypes' types show).
+    let size = descr
+        .trim_start_matches(['<', '>', '|', '='])
+        .get(1..)
+        .and_then(|n| n.parse::<usize>().ok());
+    let Some(mut dtype) = named
+        .filter(|d| size == Some(d.size()))
+        .or_else(|| DType::from_numpy(descr))
+    else {
+        return Err(Error::format(
+            path,
+            0,
+            format!("a numeric dtype: {}", npy::unsupported(descr)),
+        ));
+    };
+    if let Some(user) = spec.dtype {
+        if user.size() == dtype.size() && (dtype == DType::U16 || named == Some(dtype)) {
+            dtype = user; // bf16 stored as uint16, or a type the caller names
+        }
+    }
+    let len = npy::byte_len(&shape, dtype, path, 0)?;
+    let have = (*bytes).as_ref().len();
+    if have != len {
+        return Err(Error::format(
+            path,
+            0,
+            format!("{len} bytes for {dtype:?} {shape:?}, found {have} bytes"),
+        ));
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(TensorFile {
+        path: path.to_path_buf(),
+        format: "npy",
+        tensors: vec![Tensor::over(
+            stem,
+            dtype,
+            shape,
+            Backing::Shared(bytes),
+            0,
+            len,
+        )],
+        skipped: Vec::new(),
+    })
+}
+
 fn parse(path: &Path, backing: Backing, spec: &ReadSpec) -> Result<TensorFile> {
     let d = backing.as_slice();
     let stem = path
@@ -340,4 +428,110 @@ fn raw(stem: String, backing: &Backing, path: &Path, spec: &ReadSpec) -> Result<
         ));
     }
     Ok(Tensor::over(stem, dtype, shape, backing.clone(), 0, len))
+}
+
+#[cfg(test)]
+mod in_memory_tests {
+    use super::*;
+
+    /// An npy file's bytes: a version-1 header for `descr` and `shape`, then `data`.
+    fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+        let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        let mut header = dict.into_bytes();
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(b' ');
+        }
+        header.push(b'\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(&header);
+        bytes.extend_from_slice(data);
+        bytes
+    }
+
+    fn shared(bytes: Vec<u8>) -> SharedBytes {
+        Arc::new(bytes)
+    }
+
+    #[test]
+    fn an_array_in_memory_reads_as_its_npy_file() {
+        let data: Vec<u8> = [1.0f32, f32::NAN, 3.0, f32::INFINITY, 5.0, 6.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let spec = ReadSpec::default();
+        let label = Path::new("<a>.npy");
+        let file = from_bytes(label, npy("<f4", "(2, 3)", &data), &spec).expect("npy");
+        let arr =
+            from_array(label, "<f4", None, vec![2, 3], shared(data.clone()), &spec).expect("array");
+        let lent = from_shared(label, shared(npy("<f4", "(2, 3)", &data)), &spec).expect("lent");
+        for f in [&arr, &lent] {
+            assert_eq!((f.format, f.path.as_path()), ("npy", label));
+            let (t, u) = (&f.tensors[0], &file.tensors[0]);
+            assert_eq!(
+                (&t.name, t.dtype, &t.shape, t.bytes()),
+                (&u.name, u.dtype, &u.shape, u.bytes())
+            );
+        }
+        assert_eq!(arr.tensors[0].name, "<a>");
+        assert_eq!(crate::finite(&arr.tensors[0]).first, Some(vec![0, 1]));
+    }
+
+    #[test]
+    fn named_types_sizes_and_unsupported_dtypes() {
+        let spec = ReadSpec::default();
+        let p = Path::new("<t>.npy");
+        let nan_bf16 = 0x7fc0u16.to_le_bytes().to_vec();
+        // ml_dtypes' bfloat16 is `V2`: bf16 by name, uint16 without it.
+        let f = from_array(
+            p,
+            "<V2",
+            Some(DType::BF16),
+            vec![1],
+            shared(nan_bf16.clone()),
+            &spec,
+        );
+        assert_eq!(f.expect("bf16").tensors[0].dtype, DType::BF16);
+        let f = from_array(p, "<V2", None, vec![1], shared(nan_bf16.clone()), &spec);
+        assert_eq!(f.expect("u16").tensors[0].dtype, DType::U16);
+        // A name whose size disagrees with the type string is not taken.
+        let f = from_array(
+            p,
+            "<V2",
+            Some(DType::F8E5M2),
+            vec![1],
+            shared(nan_bf16),
+            &spec,
+        );
+        assert_eq!(f.expect("u16").tensors[0].dtype, DType::U16);
+        let f = from_array(
+            p,
+            "<f1",
+            Some(DType::F8E5M2),
+            vec![2],
+            shared(vec![0x7c, 1]),
+            &spec,
+        );
+        assert_eq!(f.expect("f8").tensors[0].dtype, DType::F8E5M2);
+        let e = from_array(p, "<c8", None, vec![1], shared(vec![0; 8]), &spec).expect_err("c8");
+        assert_eq!(
+            e.to_string(),
+            "<t>.npy: byte 0: expected a numeric dtype: complex numbers (<c8), not supported"
+        );
+        let e = from_array(p, "<f4", None, vec![3], shared(vec![0; 8]), &spec).expect_err("len");
+        assert_eq!(
+            e.to_string(),
+            "<t>.npy: byte 0: expected 12 bytes for F32 [3], found 8 bytes"
+        );
+        let e = from_array(p, "<f4", None, vec![usize::MAX, 2], shared(vec![]), &spec);
+        assert!(e
+            .expect_err("overflow")
+            .to_string()
+            .contains("fits in 64 bits"));
+        let e = from_shared(Path::new("<t>"), shared(Vec::new()), &spec).expect_err("empty");
+        assert_eq!(
+            e.to_string(),
+            "<t>: byte 0: expected a tensor file, not an empty file"
+        );
+    }
 }

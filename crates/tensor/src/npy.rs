@@ -114,7 +114,7 @@ pub(crate) fn byte_len(shape: &[usize], dtype: DType, path: &Path, at: u64) -> R
 
 /// What an npy array holds, when kernelab does not compare it: structured records, byte or
 /// Unicode strings, Python objects, long doubles, complex numbers, dates, big-endian data.
-fn unsupported(descr: &str) -> String {
+pub(crate) fn unsupported(descr: &str) -> String {
     let code = descr.trim_start_matches(['<', '>', '|', '=']);
     let kind = match code.chars().next() {
         _ if descr.starts_with('[') => "structured dtype",
@@ -206,7 +206,11 @@ pub(crate) fn array(
             .as_slice()
             .get(start..start + len)
             .unwrap_or_default();
-        let c = fortran_to_c(src, &h.shape, dtype.size());
+        let c = fortran_to_c(src, &h.shape, dtype.size()).map_err(|_| Error::Alloc {
+            location: kernelab_model::Location::byte(at).with_path(path),
+            bytes: len,
+            what: "a C-order copy of a Fortran-order array".into(),
+        })?;
         return Ok(Array::Tensor(Tensor::over(
             name,
             dtype,
@@ -229,9 +233,15 @@ pub(crate) fn array(
 /// Largest Fortran-order npy array read (it is copied into C order): 256 MiB.
 pub(crate) const MAX_FORTRAN_COPY_BYTES: u64 = 256 << 20;
 
-/// Column-major (Fortran) element bytes rearranged into row-major (C) order.
-fn fortran_to_c(src: &[u8], shape: &[usize], size: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(src.len());
+/// Column-major (Fortran) element bytes rearranged into row-major (C) order; the copy's memory
+/// is asked for once, and its refusal is an error, not an abort.
+fn fortran_to_c(
+    src: &[u8],
+    shape: &[usize],
+    size: usize,
+) -> std::result::Result<Vec<u8>, std::collections::TryReserveError> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(src.len())?;
     // Fortran strides in elements: the first index varies fastest.
     let mut strides = Vec::with_capacity(shape.len());
     let mut s = 1usize;
@@ -253,7 +263,7 @@ fn fortran_to_c(src: &[u8], shape: &[usize], size: usize) -> Vec<u8> {
             idx[k] = 0;
         }
     }
-    out
+    Ok(out)
 }
 
 /// Checks the member count the end-of-central-directory record declares against the file
@@ -348,6 +358,11 @@ pub(crate) fn npz(
         }
         let buf = kernelab_model::read_capped(&mut entry, budget).map_err(|e| match e {
             kernelab_model::CappedReadError::TooLarge { .. } => too_large(spec.max_decompressed()),
+            kernelab_model::CappedReadError::Alloc { bytes } => Error::Alloc {
+                location: kernelab_model::Location::default().with_path(&label),
+                bytes,
+                what: format!("member {name} inflated"),
+            },
             other => Error::format(
                 path,
                 start,
