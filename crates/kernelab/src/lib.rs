@@ -13,7 +13,6 @@ mod record;
 mod settings;
 
 use clap::Parser;
-use std::io::Write;
 
 /// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,9 +42,23 @@ pub fn main_with(argv: Vec<std::ffi::OsString>) -> u8 {
     let cli = match cli::Cli::try_parse_from(&argv) {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return code;
+            if !e.use_stderr() {
+                let _ = e.print();
+                return 0;
+            }
+            // A usage error quotes the argument it refuses: where an argument holds a control
+            // character, the message goes through the one printer of messages (plain text,
+            // escape sequences left out, other control characters escaped), never raw.
+            let control = |c: char| c.is_control() && c != '\n' && c != '\t';
+            if argv
+                .iter()
+                .any(|a| a.to_string_lossy().chars().any(control))
+            {
+                output::to_stderr(e.render().to_string().trim_end());
+            } else {
+                let _ = e.print();
+            }
+            return 2;
         }
     };
     let argv = argv
@@ -84,7 +97,7 @@ pub fn main_with(argv: Vec<std::ffi::OsString>) -> u8 {
             if is_broken_pipe(&err) {
                 return 0;
             }
-            let _ = writeln!(std::io::stderr(), "kernelab: error: {err:#}");
+            output::to_stderr(&format!("kernelab: error: {err:#}"));
             ExitStatus::Error.code()
         }
     }

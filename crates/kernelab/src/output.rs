@@ -4,6 +4,16 @@ use crate::cli::OutputArgs;
 use anyhow::{bail, Context, Result};
 use std::io::{IsTerminal, Write};
 
+/// The one way a message reaches standard error (errors, warnings, hints, where results went,
+/// the steps of long runs): `text` and a line break, with the control characters in it escaped
+/// as every renderer writes them ([`kernelab_report::format::escape_controls`]: `\x1b`,
+/// `\u{9b}`), so that a file name, kernel name or JSON key quoted from an input cannot act on the
+/// terminal. Line breaks and tabs stay. A write that fails (standard error closed) is ignored.
+pub fn to_stderr(text: &str) {
+    let text = kernelab_report::format::escape_controls(text, &['\n', '\t']);
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
 /// Fails early if `--out` names an existing file and `--force` was not given, or names
 /// something that is not a regular file (a folder, a FIFO, a device: never replaced).
 pub fn check_target(out: &OutputArgs) -> Result<()> {

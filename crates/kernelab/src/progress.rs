@@ -27,7 +27,9 @@ impl BarProgress {
         ) {
             bar.set_style(style);
         }
-        bar.set_message(path.display().to_string());
+        // The file name is drawn on the terminal: escaped like every message (output::to_stderr).
+        let name = path.display().to_string();
+        bar.set_message(kernelab_report::format::escape_controls(&name, &[]).into_owned());
         BarProgress {
             bar,
             started: Instant::now(),

@@ -168,13 +168,6 @@ impl Dispatches {
     ) {
         let mut map: Vec<Option<u32>> = vec![None; other.contexts.len()];
         let (mut far, mut long, mut subs) = (0usize, 0usize, 0usize);
-        // The side-table value at record `i` (the tables are ascending by record).
-        fn at<T: Copy>(table: &[(usize, T)], k: &mut usize, i: usize) -> Option<T> {
-            while table.get(*k).is_some_and(|&(j, _)| j < i) {
-                *k += 1;
-            }
-            table.get(*k).filter(|&&(j, _)| j == i).map(|&(_, v)| v)
-        }
         self.records.reserve(other.records.len());
         for (i, r) in other.records.iter().enumerate() {
             let c = r.context as usize;
@@ -208,6 +201,47 @@ impl Dispatches {
             };
             let sub = at(&other.subs, &mut subs, i).unwrap_or(0);
             let correlation = other
+                .correlations
+                .as_ref()
+                .and_then(|v| v.get(i).copied().flatten());
+            self.push_record(context, start, duration, sub, correlation);
+        }
+    }
+
+    /// Indexes (ascending, from `from` on) of the dispatches lasting more than `max_ns`, where
+    /// `max_ns` is at least `u32::MAX - 1`: only the side table of long durations is looked at.
+    pub fn longer_than(&self, from: usize, max_ns: u64) -> Vec<usize> {
+        let max_ns = max_ns.max(u64::from(LONG) - 1);
+        self.long
+            .iter()
+            .filter(|&&(i, d)| i >= from && d > max_ns)
+            .map(|&(i, _)| i)
+            .collect()
+    }
+
+    /// Removes the dispatches at `indexes` (ascending), keeping the others in order with their
+    /// contexts, sub-nanosecond remainders and correlation ids. The store is rebuilt once, so
+    /// this is for the rare dispatch that must go (an implausible duration), not for filtering.
+    pub fn remove(&mut self, indexes: &[usize]) {
+        if indexes.is_empty() {
+            return;
+        }
+        let mut old = std::mem::take(self);
+        self.contexts = std::mem::take(&mut old.contexts);
+        self.index = std::mem::take(&mut old.index);
+        self.cache = std::mem::take(&mut old.cache);
+        self.correlations = old.correlations.as_ref().map(|_| Vec::new());
+        self.records
+            .reserve(old.records.len().saturating_sub(indexes.len()));
+        let mut gone = indexes.iter().copied().peekable();
+        let mut subs = 0usize;
+        for (i, (start, duration, context)) in old.timings().enumerate() {
+            while gone.next_if(|&j| j < i).is_some() {}
+            if gone.next_if_eq(&i).is_some() {
+                continue;
+            }
+            let sub = at(&old.subs, &mut subs, i).unwrap_or(0);
+            let correlation = old
                 .correlations
                 .as_ref()
                 .and_then(|v| v.get(i).copied().flatten());
@@ -383,6 +417,15 @@ impl Dispatches {
     }
 }
 
+/// The side-table value at record `i`, `k` a cursor that only moves forward (the tables are
+/// ascending by record, and records are visited in order).
+fn at<T: Copy>(table: &[(usize, T)], k: &mut usize, i: usize) -> Option<T> {
+    while table.get(*k).is_some_and(|&(j, _)| j < i) {
+        *k += 1;
+    }
+    table.get(*k).filter(|&&(j, _)| j == i).map(|&(_, v)| v)
+}
+
 /// The dispatches of a [`Dispatches`], in order, by value.
 #[derive(Clone, Debug)]
 pub struct Iter<'a> {
@@ -462,6 +505,45 @@ mod tests {
         assert_eq!(store.contexts().len(), 3);
         assert_eq!(store.timing(2), Some((0, u64::MAX, 0)));
         assert_eq!(store.bytes_per_dispatch(), 28);
+    }
+
+    #[test]
+    fn removing_long_dispatches_keeps_the_rest_exactly() {
+        let day = 86_400_000_000_000u64;
+        let input: Vec<KernelDispatch> = (0..700u32)
+            .map(|i| {
+                let dur = match i % 97 {
+                    5 => day + 1,
+                    6 => u64::from(u32::MAX) + 3,
+                    _ => u64::from(i) * 11,
+                };
+                d(i % 4, i64::from(i) * 3_000_000_000, dur, Some(u64::from(i)))
+            })
+            .collect();
+        let mut store: Dispatches = input.iter().copied().collect();
+        let long = store.longer_than(100, day);
+        assert_eq!(long, vec![102, 199, 296, 393, 490, 587, 684]);
+        store.remove(&long);
+        let want: Vec<KernelDispatch> = input
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !long.contains(i))
+            .map(|(_, x)| *x)
+            .collect();
+        assert_eq!(store.iter().collect::<Vec<_>>(), want);
+        assert_eq!(store.longer_than(0, day), vec![5]);
+        let mut bare: Dispatches = input.iter().copied().collect();
+        bare.keep_correlations(false);
+        bare.remove(&[0, 699]);
+        assert_eq!(bare.len(), 698);
+        assert!(!bare.keeps_correlations());
+        assert_eq!(
+            bare.get(0),
+            input.get(1).map(|x| KernelDispatch {
+                correlation: None,
+                ..*x
+            })
+        );
     }
 
     #[test]

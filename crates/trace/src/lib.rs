@@ -94,10 +94,11 @@ pub fn read_file(
     progress: &dyn Progress,
 ) -> Result<()> {
     let before = profile.dispatches.len();
-    let launches = profile.launches.len();
+    let marks = kernelab_model::plausible::Marks::of(profile);
     read_file_inner(path, options, profile, progress).map_err(|e| e.with_path(path))?;
-    // Every reader's launch figures pass the one plausibility check (kernelab_model::plausible).
-    let notes = kernelab_model::plausible::check_profile(profile, launches);
+    // Every reader's launch figures and durations pass the one plausibility check
+    // (kernelab_model::plausible), before the input's dispatch range is taken.
+    let notes = kernelab_model::plausible::check_input(profile, marks);
     if let Some(s) = profile.sources.last_mut() {
         s.dispatches = before..profile.dispatches.len();
         s.notes.extend(notes);
@@ -261,9 +262,10 @@ pub fn read_kineto_split(
         &mut source,
         None,
     )?;
-    source
-        .notes
-        .extend(kernelab_model::plausible::check_profile(&mut profile, 0));
+    source.notes.extend(kernelab_model::plausible::check_input(
+        &mut profile,
+        Default::default(),
+    ));
     profile.sources.push(source);
     Ok(profile)
 }
@@ -324,9 +326,10 @@ pub fn read_bytes_as(bytes: &[u8], format: Format, options: &ReadOptions) -> Res
         &mut profile,
         &mut source,
     )?;
-    source
-        .notes
-        .extend(kernelab_model::plausible::check_profile(&mut profile, 0));
+    source.notes.extend(kernelab_model::plausible::check_input(
+        &mut profile,
+        Default::default(),
+    ));
     profile.sources.push(source);
     Ok(profile)
 }

@@ -207,7 +207,11 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         }
     };
     let path = run.samples.clone();
-    eprintln!("kernelab ab: run {}, samples in {}", run.id, path.display());
+    output::to_stderr(&format!(
+        "kernelab ab: run {}, samples in {}",
+        run.id,
+        path.display()
+    ));
     let mut writer = Writer::append(&path).with_context(|| path.display().to_string())?;
     let settings = AbSettings {
         design,
@@ -230,7 +234,8 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
     let quiet = !std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut progress = |s: &kernelab_runner::Step<'_>| {
         if !quiet {
-            eprint!("\r\x1b[2K{}", s.message);
+            let message = kernelab_report::format::escape_controls(s.message, &[]);
+            eprint!("\r\x1b[2K{message}");
         }
         crate::progress::runner_step(s);
     };

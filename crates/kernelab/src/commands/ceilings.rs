@@ -11,14 +11,12 @@ use kernelab_launcher::Backend;
 use kernelab_model::roofline::{Ceilings, Clocks, DeviceIdentity};
 use kernelab_model::Document;
 use kernelab_report::ceilings_sections;
-use std::io::Write;
 
 fn expired(what: &str, timeout: std::time::Duration) {
-    let _ = writeln!(
-        std::io::stderr(),
+    crate::output::to_stderr(&format!(
         "kernelab: error: {what} did not finish within {:.1} s; stopping",
         timeout.as_secs_f64()
-    );
+    ));
     std::process::exit(2);
 }
 

@@ -15,7 +15,6 @@ use kernelab_tensor::{
     TensorFile, Tolerance,
 };
 use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs a `check` subcommand.
@@ -51,7 +50,7 @@ fn load(p: &Path, r: &TensorArgs) -> Result<TensorFile> {
     f.check_comparable()?;
     if r.dtype.is_none() {
         if let Some(hint) = f.uint16_hint() {
-            let _ = writeln!(std::io::stderr(), "kernelab: hint: {hint}");
+            output::to_stderr(&format!("kernelab: hint: {hint}"));
         }
     }
     Ok(f)

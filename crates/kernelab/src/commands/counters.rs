@@ -188,11 +188,11 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
     let mut samples = run
         .write_header(kernelab_model::SCHEMA_VERSION, None, &plan)
         .map_err(|e| anyhow!(e))?;
-    eprintln!(
+    output::to_stderr(&format!(
         "kernelab counters: run {}, profiler output in {}",
         run.id,
         work_dir.display()
-    );
+    ));
     let settings = Settings {
         profiler,
         program,

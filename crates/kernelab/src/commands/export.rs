@@ -30,7 +30,7 @@ pub fn run(args: ExportArgs, _session: &mut Session) -> Result<ExitStatus> {
         Ok(w) => w,
         Err(e) => {
             if let Some(exists) = e.downcast_ref::<kernelab_export::ExistsError>() {
-                let _ = writeln!(std::io::stderr(), "kernelab: error: {exists}");
+                crate::output::to_stderr(&format!("kernelab: error: {exists}"));
                 return Ok(ExitStatus::Error);
             }
             return Err(e);

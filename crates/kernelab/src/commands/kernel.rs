@@ -11,16 +11,14 @@ use kernelab_model::Document;
 use kernelab_report::documents::KernelRunBody;
 use kernelab_report::{kernel_plan_sections, kernel_sections};
 use kernelab_runner::run::{RunKind, RunState};
-use std::io::Write;
 
 /// The watchdog's verdict on a GPU wait that did not end: said once, then exit 2 (the wait cannot
 /// be cancelled; the driver releases the context when the process ends).
 fn gpu_wait_expired(what: &str, timeout: std::time::Duration) {
-    let _ = writeln!(
-        std::io::stderr(),
+    crate::output::to_stderr(&format!(
         "kernelab: error: {what} did not finish within {:.1} s; stopping (a kernel that never returns? raise --timeout if it is this slow)",
         timeout.as_secs_f64()
-    );
+    ));
     std::process::exit(2);
 }
 
@@ -94,11 +92,11 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
             &plan,
         )
         .map_err(|e| anyhow!(e))?;
-    eprintln!(
+    output::to_stderr(&format!(
         "kernelab kernel run: run {}, samples in {}",
         run.id,
         samples_path.display()
-    );
+    ));
     let bar = crate::progress::count_bar(
         spec.timing.rounds as u64,
         "timing {bar:30} round {pos}/{len} eta {eta}",

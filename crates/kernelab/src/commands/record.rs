@@ -23,7 +23,11 @@ pub fn run(args: RecordArgs, session: &mut Session) -> Result<ExitStatus> {
         };
         let doc = Document::new(kind, evidence.to_value()?);
         session.record(&doc, std::slice::from_ref(f), gpu)?;
-        eprintln!("kernelab: {}: recorded as `{}`", f.display(), doc.kind);
+        crate::output::to_stderr(&format!(
+            "kernelab: {}: recorded as `{}`",
+            f.display(),
+            doc.kind
+        ));
     }
     Ok(ExitStatus::Success)
 }

@@ -40,11 +40,11 @@ fn check(args: ReportCheckArgs) -> Result<ExitStatus> {
     let note = read_note(&args.note)?;
     let (doc, unreadable) = report_check(&note, &args.bundle)?;
     for u in &unreadable {
-        eprintln!(
+        output::to_stderr(&format!(
             "kernelab: warning: {}: not read ({}); the note is checked against the other records",
             u.path.display(),
             u.reason
-        );
+        ));
     }
     let found = &doc.body;
     let text = match output::sections_text(&args.output, |_| audit_sections(found)) {
@@ -75,11 +75,11 @@ pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&out)?;
     let mut report = bundle_report(&dir, args.strict)?;
     for u in &report.unreadable {
-        eprintln!(
+        output::to_stderr(&format!(
             "kernelab: warning: {}: not read ({}); the rest of the bundle renders (--strict refuses)",
             u.path.display(),
             u.reason
-        );
+        ));
     }
     if let Some(p) = &args.intro {
         let f = kernelab_model::open_regular(p)
@@ -117,10 +117,10 @@ pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
                     force: args.force,
                 };
                 output::write(&target, &rest)?;
-                eprintln!(
+                output::to_stderr(&format!(
                     "kernelab: the report passes GitHub's {GITHUB_BODY_LIMIT}-character limit; the rest is in {}",
                     appendix.display()
-                );
+                ));
             }
             body
         }

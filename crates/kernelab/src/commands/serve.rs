@@ -13,7 +13,6 @@ use kernelab_runner::serve::analysis::analyse;
 use kernelab_runner::serve::rounds::{run_rounds, RoundsLimits, RunEnd};
 use kernelab_runner::serve::samples::{self, SampleWriter, ServeRecord, SCHEMA};
 use kernelab_runner::serve::spec::Spec;
-use std::io::Write;
 use std::path::PathBuf;
 
 /// Each server's program, found before any server starts (a relative path from the server's
@@ -60,18 +59,18 @@ fn execute(r: &Rounds<'_>, run: &kernelab_runner::run::Run) -> Result<()> {
         })
         .map_err(|e| anyhow!(e))?;
     }
-    eprintln!(
+    output::to_stderr(&format!(
         "kernelab serve: run {}, samples in {}, server logs in {}",
         run.id,
         path.display(),
         run.dir.join("logs").display()
-    );
+    ));
     let logs = run.subdir("logs").map_err(|e| anyhow!(e))?;
     let mut progress = |s: &kernelab_runner::Step<'_>| {
         if crate::progress::jsonl() {
             crate::progress::runner_step(s);
         } else {
-            let _ = writeln!(std::io::stderr(), "kernelab serve: {}", s.message);
+            output::to_stderr(&format!("kernelab serve: {}", s.message));
         }
     };
     let limits = RoundsLimits {
@@ -212,7 +211,10 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
             );
             let aa_run = kernelab_runner::run::create(RunKind::Serve, &label, None)
                 .map_err(|e| anyhow!(e))?;
-            eprintln!("kernelab serve: the A/A control first (run {})", aa_run.id);
+            output::to_stderr(&format!(
+                "kernelab serve: the A/A control first (run {})",
+                aa_run.id
+            ));
             let rounds = Rounds {
                 spec: &control,
                 spec_sha256: &spec_sha256,

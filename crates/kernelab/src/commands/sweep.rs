@@ -51,11 +51,7 @@ fn results_dir(sweep: &Path, dir: Option<&Path>) -> Result<PathBuf> {
     let d = runs
         .with_file_name("sweeps")
         .join(format!("{stem}-{}", hash.get(..12).unwrap_or(&hash)));
-    let _ = writeln!(
-        std::io::stderr(),
-        "kernelab sweep: results in {}",
-        d.display()
-    );
+    output::to_stderr(&format!("kernelab sweep: results in {}", d.display()));
     Ok(d)
 }
 
@@ -66,11 +62,10 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 }
 
 fn stop_gpu_wait(what: &str, timeout: std::time::Duration) {
-    let _ = writeln!(
-        std::io::stderr(),
+    crate::output::to_stderr(&format!(
         "kernelab: error: {what} did not finish within {:.1} s; stopping",
         timeout.as_secs_f64()
-    );
+    ));
     std::process::exit(2);
 }
 

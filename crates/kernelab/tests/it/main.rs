@@ -16,6 +16,7 @@ mod export;
 mod golden;
 mod graphs;
 mod hostile3_confine;
+mod hostile3_plausible;
 mod hostile3_readers;
 mod hostile3_report;
 mod hostile3_runner;
