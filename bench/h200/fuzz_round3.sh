@@ -7,8 +7,10 @@
 # returns only what is small: the table, the end of each target's log (executions, cov, ft,
 # peak RSS) and any findings, in $OUT/part.tar.gz.
 # Usage (device tool, carry [".carry"]): bash bench/h200/fuzz_round3.sh SECONDS_PER_TARGET
+# [TARGET...] (default: every target with a corpus folder)
 set -u
 S=${1:-450}
+shift || true
 BIN=/tmp/fuzz_all
 [ -x "$BIN" ] || { gunzip -c .carry/fuzz_all.gz >"$BIN" && chmod +x "$BIN"; }
 CORPUS=$PWD/bench/out/fuzz-corpus
@@ -20,7 +22,7 @@ echo "cores $(nproc); targets $(ls "$CORPUS" | wc -l); inputs $(find "$CORPUS" -
 W=$(mktemp -d)
 OUT_CAMPAIGN=$W/campaign
 mkdir -p "$OUT_CAMPAIGN"
-PACK_CORPUS=0 OUT=$OUT_CAMPAIGN SECONDS_PER_TARGET=$S bash fuzz/campaign.sh "$BIN" "$CORPUS"
+PACK_CORPUS=0 OUT=$OUT_CAMPAIGN SECONDS_PER_TARGET=$S bash fuzz/campaign.sh "$BIN" "$CORPUS" "$@"
 echo "campaign exit $?"
 mkdir -p "$W/pack/logs"
 tar -xzf "$OUT_CAMPAIGN/fuzz-campaign.tar.gz" -C "$W/pack" ./table.txt ./artifacts ./logs
