@@ -153,32 +153,29 @@ pub struct Stat {
 
 /// `lstat` of `path` (the last part not followed; beneath the root when confined).
 pub fn lstat(path: &Path) -> io::Result<Stat> {
+    // std's and cap-std's metadata have the same accessors but no common type.
+    macro_rules! stat_of {
+        ($m:expr) => {{
+            let m = $m;
+            Stat {
+                is_file: m.is_file(),
+                is_symlink: m.file_type().is_symlink(),
+                size: m.size(),
+                mtime: m.mtime(),
+                mtime_nsec: m.mtime_nsec(),
+                ino: m.ino(),
+                mode: m.mode(),
+            }
+        }};
+    }
     match locate(path)? {
         None => {
             use std::os::unix::fs::MetadataExt;
-            let m = std::fs::symlink_metadata(path)?;
-            Ok(Stat {
-                is_file: m.is_file(),
-                is_symlink: m.file_type().is_symlink(),
-                size: m.size(),
-                mtime: m.mtime(),
-                mtime_nsec: m.mtime_nsec(),
-                ino: m.ino(),
-                mode: m.mode(),
-            })
+            Ok(stat_of!(std::fs::symlink_metadata(path)?))
         }
         Some((dir, rel)) => {
             use cap_std::fs::MetadataExt;
-            let m = dir.symlink_metadata(&rel).map_err(explain)?;
-            Ok(Stat {
-                is_file: m.is_file(),
-                is_symlink: m.file_type().is_symlink(),
-                size: m.size(),
-                mtime: m.mtime(),
-                mtime_nsec: m.mtime_nsec(),
-                ino: m.ino(),
-                mode: m.mode(),
-            })
+            Ok(stat_of!(dir.symlink_metadata(&rel).map_err(explain)?))
         }
     }
 }
