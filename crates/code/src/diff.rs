@@ -53,6 +53,10 @@ pub struct ObjectDiff {
     pub callouts: Vec<String>,
 }
 
+impl kernelab_model::Body for ObjectDiff {
+    const KIND: &'static str = "code_diff";
+}
+
 fn resource_rows(
     b: &CodeResources,
     c: &CodeResources,
@@ -206,6 +210,10 @@ pub struct Matrix {
     pub distinct_symbols: usize,
     /// Spills, scratch or stack growth anywhere.
     pub callouts: Vec<String>,
+}
+
+impl kernelab_model::Body for Matrix {
+    const KIND: &'static str = "code_matrix";
 }
 
 /// One side of a matrix: key → (file label, its code objects).

@@ -1,7 +1,7 @@
 //! The documents the server returns: the schema of every kind (the CLI's, and the two the
 //! server wraps: `runs` and `export`), and the headline a person would read of each.
 
-use kernelab_model::Document;
+use kernelab_model::{Body, Document};
 use kernelab_report::kinds::{Ctx, Evidence};
 use kernelab_report::schema::{kind_schemas, KindSchemas};
 use kernelab_runner::run::RunSummary;
@@ -13,6 +13,20 @@ use serde_json::Value;
 pub struct RunsBody {
     /// The runs, oldest first.
     pub runs: Vec<RunSummary>,
+}
+
+impl Body for RunsBody {
+    const KIND: &'static str = "runs";
+}
+
+/// `runs` as the CLI's JSON array gives it, passed through as read.
+#[derive(Serialize)]
+struct RunsRead {
+    runs: Vec<Value>,
+}
+
+impl Body for RunsRead {
+    const KIND: &'static str = RunsBody::KIND;
 }
 
 /// One Parquet file `export` wrote.
@@ -31,11 +45,15 @@ pub struct ExportBody {
     pub written: Vec<Exported>,
 }
 
+impl Body for ExportBody {
+    const KIND: &'static str = "export";
+}
+
 /// Every kind's schemas: the CLI's documents and records, then `runs` and `export`.
 pub fn all_schemas() -> Vec<KindSchemas> {
     let mut all = kernelab_report::schema::all();
-    all.push(kind_schemas::<RunsBody>("runs"));
-    all.push(kind_schemas::<ExportBody>("export"));
+    all.push(kind_schemas::<RunsBody>());
+    all.push(kind_schemas::<ExportBody>());
     all
 }
 
@@ -43,7 +61,7 @@ pub fn all_schemas() -> Vec<KindSchemas> {
 pub fn runs_document(stdout: &[u8]) -> Result<Value, String> {
     let runs: Vec<Value> =
         serde_json::from_slice(stdout).map_err(|e| format!("kernelab runs: {e}"))?;
-    let doc = Document::new("runs", serde_json::json!({ "runs": runs }));
+    let doc = Document::of(RunsRead { runs });
     serde_json::to_value(doc).map_err(|e| e.to_string())
 }
 
@@ -65,7 +83,7 @@ pub fn export_document(stdout: &[u8]) -> Result<Value, String> {
             rows,
         });
     }
-    serde_json::to_value(Document::new("export", ExportBody { written })).map_err(|e| e.to_string())
+    serde_json::to_value(Document::of(ExportBody { written })).map_err(|e| e.to_string())
 }
 
 /// The one line a person would read of a document: the report's headline of its kind.

@@ -272,3 +272,7 @@ pub struct Plan {
     /// Buffers in argument order.
     pub buffers: Vec<PlannedBuffer>,
 }
+
+impl crate::Body for Plan {
+    const KIND: &'static str = "kernel_dry_run";
+}

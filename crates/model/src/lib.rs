@@ -41,7 +41,7 @@ pub use dispatch::{
     HostOp, KernelAggregate, KernelDispatch, KernelLaunchCall, Launch, LaunchConfig, OpShape,
     Resources, Transfer, TransferKind,
 };
-pub use document::{Document, KERNELAB_VERSION, SCHEMA_VERSION};
+pub use document::{Body, Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use facts::{fact_key, typed_facts, FactValue};
 pub use family::{
     demangle_symbol, family_key, normalize_kernel_name, FamilyRule, FamilyRules, Grouping,

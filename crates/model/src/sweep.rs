@@ -167,6 +167,10 @@ pub struct SweepMatrix {
     pub pass: bool,
 }
 
+impl crate::Body for SweepMatrix {
+    const KIND: &'static str = "sweep";
+}
+
 impl SweepMatrix {
     /// Merges point results (in any order; missing ones are pending) for the grid `ids`.
     pub fn merge(

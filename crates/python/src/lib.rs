@@ -491,7 +491,7 @@ fn code_show(
         }
         Ok(CodeShowBody { objects })
     })?;
-    to_dict(py, &Document::new("code_show", body))
+    to_dict(py, &Document::of(body))
 }
 
 /// Per-kernel changes from a baseline to a candidate code object (`kernelab code diff`).
@@ -510,7 +510,7 @@ fn code_diff(
         let c = kernelab_code::load_file(&cand, &o)?;
         Ok(kernelab_code::diff(&b, &c))
     })?;
-    to_dict(py, &Document::new("code_diff", d))
+    to_dict(py, &Document::of(d))
 }
 
 /// Which code objects changed between two builds (`kernelab code matrix`).
@@ -536,7 +536,7 @@ fn code_matrix(
             &o,
         )
     })?;
-    to_dict(py, &Document::new("code_matrix", m))
+    to_dict(py, &Document::of(m))
 }
 
 /// Memory of a Python object (`bytes`, a NumPy array), read in place with the GIL released:
@@ -763,7 +763,7 @@ fn check_bitwise(
         };
         Ok(kernelab_tensor::bitwise_files(&x, &y, options))
     })?;
-    to_dict(py, &Document::new("check_bitwise", c))
+    to_dict(py, &Document::of(c))
 }
 
 /// Closeness of two tensor files within tolerances (`kernelab check close` and `oracle`).
@@ -795,12 +795,11 @@ fn check_close(
         );
         Ok(kernelab_tensor::close_files(&x, &y, tol, nan_equal))
     })?;
-    let kind = if oracle {
-        "check_oracle"
+    if oracle {
+        to_dict(py, &Document::of(kernelab_tensor::Oracle(c)))
     } else {
-        "check_close"
-    };
-    to_dict(py, &Document::new(kind, c))
+        to_dict(py, &Document::of(c))
+    }
 }
 
 /// A gate over several tensor files: `finite` (NaN and infinity counts, `kernelab check
@@ -831,14 +830,11 @@ fn check_files(
     })?;
     if repeat {
         let r = py.allow_threads(|| kernelab_tensor::repeat(&files));
-        return to_dict(py, &Document::new("check_repeat", r));
+        return to_dict(py, &Document::of(r));
     }
     let files: Vec<_> = files.iter().map(kernelab_tensor::finite_file).collect();
     let pass = files.iter().all(|f| f.all_finite());
-    to_dict(
-        py,
-        &Document::new("check_finite", FiniteFiles { pass, files }),
-    )
+    to_dict(py, &Document::of(FiniteFiles { pass, files }))
 }
 
 /// Pairs `(baseline, candidate, order)`; an order not given is ABBA from AB by position, as
@@ -1014,10 +1010,7 @@ fn bundle_report(
             .into_pyobject(py)?
             .into_any()
             .unbind()),
-        "json" => to_dict(
-            py,
-            &Document::new("report", make::report_summary(title, &report)),
-        ),
+        "json" => to_dict(py, &Document::of(make::report_summary(title, &report))),
         other => Err(usage(format!(
             "format={other:?}: expected \"md\", \"html\" or \"json\""
         ))),

@@ -123,6 +123,10 @@ pub struct Impact {
     pub measured: Vec<Measured>,
 }
 
+impl kernelab_model::Body for Impact {
+    const KIND: &'static str = "impact";
+}
+
 /// Whether a profile row belongs to the family `f`.
 fn row_matches(name: &str, family: &str, f: &str) -> bool {
     family == f || name == f

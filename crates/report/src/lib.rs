@@ -19,6 +19,7 @@ mod counters;
 pub mod documents;
 mod error;
 mod evidence;
+pub mod figure;
 pub mod format;
 mod graphs;
 pub mod impact;

@@ -43,22 +43,19 @@ pub fn profile_document(
     sources: &[SourceInfo],
     grouping: &str,
 ) -> Document<ProfileBody> {
-    Document::new(
-        "profile",
-        ProfileBody {
-            grouping: grouping.to_string(),
-            inputs: input_docs(sources),
-            summary: ranking.summary.clone(),
-            kernels: ranking.rows.clone(),
-            other: ranking.other.clone(),
-            outliers: ranking.outliers.clone(),
-            phases: ranking.phases.clone(),
-            notes: notes(ranking, sources),
-            activities: ranking.activities.clone(),
-            graphs: None,
-            ranks: None,
-        },
-    )
+    Document::of(ProfileBody {
+        grouping: grouping.to_string(),
+        inputs: input_docs(sources),
+        summary: ranking.summary.clone(),
+        kernels: ranking.rows.clone(),
+        other: ranking.other.clone(),
+        outliers: ranking.outliers.clone(),
+        phases: ranking.phases.clone(),
+        notes: notes(ranking, sources),
+        activities: ranking.activities.clone(),
+        graphs: None,
+        ranks: None,
+    })
 }
 
 fn notes(ranking: &Ranking, sources: &[SourceInfo]) -> Vec<String> {

@@ -8,7 +8,7 @@ use crate::bundle::Record;
 use crate::documents::PlanBody;
 use crate::evidence::Headline;
 use crate::impact::Impact;
-use kernelab_model::{Document, SCHEMA_VERSION};
+use kernelab_model::{Body, Document, SCHEMA_VERSION};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde::Serialize;
@@ -23,6 +23,10 @@ pub struct ReportSummary {
     pub records: Vec<Headline>,
     /// The request impacts the bundle's profiles and kernel runs give.
     pub impacts: Vec<Impact>,
+}
+
+impl kernelab_model::Body for ReportSummary {
+    const KIND: &'static str = "report";
 }
 
 /// One kind's schemas: the `--format json` document and the bundle record that holds it.
@@ -64,8 +68,9 @@ fn pin(schema: &mut Schema, kind: &str, what: &str) {
     }
 }
 
-/// The schemas of kind `kind` whose body is `T`.
-pub fn kind_schemas<T: JsonSchema>(kind: &'static str) -> KindSchemas {
+/// The schemas of the kind whose body is `T`.
+pub fn kind_schemas<T: JsonSchema + Body>() -> KindSchemas {
+    let kind = T::KIND;
     let mut document = generator().into_root_schema_for::<Document<T>>();
     pin(&mut document, kind, "document");
     let mut g = generator();
@@ -95,9 +100,9 @@ pub fn kind_schemas<T: JsonSchema>(kind: &'static str) -> KindSchemas {
 /// that are not records (`kernel_dry_run`, `report`, `report_check`).
 pub fn all() -> Vec<KindSchemas> {
     let mut out = crate::kinds::Evidence::schemas();
-    out.push(kind_schemas::<PlanBody>("kernel_dry_run"));
-    out.push(kind_schemas::<ReportSummary>("report"));
-    out.push(kind_schemas::<Audit>("report_check"));
+    out.push(kind_schemas::<PlanBody>());
+    out.push(kind_schemas::<ReportSummary>());
+    out.push(kind_schemas::<Audit>());
     out
 }
 

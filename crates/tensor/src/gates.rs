@@ -40,6 +40,40 @@ pub struct FileComparison<T> {
     pub not_checked: Vec<crate::Skipped>,
 }
 
+impl kernelab_model::Body for FileComparison<crate::BitwiseReport> {
+    const KIND: &'static str = "check_bitwise";
+}
+
+impl kernelab_model::Body for FileComparison<crate::CloseReport> {
+    const KIND: &'static str = "check_close";
+}
+
+/// A close comparison against a higher-precision reference (`check oracle`): the body of a
+/// `check_close`, written and read as a `check_oracle` document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Oracle(pub FileComparison<crate::CloseReport>);
+
+impl kernelab_model::Body for Oracle {
+    const KIND: &'static str = "check_oracle";
+}
+
+/// The schema of the comparison it wraps, named as that one (the published schemas name it).
+impl schemars::JsonSchema for Oracle {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        FileComparison::<crate::CloseReport>::schema_name()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        FileComparison::<crate::CloseReport>::schema_id()
+    }
+    fn inline_schema() -> bool {
+        FileComparison::<crate::CloseReport>::inline_schema()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        FileComparison::<crate::CloseReport>::json_schema(generator)
+    }
+}
+
 fn pairs<'a>(
     a: &'a TensorFile,
     b: &'a TensorFile,
@@ -249,6 +283,10 @@ pub struct RepeatReport {
     pub differing: Vec<String>,
     /// True when every file is identical to the first.
     pub pass: bool,
+}
+
+impl kernelab_model::Body for RepeatReport {
+    const KIND: &'static str = "check_repeat";
 }
 
 /// Hashes every tensor of every file and compares with the first.

@@ -28,5 +28,6 @@ pub use file::{
 };
 pub use gates::{
     bitwise_files, close_files, compare_files, finite_file, non_finite_totals, repeat,
-    FileComparison, FileFinite, FileHashes, RepeatReport, TensorFinite, TensorHash, TensorResult,
+    FileComparison, FileFinite, FileHashes, Oracle, RepeatReport, TensorFinite, TensorHash,
+    TensorResult,
 };

@@ -75,7 +75,7 @@ pub fn run(a: CeilingsArgs, session: &mut Session) -> Result<ExitStatus> {
         },
         None => measured(&a)?,
     };
-    let doc = Document::new("ceilings", c);
+    let doc = Document::of(c);
     session.record(&doc, &[], Some(doc.body.device.name.clone()))?;
     let text = match output::sections_text(&a.output, |_| ceilings_sections(&doc.body)) {
         Some(t) => t,

@@ -7,11 +7,11 @@ use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Result};
-use kernelab_model::Document;
+use kernelab_model::{Body, Document};
 use kernelab_report::documents::FiniteFiles;
 use kernelab_report::{bitwise_tables, close_tables, finite_tables, repeat_tables, Block};
 use kernelab_tensor::{
-    bitwise_files, close_files, finite_file, open, repeat, BitwiseOptions, DType, ReadSpec,
+    bitwise_files, close_files, finite_file, open, repeat, BitwiseOptions, DType, Oracle, ReadSpec,
     TensorFile, Tolerance,
 };
 use serde::Serialize;
@@ -56,16 +56,15 @@ fn load(p: &Path, r: &TensorArgs) -> Result<TensorFile> {
     Ok(f)
 }
 
-fn emit<T: Serialize>(
+fn emit<T: Serialize + Body>(
     session: &mut Session,
     out: &OutputArgs,
-    kind: &'static str,
     inputs: &[PathBuf],
     pass: bool,
     body: &T,
     sections: Vec<Block>,
 ) -> Result<ExitStatus> {
-    let doc = Document::new(kind, body);
+    let doc = Document::of(body);
     session.record(&doc, inputs, None)?;
     let text = match output::sections_text(out, |_| sections.clone()) {
         Some(t) => t,
@@ -95,7 +94,6 @@ fn bitwise_cmd(a: CheckPairArgs, session: &mut Session) -> Result<ExitStatus> {
     emit(
         session,
         &a.output,
-        "check_bitwise",
         &[a.a.clone(), a.b.clone()],
         c.pass,
         &c,
@@ -119,19 +117,12 @@ fn close_cmd(a: CheckCloseArgs, kind: &'static str, session: &mut Session) -> Re
     } else {
         "Close"
     };
-    emit(
-        session,
-        &a.output,
-        if kind == "oracle" {
-            "check_oracle"
-        } else {
-            "check_close"
-        },
-        &[a.a.clone(), a.b.clone()],
-        c.pass,
-        &c,
-        close_tables(&c, title),
-    )
+    let (inputs, sections) = ([a.a.clone(), a.b.clone()], close_tables(&c, title));
+    if kind == "oracle" {
+        emit(session, &a.output, &inputs, c.pass, &Oracle(c), sections)
+    } else {
+        emit(session, &a.output, &inputs, c.pass, &c, sections)
+    }
 }
 
 fn finite_cmd(a: CheckFilesArgs, session: &mut Session) -> Result<ExitStatus> {
@@ -145,7 +136,6 @@ fn finite_cmd(a: CheckFilesArgs, session: &mut Session) -> Result<ExitStatus> {
     emit(
         session,
         &a.output,
-        "check_finite",
         &a.files,
         pass,
         &FiniteFiles { pass, files },
@@ -164,13 +154,5 @@ fn repeat_cmd(a: CheckFilesArgs, session: &mut Session) -> Result<ExitStatus> {
         .map(|f| load(f, &a.read))
         .collect::<Result<Vec<_>>>()?;
     let r = repeat(&files);
-    emit(
-        session,
-        &a.output,
-        "check_repeat",
-        &a.files,
-        r.pass,
-        &r,
-        repeat_tables(&r),
-    )
+    emit(session, &a.output, &a.files, r.pass, &r, repeat_tables(&r))
 }

@@ -6,7 +6,7 @@ use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::Result;
 use kernelab_code::{diff, load_file, CodeObject, LoadOptions};
-use kernelab_model::Document;
+use kernelab_model::{Body, Document};
 use kernelab_report::make::code_matrix;
 use kernelab_report::{code_diff_tables, code_matrix_tables, code_show_tables, csv_rows, Block};
 use serde::Serialize;
@@ -29,16 +29,15 @@ fn load(path: &Path, disassemble: bool, max_decompressed: Option<u64>) -> Result
     Ok(load_file(path, &options)?)
 }
 
-fn emit<T: Serialize, R: Serialize>(
+fn emit<T: Serialize + Body, R: Serialize>(
     session: &mut Session,
     out: &OutputArgs,
-    kind: &'static str,
     inputs: &[PathBuf],
     body: &T,
     sections: impl Fn(usize) -> Vec<Block>,
     csv: impl Fn() -> Vec<R>,
 ) -> Result<()> {
-    let doc = Document::new(kind, body);
+    let doc = Document::of(body);
     session.record(&doc, inputs, None)?;
     let text = match output::sections_text(out, sections) {
         Some(t) => t,
@@ -51,6 +50,10 @@ fn emit<T: Serialize, R: Serialize>(
 #[derive(Serialize)]
 struct Objects<'a> {
     objects: &'a [CodeObject],
+}
+
+impl Body for Objects<'_> {
+    const KIND: &'static str = "code_show";
 }
 
 #[derive(Serialize)]
@@ -107,7 +110,6 @@ fn show(a: CodeShowArgs, session: &mut Session) -> Result<ExitStatus> {
     emit(
         session,
         &a.output,
-        "code_show",
         &a.files,
         &Objects { objects: &objects },
         |w| code_show_tables(&objects, w),
@@ -161,7 +163,6 @@ fn diff_cmd(a: CodeDiffArgs, session: &mut Session) -> Result<ExitStatus> {
     emit(
         session,
         &a.output,
-        "code_diff",
         &[a.base.clone(), a.cand.clone()],
         &d,
         |w| code_diff_tables(&d, w),
@@ -206,7 +207,6 @@ fn matrix_cmd(a: CodeMatrixArgs, session: &mut Session) -> Result<ExitStatus> {
     emit(
         session,
         &a.output,
-        "code_matrix",
         &inputs,
         &m,
         |w| code_matrix_tables(&m, w),

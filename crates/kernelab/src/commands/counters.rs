@@ -231,13 +231,10 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
     run.finish(state).map_err(|e| anyhow!(e))?;
     let r = result?;
     let any = r.processes.iter().any(|p| p.failure.is_none());
-    let doc = Document::new(
-        "counters",
-        CountersBody {
-            work_dir: work_dir.display().to_string(),
-            run: r,
-        },
-    );
+    let doc = Document::of(CountersBody {
+        work_dir: work_dir.display().to_string(),
+        run: r,
+    });
     session.record(&doc, &inputs, None)?;
     let run = &doc.body.run;
     let text = match a.output.format {

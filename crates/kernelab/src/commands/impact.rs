@@ -61,7 +61,7 @@ pub fn run(args: ImpactArgs, session: &mut Session) -> Result<ExitStatus> {
             ),
         }
     }
-    let doc = Document::new("impact", &impact);
+    let doc = Document::of(&impact);
     let mut inputs = vec![args.profile.clone(), args.kernel_run.clone()];
     inputs.extend(args.measured.iter().cloned());
     session.record(&doc, &inputs, None)?;

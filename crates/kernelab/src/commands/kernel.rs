@@ -47,9 +47,7 @@ fn dry_run(a: &KernelRunArgs, spec: &Spec) -> Result<ExitStatus> {
     let title = format!("{}: both builds resolved (no GPU opened)", a.spec.display());
     let text = match output::sections_text(&a.output, |_| kernel_plan_sections(&p, &title)) {
         Some(t) => t,
-        None if a.output.format == FormatArg::Json => {
-            output::json(&Document::new("kernel_dry_run", &p))?
-        }
+        None if a.output.format == FormatArg::Json => output::json(&Document::of(&p))?,
         None => bail!("--format csv is not offered for kernel run; use json"),
     };
     output::write(&a.output, &text)?;
@@ -127,14 +125,11 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     let pass = r.gates_passed();
     check_roof(&mut r, &spec, a.ceilings.as_deref())?;
     let beats_roof = !r.above_roof.is_empty();
-    let doc = Document::new(
-        "kernel_run",
-        KernelRunBody {
-            pass,
-            samples: samples_path.display().to_string(),
-            run: r,
-        },
-    );
+    let doc = Document::of(KernelRunBody {
+        pass,
+        samples: samples_path.display().to_string(),
+        run: r,
+    });
     let r = &doc.body.run;
     // The record hashes everything the result depends on: the spec and the files it names.
     let mut inputs = vec![

@@ -34,12 +34,9 @@ pub fn run(args: MetricsArgs, session: &mut Session) -> Result<ExitStatus> {
     }
     let launches = &profile.launch_metrics;
     let columns = metric_columns(launches, &args.metrics);
-    let doc = Document::new(
-        "metrics",
-        MetricsBody {
-            launches: launches.clone(),
-        },
-    );
+    let doc = Document::of(MetricsBody {
+        launches: launches.clone(),
+    });
     session.record(&doc, &args.files, None)?;
     let text = match args.output.format {
         FormatArg::Table => render(

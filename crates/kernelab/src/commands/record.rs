@@ -5,7 +5,6 @@ use crate::cli::RecordArgs;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Result};
-use kernelab_model::Document;
 use kernelab_report::bundle::read_one;
 
 /// Runs the command.
@@ -16,12 +15,12 @@ pub fn run(args: RecordArgs, session: &mut Session) -> Result<ExitStatus> {
     for f in &args.files {
         // Read into the type its kind names (upgrading an earlier layout), then written in this
         // kernelab's layout: a bad document is refused here, not when the report renders.
-        let (kind, evidence) = read_one(f)?;
+        let (_, evidence) = read_one(f)?;
         let gpu = match &evidence {
             kernelab_report::documents::Evidence::KernelRun(k) => Some(k.run.device.clone()),
             _ => None,
         };
-        let doc = Document::new(kind, evidence.to_value()?);
+        let doc = evidence.document()?;
         session.record(&doc, std::slice::from_ref(f), gpu)?;
         crate::output::to_stderr(&format!(
             "kernelab: {}: recorded as `{}`",

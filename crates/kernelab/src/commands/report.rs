@@ -125,10 +125,7 @@ pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
             body
         }
         ReportFormat::Html => evidence_html(&args.title, &report),
-        ReportFormat::Json => output::json(&Document::new(
-            "report",
-            report_summary(&args.title, &report),
-        ))?,
+        ReportFormat::Json => output::json(&Document::of(report_summary(&args.title, &report)))?,
     };
     output::write(&out, &text)?;
     Ok(ExitStatus::Success)

@@ -318,7 +318,7 @@ pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
         families,
         notes,
     };
-    let doc = Document::new("roofline", body);
+    let doc = Document::of(body);
     let mut inputs = a.inputs.clone();
     inputs.push(a.work.clone());
     inputs.extend(a.ceilings.iter().cloned());

@@ -376,7 +376,7 @@ fn emit(
         results,
         builds,
     );
-    let doc = Document::new("sweep", &m);
+    let doc = Document::of(&m);
     if let Some(dir) = dir.filter(|d| d.is_dir()) {
         let matrix = dir.join("matrix.json");
         output::write_file(&matrix, output::json(&doc)?.as_bytes(), true)

@@ -155,6 +155,10 @@ pub struct Ceilings {
     pub ceilings: Vec<Ceiling>,
 }
 
+impl crate::Body for Ceilings {
+    const KIND: &'static str = "ceilings";
+}
+
 impl Ceilings {
     /// The first figure that is not a finite number above zero, as (JSON key path, value):
     /// a ceiling of zero or below is refused, never divided by.

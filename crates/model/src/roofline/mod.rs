@@ -384,6 +384,10 @@ pub struct Roofline {
     pub notes: Vec<String>,
 }
 
+impl crate::Body for Roofline {
+    const KIND: &'static str = "roofline";
+}
+
 impl Roofline {
     /// The peak of `roof`.
     pub fn peak(&self, roof: Roof) -> Figure {

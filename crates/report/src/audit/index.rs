@@ -6,8 +6,8 @@
 //! (An Aho–Corasick automaton over the names was tried: building it for 340,000 names took
 //! 41 s, in the crate's state-shuffling step.)
 
-use super::figures::{Figure, Kind};
 use super::number::Num;
+use crate::figure::{Figure, Kind};
 use std::collections::{HashMap, HashSet};
 
 /// Figures of each kind with their position in the input, sorted by value.

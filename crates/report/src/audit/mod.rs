@@ -7,13 +7,13 @@
 mod derived;
 mod figures;
 mod index;
-mod number;
+pub(crate) mod number;
 
 use crate::bundle::Entry;
+use crate::figure::{Figure, Kind};
+pub use crate::figure::{Kind as FigureKind, Sink};
 use crate::table::{Align, Block, Table};
 use derived::{arrows_of, derived, role, share_overflow, Outcome, Role};
-use figures::{Figure, Kind};
-pub use figures::{Kind as FigureKind, Sink};
 use index::Index;
 use number::{numbers, Num, Unit};
 use serde::Serialize;
@@ -49,6 +49,10 @@ pub struct Audit {
     pub mismatches: Vec<Mismatch>,
     /// Lines the audit could not read or decide, in line order (never a mismatch).
     pub warnings: Vec<Warning>,
+}
+
+impl kernelab_model::Body for Audit {
+    const KIND: &'static str = "report_check";
 }
 
 /// How a number is read where it stands.

@@ -2,7 +2,7 @@
 //! profile's).
 
 use super::{pair, plain, rendered, verdict_mark, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::Sink;
+use crate::figure::Sink;
 use kernelab_model::ab::AbResult;
 use kernelab_stats::Analysis;
 use serde::{Deserialize, Serialize};
@@ -50,4 +50,8 @@ pub struct AbBody {
     /// The analyses.
     #[serde(flatten)]
     pub result: AbResult,
+}
+
+impl kernelab_model::Body for AbBody {
+    const KIND: &'static str = "ab";
 }

@@ -1,8 +1,8 @@
 //! `ceilings`: measured (or datasheet) peaks of a device.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
 use crate::documents::CeilingsBody;
+use crate::figure::{Kind as FigureKind, Sink};
 
 impl RecordKind for CeilingsBody {
     fn places(&self) -> &'static [Place] {

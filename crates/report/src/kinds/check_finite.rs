@@ -29,3 +29,7 @@ pub struct FiniteFiles {
     /// One entry per file.
     pub files: Vec<FileFinite>,
 }
+
+impl kernelab_model::Body for FiniteFiles {
+    const KIND: &'static str = "check_finite";
+}

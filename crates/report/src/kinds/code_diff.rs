@@ -1,7 +1,7 @@
 //! `code_diff`: what changed in the machine code of two builds.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
+use crate::figure::{Kind as FigureKind, Sink};
 use kernelab_code::ObjectDiff;
 
 impl RecordKind for ObjectDiff {

@@ -1,7 +1,7 @@
 //! `code_matrix`: which builds of a sweep changed their machine code.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::Sink;
+use crate::figure::Sink;
 use kernelab_code::Matrix;
 
 impl RecordKind for Matrix {

@@ -32,3 +32,7 @@ pub struct CodeShowBody {
     /// Every code object read.
     pub objects: Vec<CodeObject>,
 }
+
+impl kernelab_model::Body for CodeShowBody {
+    const KIND: &'static str = "code_show";
+}

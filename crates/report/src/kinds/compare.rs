@@ -1,7 +1,7 @@
 //! `compare`: two profiles (or runs of each) family by family.
 
 use super::{rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
+use crate::figure::{Kind as FigureKind, Sink};
 use crate::format::percent;
 use crate::profile::InputDoc;
 use kernelab_trace::Comparison;
@@ -127,4 +127,8 @@ pub struct CompareBody {
     /// The comparison.
     #[serde(flatten)]
     pub comparison: Comparison,
+}
+
+impl kernelab_model::Body for CompareBody {
+    const KIND: &'static str = "compare";
 }

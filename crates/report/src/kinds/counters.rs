@@ -1,7 +1,7 @@
 //! `counters`: hardware counters, one group per fresh profiler process, diffed.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
+use crate::figure::{Kind as FigureKind, Sink};
 use kernelab_model::counters::CountersRun;
 use serde::{Deserialize, Serialize};
 
@@ -52,4 +52,8 @@ pub struct CountersBody {
     /// What the run found.
     #[serde(flatten)]
     pub run: CountersRun,
+}
+
+impl kernelab_model::Body for CountersBody {
+    const KIND: &'static str = "counters";
 }

@@ -2,8 +2,8 @@
 //! against it (`kernelab impact --record`).
 
 use super::{plain, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
 use crate::evidence::Block;
+use crate::figure::{Kind as FigureKind, Sink};
 use crate::format::percent;
 use crate::impact::{impact_lines, measured_table, Impact};
 

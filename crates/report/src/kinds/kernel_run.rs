@@ -2,8 +2,8 @@
 //! rounds (timing).
 
 use super::{count, gate_mark, pair, verdict_mark, Ctx, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
 use crate::evidence::parts::{kernel_gates, kernel_head, kernel_timing};
+use crate::figure::{Kind as FigureKind, Sink};
 use kernelab_model::kernel_run::KernelRun;
 use kernelab_stats::Analysis;
 use serde::{Deserialize, Serialize};
@@ -79,4 +79,8 @@ pub struct KernelRunBody {
     /// What the run found.
     #[serde(flatten)]
     pub run: KernelRun,
+}
+
+impl kernelab_model::Body for KernelRunBody {
+    const KIND: &'static str = "kernel_run";
 }

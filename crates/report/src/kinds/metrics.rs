@@ -1,7 +1,7 @@
 //! `metrics`: Nsight Compute per-launch counters.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
+use crate::figure::{Kind as FigureKind, Sink};
 use kernelab_model::LaunchMetrics;
 use serde::{Deserialize, Serialize};
 
@@ -52,4 +52,8 @@ impl RecordKind for MetricsBody {
 pub struct MetricsBody {
     /// The launches with every metric, in base units.
     pub launches: Vec<LaunchMetrics>,
+}
+
+impl kernelab_model::Body for MetricsBody {
+    const KIND: &'static str = "metrics";
 }

@@ -3,8 +3,8 @@
 //! may quote), and one registry ([`registry!`] below) that names every kind. Adding a kind is
 //! one file and one line of the registry.
 
-use crate::audit::Sink;
 use crate::evidence::Block;
+use crate::figure::Sink;
 use kernelab_stats::{Analysis, Change, Verdict};
 
 pub mod ab;
@@ -162,10 +162,10 @@ pub(crate) fn within(part: usize, total: usize, what: &str) -> Result<(), String
     }
 }
 
-/// The registry: every record kind, its variant of [`crate::documents::Evidence`], the body type
-/// and the `kind` names that read into it.
+/// The registry: every record kind, its variant of [`crate::documents::Evidence`] and its body
+/// type, whose [`kernelab_model::Body::KIND`] is the `kind` name that reads into it.
 macro_rules! registry {
-    ($($(#[$doc:meta])* $variant:ident($ty:ty) = [$($name:literal),+];)*) => {
+    ($($(#[$doc:meta])* $variant:ident($ty:ty);)*) => {
         /// A bundle record's result, read into the type its kind names.
         #[derive(Clone, Debug)]
         #[non_exhaustive]
@@ -180,7 +180,7 @@ macro_rules! registry {
                 kind: &str,
                 result: &serde_json::Value,
             ) -> Option<serde_json::Result<Evidence>> {
-                $(if [$($name),+].contains(&kind) {
+                $(if kind == <$ty as Body>::KIND {
                     return Some(<$ty as serde::Deserialize>::deserialize(result).map(Evidence::$variant));
                 })*
                 None
@@ -188,19 +188,29 @@ macro_rules! registry {
             /// Reads the JSON text `result` as the body of a `kind` document (straight into its
             /// type, no JSON tree); `None` for a kind this kernelab does not know.
             pub fn read_str(kind: &str, result: &str) -> Option<serde_json::Result<Evidence>> {
-                $(if [$($name),+].contains(&kind) {
+                $(if kind == <$ty as Body>::KIND {
                     return Some(serde_json::from_str::<$ty>(result).map(Evidence::$variant));
                 })*
                 None
             }
             /// Every kind name this kernelab reads.
-            pub const KINDS: &'static [&'static str] = &[$($($name),+),*];
+            pub const KINDS: &'static [&'static str] = &[$(<$ty as Body>::KIND),*];
+            /// The record's kind name, from its body's type.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Evidence::$variant(_) => <$ty as Body>::KIND,)*
+                }
+            }
             /// The body written back as JSON: reading a record and writing it again gives the
             /// same JSON.
             pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
                 match self {
                     $(Evidence::$variant(b) => serde_json::to_value(b),)*
                 }
+            }
+            /// The body as a document of its kind, written by this kernelab.
+            pub fn document(&self) -> serde_json::Result<kernelab_model::Document<serde_json::Value>> {
+                Ok(kernelab_model::Document::new(self.name(), self.to_value()?))
             }
             /// The record kind's one implementation.
             pub fn kind(&self) -> &dyn $crate::kinds::RecordKind {
@@ -214,7 +224,7 @@ macro_rules! registry {
             }
             /// The document and record schemas of every kind name (docs/schema/).
             pub fn schemas() -> Vec<$crate::schema::KindSchemas> {
-                vec![$($($crate::schema::kind_schemas::<$ty>($name)),+),*]
+                vec![$($crate::schema::kind_schemas::<$ty>()),*]
             }
         }
     };
@@ -225,45 +235,48 @@ use crate::documents::{
     MetricsBody, ProfileBody, RooflineBody, ServeBody, SweepBody,
 };
 use kernelab_code::{Matrix, ObjectDiff};
-use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, RepeatReport};
+use kernelab_model::Body;
+use kernelab_tensor::{BitwiseReport, CloseReport, FileComparison, Oracle, RepeatReport};
 
 registry! {
     /// `profile`.
-    Profile(ProfileBody) = ["profile"];
+    Profile(ProfileBody);
     /// `compare`.
-    Compare(CompareBody) = ["compare"];
+    Compare(CompareBody);
     /// `metrics`.
-    Metrics(MetricsBody) = ["metrics"];
+    Metrics(MetricsBody);
     /// `code_show`.
-    CodeShow(CodeShowBody) = ["code_show"];
+    CodeShow(CodeShowBody);
     /// `code_diff`.
-    CodeDiff(ObjectDiff) = ["code_diff"];
+    CodeDiff(ObjectDiff);
     /// `code_matrix`.
-    CodeMatrix(Matrix) = ["code_matrix"];
+    CodeMatrix(Matrix);
     /// `check_bitwise`.
-    CheckBitwise(FileComparison<BitwiseReport>) = ["check_bitwise"];
-    /// `check_close` and `check_oracle` (the record's kind name tells them apart).
-    CheckClose(FileComparison<CloseReport>) = ["check_close", "check_oracle"];
+    CheckBitwise(FileComparison<BitwiseReport>);
+    /// `check_close`.
+    CheckClose(FileComparison<CloseReport>);
+    /// `check_oracle` (a `check_close` against a higher-precision reference).
+    CheckOracle(Oracle);
     /// `check_finite`.
-    CheckFinite(FiniteFiles) = ["check_finite"];
+    CheckFinite(FiniteFiles);
     /// `check_repeat`.
-    CheckRepeat(RepeatReport) = ["check_repeat"];
+    CheckRepeat(RepeatReport);
     /// `ab`.
-    Ab(AbBody) = ["ab"];
+    Ab(AbBody);
     /// `kernel_run`.
-    KernelRun(KernelRunBody) = ["kernel_run"];
+    KernelRun(KernelRunBody);
     /// `serve`.
-    Serve(ServeBody) = ["serve"];
+    Serve(ServeBody);
     /// `ceilings`.
-    Ceilings(CeilingsBody) = ["ceilings"];
+    Ceilings(CeilingsBody);
     /// `roofline`.
-    Roofline(RooflineBody) = ["roofline"];
+    Roofline(RooflineBody);
     /// `counters`.
-    Counters(CountersBody) = ["counters"];
+    Counters(CountersBody);
     /// `sweep` (`kernelab sweep` and `kernelab check sweep`).
-    Sweep(SweepBody) = ["sweep"];
+    Sweep(SweepBody);
     /// `impact`.
-    Impact(crate::impact::Impact) = ["impact"];
+    Impact(crate::impact::Impact);
 }
 
 /// A change as the summary's (ratio, interval) pair; `None` when unavailable.

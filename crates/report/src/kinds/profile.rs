@@ -1,7 +1,7 @@
 //! `profile`: where the GPU time of a request goes (why this kernel).
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
+use crate::figure::{Kind as FigureKind, Sink};
 use crate::format::percent;
 use crate::profile::InputDoc;
 use kernelab_trace::{ActivityRow, KernelRow, Outlier, PhaseRow, Summary as TraceSummary};
@@ -110,4 +110,8 @@ pub struct ProfileBody {
     /// Each input's part of the kernel time (with `--by-rank`; absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<Vec<kernelab_trace::RankRow>>,
+}
+
+impl kernelab_model::Body for ProfileBody {
+    const KIND: &'static str = "profile";
 }

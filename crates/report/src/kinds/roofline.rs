@@ -1,8 +1,8 @@
 //! `roofline`: where each family's achieved rate sits under its roof.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
 use crate::documents::RooflineBody;
+use crate::figure::{Kind as FigureKind, Sink};
 
 impl RecordKind for RooflineBody {
     fn places(&self) -> &'static [Place] {

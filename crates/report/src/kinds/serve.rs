@@ -1,7 +1,7 @@
 //! `serve`: fresh-server serving of baseline and candidate, paired by round.
 
 use super::{gate_mark, pair, verdict_mark, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::audit::{FigureKind, Sink};
+use crate::figure::{Kind as FigureKind, Sink};
 use kernelab_model::serve::ServeResult;
 use serde::{Deserialize, Serialize};
 
@@ -370,4 +370,8 @@ pub struct ServeBody {
     /// What the run found.
     #[serde(flatten)]
     pub result: ServeResult,
+}
+
+impl kernelab_model::Body for ServeBody {
+    const KIND: &'static str = "serve";
 }

@@ -1,8 +1,8 @@
 //! `sweep`: every gate (and timing) over a grid of configurations.
 
 use super::{gate_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
-use crate::audit::Sink;
 use crate::documents::SweepBody;
+use crate::figure::Sink;
 
 impl RecordKind for SweepBody {
     fn places(&self) -> &'static [Place] {
