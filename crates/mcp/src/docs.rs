@@ -104,7 +104,6 @@ pub fn headline(doc: &Value) -> String {
             Some(Ok(e)) => {
                 let k = e.kind();
                 let ctx = Ctx {
-                    kind,
                     label: "",
                     marked: &[],
                 };

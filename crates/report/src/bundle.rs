@@ -2,6 +2,7 @@
 //! with its provenance. Records are written atomically and never replace an existing one.
 
 use crate::documents::Evidence;
+use crate::kinds::Extra;
 use crate::Error;
 use kernelab_model::{InputFile, Provenance};
 use serde::{Deserialize, Serialize};
@@ -170,6 +171,11 @@ impl Bad {
 /// not be (one unreadable record never hides the rest). Fails only when the folder itself
 /// cannot be listed.
 pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<Bad>), Error> {
+    read_all_in(dir, &[])
+}
+
+/// [`read_all`], reading records of the kinds of `extra` too.
+pub fn read_all_in(dir: &Path, extra: &[Extra]) -> Result<(Vec<Entry>, Vec<Bad>), Error> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| Error::Io { path, source }
@@ -190,7 +196,7 @@ pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<Bad>), Error> {
     let mut out = Vec::new();
     let mut bad = Vec::new();
     for f in files {
-        match read_entry(&f) {
+        match read_entry_in(&f, extra) {
             Ok(e) => out.push(e),
             Err(error) => bad.push(Bad { error }),
         }
@@ -200,6 +206,11 @@ pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<Bad>), Error> {
 
 /// Reads one record file of a bundle.
 pub fn read_entry(f: &Path) -> Result<Entry, Error> {
+    read_entry_in(f, &[])
+}
+
+/// [`read_entry`], reading a record of a kind of `extra` too.
+pub fn read_entry_in(f: &Path, extra: &[Extra]) -> Result<Entry, Error> {
     let text = read_record_text(f).map_err(|source| Error::Io {
         path: f.to_path_buf(),
         source,
@@ -213,7 +224,7 @@ pub fn read_entry(f: &Path) -> Result<Entry, Error> {
     let raw: RawRecord<'_> = serde_json::from_str(&text).map_err(malformed)?;
     let mut record = raw.head;
     let read = if record.schema_version == kernelab_model::SCHEMA_VERSION {
-        Evidence::read_str(&record.kind, raw.result.get())
+        Evidence::read_str_in(extra, &record.kind, raw.result.get())
     } else {
         let mut result: serde_json::Value =
             serde_json::from_str(raw.result.get()).map_err(malformed)?;
@@ -223,7 +234,7 @@ pub fn read_entry(f: &Path) -> Result<Entry, Error> {
                 message,
             },
         )?;
-        Evidence::read(&record.kind, &result)
+        Evidence::read_in(extra, &record.kind, &result)
     };
     if record.label.is_empty() {
         record.label = default_label(&record.provenance.inputs, &record.kind);

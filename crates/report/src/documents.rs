@@ -3,8 +3,8 @@
 //! implementation of [`crate::kinds::RecordKind`]; this module names them for callers.
 
 pub use crate::kinds::ab::AbBody;
-pub use crate::kinds::check_finite::FiniteFiles;
-pub use crate::kinds::code_show::CodeShowBody;
+pub use crate::kinds::check::finite::FiniteFiles;
+pub use crate::kinds::code::show::CodeShowBody;
 pub use crate::kinds::compare::CompareBody;
 pub use crate::kinds::counters::CountersBody;
 pub use crate::kinds::kernel_run::KernelRunBody;

@@ -9,51 +9,43 @@
 //! ```
 #![deny(missing_docs)]
 
-mod ab;
 pub mod audit;
 pub mod bundle;
-mod check;
-mod code;
-mod compare;
-mod counters;
 pub mod documents;
 mod error;
 mod evidence;
-pub mod figure;
 pub mod format;
 mod graphs;
-pub mod impact;
-mod kernel;
 pub mod kinds;
 pub mod make;
-mod metrics;
-mod profile;
 pub mod render;
-mod roofline;
 pub mod schema;
 mod serve;
+pub mod sink;
 mod svg;
-mod sweep;
 mod table;
 pub mod upgrade;
 
-pub use ab::{ab_sections, analysis_lines};
-pub use check::{bitwise_tables, close_tables, finite_tables, repeat_tables};
-pub use code::{change, code_diff_tables, code_matrix_tables, code_show_tables};
-pub use compare::{compare_csv, compare_tables};
-pub use counters::{counters_csv, counters_tables};
 pub use error::{Error, Result};
 pub use evidence::{evidence, Block, Headline, Part, Report, State, Status, Verdicts};
 pub use graphs::{graph_sections, rank_sections};
-pub use kernel::{kernel_plan_sections, kernel_sections};
-pub use metrics::{metric_columns, metrics_csv, metrics_tables, DEFAULT_METRICS};
-pub use profile::{input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc};
+pub use kinds::ab::view::{ab_sections, analysis_lines};
+pub use kinds::check::view::{bitwise_tables, close_tables, finite_tables, repeat_tables};
+pub use kinds::code::view::{change, code_diff_tables, code_matrix_tables, code_show_tables};
+pub use kinds::compare::view::{compare_csv, compare_tables};
+pub use kinds::counters::view::{counters_csv, counters_tables};
+pub use kinds::impact;
+pub use kinds::kernel_run::view::{kernel_plan_sections, kernel_sections};
+pub use kinds::metrics::view::{metric_columns, metrics_csv, metrics_tables, DEFAULT_METRICS};
+pub use kinds::profile::view::{
+    input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc,
+};
+pub use kinds::roofline::view::{
+    ceiling_value, ceilings_sections, figure, roofline_csv, roofline_sections, roofline_svg,
+};
+pub use kinds::sweep::view::{sweep_matrix_sections, verdict_text};
 pub use render::{
     csv_rows, evidence_html, evidence_markdown, pr_body, render, OutputFormat, GITHUB_BODY_LIMIT,
 };
-pub use roofline::{
-    ceiling_value, ceilings_sections, figure, roofline_csv, roofline_sections, roofline_svg,
-};
 pub use serve::{identity_line, serve_csv_rows, serve_sections, ServeCsvRow};
-pub use sweep::{sweep_matrix_sections, verdict_text};
 pub use table::{Align, Column, Table};

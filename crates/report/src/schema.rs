@@ -7,7 +7,7 @@ use crate::audit::Audit;
 use crate::bundle::Record;
 use crate::documents::PlanBody;
 use crate::evidence::Headline;
-use crate::impact::Impact;
+use crate::kinds::impact::Impact;
 use kernelab_model::{Body, Document, SCHEMA_VERSION};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};

@@ -3,8 +3,8 @@
 
 use crate::bundle::Entry;
 use crate::evidence::{gates, impacts};
-use crate::figure::{Figure, Kind, Sink};
-use crate::impact::Estimate;
+use crate::kinds::impact::Estimate;
+use crate::sink::{Figure, Kind, Sink};
 use std::collections::BTreeMap;
 
 /// An estimate and its interval's ends, as figures of `kind`.

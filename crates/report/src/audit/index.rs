@@ -7,7 +7,7 @@
 //! 41 s, in the crate's state-shuffling step.)
 
 use super::number::Num;
-use crate::figure::{Figure, Kind};
+use crate::sink::{Figure, Kind};
 use std::collections::{HashMap, HashSet};
 
 /// Figures of each kind with their position in the input, sorted by value.

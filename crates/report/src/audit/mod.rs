@@ -10,8 +10,8 @@ mod index;
 pub(crate) mod number;
 
 use crate::bundle::Entry;
-use crate::figure::{Figure, Kind};
-pub use crate::figure::{Kind as FigureKind, Sink};
+use crate::sink::{Figure, Kind};
+pub use crate::sink::{Kind as FigureKind, Sink};
 use crate::table::{Align, Block, Table};
 use derived::{arrows_of, derived, role, share_overflow, Outcome, Role};
 use index::Index;

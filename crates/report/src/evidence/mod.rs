@@ -5,27 +5,20 @@
 
 use crate::bundle::Entry;
 use crate::documents::Evidence;
-use crate::impact::{self, Impact};
+use crate::kinds::impact::{self, Impact};
 use crate::kinds::{Ctx, Place};
 pub use crate::table::Block;
 use crate::table::Table;
 use serde::Serialize;
 
-mod counters;
-pub(crate) mod parts;
 mod repro;
-mod serve;
 mod status;
 mod summary;
-mod sweep;
 
-pub(crate) use counters::counters_part;
-use parts::short;
-pub(crate) use serve::serve_part;
+pub use crate::svg::Verdicts;
 pub use status::{Headline as Status, State};
 pub(crate) use summary::gates;
-pub use summary::{pair_text, verdicts, Verdicts};
-pub(crate) use sweep::sweep_part;
+pub use summary::verdicts;
 
 /// A titled part of the report.
 #[derive(Clone, Debug)]
@@ -99,7 +92,7 @@ fn intro(e: &Entry) -> Block {
         .provenance
         .inputs
         .iter()
-        .map(|i| short(i.path.rsplit('/').next().unwrap_or(&i.path), 50))
+        .map(|i| crate::format::shorten(i.path.rsplit('/').next().unwrap_or(&i.path), 50))
         .collect();
     let command = || {
         let argv: Vec<&str> = p.argv.iter().skip(1).map(String::as_str).take(6).collect();
@@ -266,7 +259,6 @@ pub fn evidence(entries: &[Entry]) -> Report {
                     .map(|(_, _, i)| i.family.clone())
                     .collect();
                 let ctx = Ctx {
-                    kind: &e.record.kind,
                     label,
                     marked: &marked,
                 };

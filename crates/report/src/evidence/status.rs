@@ -7,7 +7,7 @@
 use crate::bundle::Entry;
 use crate::documents::Evidence;
 use crate::format::{fixed, percent};
-use crate::impact::Impact;
+use crate::kinds::impact::Impact;
 use crate::kinds::Ctx;
 use crate::table::{Align, Table};
 use kernelab_stats::{Analysis, Interval, Verdict};
@@ -93,7 +93,6 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
         let mut timed_by = String::new();
         for e in &mine {
             let ctx = Ctx {
-                kind: &e.record.kind,
                 label,
                 marked: &marked,
             };

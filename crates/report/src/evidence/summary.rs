@@ -2,26 +2,11 @@
 //! with its interval, a status mark), and the verdicts the forest plot draws.
 
 use crate::bundle::Entry;
-use crate::format::fixed;
+use crate::format::pair_text;
+use crate::svg::Verdicts;
 use crate::table::{Align, Table};
-use kernelab_stats::Change;
 
 use crate::kinds::Mark;
-
-/// One verdict with an interval, for the forest plot.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Verdicts {
-    /// Label (and kind, when the label has several timed records).
-    pub name: String,
-    /// Candidate / baseline.
-    pub ratio: f64,
-    /// Its interval.
-    pub ci: Option<(f64, f64)>,
-    /// The practical threshold δ (fraction), when known.
-    pub threshold: Option<f64>,
-    /// The verdict word.
-    pub verdict: String,
-}
 
 /// A summary row before merging.
 struct Row {
@@ -41,7 +26,6 @@ pub(crate) fn gates(e: &Entry) -> Option<(usize, usize)> {
 fn row(e: &Entry) -> Row {
     let marked: [String; 0] = [];
     let ctx = crate::kinds::Ctx {
-        kind: &e.record.kind,
         label: &e.record.label,
         marked: &marked,
     };
@@ -53,23 +37,6 @@ fn row(e: &Entry) -> Row {
         verdict: s.verdict,
         ratio: s.ratio,
         mark: s.mark,
-    }
-}
-
-/// A ratio with its interval: `1.1636 [1.1599, 1.1681]`.
-pub fn ratio_text(c: &Change) -> String {
-    match (c.ratio(), c.interval()) {
-        (Some(r), Some(i)) => format!("{} {i}", fixed(r, 4)),
-        (Some(r), None) => fixed(r, 4),
-        (None, _) => crate::format::UNAVAILABLE.to_string(),
-    }
-}
-
-/// A (ratio, interval) pair as text, for the plots.
-pub fn pair_text(ratio: f64, ci: Option<(f64, f64)>) -> String {
-    match ci {
-        Some((l, h)) => format!("{} [{}, {}]", fixed(ratio, 4), fixed(l, 4), fixed(h, 4)),
-        None => fixed(ratio, 4),
     }
 }
 
@@ -150,7 +117,7 @@ pub fn verdicts(entries: &[Entry]) -> Vec<Verdicts> {
                     e.record.label.clone()
                 },
                 ratio: a.ratio()?,
-                ci: super::parts::ends(a.interval()),
+                ci: crate::kinds::ends(a.interval()),
                 threshold: Some(a.threshold),
                 verdict: a.verdict.name().into(),
             })

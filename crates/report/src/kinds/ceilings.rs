@@ -1,18 +1,21 @@
 //! `ceilings`: measured (or datasheet) peaks of a device.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::documents::CeilingsBody;
-use crate::figure::{Kind as FigureKind, Sink};
+use crate::sink::{Kind as FigureKind, Sink};
+use kernelab_model::roofline::Ceilings as CeilingsBody;
 
 impl RecordKind for CeilingsBody {
     fn places(&self) -> &'static [Place] {
         &[Place::Roofline]
     }
     fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
-        rendered(crate::roofline::ceilings_part(self))
+        rendered(crate::kinds::roofline::view::ceilings_part(self))
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
-        plain(crate::roofline::ceilings_part(self).1, Mark::Good)
+        plain(
+            crate::kinds::roofline::view::ceilings_part(self).1,
+            Mark::Good,
+        )
     }
     fn figures(&self, sink: &mut Sink<'_>) {
         for c in &self.ceilings {

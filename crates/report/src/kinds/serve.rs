@@ -1,7 +1,7 @@
 //! `serve`: fresh-server serving of baseline and candidate, paired by round.
 
 use super::{gate_mark, pair, verdict_mark, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::figure::{Kind as FigureKind, Sink};
+use crate::sink::{Kind as FigureKind, Sink};
 use kernelab_model::serve::ServeResult;
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +10,8 @@ impl RecordKind for ServeBody {
         &[Place::Serving]
     }
     fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
-        let (blocks, headline, _) = crate::evidence::serve_part(self);
+        let (blocks, headline, _) =
+            super::serve_part::serve_part(&self.result, &self.samples, self.pass);
         Rendered { blocks, headline }
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {

@@ -10,7 +10,7 @@ use crate::format::html_escape as esc;
 mod plots;
 mod roofline;
 
-pub use plots::{forest, rounds, share_bars, ShareBar};
+pub use plots::{forest, rounds, share_bars, ShareBar, Verdicts};
 pub use roofline::roofline_chart;
 
 /// Tick values between `lo` and `hi`: about `n` steps of 1, 2 or 5 × 10^k.

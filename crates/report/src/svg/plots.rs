@@ -3,8 +3,22 @@
 //! its unit and tick labels.
 
 use super::{decimals, open, ticks};
-use crate::evidence::Verdicts;
 use crate::format::{html_escape as esc, percent};
+
+/// One verdict with an interval, for the forest plot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdicts {
+    /// Label (and kind, when the label has several timed records).
+    pub name: String,
+    /// Candidate / baseline.
+    pub ratio: f64,
+    /// Its interval.
+    pub ci: Option<(f64, f64)>,
+    /// The practical threshold δ (fraction), when known.
+    pub threshold: Option<f64>,
+    /// The verdict word.
+    pub verdict: String,
+}
 
 /// One bar of the share chart.
 #[derive(Clone, Debug)]
@@ -130,7 +144,7 @@ pub fn forest(title: &str, rows: &[Verdicts]) -> String {
                 y + 6.0
             );
         }
-        let text = crate::evidence::pair_text(r.ratio, r.ci);
+        let text = crate::format::pair_text(r.ratio, r.ci);
         s += &format!(
             "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" class=\"pt {class}\"><title>{}: {} {}</title></circle>\n",
             x(r.ratio),

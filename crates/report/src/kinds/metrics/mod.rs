@@ -1,16 +1,24 @@
 //! `metrics`: Nsight Compute per-launch counters.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::figure::{Kind as FigureKind, Sink};
+use crate::format::opt_duration_ns;
+use crate::format::thousands;
+use crate::sink::{Kind as FigureKind, Sink};
+use crate::table::Align;
+use crate::table::Block;
+use crate::table::Table;
 use kernelab_model::LaunchMetrics;
+use kernelab_model::MetricValue;
 use serde::{Deserialize, Serialize};
+
+pub(crate) mod view;
 
 impl RecordKind for MetricsBody {
     fn places(&self) -> &'static [Place] {
         &[Place::Code]
     }
     fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
-        rendered(crate::evidence::parts::metrics_part(self))
+        rendered(metrics_part(self))
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         plain(
@@ -56,4 +64,38 @@ pub struct MetricsBody {
 
 impl kernelab_model::Body for MetricsBody {
     const KIND: &'static str = "metrics";
+}
+
+pub(crate) fn metrics_part(r: &MetricsBody) -> (Vec<Block>, String) {
+    let mut t = Table::new(
+        "Per-launch counters",
+        &[
+            ("ID", Align::Right),
+            ("kernel", Align::Left),
+            ("duration", Align::Right),
+            ("DRAM bytes", Align::Right),
+        ],
+    );
+    let number = |l: &kernelab_model::LaunchMetrics, keys: &[&str]| {
+        keys.iter().find_map(|k| match l.metrics.get(*k)?.value {
+            MetricValue::Number(x) => Some(x),
+            MetricValue::Text(_) => None,
+        })
+    };
+    for l in &r.launches {
+        let dur = number(l, &["gpu__time_duration.sum", "Duration"]);
+        let dram = number(l, &["dram__bytes.sum", "dram__bytes_read.sum"])
+            .map(|x| thousands(x as u64))
+            .unwrap_or_else(|| "–".into());
+        t.push(vec![
+            l.id.clone(),
+            crate::format::shorten(&l.kernel, 60),
+            opt_duration_ns(dur),
+            dram,
+        ]);
+    }
+    (
+        vec![Block::Table(t)],
+        crate::format::count(r.launches.len(), "profiled launch", "profiled launches"),
+    )
 }

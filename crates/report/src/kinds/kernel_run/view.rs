@@ -1,7 +1,7 @@
 //! The `kernel run` view: builds, the gates as a list, a timing table per round and the
 //! verdict with its interval.
 
-use crate::ab::analysis_lines;
+use crate::kinds::ab::view::analysis_lines;
 use crate::table::{Align, Block, Table};
 use kernelab_model::kernel_run::{KernelRun, Plan};
 

@@ -1,18 +1,26 @@
 //! `roofline`: where each family's achieved rate sits under its roof.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::documents::RooflineBody;
-use crate::figure::{Kind as FigureKind, Sink};
+use crate::sink::{Kind as FigureKind, Sink};
+use kernelab_model::roofline::Roofline as RooflineBody;
+
+pub(crate) mod view;
 
 impl RecordKind for RooflineBody {
     fn places(&self) -> &'static [Place] {
         &[Place::Roofline]
     }
     fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
-        rendered(crate::roofline::roofline_part(self))
+        rendered(crate::kinds::roofline::view::roofline_part(self))
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
-        plain(crate::roofline::roofline_part(self).1, Mark::Good)
+        plain(
+            crate::kinds::roofline::view::roofline_part(self).1,
+            Mark::Good,
+        )
+    }
+    fn csv(&self) -> Option<crate::Result<String>> {
+        Some(view::roofline_csv(self))
     }
     fn figures(&self, sink: &mut Sink<'_>) {
         if let Some(b) = self.bandwidth.value() {

@@ -1,7 +1,7 @@
 //! The `code` views: resources and instruction classes, diffs between builds, build matrices.
 
+use crate::format::shorten;
 use crate::format::{decimal, thousands, UNAVAILABLE};
-use crate::profile::shorten;
 use crate::table::{Align, Block, Table};
 use kernelab_code::{ChangeRow, CodeObject, Matrix, ObjectDiff};
 

@@ -1,7 +1,8 @@
 //! The `profile` view: tables and the JSON document of a ranking.
 
-use crate::documents::ProfileBody;
+use crate::format::shorten;
 use crate::format::{bytes, duration_ns, opt_duration_ns, share, thousands, UNAVAILABLE};
+use crate::kinds::profile::ProfileBody;
 use crate::table::{Align, Block, Table};
 use kernelab_model::Document;
 use kernelab_model::{ActivityKind, SourceInfo};
@@ -82,15 +83,6 @@ fn range(r: Option<ValueRange>, fmt: fn(u64) -> String) -> String {
 
 fn plain(n: u64) -> String {
     n.to_string()
-}
-
-/// Shortens a long kernel name for the terminal.
-pub(crate) fn shorten(name: &str, max: usize) -> String {
-    if max == 0 || name.chars().count() <= max {
-        return name.to_string();
-    }
-    let head: String = name.chars().take(max.saturating_sub(1)).collect();
-    format!("{head}…")
 }
 
 fn kernel_table(

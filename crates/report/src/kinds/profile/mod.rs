@@ -1,18 +1,28 @@
 //! `profile`: where the GPU time of a request goes (why this kernel).
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::figure::{Kind as FigureKind, Sink};
+use crate::format::duration_ns;
+use crate::format::opt_duration_ns;
 use crate::format::percent;
-use crate::profile::InputDoc;
+use crate::format::share;
+use crate::format::thousands;
+use crate::kinds::profile::view::InputDoc;
+use crate::sink::{Kind as FigureKind, Sink};
+use crate::svg;
+use crate::table::Align;
+use crate::table::Block;
+use crate::table::Table;
 use kernelab_trace::{ActivityRow, KernelRow, Outlier, PhaseRow, Summary as TraceSummary};
 use serde::{Deserialize, Serialize};
+
+pub(crate) mod view;
 
 impl RecordKind for ProfileBody {
     fn places(&self) -> &'static [Place] {
         &[Place::Why]
     }
     fn render(&self, _: Place, ctx: &Ctx<'_>) -> Rendered {
-        rendered(crate::evidence::parts::profile_part(self, ctx.marked))
+        rendered(profile_part(self, ctx.marked))
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         plain(
@@ -114,4 +124,75 @@ pub struct ProfileBody {
 
 impl kernelab_model::Body for ProfileBody {
     const KIND: &'static str = "profile";
+}
+
+fn ns_u64(x: Option<u64>) -> String {
+    opt_duration_ns(x.map(|v| v as f64))
+}
+
+/// A profile record: the whole-trace line, the top kernels (the changed families marked) and
+/// the share chart.
+pub(crate) fn profile_part(r: &ProfileBody, marked: &[String]) -> (Vec<Block>, String) {
+    let sm = &r.summary;
+    let mut t = Table::new(
+        "Top kernels by GPU time",
+        &[
+            ("#", Align::Right),
+            ("kernel / family", Align::Left),
+            ("calls", Align::Right),
+            ("total", Align::Right),
+            ("share", Align::Right),
+        ],
+    );
+    let mut bars = Vec::new();
+    for row in r.kernels.iter().take(10) {
+        let changed = marked.contains(&row.name) || marked.contains(&row.family);
+        let name = crate::format::shorten(&row.name, 70);
+        t.push(vec![
+            row.rank.to_string(),
+            if changed {
+                format!("**{name}** (changed)")
+            } else {
+                name.clone()
+            },
+            thousands(row.calls),
+            duration_ns(row.total_ns as f64),
+            share(row.share),
+        ]);
+        bars.push(svg::ShareBar {
+            label: name,
+            share: row.share,
+            marked: changed,
+        });
+    }
+    let lines = vec![format!(
+        "kernel GPU time {} over {}; GPU busy {}; trace wall {}; launch gaps {}",
+        duration_ns(sm.kernel_time_ns as f64),
+        crate::format::count(sm.kernel_count as usize, "kernel", "kernels"),
+        ns_u64(sm.busy_ns),
+        ns_u64(sm.wall_ns),
+        ns_u64(sm.gap_ns)
+    )];
+    let head = r
+        .kernels
+        .first()
+        .map(|row| {
+            format!(
+                "{} takes {} of kernel time",
+                crate::format::shorten(&row.name, 60),
+                share(row.share)
+            )
+        })
+        .unwrap_or_else(|| "no kernels".into());
+    (
+        vec![
+            Block::Lines(lines),
+            Block::Table(t),
+            Block::Chart(svg::share_bars(
+                "Share of request kernel GPU time, top 10 (changed family marked)",
+                &bars,
+            )),
+        ],
+        head,
+    )
 }

@@ -67,7 +67,7 @@ pub fn metrics_tables(
         &cols,
     );
     for l in launches {
-        let mut row = vec![l.id.clone(), crate::profile::shorten(&l.kernel, name_width)];
+        let mut row = vec![l.id.clone(), crate::format::shorten(&l.kernel, name_width)];
         row.extend(columns.iter().map(|c| cell(l, c)));
         t.push(row);
     }

@@ -11,12 +11,17 @@
 //!
 //! Sign convention of every change: (candidate − baseline) / baseline.
 
-use crate::documents::{AbBody, CompareBody, KernelRunBody, ProfileBody};
 use crate::format::{duration_ns, percent};
+use crate::kinds::ab::AbBody;
+use crate::kinds::compare::CompareBody;
+use crate::kinds::kernel_run::KernelRunBody;
+use crate::kinds::profile::ProfileBody;
 use crate::table::{Align, Block, Table};
 use kernelab_stats::{Change, Interval};
 use kernelab_trace::FamilyDelta;
 use serde::{Deserialize, Serialize};
+
+mod record;
 
 /// Why no prediction could be made.
 #[derive(Debug, thiserror::Error)]

@@ -1,11 +1,11 @@
 //! `impact`: the predicted request impact of a kernel change, with the measurements set
 //! against it (`kernelab impact --record`).
 
-use super::{plain, Ctx, Mark, Place, RecordKind, Rendered, Summary};
 use crate::evidence::Block;
-use crate::figure::{Kind as FigureKind, Sink};
 use crate::format::percent;
-use crate::impact::{impact_lines, measured_table, Impact};
+use crate::kinds::impact::{impact_lines, measured_table, Impact};
+use crate::kinds::{plain, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::sink::{Kind as FigureKind, Sink};
 
 impl RecordKind for Impact {
     fn places(&self) -> &'static [Place] {

@@ -1,7 +1,6 @@
 //! `check_repeat`: repeated runs give identical outputs.
 
-use super::{gate_summary, Ctx, Place, RecordKind, Rendered, Summary};
-use crate::evidence::parts::{check_part, repeat_lines};
+use crate::kinds::{check_part, gate_summary, Ctx, Place, RecordKind, Rendered, Summary};
 use kernelab_tensor::RepeatReport;
 
 impl RecordKind for RepeatReport {
@@ -17,4 +16,12 @@ impl RecordKind for RepeatReport {
     fn pass(&self) -> Option<bool> {
         Some(self.pass)
     }
+}
+
+pub(crate) fn repeat_lines(r: &RepeatReport) -> Vec<String> {
+    vec![if r.pass {
+        format!("{} runs bit-identical", r.files.len())
+    } else {
+        format!("runs differ: {}", r.differing.join("; "))
+    }]
 }

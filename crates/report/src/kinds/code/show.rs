@@ -1,6 +1,7 @@
 //! `code_show`: the kernels of code objects.
 
-use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::kinds::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::table::Block;
 use kernelab_code::CodeObject;
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +10,7 @@ impl RecordKind for CodeShowBody {
         &[Place::Code]
     }
     fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
-        rendered(crate::evidence::parts::code_show_part(self))
+        rendered(code_show_part(self))
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         plain(
@@ -35,4 +36,10 @@ pub struct CodeShowBody {
 
 impl kernelab_model::Body for CodeShowBody {
     const KIND: &'static str = "code_show";
+}
+
+pub(crate) fn code_show_part(r: &CodeShowBody) -> (Vec<Block>, String) {
+    let n: usize = r.objects.iter().map(|o| o.kernels.len()).sum();
+    let head = format!("{} read", crate::format::count(n, "kernel", "kernels"));
+    (vec![Block::Lines(vec![head.clone()])], head)
 }

@@ -1,7 +1,8 @@
 //! The `compare` view: per-family deltas and whole-trace figures side by side.
 
+use crate::format::shorten;
 use crate::format::{decimal, duration_ns, percent, share, thousands, UNAVAILABLE};
-use crate::profile::{shorten, InputDoc};
+use crate::kinds::profile::view::InputDoc;
 use crate::table::{Align, Block, Table};
 use kernelab_trace::{Comparison, FamilyDelta, Status};
 use serde::Serialize;

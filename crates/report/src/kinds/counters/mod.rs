@@ -1,16 +1,19 @@
 //! `counters`: hardware counters, one group per fresh profiler process, diffed.
 
 use super::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
-use crate::figure::{Kind as FigureKind, Sink};
+use crate::sink::{Kind as FigureKind, Sink};
+use crate::table::Block;
 use kernelab_model::counters::CountersRun;
 use serde::{Deserialize, Serialize};
+
+pub(crate) mod view;
 
 impl RecordKind for CountersBody {
     fn places(&self) -> &'static [Place] {
         &[Place::Counters]
     }
     fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
-        rendered(crate::evidence::counters_part(self))
+        rendered(counters_part(self))
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         let flagged = self.run.changes.iter().filter(|x| x.flagged).count();
@@ -27,6 +30,9 @@ impl RecordKind for CountersBody {
             ),
             if failed > 0 { Mark::Warn } else { Mark::Good },
         )
+    }
+    fn csv(&self) -> Option<crate::Result<String>> {
+        Some(view::counters_csv(&self.run))
     }
     fn figures(&self, sink: &mut Sink<'_>) {
         for c in &self.run.changes {
@@ -56,4 +62,48 @@ pub struct CountersBody {
 
 impl kernelab_model::Body for CountersBody {
     const KIND: &'static str = "counters";
+}
+
+/// The blocks and headline of a `counters` record.
+pub(crate) fn counters_part(r: &CountersBody) -> (Vec<Block>, String) {
+    let blocks = crate::kinds::counters::view::counters_tables(&r.run, 80)
+        .into_iter()
+        .map(|s| match s {
+            // The notes fold under their title: the tables are what a reviewer reads.
+            Block::List { title, lines } => Block::Details {
+                summary: title,
+                blocks: vec![Block::Lines(lines)],
+            },
+            other => other,
+        })
+        .collect();
+    let flagged = r.run.changes.iter().filter(|c| c.flagged).count();
+    let failed = r.run.failures().count();
+    let head = if r.run.changes.is_empty() {
+        format!(
+            "{}: {} over {}",
+            r.run.profiler,
+            crate::format::count(r.run.stats.len(), "kernel metric", "kernel metrics"),
+            crate::format::count(r.run.repeats, "repeat", "repeats")
+        )
+    } else {
+        format!(
+            "{}: {flagged} of {} beyond the repeat spread",
+            r.run.profiler,
+            crate::format::count(r.run.changes.len(), "metric change", "metric changes")
+        )
+    };
+    let head = if failed > 0 {
+        format!(
+            "{head}; {failed} of {} failed",
+            crate::format::count(
+                r.run.processes.len(),
+                "profiler process",
+                "profiler processes"
+            )
+        )
+    } else {
+        head
+    };
+    (blocks, head)
 }

@@ -1,7 +1,6 @@
 //! `check_finite`: no NaN or infinity in the outputs.
 
-use super::{count, gate_summary, Ctx, Place, RecordKind, Rendered, Summary};
-use crate::evidence::parts::{check_part, finite_lines};
+use crate::kinds::{check_part, count, gate_summary, Ctx, Place, RecordKind, Rendered, Summary};
 use kernelab_tensor::FileFinite;
 use serde::{Deserialize, Serialize};
 
@@ -32,4 +31,18 @@ pub struct FiniteFiles {
 
 impl kernelab_model::Body for FiniteFiles {
     const KIND: &'static str = "check_finite";
+}
+
+pub(crate) fn finite_lines(r: &FiniteFiles) -> Vec<String> {
+    r.files
+        .iter()
+        .flat_map(|f| {
+            f.tensors.iter().map(move |t| {
+                format!(
+                    "{} {}: {} NaN, {} +inf, {} −inf",
+                    f.path, t.name, t.report.nan, t.report.pos_inf, t.report.neg_inf
+                )
+            })
+        })
+        .collect()
 }
