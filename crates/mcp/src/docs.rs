@@ -2,7 +2,7 @@
 //! server wraps: `runs` and `export`), and the headline a person would read of each.
 
 use kernelab_model::{Body, Document};
-use kernelab_report::kinds::{Ctx, Evidence};
+use kernelab_report::kinds::{Ctx, Evidence, Extra};
 use kernelab_report::schema::{kind_schemas, KindSchemas};
 use kernelab_runner::run::RunSummary;
 use serde::Serialize;
@@ -88,6 +88,11 @@ pub fn export_document(stdout: &[u8]) -> Result<Value, String> {
 
 /// The one line a person would read of a document: the report's headline of its kind.
 pub fn headline(doc: &Value) -> String {
+    headline_in(&[], doc)
+}
+
+/// [`headline`], reading documents of the kinds of `extra` too.
+pub fn headline_in(extra: &[Extra], doc: &Value) -> String {
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("?");
     let count = |key: &str| doc.get(key).and_then(Value::as_array).map_or(0, Vec::len);
     match kind {
@@ -100,7 +105,7 @@ pub fn headline(doc: &Value) -> String {
         ),
         "runs" => format!("{} runs", count("runs")),
         "export" => format!("{} Parquet files written", count("written")),
-        _ => match Evidence::read(kind, doc) {
+        _ => match Evidence::read_in(extra, kind, doc) {
             Some(Ok(e)) => {
                 let k = e.kind();
                 let ctx = Ctx {

@@ -6,6 +6,7 @@ use crate::exec::{self, Ended, Launch, Step};
 use crate::paths::Root;
 use crate::tools::{check_args, specs, ArgError, ArgSpec, ToolSpec, Ty};
 use crate::Options;
+use kernelab_report::kinds::Extra;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult,
@@ -42,6 +43,8 @@ pub struct Server {
     root: Root,
     state: PathBuf,
     schemas: Vec<kernelab_report::schema::KindSchemas>,
+    /// Record kinds outside the registry whose records are resources too.
+    kinds: Vec<Extra>,
     /// Bundles named at start and those tool calls recorded into.
     bundles: Mutex<Vec<PathBuf>>,
     /// Tool calls running now (the server waits for them to stop before it exits).
@@ -91,10 +94,19 @@ impl Server {
             root,
             state,
             schemas: docs::all_schemas(),
+            kinds: Vec::new(),
             bundles: Mutex::new(bundles),
             options,
             active: AtomicUsize::new(0),
         })
+    }
+
+    /// The server, listing the records and schemas of `kinds` (kinds outside the registry)
+    /// among its resources too.
+    pub fn with_kinds(mut self, kinds: &[Extra]) -> Server {
+        self.schemas.extend(kinds.iter().map(Extra::schemas));
+        self.kinds.extend_from_slice(kinds);
+        self
     }
 
     fn output_schema(&self, kind: &str) -> Option<Arc<Map<String, Value>>> {
@@ -461,7 +473,7 @@ impl Server {
                     }
                     continue;
                 }
-                let Ok(e) = kernelab_report::bundle::read_entry(&path) else {
+                let Ok(e) = kernelab_report::bundle::read_entry_in(&path, &self.kinds) else {
                     continue;
                 };
                 let Ok(rel) = e.path.strip_prefix(self.root.dir()) else {
@@ -472,7 +484,7 @@ impl Server {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                let headline = docs::headline(&{
+                let headline = docs::headline_in(&self.kinds, &{
                     let mut v = e.evidence.to_value().unwrap_or(Value::Null);
                     if let Some(o) = v.as_object_mut() {
                         o.insert("kind".into(), json!(e.record.kind));
