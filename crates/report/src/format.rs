@@ -336,6 +336,32 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// Shortens a long kernel name for the terminal.
+pub(crate) fn shorten(name: &str, max: usize) -> String {
+    if max == 0 || name.chars().count() <= max {
+        return name.to_string();
+    }
+    let head: String = name.chars().take(max.saturating_sub(1)).collect();
+    format!("{head}…")
+}
+
+/// A ratio with its interval: `1.1636 [1.1599, 1.1681]`.
+pub fn ratio_text(c: &kernelab_stats::Change) -> String {
+    match (c.ratio(), c.interval()) {
+        (Some(r), Some(i)) => format!("{} {i}", fixed(r, 4)),
+        (Some(r), None) => fixed(r, 4),
+        (None, _) => UNAVAILABLE.to_string(),
+    }
+}
+
+/// A (ratio, interval) pair as text, for the plots.
+pub fn pair_text(ratio: f64, ci: Option<(f64, f64)>) -> String {
+    match ci {
+        Some((l, h)) => format!("{} [{}, {}]", fixed(ratio, 4), fixed(l, 4), fixed(h, 4)),
+        None => fixed(ratio, 4),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,31 +407,5 @@ mod tests {
             html_escape(r#"<a href="x">'&'</a>"#),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
-    }
-}
-
-/// Shortens a long kernel name for the terminal.
-pub(crate) fn shorten(name: &str, max: usize) -> String {
-    if max == 0 || name.chars().count() <= max {
-        return name.to_string();
-    }
-    let head: String = name.chars().take(max.saturating_sub(1)).collect();
-    format!("{head}…")
-}
-
-/// A ratio with its interval: `1.1636 [1.1599, 1.1681]`.
-pub fn ratio_text(c: &kernelab_stats::Change) -> String {
-    match (c.ratio(), c.interval()) {
-        (Some(r), Some(i)) => format!("{} {i}", fixed(r, 4)),
-        (Some(r), None) => fixed(r, 4),
-        (None, _) => UNAVAILABLE.to_string(),
-    }
-}
-
-/// A (ratio, interval) pair as text, for the plots.
-pub fn pair_text(ratio: f64, ci: Option<(f64, f64)>) -> String {
-    match ci {
-        Some((l, h)) => format!("{} [{}, {}]", fixed(ratio, 4), fixed(l, 4), fixed(h, 4)),
-        None => fixed(ratio, 4),
     }
 }

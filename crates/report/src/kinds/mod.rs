@@ -1,7 +1,8 @@
-//! Record kinds: one file per kind, each implementing [`RecordKind`] once (where it goes in the
-//! report, its blocks and headline, its summary row, whether it passed, and the figures a note
-//! may quote), and one registry ([`registry!`] below) that names every kind. Adding a kind is
-//! one file and one line of the registry.
+//! Record kinds: one file or folder per kind, each implementing [`RecordKind`] once (where it
+//! goes in the report, its blocks and headline, its summary row, whether it passed, the figures
+//! a note may quote, its CSV rows) beside its command view, and one registry ([`registry!`]
+//! below) that names every kind by its body type. Adding a kind is one file, its `mod` line and
+//! one line of the registry; a kind outside the registry is read through an [`Extra`].
 
 mod kind;
 pub(crate) use kind::{

@@ -49,7 +49,7 @@ pub(crate) fn serve_part(
     pass: bool,
 ) -> (Vec<Block>, String, Option<bool>) {
     let mut blocks = Vec::new();
-    for s in serve_sections(&result) {
+    for s in serve_sections(result) {
         match s {
             // The record's own heading says what the notes are about.
             Block::List { lines, .. } => blocks.push(Block::Lines(lines)),
@@ -73,9 +73,9 @@ pub(crate) fn serve_part(
         .take(3)
         .collect();
     let headline = if called.is_empty() {
-        identity_line(&result)
+        identity_line(result)
     } else {
-        format!("{}; {}", called.join(", "), identity_line(&result))
+        format!("{}; {}", called.join(", "), identity_line(result))
     };
     let rows = serving_rows(result);
     if !rows.is_empty() {
