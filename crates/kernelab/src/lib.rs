@@ -7,6 +7,7 @@ mod cli_counters;
 mod cli_roofline;
 mod cli_sweep;
 mod commands;
+mod emit;
 mod output;
 mod progress;
 mod record;

@@ -24,7 +24,6 @@ mod graphs;
 pub mod impact;
 mod kernel;
 pub mod kinds;
-pub mod make;
 mod metrics;
 mod profile;
 pub mod render;

@@ -1,14 +1,12 @@
 //! `kernelab ab` and `kernelab ab analyze`.
 
-use crate::cli::{AbAnalyzeArgs, AbArgs, AbCommand, DesignArgs, FormatArg, OutputArgs};
+use crate::cli::{AbAnalyzeArgs, AbArgs, AbCommand, DesignArgs};
+use crate::emit::emit;
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
-use kernelab_model::Document;
-use kernelab_report::documents::AbBody;
-use kernelab_report::make::{ab_analysis, ab_doc};
-use kernelab_report::{ab_sections, render, OutputFormat};
+use kernelab_commands::ab::{self, ab_analysis, ab_doc};
 use kernelab_runner::metric::{MetricSpec, Source};
 use kernelab_runner::pairs::{read_pairs, PairedSamples};
 use kernelab_runner::preflight::{require, Tool};
@@ -55,34 +53,6 @@ fn direction(d: &DesignArgs, name: &str) -> Direction {
     } else {
         Direction::LowerIsBetter
     }
-}
-
-fn emit(
-    session: &mut Session,
-    out: &OutputArgs,
-    doc: &Document<AbBody>,
-    header: &[String],
-) -> Result<()> {
-    let inputs: Vec<std::path::PathBuf> = doc
-        .body
-        .samples
-        .iter()
-        .map(std::path::PathBuf::from)
-        .collect();
-    session.record(doc, &inputs, None)?;
-    let r = &doc.body.result;
-    let text = match out.format {
-        FormatArg::Table => render(&ab_sections(r, header), OutputFormat::Terminal, None),
-        FormatArg::Md => format!(
-            "```\n{}```\n",
-            render(&ab_sections(r, header), OutputFormat::Terminal, None)
-        ),
-        FormatArg::Json => output::json(doc)?,
-        FormatArg::Csv => {
-            bail!("--format csv is not offered for ab; the samples file is the raw data")
-        }
-    };
-    output::write(out, &text)
 }
 
 /// Runs the command.
@@ -276,12 +246,8 @@ pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         pairs_from(&recs, true, &primary),
     );
     let harness_bias = result.aa.as_ref().is_some_and(|a| a.harness_bias);
-    emit(
-        session,
-        &args.output,
-        &ab_doc(Some(&path), result, &main, &aa),
-        &head,
-    )?;
+    let outcome = ab::outcome(ab_doc(Some(&path), result, &main, &aa), head)?;
+    emit(outcome, &args.output, session)?;
     if harness_bias && !args.accept_bias {
         bail!("the A/A pre-flight interval excludes 1 (harness bias); the verdict above is not trustworthy (use --accept-bias to accept it)");
     }
@@ -306,11 +272,6 @@ fn analyze_cmd(a: AbAnalyzeArgs, session: &mut Session) -> Result<ExitStatus> {
         .analysis_design(direction(&a.design, &name), recorded)
         .map_err(|e| anyhow!(e))?;
     let doc = ab_analysis(Some(&a.file), name, &main, &aa, (failures, runs), &d);
-    emit(
-        session,
-        &a.output,
-        &doc,
-        &[format!("samples  {}", a.file.display())],
-    )?;
-    Ok(ExitStatus::Success)
+    let outcome = ab::outcome(doc, vec![format!("samples  {}", a.file.display())])?;
+    emit(outcome, &a.output, session)
 }
