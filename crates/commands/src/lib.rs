@@ -15,9 +15,12 @@
 
 pub mod ab;
 pub mod bundle;
+pub mod ceilings;
 pub mod check;
 pub mod code;
 pub mod compare;
+pub mod impact;
+pub mod metrics;
 pub mod profile;
 pub mod rank;
 pub mod serve;
