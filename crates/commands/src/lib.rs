@@ -23,6 +23,7 @@ pub mod impact;
 pub mod metrics;
 pub mod profile;
 pub mod rank;
+pub mod roofline;
 pub mod serve;
 
 use anyhow::{Context, Result};
@@ -194,6 +195,17 @@ impl Recordable {
 /// A record made only when a bundle asks for one.
 pub type LazyRecord = Box<dyn FnOnce() -> Result<Recordable>>;
 
+/// A file a command writes besides its output (a chart): where the user asked for it.
+#[derive(Clone, Debug)]
+pub struct OutputFile {
+    /// The option that named it (`--svg`), for messages.
+    pub option: &'static str,
+    /// Where it goes.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+}
+
 /// What a command produced.
 pub struct Outcome {
     /// The documents a bundle records (each holds every row, whatever the view shows), made
@@ -205,6 +217,8 @@ pub struct Outcome {
     pub status: Status,
     /// Hints and warnings for the user (the CLI writes them to standard error).
     pub notes: Vec<String>,
+    /// Files written besides the output, where the user named them.
+    pub files: Vec<OutputFile>,
 }
 
 impl Outcome {
@@ -215,6 +229,7 @@ impl Outcome {
             view,
             status,
             notes: Vec::new(),
+            files: Vec::new(),
         }
     }
 

@@ -33,7 +33,8 @@ pub fn text(outcome: &Outcome, out: &OutputArgs) -> Result<String> {
 }
 
 /// Emits `outcome`: its notes to standard error, its records made and kept when `session`
-/// records (written once the command has succeeded), its view written where `out` says; returns its exit status.
+/// records (written once the command has succeeded), its files (charts) and its view written
+/// where the user said; returns its exit status.
 pub fn emit(outcome: Outcome, out: &OutputArgs, session: &mut Session) -> Result<ExitStatus> {
     for note in &outcome.notes {
         output::to_stderr(&format!("kernelab: {note}"));
@@ -43,6 +44,9 @@ pub fn emit(outcome: Outcome, out: &OutputArgs, session: &mut Session) -> Result
         for record in outcome.records {
             session.keep(record()?);
         }
+    }
+    for file in &outcome.files {
+        output::write_file(&file.path, file.text.as_bytes(), out.force)?;
     }
     output::write(out, &text)?;
     Ok(match outcome.status {

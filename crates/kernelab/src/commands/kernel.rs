@@ -166,7 +166,7 @@ fn check_roof(
     let Some(w) = &r.work else { return Ok(()) };
     let (c, source) = match ceilings {
         Some(p) => (
-            super::roofline::read_ceilings(p)?,
+            kernelab_commands::roofline::read_ceilings(p)?,
             format!("the ceilings in {}", p.display()),
         ),
         None => match kernelab_model::roofline::Ceilings::from_datasheet(&r.device) {
