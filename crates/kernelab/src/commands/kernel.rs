@@ -1,15 +1,13 @@
 //! `kernelab kernel run`.
 
 use crate::cli::{FormatArg, KernelCommand, KernelRunArgs};
+use crate::emit::emit;
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
-use kernelab_launcher::plan::plan;
+use kernelab_commands::kernel;
 use kernelab_launcher::{self, Spec};
-use kernelab_model::Document;
-use kernelab_report::documents::KernelRunBody;
-use kernelab_report::{kernel_plan_sections, kernel_sections};
 use kernelab_runner::run::{RunKind, RunState};
 
 /// The watchdog's verdict on a GPU wait that did not end: said once, then exit 2 (the wait cannot
@@ -42,20 +40,6 @@ fn launch_once(a: crate::cli_counters::LaunchOnceArgs) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-fn dry_run(a: &KernelRunArgs, spec: &Spec) -> Result<ExitStatus> {
-    let p = plan(spec)?;
-    let title = format!("{}: both builds resolved (no GPU opened)", a.spec.display());
-    let text = match output::sections_text(&a.output, |_| kernel_plan_sections(&p, &title)) {
-        Some(t) => t,
-        None if a.output.format == FormatArg::Json => {
-            output::json(&Document::new("kernel_dry_run", &p))?
-        }
-        None => bail!("--format csv is not offered for kernel run; use json"),
-    };
-    output::write(&a.output, &text)?;
-    Ok(ExitStatus::Success)
-}
-
 fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     if a.output.format == FormatArg::Csv {
@@ -66,7 +50,7 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
         spec.timing.rounds = r.max(2);
     }
     if a.dry_run {
-        return dry_run(&a, &spec);
+        return emit(kernel::dry_run(&a.spec, &spec)?, &a.output, session);
     }
     kernelab_launcher::watchdog::install(
         kernelab_model::duration_clamped(a.timeout),
@@ -123,59 +107,12 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
         RunState::Failed
     };
     run.finish(state).map_err(|e| anyhow!(e))?;
-    let mut r = result?;
-    let pass = r.gates_passed();
-    check_roof(&mut r, &spec, a.ceilings.as_deref())?;
-    let beats_roof = !r.above_roof.is_empty();
-    let doc = Document::new(
-        "kernel_run",
-        KernelRunBody {
-            pass,
-            samples: samples_path.display().to_string(),
-            run: r,
-        },
-    );
-    let r = &doc.body.run;
-    // The record hashes everything the result depends on: the spec and the files it names.
-    let mut inputs = vec![
-        a.spec.clone(),
-        spec.resolve(&spec.baseline.code),
-        spec.resolve(&spec.candidate.code),
-    ];
-    inputs.extend(spec.gates.oracle.as_ref().map(|o| spec.resolve(o)));
-    session.record(&doc, &inputs, None)?;
-    let text = match output::sections_text(&a.output, |_| kernel_sections(r)) {
-        Some(t) => t,
-        None => output::json(&doc)?,
-    };
-    output::write(&a.output, &text)?;
-    Ok(if pass && !beats_roof {
-        ExitStatus::Success
-    } else {
-        ExitStatus::Failure
-    })
-}
-
-/// Checks the achieved rates of `r` against the device's roofs (the ceilings file, else the
-/// datasheet entry of the device): a build above them is flagged in `r.above_roof`.
-fn check_roof(
-    r: &mut kernelab_model::kernel_run::KernelRun,
-    spec: &Spec,
-    ceilings: Option<&std::path::Path>,
-) -> Result<()> {
-    let Some(w) = &r.work else { return Ok(()) };
-    let (c, source) = match ceilings {
-        Some(p) => (
-            kernelab_commands::roofline::read_ceilings(p)?,
-            format!("the ceilings in {}", p.display()),
-        ),
-        None => match kernelab_model::roofline::Ceilings::from_datasheet(&r.device) {
-            Some(c) => (c, format!("the datasheet figures of {}", r.device)),
-            None => return Ok(()),
-        },
-    };
-    let roof = spec.work.as_ref().and_then(|w| w.roof);
-    r.above_roof = kernelab_model::kernel_run::above_roof(w, &c, roof, &source);
-    r.roof_checked = Some(source);
-    Ok(())
+    let outcome = kernel::outcome(
+        result?,
+        &a.spec,
+        &spec,
+        &samples_path,
+        a.ceilings.as_deref(),
+    )?;
+    emit(outcome, &a.output, session)
 }
