@@ -19,6 +19,7 @@ pub mod ceilings;
 pub mod check;
 pub mod code;
 pub mod compare;
+pub mod counters;
 pub mod impact;
 pub mod kernel;
 pub mod metrics;
@@ -26,6 +27,7 @@ pub mod profile;
 pub mod rank;
 pub mod roofline;
 pub mod serve;
+pub mod sweep;
 
 use anyhow::{Context, Result};
 use kernelab_model::Document;
@@ -56,6 +58,9 @@ pub enum Status {
     Pass,
     /// A gate failed (the documents say which).
     Fail,
+    /// The answer is not known yet: part of the work could not run or has not run (the notes
+    /// say what; exit 2).
+    Incomplete,
 }
 
 impl Status {
@@ -205,6 +210,8 @@ pub struct OutputFile {
     pub path: PathBuf,
     /// Its text.
     pub text: String,
+    /// Replaced whatever `--force` says (a file of kernelab's own results folder).
+    pub replace: bool,
 }
 
 /// What a command produced.
@@ -216,8 +223,11 @@ pub struct Outcome {
     pub view: View,
     /// How it ended.
     pub status: Status,
-    /// Hints and warnings for the user (the CLI writes them to standard error).
+    /// Hints and warnings for the user (the CLI writes them to standard error before the
+    /// output).
     pub notes: Vec<String>,
+    /// What the user should know after reading the output (why it is incomplete).
+    pub late_notes: Vec<String>,
     /// Files written besides the output, where the user named them.
     pub files: Vec<OutputFile>,
 }
@@ -230,6 +240,7 @@ impl Outcome {
             view,
             status,
             notes: Vec::new(),
+            late_notes: Vec::new(),
             files: Vec::new(),
         }
     }

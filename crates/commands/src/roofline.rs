@@ -345,6 +345,7 @@ pub fn roofline(a: &RooflineSettings, progress: ProgressFor) -> Result<Outcome> 
             text: roofline_svg(&doc.body).ok_or_else(|| {
                 anyhow!("--svg: no family has both a FLOP rate and an intensity to draw")
             })?,
+            replace: false,
         }),
         None => None,
     };

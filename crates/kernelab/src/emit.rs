@@ -6,7 +6,7 @@ use crate::cli::{FormatArg, OutputArgs};
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use kernelab_commands::{Csv, Medium, Outcome, Status};
 use kernelab_report::{render, OutputFormat};
 
@@ -46,11 +46,16 @@ pub fn emit(outcome: Outcome, out: &OutputArgs, session: &mut Session) -> Result
         }
     }
     for file in &outcome.files {
-        output::write_file(&file.path, file.text.as_bytes(), out.force)?;
+        output::write_file(&file.path, file.text.as_bytes(), out.force || file.replace)
+            .with_context(|| format!("{}: cannot write", file.option))?;
     }
     output::write(out, &text)?;
+    for note in &outcome.late_notes {
+        output::to_stderr(&format!("kernelab: {note}"));
+    }
     Ok(match outcome.status {
         Status::Pass => ExitStatus::Success,
         Status::Fail => ExitStatus::Failure,
+        Status::Incomplete => ExitStatus::Error,
     })
 }

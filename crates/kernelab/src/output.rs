@@ -91,20 +91,3 @@ pub fn write_file(path: &std::path::Path, bytes: &[u8], force: bool) -> Result<(
 pub fn json<T: serde::Serialize>(doc: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(doc).context("serializing JSON")? + "\n")
 }
-
-/// The terminal or Markdown text of `sections(name_width)` for the table and md formats.
-pub fn sections_text(
-    out: &OutputArgs,
-    sections: impl Fn(usize) -> Vec<kernelab_report::Block>,
-) -> Option<String> {
-    use kernelab_report::{render, OutputFormat};
-    match out.format {
-        crate::cli::FormatArg::Table => Some(render(
-            &sections(60),
-            OutputFormat::Terminal,
-            terminal_width(out),
-        )),
-        crate::cli::FormatArg::Md => Some(render(&sections(100), OutputFormat::Markdown, None)),
-        _ => None,
-    }
-}

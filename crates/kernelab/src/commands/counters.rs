@@ -1,17 +1,14 @@
 //! `kernelab counters`: hardware counters per kernel through ncu or rocprofv3 (the runner
 //! lives in kernelab-runner; this module builds the sides and writes the result).
 
-use crate::cli::FormatArg;
 use crate::cli_counters::{CountersArgs, ProfilerArg};
+use crate::emit::emit;
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_launcher::plan::plan;
 use kernelab_launcher::{Backend, Spec};
-use kernelab_model::Document;
-use kernelab_report::documents::CountersBody;
-use kernelab_report::{counters_csv, counters_tables, render, OutputFormat};
 use kernelab_runner::counters::{self, Profiler, Settings, Side};
 use kernelab_runner::preflight::{require, Tool};
 use kernelab_runner::run::{RunKind, RunState};
@@ -229,31 +226,6 @@ pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
         _ => RunState::Failed,
     };
     run.finish(state).map_err(|e| anyhow!(e))?;
-    let r = result?;
-    let any = r.processes.iter().any(|p| p.failure.is_none());
-    let doc = Document::new(
-        "counters",
-        CountersBody {
-            work_dir: work_dir.display().to_string(),
-            run: r,
-        },
-    );
-    session.record(&doc, &inputs, None)?;
-    let run = &doc.body.run;
-    let text = match a.output.format {
-        FormatArg::Table => render(
-            &counters_tables(run, 60),
-            OutputFormat::Terminal,
-            output::terminal_width(&a.output),
-        ),
-        FormatArg::Md => render(&counters_tables(run, 100), OutputFormat::Markdown, None),
-        FormatArg::Json => output::json(&doc)?,
-        FormatArg::Csv => counters_csv(run)?,
-    };
-    output::write(&a.output, &text)?;
-    Ok(if any {
-        ExitStatus::Success
-    } else {
-        ExitStatus::Failure
-    })
+    let outcome = kernelab_commands::counters::outcome(result?, &work_dir, &inputs)?;
+    emit(outcome, &a.output, session)
 }

@@ -8,9 +8,6 @@ use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
 use kernelab_launcher::sweep::KernelSweep;
-use kernelab_model::sweep::SweepMatrix;
-use kernelab_model::Document;
-use kernelab_report::sweep_matrix_sections;
 use kernelab_runner::pool::{run_pool, Slot};
 use kernelab_runner::slurm::{submit, ArrayJob};
 use kernelab_runner::sweep::{
@@ -355,9 +352,7 @@ pub fn check(
     emit(&sweep, results, None, out, session)
 }
 
-/// Merges `results` into the sweep's matrix, writes `matrix.json` in the results folder (when
-/// there is one), records and renders it; the status is a failure when a point failed a gate,
-/// an error when a point could not run or has not run.
+/// Merges `results` into the sweep's matrix and emits it.
 fn emit(
     sweep: &Sweep,
     results: Vec<kernelab_model::sweep::PointResult>,
@@ -368,44 +363,6 @@ fn emit(
     if out.format == FormatArg::Csv {
         bail!("--format csv is not offered for sweep; use json, or `kernelab export --parquet`");
     }
-    let builds = sweep.code_changes()?;
-    let m = SweepMatrix::merge(
-        &sweep.path.display().to_string(),
-        sweep.mode_name(),
-        &sweep.ids(),
-        results,
-        builds,
-    );
-    let doc = Document::new("sweep", &m);
-    if let Some(dir) = dir.filter(|d| d.is_dir()) {
-        let matrix = dir.join("matrix.json");
-        output::write_file(&matrix, output::json(&doc)?.as_bytes(), true)
-            .with_context(|| format!("{}: cannot write", matrix.display()))?;
-    }
-    session.record(&doc, &sweep.inputs(), None)?;
-    let text = match output::sections_text(out, |_| sweep_matrix_sections(&m)) {
-        Some(t) => t,
-        None => output::json(&doc)?,
-    };
-    output::write(out, &text)?;
-    // An incomplete matrix (points not run, or that could not run) is exit 2 even where
-    // another point failed a gate: the sweep's answer is not known yet.
-    Ok(if !m.pending.is_empty() || m.errors > 0 {
-        let _ = writeln!(
-            std::io::stderr(),
-            "kernelab: the matrix is incomplete: {} points not run, {} could not run{}",
-            m.pending.len(),
-            m.errors,
-            if dir.is_some() {
-                "; rerun to resume"
-            } else {
-                " (see their errors)"
-            }
-        );
-        ExitStatus::Error
-    } else if m.failed > 0 {
-        ExitStatus::Failure
-    } else {
-        ExitStatus::Success
-    })
+    let outcome = kernelab_commands::sweep::outcome(sweep, results, dir)?;
+    crate::emit::emit(outcome, out, session)
 }
