@@ -1015,7 +1015,7 @@ fn bundle_report(
             .unbind()),
         "json" => to_dict(
             py,
-            &Document::new("report", bundle::report_summary(title, &report)),
+            &bundle::report_summary(title, &report),
         ),
         other => Err(usage(format!(
             "format={other:?}: expected \"md\", \"html\" or \"json\""

@@ -7,7 +7,6 @@ use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
 use kernelab_commands::bundle::{bundle_report, check_note, report_summary};
-use kernelab_model::Document;
 use kernelab_report::{evidence_html, pr_body, GITHUB_BODY_LIMIT};
 use std::io::Read;
 use std::path::PathBuf;
@@ -106,10 +105,7 @@ pub fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus> {
             body
         }
         ReportFormat::Html => evidence_html(&args.title, &report),
-        ReportFormat::Json => output::json(&Document::new(
-            "report",
-            report_summary(&args.title, &report),
-        ))?,
+        ReportFormat::Json => kernelab_commands::json(&report_summary(&args.title, &report))?,
     };
     output::write(&out, &text)?;
     Ok(ExitStatus::Success)
