@@ -76,3 +76,78 @@ pub fn outcome(
     );
     Ok(Outcome::new(view, Status::of(pass && !beats_roof)).recording(record))
 }
+
+/// A launch spec read for `kernel run`, with `rounds` (at least 2) in place of its own.
+pub fn read_spec(path: &Path, rounds: Option<usize>) -> Result<Spec> {
+    let mut spec = Spec::read(path)?;
+    if let Some(r) = rounds {
+        spec.timing.rounds = r.max(2);
+    }
+    Ok(spec)
+}
+
+/// `kernel run`: both builds of `spec` (read from `path`) gated and timed on its GPU, every
+/// sample written to a run's samples file (`samples`, else one in the state folder); the
+/// achieved rates checked against the roofs of `ceilings`. The caller installs the watchdog
+/// that ends a GPU wait that never returns.
+pub fn run(
+    path: &Path,
+    spec: &Spec,
+    samples: Option<&Path>,
+    ceilings: Option<&Path>,
+    hooks: &dyn crate::Hooks,
+) -> Result<Outcome> {
+    use anyhow::{anyhow, Context};
+    use kernelab_runner::run::{RunKind, RunState};
+    let mut gpu = kernelab_launcher::open(spec)?;
+    let label = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let run = kernelab_runner::run::create(RunKind::KernelRun, &label, samples)
+        .map_err(|e| anyhow!(e))?;
+    let samples_path = run.samples.clone();
+    let spec_bytes = kernelab_model::read_regular(path, 16 << 20)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let plan =
+        serde_json::json!({"spec": path.display().to_string(), "rounds": spec.timing.rounds});
+    let mut w = run
+        .write_header(
+            kernelab_model::SCHEMA_VERSION,
+            Some(&kernelab_model::sha256_hex(&spec_bytes)),
+            &plan,
+        )
+        .map_err(|e| anyhow!(e))?;
+    hooks.say(&format!(
+        "kernelab kernel run: run {}, samples in {}",
+        run.id,
+        samples_path.display()
+    ));
+    let bar = hooks.counter(
+        spec.timing.rounds as u64,
+        "timing {bar:30} round {pos}/{len} eta {eta}",
+        "rounds",
+    );
+    let spec_name = path.display().to_string();
+    let result = kernelab_launcher::run(
+        gpu.as_mut(),
+        spec,
+        &mut |s| {
+            let line = serde_json::json!({"kind": "sample", "spec": spec_name, "sample": s});
+            w.write(&line)
+                .map_err(|source| kernelab_launcher::Error::Write {
+                    path: samples_path.clone(),
+                    source,
+                })
+        },
+        &mut |done, _| bar.set_position(done as u64),
+    );
+    bar.finish();
+    let state = if result.is_ok() {
+        RunState::Complete
+    } else {
+        RunState::Failed
+    };
+    run.finish(state).map_err(|e| anyhow!(e))?;
+    outcome(result?, path, spec, &samples_path, ceilings)
+}

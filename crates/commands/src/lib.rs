@@ -40,6 +40,51 @@ pub use kernelab_trace::Progress;
 /// A progress sink for one file, made by the caller (a bar, JSON lines, or nothing).
 pub type ProgressFor<'a> = &'a dyn Fn(&Path) -> Box<dyn Progress>;
 
+/// A counter of the steps of a long run (rounds, processes, points), drawn by the caller.
+pub trait Counter {
+    /// `n` steps done.
+    fn set_position(&self, n: u64);
+    /// `n` more steps done.
+    fn inc(&self, n: u64);
+    /// The run is over: the counter goes away.
+    fn finish(&self);
+}
+
+/// What a long command tells its caller while it works: the CLI draws bars and lines on
+/// standard error (or JSON progress lines for the MCP server); the Python module and tests
+/// pass [`Quiet`].
+pub trait Hooks {
+    /// A progress sink for reading the file `path`.
+    fn reading(&self, path: &Path) -> Box<dyn Progress>;
+    /// A counter of `len` steps named `unit` (`rounds`, `processes`, `points`), drawn with
+    /// the indicatif `template`.
+    fn counter(&self, len: u64, template: &str, unit: &'static str) -> Box<dyn Counter>;
+    /// One step of a runner (`ab`, `serve`): a line a person reads, with its count.
+    fn step(&self, step: &kernelab_runner::Step<'_>);
+    /// A line for the user now (where the samples go, what was skipped).
+    fn say(&self, line: &str);
+}
+
+/// Hooks that show nothing.
+pub struct Quiet;
+
+impl Counter for Quiet {
+    fn set_position(&self, _: u64) {}
+    fn inc(&self, _: u64) {}
+    fn finish(&self) {}
+}
+
+impl Hooks for Quiet {
+    fn reading(&self, _: &Path) -> Box<dyn Progress> {
+        Box::new(kernelab_trace::NoProgress)
+    }
+    fn counter(&self, _: u64, _: &str, _: &'static str) -> Box<dyn Counter> {
+        Box::new(Quiet)
+    }
+    fn step(&self, _: &kernelab_runner::Step<'_>) {}
+    fn say(&self, _: &str) {}
+}
+
 /// A setting that is not valid (a usage error, not bad input): its message is the whole
 /// error, as the CLI prints it; the Python module raises it as `kernelab.UsageError`.
 #[derive(Debug, thiserror::Error)]

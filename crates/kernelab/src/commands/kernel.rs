@@ -3,12 +3,12 @@
 use crate::cli::{FormatArg, KernelCommand, KernelRunArgs};
 use crate::emit::emit;
 use crate::output;
+use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Result};
 use kernelab_commands::kernel;
 use kernelab_launcher::{self, Spec};
-use kernelab_runner::run::{RunKind, RunState};
 
 /// The watchdog's verdict on a GPU wait that did not end: said once, then exit 2 (the wait cannot
 /// be cancelled; the driver releases the context when the process ends).
@@ -45,10 +45,7 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     if a.output.format == FormatArg::Csv {
         bail!("--format csv is not offered for kernel run; use json (every sample is in the --samples JSONL)");
     }
-    let mut spec = Spec::read(&a.spec)?;
-    if let Some(r) = a.rounds {
-        spec.timing.rounds = r.max(2);
-    }
+    let spec = kernel::read_spec(&a.spec, a.rounds)?;
     if a.dry_run {
         return emit(kernel::dry_run(&a.spec, &spec)?, &a.output, session);
     }
@@ -56,63 +53,12 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
         kernelab_model::duration_clamped(a.timeout),
         gpu_wait_expired,
     );
-    let mut gpu = kernelab_launcher::open(&spec)?;
-    let label = a
-        .spec
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let run = kernelab_runner::run::create(RunKind::KernelRun, &label, a.samples.as_deref())
-        .map_err(|e| anyhow!(e))?;
-    let samples_path = run.samples.clone();
-    let spec_bytes = kernelab_model::read_regular(&a.spec, 16 << 20)
-        .with_context(|| format!("{}: cannot read", a.spec.display()))?;
-    let plan =
-        serde_json::json!({"spec": a.spec.display().to_string(), "rounds": spec.timing.rounds});
-    let mut w = run
-        .write_header(
-            kernelab_model::SCHEMA_VERSION,
-            Some(&kernelab_model::sha256_hex(&spec_bytes)),
-            &plan,
-        )
-        .map_err(|e| anyhow!(e))?;
-    output::to_stderr(&format!(
-        "kernelab kernel run: run {}, samples in {}",
-        run.id,
-        samples_path.display()
-    ));
-    let bar = crate::progress::count_bar(
-        spec.timing.rounds as u64,
-        "timing {bar:30} round {pos}/{len} eta {eta}",
-        "rounds",
-    );
-    let spec_name = a.spec.display().to_string();
-    let result = kernelab_launcher::run(
-        gpu.as_mut(),
-        &spec,
-        &mut |s| {
-            let line = serde_json::json!({"kind": "sample", "spec": spec_name, "sample": s});
-            w.write(&line)
-                .map_err(|source| kernelab_launcher::Error::Write {
-                    path: samples_path.clone(),
-                    source,
-                })
-        },
-        &mut |done, _| bar.set_position(done as u64),
-    );
-    bar.finish_and_clear();
-    let state = if result.is_ok() {
-        RunState::Complete
-    } else {
-        RunState::Failed
-    };
-    run.finish(state).map_err(|e| anyhow!(e))?;
-    let outcome = kernel::outcome(
-        result?,
+    let outcome = kernel::run(
         &a.spec,
         &spec,
-        &samples_path,
+        a.samples.as_deref(),
         a.ceilings.as_deref(),
+        &CliHooks::in_place(),
     )?;
     emit(outcome, &a.output, session)
 }
