@@ -64,6 +64,14 @@ pub fn terminal_width(out: &OutputArgs) -> Option<u16> {
         .or(Some(200))
 }
 
+/// Writes the line `line` to standard output (what a command that has no document says).
+pub fn say(line: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")?;
+    stdout.flush()?;
+    Ok(())
+}
+
 /// Writes `text` to standard output or, atomically, to the `--out` file.
 pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
     match &out.out {
