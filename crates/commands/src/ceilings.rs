@@ -27,7 +27,11 @@ pub struct MeasureSettings {
 pub fn measured(s: &MeasureSettings) -> Result<Ceilings> {
     let mut gpu = kernelab_launcher::open_device(s.backend, s.device)?;
     let o = Options {
-        dram_bytes: usize::try_from(s.dram_mib.saturating_mul(1 << 20))?,
+        dram_bytes: s
+            .dram_mib
+            .checked_mul(1 << 20)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(|| setting(format!("--dram-mib {}: too large", s.dram_mib)))?,
         reps: usize::try_from(s.reps)?,
         gemm_size: usize::try_from(s.gemm_size)?,
         ..Options::default()
