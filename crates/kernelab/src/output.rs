@@ -64,6 +64,14 @@ pub fn terminal_width(out: &OutputArgs) -> Option<u16> {
         .or(Some(200))
 }
 
+/// Writes the line `line` to standard output (what a command that has no document says).
+pub fn say(line: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")?;
+    stdout.flush()?;
+    Ok(())
+}
+
 /// Writes `text` to standard output or, atomically, to the `--out` file.
 pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
     match &out.out {
@@ -90,21 +98,4 @@ pub fn write_file(path: &std::path::Path, bytes: &[u8], force: bool) -> Result<(
 /// A document as pretty JSON with a final newline.
 pub fn json<T: serde::Serialize>(doc: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(doc).context("serializing JSON")? + "\n")
-}
-
-/// The terminal or Markdown text of `sections(name_width)` for the table and md formats.
-pub fn sections_text(
-    out: &OutputArgs,
-    sections: impl Fn(usize) -> Vec<kernelab_report::Block>,
-) -> Option<String> {
-    use kernelab_report::{render, OutputFormat};
-    match out.format {
-        crate::cli::FormatArg::Table => Some(render(
-            &sections(60),
-            OutputFormat::Terminal,
-            terminal_width(out),
-        )),
-        crate::cli::FormatArg::Md => Some(render(&sections(100), OutputFormat::Markdown, None)),
-        _ => None,
-    }
 }

@@ -119,3 +119,91 @@ pub fn count_bar(len: u64, template: &str, unit: &'static str) -> Counter {
     }
     Counter { bar, len, unit }
 }
+
+impl kernelab_commands::Counter for Counter {
+    fn set_position(&self, n: u64) {
+        Counter::set_position(self, n);
+    }
+    fn inc(&self, n: u64) {
+        Counter::inc(self, n);
+    }
+    fn finish(&self) {
+        self.finish_and_clear();
+    }
+}
+
+/// How a runner's steps are shown on a terminal.
+enum Steps {
+    /// One line, redrawn in place (`ab`), ended when the hooks go.
+    InPlace(std::cell::Cell<bool>),
+    /// A line per step, after this prefix (`kernelab serve`).
+    Lines(&'static str),
+}
+
+/// The command line's hooks: bars, counters and lines on standard error, and JSON progress
+/// lines when `KERNELAB_PROGRESS=jsonl`.
+pub struct CliHooks {
+    steps: Steps,
+}
+
+impl CliHooks {
+    /// Hooks whose runner steps redraw one line in place.
+    pub fn in_place() -> CliHooks {
+        CliHooks {
+            steps: Steps::InPlace(std::cell::Cell::new(false)),
+        }
+    }
+
+    /// Hooks whose runner steps are a line each after `prefix`.
+    pub fn lines(prefix: &'static str) -> CliHooks {
+        CliHooks {
+            steps: Steps::Lines(prefix),
+        }
+    }
+}
+
+impl kernelab_commands::Hooks for CliHooks {
+    fn reading(&self, path: &Path) -> Box<dyn Progress> {
+        Box::new(BarProgress::new(path))
+    }
+    fn counter(
+        &self,
+        len: u64,
+        template: &str,
+        unit: &'static str,
+    ) -> Box<dyn kernelab_commands::Counter> {
+        Box::new(count_bar(len, template, unit))
+    }
+    fn step(&self, s: &kernelab_runner::Step<'_>) {
+        match &self.steps {
+            Steps::InPlace(drawn) => {
+                if std::io::stderr().is_terminal() {
+                    let message = kernelab_report::format::escape_controls(s.message, &[]);
+                    let _ = write!(std::io::stderr().lock(), "\r\x1b[2K{message}");
+                    drawn.set(true);
+                }
+                runner_step(s);
+            }
+            Steps::Lines(prefix) => {
+                if jsonl() {
+                    runner_step(s);
+                } else {
+                    crate::output::to_stderr(&format!("{prefix}: {}", s.message));
+                }
+            }
+        }
+    }
+    fn say(&self, line: &str) {
+        crate::output::to_stderr(line);
+    }
+}
+
+impl Drop for CliHooks {
+    fn drop(&mut self) {
+        if let Steps::InPlace(drawn) = &self.steps {
+            if drawn.get() {
+                let _ = writeln!(std::io::stderr().lock());
+            }
+        }
+    }
+}

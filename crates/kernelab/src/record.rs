@@ -4,26 +4,13 @@
 //! failed half-way).
 
 use anyhow::{Context, Result};
+use kernelab_commands::Recordable;
 use kernelab_model::{Document, SCHEMA_VERSION};
 use kernelab_report::bundle::{self, Record};
 use kernelab_runner::provenance::{collect, rfc3339};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::SystemTime;
-
-/// A command's document as it will be recorded: its kind, its body and what it read.
-#[derive(Clone, Debug)]
-pub struct Recordable {
-    /// The document's kind.
-    pub kind: String,
-    /// The document's body (without the envelope: the record carries `schema_version` and
-    /// `kind` once).
-    pub body: serde_json::Value,
-    /// The input files, hashed into the provenance.
-    pub inputs: Vec<PathBuf>,
-    /// The GPU the inputs name, when they name one.
-    pub gpu: Option<String>,
-}
 
 /// One run of one command: where to record, the `--label`, the command line and start time, and
 /// the documents the command produced.
@@ -65,13 +52,13 @@ impl Session {
         inputs: &[PathBuf],
         gpu: Option<String>,
     ) -> Result<()> {
-        self.documents.push(Recordable {
-            kind: doc.kind.clone(),
-            body: serde_json::to_value(&doc.body).context("serializing the record")?,
-            inputs: inputs.to_vec(),
-            gpu,
-        });
+        self.keep(Recordable::of(doc, inputs, gpu)?);
         Ok(())
+    }
+
+    /// Keeps `record` for recording (its inputs are hashed then).
+    pub fn keep(&mut self, record: Recordable) {
+        self.documents.push(record);
     }
 
     /// Writes every document kept as a record of the bundle, when one was asked for.

@@ -1,18 +1,22 @@
 //! `kernelab._native`: the Python module's native half (the Python package `kernelab`, in
 //! `python/kernelab`, wraps it). Every function calls the library crates the command line
-//! calls (`kernelab_report::make` and the readers) and holds no logic of its own: documents
+//! calls (the use cases of `kernelab_commands` and the readers) and holds no logic of its own: documents
 //! come back as the dicts of the CLI's JSON, tables as Arrow through the PyCapsule interface
 //! (schemas declared in `kernelab_export::schema`). Files are read with the GIL released.
 
 use anyhow::Context;
 use arrow_array::{ArrayRef, RecordBatch, StructArray};
 use arrow_schema::{Field, SchemaRef};
+use kernelab_commands::profile::ProfileReads;
+use kernelab_commands::rank::RankSettings;
+use kernelab_commands::{
+    ab, bundle, check, code, compare as comparing, profile as profiling, rank, serve,
+};
 use kernelab_export::schema::{self, Declared};
 use kernelab_model::{Document, Location};
-use kernelab_report::documents::{CodeShowBody, FiniteFiles, ProfileBody};
-use kernelab_report::make::{self, ProfileReads, RankSettings};
+use kernelab_report::documents::ProfileBody;
 use kernelab_stats::{DesignSettings, Direction, Order, Pair};
-use kernelab_tensor::{BitwiseOptions, DType, ReadSpec, SharedBytes, TensorFile, Tolerance};
+use kernelab_tensor::{BitwiseOptions, DType, ReadSpec, SharedBytes, TensorFile};
 use kernelab_trace::{CompareOptions, NoProgress, Progress};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
@@ -108,7 +112,7 @@ fn py_err(e: anyhow::Error) -> PyErr {
         return raise::<PyMemoryError>(message, location);
     }
     let argument = e.chain().any(|c| {
-        c.is::<make::SettingError>()
+        c.is::<kernelab_commands::SettingError>()
             || c.downcast_ref::<kernelab_trace::Error>()
                 .is_some_and(|t| matches!(t.kind(), kernelab_trace::ErrorKind::Argument { .. }))
     });
@@ -423,15 +427,15 @@ fn profile(
     released(py, move || {
         let options = kernelab_trace::RankOptions {
             by_phase,
-            ..make::rank_options(&s)?
+            ..rank::rank_options(&s)?
         };
         let reads = ProfileReads {
             by_phase,
             by_graph,
             correlations: true,
         };
-        let profile = make::read_profile(&paths, reads, &no_progress)?;
-        let (_, doc) = make::profile_doc(&profile, &options, by_graph, false)?;
+        let profile = profiling::read_profile(&paths, reads, &no_progress)?;
+        let (_, doc) = profiling::profile_doc(&profile, &options, by_graph, false)?;
         Ok(Profile { profile, doc })
     })
 }
@@ -456,13 +460,13 @@ fn compare(
     let s = settings(group, rules, name, device, stream, time_range)?;
     let doc = released(py, move || {
         let options = CompareOptions {
-            rank: make::rank_options(&s)?,
+            rank: rank::rank_options(&s)?,
             controls: control,
             by_graph,
         };
-        let b = make::read_runs(&base, by_graph, &no_progress)?;
-        let c = make::read_runs(&cand, by_graph, &no_progress)?;
-        make::compare_doc(&b, &c, &options)
+        let b = comparing::read_runs(&base, by_graph, &no_progress)?;
+        let c = comparing::read_runs(&cand, by_graph, &no_progress)?;
+        comparing::compare_doc(&b, &c, &options)
     })?;
     to_dict(py, &doc)
 }
@@ -484,14 +488,14 @@ fn code_show(
     max_decompressed: Option<u64>,
 ) -> PyResult<PyObject> {
     let o = load_options(disassemble, max_decompressed);
-    let body = released(py, move || {
+    let doc = released(py, move || {
         let mut objects = Vec::new();
         for p in &paths {
             objects.extend(kernelab_code::load_file(p, &o)?);
         }
-        Ok(CodeShowBody { objects })
+        Ok(code::show_doc(objects))
     })?;
-    to_dict(py, &Document::of(body))
+    to_dict(py, &doc)
 }
 
 /// Per-kernel changes from a baseline to a candidate code object (`kernelab code diff`).
@@ -505,12 +509,12 @@ fn code_diff(
     max_decompressed: Option<u64>,
 ) -> PyResult<PyObject> {
     let o = load_options(disassemble, max_decompressed);
-    let d = released(py, move || {
+    let doc = released(py, move || {
         let b = kernelab_code::load_file(&base, &o)?;
         let c = kernelab_code::load_file(&cand, &o)?;
-        Ok(kernelab_code::diff(&b, &c))
+        Ok(code::diff_doc(&b, &c))
     })?;
-    to_dict(py, &Document::of(d))
+    to_dict(py, &doc)
 }
 
 /// Which code objects changed between two builds (`kernelab code matrix`).
@@ -527,16 +531,22 @@ fn code_matrix(
     disassemble: bool,
     max_decompressed: Option<u64>,
 ) -> PyResult<PyObject> {
-    let o = load_options(disassemble, max_decompressed);
-    let (m, _) = released(py, move || {
-        make::code_matrix(
-            (base_dir.as_deref(), &base),
-            (cand_dir.as_deref(), &cand),
-            key.as_deref(),
-            &o,
-        )
+    let read = code::ReadSettings {
+        disassemble,
+        max_decompressed,
+    };
+    let (doc, _) = released(py, move || {
+        let base = code::BuildPaths {
+            dir: base_dir,
+            files: base,
+        };
+        let cand = code::BuildPaths {
+            dir: cand_dir,
+            files: cand,
+        };
+        code::matrix_doc(&base, &cand, key.as_deref(), read)
     })?;
-    to_dict(py, &Document::of(m))
+    to_dict(py, &doc)
 }
 
 /// Memory of a Python object (`bytes`, a NumPy array), read in place with the GIL released:
@@ -711,17 +721,13 @@ fn read_spec(
     shape: Option<Vec<usize>>,
     max_decompressed: Option<u64>,
 ) -> PyResult<ReadSpec> {
-    let dtype = match dtype {
-        Some(d) => Some(DType::parse(d).ok_or_else(|| {
-            usage(format!("dtype={d:?}: expected bf16, f16, f32, f64, f8e4m3fn, f8e5m2, i8..i64, u8..u64 or bool"))
-        })?),
-        None => None,
-    };
-    Ok(ReadSpec {
-        dtype,
+    check::ReadSettings {
+        dtype: dtype.map(str::to_string),
         shape,
         max_decompressed,
-    })
+    }
+    .spec("dtype=")
+    .map_err(py_err)
 }
 
 /// Reads a tensor input for a gate: no tensors or no elements is an error (a gate with nothing
@@ -761,9 +767,9 @@ fn check_bitwise(
             nan_equal,
             first,
         };
-        Ok(kernelab_tensor::bitwise_files(&x, &y, options))
+        Ok(check::bitwise_doc(&x, &y, options))
     })?;
-    to_dict(py, &Document::of(c))
+    to_dict(py, &c)
 }
 
 /// Closeness of two tensor files within tolerances (`kernelab check close` and `oracle`).
@@ -786,20 +792,16 @@ fn check_close(
     let spec = read_spec(dtype, shape, max_decompressed)?;
     let c = released(py, move || {
         let (x, y) = (load_tensor(a, &spec)?, load_tensor(b, &spec)?);
-        let tol = Tolerance::requested(
-            x.tensors.first().map(|t| t.dtype),
+        let settings = check::CloseSettings {
             rtol,
             atol,
             ulp,
             nan_equal,
-        );
-        Ok(kernelab_tensor::close_files(&x, &y, tol, nan_equal))
+            oracle,
+        };
+        Ok(check::close_doc(&x, &y, settings))
     })?;
-    if oracle {
-        to_dict(py, &Document::of(kernelab_tensor::Oracle(c)))
-    } else {
-        to_dict(py, &Document::of(c))
-    }
+    to_dict(py, &c)
 }
 
 /// A gate over several tensor files: `finite` (NaN and infinity counts, `kernelab check
@@ -829,12 +831,13 @@ fn check_files(
             .collect::<Res<Vec<_>>>()
     })?;
     if repeat {
-        let r = py.allow_threads(|| kernelab_tensor::repeat(&files));
-        return to_dict(py, &Document::of(r));
+        let r = py
+            .allow_threads(|| check::repeat_doc(&files))
+            .map_err(py_err)?;
+        return to_dict(py, &r);
     }
-    let files: Vec<_> = files.iter().map(kernelab_tensor::finite_file).collect();
-    let pass = files.iter().all(|f| f.all_finite());
-    to_dict(py, &Document::of(FiniteFiles { pass, files }))
+    let doc = py.allow_threads(|| check::finite_doc(&files));
+    to_dict(py, &doc)
 }
 
 /// Pairs `(baseline, candidate, order)`; an order not given is ABBA from AB by position, as
@@ -917,8 +920,8 @@ fn ab_analyze(
             }
             let d = settings
                 .analysis_design(direction, p.design)
-                .map_err(make::setting)?;
-            Ok(make::ab_analysis(
+                .map_err(kernelab_commands::setting)?;
+            Ok(ab::ab_analysis(
                 Some(&path),
                 p.metric,
                 &p.main,
@@ -936,7 +939,7 @@ fn ab_analyze(
             let d = settings.analysis_design(direction, None).map_err(usage)?;
             let runs = 2 * (main.len() + aa.len());
             let metric = metric.unwrap_or_else(|| "value".into());
-            make::ab_analysis(None, metric, &main, &aa, (0, runs), &d)
+            ab::ab_analysis(None, metric, &main, &aa, (0, runs), &d)
         }
     };
     to_dict(py, &doc)
@@ -958,7 +961,7 @@ fn serve_analyze(py: Python<'_>, samples: PathBuf) -> PyResult<PyObject> {
             anyhow::bail!("{}: no header record", samples.display());
         };
         let result = kernelab_runner::serve::analysis::analyse(&spec, start, &records);
-        Ok(make::serve_doc(&samples, spec_sha256, result))
+        Ok(serve::serve_doc(&samples, spec_sha256, result))
     })?;
     to_dict(py, &doc)
 }
@@ -970,7 +973,7 @@ type BundleTexts = (Vec<String>, Vec<(String, String)>);
 #[pyfunction]
 fn bundle_records(py: Python<'_>, dir: PathBuf) -> PyResult<BundleTexts> {
     released(py, move || {
-        let (entries, bad) = make::bundle_records(&dir)?;
+        let (entries, bad) = bundle::bundle_records(&dir)?;
         let texts = entries
             .iter()
             .map(|e| {
@@ -1000,7 +1003,7 @@ fn bundle_report(
     title: &str,
     strict: bool,
 ) -> PyResult<PyObject> {
-    let report = released(py, move || make::bundle_report(&dir, strict))?;
+    let report = released(py, move || bundle::bundle_report(&dir, strict))?;
     match format {
         "md" => {
             let (body, _) = kernelab_report::pr_body(title, &report, usize::MAX, "");
@@ -1010,7 +1013,7 @@ fn bundle_report(
             .into_pyobject(py)?
             .into_any()
             .unbind()),
-        "json" => to_dict(py, &Document::of(make::report_summary(title, &report))),
+        "json" => to_dict(py, &bundle::report_summary(title, &report)),
         other => Err(usage(format!(
             "format={other:?}: expected \"md\", \"html\" or \"json\""
         ))),
@@ -1028,11 +1031,11 @@ fn bundle_check(
 ) -> PyResult<PyObject> {
     let (doc, _) = released(py, move || {
         let text = match (note, text) {
-            (Some(path), _) => make::read_note(&path)?,
+            (Some(path), _) => bundle::read_note(&path)?,
             (None, Some(t)) => t,
             (None, None) => anyhow::bail!("give a note file or its text"),
         };
-        make::report_check(&text, &dir)
+        bundle::report_check(&text, &dir)
     })?;
     to_dict(py, &doc)
 }

@@ -17,7 +17,6 @@ mod evidence;
 pub mod format;
 mod graphs;
 pub mod kinds;
-pub mod make;
 pub mod render;
 pub mod schema;
 mod serve;

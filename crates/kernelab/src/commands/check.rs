@@ -1,158 +1,104 @@
 //! `kernelab check bitwise|close|oracle|finite|repeat|sweep`.
 
-use crate::cli::{
-    CheckCloseArgs, CheckCommand, CheckFilesArgs, CheckPairArgs, FormatArg, OutputArgs, TensorArgs,
-};
+use crate::cli::{CheckCloseArgs, CheckCommand, CheckFilesArgs, CheckPairArgs, TensorArgs};
+use crate::emit::emit;
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Result};
-use kernelab_model::{Body, Document};
-use kernelab_report::documents::FiniteFiles;
-use kernelab_report::{bitwise_tables, close_tables, finite_tables, repeat_tables, Block};
-use kernelab_tensor::{
-    bitwise_files, close_files, finite_file, open, repeat, BitwiseOptions, DType, Oracle, ReadSpec,
-    TensorFile, Tolerance,
-};
-use serde::Serialize;
-use std::path::{Path, PathBuf};
+use anyhow::Result;
+use kernelab_commands::check::{self, CloseSettings, ReadSettings};
+use kernelab_commands::Outcome;
+use kernelab_tensor::{BitwiseOptions, TensorFile};
+use std::path::PathBuf;
 
 /// Runs a `check` subcommand.
 pub fn run(cmd: CheckCommand, session: &mut Session) -> Result<ExitStatus> {
-    match cmd {
-        CheckCommand::Bitwise(a) => bitwise_cmd(a, session),
-        CheckCommand::Close(a) => close_cmd(a, "close", session),
-        CheckCommand::Oracle(a) => close_cmd(a, "oracle", session),
-        CheckCommand::Finite(a) => finite_cmd(a, session),
-        CheckCommand::Repeat(a) => repeat_cmd(a, session),
+    let output = match &cmd {
+        CheckCommand::Bitwise(a) => &a.output,
+        CheckCommand::Close(a) | CheckCommand::Oracle(a) => &a.output,
+        CheckCommand::Finite(a) | CheckCommand::Repeat(a) => &a.output,
         CheckCommand::Sweep(a) => {
-            super::sweep::check(&a.manifest, a.max_decompressed, &a.output, session)
+            return super::sweep::check(&a.manifest, a.max_decompressed, &a.output, session)
         }
-    }
+    };
+    output::check_target(output)?;
+    let outcome = match &cmd {
+        CheckCommand::Bitwise(a) => bitwise(a)?,
+        CheckCommand::Close(a) => close(a, false)?,
+        CheckCommand::Oracle(a) => close(a, true)?,
+        CheckCommand::Finite(a) => {
+            let (files, notes) = load_all(&a.files, &a.read)?;
+            with_notes(check::finite(&files, &a.files)?, notes)
+        }
+        CheckCommand::Repeat(a) => repeat(a)?,
+        CheckCommand::Sweep(_) => unreachable!("handled above"),
+    };
+    emit(outcome, output, session)
 }
 
-fn spec(r: &TensorArgs) -> Result<ReadSpec> {
-    let dtype = match &r.dtype {
-        Some(d) => Some(DType::parse(d).ok_or_else(|| anyhow!("--dtype {d:?}: expected bf16, f16, f32, f64, f8e4m3fn, f8e5m2, i8..i64, u8..u64 or bool"))?),
-        None => None,
-    };
-    Ok(ReadSpec {
-        dtype,
+fn settings(r: &TensorArgs) -> ReadSettings {
+    ReadSettings {
+        dtype: r.dtype.clone(),
         shape: r.shape.clone(),
         max_decompressed: r.max_decompressed,
-    })
-}
-
-/// Reads a tensor file for a gate: a file with no tensors, or no elements, is an error (a gate
-/// with nothing to compare is not a pass).
-fn load(p: &Path, r: &TensorArgs) -> Result<TensorFile> {
-    let f = open(p, &spec(r)?)?;
-    f.check_comparable()?;
-    if r.dtype.is_none() {
-        if let Some(hint) = f.uint16_hint() {
-            output::to_stderr(&format!("kernelab: hint: {hint}"));
-        }
-    }
-    Ok(f)
-}
-
-fn emit<T: Serialize + Body>(
-    session: &mut Session,
-    out: &OutputArgs,
-    inputs: &[PathBuf],
-    pass: bool,
-    body: &T,
-    sections: Vec<Block>,
-) -> Result<ExitStatus> {
-    let doc = Document::of(body);
-    session.record(&doc, inputs, None)?;
-    let text = match output::sections_text(out, |_| sections.clone()) {
-        Some(t) => t,
-        None if out.format == FormatArg::Json => output::json(&doc)?,
-        None => bail!("--format csv is not offered for check; use json"),
-    };
-    output::write(out, &text)?;
-    Ok(if pass {
-        ExitStatus::Success
-    } else {
-        ExitStatus::Failure
-    })
-}
-
-fn bitwise_cmd(a: CheckPairArgs, session: &mut Session) -> Result<ExitStatus> {
-    output::check_target(&a.output)?;
-    let (x, y) = (load(&a.a, &a.read)?, load(&a.b, &a.read)?);
-    let c = bitwise_files(
-        &x,
-        &y,
-        BitwiseOptions {
-            zero_equal: a.zero_equal,
-            nan_equal: a.nan_equal,
-            first: a.first,
-        },
-    );
-    emit(
-        session,
-        &a.output,
-        &[a.a.clone(), a.b.clone()],
-        c.pass,
-        &c,
-        bitwise_tables(&c),
-    )
-}
-
-fn close_cmd(a: CheckCloseArgs, kind: &'static str, session: &mut Session) -> Result<ExitStatus> {
-    output::check_target(&a.output)?;
-    let (x, y) = (load(&a.a, &a.read)?, load(&a.b, &a.read)?);
-    let tol = Tolerance::requested(
-        x.tensors.first().map(|t| t.dtype),
-        a.rtol,
-        a.atol,
-        a.ulp,
-        a.nan_equal,
-    );
-    let c = close_files(&x, &y, tol, a.nan_equal);
-    let title = if kind == "oracle" {
-        "Oracle error"
-    } else {
-        "Close"
-    };
-    let (inputs, sections) = ([a.a.clone(), a.b.clone()], close_tables(&c, title));
-    if kind == "oracle" {
-        emit(session, &a.output, &inputs, c.pass, &Oracle(c), sections)
-    } else {
-        emit(session, &a.output, &inputs, c.pass, &c, sections)
     }
 }
 
-fn finite_cmd(a: CheckFilesArgs, session: &mut Session) -> Result<ExitStatus> {
-    output::check_target(&a.output)?;
+/// Reads `paths` for a gate, with the readers' hints.
+fn load_all(paths: &[PathBuf], r: &TensorArgs) -> Result<(Vec<TensorFile>, Vec<String>)> {
+    let settings = settings(r);
     let mut files = Vec::new();
-    for f in &a.files {
-        files.push(finite_file(&load(f, &a.read)?));
+    let mut notes = Vec::new();
+    for p in paths {
+        let (file, hint) = check::load(p, &settings)?;
+        files.push(file);
+        notes.extend(hint);
     }
-    let pass = files.iter().all(|f| f.all_finite());
-    let sections = finite_tables(&files);
-    emit(
-        session,
-        &a.output,
-        &a.files,
-        pass,
-        &FiniteFiles { pass, files },
-        sections,
-    )
+    Ok((files, notes))
 }
 
-fn repeat_cmd(a: CheckFilesArgs, session: &mut Session) -> Result<ExitStatus> {
-    output::check_target(&a.output)?;
+fn with_notes(outcome: Outcome, notes: Vec<String>) -> Outcome {
+    notes.into_iter().fold(outcome, Outcome::noting)
+}
+
+fn pair(a: &PathBuf, b: &PathBuf, r: &TensorArgs) -> Result<(Vec<TensorFile>, Vec<String>)> {
+    load_all(&[a.clone(), b.clone()], r)
+}
+
+fn bitwise(a: &CheckPairArgs) -> Result<Outcome> {
+    let (files, notes) = pair(&a.a, &a.b, &a.read)?;
+    let options = BitwiseOptions {
+        zero_equal: a.zero_equal,
+        nan_equal: a.nan_equal,
+        first: a.first,
+    };
+    let inputs = [a.a.clone(), a.b.clone()];
+    Ok(with_notes(
+        check::bitwise(&files[0], &files[1], options, &inputs)?,
+        notes,
+    ))
+}
+
+fn close(a: &CheckCloseArgs, oracle: bool) -> Result<Outcome> {
+    let (files, notes) = pair(&a.a, &a.b, &a.read)?;
+    let s = CloseSettings {
+        rtol: a.rtol,
+        atol: a.atol,
+        ulp: a.ulp,
+        nan_equal: a.nan_equal,
+        oracle,
+    };
+    let inputs = [a.a.clone(), a.b.clone()];
+    Ok(with_notes(
+        check::close(&files[0], &files[1], s, &inputs)?,
+        notes,
+    ))
+}
+
+fn repeat(a: &CheckFilesArgs) -> Result<Outcome> {
     if a.files.len() < 2 {
-        bail!("check repeat needs at least two files");
+        anyhow::bail!("check repeat needs at least two files");
     }
-    let files = a
-        .files
-        .iter()
-        .map(|f| load(f, &a.read))
-        .collect::<Result<Vec<_>>>()?;
-    let r = repeat(&files);
-    emit(session, &a.output, &a.files, r.pass, &r, repeat_tables(&r))
+    let (files, notes) = load_all(&a.files, &a.read)?;
+    Ok(with_notes(check::repeat(&files, &a.files)?, notes))
 }

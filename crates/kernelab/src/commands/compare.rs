@@ -1,20 +1,18 @@
 //! `kernelab compare`: baseline versus candidate, per family.
 
-use crate::cli::{CompareArgs, FormatArg};
+use crate::cli::CompareArgs;
+use crate::emit::emit;
 use crate::output;
 use crate::progress::BarProgress;
 use crate::record::Session;
-use crate::settings::{rank_options, view_top};
+use crate::settings::rank_settings;
 use crate::ExitStatus;
 use anyhow::{bail, Result};
-use kernelab_report::make::{compare_doc, read_runs};
-use kernelab_report::{compare_csv, compare_tables, render, OutputFormat};
-use kernelab_trace::{CompareOptions, RankOptions};
-use std::path::PathBuf;
+use kernelab_commands::compare::{compare_runs, CompareSettings};
 
 /// Runs the command.
 pub fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
-    let (base_paths, cand_paths) = match (
+    let (base, cand) = match (
         args.pair.as_slice(),
         args.base.is_empty(),
         args.cand.is_empty(),
@@ -23,57 +21,16 @@ pub fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
         ([], false, false) => (args.base.clone(), args.cand.clone()),
         _ => bail!("give BASE CAND, or --base FILE... and --cand FILE..."),
     };
-    let machine = matches!(args.output.format, FormatArg::Json | FormatArg::Csv);
-    let shown_top = view_top(&args.rank, machine);
-    let options = CompareOptions {
-        rank: RankOptions {
-            top: shown_top,
-            ..rank_options(&args.rank)?
-        },
+    let settings = CompareSettings {
+        base,
+        cand,
+        rank: rank_settings(&args.rank),
         controls: args.controls.clone(),
         by_graph: args.by_graph,
     };
+    // Every setting is checked before any file is read.
+    kernelab_commands::rank::rank_options(&settings.rank)?;
     output::check_target(&args.output)?;
-    let progress = |p: &std::path::Path| -> Box<dyn kernelab_trace::Progress> {
-        Box::new(BarProgress::new(p))
-    };
-    let base = read_runs(&base_paths, args.by_graph, &progress)?;
-    let cand = read_runs(&cand_paths, args.by_graph, &progress)?;
-    let doc = compare_doc(&base, &cand, &options)?;
-    let (bi, ci, comparison) = (
-        &doc.body.base_inputs,
-        &doc.body.cand_inputs,
-        &doc.body.comparison,
-    );
-    let all_inputs: Vec<PathBuf> = base_paths.iter().chain(&cand_paths).cloned().collect();
-    // A bundle record holds every row whatever --top says (see `profile`).
-    if session.enabled() && shown_top != usize::MAX {
-        let all = CompareOptions {
-            rank: RankOptions {
-                top: usize::MAX,
-                ..options.rank.clone()
-            },
-            controls: options.controls.clone(),
-            by_graph: options.by_graph,
-        };
-        session.record(&compare_doc(&base, &cand, &all)?, &all_inputs, None)?;
-    } else {
-        session.record(&doc, &all_inputs, None)?;
-    }
-    let text = match args.output.format {
-        FormatArg::Table => render(
-            &compare_tables(comparison, bi, ci, 70),
-            OutputFormat::Terminal,
-            output::terminal_width(&args.output),
-        ),
-        FormatArg::Md => render(
-            &compare_tables(comparison, bi, ci, 100),
-            OutputFormat::Markdown,
-            None,
-        ),
-        FormatArg::Json => output::json(&doc)?,
-        FormatArg::Csv => compare_csv(comparison)?,
-    };
-    output::write(&args.output, &text)?;
-    Ok(ExitStatus::Success)
+    let outcome = compare_runs(&settings, &|p| Box::new(BarProgress::new(p)))?;
+    emit(outcome, &args.output, session)
 }

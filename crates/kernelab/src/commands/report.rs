@@ -1,13 +1,12 @@
 //! `kernelab report DIR` and `kernelab report check NOTE --bundle DIR`.
 
 use crate::cli::{FormatArg, OutputArgs, ReportArgs, ReportCheckArgs, ReportCommand, ReportFormat};
+use crate::emit::emit;
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Context, Result};
-use kernelab_model::Document;
-use kernelab_report::audit::audit_sections;
-use kernelab_report::make::{bundle_report, read_note, report_check, report_summary};
+use kernelab_commands::bundle::{bundle_report, check_note, report_summary};
 use kernelab_report::{evidence_html, pr_body, GITHUB_BODY_LIMIT};
 use std::io::Read;
 use std::path::PathBuf;
@@ -32,37 +31,18 @@ fn appendix_path(args: &ReportArgs) -> Option<PathBuf> {
 const MAX_INTRO_BYTES: u64 = 1 << 20;
 
 /// `kernelab report check`: the note's mismatches against the bundle; exit 1 when any.
-fn check(args: ReportCheckArgs) -> Result<ExitStatus> {
+fn check(args: ReportCheckArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     if args.output.format == FormatArg::Csv {
         bail!("kernelab report check writes table, md or json, not csv");
     }
-    let note = read_note(&args.note)?;
-    let (doc, unreadable) = report_check(&note, &args.bundle)?;
-    for u in &unreadable {
-        output::to_stderr(&format!(
-            "kernelab: warning: {}: not read ({}); the note is checked against the other records",
-            u.path.display(),
-            u.reason
-        ));
-    }
-    let found = &doc.body;
-    let text = match output::sections_text(&args.output, |_| audit_sections(found)) {
-        Some(t) => t,
-        None => output::json(&doc)?,
-    };
-    output::write(&args.output, &text)?;
-    Ok(if found.mismatches.is_empty() {
-        ExitStatus::Success
-    } else {
-        ExitStatus::Failure
-    })
+    emit(check_note(&args.note, &args.bundle)?, &args.output, session)
 }
 
 /// Runs the command.
-pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
+pub fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus> {
     if let Some(ReportCommand::Check(c)) = args.command {
-        return check(c);
+        return check(c, session);
     }
     let Some(dir) = args.dir.clone() else {
         bail!("kernelab report needs a bundle directory (or `check NOTE --bundle DIR`)");
@@ -125,7 +105,7 @@ pub fn run(args: ReportArgs, _session: &mut Session) -> Result<ExitStatus> {
             body
         }
         ReportFormat::Html => evidence_html(&args.title, &report),
-        ReportFormat::Json => output::json(&Document::of(report_summary(&args.title, &report)))?,
+        ReportFormat::Json => kernelab_commands::json(&report_summary(&args.title, &report))?,
     };
     output::write(&out, &text)?;
     Ok(ExitStatus::Success)

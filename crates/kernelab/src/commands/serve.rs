@@ -1,12 +1,12 @@
 //! `kernelab serve`: request-level A/B of two inference servers.
 
-use crate::cli::{FormatArg, ServeArgs};
+use crate::cli::ServeArgs;
+use crate::emit::emit;
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Context, Result};
-use kernelab_report::make::serve_doc;
-use kernelab_report::{csv_rows, serve_csv_rows, serve_sections};
+use kernelab_commands::serve::{self, serve_doc};
 use kernelab_runner::preflight::{require, Tool};
 use kernelab_runner::run::{RunKind, RunState};
 use kernelab_runner::serve::analysis::analyse;
@@ -253,16 +253,8 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     let failures = result.request_failures;
     let failed_points = result.failed_points;
     let first_failure = result.failure_examples.first().cloned();
-    let doc = serve_doc(&path, spec_sha256, result);
-    let pass = doc.body.pass;
-    session.record(&doc, std::slice::from_ref(&path), None)?;
-    let text = match args.output.format {
-        FormatArg::Json => output::json(&doc)?,
-        FormatArg::Csv => csv_rows(&serve_csv_rows(&doc.body.result)).map_err(|e| anyhow!(e))?,
-        _ => output::sections_text(&args.output, |_| serve_sections(&doc.body.result))
-            .unwrap_or_default(),
-    };
-    output::write(&args.output, &text)?;
+    let outcome = serve::outcome(serve_doc(&path, spec_sha256, result))?;
+    let status = emit(outcome, &args.output, session)?;
     if failures > 0 {
         bail!(
             "{failures} requests failed (their points are left out of the analysis); the first: {}",
@@ -275,9 +267,5 @@ pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
             first_failure.unwrap_or_default()
         );
     }
-    Ok(if pass {
-        ExitStatus::Success
-    } else {
-        ExitStatus::Failure
-    })
+    Ok(status)
 }

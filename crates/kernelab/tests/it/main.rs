@@ -32,6 +32,7 @@ mod nsys_rep;
 mod nvidia;
 mod oracle;
 mod output;
+mod pipeline;
 mod profile;
 mod ranks;
 mod real_devices;

@@ -17,7 +17,7 @@ fn exe() -> PathBuf {
 }
 
 /// Whether the Python SDK is importable; prints why a test skips when not.
-fn have_mcp() -> bool {
+pub(super) fn have_mcp() -> bool {
     let ok = Command::new("python3")
         .args(["-c", "import mcp, anyio"])
         .output()
@@ -67,7 +67,7 @@ fn make_root() -> tempfile::TempDir {
 
 /// Runs the client with `steps` against `kernelab mcp --root ROOT EXTRA...`; one result per
 /// step (after the first, the initialize result).
-fn drive(root: &Path, extra: &[&str], steps: Value) -> Vec<Value> {
+pub(super) fn drive(root: &Path, extra: &[&str], steps: Value) -> Vec<Value> {
     let state = root.join(".state");
     let mut args = vec![
         "mcp".to_string(),
@@ -123,7 +123,7 @@ fn cli(root: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("CLI JSON")
 }
 
-fn structured(r: &Value) -> &Value {
+pub(super) fn structured(r: &Value) -> &Value {
     assert!(
         r.get("error").is_none(),
         "tool call failed: {}",

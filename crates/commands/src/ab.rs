@@ -1,0 +1,332 @@
+//! `ab analyze` and the end of `ab`: paired samples analysed into the `ab` document.
+
+use crate::Hooks;
+use crate::Outcome;
+use anyhow::{anyhow, bail, Context, Result};
+use kernelab_model::ab::{AbResult, MetricAnalysis};
+use kernelab_model::Document;
+use kernelab_report::documents::AbBody;
+use kernelab_runner::metric::{MetricSpec, Source};
+use kernelab_runner::preflight::{require, Tool};
+use kernelab_runner::record::{self, Record, Writer};
+use kernelab_runner::run::{RunKind, RunState};
+use kernelab_runner::{pairs_from, run_ab, AbSettings, ProcessExecutor};
+use kernelab_stats::{Design, DesignSettings, Direction, Pair};
+use regex::Regex;
+use std::path::{Path, PathBuf};
+
+/// `ab` (a run) as a user asks for it.
+#[derive(Clone, Debug, Default)]
+pub struct RunSettings {
+    /// The baseline's command line (shell words).
+    pub baseline: Option<String>,
+    /// The candidate's command line.
+    pub candidate: Option<String>,
+    /// Run both through `sh -c`.
+    pub shell: bool,
+    /// Warm-up runs of each side, not analysed.
+    pub warmup: usize,
+    /// Seconds one run may take.
+    pub timeout: Option<f64>,
+    /// Metrics as `NAME=REGEX` on the output.
+    pub metric_regex: Vec<String>,
+    /// Metrics as keys of a JSON line of the output.
+    pub metric_json: Vec<String>,
+    /// A/A pairs run first.
+    pub aa_pairs: usize,
+    /// No A/A pre-flight.
+    pub no_aa: bool,
+    /// A verdict stands even when the A/A shows harness bias.
+    pub accept_bias: bool,
+    /// Failed runs tolerated.
+    pub max_failures: usize,
+    /// Where the samples go.
+    pub samples: Option<PathBuf>,
+    /// A run (folder, samples file or id) to continue.
+    pub resume: Option<PathBuf>,
+    /// The stopping design.
+    pub design: DesignSettings,
+    /// Metrics for which higher is better.
+    pub higher_is_better: Vec<String>,
+}
+
+/// `value` of `option` if it is at most [`kernelab_stats::MAX_PAIRS`].
+fn bounded(option: &str, value: usize) -> Result<usize> {
+    kernelab_stats::settings::bounded(option, value).map_err(|e| anyhow!(e))
+}
+
+impl RunSettings {
+    /// Refuses run settings that are out of range before anything runs or is written.
+    pub fn check(&self) -> Result<()> {
+        bounded("--warmup", self.warmup)?;
+        bounded("--aa-pairs", self.aa_pairs)?;
+        bounded("--max-failures", self.max_failures)?;
+        self.design(Direction::LowerIsBetter).map(|_| ())
+    }
+
+    fn design(&self, direction: Direction) -> Result<Design> {
+        self.design.design(direction).map_err(|e| anyhow!(e))
+    }
+
+    /// The direction of the metric `name`.
+    pub fn direction(&self, name: &str) -> Direction {
+        direction_of(&self.higher_is_better, name)
+    }
+}
+
+/// The direction of the metric `name`: higher is better when `higher` names it.
+pub fn direction_of(higher: &[String], name: &str) -> Direction {
+    if higher.iter().any(|n| n == name) {
+        Direction::HigherIsBetter
+    } else {
+        Direction::LowerIsBetter
+    }
+}
+
+/// The `ab` document of paired samples analysed under `design` (`ab analyze`): `main` the A/B
+/// pairs of `metric`, `aa` the A/A pairs, `failures` and `runs` as the samples recorded.
+pub fn ab_analysis(
+    samples: Option<&Path>,
+    metric: String,
+    main: &[Pair],
+    aa: &[Pair],
+    counts: (usize, usize),
+    design: &kernelab_stats::Design,
+) -> Document<AbBody> {
+    let result = AbResult {
+        aa: (!aa.is_empty()).then(|| kernelab_stats::aa_check(aa, design)),
+        analyses: vec![MetricAnalysis {
+            metric,
+            analysis: kernelab_stats::analyze(main, design),
+        }],
+        failures: counts.0,
+        runs: counts.1,
+    };
+    ab_doc(samples, result, main, aa)
+}
+
+/// The `ab` document of `result`, with the log ratios of the primary metric's pairs it used
+/// and of the A/A pairs, for plots.
+pub fn ab_doc(
+    samples: Option<&Path>,
+    result: AbResult,
+    main: &[Pair],
+    aa: &[Pair],
+) -> Document<AbBody> {
+    let used = result
+        .analyses
+        .first()
+        .map_or(main.len(), |m| m.analysis.pairs.min(main.len()));
+    Document::of(AbBody {
+        samples: samples.map(|p| p.display().to_string()),
+        log_ratios: kernelab_stats::log_ratios(&main[..used]),
+        aa_log_ratios: kernelab_stats::log_ratios(aa),
+        result,
+    })
+}
+
+/// The outcome of an `ab` document: recorded with its samples file as input, shown under the
+/// lines of `header` (what ran, how), with no CSV (the samples file is the raw data).
+pub fn outcome(doc: Document<AbBody>, header: Vec<String>) -> anyhow::Result<crate::Outcome> {
+    let inputs: Vec<std::path::PathBuf> = doc
+        .body
+        .samples
+        .iter()
+        .map(std::path::PathBuf::from)
+        .collect();
+    let record = crate::Recordable::of(&doc, &inputs, None)?;
+    let view = crate::View::shared(doc, move |doc, _| {
+        kernelab_report::ab_sections(&doc.body.result, &header)
+    })
+    .without_csv("--format csv is not offered for ab; the samples file is the raw data");
+    Ok(crate::Outcome::new(view, crate::Status::Pass).recording(record))
+}
+
+/// `ab`: the baseline and candidate commands run in ABBA pairs of fresh processes (after
+/// warm-up and an A/A pre-flight), every run written to the samples file, analysed as the
+/// design plans. A resumed run continues its samples file.
+pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
+    args.check()?;
+    let run = match &args.resume {
+        Some(p) => Some(
+            kernelab_runner::run::resume(p, RunKind::Ab, kernelab_model::SCHEMA_VERSION)
+                .map_err(|e| anyhow!(e))?,
+        ),
+        None => None,
+    };
+    let resumed: Vec<Record> = match &run {
+        Some(r) => record::read(&r.samples).map_err(|e| anyhow!(e))?,
+        None => Vec::new(),
+    };
+    let header = resumed.iter().find_map(|r| match r {
+        Record::Header {
+            baseline,
+            candidate,
+            metrics,
+            start,
+            ..
+        } => Some((baseline.clone(), candidate.clone(), metrics.clone(), *start)),
+        _ => None,
+    });
+    let split = |s: &Option<String>, what: &str| -> Result<Vec<String>> {
+        let s = s
+            .as_deref()
+            .ok_or_else(|| anyhow!("--{what} is required (or --resume FILE)"))?;
+        shlex::split(s)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| anyhow!("--{what} {s:?}: unbalanced quotes or empty"))
+    };
+    let (baseline, candidate) = match (&header, &run) {
+        (Some((b, c, _, _)), Some(_)) => (b.clone(), c.clone()),
+        (None, Some(r)) => bail!(
+            "{}: no header record; not a kernelab samples file",
+            r.samples.display()
+        ),
+        _ => (
+            split(&args.baseline, "baseline")?,
+            split(&args.candidate, "candidate")?,
+        ),
+    };
+    let mut metrics = Vec::new();
+    for m in &args.metric_regex {
+        let (name, re) = m
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--metric-regex {m:?}: expected NAME=REGEX"))?;
+        let re = Regex::new(re).map_err(|e| anyhow!("--metric-regex {name}: {e}"))?;
+        metrics.push(MetricSpec {
+            name: name.to_string(),
+            source: Source::Regex(re),
+            direction: args.direction(name),
+        });
+    }
+    for k in &args.metric_json {
+        metrics.push(MetricSpec {
+            name: k.clone(),
+            source: Source::JsonKey(k.clone()),
+            direction: args.direction(k),
+        });
+    }
+    if metrics.is_empty() {
+        metrics.push(MetricSpec {
+            name: "wall_s".into(),
+            source: Source::Wall,
+            direction: Direction::LowerIsBetter,
+        });
+    }
+    let primary_dir = metrics[0].direction;
+    // Every program is found before anything runs or is written.
+    let programs: Vec<Tool> = if args.shell {
+        vec![Tool::new(
+            "sh",
+            "a POSIX shell (--shell runs the commands through sh -c)",
+            None,
+        )]
+    } else {
+        [(&baseline, "--baseline"), (&candidate, "--candidate")]
+            .iter()
+            .filter_map(|(argv, opt)| {
+                argv.first().map(|p| {
+                    Tool::new(
+                        p,
+                        &format!("it, or give its path in {opt} (or use --shell)"),
+                        None,
+                    )
+                })
+            })
+            .collect()
+    };
+    require(&programs)?;
+    // A coin flip for the first pair's order, recorded in the header.
+    let start = header
+        .as_ref()
+        .map_or_else(kernelab_runner::run::coin_flip, |h| h.3);
+    let design = args.design(primary_dir)?;
+    let run = match run {
+        Some(r) => r,
+        None => {
+            let label = format!("{} vs {}", baseline.join(" "), candidate.join(" "));
+            let r = kernelab_runner::run::create(RunKind::Ab, &label, args.samples.as_deref())
+                .map_err(|e| anyhow!(e))?;
+            let mut w =
+                Writer::append(&r.samples).with_context(|| r.samples.display().to_string())?;
+            w.write(&Record::Header {
+                schema_version: kernelab_model::SCHEMA_VERSION,
+                baseline: baseline.clone(),
+                candidate: candidate.clone(),
+                metrics: metrics.iter().map(|m| m.name.clone()).collect(),
+                start,
+                run: r.identity.clone(),
+                design: Some(design),
+            })?;
+            r
+        }
+    };
+    let path = run.samples.clone();
+    hooks.say(&format!(
+        "kernelab ab: run {}, samples in {}",
+        run.id,
+        path.display()
+    ));
+    let mut writer = Writer::append(&path).with_context(|| path.display().to_string())?;
+    let settings = AbSettings {
+        design,
+        metrics,
+        warmup: if args.resume.is_some() {
+            0
+        } else {
+            args.warmup
+        },
+        aa_pairs: if args.no_aa { 0 } else { args.aa_pairs },
+        max_failures: args.max_failures,
+        start,
+    };
+    let mut exec = ProcessExecutor {
+        baseline: baseline.clone(),
+        candidate: candidate.clone(),
+        shell: args.shell,
+        timeout: args.timeout.map(kernelab_model::duration_clamped),
+    };
+    let mut progress = |s: &kernelab_runner::Step<'_>| hooks.step(s);
+    let result = run_ab(&mut exec, &settings, &mut writer, &resumed, &mut progress);
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // The run may be resumed; `kernelab runs` shows it stopped.
+            let _ = run.finish(RunState::Stopped);
+            return Err(anyhow!(e).context(format!(
+                "samples so far are in {} (--resume {} continues)",
+                path.display(),
+                run.id
+            )));
+        }
+    };
+    run.finish(RunState::Complete).map_err(|e| anyhow!(e))?;
+    let head = vec![
+        format!("baseline  {}", baseline.join(" ")),
+        format!("candidate {}", candidate.join(" ")),
+        format!(
+            "design   ABBA pairs of fresh processes (first pair {:?}), samples in {}",
+            start,
+            path.display()
+        ),
+    ];
+    let recs = record::read(&path).map_err(|e| anyhow!(e))?;
+    let primary = settings
+        .metrics
+        .first()
+        .map(|m| m.name.clone())
+        .unwrap_or_default();
+    let (main, aa) = (
+        pairs_from(&recs, false, &primary),
+        pairs_from(&recs, true, &primary),
+    );
+    let harness_bias = result.aa.as_ref().is_some_and(|a| a.harness_bias);
+    let mut outcome = outcome(ab_doc(Some(&path), result, &main, &aa), head)?;
+    if harness_bias && !args.accept_bias {
+        outcome.status = crate::Status::Incomplete;
+        outcome.late_notes.push(
+            "error: the A/A pre-flight interval excludes 1 (harness bias); the verdict above is not trustworthy (use --accept-bias to accept it)".into(),
+        );
+    }
+    Ok(outcome)
+}

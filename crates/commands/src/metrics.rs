@@ -1,0 +1,46 @@
+//! `metrics`: per-launch metric tables from Nsight Compute CSV.
+
+use crate::{json, setting, Medium, Outcome, ProgressFor, Recordable, Status, View};
+use anyhow::{bail, Result};
+use kernelab_model::{Document, Profile};
+use kernelab_report::documents::MetricsBody;
+use kernelab_report::{metric_columns, metrics_csv, metrics_tables};
+use kernelab_trace::{read_file, ReadOptions};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// `metrics`: the launches of `files` (Nsight Compute CSV, each with per-launch metrics), shown
+/// with the columns `metrics` names (the default set when empty).
+pub fn metrics(files: &[PathBuf], metrics: &[String], progress: ProgressFor) -> Result<Outcome> {
+    if files.is_empty() {
+        return Err(setting("metrics: give at least one file"));
+    }
+    let mut profile = Profile::default();
+    for path in files {
+        let options = ReadOptions {
+            metrics_only: true,
+            ..ReadOptions::default()
+        };
+        read_file(path, &options, &mut profile, progress(path).as_ref())?;
+        if profile.launch_metrics.is_empty() {
+            bail!(
+                "{}: has no per-launch metrics (expected Nsight Compute CSV output)",
+                path.display()
+            );
+        }
+    }
+    let columns = metric_columns(&profile.launch_metrics, metrics);
+    let doc = Document::of(MetricsBody {
+        launches: profile.launch_metrics,
+    });
+    let record = Recordable::of(&doc, files, None)?;
+    let doc = Rc::new(doc);
+    let columns = Rc::new(columns);
+    let (d1, d2, c1) = (Rc::clone(&doc), Rc::clone(&doc), Rc::clone(&columns));
+    let view = View::new(
+        move |m: Medium| Ok(metrics_tables(&d1.body.launches, &c1, m.name_width())),
+        move || json(&*d2),
+    )
+    .with_csv(move || Ok(metrics_csv(&doc.body.launches, &columns)?));
+    Ok(Outcome::new(view, Status::Pass).recording(record))
+}
