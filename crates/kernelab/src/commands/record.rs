@@ -9,7 +9,7 @@ use kernelab_model::Document;
 use kernelab_report::bundle::read_one;
 
 /// Runs the command.
-pub fn run(args: RecordArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: RecordArgs, session: &mut Session) -> Result<ExitStatus> {
     if !session.enabled() {
         bail!("kernelab record adds documents to a bundle: name it with --record DIR (or KERNELAB_BUNDLE)");
     }
