@@ -141,7 +141,7 @@ impl CountersSettings {
 pub fn run(a: &CountersSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     a.check()?;
     let (sides, target, backend, inputs) = if let Some(path) = &a.spec {
-        spec_sides(path, &a)?
+        spec_sides(path, a)?
     } else if let (Some(b), Some(c)) = (&a.baseline, &a.candidate) {
         let side = |name: &str, argv| Side {
             name: name.into(),

@@ -29,17 +29,20 @@ pub struct ProfileSettings {
     pub by_rank: bool,
 }
 
+/// A ranking and its document.
+type Made = Rc<(Ranking, Document<ProfileBody>)>;
+
 /// A profile's rankings, each made once for the rows it keeps.
 struct Rankings {
     profile: Profile,
     options: RankOptions,
     settings: ProfileSettings,
-    made: RefCell<BTreeMap<usize, Rc<(Ranking, Document<ProfileBody>)>>>,
+    made: RefCell<BTreeMap<usize, Made>>,
 }
 
 impl Rankings {
     /// The ranking and document keeping `top` rows before "other".
-    fn keeping(&self, top: usize) -> Result<Rc<(Ranking, Document<ProfileBody>)>> {
+    fn keeping(&self, top: usize) -> Result<Made> {
         if let Some(made) = self.made.borrow().get(&top) {
             return Ok(Rc::clone(made));
         }
@@ -54,7 +57,7 @@ impl Rankings {
     }
 
     /// The ranking for a view read by people (`machine` false) or programs.
-    fn shown(&self, machine: bool) -> Result<Rc<(Ranking, Document<ProfileBody>)>> {
+    fn shown(&self, machine: bool) -> Result<Made> {
         self.keeping(view_top(self.settings.rank.top, machine))
     }
 

@@ -17,7 +17,7 @@ fn label(s: &str) -> Result<String, String> {
 /// changed in the machine code, and whether it is faster.
 #[derive(Parser, Debug)]
 #[command(name = "kernelab", version, about, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Append this command's result, with its provenance, to the evidence bundle DIR
     /// (default: $KERNELAB_BUNDLE when set).
     #[arg(long, global = true, value_name = "DIR")]
@@ -33,7 +33,7 @@ pub struct Cli {
 
 /// The commands.
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Rank a request's GPU time per kernel or kernel family from profiler files.
     ///
     /// Reads PyTorch profiler (Kineto) JSON (plain or gzip), rocprofv3 kernel_trace.csv (every
@@ -121,7 +121,7 @@ pub enum Command {
 
 /// Arguments of `kernelab record`.
 #[derive(Args, Debug)]
-pub struct RecordArgs {
+pub(crate) struct RecordArgs {
     /// The documents or records to add (read and checked as their kind names them).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
@@ -130,7 +130,7 @@ pub struct RecordArgs {
 /// Arguments of `kernelab impact`.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct ImpactArgs {
+pub(crate) struct ImpactArgs {
     /// The request's profile: a bundle record or `kernelab profile --format json` output.
     #[arg(long, value_name = "FILE")]
     pub profile: PathBuf,
@@ -151,7 +151,7 @@ pub struct ImpactArgs {
 
 /// Report formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     /// Markdown, to paste into a pull request.
     Md,
     /// A self-contained HTML page with SVG plots.
@@ -163,7 +163,7 @@ pub enum ReportFormat {
 /// Arguments of `kernelab report`.
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// `check`: audit a note against the bundle instead of rendering it.
     #[command(subcommand)]
     pub command: Option<ReportCommand>,
@@ -198,7 +198,7 @@ pub struct ReportArgs {
 
 /// Subcommands of `kernelab report`.
 #[derive(Subcommand, Debug)]
-pub enum ReportCommand {
+pub(crate) enum ReportCommand {
     /// Audit a note after a person edited it: every number on a line that names a bundle label
     /// (or under a heading that does) must match the bundle within its printed rounding, and
     /// derived figures (changes, ratios, share sums) must agree with their inputs. Exit status
@@ -209,7 +209,7 @@ pub enum ReportCommand {
 /// Arguments of `kernelab report check`.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct ReportCheckArgs {
+pub(crate) struct ReportCheckArgs {
     /// The note (Markdown or plain text, UTF-8).
     pub note: PathBuf,
     /// The bundle directory the note quotes.
@@ -222,7 +222,7 @@ pub struct ReportCheckArgs {
 
 /// The statistical design (shared by `ab` and `ab analyze`).
 #[derive(Args, Debug, Clone)]
-pub struct DesignArgs {
+pub(crate) struct DesignArgs {
     /// Practical threshold δ: smaller changes are negligible (e.g. 0.5% or 0.005).
     #[arg(long, default_value = "0.5%", value_name = "PCT")]
     pub threshold: String,
@@ -260,7 +260,7 @@ pub struct DesignArgs {
     args_conflicts_with_subcommands = true,
     mut_arg("format", text_formats)
 )]
-pub struct AbArgs {
+pub(crate) struct AbArgs {
     /// `analyze FILE`: the same analysis on recorded samples.
     #[command(subcommand)]
     pub analyze: Option<AbCommand>,
@@ -316,7 +316,7 @@ pub struct AbArgs {
 
 /// `kernelab serve`.
 #[derive(Args, Debug)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// The serve spec (TOML).
     #[arg(value_name = "SPEC", required_unless_present = "resume")]
     pub spec: Option<PathBuf>,
@@ -352,7 +352,7 @@ pub struct ServeArgs {
 
 /// `kernelab ab` subcommands.
 #[derive(Subcommand, Debug)]
-pub enum AbCommand {
+pub(crate) enum AbCommand {
     /// Analyse recorded samples: a kernelab JSONL samples file, or paired samples from another
     /// harness (CSV with columns a,b[,order][,aa], or JSON {"pairs": [{"a","b","order"}], "aa": [...]}).
     Analyze(AbAnalyzeArgs),
@@ -361,7 +361,7 @@ pub enum AbCommand {
 /// Arguments of `kernelab ab analyze`.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct AbAnalyzeArgs {
+pub(crate) struct AbAnalyzeArgs {
     /// The samples file.
     pub file: PathBuf,
     /// Metric to analyse (default: the first).
@@ -377,7 +377,7 @@ pub struct AbAnalyzeArgs {
 
 /// How to read tensor files.
 #[derive(Args, Debug, Clone)]
-pub struct TensorArgs {
+pub(crate) struct TensorArgs {
     /// Element type of raw files, or the type that uint16 / 2-byte void npy data holds (bf16).
     #[arg(long, value_name = "DTYPE")]
     pub dtype: Option<String>,
@@ -391,7 +391,7 @@ pub struct TensorArgs {
 
 /// `kernelab check` subcommands.
 #[derive(Subcommand, Debug)]
-pub enum CheckCommand {
+pub(crate) enum CheckCommand {
     /// Byte-exact equality of every tensor.
     Bitwise(CheckPairArgs),
     /// Closeness under rtol/atol (defaults per dtype, as torch.testing) or a ULP limit.
@@ -409,7 +409,7 @@ pub enum CheckCommand {
 /// Two files.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct CheckPairArgs {
+pub(crate) struct CheckPairArgs {
     /// First file (baseline).
     pub a: PathBuf,
     /// Second file (candidate).
@@ -434,7 +434,7 @@ pub struct CheckPairArgs {
 /// Two files compared under a tolerance (B is the reference).
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct CheckCloseArgs {
+pub(crate) struct CheckCloseArgs {
     /// The output.
     pub a: PathBuf,
     /// The reference.
@@ -462,7 +462,7 @@ pub struct CheckCloseArgs {
 /// One or more files.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct CheckFilesArgs {
+pub(crate) struct CheckFilesArgs {
     /// Files.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
@@ -477,7 +477,7 @@ pub struct CheckFilesArgs {
 /// A sweep manifest.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct CheckSweepArgs {
+pub(crate) struct CheckSweepArgs {
     /// TOML manifest: [[config]] name, baseline, candidate, repeats = [...], oracle; optional
     /// [tolerance] rtol/atol and dtype. Paths are relative to the manifest.
     pub manifest: PathBuf,
@@ -491,7 +491,7 @@ pub struct CheckSweepArgs {
 
 /// `kernelab kernel` subcommands.
 #[derive(Subcommand, Debug)]
-pub enum KernelCommand {
+pub(crate) enum KernelCommand {
     /// Run a launch spec (TOML; see docs/kernel-spec.md).
     Run(KernelRunArgs),
     /// Launch one build of a spec once and wait (what `kernelab counters` runs under a
@@ -503,7 +503,7 @@ pub enum KernelCommand {
 /// Arguments of `kernelab kernel run`.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct KernelRunArgs {
+pub(crate) struct KernelRunArgs {
     /// The launch spec.
     pub spec: PathBuf,
     /// Samples file (JSONL) for every timed sample, created (never overwritten); default
@@ -545,7 +545,7 @@ fn positive_seconds(s: &str) -> Result<f64, String> {
 
 /// `kernelab code` subcommands.
 #[derive(Subcommand, Debug)]
-pub enum CodeCommand {
+pub(crate) enum CodeCommand {
     /// Per kernel: resources and instruction-class counts. Reads cubins, fatbins and host
     /// binaries with .nv_fatbin, HSACOs, offload bundles (.hip_fatbin, CCOB), and SASS,
     /// llvm-objdump or compiler .s text.
@@ -558,7 +558,7 @@ pub enum CodeCommand {
 
 /// Arguments of `kernelab code show`.
 #[derive(Args, Debug)]
-pub struct CodeShowArgs {
+pub(crate) struct CodeShowArgs {
     /// Code objects or disassembly text files.
     #[arg(required = true, value_name = "OBJ")]
     pub files: Vec<PathBuf>,
@@ -575,7 +575,7 @@ pub struct CodeShowArgs {
 
 /// Arguments of `kernelab code diff`.
 #[derive(Args, Debug)]
-pub struct CodeDiffArgs {
+pub(crate) struct CodeDiffArgs {
     /// Baseline build (code object or disassembly text).
     #[arg(value_name = "BASE")]
     pub base: PathBuf,
@@ -595,7 +595,7 @@ pub struct CodeDiffArgs {
 
 /// Arguments of `kernelab code matrix`.
 #[derive(Args, Debug)]
-pub struct CodeMatrixArgs {
+pub(crate) struct CodeMatrixArgs {
     /// Baseline build directory (searched recursively).
     #[arg(value_name = "BASE_DIR", required_unless_present = "base")]
     pub base_dir: Option<PathBuf>,
@@ -625,7 +625,7 @@ pub struct CodeMatrixArgs {
 
 /// Arguments of `kernelab metrics`.
 #[derive(Args, Debug)]
-pub struct MetricsArgs {
+pub(crate) struct MetricsArgs {
     /// Nsight Compute CSV files (`ncu --csv`, details or `--page raw`).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -639,7 +639,7 @@ pub struct MetricsArgs {
 
 /// How kernels become rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum GroupArg {
+pub(crate) enum GroupArg {
     /// One row per exact kernel name.
     None,
     /// One row per family: template arguments, parameters and clone suffixes removed.
@@ -648,7 +648,7 @@ pub enum GroupArg {
 
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     /// Tables for the terminal.
     Table,
     /// Markdown, to paste into a pull request.
@@ -662,7 +662,7 @@ pub enum FormatArg {
 /// The `--format` values of a command whose result has no CSV form (table, md, json), so
 /// that `--help` lists what works and clap refuses `csv`: put
 /// `#[command(mut_arg("format", text_formats))]` on its arguments.
-pub fn text_formats(a: clap::Arg) -> clap::Arg {
+pub(crate) fn text_formats(a: clap::Arg) -> clap::Arg {
     use clap::builder::{PossibleValuesParser, TypedValueParser};
     let values = FormatArg::value_variants()
         .iter()
@@ -676,7 +676,7 @@ pub fn text_formats(a: clap::Arg) -> clap::Arg {
 
 /// Where and how to write the result.
 #[derive(Args, Debug)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
@@ -691,7 +691,7 @@ pub struct OutputArgs {
 
 /// How kernels are grouped, filtered and cut (shared by `profile` and `compare`).
 #[derive(Args, Debug)]
-pub struct RankArgs {
+pub(crate) struct RankArgs {
     /// Group rows by family (default) or show every kernel name.
     #[arg(long, value_enum, default_value_t = GroupArg::Family)]
     pub group: GroupArg,
@@ -718,7 +718,7 @@ pub struct RankArgs {
 
 /// Arguments of `kernelab profile`.
 #[derive(Args, Debug)]
-pub struct ProfileArgs {
+pub(crate) struct ProfileArgs {
     /// Profiler files (format detected from content).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -744,7 +744,7 @@ pub struct ProfileArgs {
 
 /// Arguments of `kernelab compare`.
 #[derive(Args, Debug)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Baseline and candidate profiles (one run each); or use --base and --cand.
     #[arg(value_name = "FILE", num_args = 0..=2)]
     pub pair: Vec<PathBuf>,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 /// The profilers `kernelab counters` drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ProfilerArg {
+pub(crate) enum ProfilerArg {
     /// NVIDIA Nsight Compute.
     Ncu,
     /// AMD rocprofv3.
@@ -16,7 +16,7 @@ pub enum ProfilerArg {
 
 /// Arguments of `kernelab counters`.
 #[derive(Args, Debug)]
-pub struct CountersArgs {
+pub(crate) struct CountersArgs {
     /// A launch spec (TOML): its baseline and candidate are each launched once per profiler
     /// process by `kernelab kernel launch-once`, filtered by their symbols.
     #[arg(conflicts_with_all = ["baseline", "command"])]
@@ -72,7 +72,7 @@ pub struct CountersArgs {
 
 /// Arguments of the hidden `kernelab kernel launch-once`.
 #[derive(Args, Debug)]
-pub struct LaunchOnceArgs {
+pub(crate) struct LaunchOnceArgs {
     /// The launch spec.
     pub spec: PathBuf,
     /// `baseline` or `candidate`.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// GPU APIs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
+pub(crate) enum BackendArg {
     /// NVIDIA driver API.
     Cuda,
     /// AMD HIP runtime.
@@ -16,7 +16,7 @@ pub enum BackendArg {
 /// Arguments of `kernelab ceilings`.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct CeilingsArgs {
+pub(crate) struct CeilingsArgs {
     /// GPU API of the device to measure.
     #[arg(long, value_enum, default_value_t = BackendArg::Cuda)]
     pub backend: BackendArg,
@@ -46,7 +46,7 @@ pub struct CeilingsArgs {
 
 /// Arguments of `kernelab roofline`.
 #[derive(Args, Debug)]
-pub struct RooflineArgs {
+pub(crate) struct RooflineArgs {
     /// Profiler files (Kineto JSON, rocprofv3, Nsight Systems or Nsight Compute exports):
     /// kernel times, and shapes from Kineto's `Input Dims` of each kernel's launching op.
     #[arg(required = true)]

@@ -10,7 +10,7 @@ use std::path::PathBuf;
     args_conflicts_with_subcommands = true,
     mut_arg("format", crate::cli::text_formats)
 )]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// `run-point`, `run-chunk`, `submit` (Slurm) or `collect`.
     #[command(subcommand)]
     pub command: Option<SweepCommand>,
@@ -36,7 +36,7 @@ pub struct SweepArgs {
 
 /// `kernelab sweep` subcommands.
 #[derive(Subcommand, Debug)]
-pub enum SweepCommand {
+pub(crate) enum SweepCommand {
     /// Run one point and write its result file (what each worker runs).
     RunPoint(RunPointArgs),
     /// Run one chunk of a submitted point list (what each Slurm array task runs).
@@ -49,7 +49,7 @@ pub enum SweepCommand {
 
 /// The sweep file and its results folder.
 #[derive(Args, Debug)]
-pub struct SweepDir {
+pub(crate) struct SweepDir {
     /// The sweep file.
     pub sweep: PathBuf,
     /// Results folder (default: `sweeps/NAME-HASH/` in $XDG_STATE_HOME/kernelab/, one per sweep file, so a rerun resumes).
@@ -59,7 +59,7 @@ pub struct SweepDir {
 
 /// Arguments of `kernelab sweep run-point`.
 #[derive(Args, Debug)]
-pub struct RunPointArgs {
+pub(crate) struct RunPointArgs {
     /// Sweep and folder.
     #[command(flatten)]
     pub at: SweepDir,
@@ -76,7 +76,7 @@ pub struct RunPointArgs {
 
 /// Arguments of `kernelab sweep run-chunk`.
 #[derive(Args, Debug)]
-pub struct RunChunkArgs {
+pub(crate) struct RunChunkArgs {
     /// Sweep and folder.
     #[command(flatten)]
     pub at: SweepDir,
@@ -95,7 +95,7 @@ pub struct RunChunkArgs {
 
 /// Arguments of `kernelab sweep submit`.
 #[derive(Args, Debug)]
-pub struct SubmitArgs {
+pub(crate) struct SubmitArgs {
     /// Sweep and folder (a folder every node can write: the shared bundle).
     #[command(flatten)]
     pub at: SweepDir,
@@ -113,7 +113,7 @@ pub struct SubmitArgs {
 /// Arguments of `kernelab sweep collect`.
 #[derive(Args, Debug)]
 #[command(mut_arg("format", crate::cli::text_formats))]
-pub struct CollectArgs {
+pub(crate) struct CollectArgs {
     /// Sweep and folder.
     #[command(flatten)]
     pub at: SweepDir,

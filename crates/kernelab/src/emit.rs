@@ -11,7 +11,7 @@ use kernelab_commands::{Csv, Medium, Outcome, Status};
 use kernelab_report::{render, OutputFormat};
 
 /// The text of `outcome`'s view in the format `out` asks for.
-pub fn text(outcome: &Outcome, out: &OutputArgs) -> Result<String> {
+pub(crate) fn text(outcome: &Outcome, out: &OutputArgs) -> Result<String> {
     let view = &outcome.view;
     Ok(match out.format {
         FormatArg::Table => render(
@@ -35,7 +35,11 @@ pub fn text(outcome: &Outcome, out: &OutputArgs) -> Result<String> {
 /// Emits `outcome`: its notes to standard error, its records made and kept when `session`
 /// records (written once the command has succeeded), its files (charts) and its view written
 /// where the user said; returns its exit status.
-pub fn emit(outcome: Outcome, out: &OutputArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn emit(
+    outcome: Outcome,
+    out: &OutputArgs,
+    session: &mut Session,
+) -> Result<ExitStatus> {
     for note in &outcome.notes {
         output::to_stderr(&format!("kernelab: {note}"));
     }

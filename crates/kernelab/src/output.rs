@@ -9,14 +9,14 @@ use std::io::{IsTerminal, Write};
 /// as every renderer writes them ([`kernelab_report::format::escape_controls`]: `\x1b`,
 /// `\u{9b}`), so that a file name, kernel name or JSON key quoted from an input cannot act on the
 /// terminal. Line breaks and tabs stay. A write that fails (standard error closed) is ignored.
-pub fn to_stderr(text: &str) {
+pub(crate) fn to_stderr(text: &str) {
     let text = kernelab_report::format::escape_controls(text, &['\n', '\t']);
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
 /// Fails early if `--out` names an existing file and `--force` was not given, or names
 /// something that is not a regular file (a folder, a FIFO, a device: never replaced).
-pub fn check_target(out: &OutputArgs) -> Result<()> {
+pub(crate) fn check_target(out: &OutputArgs) -> Result<()> {
     match &out.out {
         Some(path) => check_file("--out", path, out.force),
         None => Ok(()),
@@ -26,7 +26,7 @@ pub fn check_target(out: &OutputArgs) -> Result<()> {
 /// The one rule for every file a command writes (`--out`, `--svg`, `export`'s tables): a new
 /// file, or with `force` an existing regular file; a folder, FIFO or device is never replaced.
 /// Checked before any work, so a refused file costs nothing.
-pub fn check_file(option: &str, path: &std::path::Path, force: bool) -> Result<()> {
+pub(crate) fn check_file(option: &str, path: &std::path::Path, force: bool) -> Result<()> {
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if meta.is_dir() {
             bail!(
@@ -51,7 +51,7 @@ pub fn check_file(option: &str, path: &std::path::Path, force: bool) -> Result<(
 }
 
 /// The width to fit terminal tables to, when standard output is a terminal and no file is named.
-pub fn terminal_width(out: &OutputArgs) -> Option<u16> {
+pub(crate) fn terminal_width(out: &OutputArgs) -> Option<u16> {
     if out.out.is_some() || !std::io::stdout().is_terminal() {
         return None;
     }
@@ -65,7 +65,7 @@ pub fn terminal_width(out: &OutputArgs) -> Option<u16> {
 }
 
 /// Writes the line `line` to standard output (what a command that has no document says).
-pub fn say(line: &str) -> Result<()> {
+pub(crate) fn say(line: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{line}")?;
     stdout.flush()?;
@@ -73,7 +73,7 @@ pub fn say(line: &str) -> Result<()> {
 }
 
 /// Writes `text` to standard output or, atomically, to the `--out` file.
-pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
+pub(crate) fn write(out: &OutputArgs, text: &str) -> Result<()> {
     match &out.out {
         None => {
             let mut stdout = std::io::stdout().lock();
@@ -91,11 +91,11 @@ pub fn write(out: &OutputArgs, text: &str) -> Result<()> {
 /// Writes `bytes` to the file `path` the user named: a new file, or with `force` a regular
 /// file replaced atomically; never through a link, never under a predictable temporary name.
 /// Errors name `path`.
-pub fn write_file(path: &std::path::Path, bytes: &[u8], force: bool) -> Result<()> {
+pub(crate) fn write_file(path: &std::path::Path, bytes: &[u8], force: bool) -> Result<()> {
     kernelab_model::write_file(path, bytes, force).with_context(|| format!("{}", path.display()))
 }
 
 /// A document as pretty JSON with a final newline.
-pub fn json<T: serde::Serialize>(doc: &T) -> Result<String> {
+pub(crate) fn json<T: serde::Serialize>(doc: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(doc).context("serializing JSON")? + "\n")
 }

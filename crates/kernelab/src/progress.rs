@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Shows a bar once reading has taken a second, only when standard error is a terminal.
-pub struct BarProgress {
+pub(crate) struct BarProgress {
     bar: ProgressBar,
     started: Instant,
     shown: AtomicBool,
@@ -20,7 +20,7 @@ pub struct BarProgress {
 
 impl BarProgress {
     /// A bar for reading `path`.
-    pub fn new(path: &Path) -> Self {
+    pub(crate) fn new(path: &Path) -> Self {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
         if let Ok(style) = ProgressStyle::with_template(
             "{msg} {bar:30} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
@@ -59,12 +59,12 @@ impl Progress for BarProgress {
 }
 
 /// Whether steps go to standard error as JSON lines (`KERNELAB_PROGRESS=jsonl`).
-pub fn jsonl() -> bool {
+pub(crate) fn jsonl() -> bool {
     std::env::var_os("KERNELAB_PROGRESS").is_some_and(|v| v == "jsonl")
 }
 
 /// One step of a long run as a progress line, when [`jsonl`] is on.
-pub fn step(done: u64, total: Option<u64>, unit: &str, message: &str) {
+pub(crate) fn step(done: u64, total: Option<u64>, unit: &str, message: &str) {
     if !jsonl() {
         return;
     }
@@ -75,13 +75,13 @@ pub fn step(done: u64, total: Option<u64>, unit: &str, message: &str) {
 }
 
 /// A runner's step ([`kernelab_runner::Step`]) as a progress line.
-pub fn runner_step(s: &kernelab_runner::Step<'_>) {
+pub(crate) fn runner_step(s: &kernelab_runner::Step<'_>) {
     step(s.done, Some(s.planned), s.unit, s.message);
 }
 
 /// A counter of `len` steps (rounds, processes, points): a bar on standard error, drawn only
 /// on a terminal, and a progress line per step.
-pub struct Counter {
+pub(crate) struct Counter {
     bar: ProgressBar,
     len: u64,
     unit: &'static str,
@@ -89,7 +89,7 @@ pub struct Counter {
 
 impl Counter {
     /// `n` steps done.
-    pub fn set_position(&self, n: u64) {
+    pub(crate) fn set_position(&self, n: u64) {
         self.bar.set_position(n);
         step(
             n,
@@ -99,17 +99,17 @@ impl Counter {
         );
     }
     /// One more step done.
-    pub fn inc(&self, n: u64) {
+    pub(crate) fn inc(&self, n: u64) {
         self.set_position(self.bar.position() + n);
     }
     /// Removes the bar.
-    pub fn finish_and_clear(&self) {
+    pub(crate) fn finish_and_clear(&self) {
         self.bar.finish_and_clear();
     }
 }
 
 /// A [`Counter`] of `len` steps named `unit`, its bar drawn with `template`.
-pub fn count_bar(len: u64, template: &str, unit: &'static str) -> Counter {
+pub(crate) fn count_bar(len: u64, template: &str, unit: &'static str) -> Counter {
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::hidden());
     if std::io::stderr().is_terminal() {
         bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -142,20 +142,20 @@ enum Steps {
 
 /// The command line's hooks: bars, counters and lines on standard error, and JSON progress
 /// lines when `KERNELAB_PROGRESS=jsonl`.
-pub struct CliHooks {
+pub(crate) struct CliHooks {
     steps: Steps,
 }
 
 impl CliHooks {
     /// Hooks whose runner steps redraw one line in place.
-    pub fn in_place() -> CliHooks {
+    pub(crate) fn in_place() -> CliHooks {
         CliHooks {
             steps: Steps::InPlace(std::cell::Cell::new(false)),
         }
     }
 
     /// Hooks whose runner steps are a line each after `prefix`.
-    pub fn lines(prefix: &'static str) -> CliHooks {
+    pub(crate) fn lines(prefix: &'static str) -> CliHooks {
         CliHooks {
             steps: Steps::Lines(prefix),
         }

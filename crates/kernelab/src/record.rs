@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 /// One run of one command: where to record, the `--label`, the command line and start time, and
 /// the documents the command produced.
-pub struct Session {
+pub(crate) struct Session {
     dir: Option<PathBuf>,
     label: Option<String>,
     argv: Vec<String>,
@@ -25,7 +25,7 @@ pub struct Session {
 impl Session {
     /// A session of the command line `argv` recording into `dir` (the `--record` option, else
     /// `KERNELAB_BUNDLE`) under `label`, started now.
-    pub fn new(dir: Option<PathBuf>, label: Option<String>, argv: Vec<String>) -> Session {
+    pub(crate) fn new(dir: Option<PathBuf>, label: Option<String>, argv: Vec<String>) -> Session {
         let dir = dir.or_else(|| {
             std::env::var_os("KERNELAB_BUNDLE")
                 .filter(|v| !v.is_empty())
@@ -41,12 +41,12 @@ impl Session {
     }
 
     /// Whether a bundle was requested (`--record` or `KERNELAB_BUNDLE`).
-    pub fn enabled(&self) -> bool {
+    pub(crate) fn enabled(&self) -> bool {
         self.dir.is_some()
     }
 
     /// Keeps `doc` (its kind names the record) for recording; `inputs` are hashed then.
-    pub fn record<T: Serialize>(
+    pub(crate) fn record<T: Serialize>(
         &mut self,
         doc: &Document<T>,
         inputs: &[PathBuf],
@@ -57,12 +57,12 @@ impl Session {
     }
 
     /// Keeps `record` for recording (its inputs are hashed then).
-    pub fn keep(&mut self, record: Recordable) {
+    pub(crate) fn keep(&mut self, record: Recordable) {
         self.documents.push(record);
     }
 
     /// Writes every document kept as a record of the bundle, when one was asked for.
-    pub fn finish(self) -> Result<()> {
+    pub(crate) fn finish(self) -> Result<()> {
         let Some(dir) = &self.dir else { return Ok(()) };
         for d in &self.documents {
             let provenance = collect(

@@ -4,7 +4,7 @@ use crate::cli::{GroupArg, RankArgs};
 use kernelab_commands::rank::RankSettings;
 
 /// Ranking settings as the user gave them in `RankArgs`.
-pub fn rank_settings(args: &RankArgs) -> RankSettings {
+pub(crate) fn rank_settings(args: &RankArgs) -> RankSettings {
     RankSettings {
         family: args.group == GroupArg::Family,
         rules: args.rules.clone(),

@@ -30,7 +30,7 @@ const MAX_READ_BYTES: u64 = exec::MAX_DOCUMENT_BYTES;
 /// The most bytes of a record sent as a resource, or read to describe one in the list: a
 /// larger record is listed without its headline and refused when read (the `report` tool
 /// renders it), so one large record cannot end the session.
-pub const MAX_RESOURCE_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_RESOURCE_BYTES: u64 = 16 << 20;
 /// The URI prefix of a record (a file under the root).
 const RECORD_URI: &str = "kernelab://record/";
 /// The URI prefix of a published schema.

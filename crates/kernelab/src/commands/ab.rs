@@ -29,7 +29,7 @@ fn direction(d: &DesignArgs, name: &str) -> Direction {
 }
 
 /// Runs the command.
-pub fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
     if let Some(AbCommand::Analyze(a)) = args.analyze {
         return analyze_cmd(a, session);
     }

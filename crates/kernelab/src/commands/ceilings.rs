@@ -19,7 +19,7 @@ fn expired(what: &str, timeout: std::time::Duration) {
 }
 
 /// Runs `kernelab ceilings`.
-pub fn run(a: CeilingsArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(a: CeilingsArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     if a.output.format == FormatArg::Csv {
         bail!("--format csv is not offered for ceilings; use json");

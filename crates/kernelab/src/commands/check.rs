@@ -9,10 +9,10 @@ use anyhow::Result;
 use kernelab_commands::check::{self, CloseSettings, ReadSettings};
 use kernelab_commands::Outcome;
 use kernelab_tensor::{BitwiseOptions, TensorFile};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Runs a `check` subcommand.
-pub fn run(cmd: CheckCommand, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(cmd: CheckCommand, session: &mut Session) -> Result<ExitStatus> {
     let output = match &cmd {
         CheckCommand::Bitwise(a) => &a.output,
         CheckCommand::Close(a) | CheckCommand::Oracle(a) => &a.output,
@@ -61,8 +61,8 @@ fn with_notes(outcome: Outcome, notes: Vec<String>) -> Outcome {
     notes.into_iter().fold(outcome, Outcome::noting)
 }
 
-fn pair(a: &PathBuf, b: &PathBuf, r: &TensorArgs) -> Result<(Vec<TensorFile>, Vec<String>)> {
-    load_all(&[a.clone(), b.clone()], r)
+fn pair(a: &Path, b: &Path, r: &TensorArgs) -> Result<(Vec<TensorFile>, Vec<String>)> {
+    load_all(&[a.to_path_buf(), b.to_path_buf()], r)
 }
 
 fn bitwise(a: &CheckPairArgs) -> Result<Outcome> {

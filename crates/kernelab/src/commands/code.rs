@@ -9,7 +9,7 @@ use anyhow::Result;
 use kernelab_commands::code::{self, BuildPaths, ReadSettings};
 
 /// Runs a `code` subcommand.
-pub fn run(cmd: CodeCommand, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(cmd: CodeCommand, session: &mut Session) -> Result<ExitStatus> {
     let (outcome, out) = match cmd {
         CodeCommand::Show(a) => {
             output::check_target(&a.output)?;

@@ -11,7 +11,7 @@ use anyhow::{bail, Result};
 use kernelab_commands::compare::{compare_runs, CompareSettings};
 
 /// Runs the command.
-pub fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus> {
     let (base, cand) = match (
         args.pair.as_slice(),
         args.base.is_empty(),

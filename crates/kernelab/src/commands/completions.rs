@@ -10,7 +10,7 @@ use std::io::Write;
 
 /// Arguments of `kernelab completions`.
 #[derive(Args, Debug)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell: bash, zsh, fish, elvish or powershell (e.g. `kernelab completions bash >
     /// ~/.local/share/bash-completion/completions/kernelab`).
     #[arg(value_enum)]
@@ -19,14 +19,14 @@ pub struct CompletionsArgs {
 
 /// Arguments of `kernelab man`.
 #[derive(Args, Debug)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// A command's page (`ab`, `check`, ...) instead of kernelab's (e.g. `kernelab man ab |
     /// man -l -`).
     pub command: Option<String>,
 }
 
 /// Writes the completion script to standard output.
-pub fn completions(a: CompletionsArgs, _session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn completions(a: CompletionsArgs, _session: &mut Session) -> Result<ExitStatus> {
     let mut cmd = crate::cli::Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "kernelab", &mut out);
@@ -35,7 +35,7 @@ pub fn completions(a: CompletionsArgs, _session: &mut Session) -> Result<ExitSta
 }
 
 /// Writes the man page (roff) to standard output.
-pub fn man(a: ManArgs, _session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn man(a: ManArgs, _session: &mut Session) -> Result<ExitStatus> {
     let mut cmd = crate::cli::Cli::command();
     cmd.build();
     let man = match &a.command {

@@ -11,7 +11,7 @@ use kernelab_commands::counters::{run as profile_counters, CountersSettings};
 use kernelab_runner::counters::Profiler;
 
 /// Runs the command.
-pub fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> {
     let settings = CountersSettings {
         spec: a.spec,
         baseline: a.baseline,

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// Arguments of `kernelab export`.
 #[derive(Args, Debug)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// Folder for the Parquet files (created when missing; an existing file is never replaced
     /// without --force).
     #[arg(long, value_name = "OUT_DIR")]
@@ -25,7 +25,7 @@ pub struct ExportArgs {
 }
 
 /// Runs the command.
-pub fn run(args: ExportArgs, _session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: ExportArgs, _session: &mut Session) -> Result<ExitStatus> {
     let written = match kernelab_export::export(&args.parquet, &args.inputs, args.force) {
         Ok(w) => w,
         Err(e) => {

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use kernelab_commands::impact::{impact, ImpactSettings};
 
 /// Runs the command.
-pub fn run(args: ImpactArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: ImpactArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     if args.output.format == FormatArg::Csv {
         bail!("kernelab impact writes table, md or json, not csv");

@@ -21,7 +21,7 @@ fn gpu_wait_expired(what: &str, timeout: std::time::Duration) {
 }
 
 /// Runs a `kernel` subcommand.
-pub fn run(cmd: KernelCommand, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(cmd: KernelCommand, session: &mut Session) -> Result<ExitStatus> {
     match cmd {
         KernelCommand::Run(a) => run_spec(a, session),
         KernelCommand::LaunchOnce(a) => launch_once(a),

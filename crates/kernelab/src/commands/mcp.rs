@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 /// Arguments of `kernelab mcp`.
 #[derive(Args, Debug)]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// Every path a tool reads or writes must lie under DIR (default: the working directory);
     /// tools run in it.
     #[arg(long, value_name = "DIR")]
@@ -30,7 +30,7 @@ pub struct McpArgs {
 }
 
 /// Runs the command.
-pub fn run(args: McpArgs, _session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: McpArgs, _session: &mut Session) -> Result<ExitStatus> {
     let root = match args.root {
         Some(r) => r,
         None => std::env::current_dir().context("the working directory")?,

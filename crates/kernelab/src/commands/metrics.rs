@@ -9,7 +9,7 @@ use crate::ExitStatus;
 use anyhow::Result;
 
 /// Runs the command.
-pub fn run(args: MetricsArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: MetricsArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     let progress = |p: &std::path::Path| -> Box<dyn kernelab_commands::Progress> {
         Box::new(BarProgress::new(p))

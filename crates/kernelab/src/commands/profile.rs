@@ -11,7 +11,7 @@ use anyhow::Result;
 use kernelab_commands::profile::{profile, ProfileSettings};
 
 /// Runs the command.
-pub fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus> {
     let settings = ProfileSettings {
         files: args.files,
         rank: rank_settings(&args.rank),

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 use kernelab_report::bundle::read_one;
 
 /// Runs the command.
-pub fn run(args: RecordArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: RecordArgs, session: &mut Session) -> Result<ExitStatus> {
     if !session.enabled() {
         bail!("kernelab record adds documents to a bundle: name it with --record DIR (or KERNELAB_BUNDLE)");
     }

@@ -40,7 +40,7 @@ fn check(args: ReportCheckArgs, session: &mut Session) -> Result<ExitStatus> {
 }
 
 /// Runs the command.
-pub fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus> {
     if let Some(ReportCommand::Check(c)) = args.command {
         return check(c, session);
     }

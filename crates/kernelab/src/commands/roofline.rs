@@ -10,7 +10,7 @@ use anyhow::Result;
 use kernelab_commands::roofline::{roofline, RooflineSettings};
 
 /// Runs `kernelab roofline`.
-pub fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&a.output)?;
     if let Some(svg) = &a.svg {
         output::check_file("--svg", svg, a.output.force)?;

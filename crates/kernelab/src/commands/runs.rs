@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 /// Formats of `kernelab runs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum RunsFormat {
+pub(crate) enum RunsFormat {
     /// A terminal table.
     Table,
     /// A JSON array, one object per run.
@@ -20,7 +20,7 @@ pub enum RunsFormat {
 
 /// Arguments of `kernelab runs`.
 #[derive(Args, Debug)]
-pub struct RunsArgs {
+pub(crate) struct RunsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = RunsFormat::Table)]
     pub format: RunsFormat,
@@ -31,7 +31,7 @@ pub struct RunsArgs {
 }
 
 /// Runs the command.
-pub fn run(args: RunsArgs, _session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: RunsArgs, _session: &mut Session) -> Result<ExitStatus> {
     let root = match &args.dir {
         None => kernelab_runner::run::state_dir().map_err(|e| anyhow!(e))?,
         Some(dir) if dir.join("runs").is_dir() => dir.join("runs"),

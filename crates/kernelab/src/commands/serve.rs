@@ -66,13 +66,8 @@ fn execute(r: &Rounds<'_>, run: &kernelab_runner::run::Run) -> Result<()> {
         run.dir.join("logs").display()
     ));
     let logs = run.subdir("logs").map_err(|e| anyhow!(e))?;
-    let mut progress = |s: &kernelab_runner::Step<'_>| {
-        if crate::progress::jsonl() {
-            crate::progress::runner_step(s);
-        } else {
-            output::to_stderr(&format!("kernelab serve: {}", s.message));
-        }
-    };
+    let hooks = crate::progress::CliHooks::lines("kernelab serve");
+    let mut progress = |s: &kernelab_runner::Step<'_>| kernelab_commands::Hooks::step(&hooks, s);
     let limits = RoundsLimits {
         logs: &logs,
         budget: r.budget,
@@ -131,7 +126,7 @@ fn precheck(args: &ServeArgs, spec: &Spec) -> Result<Option<kernelab_model::serv
         .map_err(|e| anyhow!(e))
 }
 
-pub fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(args: ServeArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     let (spec, spec_sha256, spec_dir, start, run, done, aa) = match &args.resume {
         Some(p) => {

@@ -15,7 +15,7 @@ use kernelab_runner::sweep::{Mode, Sweep};
 use std::path::Path;
 
 /// Runs `kernelab sweep` or one of its subcommands.
-pub fn run(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
+pub(crate) fn run(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     let hooks = CliHooks::in_place();
     match a.command {
         Some(SweepCommand::RunPoint(p)) => run_point_cmd(p, &hooks),
@@ -101,7 +101,7 @@ fn run_point_cmd(a: RunPointArgs, hooks: &CliHooks) -> Result<ExitStatus> {
 }
 
 /// `check sweep`: every point of a tensor sweep run here, then merged, recorded and rendered.
-pub fn check(
+pub(crate) fn check(
     path: &Path,
     max_decompressed: Option<u64>,
     out: &OutputArgs,
