@@ -3,6 +3,7 @@
 
 use crate::documents::Evidence;
 use crate::kinds::Extra;
+pub use crate::record::Record;
 use crate::Error;
 use kernelab_model::{InputFile, Provenance};
 use serde::{Deserialize, Serialize};
@@ -17,23 +18,6 @@ pub struct Entry {
     pub record: RecordHead,
     /// Its result in the type its kind names.
     pub evidence: Evidence,
-}
-
-/// One recorded command.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Record {
-    /// Layout version.
-    pub schema_version: u32,
-    /// What the result is: `profile`, `compare`, `check_bitwise`, `code_diff`, `ab`, …
-    pub kind: String,
-    /// The change or experiment the record belongs to (`--label`); records written without one
-    /// read back with [`default_label`] of their inputs.
-    #[serde(default)]
-    pub label: String,
-    /// How it was produced.
-    pub provenance: Provenance,
-    /// The command's JSON document (as `--format json` prints it).
-    pub result: serde_json::Value,
 }
 
 /// A record's envelope without its result: what a reader keeps beside the typed evidence.

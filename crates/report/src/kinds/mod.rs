@@ -92,8 +92,8 @@ macro_rules! registry {
                 self.kind().pass()
             }
             /// The document and record schemas of every kind name (docs/schema/).
-            pub fn schemas() -> Vec<$crate::schema::KindSchemas> {
-                vec![$($crate::schema::kind_schemas::<$ty>()),*]
+            pub fn schemas() -> Vec<$crate::kind_schema::KindSchemas> {
+                vec![$($crate::kind_schema::kind_schemas::<$ty>()),*]
             }
         }
     };
@@ -108,7 +108,7 @@ pub struct Extra {
     /// The kind name ([`Body::KIND`] of its body).
     pub name: &'static str,
     read: fn(&serde_json::Value) -> serde_json::Result<Other>,
-    schemas: fn() -> crate::schema::KindSchemas,
+    schemas: fn() -> crate::kind_schema::KindSchemas,
 }
 
 impl Extra {
@@ -121,12 +121,12 @@ impl Extra {
         Extra {
             name: T::KIND,
             read: read_other::<T>,
-            schemas: crate::schema::kind_schemas::<T>,
+            schemas: crate::kind_schema::kind_schemas::<T>,
         }
     }
 
     /// The kind's document and record schemas.
-    pub fn schemas(&self) -> crate::schema::KindSchemas {
+    pub fn schemas(&self) -> crate::kind_schema::KindSchemas {
         (self.schemas)()
     }
 }

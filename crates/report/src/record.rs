@@ -1,0 +1,22 @@
+//! The envelope of one recorded command: its kind, label, provenance and result. Imports
+//! nothing of the report, so the schemas and the bundle both stand on it.
+
+use kernelab_model::Provenance;
+use serde::{Deserialize, Serialize};
+
+/// One recorded command.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Record {
+    /// Layout version.
+    pub schema_version: u32,
+    /// What the result is: `profile`, `compare`, `check_bitwise`, `code_diff`, `ab`, …
+    pub kind: String,
+    /// The change or experiment the record belongs to (`--label`); records written without one
+    /// read back with [`crate::bundle::default_label`] of their inputs.
+    #[serde(default)]
+    pub label: String,
+    /// How it was produced.
+    pub provenance: Provenance,
+    /// The command's JSON document (as `--format json` prints it).
+    pub result: serde_json::Value,
+}
