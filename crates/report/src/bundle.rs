@@ -3,9 +3,9 @@
 
 use crate::documents::Evidence;
 use crate::kinds::Extra;
-pub use crate::record::Record;
+pub use crate::record::{default_label, Record};
 use crate::Error;
-use kernelab_model::{InputFile, Provenance};
+use kernelab_model::Provenance;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -43,19 +43,6 @@ struct RawRecord<'a> {
     head: RecordHead,
     #[serde(borrow)]
     result: &'a serde_json::value::RawValue,
-}
-
-/// The label of a record made without `--label`: the first input's file name up to its first
-/// `.` (`gdn_w4s3_run1.json.gz` → `gdn_w4s3_run1`), or the record kind when it has no input.
-pub fn default_label(inputs: &[InputFile], kind: &str) -> String {
-    inputs
-        .first()
-        .and_then(|i| {
-            let name = i.path.rsplit(['/', '\\']).next()?;
-            let stem = name.split('.').next()?;
-            (!stem.is_empty()).then(|| stem.to_string())
-        })
-        .unwrap_or_else(|| kind.to_string())
 }
 
 /// Writes `record` into `dir` as `NNNN-<kind>.json` (the next free number), atomically: the
@@ -321,6 +308,7 @@ pub fn read_one(path: &Path) -> Result<(String, Evidence), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernelab_model::InputFile;
 
     fn input(path: &str) -> InputFile {
         InputFile {
