@@ -1013,7 +1013,7 @@ fn bundle_report(
             .into_pyobject(py)?
             .into_any()
             .unbind()),
-        "json" => to_dict(py, &bundle::report_summary(title, &report)),
+        "json" => to_dict(py, &Document::of(bundle::report_summary(title, &report))),
         other => Err(usage(format!(
             "format={other:?}: expected \"md\", \"html\" or \"json\""
         ))),
