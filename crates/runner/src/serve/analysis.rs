@@ -3,8 +3,8 @@
 //! `kernelab_stats`; the output-identity gate; failures and the client guard.
 
 use super::client::Measured;
-use super::rounds::{round_order, slot_name};
 use super::samples::ServeRecord;
+use super::slot::{side, slot_name};
 use super::spec::{Slo, Spec};
 use crate::record::Slot;
 use kernelab_model::seconds_to_ns;
@@ -75,14 +75,6 @@ pub fn point_metrics(requests: &[&Measured], wall_s: f64, slo: &Slo) -> Vec<(Str
         ));
     }
     out
-}
-
-/// The document's side of a samples-file slot.
-fn side(slot: Slot) -> Side {
-    match slot {
-        Slot::A => Side::Baseline,
-        Slot::B => Side::Candidate,
-    }
 }
 
 fn median(v: Vec<f64>) -> Option<f64> {
@@ -373,7 +365,7 @@ pub fn analyse(spec: &Spec, start: Order, records: &[ServeRecord]) -> ServeResul
                         candidate: b,
                     });
                     pairs.push(Pair {
-                        order: round_order(spec, round, start),
+                        order: spec.round_order(round, start),
                         a,
                         b,
                     });

@@ -1,14 +1,17 @@
 //! `kernelab serve`: request-level A/B of two inference servers, each started fresh per round.
 
 pub mod analysis;
+pub mod check;
 pub mod client;
 pub mod error;
 pub mod ports;
+pub mod range;
 pub mod rounds;
 pub mod samples;
 pub mod scripted;
 pub mod server;
 pub mod server_metrics;
+pub mod slot;
 pub mod spec;
 pub mod telemetry;
 pub mod trace;

@@ -8,28 +8,13 @@ use super::error::{Error, Result};
 use super::samples::{SampleWriter, ServeRecord};
 use super::server::{log_tail, Server};
 use super::server_metrics::PointMetrics;
-use super::spec::{PlacementMode, RoundOrder, ServerSpec, Spec, GPU_SET_VARIABLES};
+use super::slot::slot_name;
+use super::spec::{PlacementMode, ServerSpec, Spec, GPU_SET_VARIABLES};
 use super::workload::{prompts, run_pair_point, run_point, PointPrompts, Prompt, Target};
 use crate::record::Slot;
-use kernelab_stats::{abba_order, Order};
+use kernelab_stats::Order;
 use std::collections::BTreeSet;
 use std::path::Path;
-
-/// The order of round `k`.
-pub fn round_order(spec: &Spec, k: usize, start: Order) -> Order {
-    match spec.rounds.order {
-        RoundOrder::Abba => abba_order(k, start),
-        RoundOrder::Ab => start,
-    }
-}
-
-/// The name of a slot.
-pub fn slot_name(slot: Slot) -> &'static str {
-    match slot {
-        Slot::A => "baseline",
-        Slot::B => "candidate",
-    }
-}
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -158,7 +143,7 @@ pub fn run_rounds(
             }
         }
         // Rounds that ran in this process (a resumed run skips the complete ones).
-        let slots = match round_order(spec, round, start) {
+        let slots = match spec.round_order(round, start) {
             Order::AB => [Slot::A, Slot::B],
             Order::BA => [Slot::B, Slot::A],
         };
