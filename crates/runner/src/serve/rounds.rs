@@ -5,10 +5,10 @@
 
 use super::client::{Client, Failure};
 use super::error::{Error, Result};
+use super::point::slot_name;
 use super::samples::{SampleWriter, ServeRecord};
 use super::server::{log_tail, Server};
 use super::server_metrics::PointMetrics;
-use super::slot::slot_name;
 use super::spec::{PlacementMode, ServerSpec, Spec, GPU_SET_VARIABLES};
 use super::workload::{prompts, run_pair_point, run_point, PointPrompts, Prompt, Target};
 use crate::record::Slot;
@@ -109,7 +109,7 @@ pub fn run_rounds(
         let spent = budget.filter(|b| round > 0 && began.elapsed() >= *b);
         if planned_here || spent.is_some() {
             let records = super::samples::read(samples)?;
-            let (mut l, all) = super::analysis::look(spec, start, &records, round);
+            let (mut l, all) = super::looks::look(spec, start, &records, round);
             if rounds_run > 0 {
                 l.round_wall_ns = Some(kernelab_model::seconds_to_ns(
                     began.elapsed().as_secs_f64() / rounds_run as f64,
@@ -208,7 +208,7 @@ pub fn run_rounds(
     }
     if planned && !looked.contains(&max) {
         let records = super::samples::read(samples)?;
-        let (l, all) = super::analysis::look(spec, start, &records, max);
+        let (l, all) = super::looks::look(spec, start, &records, max);
         let why = if all {
             format!("every primary metric decided at {max} rounds")
         } else {
