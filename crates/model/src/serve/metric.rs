@@ -23,10 +23,12 @@ pub enum MetricUnit {
 pub enum AuditKind {
     /// A duration: quoted as `ms`, `s`, ….
     Time,
-    /// A rate per second: quoted as `tok/s` or `req/s`.
-    Rate,
-    /// A plain figure in the unit the tables show (millijoules of energy per token).
-    Plain,
+    /// Tokens per second: quoted as `tok/s`.
+    TokenRate,
+    /// Requests per second: quoted as `req/s`.
+    RequestRate,
+    /// Energy per token: a plain figure in millijoules, as the tables show it.
+    Energy,
 }
 
 /// The per-request (or per-point) quantity a metric summarises.
@@ -179,7 +181,7 @@ pub const METRICS: [MetricDef; 20] = [
         needs_slo: false,
         needs_energy: false,
         main: true,
-        audit: AuditKind::Rate,
+        audit: AuditKind::TokenRate,
     },
     MetricDef {
         name: GOODPUT,
@@ -192,7 +194,7 @@ pub const METRICS: [MetricDef; 20] = [
         needs_slo: true,
         needs_energy: false,
         main: true,
-        audit: AuditKind::Rate,
+        audit: AuditKind::RequestRate,
     },
     MetricDef {
         name: ENERGY_PER_TOKEN,
@@ -205,7 +207,7 @@ pub const METRICS: [MetricDef; 20] = [
         needs_slo: false,
         needs_energy: true,
         main: true,
-        audit: AuditKind::Plain,
+        audit: AuditKind::Energy,
     },
 ];
 
@@ -250,7 +252,7 @@ mod tests {
     fn goodput_is_a_rate_of_requests_and_higher_is_better() {
         let g = metric(GOODPUT).expect("goodput");
         assert_eq!(g.unit, MetricUnit::RequestsPerSecond);
-        assert_eq!(g.audit, AuditKind::Rate);
+        assert_eq!(g.audit, AuditKind::RequestRate);
         assert_eq!(g.direction, Direction::HigherIsBetter);
         assert!(g.needs_slo && !g.needs_stream);
         assert_eq!(reported(false, false).count(), 18);
