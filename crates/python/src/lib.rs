@@ -955,21 +955,7 @@ fn ab_analyze(
 /// The analysis of a `kernelab serve` samples file (`kernelab serve --analyze`).
 #[pyfunction]
 fn serve_analyze(py: Python<'_>, samples: PathBuf) -> PyResult<PyObject> {
-    use kernelab_runner::serve::samples::{read, ServeRecord};
-    let doc = released(py, move || {
-        let records = read(&samples)?;
-        let Some(ServeRecord::Header {
-            spec,
-            spec_sha256,
-            start,
-            ..
-        }) = records.first().cloned()
-        else {
-            anyhow::bail!("{}: no header record", samples.display());
-        };
-        let result = kernelab_runner::serve::analysis::analyse(&spec, start, &records);
-        Ok(serve::serve_doc(&samples, spec_sha256, result))
-    })?;
+    let doc = released(py, move || serve::analyze_samples(&samples))?;
     to_dict(py, &doc)
 }
 
