@@ -210,7 +210,7 @@ pub fn run(args: &ServeSettings, hooks: &dyn Hooks) -> Result<Outcome> {
             else {
                 bail!("{}: no header record", run.samples.display());
             };
-            let aa = precheck(&args, &spec)?;
+            let aa = precheck(args, &spec)?;
             (*spec, spec_sha256, spec_dir, start, run, records, aa)
         }
         None => {
@@ -243,7 +243,7 @@ pub fn run(args: &ServeSettings, hooks: &dyn Hooks) -> Result<Outcome> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let aa = precheck(&args, &spec)?;
+            let aa = precheck(args, &spec)?;
             let path =
                 kernelab_runner::run::create(RunKind::Serve, &label, args.samples.as_deref())
                     .map_err(|e| anyhow!(e))?;
