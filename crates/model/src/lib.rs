@@ -22,6 +22,7 @@ mod facts;
 mod family;
 pub mod float;
 mod fsio;
+mod intern;
 pub mod kernel_run;
 mod limits;
 mod location;
@@ -65,8 +66,9 @@ pub fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
         many
     }
 }
+pub use intern::{Interner, NameId};
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
-pub use profile::{Interner, NameId, Profile, SourceInfo};
+pub use profile::{Profile, SourceInfo};
 pub use provenance::{GitState, InputFile, Provenance};
 pub use store::{Context, Dispatches, Iter as DispatchIter};
 pub use units::{
