@@ -16,6 +16,7 @@ mod fast;
 mod file;
 mod gates;
 mod npy;
+mod tolerance;
 
 pub use compare::{
     bitwise, close, content_hash, finite, show, BitwiseOptions, BitwiseReport, CloseReport,
