@@ -20,7 +20,7 @@ use std::collections::HashMap;
 /// True when the database looks like an Nsight Systems export.
 /// A CPU-only capture has no `CUPTI_*` or `TARGET_INFO_GPU` tables, but still the session and
 /// export metadata tables.
-pub fn is_nsys(objs: &[String]) -> bool {
+pub(crate) fn is_nsys(objs: &[String]) -> bool {
     objs.iter().any(|o| o == "StringIds")
         && objs.iter().any(|o| {
             o.starts_with("CUPTI_ACTIVITY_KIND")
@@ -103,7 +103,7 @@ pub(crate) fn u32_of(v: Option<i64>) -> Option<u32> {
 }
 
 /// Reads an Nsight Systems export.
-pub fn read(
+pub(crate) fn read(
     conn: &Connection,
     host_launches: bool,
     p: &mut Profile,

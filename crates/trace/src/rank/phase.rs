@@ -41,7 +41,7 @@ type Queries = Vec<(i64, usize)>;
 /// range (`user_annotation`, NVTX, roctx markers) holding its launch call (matched by
 /// correlation id) on the same thread; a kernel replayed by a graph whose stream capture is in
 /// the inputs, the range that held its launch when it was captured. GPU-side ranges win.
-pub fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
+pub(super) fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
     let (indices, selected): (Vec<usize>, Vec<KernelDispatch>) = selection
         .iter()
         .filter_map(|i| Some((i, profile.dispatches.get(i)?)))

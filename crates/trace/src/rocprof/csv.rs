@@ -205,7 +205,7 @@ fn reader<R: Read>(r: R, flexible: bool) -> csv::Reader<R> {
 }
 
 /// Reads a rocprof CSV of `kind` into `profile`.
-pub fn read<R: Read>(
+pub(crate) fn read<R: Read>(
     r: R,
     kind: CsvKind,
     profile: &mut Profile,

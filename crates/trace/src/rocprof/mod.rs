@@ -41,7 +41,7 @@ pub enum CsvKind {
 }
 
 /// Classifies a CSV header line by its column names, or `None` if it is not a rocprof CSV.
-pub fn classify_header(columns: &[String]) -> Option<CsvKind> {
+pub(crate) fn classify_header(columns: &[String]) -> Option<CsvKind> {
     let has = |names: &[&str]| {
         columns
             .iter()
