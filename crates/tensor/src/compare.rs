@@ -3,7 +3,7 @@
 
 use crate::dtype::DType;
 use crate::fast::{self, Acc};
-use crate::file::Tensor;
+use crate::tensor::Tensor;
 pub use crate::tolerance::Tolerance;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

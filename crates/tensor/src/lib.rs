@@ -25,6 +25,7 @@ mod fast;
 mod file;
 mod gates;
 mod npy;
+mod tensor;
 mod tolerance;
 
 pub use compare::{
@@ -33,10 +34,9 @@ pub use compare::{
 };
 pub use dtype::{decode_e4m3fn, decode_e5m2, encode_e4m3fn, encode_e5m2, DType};
 pub use error::{Error, Result};
-pub use file::{
-    from_array, from_bytes, from_shared, open, ReadSpec, SharedBytes, Skipped, Tensor, TensorFile,
-};
+pub use file::{from_array, from_bytes, from_shared, open};
 pub use gates::{
     bitwise_files, close_files, compare_files, finite_file, non_finite_totals, repeat,
     FileComparison, FileFinite, FileHashes, RepeatReport, TensorFinite, TensorHash, TensorResult,
 };
+pub use tensor::{ReadSpec, SharedBytes, Skipped, Tensor, TensorFile};
