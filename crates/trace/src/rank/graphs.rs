@@ -3,7 +3,7 @@
 //! latency are known, and replays of one graph (the same kernels in the same order) are
 //! summed together.
 
-use super::phase::{by_thread, sweep};
+use super::intervals::{by_thread, sweep};
 use kernelab_model::{AnnotationScope, NameId, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
