@@ -6,6 +6,7 @@
 
 pub(crate) mod rep;
 
+mod kernel_read;
 mod kernels;
 mod parallel;
 
@@ -111,7 +112,7 @@ pub(crate) fn read(
 ) -> Result<()> {
     let objs = objects(conn)?;
     // The tables read through SQLite, checked first (the kernel table when it is read so, in
-    // `kernels::read`; from its pages, the page reader checks it).
+    // `kernel_read::read`; from its pages, the page reader checks it).
     for t in [
         "META_DATA_EXPORT",
         "EXPORT_META_DATA",
@@ -150,7 +151,7 @@ pub(crate) fn read(
     };
     let first = p.dispatches.len();
     if objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_KERNEL") {
-        kernels::read(conn, &names, p)?;
+        kernel_read::read(conn, &names, p)?;
     }
     let mut used = vec![false; p.dispatches.contexts().len()];
     for i in first..p.dispatches.len() {

@@ -457,7 +457,9 @@ fn merge(p: &mut Profile, part: Profile) {
 }
 
 #[cfg(test)]
-use super::kernels::{page_table, positions};
+use super::kernel_read::page_table;
+#[cfg(test)]
+use super::kernels::positions;
 
 #[cfg(test)]
 #[path = "parallel_tests.rs"]
