@@ -297,9 +297,11 @@ fn read_stream(
 ) -> Result<()> {
     match format {
         Format::Kineto => kineto::read(reader, &kineto_options(options), profile, source),
-        Format::RocprofCsv(kind) => rocprof::csv::read(reader, kind, profile, source),
+        Format::RocprofCsv(kind) => rocprof::csv_file::read(reader, kind, profile, source),
         Format::NcuCsv => ncu::read(reader, options.metrics_only, profile, source),
-        Format::NsysStatsCsv => rocprof::csv::read(reader, CsvKind::KernelStats, profile, source),
+        Format::NsysStatsCsv => {
+            rocprof::csv_file::read(reader, CsvKind::KernelStats, profile, source)
+        }
         Format::Sqlite => Err(Error::new(
             Location::byte(0),
             ErrorKind::Unsupported {

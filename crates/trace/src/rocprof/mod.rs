@@ -6,6 +6,7 @@
 
 pub(crate) mod counters;
 pub(crate) mod csv;
+pub(crate) mod csv_file;
 pub(crate) mod rocpd;
 mod stats;
 
