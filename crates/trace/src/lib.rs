@@ -35,6 +35,7 @@ mod nsys;
 mod rank;
 mod rocprof;
 mod sqlite;
+mod sqlite_header;
 pub mod sqlite_pages;
 mod xplane;
 
