@@ -72,12 +72,12 @@ pub fn bundle_report(dir: &Path, strict: bool) -> Result<kernelab_report::Report
 pub fn report_summary(
     title: &str,
     report: &kernelab_report::Report,
-) -> kernelab_report::schema::ReportSummary {
-    kernelab_report::schema::ReportSummary {
+) -> Document<kernelab_report::schema::ReportSummary> {
+    Document::of(kernelab_report::schema::ReportSummary {
         title: title.to_string(),
         records: report.heads.clone(),
         impacts: report.impacts.clone(),
-    }
+    })
 }
 
 /// The `report_check` document: the figures of `note` that the bundle `dir` does not

@@ -19,7 +19,6 @@
     clippy::undocumented_unsafe_blocks,
     clippy::expect_used
 )]
-#![cfg_attr(test, allow(clippy::expect_used))]
 
 pub mod ab;
 pub mod bundle;

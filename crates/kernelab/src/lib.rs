@@ -8,7 +8,6 @@
     clippy::undocumented_unsafe_blocks,
     clippy::expect_used
 )]
-#![cfg_attr(test, allow(clippy::expect_used))]
 
 mod cli;
 mod cli_counters;

@@ -36,7 +36,7 @@ const PREF_MAX_WORKSPACE_BYTES: i32 = 1;
 const CUBLAS_OP_T: i32 = 1;
 
 /// Workspace given to cuBLASLt, bytes.
-pub const WORKSPACE: usize = 32 << 20;
+pub(crate) const WORKSPACE: usize = 32 << 20;
 
 type FnCreate = unsafe extern "C" fn(*mut Handle) -> Status;
 type FnDescCreate = unsafe extern "C" fn(*mut Desc, i32, i32) -> Status;
@@ -76,7 +76,7 @@ type FnMatmul = unsafe extern "C" fn(
 ) -> Status;
 
 /// The loaded library and a handle.
-pub struct CublasLt {
+pub(crate) struct CublasLt {
     // Kept alive for the function pointers below.
     _lib: libloading::Library,
     handle: Handle,
@@ -90,7 +90,7 @@ pub struct CublasLt {
 }
 
 /// A planned product: descriptors, algorithm and device buffers.
-pub struct Plan {
+pub(crate) struct Plan {
     desc: Desc,
     layouts: [Layout; 3],
     algo: [u64; 8],
@@ -111,7 +111,7 @@ fn check(what: &str, s: Status) -> Result<()> {
 
 impl CublasLt {
     /// Loads cuBLASLt and creates a handle (on the current CUDA context).
-    pub fn open() -> Result<CublasLt> {
+    pub(crate) fn open() -> Result<CublasLt> {
         let mut names: Vec<String> = std::env::var("KERNELAB_CUBLASLT").into_iter().collect();
         names.extend(
             [
@@ -162,7 +162,14 @@ impl CublasLt {
 
     /// Plans D(m×n) = op(A)ᵀ… : A is k×m transposed (the layout FP8 needs), B k×n, D m×n, all
     /// column-major, on buffers `ptrs` = [A, B, D, workspace] the caller allocated.
-    pub fn plan(&self, ty: GemmType, m: u64, n: u64, k: u64, ptrs: [u64; 4]) -> Result<Plan> {
+    pub(crate) fn plan(
+        &self,
+        ty: GemmType,
+        m: u64,
+        n: u64,
+        k: u64,
+        ptrs: [u64; 4],
+    ) -> Result<Plan> {
         let (ab, d) = match ty {
             GemmType::Bf16 => (CUDA_R_16BF, CUDA_R_16BF),
             GemmType::Fp16 => (CUDA_R_16F, CUDA_R_16F),
@@ -241,7 +248,7 @@ impl CublasLt {
     }
 
     /// Launches a planned product on `stream`.
-    pub fn launch(&self, p: &Plan, stream: *mut c_void) -> Result<()> {
+    pub(crate) fn launch(&self, p: &Plan, stream: *mut c_void) -> Result<()> {
         let (alpha, beta) = (1.0f32, 0.0f32);
         let [a, b, d, ws] = p.ptrs;
         let [la, lb, ld] = p.layouts;

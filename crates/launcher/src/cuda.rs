@@ -118,11 +118,14 @@ impl Gpu for Cuda {
         self.l2
     }
     fn alloc(&mut self, bytes: usize) -> Result<DevicePtr> {
+        // SAFETY: a plain allocation on the current context; the pointer is freed once, in `Drop`.
         let p = unsafe { result::malloc_sync(bytes.max(1)) }.map_err(err("allocation"))?;
         self.allocations.push(p);
         Ok(p)
     }
     fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> Result<()> {
+        // SAFETY: `dst` comes from `alloc` and the launcher sizes `data` from the same buffer's
+        // byte count.
         unsafe { result::memcpy_htod_sync(dst, data) }.map_err(err("copy to device"))?;
         // A copy from pageable memory may return before its DMA lands, and the launch stream
         // does not synchronise with the legacy stream: wait for the whole context.
@@ -130,9 +133,13 @@ impl Gpu for Cuda {
     }
     fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> Result<()> {
         self.sync()?;
+        // SAFETY: `src` comes from `alloc` and the launcher sizes `out` from the same buffer's byte
+        // count.
         unsafe { result::memcpy_dtoh_sync(out, src) }.map_err(err("copy to host"))
     }
     fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> Result<()> {
+        // SAFETY: `dst` comes from `alloc`, `bytes` is that buffer's size, and the stream is ours
+        // until `Drop`.
         unsafe { result::memset_d8_async(dst, value, bytes, self.stream) }.map_err(err("memset"))
     }
     fn load(&mut self, image: &[u8], symbol: &str, shared: u32) -> Result<KernelId> {
@@ -140,6 +147,8 @@ impl Gpu for Cuda {
         // text safe too.
         let mut owned = image.to_vec();
         owned.push(0);
+        // SAFETY: `owned` is a NUL-terminated copy of the image, alive until the driver has loaded
+        // it.
         let module = unsafe { result::module::load_data(owned.as_ptr() as *const c_void) }
             .map_err(err(
                 "module load (is the code object for this GPU's architecture?)",
@@ -147,12 +156,15 @@ impl Gpu for Cuda {
         self.modules.push(module);
         let name = CString::new(symbol)
             .map_err(|_| Error::spec(format!("symbol {symbol:?} contains NUL")))?;
+        // SAFETY: `module` was just loaded (unloaded only in `Drop`) and `name` is a NUL-terminated
+        // string.
         let f =
             unsafe { result::module::get_function(module, name) }.map_err(|e| Error::NoKernel {
                 symbol: symbol.to_string(),
                 source: Box::new(err("get function")(e)),
             })?;
         if shared > 48 * 1024 {
+            // SAFETY: `f` is a function of a loaded module; the attribute's value is an int.
             unsafe {
                 result::function::set_function_attribute(
                     f,
@@ -171,6 +183,7 @@ impl Gpu for Cuda {
         for i in 0..4096 {
             let r = std::panic::catch_unwind(move || {
                 let (mut off, mut size) = (0usize, 0usize);
+                // SAFETY: `f` is a function of a loaded module; the out-pointers point at locals.
                 let r = unsafe { sys::cuFuncGetParamInfo(f, i, &mut off, &mut size) };
                 (r, size)
             })
@@ -188,6 +201,9 @@ impl Gpu for Cuda {
             .get(k.0)
             .ok_or_else(|| Error::Internal(format!("unknown kernel {}", k.0)))?;
         let mut ptrs: Vec<*mut c_void> = params.iter().map(|p| p.as_ptr() as *mut c_void).collect();
+        // SAFETY: `f` is a loaded function and the stream ours; each pointer in `ptrs` points at
+        // one argument's bytes in `params`, alive across the call (the driver copies them), sized
+        // to the kernel's parameters where the driver tells them (`run::load`).
         unsafe {
             result::launch_kernel(
                 f,
@@ -201,6 +217,7 @@ impl Gpu for Cuda {
         .map_err(err("launch"))
     }
     fn capture(&mut self, k: KernelId, g: Geometry, params: &[Vec<u8>]) -> Result<GraphId> {
+        // SAFETY: the stream is ours and not capturing: every capture begun here is ended below.
         unsafe {
             result::stream::begin_capture(
                 self.stream,
@@ -209,12 +226,16 @@ impl Gpu for Cuda {
         }
         .map_err(err("graph capture"))?;
         let launched = self.launch(k, g, params);
+        // SAFETY: ends the capture begun above on the same stream.
         let graph =
             unsafe { result::stream::end_capture(self.stream) }.map_err(err("graph capture"))?;
         launched?;
         let mut exec = std::mem::MaybeUninit::uninit();
+        // SAFETY: `graph` is the graph just captured; the call writes `exec` before it is read.
         unsafe { sys::cuGraphInstantiateWithFlags(exec.as_mut_ptr(), graph, 0).result() }
             .map_err(err("graph instantiate"))?;
+        // SAFETY: the instantiation succeeded, so `exec` is written; the captured graph is not used
+        // again.
         unsafe {
             let _ = result::graph::destroy(graph);
             self.graphs.push(exec.assume_init());
@@ -226,29 +247,36 @@ impl Gpu for Cuda {
             .graphs
             .get(graph.0)
             .ok_or_else(|| Error::Internal(format!("unknown graph {}", graph.0)))?;
+        // SAFETY: `g` is a graph instantiated here, destroyed only in `Drop`; the stream is ours.
         unsafe { result::graph::launch(g, self.stream) }.map_err(err("graph launch"))
     }
     fn record(&mut self) -> Result<EventId> {
         let (id, e) = self.events.take(|| {
             result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(err("event"))
         })?;
+        // SAFETY: `e` was created on this context by the pool, destroyed only in `Drop`; the stream
+        // is ours.
         unsafe { result::event::record(e, self.stream) }.map_err(err("event record"))?;
         Ok(id)
     }
     fn elapsed_ms(&mut self, start: EventId, end: EventId) -> Result<f64> {
         let (a, b) = (self.events.get(start)?, self.events.get(end)?);
+        // SAFETY: `b` is an event of ours that was recorded on the stream.
         unsafe { result::event::synchronize(b) }.map_err(err("event wait"))?;
+        // SAFETY: `a` and `b` are events of ours, both recorded, and `b` has completed.
         let ms = unsafe { result::event::elapsed(a, b) }.map_err(err("event time"))?;
         self.events.reset();
         Ok(f64::from(ms))
     }
     fn sync(&mut self) -> Result<()> {
         self.events.reset();
+        // SAFETY: the stream is ours, alive until `Drop`.
         unsafe { result::stream::synchronize(self.stream) }.map_err(err("kernel execution"))
     }
     fn identity(&mut self) -> Identity {
         use nvml_wrapper::enum_wrappers::device::Clock;
         use sys::CUdevice_attribute as A;
+        // SAFETY: `self.dev` is the handle from cuDeviceGet; the call only reads an attribute.
         let attr = |a| unsafe { result::device::get_attribute(self.dev, a) }.ok();
         let arch = match (
             attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
@@ -258,6 +286,7 @@ impl Gpu for Cuda {
             _ => None,
         };
         let mut version = 0i32;
+        // SAFETY: the out-pointer points at a local.
         let driver = (unsafe { sys::cuDriverGetVersion(&mut version) }
             == sys::CUresult::CUDA_SUCCESS)
             .then(|| format!("CUDA {}.{}", version / 1000, version % 1000 / 10));
@@ -269,6 +298,7 @@ impl Gpu for Cuda {
             arch,
             multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .and_then(|v| u32::try_from(v).ok()),
+            // SAFETY: `self.dev` is the handle from cuDeviceGet; the call only reads its size.
             memory_bytes: unsafe { result::device::total_mem(self.dev) }
                 .ok()
                 .map(|b| b as u64),

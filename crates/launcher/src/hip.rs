@@ -74,11 +74,13 @@ impl Hip {
         };
         h.call(
             "hipSetDevice",
+            // SAFETY: `hipSetDevice` has this signature and takes the ordinal by value.
             |f: Symbol<unsafe extern "C" fn(c_int) -> HipError>| unsafe { f(ordinal) },
         )?;
         let mut name = [0 as c_char; 256];
         h.call(
             "hipDeviceGetName",
+            // SAFETY: the out-buffer is a local of the 256 bytes the call is told.
             |f: Symbol<unsafe extern "C" fn(*mut c_char, c_int, c_int) -> HipError>| unsafe {
                 f(name.as_mut_ptr(), 256, ordinal)
             },
@@ -90,6 +92,7 @@ impl Hip {
         let mut l2: c_int = 0;
         if h.call(
             "hipDeviceGetAttribute",
+            // SAFETY: the out-pointer points at a local.
             |f: Symbol<unsafe extern "C" fn(*mut c_int, c_int, c_int) -> HipError>| unsafe {
                 f(&mut l2, HIP_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, ordinal)
             },
@@ -101,6 +104,7 @@ impl Hip {
         let mut stream: Handle = std::ptr::null_mut();
         h.call(
             "hipStreamCreate",
+            // SAFETY: the out-pointer points at a local.
             |f: Symbol<unsafe extern "C" fn(*mut Handle) -> HipError>| unsafe { f(&mut stream) },
         )?;
         h.stream = stream;
@@ -148,6 +152,10 @@ type Launch = unsafe extern "C" fn(
     *mut *mut c_void,
 ) -> HipError;
 
+/// `hipGraphInstantiate(exec, graph, error_node, log, log_size)`.
+type GraphInstantiate =
+    unsafe extern "C" fn(*mut Handle, Handle, Handle, *mut c_char, usize) -> HipError;
+
 // SAFETY (every `unsafe` block below): handles and device pointers were created by this struct
 // through the same runtime; host slices outlive the synchronous copies that read or write them;
 // `kernelParams` points at `params`, which the launch copies before it returns.
@@ -163,6 +171,7 @@ impl Gpu for Hip {
         let mut p: Handle = std::ptr::null_mut();
         self.call(
             "hipMalloc",
+            // SAFETY: the out-pointer points at a local.
             |f: Symbol<unsafe extern "C" fn(*mut Handle, usize) -> HipError>| unsafe {
                 f(&mut p, bytes.max(1))
             },
@@ -170,18 +179,23 @@ impl Gpu for Hip {
         Ok(p as DevicePtr)
     }
     fn upload(&mut self, dst: DevicePtr, data: &[u8]) -> Result<()> {
+        // SAFETY: `dst` comes from `alloc` and the launcher sizes `data` from the same buffer's
+        // byte count; the copy is synchronous.
         self.call("hipMemcpy", |f: Symbol<unsafe extern "C" fn(Handle, *const c_void, usize, c_int) -> HipError>| unsafe {
             f(dst as Handle, data.as_ptr().cast(), data.len(), HOST_TO_DEVICE)
         })
     }
     fn download(&mut self, src: DevicePtr, out: &mut [u8]) -> Result<()> {
         self.sync()?;
+        // SAFETY: `src` comes from `alloc` and the launcher sizes `out` from the same buffer's byte
+        // count; the copy is synchronous.
         self.call("hipMemcpy", |f: Symbol<unsafe extern "C" fn(Handle, *const c_void, usize, c_int) -> HipError>| unsafe {
             f(out.as_mut_ptr().cast(), src as *const c_void, out.len(), DEVICE_TO_HOST)
         })
     }
     fn fill(&mut self, dst: DevicePtr, value: u8, bytes: usize) -> Result<()> {
         let s = self.stream;
+        // SAFETY: `dst` comes from `alloc`, `bytes` is that buffer's size, and the stream is ours.
         self.call(
             "hipMemsetAsync",
             |f: Symbol<unsafe extern "C" fn(Handle, c_int, usize, Handle) -> HipError>| unsafe {
@@ -193,6 +207,8 @@ impl Gpu for Hip {
         let mut module: Handle = std::ptr::null_mut();
         self.call(
             "hipModuleLoadData",
+            // SAFETY: `image` is a whole code object, alive across the call; the out-pointer points
+            // at a local.
             |f: Symbol<unsafe extern "C" fn(*mut Handle, *const c_void) -> HipError>| unsafe {
                 f(&mut module, image.as_ptr().cast())
             },
@@ -200,6 +216,8 @@ impl Gpu for Hip {
         let name = CString::new(symbol)
             .map_err(|_| Error::spec(format!("symbol {symbol:?} contains NUL")))?;
         let mut func: Handle = std::ptr::null_mut();
+        // SAFETY: `module` was just loaded, `name` is a NUL-terminated string and the out-pointer a
+        // local.
         self.call("hipModuleGetFunction", |f: Symbol<unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> HipError>| unsafe {
             f(&mut func, module, name.as_ptr())
         })
@@ -220,6 +238,8 @@ impl Gpu for Hip {
             .ok_or_else(|| Error::Internal(format!("unknown kernel {}", k.0)))?;
         let mut ptrs: Vec<*mut c_void> = params.iter().map(|p| p.as_ptr() as *mut c_void).collect();
         let s = self.stream;
+        // SAFETY: `func` is a loaded function and the stream ours; each pointer in `ptrs` points at
+        // one argument's bytes in `params`, alive across the call (the runtime copies them).
         self.call("hipModuleLaunchKernel", |f: Symbol<Launch>| unsafe {
             f(
                 func,
@@ -240,6 +260,8 @@ impl Gpu for Hip {
         let s = self.stream;
         self.call(
             "hipStreamBeginCapture",
+            // SAFETY: the stream is ours and not capturing: every capture begun here is ended
+            // below.
             |f: Symbol<unsafe extern "C" fn(Handle, c_int) -> HipError>| unsafe {
                 f(s, HIP_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             },
@@ -248,6 +270,8 @@ impl Gpu for Hip {
         let mut graph: Handle = std::ptr::null_mut();
         self.call(
             "hipStreamEndCapture",
+            // SAFETY: ends the capture begun above on the same stream; the out-pointer points at a
+            // local.
             |f: Symbol<unsafe extern "C" fn(Handle, *mut Handle) -> HipError>| unsafe {
                 f(s, &mut graph)
             },
@@ -256,9 +280,8 @@ impl Gpu for Hip {
         let mut exec: Handle = std::ptr::null_mut();
         self.call(
             "hipGraphInstantiate",
-            |f: Symbol<
-                unsafe extern "C" fn(*mut Handle, Handle, Handle, *mut c_char, usize) -> HipError,
-            >| unsafe {
+            // SAFETY: `graph` is the graph just captured; a null log of size 0 asks for no log.
+            |f: Symbol<GraphInstantiate>| unsafe {
                 f(
                     &mut exec,
                     graph,
@@ -277,6 +300,7 @@ impl Gpu for Hip {
             .get(graph.0)
             .ok_or_else(|| Error::Internal(format!("unknown graph {}", graph.0)))?;
         let s = self.stream;
+        // SAFETY: `g` is a graph instantiated here and the stream is ours.
         self.call(
             "hipGraphLaunch",
             |f: Symbol<unsafe extern "C" fn(Handle, Handle) -> HipError>| unsafe { f(g, s) },
@@ -289,6 +313,7 @@ impl Gpu for Hip {
             call(
                 lib,
                 "hipEventCreate",
+                // SAFETY: the out-pointer points at a local.
                 |f: Symbol<unsafe extern "C" fn(*mut Handle) -> HipError>| unsafe { f(&mut e) },
             )?;
             Ok(e)
@@ -296,6 +321,7 @@ impl Gpu for Hip {
         let s = self.stream;
         self.call(
             "hipEventRecord",
+            // SAFETY: `e` was created by the pool through this runtime; the stream is ours.
             |f: Symbol<unsafe extern "C" fn(Handle, Handle) -> HipError>| unsafe { f(e, s) },
         )?;
         Ok(id)
@@ -304,11 +330,14 @@ impl Gpu for Hip {
         let (a, b) = (self.events.get(start)?, self.events.get(end)?);
         self.call(
             "hipEventSynchronize",
+            // SAFETY: `b` is an event of ours that was recorded on the stream.
             |f: Symbol<unsafe extern "C" fn(Handle) -> HipError>| unsafe { f(b) },
         )?;
         let mut ms: f32 = 0.0;
         self.call(
             "hipEventElapsedTime",
+            // SAFETY: `a` and `b` are events of ours, both recorded, and `b` has completed; the
+            // out-pointer is a local.
             |f: Symbol<unsafe extern "C" fn(*mut f32, Handle, Handle) -> HipError>| unsafe {
                 f(&mut ms, a, b)
             },
@@ -319,6 +348,7 @@ impl Gpu for Hip {
     fn sync(&mut self) -> Result<()> {
         self.events.reset();
         let s = self.stream;
+        // SAFETY: the stream is ours.
         self.call(
             "hipStreamSynchronize",
             |f: Symbol<unsafe extern "C" fn(Handle) -> HipError>| unsafe { f(s) },

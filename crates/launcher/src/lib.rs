@@ -1,6 +1,15 @@
 //! The kernel launcher: two builds of one GPU kernel loaded from their code objects, checked
 //! (poisoned outputs, bitwise, repeat, graph replay, oracle, finite) and timed as ABBA pairs.
 #![deny(missing_docs)]
+// Lints for libraries (issue #40, as uv has them): a library returns what it has to say,
+// names no `pub` item its users cannot reach, documents every `unsafe` and panics on no `expect`.
+#![warn(
+    unreachable_pub,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::undocumented_unsafe_blocks,
+    clippy::expect_used
+)]
 
 pub mod args;
 pub mod ceilings;

@@ -11,7 +11,6 @@
     clippy::undocumented_unsafe_blocks,
     clippy::expect_used
 )]
-#![cfg_attr(test, allow(clippy::expect_used))]
 #![deny(missing_docs)]
 
 pub mod docs;

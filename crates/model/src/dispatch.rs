@@ -1,6 +1,6 @@
 //! One kernel dispatch, one copy or fill, one annotated range, one launch call.
 
-use crate::profile::NameId;
+use crate::intern::NameId;
 use crate::units::{Nanos, Timestamp};
 use serde::{Deserialize, Serialize};
 

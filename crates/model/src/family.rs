@@ -27,7 +27,7 @@ pub fn normalize_kernel_name(name: &str) -> &str {
 }
 
 /// Mangled names longer than this are not given to the demangler (kept as they are).
-pub const MAX_DEMANGLE_INPUT: usize = 16 * 1024;
+pub(crate) const MAX_DEMANGLE_INPUT: usize = 16 * 1024;
 /// Demangled text longer than this is abandoned (substitutions can grow it exponentially).
 const MAX_DEMANGLE_OUTPUT: usize = 256 * 1024;
 

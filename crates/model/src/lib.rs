@@ -10,6 +10,15 @@
 //! assert_eq!(Timestamp::from_ns(1_500).since(start), Some(Nanos::from_ns(500)));
 //! ```
 #![deny(missing_docs)]
+// Lints for libraries (issue #40, as uv has them): a library returns what it has to say,
+// names no `pub` item its users cannot reach, documents every `unsafe` and panics on no `expect`.
+#![warn(
+    unreachable_pub,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::undocumented_unsafe_blocks,
+    clippy::expect_used
+)]
 
 pub mod ab;
 pub mod counters;
@@ -22,6 +31,7 @@ mod facts;
 mod family;
 pub mod float;
 mod fsio;
+mod intern;
 pub mod kernel_run;
 mod limits;
 mod location;
@@ -65,8 +75,9 @@ pub fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
         many
     }
 }
+pub use intern::{Interner, NameId};
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
-pub use profile::{Interner, NameId, Profile, SourceInfo};
+pub use profile::{Profile, SourceInfo};
 pub use provenance::{GitState, InputFile, Provenance};
 pub use store::{Context, Dispatches, Iter as DispatchIter};
 pub use units::{

@@ -4,6 +4,8 @@
 use kernelab_stats::{Analysis, Change, Direction};
 use serde::{Deserialize, Serialize};
 
+pub mod metric;
+
 /// One metric of one case at one concurrency, baseline versus candidate, paired by round.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServeMetric {

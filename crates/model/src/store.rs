@@ -7,7 +7,7 @@
 //! bytes per dispatch. Correlation ids (16 more bytes) are kept only when asked for.
 
 use crate::dispatch::KernelDispatch;
-use crate::profile::NameId;
+use crate::intern::NameId;
 use crate::units::{Nanos, Timestamp};
 use std::collections::HashMap;
 

@@ -3,6 +3,13 @@
 //! calls (the use cases of `kernelab_commands` and the readers) and holds no logic of its own: documents
 //! come back as the dicts of the CLI's JSON, tables as Arrow through the PyCapsule interface
 //! (schemas declared in `kernelab_export::schema`). Files are read with the GIL released.
+#![warn(
+    unreachable_pub,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::undocumented_unsafe_blocks,
+    clippy::expect_used
+)]
 
 use anyhow::Context;
 use arrow_array::{ArrayRef, RecordBatch, StructArray};
@@ -948,21 +955,7 @@ fn ab_analyze(
 /// The analysis of a `kernelab serve` samples file (`kernelab serve --analyze`).
 #[pyfunction]
 fn serve_analyze(py: Python<'_>, samples: PathBuf) -> PyResult<PyObject> {
-    use kernelab_runner::serve::samples::{read, ServeRecord};
-    let doc = released(py, move || {
-        let records = read(&samples)?;
-        let Some(ServeRecord::Header {
-            spec,
-            spec_sha256,
-            start,
-            ..
-        }) = records.first().cloned()
-        else {
-            anyhow::bail!("{}: no header record", samples.display());
-        };
-        let result = kernelab_runner::serve::analysis::analyse(&spec, start, &records);
-        Ok(serve::serve_doc(&samples, spec_sha256, result))
-    })?;
+    let doc = released(py, move || serve::analyze_samples(&samples))?;
     to_dict(py, &doc)
 }
 
@@ -1013,7 +1006,7 @@ fn bundle_report(
             .into_pyobject(py)?
             .into_any()
             .unbind()),
-        "json" => to_dict(py, &Document::of(bundle::report_summary(title, &report))),
+        "json" => to_dict(py, &bundle::report_summary(title, &report)),
         other => Err(usage(format!(
             "format={other:?}: expected \"md\", \"html\" or \"json\""
         ))),

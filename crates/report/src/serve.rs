@@ -2,21 +2,25 @@
 //! candidate (Δ%) | interval | verdict"), each round's figures, the server starts, the
 //! output-identity gate; and one CSV row per case, concurrency and metric.
 
-use crate::format::{bytes, percent, with_unit, Unit, UNAVAILABLE};
+use crate::format::{bytes, decimal, percent, with_unit, Unit, UNAVAILABLE};
 use crate::table::{Align, Block, Table};
+use kernelab_model::serve::metric::{metric, MetricUnit};
 use kernelab_model::serve::{ServeMetric, ServeResult};
 use serde::Serialize;
 
-/// A figure in its unit: seconds as ms, throughputs as tok/s.
-fn figure(metric: &str, v: Option<f64>) -> String {
-    match v {
-        None => UNAVAILABLE.into(),
-        Some(x) if metric.ends_with("_s") && !metric.ends_with("tok_s") => {
-            with_unit(x, 3, Unit::SecondsAsMs)
-        }
-        Some(x) if metric.ends_with("req_s") => with_unit(x, 2, Unit::RequestsPerS),
-        Some(x) if metric.ends_with("_j") => with_unit(x, 3, Unit::JoulesAsMj),
-        Some(x) => with_unit(x, 1, Unit::TokensPerS),
+/// A figure in its metric's unit ([`kernelab_model::serve::metric`]): seconds as ms, tokens
+/// per second as tok/s, requests per second as req/s, joules per token as mJ; a metric the table
+/// does not know as a plain number.
+fn figure(name: &str, v: Option<f64>) -> String {
+    let Some(x) = v else {
+        return UNAVAILABLE.into();
+    };
+    match metric(name).map(|m| m.unit) {
+        Some(MetricUnit::Seconds) => with_unit(x, 3, Unit::SecondsAsMs),
+        Some(MetricUnit::TokensPerSecond) => with_unit(x, 1, Unit::TokensPerS),
+        Some(MetricUnit::RequestsPerSecond) => with_unit(x, 2, Unit::RequestsPerS),
+        Some(MetricUnit::JoulesPerToken) => with_unit(x, 3, Unit::JoulesAsMj),
+        None => decimal(x, 3),
     }
 }
 
@@ -49,22 +53,14 @@ fn medians_change(m: &ServeMetric) -> String {
 
 /// A metric's name as the tables show it, without the unit its JSON name ends in (the unit is
 /// on every value: `tpot_mean_s` with `14.094 ms` would read as a contradiction).
-fn shown(metric: &str) -> &str {
-    metric
-        .strip_suffix("_tok_s")
-        .or_else(|| metric.strip_suffix("_req_s"))
-        .or_else(|| metric.strip_suffix("_s"))
-        .or_else(|| metric.strip_suffix("_j"))
-        .unwrap_or(metric)
+fn shown(name: &str) -> &str {
+    metric(name).map_or(name, |m| m.label)
 }
 
-/// Whether a metric is in the main table (means and p99s, throughput); the rest go to CSV/JSON.
+/// Whether a metric is in the main table (means and p99s, throughput, goodput, energy); the
+/// rest go to CSV/JSON.
 fn main_metric(name: &str) -> bool {
-    name.ends_with("_mean_s")
-        || name.ends_with("_p99_s")
-        || name == "throughput_tok_s"
-        || name == "goodput_req_s"
-        || name == "energy_per_token_j"
+    metric(name).is_some_and(|m| m.main)
 }
 
 /// The sections of a serve result.
@@ -488,4 +484,107 @@ pub fn serve_csv_rows(r: &ServeResult) -> Vec<ServeCsvRow> {
             rounds: m.rounds.len(),
         })
         .collect()
+}
+
+/// A serve result of one point with goodput (12.5 → 15 req/s over two rounds) and TPOT, for
+/// the tests of the view and the audit.
+#[cfg(test)]
+pub(crate) fn goodput_result() -> ServeResult {
+    use kernelab_model::serve::metric::GOODPUT;
+    use kernelab_model::serve::{Identity, RoundFigures};
+    use kernelab_stats::{Change, Direction};
+    let metric = |name: &str, direction, b: f64, c: f64| ServeMetric {
+        case: 0,
+        input_tokens: 128,
+        output_tokens: 32,
+        concurrency: 4,
+        metric: name.into(),
+        direction,
+        baseline: Some(b),
+        candidate: Some(c),
+        medians: Change::between_opt(Some(b), Some(c)),
+        rounds: vec![
+            RoundFigures {
+                round: 0,
+                baseline: b,
+                candidate: c,
+            },
+            RoundFigures {
+                round: 1,
+                baseline: b,
+                candidate: c,
+            },
+        ],
+        analysis: None,
+        primary: false,
+    };
+    ServeResult {
+        metrics: vec![
+            metric("tpot_mean_s", Direction::LowerIsBetter, 0.014, 0.012),
+            metric(GOODPUT, Direction::HigherIsBetter, 12.5, 15.0),
+        ],
+        starts: Vec::new(),
+        identity: Identity::default(),
+        requests: 0,
+        request_failures: 0,
+        failure_examples: Vec::new(),
+        failed_points: 0,
+        client_lag_p99_ns: 0,
+        client_bound: false,
+        notes: Vec::new(),
+        plan: None,
+        warmup: Vec::new(),
+        cache: Vec::new(),
+        server_metrics: Vec::new(),
+        aa_identity: None,
+        placement: None,
+        slo_search: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{csv_rows, render, OutputFormat};
+
+    #[test]
+    fn goodput_shows_in_requests_per_second_in_every_format() {
+        let r = goodput_result();
+        for (format, width) in [
+            (OutputFormat::Terminal, Some(200)),
+            (OutputFormat::Markdown, None),
+        ] {
+            let text = render(&serve_sections(&r), format, width);
+            let row = text
+                .lines()
+                .find(|l| l.contains("goodput"))
+                .unwrap_or_else(|| panic!("no goodput row in {text}"));
+            assert!(row.contains("12.50 req/s → 15.00 req/s"), "{row}");
+            assert!(
+                !row.contains("ms") && !row.contains("goodput_req_s"),
+                "{row}"
+            );
+            // Latencies stay in milliseconds.
+            assert!(text.contains("14.000 ms → 12.000 ms"), "{text}");
+        }
+        // CSV keeps the metric's JSON name and its figures in requests per second.
+        let csv = csv_rows(&serve_csv_rows(&r)).expect("csv");
+        let row = csv
+            .lines()
+            .find(|l| l.contains("goodput_req_s"))
+            .expect("goodput row");
+        assert!(
+            row.contains(",12.5,15.0,") || row.contains(",12.5,15,"),
+            "{row}"
+        );
+    }
+
+    #[test]
+    fn a_metric_the_table_does_not_know_is_a_plain_number_under_its_own_name() {
+        assert_eq!(figure("made_up_s", Some(0.5)), "0.500");
+        assert_eq!(shown("made_up_s"), "made_up_s");
+        assert!(!main_metric("made_up_mean_s"));
+        assert_eq!(figure("goodput_req_s", Some(12.5)), "12.50 req/s");
+        assert_eq!(shown("goodput_req_s"), "goodput");
+    }
 }

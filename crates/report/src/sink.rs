@@ -26,6 +26,10 @@ pub enum Kind {
     ByteRate,
     /// FLOP per second.
     FlopRate,
+    /// Tokens per second.
+    TokenRate,
+    /// Requests per second.
+    RequestRate,
 }
 
 /// One quotable figure.
@@ -55,6 +59,8 @@ impl Figure {
             Kind::Gates => format!("{}/{}", self.value, self.total),
             Kind::ByteRate => format!("{:.1} GB/s", self.value / 1e9),
             Kind::FlopRate => format!("{:.2} TFLOP/s", self.value / 1e12),
+            Kind::TokenRate => format!("{} tok/s", self.value),
+            Kind::RequestRate => format!("{} req/s", self.value),
         }
     }
 }

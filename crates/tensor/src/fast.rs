@@ -1,7 +1,7 @@
 //! Monomorphic inner loops of the close comparison for the common float pairs (the generic
 //! path decodes each element through a `match` on the dtype, about ten times slower).
 
-use crate::compare::Tolerance;
+use crate::tolerance::Tolerance;
 
 /// A float element type decoded straight from little-endian bytes.
 pub(crate) trait Elem {
@@ -280,7 +280,7 @@ pub(crate) fn merge_into(mut x: Acc, o: Acc) -> Acc {
 #[cfg(test)]
 mod tests {
     use super::{bucket, close_chunk, step, Bf16, Run};
-    use crate::compare::Tolerance;
+    use crate::tolerance::Tolerance;
 
     /// The equal-block fast path gives what the element-by-element path gives, with equal
     /// blocks, blocks holding equal NaN / Inf bits, differing blocks and a ragged tail.

@@ -5,7 +5,7 @@ use crate::compare::{
     bitwise, close, content_hash, finite, BitwiseOptions, BitwiseReport, CloseReport, FiniteReport,
     Tolerance,
 };
-use crate::file::{Tensor, TensorFile};
+use crate::tensor::{Tensor, TensorFile};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -8,6 +8,15 @@
 //! assert_eq!(DType::BF16.default_tolerance(), (1.6e-2, 1e-5));
 //! ```
 #![deny(missing_docs)]
+// Lints for libraries (issue #40, as uv has them): a library returns what it has to say,
+// names no `pub` item its users cannot reach, documents every `unsafe` and panics on no `expect`.
+#![warn(
+    unreachable_pub,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::undocumented_unsafe_blocks,
+    clippy::expect_used
+)]
 
 pub mod compare;
 mod dtype;
@@ -16,6 +25,8 @@ mod fast;
 mod file;
 mod gates;
 mod npy;
+mod tensor;
+mod tolerance;
 
 pub use compare::{
     bitwise, close, content_hash, finite, show, BitwiseOptions, BitwiseReport, CloseReport,
@@ -23,11 +34,10 @@ pub use compare::{
 };
 pub use dtype::{decode_e4m3fn, decode_e5m2, encode_e4m3fn, encode_e5m2, DType};
 pub use error::{Error, Result};
-pub use file::{
-    from_array, from_bytes, from_shared, open, ReadSpec, SharedBytes, Skipped, Tensor, TensorFile,
-};
+pub use file::{from_array, from_bytes, from_shared, open};
 pub use gates::{
     bitwise_files, close_files, compare_files, finite_file, non_finite_totals, repeat,
     FileComparison, FileFinite, FileHashes, Oracle, RepeatReport, TensorFinite, TensorHash,
     TensorResult,
 };
+pub use tensor::{ReadSpec, SharedBytes, Skipped, Tensor, TensorFile};

@@ -2,7 +2,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::file::{Backing, ReadSpec, Skipped, Tensor};
+use crate::tensor::{Backing, ReadSpec, Skipped, Tensor};
 use std::path::Path;
 
 /// Longest npy header read (NumPy itself refuses headers past 10,000 bytes by default).

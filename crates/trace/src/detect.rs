@@ -46,7 +46,7 @@ impl Format {
 }
 
 /// The first line of `head` split as CSV fields.
-pub fn csv_header(head: &[u8]) -> Option<Vec<String>> {
+pub(crate) fn csv_header(head: &[u8]) -> Option<Vec<String>> {
     let line_end = memchr::memchr(b'\n', head).unwrap_or(head.len());
     let line = &head[..line_end];
     let mut rdr = csv::ReaderBuilder::new()

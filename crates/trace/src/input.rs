@@ -71,7 +71,7 @@ impl Read for ChannelReader {
 }
 
 /// An opened input: its first bytes (for format detection) and a reader of the whole content.
-pub struct Opened {
+pub(crate) struct Opened {
     /// True when the file on disk is gzip-compressed.
     pub gzip: bool,
     /// The first bytes of the (decompressed) content.
@@ -85,11 +85,11 @@ pub struct Opened {
 }
 
 /// Magic bytes at the start of every SQLite 3 database.
-pub const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+pub(crate) const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
 /// Opens `path`: refuses directories and empty files, sniffs gzip by its magic bytes (not the
 /// extension) and decompresses it on a second thread.
-pub fn open(path: &Path) -> Result<Opened> {
+pub(crate) fn open(path: &Path) -> Result<Opened> {
     let loc = || Location::default().with_path(path);
     let meta = std::fs::metadata(path).map_err(|e| Error::new(loc(), ErrorKind::Io(e)))?;
     if meta.is_dir() {

@@ -13,6 +13,15 @@
 //! Adding a format: one module, one [`Format`] variant, one detection arm in `detect.rs`,
 //! fixtures with expected outputs under `tests/`, and its section in `docs/formats.md`.
 #![deny(missing_docs)]
+// Lints for libraries (issue #40, as uv has them): a library returns what it has to say,
+// names no `pub` item its users cannot reach, documents every `unsafe` and panics on no `expect`.
+#![warn(
+    unreachable_pub,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::undocumented_unsafe_blocks,
+    clippy::expect_used
+)]
 
 mod agents;
 mod compare;
@@ -26,6 +35,7 @@ mod nsys;
 mod rank;
 mod rocprof;
 mod sqlite;
+mod sqlite_header;
 pub mod sqlite_pages;
 mod xplane;
 
@@ -288,9 +298,11 @@ fn read_stream(
 ) -> Result<()> {
     match format {
         Format::Kineto => kineto::read(reader, &kineto_options(options), profile, source),
-        Format::RocprofCsv(kind) => rocprof::csv::read(reader, kind, profile, source),
+        Format::RocprofCsv(kind) => rocprof::csv_file::read(reader, kind, profile, source),
         Format::NcuCsv => ncu::read(reader, options.metrics_only, profile, source),
-        Format::NsysStatsCsv => rocprof::csv::read(reader, CsvKind::KernelStats, profile, source),
+        Format::NsysStatsCsv => {
+            rocprof::csv_file::read(reader, CsvKind::KernelStats, profile, source)
+        }
         Format::Sqlite => Err(Error::new(
             Location::byte(0),
             ErrorKind::Unsupported {

@@ -92,7 +92,7 @@ fn csv_lines(text: &str) -> (String, Vec<u64>) {
 }
 
 /// The largest Nsight Compute CSV kernelab reads (it is read whole).
-pub const MAX_NCU_CSV_BYTES: u64 = 512 << 20;
+pub(crate) const MAX_NCU_CSV_BYTES: u64 = 512 << 20;
 
 /// Reads an Nsight Compute CSV into per-launch metric tables, with the physical line each
 /// launch starts at.
@@ -246,7 +246,7 @@ fn duration(l: &LaunchMetrics) -> Option<(&'static str, std::result::Result<f64,
 
 /// Reads an Nsight Compute CSV into `profile`: the metric table, and one dispatch per launch
 /// timed by `gpu__time_duration.sum`.
-pub fn read<R: Read>(
+pub(crate) fn read<R: Read>(
     r: R,
     metrics_only: bool,
     p: &mut Profile,

@@ -43,7 +43,7 @@ pub(crate) fn open(path: &Path) -> Result<Connection> {
 }
 
 /// The header of the database at `path` checked as SQLite checks it when it opens one (see
-/// [`crate::sqlite_pages::check_header`]): an error naming the first byte SQLite would refuse,
+/// [`crate::sqlite_header::check_header`]): an error naming the first byte SQLite would refuse,
 /// where SQLite says only `file is not a database` or that it is malformed. A file too short
 /// for a header, or that cannot be read here, is left to SQLite.
 fn check_header(path: &Path) -> Result<()> {
@@ -54,7 +54,7 @@ fn check_header(path: &Path) -> Result<()> {
     }) else {
         return Ok(());
     };
-    crate::sqlite_pages::check_header(&header, len).map(|_| ())
+    crate::sqlite_header::check_header(&header, len).map(|_| ())
 }
 
 /// Whether the SQL text `sql` holds the word `a` followed by the word `b` (ASCII case ignored;

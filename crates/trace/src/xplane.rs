@@ -17,16 +17,16 @@ use std::collections::HashMap;
 use std::io::Read;
 
 /// Most bytes of an XPlane file read (it is decoded whole).
-pub const MAX_XPLANE_BYTES: u64 = 2 << 30;
+pub(crate) const MAX_XPLANE_BYTES: u64 = 2 << 30;
 
 /// Most planes an `XSpace` may hold (real ones hold tens): counted as they are met.
-pub const MAX_XPLANE_PLANES: u64 = 1 << 16;
+pub(crate) const MAX_XPLANE_PLANES: u64 = 1 << 16;
 
 /// Most bytes the decoded structures of one device plane may take (estimated from the wire
 /// format before decoding it: a message of two bytes, an empty stat, takes a hundred once
 /// decoded, so a small file could otherwise expand past any memory). Planes are decoded one at
 /// a time, and only device planes (`/device:GPU:N`) are decoded at all.
-pub const MAX_XPLANE_DECODED_BYTES: u64 = 768 << 20;
+pub(crate) const MAX_XPLANE_DECODED_BYTES: u64 = 768 << 20;
 
 /// Hosts named in the profile's facts, at most (the rest are counted).
 const MAX_HOSTNAMES: usize = 64;
@@ -359,7 +359,7 @@ impl Space {
 
 /// True when `head` starts like an `XSpace`: field 1 (a plane) as a length-delimited message
 /// whose first bytes hold a plane name (`/device:`, `/host:`, or a `Task Environment` plane).
-pub fn looks_like(head: &[u8]) -> bool {
+pub(crate) fn looks_like(head: &[u8]) -> bool {
     if head.first() != Some(&0x0a) {
         return false;
     }
@@ -440,7 +440,11 @@ fn ps_to_ns(ps: i64) -> i64 {
 }
 
 /// Reads an XPlane file from `reader` into `profile`.
-pub fn read<R: Read>(reader: R, profile: &mut Profile, source: &mut SourceInfo) -> Result<()> {
+pub(crate) fn read<R: Read>(
+    reader: R,
+    profile: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
     let bytes = kernelab_model::read_capped(reader, MAX_XPLANE_BYTES).map_err(|e| {
         Error::new(
             Location::byte(0),

@@ -105,9 +105,7 @@ pub(crate) fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus>
             body
         }
         ReportFormat::Html => evidence_html(&args.title, &report),
-        ReportFormat::Json => kernelab_commands::json(&kernelab_model::Document::of(
-            report_summary(&args.title, &report),
-        ))?,
+        ReportFormat::Json => kernelab_commands::json(&report_summary(&args.title, &report))?,
     };
     output::write(&out, &text)?;
     Ok(ExitStatus::Success)

@@ -2,7 +2,7 @@
 //! measured. Tensor figures are dense (no structured sparsity), FP32 accumulation where a
 //! datasheet gives both; bandwidths are decimal (10¹² byte/s = 1 TB/s).
 
-use crate::roofline::ceilings::{CeilingKind, Quoted};
+use crate::roofline::ceiling_kind::{CeilingKind, Quoted};
 
 /// One device's datasheet peaks.
 #[derive(Clone, Copy, Debug, PartialEq)]

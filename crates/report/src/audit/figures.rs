@@ -104,3 +104,47 @@ pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
     }
     map
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::number::{numbers, Unit};
+    use crate::kinds::RecordKind;
+
+    /// Goodput is a rate of requests for the audit (from the metric table): its figures are
+    /// `RequestRate`s in requests per second, and a note's `12.50 req/s` is read as one.
+    #[test]
+    fn the_audit_reads_goodput_as_a_rate_of_requests() {
+        let body = crate::documents::ServeBody {
+            samples: "s.jsonl".into(),
+            spec_sha256: String::new(),
+            pass: true,
+            result: crate::serve::goodput_result(),
+        };
+        let mut out = Vec::new();
+        let mut sink = Sink::new(&mut out, "serve a".into());
+        body.figures(&mut sink);
+        let goodput: Vec<&Figure> = out
+            .iter()
+            .filter(|f| f.what.contains("goodput_req_s") && !f.what.contains("ratio"))
+            .filter(|f| !f.what.contains("change"))
+            .collect();
+        assert_eq!(goodput.len(), 6, "{goodput:?}");
+        assert!(
+            goodput.iter().all(|f| f.kind == Kind::RequestRate),
+            "{goodput:?}"
+        );
+        assert!(goodput
+            .iter()
+            .any(|f| f.value == 12.5 && f.text() == "12.5 req/s"));
+        let tpot = out
+            .iter()
+            .find(|f| f.what.contains("tpot_mean_s") && f.what.ends_with("baseline median"))
+            .expect("tpot");
+        assert_eq!((tpot.kind, tpot.value), (Kind::Time, 0.014 * 1e9));
+        let n = &numbers("goodput rose from 12.50 req/s")[0];
+        assert_eq!(n.unit, Unit::RequestRate);
+        assert!(n.matches(12.5) && !n.matches(12.5e9));
+        assert_eq!(numbers("at 1,234.5 tok/s")[0].unit, Unit::TokenRate);
+    }
+}

@@ -590,6 +590,8 @@ fn kinds_of(n: &Num, ctx: Context) -> Option<&'static [Kind]> {
         (_, Unit::Times) => &[Kind::Ratio],
         (_, Unit::ByteRate) => &[Kind::ByteRate],
         (_, Unit::FlopRate) => &[Kind::FlopRate],
+        (_, Unit::TokenRate) => &[Kind::TokenRate],
+        (_, Unit::RequestRate) => &[Kind::RequestRate],
         (_, Unit::None) if (n.calls || ctx.calls) && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if n.is_decimal() && (ctx.ratio || ctx.speedup) => &[Kind::Ratio],
         _ => return None,

@@ -20,6 +20,10 @@ pub enum Unit {
     ByteRate,
     /// Floating-point operations per second (`TFLOP/s`, `GFLOP/s`); the value is in FLOP/s.
     FlopRate,
+    /// Tokens per second (`tok/s`).
+    TokenRate,
+    /// Requests per second (`req/s`).
+    RequestRate,
 }
 
 /// One number as written, with its value in base units (ns, fractions) and half of its last
@@ -96,6 +100,8 @@ const UNITS: &[(&str, Unit, f64, bool)] = &[
     ("TB/s", Unit::ByteRate, 1e12, true),
     ("GB/s", Unit::ByteRate, 1e9, true),
     ("MB/s", Unit::ByteRate, 1e6, true),
+    ("tok/s", Unit::TokenRate, 1.0, true),
+    ("req/s", Unit::RequestRate, 1.0, true),
     ("nanoseconds", Unit::Time, 1.0, true),
     ("microseconds", Unit::Time, 1e3, true),
     ("milliseconds", Unit::Time, 1e6, true),

@@ -2,6 +2,7 @@
 
 use super::{gate_mark, pair, verdict_mark, Ctx, Mark, Place, RecordKind, Rendered, Summary};
 use crate::sink::{Kind as FigureKind, Sink};
+use kernelab_model::serve::metric::{metric, AuditKind};
 use kernelab_model::serve::ServeResult;
 use serde::{Deserialize, Serialize};
 
@@ -260,37 +261,22 @@ impl RecordKind for ServeBody {
         }
         for m in &self.result.metrics {
             let what = format!("{} at concurrency {}", m.metric, m.concurrency);
-            // Seconds are shown (and quoted) as durations; throughputs as plain figures.
-            let time = m.metric.ends_with("_s") && !m.metric.ends_with("tok_s");
-            // Joules are shown in millijoules.
-            let shown = if m.metric.ends_with("_j") { 1e3 } else { 1.0 };
+            // How the audit reads the metric (the metric table): durations in ns, rates per
+            // second, energy per token in millijoules as shown.
+            let (kind, scale) = match metric(&m.metric).map(|d| d.audit) {
+                Some(AuditKind::Time) => (FigureKind::Time, 1e9),
+                Some(AuditKind::TokenRate) => (FigureKind::TokenRate, 1.0),
+                Some(AuditKind::RequestRate) => (FigureKind::RequestRate, 1.0),
+                Some(AuditKind::Energy) => (FigureKind::Count, 1e3),
+                None => (FigureKind::Count, 1.0),
+            };
             for (side, v) in [("baseline", m.baseline), ("candidate", m.candidate)] {
-                if let Some(v) = v.map(|v| v * shown) {
-                    if time {
-                        sink.add(
-                            FigureKind::Time,
-                            v * 1e9,
-                            &format!("{what}, {side} median"),
-                            None,
-                        );
-                    } else {
-                        sink.add(
-                            FigureKind::Count,
-                            v,
-                            &format!("{what}, {side} median"),
-                            None,
-                        );
-                    }
+                if let Some(v) = v {
+                    sink.add(kind, v * scale, &format!("{what}, {side} median"), None);
                 }
             }
             sink.ratio(&m.medians, &format!("{what}, ratio of the medians"));
             for r in &m.rounds {
-                let scale = if time { 1e9 } else { shown };
-                let kind = if time {
-                    FigureKind::Time
-                } else {
-                    FigureKind::Count
-                };
                 let w = format!("{what}, round {}", r.round);
                 sink.add(kind, r.baseline * scale, &format!("{w} baseline"), None);
                 sink.add(kind, r.candidate * scale, &format!("{w} candidate"), None);

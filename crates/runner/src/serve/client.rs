@@ -199,7 +199,7 @@ pub const MAX_ERROR_BODY_BYTES: usize = 4096;
 pub const MAX_STREAM_BYTES: u64 = 1 << 30;
 /// Most token events, and most token ids, of one streamed response: 2^21, twice the most
 /// completion tokens a case may ask for.
-pub const MAX_STREAM_TOKENS: usize = 2 * super::spec::range::MAX_TOKENS;
+pub const MAX_STREAM_TOKENS: usize = 2 * super::range::MAX_TOKENS;
 /// Most text of one response, streamed or not: 64 MiB.
 pub const MAX_TEXT_BYTES: usize = MAX_RESPONSE_BYTES;
 

@@ -5,31 +5,16 @@
 
 use super::client::{Client, Failure};
 use super::error::{Error, Result};
+use super::point::slot_name;
 use super::samples::{SampleWriter, ServeRecord};
 use super::server::{log_tail, Server};
 use super::server_metrics::PointMetrics;
-use super::spec::{PlacementMode, RoundOrder, ServerSpec, Spec, GPU_SET_VARIABLES};
+use super::spec::{PlacementMode, ServerSpec, Spec, GPU_SET_VARIABLES};
 use super::workload::{prompts, run_pair_point, run_point, PointPrompts, Prompt, Target};
 use crate::record::Slot;
-use kernelab_stats::{abba_order, Order};
+use kernelab_stats::Order;
 use std::collections::BTreeSet;
 use std::path::Path;
-
-/// The order of round `k`.
-pub fn round_order(spec: &Spec, k: usize, start: Order) -> Order {
-    match spec.rounds.order {
-        RoundOrder::Abba => abba_order(k, start),
-        RoundOrder::Ab => start,
-    }
-}
-
-/// The name of a slot.
-pub fn slot_name(slot: Slot) -> &'static str {
-    match slot {
-        Slot::A => "baseline",
-        Slot::B => "candidate",
-    }
-}
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,42 +108,19 @@ pub fn run_rounds(
             round > 0 && planned && plan.contains(&round) && !looked.contains(&round);
         let spent = budget.filter(|b| round > 0 && began.elapsed() >= *b);
         if planned_here || spent.is_some() {
-            let records = super::samples::read(samples)?;
-            let (mut l, all) = super::analysis::look(spec, start, &records, round);
-            if rounds_run > 0 {
-                l.round_wall_ns = Some(kernelab_model::seconds_to_ns(
-                    began.elapsed().as_secs_f64() / rounds_run as f64,
-                ));
-            }
-            let (stop, end) = if planned_here && all {
-                let why = format!("every primary metric decided at {round} rounds");
-                (Some(why), RunEnd::Complete)
-            } else if let Some(b) = spent {
-                let why = format!(
-                    "budget of {:.0} s spent after {round} rounds",
-                    b.as_secs_f64()
-                );
-                (Some(why.clone()), RunEnd::Budget(why))
-            } else {
-                (None, RunEnd::Complete)
-            };
-            progress(&crate::Step::new(
+            let at = LookAt {
                 round,
-                max,
-                "rounds",
-                &look_line(&l, spec),
-            ));
-            out.write(&ServeRecord::Look {
-                look: l,
-                stop: stop.clone(),
-            })?;
-            if let Some(why) = stop {
-                progress(&crate::Step::new(round, max, "rounds", &why));
+                planned_here,
+                spent,
+                began,
+                rounds_run,
+            };
+            if let Some(end) = look_at(spec, start, samples, at, out, progress)? {
                 return Ok(end);
             }
         }
         // Rounds that ran in this process (a resumed run skips the complete ones).
-        let slots = match round_order(spec, round, start) {
+        let slots = match spec.round_order(round, start) {
             Order::AB => [Slot::A, Slot::B],
             Order::BA => [Slot::B, Slot::A],
         };
@@ -190,53 +152,142 @@ pub fn run_rounds(
                 true
             }
         } else {
-            let mut worked = false;
-            for slot in slots {
-                let todo = todo_of(slot);
-                if todo.is_empty() {
-                    continue;
-                }
-                worked = true;
-                let Some(mut side) = start_side(&ctx, slot, out, progress)? else {
-                    continue;
-                };
-                let mut failure = None;
-                for (c, k) in todo {
-                    let m = match measure_one(&ctx, &side, c, k) {
-                        Ok(m) => m,
-                        Err(e) => return Err(workload_failed(&ctx, side, c, &e, out)?),
-                    };
-                    failure = record_point(&ctx, &mut side, c, k, m, out, progress)?;
-                    if failure.is_some() {
-                        break;
-                    }
-                }
-                if let Some(end) = stop_side(&ctx, side, failure, out, progress)? {
-                    return Ok(end);
-                }
+            match run_apart(&ctx, slots, &todo_of, out, progress)? {
+                Ok(worked) => worked,
+                Err(end) => return Ok(end),
             }
-            worked
         };
         if worked {
             rounds_run += 1;
         }
     }
     if planned && !looked.contains(&max) {
-        let records = super::samples::read(samples)?;
-        let (l, all) = super::analysis::look(spec, start, &records, max);
-        let why = if all {
-            format!("every primary metric decided at {max} rounds")
-        } else {
-            format!("maximum rounds ({max}) reached")
-        };
-        progress(&crate::Step::new(max, max, "rounds", &look_line(&l, spec)));
-        progress(&crate::Step::new(max, max, "rounds", &why));
-        out.write(&ServeRecord::Look {
-            look: l,
-            stop: Some(why),
-        })?;
+        last_look(spec, start, samples, out, progress)?;
     }
     Ok(RunEnd::Complete)
+}
+
+/// Where a look inside the rounds is taken, and why.
+struct LookAt {
+    /// Rounds complete.
+    round: usize,
+    /// A planned look of the design.
+    planned_here: bool,
+    /// The budget, when it is spent.
+    spent: Option<std::time::Duration>,
+    /// When this process began its rounds.
+    began: std::time::Instant,
+    /// Rounds that ran in this process.
+    rounds_run: usize,
+}
+
+/// A look after `at.round` rounds (planned, or the budget spent), written to the samples;
+/// `Some(end)` when the run stops there (a planned look's decision is honoured first: a budget
+/// that ends on a planned look's round keeps that look's answer).
+fn look_at(
+    spec: &Spec,
+    start: Order,
+    samples: &Path,
+    at: LookAt,
+    out: &mut SampleWriter,
+    progress: &mut dyn FnMut(&crate::Step<'_>),
+) -> Result<Option<RunEnd>> {
+    let (round, max) = (at.round, spec.max_rounds());
+    let records = super::samples::read(samples)?;
+    let (mut l, all) = super::looks::look(spec, start, &records, round);
+    if at.rounds_run > 0 {
+        l.round_wall_ns = Some(kernelab_model::seconds_to_ns(
+            at.began.elapsed().as_secs_f64() / at.rounds_run as f64,
+        ));
+    }
+    let (stop, end) = if at.planned_here && all {
+        let why = format!("every primary metric decided at {round} rounds");
+        (Some(why), RunEnd::Complete)
+    } else if let Some(b) = at.spent {
+        let why = format!(
+            "budget of {:.0} s spent after {round} rounds",
+            b.as_secs_f64()
+        );
+        (Some(why.clone()), RunEnd::Budget(why))
+    } else {
+        (None, RunEnd::Complete)
+    };
+    progress(&crate::Step::new(
+        round,
+        max,
+        "rounds",
+        &look_line(&l, spec),
+    ));
+    out.write(&ServeRecord::Look {
+        look: l,
+        stop: stop.clone(),
+    })?;
+    Ok(stop.map(|why| {
+        progress(&crate::Step::new(round, max, "rounds", &why));
+        end
+    }))
+}
+
+/// The look at the most rounds, once they all ran: the run stops there either way.
+fn last_look(
+    spec: &Spec,
+    start: Order,
+    samples: &Path,
+    out: &mut SampleWriter,
+    progress: &mut dyn FnMut(&crate::Step<'_>),
+) -> Result<()> {
+    let max = spec.max_rounds();
+    let records = super::samples::read(samples)?;
+    let (l, all) = super::looks::look(spec, start, &records, max);
+    let why = if all {
+        format!("every primary metric decided at {max} rounds")
+    } else {
+        format!("maximum rounds ({max}) reached")
+    };
+    progress(&crate::Step::new(max, max, "rounds", &look_line(&l, spec)));
+    progress(&crate::Step::new(max, max, "rounds", &why));
+    out.write(&ServeRecord::Look {
+        look: l,
+        stop: Some(why),
+    })
+}
+
+/// One round with one server at a time, in the round's order: each side started, its points
+/// not yet complete measured and recorded, and stopped. `Ok(worked)`: whether any point was
+/// left to run; `Err(end)`: the run stops (`stop_on_failure`).
+fn run_apart(
+    ctx: &RoundCtx<'_>,
+    slots: [Slot; 2],
+    todo_of: &dyn Fn(Slot) -> Vec<(usize, usize)>,
+    out: &mut SampleWriter,
+    progress: &mut dyn FnMut(&str),
+) -> Result<std::result::Result<bool, RunEnd>> {
+    let mut worked = false;
+    for slot in slots {
+        let todo = todo_of(slot);
+        if todo.is_empty() {
+            continue;
+        }
+        worked = true;
+        let Some(mut side) = start_side(ctx, slot, out, progress)? else {
+            continue;
+        };
+        let mut failure = None;
+        for (c, k) in todo {
+            let m = match measure_one(ctx, &side, c, k) {
+                Ok(m) => m,
+                Err(e) => return Err(workload_failed(ctx, side, c, &e, out)?),
+            };
+            failure = record_point(ctx, &mut side, c, k, m, out, progress)?;
+            if failure.is_some() {
+                break;
+            }
+        }
+        if let Some(end) = stop_side(ctx, side, failure, out, progress)? {
+            return Ok(Err(end));
+        }
+    }
+    Ok(Ok(worked))
 }
 
 /// What every step of one round needs.

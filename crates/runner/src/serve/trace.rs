@@ -185,9 +185,7 @@ fn nanoseconds(text: &str, per_s: f64) -> Option<i128> {
 /// A token count: a whole number from 1 to 2^20.
 fn tokens(text: &str) -> Option<usize> {
     let n: usize = text.trim().parse().ok()?;
-    (1..=super::spec::range::MAX_TOKENS)
-        .contains(&n)
-        .then_some(n)
+    (1..=super::range::MAX_TOKENS).contains(&n).then_some(n)
 }
 
 fn missing(line: u64, what: &str, names: &[&str]) -> TraceError {

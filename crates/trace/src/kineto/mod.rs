@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use values::{input_dims, int_of, text, time_field, triple, uint};
 use window::Window;
 
-pub use parallel::{read_path, reader_threads, Split};
+pub(crate) use parallel::{read_path, reader_threads, Split};
 
 /// Options of the Kineto reader.
 #[derive(Clone, Debug, Default)]
@@ -121,7 +121,7 @@ fn capture_edge(name: &str) -> Option<bool> {
 }
 
 /// Reads a Kineto trace from `reader` into `profile`, recording facts and notes in `source`.
-pub fn read<R: Read>(
+pub(crate) fn read<R: Read>(
     reader: R,
     options: &KinetoOptions,
     profile: &mut Profile,

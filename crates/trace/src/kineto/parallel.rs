@@ -33,17 +33,17 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 /// The smallest chunk the automatic split makes (8 MiB): below two of them, one thread reads.
-pub const MIN_CHUNK_BYTES: u64 = 8 << 20;
+pub(super) const MIN_CHUNK_BYTES: u64 = 8 << 20;
 
 /// At most this many chunks.
 const MAX_CHUNKS: u64 = 1 << 16;
 
 /// The environment variable that sets the number of reader threads (`1`: the one-thread path).
-pub const THREADS_ENV: &str = "KERNELAB_THREADS";
+pub(super) const THREADS_ENV: &str = "KERNELAB_THREADS";
 
 /// The reader threads to use: `$KERNELAB_THREADS` when set to a positive number, else one per
 /// core (1 when that is unknown).
-pub fn reader_threads() -> usize {
+pub(crate) fn reader_threads() -> usize {
     std::env::var(THREADS_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
@@ -54,7 +54,7 @@ pub fn reader_threads() -> usize {
 
 /// How the events array of one file is split over threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Split {
+pub(crate) struct Split {
     /// Worker threads.
     pub threads: usize,
     /// Bytes per chunk (about; cuts move forward to the next event boundary).
@@ -65,7 +65,7 @@ impl Split {
     /// The split for a file of `size` bytes on this machine: `$KERNELAB_THREADS` threads (else
     /// one per core), four chunks per thread of at least [`MIN_CHUNK_BYTES`]; `None` (one
     /// thread) for one core or a file under two minimum chunks.
-    pub fn auto(size: u64) -> Option<Split> {
+    pub(crate) fn auto(size: u64) -> Option<Split> {
         let threads = reader_threads();
         if threads < 2 || size < 2 * MIN_CHUNK_BYTES {
             return None;
@@ -80,7 +80,7 @@ impl Split {
 
 /// Reads the uncompressed Kineto trace at `path` (of `size` bytes) as [`super::read`] does,
 /// its events array split as `split` says; `consumed` follows the bytes merged (progress).
-pub fn read_path(
+pub(crate) fn read_path(
     path: &Path,
     size: u64,
     split: Split,

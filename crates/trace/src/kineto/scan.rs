@@ -31,12 +31,12 @@ const fn classes() -> [u8; 256] {
 static CLASS: [u8; 256] = classes();
 
 /// True for JSON whitespace.
-pub fn is_ws(c: u8) -> bool {
+pub(super) fn is_ws(c: u8) -> bool {
     CLASS[c as usize] == WS
 }
 
 /// True for a byte that can be part of a number, `true`, `false` or `null`.
-pub fn is_scalar(c: u8) -> bool {
+pub(super) fn is_scalar(c: u8) -> bool {
     CLASS[c as usize] == SCALAR
 }
 
@@ -86,7 +86,7 @@ fn find(t: &[u8], needles: [u8; 3]) -> Option<usize> {
 
 /// Why a scan stopped before the end of the value.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Stop {
+pub(super) enum Stop {
     /// The slice ends inside the value: scan again once more bytes are there.
     Incomplete,
     /// The value is malformed at index `at`.
@@ -99,12 +99,12 @@ pub enum Stop {
 }
 
 /// The result of a scan step.
-pub type Scan<T> = std::result::Result<T, Stop>;
+pub(super) type Scan<T> = std::result::Result<T, Stop>;
 
 /// One member's value, as a byte range of the scanned slice (which the window keeps under
 /// [`super::window::MAX_VALUE_BYTES`], so `u32` offsets suffice).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Val {
+pub(super) struct Val {
     /// First byte (for a string, the one after the opening quote).
     pub start: u32,
     /// Exclusive end (for a string, the closing quote).
@@ -117,14 +117,14 @@ pub struct Val {
 
 impl Val {
     /// The range as a `Range`.
-    pub fn range(&self) -> std::ops::Range<usize> {
+    pub(super) fn range(&self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
     }
 }
 
 /// Members of the event's `args` object that some reader uses.
 #[derive(Clone, Debug, Default)]
-pub struct Args {
+pub(super) struct Args {
     /// `device`.
     pub device: Option<Val>,
     /// `stream`.
@@ -157,7 +157,7 @@ pub struct Args {
 
 /// The members of a trace event that kernelab reads; the last of duplicate keys wins.
 #[derive(Clone, Debug, Default)]
-pub struct Fields {
+pub(super) struct Fields {
     /// `cat`, when a string.
     pub cat: Option<Val>,
     /// `ph`, when a string.
@@ -411,7 +411,7 @@ fn arg_key(k: &[u8]) -> Option<fn(&mut Args) -> &mut Option<Val>> {
 }
 
 /// Scans the value that starts at `b[i]` (not whitespace) and returns it with the index after it.
-pub fn value(b: &[u8], i: usize) -> Scan<(Val, usize)> {
+pub(super) fn value(b: &[u8], i: usize) -> Scan<(Val, usize)> {
     let mut s = Scanner::new(b);
     match s.value_end(i) {
         Some(end) => Ok((s.val(i, end), end)),
@@ -423,7 +423,7 @@ pub fn value(b: &[u8], i: usize) -> Scan<(Val, usize)> {
 /// fills `f` with its members (and those of its `args` object). The rest of the object is
 /// skipped unread once it cannot be used: `ph` neither `X` (a complete event) nor `M`
 /// (metadata, used only without `cat`), or a `cat` string that `keep` refuses.
-pub fn event(b: &[u8], f: &mut Fields, keep: impl Fn(&[u8]) -> bool) -> Scan<usize> {
+pub(super) fn event(b: &[u8], f: &mut Fields, keep: impl Fn(&[u8]) -> bool) -> Scan<usize> {
     f.cat = None;
     f.ph = None;
     f.name = None;

@@ -7,7 +7,7 @@
 
 /// The state of a skip between blocks.
 #[derive(Clone, Copy, Debug)]
-pub struct Skip {
+pub(super) struct Skip {
     /// The next byte is inside a string.
     in_string: bool,
     /// The next byte is escaped (it follows a backslash inside a string).
@@ -129,7 +129,7 @@ fn prefix_xor(mut x: u64) -> u64 {
 
 impl Skip {
     /// A skip from outside any string, inside `depth` levels of `open`…`close`.
-    pub fn new(open: u8, close: u8, depth: u64) -> Self {
+    pub(super) fn new(open: u8, close: u8, depth: u64) -> Self {
         Skip {
             in_string: false,
             escape_next: false,
@@ -141,7 +141,7 @@ impl Skip {
 
     /// Goes through `t` byte by byte; returns the index after the bracket that closes the
     /// outermost level, or `None` (with the state carried on) when `t` ends first.
-    pub fn bytewise(&mut self, t: &[u8]) -> Option<usize> {
+    pub(super) fn bytewise(&mut self, t: &[u8]) -> Option<usize> {
         for (i, &c) in t.iter().enumerate() {
             if self.in_string {
                 if self.escape_next {
@@ -166,7 +166,7 @@ impl Skip {
     }
 
     /// One 64-byte block; as [`Skip::bytewise`].
-    pub fn block(&mut self, b: &[u8; 64]) -> Option<usize> {
+    pub(super) fn block(&mut self, b: &[u8; 64]) -> Option<usize> {
         let m = masks(b, self.open, self.close);
         if m.backslash != 0 || self.escape_next {
             return self.bytewise(b);
@@ -195,7 +195,7 @@ impl Skip {
 
 /// From `j` in `b`, outside any string and inside `depth` levels of `open`…`close`: the index
 /// after the bracket that closes the outermost level; `None` when `b` ends first.
-pub fn close_from(b: &[u8], j: usize, open: u8, close: u8, depth: u64) -> Option<usize> {
+pub(super) fn close_from(b: &[u8], j: usize, open: u8, close: u8, depth: u64) -> Option<usize> {
     let mut s = Skip::new(open, close, depth);
     let mut p = j;
     while let Some(blk) = b.get(p..p + 64).and_then(|x| <&[u8; 64]>::try_from(x).ok()) {

@@ -13,14 +13,14 @@ use std::ops::Range;
 
 /// The largest single JSON value (one trace event or top-level member) kernelab reads: the
 /// scanning window never grows past it, which bounds memory whatever the file holds.
-pub const MAX_VALUE_BYTES: usize = 256 << 20;
+pub(super) const MAX_VALUE_BYTES: usize = 256 << 20;
 
 /// Bytes an error's snippet may show (24 characters of up to 4 bytes, and the byte that says
 /// whether more follow).
 const SNIPPET_BYTES: usize = 24 * 4 + 1;
 
 /// A refillable window over a reader, with the stream offset of its first byte.
-pub struct Window<R> {
+pub(super) struct Window<R> {
     reader: R,
     buf: Vec<u8>,
     /// Index of the next unread byte in `buf`.
@@ -32,14 +32,14 @@ pub struct Window<R> {
 
 impl<R: Read> Window<R> {
     /// A window with a 4 MiB buffer.
-    pub fn new(reader: R) -> Self {
+    pub(super) fn new(reader: R) -> Self {
         Self::at(reader, 0, 4 << 20)
     }
 
     /// A window with a buffer of `capacity` bytes (at least 64; it doubles for a longer
     /// value) over a reader whose first byte is stream offset `base` (a part of a file read
     /// from there), so errors name the offset in the whole stream.
-    pub fn at(reader: R, base: u64, capacity: usize) -> Self {
+    pub(super) fn at(reader: R, base: u64, capacity: usize) -> Self {
         Window {
             reader,
             buf: vec![0; capacity.clamp(64, MAX_VALUE_BYTES)],
@@ -51,17 +51,17 @@ impl<R: Read> Window<R> {
     }
 
     /// The stream offset of index `i` of the window.
-    pub fn offset(&self, i: usize) -> u64 {
+    pub(super) fn offset(&self, i: usize) -> u64 {
         self.base + i as u64
     }
 
     /// The unread bytes.
-    pub fn rest(&self) -> &[u8] {
+    pub(super) fn rest(&self) -> &[u8] {
         self.buf.get(self.pos..self.len).unwrap_or_default()
     }
 
     /// Bytes `r` relative to `pos` (empty if out of the window).
-    pub fn slice(&self, r: Range<usize>) -> &[u8] {
+    pub(super) fn slice(&self, r: Range<usize>) -> &[u8] {
         self.buf
             .get(self.pos + r.start..self.pos + r.end)
             .unwrap_or_default()
@@ -116,7 +116,7 @@ impl<R: Read> Window<R> {
     }
 
     /// Skips whitespace and returns the next byte without consuming it (`None` at end).
-    pub fn peek(&mut self) -> Result<Option<u8>> {
+    pub(super) fn peek(&mut self) -> Result<Option<u8>> {
         loop {
             if let Some(k) = self.rest().iter().position(|&c| !scan::is_ws(c)) {
                 self.pos += k;
@@ -130,7 +130,7 @@ impl<R: Read> Window<R> {
     }
 
     /// Consumes the next non-whitespace byte, which must be one of `allowed`.
-    pub fn expect(&mut self, allowed: &[u8], what: &str) -> Result<u8> {
+    pub(super) fn expect(&mut self, allowed: &[u8], what: &str) -> Result<u8> {
         match self.peek()? {
             Some(c) if allowed.contains(&c) => {
                 self.pos += 1;
@@ -156,13 +156,17 @@ impl<R: Read> Window<R> {
     /// Scans the next value (after whitespace) as a trace event (see [`scan::event`]) until
     /// it is complete in the window; returns its end relative to `pos`, with `f` holding its
     /// members. The caller consumes it with [`Window::consume`].
-    pub fn next_event(&mut self, f: &mut Fields, keep: impl Fn(&[u8]) -> bool) -> Result<usize> {
+    pub(super) fn next_event(
+        &mut self,
+        f: &mut Fields,
+        keep: impl Fn(&[u8]) -> bool,
+    ) -> Result<usize> {
         self.scan_next("a valid trace event", |b| scan::event(b, f, &keep))
     }
 
     /// Scans the next value (after whitespace) until it is complete in the window; returns
     /// its end relative to `pos`.
-    pub fn next_value(&mut self) -> Result<usize> {
+    pub(super) fn next_value(&mut self) -> Result<usize> {
         self.scan_next("a JSON value", |b| scan::value(b, 0).map(|(_, end)| end))
     }
 
@@ -225,7 +229,7 @@ impl<R: Read> Window<R> {
     }
 
     /// Marks `n` bytes after `pos` as read.
-    pub fn consume(&mut self, n: usize) {
+    pub(super) fn consume(&mut self, n: usize) {
         self.pos += n;
     }
 }
@@ -233,7 +237,7 @@ impl<R: Read> Window<R> {
 impl<R: Read + Seek> Window<R> {
     /// Drops the window's bytes and goes on reading at stream offset `offset` (the reader's
     /// offset 0 being stream offset 0).
-    pub fn restart_at(&mut self, offset: u64) -> Result<()> {
+    pub(super) fn restart_at(&mut self, offset: u64) -> Result<()> {
         self.reader
             .seek(SeekFrom::Start(offset))
             .map_err(|e| Error::new(Location::byte(offset), ErrorKind::Io(e)))?;

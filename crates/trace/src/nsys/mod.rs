@@ -6,6 +6,7 @@
 
 pub(crate) mod rep;
 
+mod kernel_read;
 mod kernels;
 mod parallel;
 
@@ -20,7 +21,7 @@ use std::collections::HashMap;
 /// True when the database looks like an Nsight Systems export.
 /// A CPU-only capture has no `CUPTI_*` or `TARGET_INFO_GPU` tables, but still the session and
 /// export metadata tables.
-pub fn is_nsys(objs: &[String]) -> bool {
+pub(crate) fn is_nsys(objs: &[String]) -> bool {
     objs.iter().any(|o| o == "StringIds")
         && objs.iter().any(|o| {
             o.starts_with("CUPTI_ACTIVITY_KIND")
@@ -103,7 +104,7 @@ pub(crate) fn u32_of(v: Option<i64>) -> Option<u32> {
 }
 
 /// Reads an Nsight Systems export.
-pub fn read(
+pub(crate) fn read(
     conn: &Connection,
     host_launches: bool,
     p: &mut Profile,
@@ -111,7 +112,7 @@ pub fn read(
 ) -> Result<()> {
     let objs = objects(conn)?;
     // The tables read through SQLite, checked first (the kernel table when it is read so, in
-    // `kernels::read`; from its pages, the page reader checks it).
+    // `kernel_read::read`; from its pages, the page reader checks it).
     for t in [
         "META_DATA_EXPORT",
         "EXPORT_META_DATA",
@@ -150,7 +151,7 @@ pub fn read(
     };
     let first = p.dispatches.len();
     if objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_KERNEL") {
-        kernels::read(conn, &names, p)?;
+        kernel_read::read(conn, &names, p)?;
     }
     let mut used = vec![false; p.dispatches.contexts().len()];
     for i in first..p.dispatches.len() {

@@ -29,18 +29,18 @@ use std::sync::{mpsc, Condvar, Mutex, PoisonError};
 
 /// The fewest rowids a range holds (the last one aside): a table of fewer than two is read on
 /// one thread.
-pub const MIN_RANGE_ROWS: i64 = 1 << 15;
+pub(super) const MIN_RANGE_ROWS: i64 = 1 << 15;
 
 /// The most rowids a range holds, unless that would make more than [`MAX_RANGES`]: it bounds
 /// the memory of the ranges read but not merged yet (12 bytes a kernel).
-pub const MAX_RANGE_ROWS: i64 = 1 << 17;
+pub(super) const MAX_RANGE_ROWS: i64 = 1 << 17;
 
 /// At most this many ranges.
 const MAX_RANGES: i64 = 1 << 12;
 
 /// How the kernel table of one export is read on several threads.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub(super) struct Plan {
     /// The export (each worker opens it on its own).
     pub path: PathBuf,
     /// Worker threads.
@@ -284,11 +284,11 @@ pub(super) fn read(
 
 /// The fewest leaf pages a range of a read from the pages holds (the last one aside): a table
 /// of fewer than two is read on one thread.
-pub const MIN_RANGE_LEAVES: usize = 1 << 8;
+pub(super) const MIN_RANGE_LEAVES: usize = 1 << 8;
 
 /// The most leaf pages a range holds (about 100,000 kernels of an export's 4 KiB pages): it
 /// bounds the memory of the ranges read but not merged yet.
-pub const MAX_RANGE_LEAVES: usize = 1 << 11;
+pub(super) const MAX_RANGE_LEAVES: usize = 1 << 11;
 
 /// Reads the kernel table from its pages (`table`; `columns` and `names_of` as
 /// [`read_leaves`] takes them) into `p`: in ranges of leaf pages on every core when it has
@@ -457,7 +457,9 @@ fn merge(p: &mut Profile, part: Profile) {
 }
 
 #[cfg(test)]
-use super::kernels::{page_table, positions};
+use super::kernel_read::page_table;
+#[cfg(test)]
+use super::kernels::positions;
 
 #[cfg(test)]
 #[path = "parallel_tests.rs"]

@@ -11,12 +11,12 @@ use std::time::Duration;
 use wait_timeout::ChildExt;
 
 /// The first bytes of every Nsight Systems report (the name of its Tegra-era ancestor).
-pub const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
+pub(crate) const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
 
 /// The Nsight Systems version a report's first line names (`NVIDIA Tegra Profiler Report
 /// 2025@5@1@121-255136380782v0.` is 2025.5.1.121); `None` for the older first line
 /// (`… Report 1.`, which names none) or a header that is not one.
-pub fn header_version(head: &[u8]) -> Option<String> {
+pub(crate) fn header_version(head: &[u8]) -> Option<String> {
     let rest = head.strip_prefix(REPORT_MAGIC)?.strip_prefix(b" ")?;
     let line = &rest[..rest.iter().position(|&b| b == b'\n')?];
     let text = std::str::from_utf8(line).ok()?;
@@ -53,7 +53,7 @@ fn shell_word(p: &Path) -> String {
 }
 
 /// The command that exports `report` to `sqlite`.
-pub fn export_command(report: &Path, sqlite: &Path) -> String {
+pub(crate) fn export_command(report: &Path, sqlite: &Path) -> String {
     format!(
         "nsys export --type sqlite --force-overwrite true --output {} {}",
         shell_word(sqlite),
@@ -66,7 +66,7 @@ pub fn export_command(report: &Path, sqlite: &Path) -> String {
 /// ([`kernelab_model::CONFINE_ENV`]) caches in its state folder instead,
 /// `$XDG_STATE_HOME/kernelab/nsys` (under the root, where `kernelab mcp` puts it), and nowhere
 /// else.
-pub fn cache_dir() -> Option<PathBuf> {
+pub(crate) fn cache_dir() -> Option<PathBuf> {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -128,7 +128,7 @@ fn kill_group(pgid: u32) {
 /// name made inside the cache folder (nothing planted there can be written through), with
 /// `nsys`'s output in files there (a daemon that keeps them open cannot hold kernelab), killed
 /// with its process group past the deadline, then renamed into the cache by handle.
-pub fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
+pub(crate) fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
     let io = |e| Error::new(Location::default(), ErrorKind::Io(e));
     let beside = report.with_extension("sqlite");
     let file = kernelab_model::open_regular(report).map_err(io)?;

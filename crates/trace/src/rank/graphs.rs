@@ -3,7 +3,7 @@
 //! latency are known, and replays of one graph (the same kernels in the same order) are
 //! summed together.
 
-use super::phase::{by_thread, sweep};
+use super::intervals::{by_thread, sweep};
 use kernelab_model::{AnnotationScope, NameId, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -296,7 +296,7 @@ fn graph_captures(
 /// For each replayed kernel whose graph's capture is in the inputs, where its launch was
 /// captured: dispatch index → (pid, tid, start of the captured launch call). The k-th kernel
 /// of a replay (in order of start) is the k-th launch of the capture.
-pub fn replay_origins(profile: &Profile) -> HashMap<usize, (i64, i64, i64)> {
+pub(crate) fn replay_origins(profile: &Profile) -> HashMap<usize, (i64, i64, i64)> {
     let mut out = HashMap::new();
     if profile.graph_captures.is_empty() {
         return out;

@@ -4,6 +4,7 @@
 mod exact_rows;
 pub(crate) mod graphs;
 mod groups;
+mod intervals;
 mod phase;
 pub(crate) mod ranks;
 mod rows;

@@ -1,34 +1,12 @@
 //! Attributing each kernel to the innermost annotated range (phase) that encloses it.
 
 use super::groups::Selection;
+use super::intervals::sweep;
 use kernelab_model::{AnnotationScope, KernelDispatch, NameId, Profile};
 use std::collections::HashMap;
 
 /// An annotated range: start, end, name.
 type Range = (i64, i64, NameId);
-/// Intervals `(start, end, value)` per host thread `(pid, tid)`.
-pub(super) type ByThread<T> = HashMap<(i64, i64), Vec<(i64, i64, T)>>;
-
-/// Host-side intervals grouped by thread, from (pid, tid, start, duration, value).
-pub(super) fn by_thread<T>(
-    items: impl IntoIterator<
-        Item = (
-            i64,
-            i64,
-            kernelab_model::Timestamp,
-            kernelab_model::Nanos,
-            T,
-        ),
-    >,
-) -> ByThread<T> {
-    let mut out: ByThread<T> = HashMap::new();
-    for (pid, tid, start, duration, value) in items {
-        out.entry((pid, tid))
-            .or_default()
-            .push((start.ns(), start.plus(duration).ns(), value));
-    }
-    out
-}
 /// A device and stream (`None`: every stream of the device).
 type Track = (u32, Option<u64>);
 /// Query times with their dispatch index.
@@ -41,7 +19,7 @@ type Queries = Vec<(i64, usize)>;
 /// range (`user_annotation`, NVTX, roctx markers) holding its launch call (matched by
 /// correlation id) on the same thread; a kernel replayed by a graph whose stream capture is in
 /// the inputs, the range that held its launch when it was captured. GPU-side ranges win.
-pub fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
+pub(super) fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
     let (indices, selected): (Vec<usize>, Vec<KernelDispatch>) = selection
         .iter()
         .filter_map(|i| Some((i, profile.dispatches.get(i)?)))
@@ -101,36 +79,6 @@ pub fn assign(profile: &Profile, selection: &Selection) -> Vec<Option<NameId>> {
         }
     }
     out
-}
-
-/// Sweeps sorted query times over intervals `(start, end, value)` with a stack of open
-/// intervals; the top of the stack is the innermost open interval, whose value each query
-/// still without one gets.
-pub(super) fn sweep<T: Copy>(
-    anns: &mut [(i64, i64, T)],
-    mut queries: Vec<(i64, usize)>,
-    out: &mut [Option<T>],
-) {
-    // Earlier start first; for equal starts the longer (outer) range first.
-    anns.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-    queries.sort_unstable();
-    let mut stack: Vec<usize> = Vec::new();
-    let mut next = 0;
-    for (t, idx) in queries {
-        while next < anns.len() && anns[next].0 <= t {
-            while stack.last().is_some_and(|&top| anns[top].1 <= anns[next].0) {
-                stack.pop();
-            }
-            stack.push(next);
-            next += 1;
-        }
-        while stack.last().is_some_and(|&top| anns[top].1 <= t) {
-            stack.pop();
-        }
-        if out[idx].is_none() {
-            out[idx] = stack.last().map(|&top| anns[top].2);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! driver launch call, and the innermost host operator with `Input Dims` enclosing that call on
 //! the same thread is the launching op.
 
-use super::phase::{by_thread, sweep};
+use super::intervals::{by_thread, sweep};
 use kernelab_model::Profile;
 use std::collections::HashMap;
 

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 /// Busy time, wall time and idle gaps of a set of dispatches, per device, summed over devices.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Timeline {
+pub(super) struct Timeline {
     /// Sum over devices of the union of kernel intervals (overlapping streams counted once).
     pub busy_ns: u64,
     /// First kernel start to last kernel end, over all devices.
@@ -69,7 +69,7 @@ pub(super) fn in_order(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Opt
 }
 
 /// Computes the timeline of the selected dispatches (any order).
-pub fn timeline(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Timeline {
+pub(super) fn timeline(rem: &Remainders, d: &Dispatches, sel: &Selection) -> Timeline {
     in_order(rem, d, sel).unwrap_or_else(|| not_in_order(rem, d, sel))
 }
 

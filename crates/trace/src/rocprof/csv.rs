@@ -1,6 +1,6 @@
-//! rocprofv3 / rocprof CSV readers.
+//! rocprofv3 / rocprof CSV readers of traces (kernels, API calls, copies) and the rows they share
+//! with the statistics reader.
 
-use super::CsvKind;
 use crate::agents::AgentMap;
 use crate::error::{Error, ErrorKind, Result};
 use kernelab_model::exact::SubNs;
@@ -9,7 +9,7 @@ use kernelab_model::{
     KernelDispatch, Launch, LaunchConfig, Location, Nanos, Profile, Resources, SourceInfo,
     Timestamp, Transfer, TransferKind,
 };
-use std::io::{BufRead, Read};
+use std::io::Read;
 
 /// Column synonyms: the first name is the one rocprofv3 writes today.
 const NAME: &[&str] = &["Kernel_Name", "KernelName"];
@@ -167,7 +167,8 @@ impl Row<'_> {
     }
 }
 
-fn header(rdr: &mut csv::Reader<impl Read>) -> Result<Columns> {
+/// The header row as column indexes by name.
+pub(super) fn header(rdr: &mut csv::Reader<impl Read>) -> Result<Columns> {
     let h = rdr.headers().map_err(|e| csv_error(&e, 0))?;
     Ok(Columns {
         names: h.iter().map(|s| s.trim().to_string()).collect(),
@@ -197,46 +198,12 @@ pub(super) fn csv_error(e: &csv::Error, offset: u64) -> Error {
     }
 }
 
-fn reader<R: Read>(r: R, flexible: bool) -> csv::Reader<R> {
+/// A CSV reader with a header row; `flexible` lets rows be longer than the header.
+pub(super) fn reader<R: Read>(r: R, flexible: bool) -> csv::Reader<R> {
     csv::ReaderBuilder::new()
         .flexible(flexible)
         .has_headers(true)
         .from_reader(r)
-}
-
-/// Reads a rocprof CSV of `kind` into `profile`.
-pub fn read<R: Read>(
-    r: R,
-    kind: CsvKind,
-    profile: &mut Profile,
-    source: &mut SourceInfo,
-) -> Result<()> {
-    let mut buffered = std::io::BufReader::with_capacity(1 << 20, r);
-    // csv-core reports record lines one short in CRLF files; correct it here.
-    let crlf = {
-        let head = buffered
-            .fill_buf()
-            .map_err(|e| Error::new(Location::byte(0), ErrorKind::Io(e)))?;
-        memchr::memchr(b'\n', head).is_some_and(|i| i > 0 && head[i - 1] == b'\r')
-    };
-    // Legacy rocprof wrote kernel names with unquoted commas: stats rows may be longer.
-    let stats = matches!(
-        kind,
-        CsvKind::KernelStats | CsvKind::LegacyStats | CsvKind::KernelTop
-    );
-    let mut rdr = Lines {
-        rdr: reader(buffered, stats),
-        offset: u64::from(crlf),
-    };
-    let cols = header(&mut rdr.rdr)?;
-    match kind {
-        CsvKind::KernelTrace => kernel_trace(&mut rdr, &cols, profile, source),
-        CsvKind::KernelStats | CsvKind::LegacyStats | CsvKind::KernelTop => {
-            super::stats::read(&mut rdr, &cols, profile, source)
-        }
-        CsvKind::ApiTrace => api_trace(&mut rdr, &cols, profile, source),
-        CsvKind::MemoryCopyTrace => memory_copies(&mut rdr, &cols, profile, source),
-    }
 }
 
 /// A CSV reader and the correction to its line numbers.
@@ -269,7 +236,9 @@ pub(super) fn records<R: Read>(
     }
 }
 
-fn kernel_trace<R: Read>(
+/// A kernel trace (rocprofv3 `kernel_trace.csv`, or legacy rocprof with `BeginNs`/`EndNs`): one
+/// dispatch per row.
+pub(super) fn kernel_trace<R: Read>(
     rdr: &mut Lines<R>,
     cols: &Columns,
     p: &mut Profile,
@@ -393,7 +362,7 @@ fn renumber_agents(ds: &mut Dispatches, first: usize, source: &mut SourceInfo) {
 /// Host API calls (`hip_api_trace.csv`, older `hip_runtime_trace.csv`) become launch calls for
 /// `--by-phase`; marker rows (`marker_api_trace.csv`, domains `MARKER_*`) with a duration become
 /// annotated ranges named by their `Function` text.
-fn api_trace<R: Read>(
+pub(super) fn api_trace<R: Read>(
     rdr: &mut Lines<R>,
     cols: &Columns,
     p: &mut Profile,
@@ -467,7 +436,7 @@ fn gpu_end(direction: &str, src: &str, dst: &str) -> Option<bool> {
 /// rocprofv3 `memory_copy_trace.csv`: each copy on the GPU at its GPU end, numbered like the
 /// kernel trace's agents (GPU indexes; HSA agent ids renumbered in id order, stated in the
 /// facts). Copies between two host agents are not GPU transfers and are left out.
-fn memory_copies<R: Read>(
+pub(super) fn memory_copies<R: Read>(
     rdr: &mut Lines<R>,
     cols: &Columns,
     p: &mut Profile,

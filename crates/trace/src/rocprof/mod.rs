@@ -6,6 +6,7 @@
 
 pub(crate) mod counters;
 pub(crate) mod csv;
+pub(crate) mod csv_file;
 pub(crate) mod rocpd;
 mod stats;
 
@@ -41,7 +42,7 @@ pub enum CsvKind {
 }
 
 /// Classifies a CSV header line by its column names, or `None` if it is not a rocprof CSV.
-pub fn classify_header(columns: &[String]) -> Option<CsvKind> {
+pub(crate) fn classify_header(columns: &[String]) -> Option<CsvKind> {
     let has = |names: &[&str]| {
         columns
             .iter()

@@ -13,7 +13,7 @@ use rusqlite::Connection;
 /// Reads kernel dispatches and copies from a rocpd database; roctx marker regions become
 /// annotated ranges, and with `host_launches` the API regions with a correlation id become
 /// launch calls (for `--by-phase`).
-pub fn read(
+pub(crate) fn read(
     conn: &Connection,
     host_launches: bool,
     p: &mut Profile,
