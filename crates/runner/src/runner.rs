@@ -53,7 +53,7 @@ pub fn timeout_after_warmup(slowest_s: f64) -> Duration {
 /// Most standard output kept of one run: its last 64 MiB, from the start of a line (metrics
 /// are the last match or JSON line; the rest is read and dropped, so that the command never
 /// blocks on a full pipe).
-pub const MAX_RUN_STDOUT: usize = 64 << 20;
+pub(crate) const MAX_RUN_STDOUT: usize = 64 << 20;
 
 impl Executor for ProcessExecutor {
     fn default_timeout(&mut self, slowest_s: f64) {

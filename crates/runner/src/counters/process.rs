@@ -10,11 +10,11 @@ use wait_timeout::ChildExt;
 /// The most standard error kept in memory for classification.
 const MAX_STDERR: usize = 1 << 20;
 /// The end of standard error kept in the record.
-pub const STDERR_TAIL: usize = 4096;
+pub(super) const STDERR_TAIL: usize = 4096;
 
 /// How one process ended.
 #[derive(Debug, Default)]
-pub struct Outcome {
+pub(super) struct Outcome {
     /// Could not start (the profiler missing, not executable).
     pub spawn_error: Option<std::io::Error>,
     /// Exit status, when it exited.
@@ -30,7 +30,7 @@ pub struct Outcome {
 }
 
 /// The last `STDERR_TAIL` bytes of `text`, cut at a character boundary.
-pub fn tail(text: &str) -> String {
+pub(super) fn tail(text: &str) -> String {
     let mut start = text.len().saturating_sub(STDERR_TAIL);
     while !text.is_char_boundary(start) {
         start += 1;
@@ -50,7 +50,12 @@ fn create_new(p: &Path) -> std::io::Result<std::fs::File> {
 
 /// Runs `argv` with standard output written to `stdout_path` and standard error to
 /// `stderr_path`.
-pub fn run(argv: &[String], stdout_path: &Path, stderr_path: &Path, timeout: Duration) -> Outcome {
+pub(super) fn run(
+    argv: &[String],
+    stdout_path: &Path,
+    stderr_path: &Path,
+    timeout: Duration,
+) -> Outcome {
     let Some((prog, args)) = argv.split_first() else {
         return Outcome {
             spawn_error: Some(std::io::Error::other("empty command")),

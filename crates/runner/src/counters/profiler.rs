@@ -19,7 +19,7 @@ pub enum Profiler {
 }
 
 /// Said when a process could not read counters for lack of permission.
-pub const PERMISSION_NOTE: &str = "the profiler may not read GPU performance counters on this machine (ERR_NVGPUCTRPERM): counters need profiling permission (root, or the driver option NVreg_RestrictProfilingToAdminUsers=0), and sandboxed machines such as gVisor never expose them; run on a machine with direct GPU access (for example a Firecracker VM)";
+pub(super) const PERMISSION_NOTE: &str = "the profiler may not read GPU performance counters on this machine (ERR_NVGPUCTRPERM): counters need profiling permission (root, or the driver option NVreg_RestrictProfilingToAdminUsers=0), and sandboxed machines such as gVisor never expose them; run on a machine with direct GPU access (for example a Firecracker VM)";
 
 impl Profiler {
     /// Its program name.
@@ -123,9 +123,9 @@ pub fn check_metrics(p: Profiler, program: &Path, metrics: &[String], timeout: D
 
 /// Most bytes of a profiler's output read (its log file, a counter CSV, its standard output,
 /// its metric listing): 256 MiB.
-pub const MAX_PROFILER_OUTPUT: u64 = 256 << 20;
+pub(super) const MAX_PROFILER_OUTPUT: u64 = 256 << 20;
 /// Most bytes of a profiler's text kept to classify a failure or read a listing: 16 MiB.
-pub const MAX_PROFILER_TEXT: u64 = 16 << 20;
+pub(super) const MAX_PROFILER_TEXT: u64 = 16 << 20;
 
 /// Opens a file a profiler wrote: a regular file (a FIFO is refused without blocking) of at
 /// most [`MAX_PROFILER_OUTPUT`] bytes, read no further than that.
@@ -373,7 +373,7 @@ fn read_rocprof(
 }
 
 /// Runs one process of group `group`, repeat `repeat`, for `side`; `stem` names its files.
-pub fn profile(
+pub(super) fn profile(
     s: &Settings,
     side: &Side,
     group: usize,

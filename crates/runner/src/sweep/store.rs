@@ -88,7 +88,7 @@ pub fn read_results(out: &Path) -> Result<Vec<PointResult>> {
 
 /// The verdict of a point that ran with these gates: pass when it has gates and every one
 /// passed, else fail.
-pub fn verdict_of(gates: &[Gate]) -> PointVerdict {
+pub(super) fn verdict_of(gates: &[Gate]) -> PointVerdict {
     if !gates.is_empty() && gates.iter().all(|g| g.passed) {
         PointVerdict::Pass
     } else {
