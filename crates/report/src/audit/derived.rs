@@ -8,7 +8,7 @@ use crate::format::percent;
 
 /// What a table column holds, from its header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(super) enum Role {
     /// The baseline's figure.
     Base,
     /// The candidate's figure.
@@ -30,7 +30,7 @@ pub enum Role {
 }
 
 /// The role of a column named `header`.
-pub fn role(header: &str) -> Role {
+pub(super) fn role(header: &str) -> Role {
     let h = header.to_lowercase();
     let has = |w: &[&str]| w.iter().any(|w| h.contains(w));
     if has(&["speedup", "base / cand", "baseline / candidate"]) {
@@ -56,7 +56,7 @@ pub fn role(header: &str) -> Role {
 
 /// A derived figure that disagrees with its inputs.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Problem {
+pub(super) struct Problem {
     /// The number as written.
     pub quoted: String,
     /// What is wrong and what the inputs give.
@@ -64,7 +64,7 @@ pub struct Problem {
 }
 
 /// The outcome of checking one derived number.
-pub enum Outcome {
+pub(super) enum Outcome {
     /// It agrees with its inputs.
     Agrees,
     /// It does not.
@@ -88,7 +88,7 @@ fn like(n: &Num, x: f64) -> String {
 
 /// Checks `n`, a number of a `role` column or clause, against baseline `b` and candidate `c`;
 /// `None` when `n` is not a figure that role derives.
-pub fn derived(role: Role, b: &Num, c: &Num, n: &Num) -> Option<Outcome> {
+pub(super) fn derived(role: Role, b: &Num, c: &Num, n: &Num) -> Option<Outcome> {
     let ((bl, bh), (cl, ch)) = (bounds(b), bounds(c));
     let pair = format!("{} → {}", b.text, c.text);
     let same = b.unit == c.unit && n.unit == b.unit;
@@ -155,7 +155,7 @@ pub fn derived(role: Role, b: &Num, c: &Num, n: &Num) -> Option<Outcome> {
 
 /// [`arrows_of`] of a text, reading its numbers (tests).
 #[cfg(test)]
-pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
+pub(super) fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
     arrows_of(text, &super::number::numbers(text))
 }
 
@@ -163,7 +163,7 @@ pub fn arrows(text: &str) -> (Vec<Problem>, Vec<usize>) {
 /// percentage (a change) or `x` factor (a ratio; a speedup when the text says so) after B,
 /// before the next pair or `;`. `nums` are the numbers of `text` (read once by the caller).
 /// Returns the problems and the starts of every number checked.
-pub fn arrows_of(text: &str, nums: &[Num]) -> (Vec<Problem>, Vec<usize>) {
+pub(super) fn arrows_of(text: &str, nums: &[Num]) -> (Vec<Problem>, Vec<usize>) {
     let (mut problems, mut agree) = (Vec::new(), Vec::new());
     let arrow_at = |k: usize| {
         k + 1 < nums.len()
@@ -210,7 +210,7 @@ pub fn arrows_of(text: &str, nums: &[Num]) -> (Vec<Problem>, Vec<usize>) {
 
 /// The first row (index into `shares`) at which a table's share column passes 100%, with the
 /// sum by then; `shares` holds each row's share, if it has one.
-pub fn share_overflow(shares: &[Option<Num>]) -> Option<(usize, f64)> {
+pub(super) fn share_overflow(shares: &[Option<Num>]) -> Option<(usize, f64)> {
     let (mut sum, mut tol) = (0.0, 0.0);
     for (i, s) in shares.iter().enumerate() {
         let Some(s) = s else { continue };

@@ -17,7 +17,7 @@ fn estimate(sink: &mut Sink<'_>, kind: Kind, e: Estimate, what: &str) {
 }
 
 /// Every quotable figure of the bundle, by label.
-pub fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
+pub(super) fn figures(entries: &[Entry]) -> BTreeMap<String, Vec<Figure>> {
     let mut map: BTreeMap<String, Vec<Figure>> = BTreeMap::new();
     for e in entries {
         let label = &e.record.label;

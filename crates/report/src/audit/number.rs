@@ -5,7 +5,7 @@
 
 /// What a number measures, by its unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Unit {
+pub(crate) enum Unit {
     /// No unit: a count, a ratio in a ratio column, or something the audit does not read.
     None,
     /// A duration; the value is in nanoseconds.
@@ -29,7 +29,7 @@ pub enum Unit {
 /// One number as written, with its value in base units (ns, fractions) and half of its last
 /// printed digit in the same units: the number matches any true value within `value ± half`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Num {
+pub(crate) struct Num {
     /// Byte offset of its first character (its sign) in the line.
     pub start: usize,
     /// Byte offset past its last character (its unit).
@@ -56,29 +56,29 @@ pub struct Num {
 
 impl Num {
     /// The value in base units (ns for durations, fractions for percentages).
-    pub fn value(&self) -> f64 {
+    pub(crate) fn value(&self) -> f64 {
         self.raw * self.scale
     }
 
     /// Half of the last printed digit, in base units.
-    pub fn half(&self) -> f64 {
+    pub(crate) fn half(&self) -> f64 {
         0.5 * 10f64.powi(-self.decimals) * self.scale.abs()
     }
 
     /// Whether a true value `x` (base units) prints as this number.
-    pub fn matches(&self, x: f64) -> bool {
+    pub(crate) fn matches(&self, x: f64) -> bool {
         let tol = self.half() + 1e-9 * x.abs().max(self.value().abs()) + 1e-12;
         (x - self.value()).abs() <= tol
     }
 
     /// Whether the interval `[lo, hi]` (base units) meets this number's rounding interval.
-    pub fn meets(&self, lo: f64, hi: f64) -> bool {
+    pub(crate) fn meets(&self, lo: f64, hi: f64) -> bool {
         let tol = self.half() + 1e-9 * lo.abs().max(hi.abs()).max(self.value().abs()) + 1e-12;
         self.value() + tol >= lo && self.value() - tol <= hi
     }
 
     /// A decimal written with a fractional part.
-    pub fn is_decimal(&self) -> bool {
+    pub(crate) fn is_decimal(&self) -> bool {
         self.decimals > 0
     }
 
@@ -194,7 +194,7 @@ fn word_end(s: &str, i: usize) -> usize {
 }
 
 /// Every number of `line`, in order.
-pub fn numbers(line: &str) -> Vec<Num> {
+pub(crate) fn numbers(line: &str) -> Vec<Num> {
     let mut out: Vec<Num> = Vec::new();
     let mut i = 0;
     while i < line.len() {

@@ -18,7 +18,7 @@ mod summary;
 pub use crate::svg::Verdicts;
 pub use status::{Headline as Status, State};
 pub(crate) use summary::gates;
-pub use summary::verdicts;
+pub(crate) use summary::verdicts;
 
 /// A titled part of the report.
 #[derive(Clone, Debug)]

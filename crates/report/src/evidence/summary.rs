@@ -98,7 +98,7 @@ pub(super) fn summary_table(entries: &[Entry]) -> Table {
 }
 
 /// Every timed verdict with an interval (kernel runs and A/B runs), for the forest plot.
-pub fn verdicts(entries: &[Entry]) -> Vec<Verdicts> {
+pub(crate) fn verdicts(entries: &[Entry]) -> Vec<Verdicts> {
     let timed: Vec<(&Entry, &kernelab_stats::Analysis)> = entries
         .iter()
         .filter_map(|e| e.evidence.kind().analysis().map(|a| (e, a)))

@@ -10,8 +10,9 @@ use crate::format::html_escape as esc;
 mod plots;
 mod roofline;
 
-pub use plots::{forest, rounds, share_bars, ShareBar, Verdicts};
-pub use roofline::roofline_chart;
+pub use plots::Verdicts;
+pub(crate) use plots::{forest, rounds, share_bars, ShareBar};
+pub(crate) use roofline::roofline_chart;
 
 /// Tick values between `lo` and `hi`: about `n` steps of 1, 2 or 5 × 10^k.
 pub(crate) fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
@@ -81,7 +82,7 @@ pub(crate) fn label(x: f64, y: f64, class: &str, anchor: &str, text: &str, max: 
 }
 
 /// Horizontal bars: (label, value, value text). Negative values extend left of the axis.
-pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
+pub(crate) fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
     let (w, label_w, row_h) = (760.0, 300.0, 22.0);
     let h = 30.0 + row_h * rows.len() as f64 + 10.0;
     let max = rows
@@ -140,7 +141,7 @@ pub fn bars(title: &str, rows: &[(String, f64, String)]) -> String {
 /// A strip plot of per-pair changes (%), with the interval as a band and the A/A range.
 /// Values that are not finite (a change past what f64 holds) are left out, and an interval
 /// with such an end is not drawn: the chart never places a point at `NaN`.
-pub fn strip(title: &str, changes: &[f64], ci: Option<(f64, f64)>, aa: &[f64]) -> String {
+pub(crate) fn strip(title: &str, changes: &[f64], ci: Option<(f64, f64)>, aa: &[f64]) -> String {
     let finite = |v: &[f64]| -> Vec<f64> { v.iter().copied().filter(|x| x.is_finite()).collect() };
     let (changes, aa) = (&finite(changes)[..], &finite(aa)[..]);
     let ci = ci.filter(|(l, u)| l.is_finite() && u.is_finite());

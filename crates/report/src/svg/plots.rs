@@ -22,7 +22,7 @@ pub struct Verdicts {
 
 /// One bar of the share chart.
 #[derive(Clone, Debug)]
-pub struct ShareBar {
+pub(crate) struct ShareBar {
     /// Kernel or family name.
     pub label: String,
     /// Share of request kernel time (0..1).
@@ -91,7 +91,7 @@ fn verdict_class(v: &str) -> &'static str {
 
 /// The forest plot: one row per verdict, the ratio as a dot, its interval as a line, the
 /// ±threshold band around 1, and the ratio, interval and verdict written at the right.
-pub fn forest(title: &str, rows: &[Verdicts]) -> String {
+pub(crate) fn forest(title: &str, rows: &[Verdicts]) -> String {
     let (w, label_w, text_w, row_h, top) = (960.0, 230.0, 300.0, 30.0, 34.0);
     let (x0, x1) = (label_w, w - text_w);
     let h = top + row_h * rows.len() as f64 + 50.0;
@@ -173,7 +173,7 @@ pub fn forest(title: &str, rows: &[Verdicts]) -> String {
 
 /// Per-round ratios over time: one point per round in time order, joined; the interval as a
 /// band, 1 as a line and the ±threshold as dashed lines.
-pub fn rounds(
+pub(crate) fn rounds(
     title: &str,
     ratios: &[f64],
     ci: Option<(f64, f64)>,
@@ -267,7 +267,7 @@ pub fn rounds(
 }
 
 /// The share bars: top families by share of request kernel time, the changed family marked.
-pub fn share_bars(title: &str, rows: &[ShareBar]) -> String {
+pub(crate) fn share_bars(title: &str, rows: &[ShareBar]) -> String {
     let (w, label_w, row_h, top) = (760.0, 320.0, 24.0, 30.0);
     let (x0, x1) = (label_w, w - 110.0);
     let bottom = top + row_h * rows.len() as f64;

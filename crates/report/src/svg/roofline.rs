@@ -5,7 +5,7 @@ use super::{esc, open};
 
 /// A roofline chart. `bandwidth` in byte/s, `peaks` as (label, FLOP/s), `points` as (label,
 /// FLOP/byte, FLOP/s). Non-positive or non-finite values are left out.
-pub fn roofline_chart(
+pub(crate) fn roofline_chart(
     title: &str,
     bandwidth: f64,
     peaks: &[(String, f64)],

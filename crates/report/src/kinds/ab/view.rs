@@ -19,7 +19,7 @@ fn ci(c: Option<kernelab_stats::Interval>) -> String {
 }
 
 /// Which way is better, for the line that shows a ratio.
-pub fn direction(d: kernelab_stats::Direction) -> &'static str {
+pub(crate) fn direction(d: kernelab_stats::Direction) -> &'static str {
     match d {
         kernelab_stats::Direction::LowerIsBetter => "lower is better",
         kernelab_stats::Direction::HigherIsBetter => "higher is better",

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 /// A value in its unit: durations scaled, percentages with two decimals, byte/second in GB/s,
 /// whole counts with separators.
-pub fn value(x: Option<f64>, unit: &str) -> String {
+pub(crate) fn value(x: Option<f64>, unit: &str) -> String {
     let Some(x) = x else {
         return UNAVAILABLE.into();
     };
