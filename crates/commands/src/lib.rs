@@ -12,13 +12,6 @@
 //! assert!((outcome.view.json)().is_ok());
 //! assert_eq!(Medium::Terminal.name_width(), 80);
 //! ```
-#![warn(
-    unreachable_pub,
-    clippy::print_stdout,
-    clippy::print_stderr,
-    clippy::undocumented_unsafe_blocks,
-    clippy::expect_used
-)]
 
 pub mod ab;
 pub mod bundle;

@@ -1,13 +1,6 @@
 //! `kernelab`: evidence for GPU kernel changes. The command line, as a library: the binary
 //! (`main.rs`) and the Python module's `kernelab` command both call [`main_with`]; this crate
 //! only wires the library crates together, and every command lives in `commands/`.
-#![warn(
-    unreachable_pub,
-    clippy::print_stdout,
-    clippy::print_stderr,
-    clippy::undocumented_unsafe_blocks,
-    clippy::expect_used
-)]
 
 mod cli;
 mod cli_counters;

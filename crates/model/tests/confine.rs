@@ -1,6 +1,13 @@
 //! The confined file layer (`KERNELAB_CONFINE_ROOT`): nothing outside the root is read, listed
 //! or written, through links, `..`, or a folder swapped for a link while files are opened.
 //! The root is read once per process, so every case shares one root and runs in this binary.
+// Tests, not the library: they may print what they skip and stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use kernelab_model::{
     confined, create_dir_all, list_dir, open_append_regular, read_regular, write_file, NewFile,

@@ -3,13 +3,6 @@
 //! calls (the use cases of `kernelab_commands` and the readers) and holds no logic of its own: documents
 //! come back as the dicts of the CLI's JSON, tables as Arrow through the PyCapsule interface
 //! (schemas declared in `kernelab_export::schema`). Files are read with the GIL released.
-#![warn(
-    unreachable_pub,
-    clippy::print_stdout,
-    clippy::print_stderr,
-    clippy::undocumented_unsafe_blocks,
-    clippy::expect_used
-)]
 
 use anyhow::Context;
 use arrow_array::{ArrayRef, RecordBatch, StructArray};

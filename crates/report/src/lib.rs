@@ -7,13 +7,6 @@
 //! assert_eq!(duration_ns(1_221_134_000.0), "1,221.134 ms");
 //! assert_eq!(share(0.0527), "5.27%");
 //! ```
-#![warn(
-    unreachable_pub,
-    clippy::print_stdout,
-    clippy::print_stderr,
-    clippy::undocumented_unsafe_blocks,
-    clippy::expect_used
-)]
 #![deny(missing_docs)]
 
 pub mod audit;

@@ -24,6 +24,13 @@
 //! (`BENCH_TOKENS`, default 400 tokens per stream; `BENCH_INTERVAL_US`, default 500 µs between
 //! tokens, i.e. 2,000 tokens/s per stream; `BENCH_ROUNDS`, default 3 requests per stream in
 //! `steady`; `BENCH_MODES`, default `steady,burst`).
+// An example, not the library: it prints and may stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use kernelab_runner::serve::client::{send, Client, Failure, Measured};
 use kernelab_runner::serve::scripted::{Script, Scripted, Truth};

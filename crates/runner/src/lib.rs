@@ -8,13 +8,6 @@
 //! let spec = MetricSpec { name: "wall".into(), source: Source::Wall, direction: Default::default() };
 //! assert_eq!(extract(&spec, "", 1.5), Some(1.5));
 //! ```
-#![warn(
-    unreachable_pub,
-    clippy::print_stdout,
-    clippy::print_stderr,
-    clippy::undocumented_unsafe_blocks,
-    clippy::expect_used
-)]
 #![deny(missing_docs)]
 
 pub mod counters;

@@ -1,5 +1,12 @@
 //! The runner with a mock executor (no real timing enters a test): ABBA order, the A/A
 //! pre-flight, failures recorded and counted, the failure limit, and resuming a killed run.
+// Tests, not the library: they may print what they skip and stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use kernelab_runner::metric::{MetricSpec, Source};
 use kernelab_runner::record::{read, Record, Slot, Writer};

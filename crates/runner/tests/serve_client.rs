@@ -1,4 +1,11 @@
 //! The client's timing against the scripted SSE server, whose token timing is known.
+// Tests, not the library: they may print what they skip and stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use kernelab_runner::serve::client::{send, Client};
 use kernelab_runner::serve::scripted::{Script, Scripted};

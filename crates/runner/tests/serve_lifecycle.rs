@@ -1,6 +1,13 @@
 //! Server lifecycle against real programs (python3 scripts and `python3 -m http.server`): a
 //! server that exits at start, one that never becomes healthy, one killed mid-round, one that
 //! ignores SIGTERM, and no orphan when the process that started it is SIGKILLed.
+// Tests, not the library: they may print what they skip and stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use kernelab_runner::serve::server::{Ending, Server};
 use kernelab_runner::serve::spec::ServerSpec;

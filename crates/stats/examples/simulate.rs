@@ -5,6 +5,13 @@
 //! ±δ is SAME) changed the calls from the earlier rule (a call whenever the interval excludes 0).
 //!
 //! Usage: `cargo run --release -p kernelab-stats --example simulate -- [EXPERIMENTS]`
+// An example, not the library: it prints and may stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 #[path = "../tests/support/noise.rs"]
 mod noise;

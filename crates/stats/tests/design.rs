@@ -1,4 +1,11 @@
 //! Verdict texts, and `--until` against the from-scratch analysis of every prefix.
+// Tests, not the library: they may print what they skip and stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use kernelab_stats::{
     abba_order, analyze, log_ratios, next, verdict, verdict_text, Change, Design, Direction,

@@ -2,6 +2,13 @@
 //! `PERTURB_EVERY = k > 0`, every k-th element is moved one ULP, for the benchmark's candidate.
 //!
 //! Usage: `cargo run --release -p kernelab-tensor --example gen_bf16 -- SIZE_MIB OUT [PERTURB_EVERY]`
+// An example, not the library: it prints and may stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use std::io::{BufWriter, Write};
 

@@ -3,6 +3,13 @@
 //! reader alone (`$KERNELAB_THREADS=1` forces the one-thread Kineto path).
 //!
 //! Usage: `cargo run --release -p kernelab-trace --example read_trace -- FILE [REPEATS]`
+// An example, not the library: it prints and may stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use kernelab_model::Profile;
 use kernelab_trace::{read_file, NoProgress, ReadOptions};

@@ -3,6 +3,13 @@
 //! text), the way the reader worked before the one-pass scanner; dispatches, copies, ranges,
 //! launch calls and the rankings must be the same. The fixtures of the repository always run;
 //! those of `../shared/fixtures/external` (real traces from public projects) when present.
+// Tests, not the library: they may print what they skip and stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 use flate2::read::GzDecoder;
 use kernelab_model::{

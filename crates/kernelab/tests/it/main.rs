@@ -1,5 +1,12 @@
 //! Integration tests of the `kernelab` binary against real profiler files. One test binary for
 //! the crate (faster to link than one per file); modules group tests by topic.
+// Tests, not the library: they may print what they skip and stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 mod ab;
 mod amd;

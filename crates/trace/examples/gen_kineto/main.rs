@@ -10,6 +10,13 @@
 //!
 //! Usage: `cargo run --release -p kernelab-trace --example gen_kineto -- [--long] SIZE_MB OUT.json [KERNEL_EVERY]`
 //! Prints the number of events, kernels and the exact kernel time (for checking the reader).
+// An example, not the library: it prints and may stop at the first failure.
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 mod long;
 
