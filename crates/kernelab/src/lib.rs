@@ -3,9 +3,6 @@
 //! only wires the library crates together, and every command lives in `commands/`.
 
 mod cli;
-mod cli_counters;
-mod cli_roofline;
-mod cli_sweep;
 mod commands;
 mod emit;
 mod output;

@@ -1,7 +1,7 @@
 //! `kernelab ceilings`.
 
+use crate::cli::roofline::{BackendArg, CeilingsArgs};
 use crate::cli::FormatArg;
-use crate::cli_roofline::{BackendArg, CeilingsArgs};
 use crate::emit::emit;
 use crate::output;
 use crate::record::Session;

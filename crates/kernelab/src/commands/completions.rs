@@ -2,28 +2,12 @@
 //! generated from the CLI definition (clap_complete, clap_mangen), so they never drift from
 //! `--help`.
 
+use crate::cli::tools::{CompletionsArgs, ManArgs};
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Result};
-use clap::{Args, CommandFactory};
+use clap::CommandFactory;
 use std::io::Write;
-
-/// Arguments of `kernelab completions`.
-#[derive(Args, Debug)]
-pub(crate) struct CompletionsArgs {
-    /// The shell: bash, zsh, fish, elvish or powershell (e.g. `kernelab completions bash >
-    /// ~/.local/share/bash-completion/completions/kernelab`).
-    #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
-}
-
-/// Arguments of `kernelab man`.
-#[derive(Args, Debug)]
-pub(crate) struct ManArgs {
-    /// A command's page (`ab`, `check`, ...) instead of kernelab's (e.g. `kernelab man ab |
-    /// man -l -`).
-    pub command: Option<String>,
-}
 
 /// Writes the completion script to standard output.
 pub(crate) fn completions(a: CompletionsArgs, _session: &mut Session) -> Result<ExitStatus> {

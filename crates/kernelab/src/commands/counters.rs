@@ -1,6 +1,6 @@
 //! `kernelab counters`: hardware counters per kernel through ncu or rocprofv3.
 
-use crate::cli_counters::{CountersArgs, ProfilerArg};
+use crate::cli::counters::{CountersArgs, ProfilerArg};
 use crate::emit::emit;
 use crate::output;
 use crate::progress::CliHooks;

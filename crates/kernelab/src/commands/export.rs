@@ -1,28 +1,11 @@
 //! `kernelab export --parquet OUT_DIR INPUT...`: dispatch tables, samples and sweep matrices as
 //! Parquet files (schemas in docs/parquet.md).
 
+use crate::cli::tools::ExportArgs;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::Result;
-use clap::Args;
 use std::io::Write;
-use std::path::PathBuf;
-
-/// Arguments of `kernelab export`.
-#[derive(Args, Debug)]
-pub(crate) struct ExportArgs {
-    /// Folder for the Parquet files (created when missing; an existing file is never replaced
-    /// without --force).
-    #[arg(long, value_name = "OUT_DIR")]
-    pub parquet: PathBuf,
-    /// Replace Parquet files that exist in OUT_DIR.
-    #[arg(long)]
-    pub force: bool,
-    /// Traces `kernelab profile` reads, samples files (`.jsonl` of ab, kernel run or serve) and
-    /// sweep folders or their matrix.json.
-    #[arg(required = true, value_name = "INPUT")]
-    pub inputs: Vec<PathBuf>,
-}
 
 /// Runs the command.
 pub(crate) fn run(args: ExportArgs, _session: &mut Session) -> Result<ExitStatus> {

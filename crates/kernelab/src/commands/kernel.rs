@@ -29,7 +29,7 @@ pub(crate) fn run(cmd: KernelCommand, session: &mut Session) -> Result<ExitStatu
 }
 
 /// Launches one build once (under a profiler started by `kernelab counters`); prints nothing.
-fn launch_once(a: crate::cli_counters::LaunchOnceArgs) -> Result<ExitStatus> {
+fn launch_once(a: crate::cli::counters::LaunchOnceArgs) -> Result<ExitStatus> {
     let spec = Spec::read(&a.spec)?;
     kernelab_launcher::watchdog::install(
         kernelab_model::duration_clamped(a.timeout.clamp(0.001, 86_400.0)),

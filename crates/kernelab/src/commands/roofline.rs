@@ -1,6 +1,6 @@
 //! `kernelab roofline`: kernel time per family under the device's roofs.
 
-use crate::cli_roofline::RooflineArgs;
+use crate::cli::roofline::RooflineArgs;
 use crate::emit::emit;
 use crate::output;
 use crate::progress::BarProgress;

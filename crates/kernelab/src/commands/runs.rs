@@ -1,34 +1,12 @@
 //! `kernelab runs`: the experiment runs kept in the state folder.
 
+use crate::cli::tools::{RunsArgs, RunsFormat};
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{anyhow, bail, Result};
-use clap::{Args, ValueEnum};
 use kernelab_report::{render, OutputFormat};
 use kernelab_report::{Align, Block, Table};
 use std::io::Write;
-use std::path::PathBuf;
-
-/// Formats of `kernelab runs`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum RunsFormat {
-    /// A terminal table.
-    Table,
-    /// A JSON array, one object per run.
-    Json,
-}
-
-/// Arguments of `kernelab runs`.
-#[derive(Args, Debug)]
-pub(crate) struct RunsArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = RunsFormat::Table)]
-    pub format: RunsFormat,
-    /// List the runs of this folder instead: a runs folder, or a sweep's results folder (its
-    /// timed kernel points are runs in `DIR/runs/`).
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-}
 
 /// Runs the command.
 pub(crate) fn run(args: RunsArgs, _session: &mut Session) -> Result<ExitStatus> {

@@ -1,8 +1,8 @@
 //! `kernelab sweep`: run a grid's points on local workers (one per GPU) or as a Slurm job
 //! array, resume from the per-point result files, and render the merged matrix.
 
+use crate::cli::sweep::{RunPointArgs, SweepArgs, SweepCommand};
 use crate::cli::{FormatArg, OutputArgs};
-use crate::cli_sweep::{RunPointArgs, SweepArgs, SweepCommand};
 use crate::emit::emit;
 use crate::output;
 use crate::progress::CliHooks;
@@ -64,7 +64,7 @@ pub(crate) fn run(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
     }
 }
 
-fn dir_of(at: &crate::cli_sweep::SweepDir) -> SweepDir {
+fn dir_of(at: &crate::cli::sweep::SweepDir) -> SweepDir {
     SweepDir {
         sweep: at.sweep.clone(),
         dir: at.dir.clone(),

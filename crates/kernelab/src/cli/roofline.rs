@@ -1,6 +1,6 @@
 //! Command-line types of `ceilings` and `roofline` (clap derive only; no logic).
 
-use crate::cli::OutputArgs;
+use super::OutputArgs;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! Command-line types of `kernelab counters` and the hidden `kernel launch-once` (clap derive
 //! only; no logic).
 
-use crate::cli::OutputArgs;
+use super::OutputArgs;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 

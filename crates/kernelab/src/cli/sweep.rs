@@ -1,6 +1,6 @@
 //! Command-line types of `kernelab sweep` and `kernelab export` (clap derive only; no logic).
 
-use crate::cli::OutputArgs;
+use super::OutputArgs;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 

@@ -1,7 +1,15 @@
 //! Command-line types (clap derive only; no logic).
 
+pub(crate) mod counters;
+mod output;
+pub(crate) mod roofline;
+pub(crate) mod sweep;
+pub(crate) mod tools;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+
+pub(crate) use output::{text_formats, FormatArg, OutputArgs};
 
 /// A `--label`: at most [`kernelab_report::bundle::MAX_LABEL_BYTES`] bytes (a longer one would
 /// make the record unreadable).
@@ -79,12 +87,12 @@ pub(crate) enum Command {
     /// List the experiment runs kept in $XDG_STATE_HOME/kernelab/runs/ (ab, serve, kernel
     /// run, counters): id, kind, label, start, pairs or rounds, and state; `--resume ID`
     /// continues an incomplete one.
-    Runs(crate::commands::runs::RunsArgs),
+    Runs(tools::RunsArgs),
     /// Print a shell completion script, generated from this CLI's definition.
-    Completions(crate::commands::completions::CompletionsArgs),
+    Completions(tools::CompletionsArgs),
     /// Print the man page (roff) of kernelab or one of its commands, generated from this CLI's
     /// definition (`kernelab man | man -l -`).
-    Man(crate::commands::completions::ManArgs),
+    Man(tools::ManArgs),
     /// Add documents written earlier (a `--format json` document of any evidence command, e.g.
     /// a `kernel run` from a GPU machine, or a record of another bundle) to the bundle named by
     /// --record DIR (or KERNELAB_BUNDLE), with their provenance; --label names the change.
@@ -92,31 +100,31 @@ pub(crate) enum Command {
     /// Measure the local GPU's ceilings (DRAM copy and read bandwidth, L2 bandwidth, FP32 FMA,
     /// BF16/FP16/FP8 matrix peaks through cuBLASLt, launch overhead) beside its datasheet
     /// figures; `--datasheet NAME` gives the table's figures without a GPU.
-    Ceilings(crate::cli_roofline::CeilingsArgs),
+    Ceilings(roofline::CeilingsArgs),
     /// Place each kernel family of a profile under the device's roofs: time per family from
     /// the profiler files, FLOPs and DRAM bytes of one launch from a work model (TOML rules),
     /// achieved TFLOP/s and GB/s, arithmetic intensity, fraction of the roof and the bounding
     /// roof against measured (else datasheet) ceilings; `--ncu FILE` shows measured DRAM bytes.
-    Roofline(Box<crate::cli_roofline::RooflineArgs>),
+    Roofline(Box<roofline::RooflineArgs>),
     /// Hardware counters per kernel from Nsight Compute (ncu) or rocprofv3: one metric group
     /// per fresh profiler process, each repeated; median and range per kernel and metric,
     /// baseline versus candidate with change = (candidate − baseline) / baseline, flagged only
     /// beyond the repeat spread; derived DRAM bandwidth, L2 hit rate and occupancy. Profiler
     /// failures are recorded per process and the run goes on. Exit status 1 when no process
     /// gave counters.
-    Counters(Box<crate::cli_counters::CountersArgs>),
+    Counters(Box<counters::CountersArgs>),
     /// Check a kernel change over a grid of configurations (sizes, scalar values, builds):
     /// each point runs the gates (and timing) of `kernel run`, or tensor gates over files, on
     /// local GPUs (one worker each) or a Slurm job array; the result is the matrix ("72 of 72
     /// configs bitwise equal"). Points already done are skipped on a rerun.
-    Sweep(Box<crate::cli_sweep::SweepArgs>),
+    Sweep(Box<sweep::SweepArgs>),
     /// Write profiles' dispatch tables, samples of ab / kernel run / serve runs and sweep
     /// matrices as Parquet files (schemas in docs/parquet.md), for DuckDB or Spark.
-    Export(crate::commands::export::ExportArgs),
+    Export(tools::ExportArgs),
     /// Serve the evidence commands to a coding agent over the Model Context Protocol (stdio):
     /// one tool per command, each result the command's JSON document; paths confined to
     /// --root, programs and the GPU only with --allow-run (docs/mcp.md).
-    Mcp(crate::commands::mcp::McpArgs),
+    Mcp(tools::McpArgs),
 }
 
 /// Arguments of `kernelab record`.
@@ -497,7 +505,7 @@ pub(crate) enum KernelCommand {
     /// Launch one build of a spec once and wait (what `kernelab counters` runs under a
     /// profiler).
     #[command(hide = true)]
-    LaunchOnce(crate::cli_counters::LaunchOnceArgs),
+    LaunchOnce(counters::LaunchOnceArgs),
 }
 
 /// Arguments of `kernelab kernel run`.
@@ -644,49 +652,6 @@ pub(crate) enum GroupArg {
     None,
     /// One row per family: template arguments, parameters and clone suffixes removed.
     Family,
-}
-
-/// Output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum FormatArg {
-    /// Tables for the terminal.
-    Table,
-    /// Markdown, to paste into a pull request.
-    Md,
-    /// JSON (schema in docs/json.md).
-    Json,
-    /// CSV, one row per kernel row.
-    Csv,
-}
-
-/// The `--format` values of a command whose result has no CSV form (table, md, json), so
-/// that `--help` lists what works and clap refuses `csv`: put
-/// `#[command(mut_arg("format", text_formats))]` on its arguments.
-pub(crate) fn text_formats(a: clap::Arg) -> clap::Arg {
-    use clap::builder::{PossibleValuesParser, TypedValueParser};
-    let values = FormatArg::value_variants()
-        .iter()
-        .filter(|v| **v != FormatArg::Csv)
-        .filter_map(ValueEnum::to_possible_value);
-    a.value_parser(
-        PossibleValuesParser::new(values)
-            .map(|s| FormatArg::from_str(&s, true).unwrap_or(FormatArg::Table)),
-    )
-}
-
-/// Where and how to write the result.
-#[derive(Args, Debug)]
-pub(crate) struct OutputArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    pub format: FormatArg,
-    /// Write to FILE instead of standard output (refuses to replace an existing file).
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Replace the files this command writes (--out, --svg) if they exist; without it an
-    /// existing file is never replaced.
-    #[arg(long)]
-    pub force: bool,
 }
 
 /// How kernels are grouped, filtered and cut (shared by `profile` and `compare`).
