@@ -1,7 +1,7 @@
 //! `compare`: baseline runs against candidate runs, per family.
 
 use crate::rank::{rank_options, view_top, RankSettings};
-use crate::{json, setting, Medium, Outcome, ProgressFor, Recordable, Status, View};
+use crate::{json, setting, Hooks, Medium, Outcome, ProgressFor, Recordable, Status, View};
 use anyhow::Result;
 use kernelab_model::{Document, Profile};
 use kernelab_report::documents::CompareBody;
@@ -65,9 +65,10 @@ impl Comparisons {
     }
 }
 
-/// `compare`: the runs of `s` read (with `progress` for each) and compared per family. The
+/// `compare`: the runs of `s` read (each reported through `hooks`) and compared per family. The
 /// view keeps the rows `--top` asks for; the record holds every row.
-pub fn compare_runs(s: &CompareSettings, progress: ProgressFor) -> Result<Outcome> {
+pub fn compare_runs(s: &CompareSettings, hooks: &dyn Hooks) -> Result<Outcome> {
+    let progress = |p: &std::path::Path| hooks.reading(p);
     if s.base.is_empty() || s.cand.is_empty() {
         return Err(setting(
             "give BASE CAND, or --base FILE... and --cand FILE...",
@@ -81,8 +82,8 @@ pub fn compare_runs(s: &CompareSettings, progress: ProgressFor) -> Result<Outcom
         controls: s.controls.clone(),
         by_graph: s.by_graph,
     };
-    let base = read_runs(&s.base, s.by_graph, progress)?;
-    let cand = read_runs(&s.cand, s.by_graph, progress)?;
+    let base = read_runs(&s.base, s.by_graph, &progress)?;
+    let cand = read_runs(&s.cand, s.by_graph, &progress)?;
     let all = Rc::new(Comparisons {
         base,
         cand,

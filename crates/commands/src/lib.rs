@@ -2,7 +2,7 @@
 //! documents to record, the view to show, how it ended, the notes for the user). The command
 //! line, the Python module and the MCP server call these functions; none of them builds a
 //! document itself. Nothing here parses arguments or prints: progress goes through the
-//! [`ProgressFor`] the caller supplies, notes come back in the outcome, and the caller emits.
+//! [`Hooks`] the caller supplies, notes come back in the outcome, and the caller emits.
 //!
 //! ```
 //! use kernelab_commands::{Medium, Outcome, Status, View};
@@ -37,7 +37,8 @@ use std::path::{Path, PathBuf};
 
 pub use kernelab_trace::Progress;
 
-/// A progress sink for one file, made by the caller (a bar, JSON lines, or nothing).
+/// A progress sink for one file, made by the caller (the readers' own callers use
+/// [`Hooks::reading`]).
 pub type ProgressFor<'a> = &'a dyn Fn(&Path) -> Box<dyn Progress>;
 
 /// A counter of the steps of a long run (rounds, processes, points), drawn by the caller.

@@ -1,6 +1,6 @@
 //! `metrics`: per-launch metric tables from Nsight Compute CSV.
 
-use crate::{json, setting, Medium, Outcome, ProgressFor, Recordable, Status, View};
+use crate::{json, setting, Hooks, Medium, Outcome, Recordable, Status, View};
 use anyhow::{bail, Result};
 use kernelab_model::{Document, Profile};
 use kernelab_report::documents::MetricsBody;
@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 /// `metrics`: the launches of `files` (Nsight Compute CSV, each with per-launch metrics), shown
 /// with the columns `metrics` names (the default set when empty).
-pub fn metrics(files: &[PathBuf], metrics: &[String], progress: ProgressFor) -> Result<Outcome> {
+pub fn metrics(files: &[PathBuf], metrics: &[String], hooks: &dyn Hooks) -> Result<Outcome> {
     if files.is_empty() {
         return Err(setting("metrics: give at least one file"));
     }
@@ -21,7 +21,7 @@ pub fn metrics(files: &[PathBuf], metrics: &[String], progress: ProgressFor) -> 
             metrics_only: true,
             ..ReadOptions::default()
         };
-        read_file(path, &options, &mut profile, progress(path).as_ref())?;
+        read_file(path, &options, &mut profile, hooks.reading(path).as_ref())?;
         if profile.launch_metrics.is_empty() {
             bail!(
                 "{}: has no per-launch metrics (expected Nsight Compute CSV output)",

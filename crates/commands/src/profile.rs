@@ -1,7 +1,7 @@
 //! `profile`: read trace files into one profile, rank it, and show the ranking.
 
 use crate::rank::{rank_options, view_top, RankSettings};
-use crate::{json, Medium, Outcome, ProgressFor, Recordable, Status, View};
+use crate::{json, Hooks, Medium, Outcome, ProgressFor, Recordable, Status, View};
 use anyhow::Result;
 use kernelab_model::{Document, Grouping, Profile};
 use kernelab_report::documents::ProfileBody;
@@ -77,10 +77,10 @@ impl Rankings {
     }
 }
 
-/// `profile`: the files of `s` read (with `progress` for each) and ranked. The view shows the
+/// `profile`: the files of `s` read (each reported through `hooks`) and ranked. The view shows the
 /// rows `--top` asks for (20 for people, all for programs when not given); the record holds
 /// every row.
-pub fn profile(s: &ProfileSettings, progress: ProgressFor) -> Result<Outcome> {
+pub fn profile(s: &ProfileSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     let options = RankOptions {
         by_phase: s.by_phase,
         ..rank_options(&s.rank)?
@@ -90,7 +90,7 @@ pub fn profile(s: &ProfileSettings, progress: ProgressFor) -> Result<Outcome> {
         by_graph: s.by_graph,
         correlations: false,
     };
-    let profile = read_profile(&s.files, reads, progress)?;
+    let profile = read_profile(&s.files, reads, &|p| hooks.reading(p))?;
     let gpu = profile_gpu(&profile);
     let rankings = Rc::new(Rankings {
         profile,

@@ -1,7 +1,7 @@
 //! `roofline`: kernel time per family from profiler files, the work model's FLOPs and bytes,
 //! and each family's place under the device's roofs.
 
-use crate::{setting, Outcome, OutputFile, ProgressFor, Recordable, Status, View};
+use crate::{setting, Hooks, Outcome, OutputFile, Recordable, Status, View};
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::roofline::{
     above_roof, place, Ceilings, FamilyRoofline, Figure, RoofPeak, Roofline, ShapeLaunches,
@@ -198,7 +198,7 @@ fn launches_by_shape(profile: &Profile) -> BTreeMap<String, BTreeMap<Option<u32>
 
 /// `roofline`: each family of the profile placed under the device's roofs; the chart in
 /// the outcome's files when `svg` names one.
-pub fn roofline(a: &RooflineSettings, progress: ProgressFor) -> Result<Outcome> {
+pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     let rules =
         WorkRules::parse(&read_text(&a.work)?).map_err(|e| anyhow!("{}: {e}", a.work.display()))?;
     let (ceilings, ceilings_source) = match (&a.ceilings, &a.datasheet) {
@@ -233,7 +233,7 @@ pub fn roofline(a: &RooflineSettings, progress: ProgressFor) -> Result<Outcome> 
         ..ReadOptions::default()
     };
     for path in &a.inputs {
-        read_file(path, &options, &mut profile, progress(path).as_ref())?;
+        read_file(path, &options, &mut profile, hooks.reading(path).as_ref())?;
     }
     let by_shape = launches_by_shape(&profile);
     let ranking = rank(

@@ -3,7 +3,7 @@
 use crate::cli::CompareArgs;
 use crate::emit::emit;
 use crate::output;
-use crate::progress::BarProgress;
+use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::settings::rank_settings;
 use crate::ExitStatus;
@@ -31,6 +31,6 @@ pub(crate) fn run(args: CompareArgs, session: &mut Session) -> Result<ExitStatus
     // Every setting is checked before any file is read.
     kernelab_commands::rank::rank_options(&settings.rank)?;
     output::check_target(&args.output)?;
-    let outcome = compare_runs(&settings, &|p| Box::new(BarProgress::new(p)))?;
+    let outcome = compare_runs(&settings, &CliHooks::in_place())?;
     emit(outcome, &args.output, session)
 }

@@ -3,7 +3,7 @@
 use crate::cli::MetricsArgs;
 use crate::emit::emit;
 use crate::output;
-use crate::progress::BarProgress;
+use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::Result;
@@ -11,9 +11,7 @@ use anyhow::Result;
 /// Runs the command.
 pub(crate) fn run(args: MetricsArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
-    let progress = |p: &std::path::Path| -> Box<dyn kernelab_commands::Progress> {
-        Box::new(BarProgress::new(p))
-    };
-    let outcome = kernelab_commands::metrics::metrics(&args.files, &args.metrics, &progress)?;
+    let hooks = CliHooks::in_place();
+    let outcome = kernelab_commands::metrics::metrics(&args.files, &args.metrics, &hooks)?;
     emit(outcome, &args.output, session)
 }

@@ -3,7 +3,7 @@
 use crate::cli::ProfileArgs;
 use crate::emit::emit;
 use crate::output;
-use crate::progress::BarProgress;
+use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::settings::rank_settings;
 use crate::ExitStatus;
@@ -22,6 +22,6 @@ pub(crate) fn run(args: ProfileArgs, session: &mut Session) -> Result<ExitStatus
     // Every setting is checked before any file is read.
     kernelab_commands::rank::rank_options(&settings.rank)?;
     output::check_target(&args.output)?;
-    let outcome = profile(&settings, &|p| Box::new(BarProgress::new(p)))?;
+    let outcome = profile(&settings, &CliHooks::in_place())?;
     emit(outcome, &args.output, session)
 }

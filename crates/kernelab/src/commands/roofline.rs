@@ -3,7 +3,7 @@
 use crate::cli::roofline::RooflineArgs;
 use crate::emit::emit;
 use crate::output;
-use crate::progress::BarProgress;
+use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::Result;
@@ -25,6 +25,6 @@ pub(crate) fn run(a: RooflineArgs, session: &mut Session) -> Result<ExitStatus> 
         ncu: a.ncu,
         svg: a.svg,
     };
-    let outcome = roofline(&settings, &|p| Box::new(BarProgress::new(p)))?;
+    let outcome = roofline(&settings, &CliHooks::in_place())?;
     emit(outcome, &a.output, session)
 }
