@@ -228,13 +228,13 @@ pub fn run(a: &CountersSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         }
         None => run.subdir("profiler").map_err(|e| anyhow!(e))?,
     };
-    let plan = serde_json::json!({
-        "profiler": profiler.name(),
-        "metrics": metrics,
-        "group_size": group_size,
-        "repeats": a.repeats,
-        "work_dir": work_dir.display().to_string(),
-    });
+    let plan = kernelab_runner::run::Plan::Counters {
+        group_size,
+        metrics: &metrics,
+        profiler: profiler.name(),
+        repeats: a.repeats,
+        work_dir: work_dir.display().to_string(),
+    };
     let mut samples = run
         .write_header(kernelab_model::SCHEMA_VERSION, None, &plan)
         .map_err(|e| anyhow!(e))?;
@@ -268,7 +268,7 @@ pub fn run(a: &CountersSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     // Each profiler process, one line of the run's samples file (`kernelab runs` counts them).
     if let Ok(r) = &result {
         for p in &r.processes {
-            let line = serde_json::json!({"kind": "process", "process": p});
+            let line = kernelab_runner::run::SampleLine::Process { process: p };
             samples
                 .write(&line)
                 .with_context(|| samples.path.display().to_string())?;

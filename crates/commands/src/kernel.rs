@@ -106,8 +106,11 @@ pub fn run(
     let samples_path = run.samples.clone();
     let spec_bytes = kernelab_model::read_regular(path, 16 << 20)
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    let plan =
-        serde_json::json!({"spec": path.display().to_string(), "rounds": spec.timing.rounds});
+    let spec_name = path.display().to_string();
+    let plan = kernelab_runner::run::Plan::KernelRun {
+        rounds: spec.timing.rounds,
+        spec: &spec_name,
+    };
     let mut w = run
         .write_header(
             kernelab_model::SCHEMA_VERSION,
@@ -125,12 +128,15 @@ pub fn run(
         "timing {bar:30} round {pos}/{len} eta {eta}",
         "rounds",
     );
-    let spec_name = path.display().to_string();
     let result = kernelab_launcher::run(
         gpu.as_mut(),
         spec,
         &mut |s| {
-            let line = serde_json::json!({"kind": "sample", "spec": spec_name, "sample": s});
+            let line = kernelab_runner::run::SampleLine::Sample {
+                point: None,
+                sample: s,
+                spec: &spec_name,
+            };
             w.write(&line)
                 .map_err(|source| kernelab_launcher::Error::Write {
                     path: samples_path.clone(),

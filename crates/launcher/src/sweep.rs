@@ -100,13 +100,13 @@ impl KernelPoints for KernelSweep {
         if !self.timing {
             return Ok(kernel_point(&spec, false, r, &mut |_| Ok(()))?);
         }
-        let plan = serde_json::json!({
-            "spec": spec_name,
-            "point": point.id,
-            "params": point.params(),
-            "build": point.build.as_ref().map(|b| b.key.clone()),
-            "rounds": spec.timing.rounds,
-        });
+        let plan = kernelab_runner::run::Plan::SweepPoint {
+            build: point.build.as_ref().map(|b| b.key.clone()),
+            params: point.params(),
+            point: &point.id,
+            rounds: spec.timing.rounds,
+            spec: &spec_name,
+        };
         // The run starts with its first sample: a point whose gates fail is not timed and
         // leaves no run behind.
         let runs = out.join("runs");
@@ -128,7 +128,11 @@ impl KernelPoints for KernelSweep {
                     .map_err(|e| write_error(&run.samples, &e))?;
                 open = Some((run, w));
             }
-            let line = serde_json::json!({"kind": "sample", "spec": spec_name, "point": point.id, "sample": s});
+            let line = kernelab_runner::run::SampleLine::Sample {
+                point: Some(&point.id),
+                sample: s,
+                spec: &spec_name,
+            };
             match open.as_mut() {
                 Some((run, w)) => w.write(&line).map_err(|source| Error::Write {
                     path: run.samples.clone(),

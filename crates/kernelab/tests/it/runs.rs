@@ -356,14 +356,25 @@ pub(crate) fn sweep_point_run(root: &Path, ns: &[f64]) -> kernelab_runner::run::
         None,
     )
     .expect("run");
-    let plan = serde_json::json!({"spec": "s.toml", "point": point, "rounds": 2});
+    let plan = kernelab_runner::run::Plan::SweepPoint {
+        build: None,
+        params: Default::default(),
+        point,
+        rounds: 2,
+        spec: "s.toml",
+    };
     let mut w = run
         .write_header(kernelab_model::SCHEMA_VERSION, Some("ab12"), &plan)
         .expect("header");
     for (i, ns) in ns.iter().enumerate() {
-        w.write(&serde_json::json!({"kind": "sample", "spec": "s.toml", "point": point,
-            "sample": {"round": 0, "build": "candidate", "sample": i, "batch": 1, "ns_per_launch": ns}}))
-            .expect("line");
+        let sample = serde_json::json!({"round": 0, "build": "candidate", "sample": i,
+            "batch": 1, "ns_per_launch": ns});
+        w.write(&kernelab_runner::run::SampleLine::Sample {
+            point: Some(point),
+            sample: &sample,
+            spec: "s.toml",
+        })
+        .expect("line");
     }
     run
 }

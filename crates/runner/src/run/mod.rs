@@ -520,13 +520,13 @@ impl Run {
     /// Writes the header line of a run whose plan is its own (kernel run, counters):
     /// `{"kind": "header", "schema_version", "run", "id", "label", "started", "spec_sha256",
     /// "plan"}`.
-    pub fn write_header<P: Serialize>(
+    pub fn write_header(
         &self,
         schema_version: u32,
         spec_sha256: Option<&str>,
-        plan: &P,
+        plan: &Plan<'_>,
     ) -> Result<JsonlWriter, RunError> {
-        #[derive(Serialize, schemars::JsonSchema)]
+        #[derive(Serialize)]
         struct Header<'a, P> {
             kind: &'static str,
             schema_version: u32,
@@ -780,6 +780,10 @@ impl JsonlWriter {
         self.file.flush()
     }
 }
+
+mod lines;
+
+pub use lines::{Plan, SampleLine};
 
 #[cfg(test)]
 mod tests;
