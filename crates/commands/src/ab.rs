@@ -287,20 +287,18 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         timeout: args.timeout.map(kernelab_model::duration_clamped),
     };
     let mut progress = |s: &kernelab_runner::Step<'_>| hooks.step(s);
-    let result = run_ab(&mut exec, &settings, &mut writer, &resumed, &mut progress);
-    let result = match result {
-        Ok(r) => r,
-        Err(e) => {
-            // The run may be resumed; `kernelab runs` shows it stopped.
-            let _ = run.finish(RunState::Stopped);
-            return Err(anyhow!(e).context(format!(
-                "samples so far are in {} (--resume {} continues)",
-                path.display(),
-                run.id
-            )));
-        }
-    };
-    run.finish(RunState::Complete).map_err(|e| anyhow!(e))?;
+    let result = run_ab(&mut exec, &settings, &mut writer, &resumed, &mut progress).map_err(|e| {
+        anyhow!(e).context(format!(
+            "samples so far are in {} (--resume {} continues)",
+            path.display(),
+            run.id
+        ))
+    });
+    // A run that broke off may be resumed: `kernelab runs` shows it stopped.
+    let result = run.conclude(result, |r| match r {
+        Ok(_) => RunState::Complete,
+        Err(_) => RunState::Stopped,
+    })?;
     let head = vec![
         format!("baseline  {}", baseline.join(" ")),
         format!("candidate {}", candidate.join(" ")),

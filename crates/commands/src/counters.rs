@@ -274,12 +274,11 @@ pub fn run(a: &CountersSettings, hooks: &dyn Hooks) -> Result<Outcome> {
                 .with_context(|| samples.path.display().to_string())?;
         }
     }
-    let state = match &result {
+    let result = run.conclude(result, |r| match r {
         Ok(r) if r.processes.iter().any(|p| p.failure.is_none()) => RunState::Complete,
         _ => RunState::Failed,
-    };
-    run.finish(state).map_err(|e| anyhow!(e))?;
-    outcome(result?, &work_dir, &inputs)
+    })?;
+    outcome(result, &work_dir, &inputs)
 }
 
 /// The outcome of a counters run `run` whose processes kept their output in `work_dir`:

@@ -146,11 +146,9 @@ pub fn run(
         &mut |done, _| bar.set_position(done as u64),
     );
     bar.finish();
-    let state = if result.is_ok() {
-        RunState::Complete
-    } else {
-        RunState::Failed
-    };
-    run.finish(state).map_err(|e| anyhow!(e))?;
-    outcome(result?, path, spec, &samples_path, ceilings)
+    let result = run.conclude(result.map_err(anyhow::Error::from), |r| match r {
+        Ok(_) => RunState::Complete,
+        Err(_) => RunState::Failed,
+    })?;
+    outcome(result, path, spec, &samples_path, ceilings)
 }

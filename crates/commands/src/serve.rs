@@ -130,23 +130,20 @@ fn execute(r: &Rounds<'_>, run: &kernelab_runner::run::Run, hooks: &dyn Hooks) -
             run.id
         )
     });
-    match end {
-        Ok(RunEnd::Complete) => run.finish(RunState::Complete).map_err(|e| anyhow!(e)),
-        // Stopped early by the budget: analysed as it is, and `--resume` may go on.
-        Ok(RunEnd::Budget(_)) => run.finish(RunState::Stopped).map_err(|e| anyhow!(e)),
-        Ok(RunEnd::Stopped(why)) => {
-            let _ = run.finish(RunState::Stopped);
-            bail!(
-                "stopped at a failed round: {why}\nsamples so far are in {} (--resume {} continues)",
-                path.display(),
-                run.id
-            )
-        }
-        Err(e) => {
-            let _ = run.finish(RunState::Failed);
-            Err(e)
-        }
+    // Stopped early by the budget: analysed as it is, and `--resume` may go on.
+    let end = run.conclude(end, |e| match e {
+        Ok(RunEnd::Complete) => RunState::Complete,
+        Ok(RunEnd::Budget(_) | RunEnd::Stopped(_)) => RunState::Stopped,
+        Err(_) => RunState::Failed,
+    })?;
+    if let RunEnd::Stopped(why) = end {
+        bail!(
+            "stopped at a failed round: {why}\nsamples so far are in {} (--resume {} continues)",
+            path.display(),
+            run.id
+        )
     }
+    Ok(())
 }
 
 /// What is checked against `spec` before any run folder is made or server starts: `--budget`

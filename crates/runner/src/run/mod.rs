@@ -548,6 +548,21 @@ impl Run {
         .map_err(io(&self.samples, what))?;
         Ok(w)
     }
+    /// The end of every run's lifecycle: records the state `state_of` gives the body's
+    /// `result` (`state` in the run's folder) and returns the result. The body's own error
+    /// wins over a failure to write the state; a state that cannot be written fails a body
+    /// that worked.
+    pub fn conclude<T, E: From<RunError>>(
+        &self,
+        result: Result<T, E>,
+        state_of: impl FnOnce(&Result<T, E>) -> RunState,
+    ) -> Result<T, E> {
+        let written = self.finish(state_of(&result));
+        let value = result?;
+        written?;
+        Ok(value)
+    }
+
     /// Records how the run ended (`state` in its folder, replaced on a resumed run).
     pub fn finish(&self, state: RunState) -> Result<(), RunError> {
         let p = self.dir.join("state");
