@@ -186,3 +186,27 @@ fn a_3_gb_line_in_a_samples_file_is_refused_naming_it_without_holding_it() {
         t.elapsed()
     );
 }
+
+#[test]
+fn conclude_writes_the_state_of_the_bodys_result_and_keeps_its_error() {
+    let root = tempfile::tempdir().expect("tmp");
+    let run = create_in(root.path(), RunKind::KernelRun, "k", None).expect("creates");
+    let state = || std::fs::read_to_string(run.dir.join("state")).expect("state");
+    let ok: Result<u32, RunError> = Ok(7);
+    assert_eq!(run.conclude(ok, |_| RunState::Complete).expect("ok"), 7);
+    assert_eq!(state(), "complete\n");
+    let failed: Result<u32, RunError> = Err(RunError::NoStateDir);
+    let e = run
+        .conclude(failed, |r| {
+            assert!(r.is_err());
+            RunState::Stopped
+        })
+        .expect_err("the body's error");
+    assert!(matches!(e, RunError::NoStateDir), "{e}");
+    assert_eq!(state(), "stopped\n");
+    // A state that cannot be written fails a body that worked.
+    std::fs::remove_dir_all(&run.dir).expect("removes");
+    std::fs::create_dir_all(run.dir.join("state")).expect("a folder where the state goes");
+    let ok: Result<u32, RunError> = Ok(1);
+    assert!(run.conclude(ok, |_| RunState::Complete).is_err());
+}
