@@ -9,7 +9,6 @@ use kernelab_report::{code_diff_tables, code_matrix_tables, code_show_tables, cs
 use regex::Regex;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 /// How code objects are read, as a user asks (`--no-disassemble`, `--max-decompressed`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -47,13 +46,11 @@ fn shown<T: Serialize + 'static, R: Serialize>(
     csv: impl Fn(&T) -> Vec<R> + 'static,
 ) -> Result<Outcome> {
     let record = Recordable::of(&doc, inputs, None)?;
-    let doc = Rc::new(doc);
-    let (for_blocks, for_json) = (Rc::clone(&doc), Rc::clone(&doc));
-    let view = View::new(
-        move |m: Medium| Ok(tables(&for_blocks.body, m.name_width())),
-        move || crate::json(&*for_json),
-    )
-    .with_csv(move || Ok(csv_rows(&csv(&doc.body))?));
+    let view = View::shared_with_csv(
+        doc,
+        move |d, m: Medium| tables(&d.body, m.name_width()),
+        move |d| Ok(csv_rows(&csv(&d.body))?),
+    );
     Ok(Outcome::new(view, Status::Pass).recording(record))
 }
 

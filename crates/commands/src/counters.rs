@@ -2,7 +2,7 @@
 //! fresh profiler process (the runner lives in kernelab-runner; this module builds the sides
 //! and the document).
 
-use crate::{json, setting, Hooks, Medium, Outcome, Recordable, Status, View};
+use crate::{setting, Hooks, Medium, Outcome, Recordable, Status, View};
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_launcher::plan::plan;
 use kernelab_launcher::{Backend, Spec};
@@ -14,7 +14,6 @@ use kernelab_runner::counters::{self, Profiler, Settings, Side};
 use kernelab_runner::preflight::{require, Tool};
 use kernelab_runner::run::{RunKind, RunState};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 /// Metrics measured when none are named (docs/counters.md says why these).
 const NCU_DEFAULT: [&str; 5] = [
@@ -290,12 +289,10 @@ pub fn outcome(run: CountersRun, work_dir: &Path, inputs: &[PathBuf]) -> Result<
         run,
     });
     let record = Recordable::of(&doc, inputs, None)?;
-    let doc = Rc::new(doc);
-    let (for_blocks, for_json) = (Rc::clone(&doc), Rc::clone(&doc));
-    let view = View::new(
-        move |m: Medium| Ok(counters_tables(&for_blocks.body.run, m.name_width())),
-        move || json(&*for_json),
-    )
-    .with_csv(move || Ok(counters_csv(&doc.body.run)?));
+    let view = View::shared_with_csv(
+        doc,
+        |d, m: Medium| counters_tables(&d.body.run, m.name_width()),
+        |d| Ok(counters_csv(&d.body.run)?),
+    );
     Ok(Outcome::new(view, Status::of(any)).recording(record))
 }

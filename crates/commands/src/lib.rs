@@ -175,25 +175,35 @@ impl View {
         }
     }
 
-    /// The view of a document: its blocks, and the document itself as JSON.
-    pub fn of<T: Serialize + 'static>(
-        doc: Document<T>,
-        blocks: impl Fn(Medium) -> Vec<Block> + 'static,
-    ) -> View {
-        View::new(move |m| Ok(blocks(m)), move || json(&doc))
-    }
-
     /// The view of a document whose blocks are drawn from the document itself.
     pub fn shared<T: Serialize + 'static>(
         doc: Document<T>,
         blocks: impl Fn(&Document<T>, Medium) -> Vec<Block> + 'static,
     ) -> View {
-        let doc = std::rc::Rc::new(doc);
+        View::shared_rc(std::rc::Rc::new(doc), blocks)
+    }
+
+    /// [`View::shared`] of a document other closures hold too.
+    fn shared_rc<T: Serialize + 'static>(
+        doc: std::rc::Rc<Document<T>>,
+        blocks: impl Fn(&Document<T>, Medium) -> Vec<Block> + 'static,
+    ) -> View {
         let shown = std::rc::Rc::clone(&doc);
         View::new(
             move |medium| Ok(blocks(&shown, medium)),
             move || json(&*doc),
         )
+    }
+
+    /// The view of a document whose blocks and CSV rows are drawn from the document itself.
+    pub fn shared_with_csv<T: Serialize + 'static>(
+        doc: Document<T>,
+        blocks: impl Fn(&Document<T>, Medium) -> Vec<Block> + 'static,
+        csv: impl Fn(&Document<T>) -> Result<String> + 'static,
+    ) -> View {
+        let doc = std::rc::Rc::new(doc);
+        let for_csv = std::rc::Rc::clone(&doc);
+        View::shared_rc(doc, blocks).with_csv(move || csv(&for_csv))
     }
 
     /// This view with CSV rows made by `csv`.

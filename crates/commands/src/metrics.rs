@@ -1,6 +1,6 @@
 //! `metrics`: per-launch metric tables from Nsight Compute CSV.
 
-use crate::{json, setting, Hooks, Medium, Outcome, Recordable, Status, View};
+use crate::{setting, Hooks, Medium, Outcome, Recordable, Status, View};
 use anyhow::{bail, Result};
 use kernelab_model::{Document, Profile};
 use kernelab_report::documents::MetricsBody;
@@ -34,13 +34,14 @@ pub fn metrics(files: &[PathBuf], metrics: &[String], hooks: &dyn Hooks) -> Resu
         launches: profile.launch_metrics,
     });
     let record = Recordable::of(&doc, files, None)?;
-    let doc = Rc::new(doc);
-    let columns = Rc::new(columns);
-    let (d1, d2, c1) = (Rc::clone(&doc), Rc::clone(&doc), Rc::clone(&columns));
-    let view = View::new(
-        move |m: Medium| Ok(metrics_tables(&d1.body.launches, &c1, m.name_width())),
-        move || json(&*d2),
-    )
-    .with_csv(move || Ok(metrics_csv(&doc.body.launches, &columns)?));
+    let shown = Rc::new(columns);
+    let view = View::shared_with_csv(
+        doc,
+        {
+            let columns = Rc::clone(&shown);
+            move |d, m: Medium| metrics_tables(&d.body.launches, &columns, m.name_width())
+        },
+        move |d| Ok(metrics_csv(&d.body.launches, &shown)?),
+    );
     Ok(Outcome::new(view, Status::Pass).recording(record))
 }

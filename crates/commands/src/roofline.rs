@@ -349,13 +349,11 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         }),
         None => None,
     };
-    let doc = std::rc::Rc::new(doc);
-    let (for_blocks, for_json) = (std::rc::Rc::clone(&doc), std::rc::Rc::clone(&doc));
-    let view = View::new(
-        move |_| Ok(roofline_sections(&for_blocks.body)),
-        move || crate::json(&*for_json),
-    )
-    .with_csv(move || Ok(roofline_csv(&doc.body)?));
+    let view = View::shared_with_csv(
+        doc,
+        |d, _| roofline_sections(&d.body),
+        |d| Ok(roofline_csv(&d.body)?),
+    );
     let mut outcome = Outcome::new(view, Status::Pass).recording(record);
     outcome.files.extend(chart);
     Ok(outcome)

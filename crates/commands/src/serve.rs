@@ -43,17 +43,15 @@ pub fn outcome(
     let samples = std::path::PathBuf::from(&doc.body.samples);
     let record = crate::Recordable::of(&doc, std::slice::from_ref(&samples), None)?;
     let pass = doc.body.pass;
-    let doc = std::rc::Rc::new(doc);
-    let (for_blocks, for_json) = (std::rc::Rc::clone(&doc), std::rc::Rc::clone(&doc));
-    let view = crate::View::new(
-        move |_| Ok(kernelab_report::serve_sections(&for_blocks.body.result)),
-        move || crate::json(&*for_json),
-    )
-    .with_csv(move || {
-        Ok(kernelab_report::csv_rows(
-            &kernelab_report::serve_csv_rows(&doc.body.result),
-        )?)
-    });
+    let view = crate::View::shared_with_csv(
+        doc,
+        |d, _| kernelab_report::serve_sections(&d.body.result),
+        |d| {
+            Ok(kernelab_report::csv_rows(
+                &kernelab_report::serve_csv_rows(&d.body.result),
+            )?)
+        },
+    );
     Ok(crate::Outcome::new(view, crate::Status::of(pass)).recording(record))
 }
 

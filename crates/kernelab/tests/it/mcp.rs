@@ -107,7 +107,7 @@ pub(super) fn drive(root: &Path, extra: &[&str], steps: Value) -> Vec<Value> {
 }
 
 /// The CLI's JSON document for `args`, run in `root` (its own runs folder).
-fn cli(root: &Path, args: &[&str]) -> Value {
+pub(super) fn cli(root: &Path, args: &[&str]) -> Value {
     let out = Command::new(exe())
         .args(args)
         .current_dir(root)

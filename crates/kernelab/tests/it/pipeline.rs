@@ -17,23 +17,6 @@ fn copy_into(dir: &Path, files: &[&str]) {
     }
 }
 
-/// The CLI's JSON document for `args`, run in `dir`, which must exit with 0 or 1.
-fn cli_json(dir: &Path, args: &[&str]) -> Value {
-    let out = kernelab()
-        .args(args)
-        .args(["--format", "json"])
-        .current_dir(dir)
-        .env("XDG_STATE_HOME", dir.join(".state"))
-        .output()
-        .expect("kernelab");
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("CLI JSON")
-}
-
 #[test]
 fn mcp_tools_give_the_clis_documents_for_every_cpu_command() {
     if !super::mcp::have_mcp() {
@@ -143,7 +126,7 @@ fn mcp_tools_give_the_clis_documents_for_every_cpu_command() {
     let results = super::mcp::drive(dir, &[], Value::Array(steps));
     assert_eq!(results.len(), calls.len());
     for ((tool, _, argv), r) in calls.iter().zip(&results) {
-        let want = cli_json(dir, argv);
+        let want = super::mcp::cli(dir, &[argv.as_slice(), &["--format", "json"]].concat());
         assert_eq!(super::mcp::structured(r), &want, "{tool} {argv:?}");
         assert!(want["kind"].as_str().is_some(), "{tool}: a document");
     }
