@@ -485,10 +485,8 @@ pub fn serve_samples(data: &[u8]) {
         return;
     };
     if let Ok(records) = kernelab_runner::serve::samples::read(&path) {
-        if let Some(kernelab_runner::serve::samples::ServeRecord::Header { spec, start, .. }) =
-            records.first()
-        {
-            let _ = kernelab_runner::serve::analysis::analyse(spec, *start, &records);
+        if let Some(kernelab_runner::serve::samples::ServeRecord::Header(h)) = records.first() {
+            let _ = kernelab_runner::serve::analysis::analyse(&h.plan.spec, h.plan.start, &records);
         }
     }
 }

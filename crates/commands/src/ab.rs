@@ -2,14 +2,14 @@
 
 use crate::Hooks;
 use crate::Outcome;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Result};
 use kernelab_model::ab::{AbResult, MetricAnalysis};
 use kernelab_model::Document;
 use kernelab_report::documents::AbBody;
 use kernelab_runner::metric::{MetricSpec, Source};
 use kernelab_runner::preflight::{require, Tool};
-use kernelab_runner::record::{self, Record, Writer};
-use kernelab_runner::run::{RunKind, RunState};
+use kernelab_runner::record::{self, AbPlan, Record};
+use kernelab_runner::run::{New, RunKind, RunState, Session};
 use kernelab_runner::{pairs_from, run_ab, AbSettings, ProcessExecutor};
 use kernelab_stats::{Design, DesignSettings, Direction, Pair};
 use regex::Regex;
@@ -147,27 +147,17 @@ pub fn outcome(doc: Document<AbBody>, header: Vec<String>) -> anyhow::Result<cra
 /// design plans. A resumed run continues its samples file.
 pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     args.check()?;
-    let run = match &args.resume {
+    let session = match &args.resume {
         Some(p) => Some(
-            kernelab_runner::run::resume(p, RunKind::Ab, kernelab_model::SCHEMA_VERSION)
+            Session::<AbPlan>::resume(RunKind::Ab, kernelab_model::SCHEMA_VERSION, p, None)
                 .map_err(|e| anyhow!(e))?,
         ),
         None => None,
     };
-    let resumed: Vec<Record> = match &run {
-        Some(r) => record::read(&r.samples).map_err(|e| anyhow!(e))?,
+    let resumed: Vec<Record> = match &session {
+        Some(s) => record::read(&s.run.samples).map_err(|e| anyhow!(e))?,
         None => Vec::new(),
     };
-    let header = resumed.iter().find_map(|r| match r {
-        Record::Header {
-            baseline,
-            candidate,
-            metrics,
-            start,
-            ..
-        } => Some((baseline.clone(), candidate.clone(), metrics.clone(), *start)),
-        _ => None,
-    });
     let split = |s: &Option<String>, what: &str| -> Result<Vec<String>> {
         let s = s
             .as_deref()
@@ -176,13 +166,12 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
             .filter(|v| !v.is_empty())
             .ok_or_else(|| anyhow!("--{what} {s:?}: unbalanced quotes or empty"))
     };
-    let (baseline, candidate) = match (&header, &run) {
-        (Some((b, c, _, _)), Some(_)) => (b.clone(), c.clone()),
-        (None, Some(r)) => bail!(
-            "{}: no header record; not a kernelab samples file",
-            r.samples.display()
+    let (baseline, candidate) = match &session {
+        Some(s) => (
+            s.header.plan.baseline.clone(),
+            s.header.plan.candidate.clone(),
         ),
-        _ => (
+        None => (
             split(&args.baseline, "baseline")?,
             split(&args.candidate, "candidate")?,
         ),
@@ -236,38 +225,31 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
             .collect()
     };
     require(&programs)?;
-    // A coin flip for the first pair's order, recorded in the header.
-    let start = header
-        .as_ref()
-        .map_or_else(kernelab_runner::run::coin_flip, |h| h.3);
     let design = args.design(primary_dir)?;
-    let run = match run {
-        Some(r) => r,
+    let session = match session {
+        Some(s) => s,
         None => {
             let label = format!("{} vs {}", baseline.join(" "), candidate.join(" "));
-            let r = kernelab_runner::run::create(RunKind::Ab, &label, args.samples.as_deref())
-                .map_err(|e| anyhow!(e))?;
-            let mut w =
-                Writer::append(&r.samples).with_context(|| r.samples.display().to_string())?;
-            w.write(&Record::Header {
-                schema_version: kernelab_model::SCHEMA_VERSION,
+            let new = New::labelled(&label, args.samples.as_deref());
+            // A coin flip for the first pair's order, recorded in the header.
+            let plan = AbPlan {
                 baseline: baseline.clone(),
                 candidate: candidate.clone(),
                 metrics: metrics.iter().map(|m| m.name.clone()).collect(),
-                start,
-                run: r.identity.clone(),
+                start: kernelab_runner::run::coin_flip(),
                 design: Some(design),
-            })?;
-            r
+            };
+            Session::create(RunKind::Ab, kernelab_model::SCHEMA_VERSION, new, plan)
+                .map_err(|e| anyhow!(e))?
         }
     };
-    let path = run.samples.clone();
+    let start = session.header.plan.start;
+    let path = session.run.samples.clone();
+    let id = session.run.id.clone();
     hooks.say(&format!(
-        "kernelab ab: run {}, samples in {}",
-        run.id,
+        "kernelab ab: run {id}, samples in {}",
         path.display()
     ));
-    let mut writer = Writer::append(&path).with_context(|| path.display().to_string())?;
     let settings = AbSettings {
         design,
         metrics,
@@ -287,15 +269,16 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         timeout: args.timeout.map(kernelab_model::duration_clamped),
     };
     let mut progress = |s: &kernelab_runner::Step<'_>| hooks.step(s);
-    let result = run_ab(&mut exec, &settings, &mut writer, &resumed, &mut progress).map_err(|e| {
-        anyhow!(e).context(format!(
-            "samples so far are in {} (--resume {} continues)",
-            path.display(),
-            run.id
-        ))
-    });
+    let body = |s: &mut Session<AbPlan>| {
+        run_ab(&mut exec, &settings, &mut s.writer, &resumed, &mut progress).map_err(|e| {
+            anyhow!(e).context(format!(
+                "samples so far are in {} (--resume {id} continues)",
+                path.display()
+            ))
+        })
+    };
     // A run that broke off may be resumed: `kernelab runs` shows it stopped.
-    let result = run.conclude(result, |r| match r {
+    let (_, result) = session.drive(body, |r| match r {
         Ok(_) => RunState::Complete,
         Err(_) => RunState::Stopped,
     })?;

@@ -12,7 +12,7 @@ use kernelab_report::documents::CountersBody;
 use kernelab_report::{counters_csv, counters_tables};
 use kernelab_runner::counters::{self, Profiler, Settings, Side};
 use kernelab_runner::preflight::{require, Tool};
-use kernelab_runner::run::{RunKind, RunState};
+use kernelab_runner::run::{OwnPlan, Plan, RunKind, RunState, SampleLine, Session};
 use std::path::{Path, PathBuf};
 
 /// Metrics measured when none are named (docs/counters.md says why these).
@@ -227,25 +227,27 @@ pub fn run(a: &CountersSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         }
         None => run.subdir("profiler").map_err(|e| anyhow!(e))?,
     };
-    let plan = kernelab_runner::run::Plan::Counters {
-        group_size,
-        metrics: &metrics,
-        profiler: profiler.name(),
-        repeats: a.repeats,
-        work_dir: work_dir.display().to_string(),
+    let plan = OwnPlan {
+        spec_sha256: None,
+        plan: Plan::Counters {
+            group_size,
+            metrics: &metrics,
+            profiler: profiler.name(),
+            repeats: a.repeats,
+            work_dir: work_dir.display().to_string(),
+        },
     };
-    let mut samples = run
-        .write_header(kernelab_model::SCHEMA_VERSION, None, &plan)
-        .map_err(|e| anyhow!(e))?;
+    let session =
+        Session::start(run, kernelab_model::SCHEMA_VERSION, plan).map_err(|e| anyhow!(e))?;
     hooks.say(&format!(
         "kernelab counters: run {}, profiler output in {}",
-        run.id,
+        session.run.id,
         work_dir.display()
     ));
     let settings = Settings {
         profiler,
         program,
-        metrics,
+        metrics: metrics.clone(),
         group_size,
         repeats: a.repeats,
         launch: a.launch,
@@ -259,21 +261,22 @@ pub fn run(a: &CountersSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         "profiling {bar:30} process {pos}/{len} eta {eta}",
         "processes",
     );
-    let result = counters::run(&settings, &sides, &mut |done, _| {
-        bar.set_position(done as u64)
-    })
-    .with_context(|| format!("{}: the work folder", work_dir.display()));
-    bar.finish();
-    // Each profiler process, one line of the run's samples file (`kernelab runs` counts them).
-    if let Ok(r) = &result {
-        for p in &r.processes {
-            let line = kernelab_runner::run::SampleLine::Process { process: p };
-            samples
-                .write(&line)
-                .with_context(|| samples.path.display().to_string())?;
+    let body = |s: &mut Session<OwnPlan<'_>>| -> Result<CountersRun> {
+        let result = counters::run(&settings, &sides, &mut |done, _| {
+            bar.set_position(done as u64)
+        })
+        .with_context(|| format!("{}: the work folder", work_dir.display()));
+        bar.finish();
+        let result = result?;
+        // Each profiler process, one line of the run's samples file (`kernelab runs` counts them).
+        for p in &result.processes {
+            s.writer
+                .write(&SampleLine::Process { process: p })
+                .with_context(|| s.writer.path.display().to_string())?;
         }
-    }
-    let result = run.conclude(result, |r| match r {
+        Ok(result)
+    };
+    let (_, result) = session.drive(body, |r| match r {
         Ok(r) if r.processes.iter().any(|p| p.failure.is_none()) => RunState::Complete,
         _ => RunState::Failed,
     })?;

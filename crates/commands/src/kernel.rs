@@ -95,32 +95,33 @@ pub fn run(
     hooks: &dyn crate::Hooks,
 ) -> Result<Outcome> {
     use anyhow::{anyhow, Context};
-    use kernelab_runner::run::{RunKind, RunState};
+    use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, RunState, SampleLine, Session};
     let mut gpu = kernelab_launcher::open(spec)?;
     let label = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let run = kernelab_runner::run::create(RunKind::KernelRun, &label, samples)
-        .map_err(|e| anyhow!(e))?;
-    let samples_path = run.samples.clone();
     let spec_bytes = kernelab_model::read_regular(path, 16 << 20)
         .with_context(|| format!("{}: cannot read", path.display()))?;
     let spec_name = path.display().to_string();
-    let plan = kernelab_runner::run::Plan::KernelRun {
-        rounds: spec.timing.rounds,
-        spec: &spec_name,
-    };
-    let mut w = run
-        .write_header(
-            kernelab_model::SCHEMA_VERSION,
-            Some(&kernelab_model::sha256_hex(&spec_bytes)),
-            &plan,
-        )
-        .map_err(|e| anyhow!(e))?;
+    let spec_sha256 = kernelab_model::sha256_hex(&spec_bytes);
+    let session = Session::create(
+        RunKind::KernelRun,
+        kernelab_model::SCHEMA_VERSION,
+        New::labelled(&label, samples),
+        OwnPlan {
+            spec_sha256: Some(&spec_sha256),
+            plan: Plan::KernelRun {
+                rounds: spec.timing.rounds,
+                spec: &spec_name,
+            },
+        },
+    )
+    .map_err(|e| anyhow!(e))?;
+    let samples_path = session.run.samples.clone();
     hooks.say(&format!(
         "kernelab kernel run: run {}, samples in {}",
-        run.id,
+        session.run.id,
         samples_path.display()
     ));
     let bar = hooks.counter(
@@ -128,25 +129,29 @@ pub fn run(
         "timing {bar:30} round {pos}/{len} eta {eta}",
         "rounds",
     );
-    let result = kernelab_launcher::run(
-        gpu.as_mut(),
-        spec,
-        &mut |s| {
-            let line = kernelab_runner::run::SampleLine::Sample {
-                point: None,
-                sample: s,
-                spec: &spec_name,
-            };
-            w.write(&line)
-                .map_err(|source| kernelab_launcher::Error::Write {
-                    path: samples_path.clone(),
-                    source,
-                })
-        },
-        &mut |done, _| bar.set_position(done as u64),
-    );
-    bar.finish();
-    let result = run.conclude(result.map_err(anyhow::Error::from), |r| match r {
+    let body = |s: &mut Session<OwnPlan<'_>>| {
+        let result = kernelab_launcher::run(
+            gpu.as_mut(),
+            spec,
+            &mut |sample| {
+                let line = SampleLine::Sample {
+                    point: None,
+                    sample,
+                    spec: &spec_name,
+                };
+                s.writer
+                    .write(&line)
+                    .map_err(|source| kernelab_launcher::Error::Write {
+                        path: samples_path.clone(),
+                        source,
+                    })
+            },
+            &mut |done, _| bar.set_position(done as u64),
+        );
+        bar.finish();
+        result.map_err(anyhow::Error::from)
+    };
+    let (_, result) = session.drive(body, |r| match r {
         Ok(_) => RunState::Complete,
         Err(_) => RunState::Failed,
     })?;

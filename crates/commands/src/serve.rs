@@ -4,10 +4,10 @@
 use crate::{Hooks, Outcome};
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_runner::preflight::{require, Tool};
-use kernelab_runner::run::{RunKind, RunState};
+use kernelab_runner::run::{read_header, New, Run, RunKind, RunState, Session};
 use kernelab_runner::serve::analysis::analyse;
 use kernelab_runner::serve::rounds::{run_rounds, RoundsLimits, RunEnd};
-use kernelab_runner::serve::samples::{self, SampleWriter, ServeRecord, SCHEMA};
+use kernelab_runner::serve::samples::{self, SampleWriter, ServePlan, ServeRecord, SCHEMA};
 use kernelab_runner::serve::spec::Spec;
 use std::path::PathBuf;
 
@@ -74,62 +74,50 @@ fn preflight(spec: &Spec, spec_dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// What one run of rounds needs.
+/// What one run of rounds needs beside its session.
 struct Rounds<'a> {
-    spec: &'a Spec,
-    spec_sha256: &'a str,
-    spec_dir: &'a std::path::Path,
-    start: kernelab_stats::Order,
     done: &'a [ServeRecord],
     budget: Option<std::time::Duration>,
 }
 
-/// Runs (or continues) the rounds of `run`, writing its samples and its state.
-fn execute(r: &Rounds<'_>, run: &kernelab_runner::run::Run, hooks: &dyn Hooks) -> Result<()> {
+/// Runs (or continues) the rounds of the run `session` began, writing its samples and its
+/// state; returns the run.
+fn execute(r: &Rounds<'_>, session: Session<ServePlan>, hooks: &dyn Hooks) -> Result<Run> {
+    let run = &session.run;
     let path = run.samples.clone();
-    let mut w = SampleWriter::append(&path).map_err(|e| anyhow!(e))?;
-    if r.done.is_empty() {
-        w.write(&ServeRecord::Header {
-            schema_version: SCHEMA,
-            spec: Box::new(r.spec.clone()),
-            spec_sha256: r.spec_sha256.to_string(),
-            spec_dir: r.spec_dir.to_path_buf(),
-            start: r.start,
-            run: run.identity.clone(),
-        })
-        .map_err(|e| anyhow!(e))?;
-    }
+    let id = run.id.clone();
     hooks.say(&format!(
-        "kernelab serve: run {}, samples in {}, server logs in {}",
-        run.id,
+        "kernelab serve: run {id}, samples in {}, server logs in {}",
         path.display(),
         run.dir.join("logs").display()
     ));
     let logs = run.subdir("logs").map_err(|e| anyhow!(e))?;
     let mut progress = |s: &kernelab_runner::Step<'_>| hooks.step(s);
-    let limits = RoundsLimits {
-        logs: &logs,
-        budget: r.budget,
-    };
-    let end = run_rounds(
-        r.spec,
-        r.spec_dir,
-        r.start,
-        r.done,
-        &mut w,
-        limits,
-        &mut progress,
-    )
-    .map_err(|e| anyhow!(e))
-    .with_context(|| {
-        format!(
-            "samples so far are in {} (--resume {} continues)",
-            path.display(),
-            run.id
+    let body = |s: &mut Session<ServePlan>| {
+        let limits = RoundsLimits {
+            logs: &logs,
+            budget: r.budget,
+        };
+        let plan = s.header.plan.clone();
+        run_rounds(
+            &plan.spec,
+            &plan.spec_dir,
+            plan.start,
+            r.done,
+            &mut SampleWriter::new(&mut s.writer),
+            limits,
+            &mut progress,
         )
-    });
+        .map_err(|e| anyhow!(e))
+        .with_context(|| {
+            format!(
+                "samples so far are in {} (--resume {id} continues)",
+                path.display()
+            )
+        })
+    };
     // Stopped early by the budget: analysed as it is, and `--resume` may go on.
-    let end = run.conclude(end, |e| match e {
+    let (run, end) = session.drive(body, |e| match e {
         Ok(RunEnd::Complete) => RunState::Complete,
         Ok(RunEnd::Budget(_) | RunEnd::Stopped(_)) => RunState::Stopped,
         Err(_) => RunState::Failed,
@@ -141,7 +129,7 @@ fn execute(r: &Rounds<'_>, run: &kernelab_runner::run::Run, hooks: &dyn Hooks) -
             run.id
         )
     }
-    Ok(())
+    Ok(run)
 }
 
 /// What is checked against `spec` before any run folder is made or server starts: `--budget`
@@ -187,127 +175,68 @@ pub struct ServeSettings {
 /// to both) run or continued, then the samples analysed. Failed requests or points make the
 /// outcome incomplete (the analysis leaves them out; the notes name the first).
 pub fn run(args: &ServeSettings, hooks: &dyn Hooks) -> Result<Outcome> {
-    let (spec, spec_sha256, spec_dir, start, run, done, aa) = match &args.resume {
-        Some(p) => {
+    let (session, aa) = match &args.resume {
+        Some(p) if args.analyze => {
             let run =
                 kernelab_runner::run::resume(p, RunKind::Serve, SCHEMA).map_err(|e| anyhow!(e))?;
-            let records = samples::read(&run.samples).map_err(|e| anyhow!(e))?;
-            let Some(ServeRecord::Header {
-                spec,
-                spec_sha256,
-                spec_dir,
-                start,
-                ..
-            }) = records.first().cloned()
-            else {
-                bail!("{}: no header record", run.samples.display());
-            };
-            let aa = precheck(args, &spec)?;
-            (*spec, spec_sha256, spec_dir, start, run, records, aa)
+            let header = read_header::<ServePlan>(&run.samples).map_err(|e| anyhow!(e))?;
+            let aa = precheck(args, &header.plan.spec)?;
+            return analyzed(&run.samples, aa);
+        }
+        Some(p) => {
+            let session = Session::<ServePlan>::resume(RunKind::Serve, SCHEMA, p, None)
+                .map_err(|e| anyhow!(e))?;
+            let aa = precheck(args, &session.header.plan.spec)?;
+            preflight(&session.header.plan.spec, &session.header.plan.spec_dir)?;
+            (session, aa)
         }
         None => {
             let spec_path = args
                 .spec
                 .as_ref()
                 .ok_or_else(|| anyhow!("SPEC is required (or --resume FILE)"))?;
-            let spec = Spec::read(spec_path).map_err(|e| anyhow!(e))?;
-            let bytes = kernelab_model::read_regular(
-                spec_path,
-                kernelab_runner::serve::spec::MAX_SPEC_BYTES,
-            )
-            .with_context(|| format!("{}: cannot read", spec_path.display()))?;
-            let dir = spec_path
-                .parent()
-                .map(|d| {
-                    if d.as_os_str().is_empty() {
-                        PathBuf::from(".")
-                    } else {
-                        d.to_path_buf()
-                    }
-                })
-                .unwrap_or_else(|| PathBuf::from("."));
-            let dir = std::fs::canonicalize(&dir)
-                .with_context(|| format!("{}: cannot resolve", dir.display()))?;
-            preflight(&spec, &dir)?;
-            // A coin flip for the order of round 0, recorded in the header.
-            let start = kernelab_runner::run::coin_flip();
+            let plan = read_plan(spec_path)?;
             let label = spec_path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let aa = precheck(args, &spec)?;
-            let path =
-                kernelab_runner::run::create(RunKind::Serve, &label, args.samples.as_deref())
-                    .map_err(|e| anyhow!(e))?;
-            (
-                spec,
-                kernelab_model::sha256_hex(&bytes),
-                dir,
-                start,
-                path,
-                Vec::new(),
-                aa,
-            )
-        }
-    };
-    let aa = match (args.with_aa, &args.resume) {
-        (true, None) => {
-            // The A/A control: the baseline on both sides, everything else as the spec says.
-            let mut control = spec.clone();
-            control.candidate = control.baseline.clone();
-            let label = format!(
-                "{} A/A",
-                args.spec
-                    .as_ref()
-                    .and_then(|p| p.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            );
-            let aa_run = kernelab_runner::run::create(RunKind::Serve, &label, None)
-                .map_err(|e| anyhow!(e))?;
-            hooks.say(&format!(
-                "kernelab serve: the A/A control first (run {})",
-                aa_run.id
-            ));
-            let rounds = Rounds {
-                spec: &control,
-                spec_sha256: &spec_sha256,
-                spec_dir: &spec_dir,
-                start: kernelab_runner::run::coin_flip(),
-                done: &[],
-                budget: args.budget,
+            let aa = precheck(args, &plan.spec)?;
+            let aa = match args.with_aa {
+                true => Some(control(&plan, &label, hooks, args.budget)?),
+                false => aa,
             };
-            execute(&rounds, &aa_run, hooks)?;
-            let records = samples::read(&aa_run.samples).map_err(|e| anyhow!(e))?;
-            Some(
-                kernelab_runner::serve::analysis::aa_identity(&spec, &aa_run.samples, &records)
-                    .map_err(|e| anyhow!(e))?,
-            )
+            let new = New::labelled(&label, args.samples.as_deref());
+            let session =
+                Session::create(RunKind::Serve, SCHEMA, new, plan).map_err(|e| anyhow!(e))?;
+            (session, aa)
         }
-        _ => aa,
     };
-    if !args.analyze {
-        if args.resume.is_some() {
-            preflight(&spec, &spec_dir)?;
-        }
-        let rounds = Rounds {
-            spec: &spec,
-            spec_sha256: &spec_sha256,
-            spec_dir: &spec_dir,
-            start,
-            done: &done,
-            budget: args.budget,
-        };
-        execute(&rounds, &run, hooks)?;
-    }
-    let path = run.samples.clone();
-    let records = samples::read(&path).map_err(|e| anyhow!(e))?;
-    let mut result = analyse(&spec, start, &records);
+    let done = match session.resumed {
+        true => samples::read(&session.run.samples).map_err(|e| anyhow!(e))?,
+        false => Vec::new(),
+    };
+    let rounds = Rounds {
+        done: &done,
+        budget: args.budget,
+    };
+    let run = execute(&rounds, session, hooks)?;
+    analyzed(&run.samples, aa)
+}
+
+/// The outcome of the samples file `path` as it stands, with the A/A control's identity `aa`:
+/// failed requests or points make it incomplete (the analysis leaves them out; the notes name
+/// the first).
+fn analyzed(path: &Path, aa: Option<kernelab_model::serve::AaIdentity>) -> Result<Outcome> {
+    let records = samples::read(path).map_err(|e| anyhow!(e))?;
+    let Some(ServeRecord::Header(header)) = records.first() else {
+        bail!("{}: no header record", path.display());
+    };
+    let mut result = analyse(&header.plan.spec, header.plan.start, &records);
     result.aa_identity = aa;
     let failures = result.request_failures;
     let failed_points = result.failed_points;
     let first_failure = result.failure_examples.first().cloned();
-    let mut outcome = outcome(serve_doc(&path, spec_sha256, result))?;
+    let mut outcome = outcome(serve_doc(path, header.plan.spec_sha256.clone(), result))?;
     if failures > 0 {
         outcome.status = crate::Status::Incomplete;
         outcome.late_notes.push(format!(
@@ -324,19 +253,63 @@ pub fn run(args: &ServeSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     Ok(outcome)
 }
 
+/// The plan of a new run of the spec at `spec_path`: the spec, its hash, its folder and a
+/// coin flip for the order of round 0; every server's program found first.
+fn read_plan(spec_path: &Path) -> Result<ServePlan> {
+    let spec = Spec::read(spec_path).map_err(|e| anyhow!(e))?;
+    let bytes =
+        kernelab_model::read_regular(spec_path, kernelab_runner::serve::spec::MAX_SPEC_BYTES)
+            .with_context(|| format!("{}: cannot read", spec_path.display()))?;
+    let dir = match spec_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let dir = std::fs::canonicalize(&dir)
+        .with_context(|| format!("{}: cannot resolve", dir.display()))?;
+    preflight(&spec, &dir)?;
+    Ok(ServePlan {
+        spec: Box::new(spec),
+        spec_sha256: kernelab_model::sha256_hex(&bytes),
+        spec_dir: dir,
+        start: kernelab_runner::run::coin_flip(),
+    })
+}
+
+/// The A/A control of `plan`, run first: the baseline on both sides, everything else as the
+/// spec says; its identity verdict.
+fn control(
+    plan: &ServePlan,
+    label: &str,
+    hooks: &dyn Hooks,
+    budget: Option<std::time::Duration>,
+) -> Result<kernelab_model::serve::AaIdentity> {
+    let mut spec = plan.spec.clone();
+    spec.candidate = spec.baseline.clone();
+    let control = ServePlan {
+        spec,
+        start: kernelab_runner::run::coin_flip(),
+        ..plan.clone()
+    };
+    let label = format!("{label} A/A");
+    let session = Session::create(RunKind::Serve, SCHEMA, New::labelled(&label, None), control)
+        .map_err(|e| anyhow!(e))?;
+    hooks.say(&format!(
+        "kernelab serve: the A/A control first (run {})",
+        session.run.id
+    ));
+    let run = execute(&Rounds { done: &[], budget }, session, hooks)?;
+    let records = samples::read(&run.samples).map_err(|e| anyhow!(e))?;
+    kernelab_runner::serve::analysis::aa_identity(&plan.spec, &run.samples, &records)
+        .map_err(|e| anyhow!(e))
+}
+
 /// The `serve` document of the samples file `samples` as it stands (`serve --analyze`, the
 /// Python module's `serve_analyze`).
 pub fn analyze_samples(samples: &Path) -> Result<Document<kernelab_report::documents::ServeBody>> {
     let records = samples::read(samples).map_err(|e| anyhow!(e))?;
-    let Some(ServeRecord::Header {
-        spec,
-        spec_sha256,
-        start,
-        ..
-    }) = records.first().cloned()
-    else {
+    let Some(ServeRecord::Header(header)) = records.first() else {
         bail!("{}: no header record", samples.display());
     };
-    let result = analyse(&spec, start, &records);
-    Ok(serve_doc(samples, spec_sha256, result))
+    let result = analyse(&header.plan.spec, header.plan.start, &records);
+    Ok(serve_doc(samples, header.plan.spec_sha256.clone(), result))
 }

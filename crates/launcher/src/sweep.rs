@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::spec::{Overrides, Spec};
 use kernelab_model::sweep::PointResult;
 use kernelab_model::Location;
-use kernelab_runner::run::{create_in, JsonlWriter, Run, RunKind, RunState};
+use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, RunState, SampleLine, Session};
 use kernelab_runner::sweep::{KernelPoints, Mode, Point, Sweep};
 use std::path::Path;
 
@@ -100,12 +100,15 @@ impl KernelPoints for KernelSweep {
         if !self.timing {
             return Ok(kernel_point(&spec, false, r, &mut |_| Ok(()))?);
         }
-        let plan = kernelab_runner::run::Plan::SweepPoint {
-            build: point.build.as_ref().map(|b| b.key.clone()),
-            params: point.params(),
-            point: &point.id,
-            rounds: spec.timing.rounds,
-            spec: &spec_name,
+        let plan = OwnPlan {
+            spec_sha256: self.spec_sha256.as_deref(),
+            plan: Plan::SweepPoint {
+                build: point.build.as_ref().map(|b| b.key.clone()),
+                params: point.params(),
+                point: &point.id,
+                rounds: spec.timing.rounds,
+                spec: &spec_name,
+            },
         };
         // The run starts with its first sample: a point whose gates fail is not timed and
         // leaves no run behind.
@@ -114,41 +117,50 @@ impl KernelPoints for KernelSweep {
             path: path.to_path_buf(),
             source: std::io::Error::other(e.to_string()),
         };
-        let mut open: Option<(Run, JsonlWriter)> = None;
+        let mut open: Option<Session<OwnPlan<'_>>> = None;
         let result = kernel_point(&spec, true, r, &mut |s| {
-            if open.is_none() {
-                let run = create_in(&runs, RunKind::SweepPoint, &point.id, None)
-                    .map_err(|e| write_error(&runs, &e))?;
-                let w = run
-                    .write_header(
+            let session = match &mut open {
+                Some(session) => session,
+                None => {
+                    let new = New {
+                        label: &point.id,
+                        samples: None,
+                        root: Some(&runs),
+                    };
+                    let session = Session::create(
+                        RunKind::SweepPoint,
                         kernelab_model::SCHEMA_VERSION,
-                        self.spec_sha256.as_deref(),
-                        &plan,
+                        new,
+                        plan.clone(),
                     )
-                    .map_err(|e| write_error(&run.samples, &e))?;
-                open = Some((run, w));
-            }
-            let line = kernelab_runner::run::SampleLine::Sample {
+                    .map_err(|e| write_error(&runs, &e))?;
+                    open.insert(session)
+                }
+            };
+            let line = SampleLine::Sample {
                 point: Some(&point.id),
                 sample: s,
                 spec: &spec_name,
             };
-            match open.as_mut() {
-                Some((run, w)) => w.write(&line).map_err(|source| Error::Write {
-                    path: run.samples.clone(),
-                    source,
-                }),
-                None => Ok(()),
-            }
+            session.writer.write(&line).map_err(|source| Error::Write {
+                path: session.run.samples.clone(),
+                source,
+            })
         });
-        if let Some((run, w)) = open {
-            drop(w);
-            run.finish(if result.is_ok() {
-                RunState::Complete
-            } else {
-                RunState::Failed
-            })?;
-            r.run = Some(run.id);
+        if let Some(session) = open {
+            r.run = Some(session.run.id.clone());
+            type Failure = Box<dyn std::error::Error + Send + Sync>;
+            session.drive(
+                |_| result.map_err(Failure::from),
+                |r| {
+                    if r.is_ok() {
+                        RunState::Complete
+                    } else {
+                        RunState::Failed
+                    }
+                },
+            )?;
+            return Ok(());
         }
         Ok(result?)
     }

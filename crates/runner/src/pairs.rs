@@ -97,7 +97,7 @@ fn samples_file(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Erro
         None => recs
             .iter()
             .find_map(|r| match r {
-                Record::Header { metrics, .. } => metrics.first().cloned(),
+                Record::Header(h) => h.plan.metrics.first().cloned(),
                 _ => None,
             })
             .ok_or_else(|| malformed(path, Some(1), "a header record naming the metrics"))?,
@@ -115,7 +115,7 @@ fn samples_file(path: &Path, metric: Option<&str>) -> Result<PairedSamples, Erro
             .count(),
         metric: name,
         design: recs.iter().find_map(|r| match r {
-            Record::Header { design, .. } => *design,
+            Record::Header(h) => h.plan.design,
             _ => None,
         }),
     })

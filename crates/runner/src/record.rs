@@ -19,29 +19,28 @@ pub enum Slot {
     B,
 }
 
+/// What an `ab` run compares, in its header line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AbPlan {
+    /// Baseline command line.
+    pub baseline: Vec<String>,
+    /// Candidate command line.
+    pub candidate: Vec<String>,
+    /// Metric names, first is primary.
+    pub metrics: Vec<String>,
+    /// Order of the first pair.
+    pub start: Order,
+    /// The planned design (absent in older files: analysed with a fixed design).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub design: Option<kernelab_stats::Design>,
+}
+
 /// One line of the samples file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Record {
     /// The first line: what is being compared.
-    Header {
-        /// Layout version.
-        schema_version: u32,
-        /// Baseline command line.
-        baseline: Vec<String>,
-        /// Candidate command line.
-        candidate: Vec<String>,
-        /// Metric names, first is primary.
-        metrics: Vec<String>,
-        /// Order of the first pair.
-        start: Order,
-        /// The run: kind, id, label, start (absent in files written before runs had ids).
-        #[serde(flatten)]
-        run: crate::run::Identity,
-        /// The planned design (absent in older files: analysed with a fixed design).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        design: Option<kernelab_stats::Design>,
-    },
+    Header(crate::run::Header<AbPlan>),
     /// One successful run.
     Run {
         /// Pair index (per phase).

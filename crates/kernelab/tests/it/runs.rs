@@ -349,23 +349,32 @@ fn issue27_runs_lists_a_sweeps_point_runs_by_its_folder() {
 /// `w4s3-T=2048`, the header, then one sample line per value of `ns`).
 pub(crate) fn sweep_point_run(root: &Path, ns: &[f64]) -> kernelab_runner::run::Run {
     let point = "w4s3-T=2048";
-    let run = kernelab_runner::run::create_in(
-        root,
-        kernelab_runner::run::RunKind::SweepPoint,
-        point,
-        None,
+    use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, Session};
+    let plan = OwnPlan {
+        spec_sha256: Some("ab12"),
+        plan: Plan::SweepPoint {
+            build: None,
+            params: Default::default(),
+            point,
+            rounds: 2,
+            spec: "s.toml",
+        },
+    };
+    let new = New {
+        label: point,
+        samples: None,
+        root: Some(root),
+    };
+    let Session {
+        run, mut writer, ..
+    } = Session::create(
+        RunKind::SweepPoint,
+        kernelab_model::SCHEMA_VERSION,
+        new,
+        plan,
     )
     .expect("run");
-    let plan = kernelab_runner::run::Plan::SweepPoint {
-        build: None,
-        params: Default::default(),
-        point,
-        rounds: 2,
-        spec: "s.toml",
-    };
-    let mut w = run
-        .write_header(kernelab_model::SCHEMA_VERSION, Some("ab12"), &plan)
-        .expect("header");
+    let w = &mut writer;
     for (i, ns) in ns.iter().enumerate() {
         let sample = serde_json::json!({"round": 0, "build": "candidate", "sample": i,
             "batch": 1, "ns_per_launch": ns});

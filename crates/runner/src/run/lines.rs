@@ -44,6 +44,16 @@ pub enum Plan<'a> {
     },
 }
 
+/// The header's plan of a run whose plan is its own: the spec's hash and [`Plan`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OwnPlan<'a> {
+    /// SHA-256 of the spec file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec_sha256: Option<&'a str>,
+    /// The plan.
+    pub plan: Plan<'a>,
+}
+
 /// One line after the header of a run whose plan is its own.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

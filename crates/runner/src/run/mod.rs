@@ -517,37 +517,6 @@ impl Run {
         std::fs::create_dir_all(&d).map_err(io(&d, "cannot create the folder"))?;
         Ok(d)
     }
-    /// Writes the header line of a run whose plan is its own (kernel run, counters):
-    /// `{"kind": "header", "schema_version", "run", "id", "label", "started", "spec_sha256",
-    /// "plan"}`.
-    pub fn write_header(
-        &self,
-        schema_version: u32,
-        spec_sha256: Option<&str>,
-        plan: &Plan<'_>,
-    ) -> Result<JsonlWriter, RunError> {
-        #[derive(Serialize)]
-        struct Header<'a, P> {
-            kind: &'static str,
-            schema_version: u32,
-            #[serde(flatten)]
-            run: &'a Identity,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            spec_sha256: Option<&'a str>,
-            plan: &'a P,
-        }
-        let what = "cannot write the samples file";
-        let mut w = JsonlWriter::append(&self.samples).map_err(io(&self.samples, what))?;
-        w.write(&Header {
-            kind: "header",
-            schema_version,
-            run: &self.identity,
-            spec_sha256,
-            plan,
-        })
-        .map_err(io(&self.samples, what))?;
-        Ok(w)
-    }
     /// The end of every run's lifecycle: records the state `state_of` gives the body's
     /// `result` (`state` in the run's folder) and returns the result. The body's own error
     /// wins over a failure to write the state; a state that cannot be written fails a body
@@ -796,9 +765,11 @@ impl JsonlWriter {
     }
 }
 
+mod drive;
 mod lines;
 
-pub use lines::{Plan, SampleLine};
+pub use drive::{read_header, Begin, Header, New, Session};
+pub use lines::{OwnPlan, Plan, SampleLine};
 
 #[cfg(test)]
 mod tests;

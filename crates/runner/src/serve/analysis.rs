@@ -131,7 +131,7 @@ impl<'a> Collected<'a> {
                         c.stopped_by.clone_from(stop);
                     }
                 }
-                ServeRecord::Header { .. } => {}
+                ServeRecord::Header(_) => {}
             }
         }
         c
@@ -680,9 +680,12 @@ pub fn aa_identity(
     samples: &std::path::Path,
     records: &[ServeRecord],
 ) -> std::result::Result<kernelab_model::serve::AaIdentity, String> {
-    let Some(ServeRecord::Header {
-        spec: aa, start, ..
-    }) = records.first()
+    let Some(ServeRecord::Header(crate::run::Header {
+        plan: super::samples::ServePlan {
+            spec: aa, start, ..
+        },
+        ..
+    })) = records.first()
     else {
         return Err(format!("{}: no header record", samples.display()));
     };

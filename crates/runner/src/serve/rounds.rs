@@ -44,7 +44,7 @@ pub fn run_rounds(
     dir: &Path,
     start: Order,
     done: &[ServeRecord],
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     limits: RoundsLimits<'_>,
     progress: &mut dyn FnMut(&crate::Step<'_>),
 ) -> Result<RunEnd> {
@@ -189,7 +189,7 @@ fn look_at(
     start: Order,
     samples: &Path,
     at: LookAt,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&crate::Step<'_>),
 ) -> Result<Option<RunEnd>> {
     let (round, max) = (at.round, spec.max_rounds());
@@ -233,7 +233,7 @@ fn last_look(
     spec: &Spec,
     start: Order,
     samples: &Path,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&crate::Step<'_>),
 ) -> Result<()> {
     let max = spec.max_rounds();
@@ -259,7 +259,7 @@ fn run_apart(
     ctx: &RoundCtx<'_>,
     slots: [Slot; 2],
     todo_of: &dyn Fn(Slot) -> Vec<(usize, usize)>,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<std::result::Result<bool, RunEnd>> {
     let mut worked = false;
@@ -341,7 +341,7 @@ fn placed_spec(ctx: &RoundCtx<'_>, slot: Slot) -> ServerSpec {
 fn start_side(
     ctx: &RoundCtx<'_>,
     slot: Slot,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Option<Side>> {
     let (spec, log) = (placed_spec(ctx, slot), log_of(ctx, slot));
@@ -369,7 +369,7 @@ fn start_failed(
     slot: Slot,
     log: &Path,
     e: Error,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<()> {
     let msg = e.to_string();
@@ -394,7 +394,7 @@ fn started(
     spec: ServerSpec,
     log: std::path::PathBuf,
     server: Server,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Side> {
     let name = slot_name(slot);
@@ -437,7 +437,7 @@ fn started(
 fn start_both(
     ctx: &RoundCtx<'_>,
     slots: [Slot; 2],
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Option<Vec<Side>>> {
     let specs = slots.map(|s| placed_spec(ctx, s));
@@ -657,7 +657,7 @@ fn record_point(
     c: usize,
     k: usize,
     m: Measurement,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Option<String>> {
     let (round, slot, name) = (ctx.round, side.slot, side.name);
@@ -713,7 +713,7 @@ fn stop_side(
     ctx: &RoundCtx<'_>,
     mut side: Side,
     failure: Option<String>,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Option<RunEnd>> {
     let telemetry = side.sampler.finish();
@@ -742,7 +742,7 @@ fn workload_failed(
     mut side: Side,
     c: usize,
     e: &Failure,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
 ) -> Result<Error> {
     let message = format!("case {c}: {e}");
     let telemetry = Some(side.sampler.finish());
@@ -770,7 +770,7 @@ fn run_together(
     ctx: &RoundCtx<'_>,
     slots: [Slot; 2],
     complete: &BTreeSet<(usize, Slot, usize, usize)>,
-    out: &mut SampleWriter,
+    out: &mut SampleWriter<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Option<RunEnd>> {
     let round = ctx.round;

@@ -15,26 +15,25 @@ use std::path::{Path, PathBuf};
 /// Layout version of the serve samples file.
 pub const SCHEMA: u32 = 1;
 
+/// What a serve run plans, in its header line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServePlan {
+    /// The spec, as read.
+    pub spec: Box<Spec>,
+    /// SHA-256 of the spec file.
+    pub spec_sha256: String,
+    /// The spec's folder (servers start there unless their `cwd` says otherwise).
+    pub spec_dir: PathBuf,
+    /// Order of round 0.
+    pub start: Order,
+}
+
 /// One line of the serve samples file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ServeRecord {
     /// The first line.
-    Header {
-        /// Layout version.
-        schema_version: u32,
-        /// The spec, as read.
-        spec: Box<Spec>,
-        /// SHA-256 of the spec file.
-        spec_sha256: String,
-        /// The spec's folder (servers start there unless their `cwd` says otherwise).
-        spec_dir: PathBuf,
-        /// Order of round 0.
-        start: Order,
-        /// The run: kind, id, label, start (absent in files written before runs had ids).
-        #[serde(flatten)]
-        run: crate::run::Identity,
-    },
+    Header(crate::run::Header<ServePlan>),
     /// A server start (healthy or not).
     Start {
         /// Round.
@@ -115,23 +114,19 @@ pub enum ServeRecord {
     },
 }
 
-/// Appends records, one flushed line each (the run's [`JsonlWriter`](crate::run::JsonlWriter)).
-pub struct SampleWriter(crate::run::JsonlWriter);
+/// Appends records to a run's samples, one flushed line each (through the run's
+/// [`JsonlWriter`](crate::run::JsonlWriter)).
+pub struct SampleWriter<'a>(&'a mut crate::run::JsonlWriter);
 
-impl SampleWriter {
+impl<'a> SampleWriter<'a> {
+    /// Writes serve records through `w`.
+    pub fn new(w: &'a mut crate::run::JsonlWriter) -> Self {
+        SampleWriter(w)
+    }
+
     /// The samples file written.
     pub fn path(&self) -> &Path {
         &self.0.path
-    }
-
-    /// Opens `path` for appending; a torn last line (a killed run) is cut off first.
-    pub fn append(path: &Path) -> Result<Self> {
-        crate::run::JsonlWriter::append(path)
-            .map(SampleWriter)
-            .map_err(io(format!(
-                "{}: cannot open the samples file",
-                path.display()
-            )))
     }
 
     /// Writes one record.
@@ -177,9 +172,9 @@ pub fn read(path: &Path) -> Result<Vec<ServeRecord>> {
         }
         match serde_json::from_slice::<ServeRecord>(&line) {
             Ok(rec) => {
-                if let ServeRecord::Header { spec, .. } = &rec {
+                if let ServeRecord::Header(h) = &rec {
                     if out.is_empty() {
-                        spec.check_resumed(path, n)?;
+                        h.plan.spec.check_resumed(path, n)?;
                     }
                 }
                 out.push(rec)
@@ -195,7 +190,7 @@ pub fn read(path: &Path) -> Result<Vec<ServeRecord>> {
         }
     }
     match out.first() {
-        Some(ServeRecord::Header { .. }) => Ok(out),
+        Some(ServeRecord::Header(_)) => Ok(out),
         _ => Err(Error::Samples {
             location: Location::line(1).with_path(path),
             message: "expected a serve header record; not a kernelab serve samples file".into(),
