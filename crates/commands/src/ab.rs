@@ -142,6 +142,32 @@ pub fn outcome(doc: Document<AbBody>, header: Vec<String>) -> anyhow::Result<cra
     Ok(crate::Outcome::new(view, crate::Status::Pass).recording(record))
 }
 
+/// `ab analyze FILE`: the pairs of `file` (kernelab's samples JSONL, another harness's CSV or
+/// JSON) for `metric` (else the file's primary metric), analysed with `design` (the design the
+/// file records when the settings plan none) in the direction `direction` gives the metric.
+pub fn analyze_file(
+    file: &Path,
+    metric: Option<&str>,
+    design: &DesignSettings,
+    direction: impl FnOnce(&str) -> Direction,
+) -> Result<Document<AbBody>> {
+    let p = kernelab_runner::pairs::read_pairs(file, metric)?;
+    if p.main.is_empty() {
+        anyhow::bail!("{}: no complete pairs to analyse", file.display());
+    }
+    let d = design
+        .analysis_design(direction(&p.metric), p.design)
+        .map_err(crate::setting)?;
+    Ok(ab_analysis(
+        Some(file),
+        p.metric,
+        &p.main,
+        &p.aa,
+        (p.failures, p.runs),
+        &d,
+    ))
+}
+
 /// `ab`: the baseline and candidate commands run in ABBA pairs of fresh processes (after
 /// warm-up and an A/A pre-flight), every run written to the samples file, analysed as the
 /// design plans. A resumed run continues its samples file.

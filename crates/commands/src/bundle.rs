@@ -67,6 +67,48 @@ pub fn bundle_report(dir: &Path, strict: bool) -> Result<kernelab_report::Report
     Ok(report)
 }
 
+/// The largest introduction read (`report --intro`).
+pub const MAX_INTRO_BYTES: u64 = 1 << 20;
+
+/// The introduction at `path` (`report --intro`): UTF-8 text of at most [`MAX_INTRO_BYTES`].
+pub fn read_intro(path: &Path) -> Result<String> {
+    let f = kernelab_model::open_regular(path)
+        .with_context(|| format!("{}: reading the introduction", path.display()))?;
+    let mut text = String::new();
+    f.take(MAX_INTRO_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("{}: not UTF-8 text", path.display()))?;
+    if text.len() as u64 > MAX_INTRO_BYTES {
+        bail!(
+            "{}: larger than {MAX_INTRO_BYTES} bytes; an introduction is a few paragraphs",
+            path.display()
+        );
+    }
+    Ok(text)
+}
+
+/// The pull-request body of `report` within GitHub's limit, and what passes it (the
+/// appendix, to be written at `appendix`, which the body names); an error when the body passes
+/// the limit and there is no appendix to write.
+pub fn pr_body_with_appendix(
+    title: &str,
+    report: &kernelab_report::Report,
+    appendix: Option<&Path>,
+) -> Result<(String, Option<String>)> {
+    use kernelab_report::GITHUB_BODY_LIMIT;
+    let name = appendix
+        .and_then(|a| a.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (body, rest) = kernelab_report::pr_body(title, report, GITHUB_BODY_LIMIT, &name);
+    if rest.is_some() && appendix.is_none() {
+        bail!(
+            "the report passes GitHub's {GITHUB_BODY_LIMIT}-character pull-request body limit, so part of it goes to an appendix: give --out FILE (the appendix goes beside it) or --appendix FILE"
+        );
+    }
+    Ok((body, rest))
+}
+
 /// `kernelab report --format json` (`kind: "report"`): the title, every record's headline
 /// and the request impacts (the one type of the document, with its JSON Schema).
 pub fn report_summary(

@@ -914,21 +914,7 @@ fn ab_analyze(
     let direction = design.direction();
     let doc = match file {
         Some(path) => released(py, move || {
-            let p = kernelab_runner::pairs::read_pairs(&path, metric.as_deref())?;
-            if p.main.is_empty() {
-                anyhow::bail!("{}: no complete pairs to analyse", path.display());
-            }
-            let d = settings
-                .analysis_design(direction, p.design)
-                .map_err(kernelab_commands::setting)?;
-            Ok(ab::ab_analysis(
-                Some(&path),
-                p.metric,
-                &p.main,
-                &p.aa,
-                (p.failures, p.runs),
-                &d,
-            ))
+            ab::analyze_file(&path, metric.as_deref(), &settings, |_| direction)
         })?,
         None => {
             let main = pairs(pairs_.unwrap_or_default())?;

@@ -15,13 +15,11 @@ pub mod documents;
 mod error;
 mod evidence;
 pub mod format;
-mod graphs;
 mod kind_schema;
 pub mod kinds;
 mod record;
 pub mod render;
 pub mod schema;
-mod serve;
 pub mod sink;
 mod svg;
 mod table;
@@ -29,7 +27,6 @@ pub mod upgrade;
 
 pub use error::{Error, Result};
 pub use evidence::{evidence, Block, Headline, Part, Report, State, Status, Verdicts};
-pub use graphs::{graph_sections, rank_sections};
 pub use kinds::ab::view::{ab_sections, analysis_lines};
 pub use kinds::check::view::{bitwise_tables, close_tables, finite_tables, repeat_tables};
 pub use kinds::code::view::{change, code_diff_tables, code_matrix_tables, code_show_tables};
@@ -38,15 +35,16 @@ pub use kinds::counters::view::{counters_csv, counters_tables};
 pub use kinds::impact;
 pub use kinds::kernel_run::view::{kernel_plan_sections, kernel_sections};
 pub use kinds::metrics::view::{metric_columns, metrics_csv, metrics_tables, DEFAULT_METRICS};
+pub use kinds::profile::graphs::{graph_sections, rank_sections};
 pub use kinds::profile::view::{
     input_docs, profile_csv, profile_document, profile_tables, CsvRow, InputDoc,
 };
 pub use kinds::roofline::view::{
     ceiling_value, ceilings_sections, figure, roofline_csv, roofline_sections, roofline_svg,
 };
+pub use kinds::serve::view::{identity_line, serve_csv_rows, serve_sections, ServeCsvRow};
 pub use kinds::sweep::view::{sweep_matrix_sections, verdict_text};
 pub use render::{
     csv_rows, evidence_html, evidence_markdown, pr_body, render, OutputFormat, GITHUB_BODY_LIMIT,
 };
-pub use serve::{identity_line, serve_csv_rows, serve_sections, ServeCsvRow};
 pub use table::{Align, Column, Table};

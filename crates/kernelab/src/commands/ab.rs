@@ -6,9 +6,8 @@ use crate::output;
 use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{anyhow, bail, Result};
-use kernelab_commands::ab::{self, ab_analysis};
-use kernelab_runner::pairs::{read_pairs, PairedSamples};
+use anyhow::{anyhow, Result};
+use kernelab_commands::ab;
 use kernelab_stats::{DesignSettings, Direction};
 
 fn settings(d: &DesignArgs) -> DesignSettings {
@@ -65,21 +64,9 @@ fn analyze_cmd(a: AbAnalyzeArgs, session: &mut Session) -> Result<ExitStatus> {
         .design(Direction::LowerIsBetter)
         .map_err(|e| anyhow!(e))?;
     output::check_target(&a.output)?;
-    let PairedSamples {
-        metric: name,
-        main,
-        aa,
-        failures,
-        runs,
-        design: recorded,
-    } = read_pairs(&a.file, a.metric.as_deref())?;
-    if main.is_empty() {
-        bail!("{}: no complete pairs to analyse", a.file.display());
-    }
-    let d = settings(&a.design)
-        .analysis_design(direction(&a.design, &name), recorded)
-        .map_err(|e| anyhow!(e))?;
-    let doc = ab_analysis(Some(&a.file), name, &main, &aa, (failures, runs), &d);
+    let doc = ab::analyze_file(&a.file, a.metric.as_deref(), &settings(&a.design), |name| {
+        direction(&a.design, name)
+    })?;
     let outcome = ab::outcome(doc, vec![format!("samples  {}", a.file.display())])?;
     emit(outcome, &a.output, session)
 }

@@ -5,10 +5,11 @@ use crate::emit::emit;
 use crate::output;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{bail, Context, Result};
-use kernelab_commands::bundle::{bundle_report, check_note, report_summary};
-use kernelab_report::{evidence_html, pr_body, GITHUB_BODY_LIMIT};
-use std::io::Read;
+use anyhow::{bail, Result};
+use kernelab_commands::bundle::{
+    bundle_report, check_note, pr_body_with_appendix, read_intro, report_summary,
+};
+use kernelab_report::{evidence_html, GITHUB_BODY_LIMIT};
 use std::path::PathBuf;
 
 /// Where the appendix goes when the body is too long: `--appendix`, else beside `--out`
@@ -26,9 +27,6 @@ fn appendix_path(args: &ReportArgs) -> Option<PathBuf> {
         out.with_file_name(format!("{stem}.appendix.md"))
     })
 }
-
-/// The largest introduction read.
-const MAX_INTRO_BYTES: u64 = 1 << 20;
 
 /// `kernelab report check`: the note's mismatches against the bundle; exit 1 when any.
 fn check(args: ReportCheckArgs, session: &mut Session) -> Result<ExitStatus> {
@@ -62,35 +60,13 @@ pub(crate) fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus>
         ));
     }
     if let Some(p) = &args.intro {
-        let f = kernelab_model::open_regular(p)
-            .with_context(|| format!("{}: reading the introduction", p.display()))?;
-        let mut text = String::new();
-        f.take(MAX_INTRO_BYTES + 1)
-            .read_to_string(&mut text)
-            .with_context(|| format!("{}: not UTF-8 text", p.display()))?;
-        if text.len() as u64 > MAX_INTRO_BYTES {
-            bail!(
-                "{}: larger than {MAX_INTRO_BYTES} bytes; an introduction is a few paragraphs",
-                p.display()
-            );
-        }
-        report.intro = Some(text);
+        report.intro = Some(read_intro(p)?);
     }
     let text = match args.format {
         ReportFormat::Md => {
             let appendix = appendix_path(&args);
-            let name = appendix
-                .as_ref()
-                .and_then(|a| a.file_name())
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let (body, rest) = pr_body(&args.title, &report, GITHUB_BODY_LIMIT, &name);
-            if let Some(rest) = rest {
-                let Some(appendix) = appendix else {
-                    bail!(
-                        "the report passes GitHub's {GITHUB_BODY_LIMIT}-character pull-request body limit, so part of it goes to an appendix: give --out FILE (the appendix goes beside it) or --appendix FILE"
-                    );
-                };
+            let (body, rest) = pr_body_with_appendix(&args.title, &report, appendix.as_deref())?;
+            if let (Some(rest), Some(appendix)) = (rest, appendix) {
                 let target = OutputArgs {
                     format: FormatArg::Md,
                     out: Some(appendix.clone()),

@@ -119,7 +119,7 @@ mod tests {
             samples: "s.jsonl".into(),
             spec_sha256: String::new(),
             pass: true,
-            result: crate::serve::goodput_result(),
+            result: crate::kinds::serve::view::goodput_result(),
         };
         let mut out = Vec::new();
         let mut sink = Sink::new(&mut out, "serve a".into());

@@ -23,7 +23,6 @@ pub mod metrics;
 pub mod profile;
 pub(crate) mod roofline;
 pub mod serve;
-mod serve_part;
 pub(crate) mod sweep;
 
 /// The registry: every record kind, its variant of [`crate::documents::Evidence`] and its body

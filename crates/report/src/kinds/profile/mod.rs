@@ -15,6 +15,7 @@ use crate::table::Table;
 use kernelab_trace::{ActivityRow, KernelRow, Outlier, PhaseRow, Summary as TraceSummary};
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod graphs;
 pub(crate) mod view;
 
 impl RecordKind for ProfileBody {

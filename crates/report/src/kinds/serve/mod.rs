@@ -1,18 +1,22 @@
 //! `serve`: fresh-server serving of baseline and candidate, paired by round.
 
-use super::{gate_mark, pair, verdict_mark, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::kinds::{
+    gate_mark, pair, verdict_mark, Ctx, Mark, Place, RecordKind, Rendered, Summary,
+};
 use crate::sink::{Kind as FigureKind, Sink};
 use kernelab_model::serve::metric::{metric, AuditKind};
 use kernelab_model::serve::ServeResult;
 use serde::{Deserialize, Serialize};
+
+mod part;
+pub(crate) mod view;
 
 impl RecordKind for ServeBody {
     fn places(&self) -> &'static [Place] {
         &[Place::Serving]
     }
     fn render(&self, _: Place, _: &Ctx<'_>) -> Rendered {
-        let (blocks, headline, _) =
-            super::serve_part::serve_part(&self.result, &self.samples, self.pass);
+        let (blocks, headline, _) = part::serve_part(&self.result, &self.samples, self.pass);
         Rendered { blocks, headline }
     }
     fn summary(&self, _: &Ctx<'_>) -> Summary {
@@ -321,23 +325,23 @@ impl RecordKind for ServeBody {
             }
         }
         let id = &self.result.identity;
-        super::within(id.identical, id.compared, "identity: requests identical")?;
-        super::within(
+        crate::kinds::within(id.identical, id.compared, "identity: requests identical")?;
+        crate::kinds::within(
             id.by_token_ids,
             id.compared,
             "identity: compared by token ids",
         )?;
         if let Some(aa) = &self.result.aa_identity {
-            super::within(
+            crate::kinds::within(
                 aa.identical,
                 aa.compared,
                 "A/A identity: requests identical",
             )?;
             if let (Some(c), Some(t)) = (aa.called, aa.tested) {
-                super::within(c, t, "A/A: metrics called")?;
+                crate::kinds::within(c, t, "A/A: metrics called")?;
             }
         }
-        super::within(
+        crate::kinds::within(
             self.result.request_failures,
             self.result.requests,
             "failed requests",

@@ -1,6 +1,6 @@
 //! The bundle part of a `serve` record: the headline metrics and the identity gate.
 
-use crate::serve::{identity_line, serve_sections};
+use super::view::{identity_line, serve_sections};
 use crate::svg::Verdicts;
 use crate::table::Block;
 use kernelab_model::serve::ServeResult;
