@@ -45,8 +45,12 @@ def _input(x: Tensor, label: str) -> Tuple[str, str, Any]:
     if isinstance(x, (bytearray, memoryview)):
         return (f"<{label}>", "file", _bytes_view(x))
     if hasattr(x, "__array__"):
-        import numpy as np
-
+        try:
+            import numpy as np
+        except ImportError as e:
+            raise ModuleNotFoundError(
+                f"{label}: an array needs numpy, and numpy is not installed: pip install numpy"
+            ) from e
         return (f"<{label}>.npy", "array", np.asarray(x))
     raise _native.UsageError(
         f"{label}: expected a file path, the bytes of a tensor file or a NumPy array, found {type(x).__name__}"

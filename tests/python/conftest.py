@@ -1,10 +1,12 @@
 """Shared helpers of the Python tests: the fixtures folder and the `kernelab` command of the
-installed wheel (the same command line, run in-process by its console script)."""
+installed wheel (the same command line, run in-process by its console script); folders of the
+session's own for everything the tests run; a skip that fails under KERNELAB_REQUIRE_ALL=1."""
 
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,3 +38,37 @@ def cli_json(*args, ok=(0,)):
 @pytest.fixture
 def fixtures():
     return FIXTURES
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_folders():
+    """The state, cache, config, data and temporary folders of this session (as the Rust tests'
+    kernelab_testkit::isolated_env), for the module in-process and every program it starts;
+    removed at the end: nothing lands in the user's home or stays in /tmp."""
+    names = ("XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR")
+    saved = {n: os.environ.get(n) for n in names}
+    with tempfile.TemporaryDirectory(prefix="kernelab-pytest-") as d:
+        for n in names:
+            p = Path(d) / n.lower()
+            p.mkdir()
+            os.environ[n] = str(p)
+        tempfile.tempdir = None  # tempfile reads TMPDIR again
+        yield Path(d)
+        for n, v in saved.items():
+            if v is None:
+                os.environ.pop(n, None)
+            else:
+                os.environ[n] = v
+        tempfile.tempdir = None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under KERNELAB_REQUIRE_ALL=1 (.ci/run sets it), a test that skips fails: CI has every
+    prerequisite, so a skip there hides a test that should have run."""
+    report = yield
+    if report.skipped and not hasattr(report, "wasxfail") and os.environ.get("KERNELAB_REQUIRE_ALL") == "1":
+        why = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and KERNELAB_REQUIRE_ALL=1 says every test must run: {why}"
+    return report

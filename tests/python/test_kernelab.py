@@ -5,6 +5,8 @@ released while reading."""
 import gzip
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -122,6 +124,30 @@ def test_frames_through_pyarrow_polars_pandas():
     pd.testing.assert_frame_equal(kdf, pa.table(k).to_pandas())
     empty = p.phases.to_pandas()
     assert list(empty.columns) == p.phases.column_names and len(empty) == 0
+
+
+@pytest.mark.parametrize(
+    "hidden, call, needs",
+    [
+        ("pyarrow", "t.to_pandas()", "pip install pyarrow pandas"),
+        ("pandas", "t.to_pandas()", "pip install pyarrow pandas"),
+        ("pyarrow", "t.to_pyarrow()", "pip install pyarrow"),
+        ("polars", "t.to_polars()", "pip install polars"),
+    ],
+)
+def test_a_missing_reader_names_the_package_to_install(hidden, call, needs):
+    # A fresh interpreter in which `hidden` cannot be imported (None in sys.modules).
+    code = (
+        f"import sys; sys.modules[{hidden!r}] = None\n"
+        "import kernelab\n"
+        "t = kernelab.profile('tests/fixtures/kineto_qwen3next_4l_prompt8192_baseline.json.gz').kernels\n"
+        f"try:\n    {call}\nexcept ModuleNotFoundError as e:\n    print(e)\nelse:\n    print('no error')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    msg = out.stdout.strip()
+    assert f"{hidden} is not installed: {needs}" in msg, msg
+    assert "frames" in msg, msg
 
 
 def test_compare_equals_cli():

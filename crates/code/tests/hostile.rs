@@ -185,7 +185,7 @@ fn a_fifo_or_directory_is_refused_without_blocking() {
     let fifo = dir.path().join("k.cubin");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     if !made.is_ok_and(|s| s.success()) {
-        eprintln!("SKIP: mkfifo is not available");
+        kernelab_testkit::skip("mkfifo", "mkfifo is not available");
         return;
     }
     let e = load_file(&fifo, &LoadOptions::default()).expect_err("a FIFO");

@@ -32,7 +32,10 @@ fn a_dll_with_a_hip_fat_section_lists_every_hsaco_inside() {
             );
             assert!(text.contains("Format: COFF-x86-64"), "{text}");
         }
-        _ => eprintln!("SKIP the llvm-readobj cross-check: llvm-readobj-19 is not installed"),
+        _ => kernelab_testkit::skip(
+            "llvm-19",
+            "the llvm-readobj cross-check: llvm-readobj-19 is not installed (.ci/run installs llvm-19)",
+        ),
     }
     let objs = load_file(&dll, &LoadOptions::default()).expect("a PE image with .hip_fat");
     let arches: Vec<_> = objs.iter().map(|o| o.arch.clone()).collect();

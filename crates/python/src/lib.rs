@@ -28,6 +28,8 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod optional;
+
 create_exception!(
     kernelab,
     Error,
@@ -175,7 +177,7 @@ impl Table {
     /// through one stream, every column would live as long as any column the frame shares.
     fn by_column<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let pa = py.import("pyarrow")?;
+        let pa = optional::import(py, "Table.to_pandas", &["pyarrow"])?;
         let this = slf.borrow();
         if this.batches.is_empty() {
             return Self::to_pyarrow(slf);
@@ -257,7 +259,7 @@ impl Table {
 
     /// The table as a `pyarrow.Table` (needs pyarrow).
     fn to_pyarrow<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        slf.py().import("pyarrow")?.call_method1("table", (slf,))
+        optional::import(slf.py(), "Table.to_pyarrow", &["pyarrow"])?.call_method1("table", (slf,))
     }
 
     /// The table as a pandas DataFrame, through pyarrow (`pyarrow.Table.to_pandas`, whose
@@ -273,6 +275,7 @@ impl Table {
             Some(k) => k.copy()?,
             None => pyo3::types::PyDict::new(slf.py()),
         };
+        optional::import(slf.py(), "Table.to_pandas", &["pyarrow", "pandas"])?;
         if !kw.contains("split_blocks")? {
             kw.set_item("split_blocks", true)?;
         }
@@ -281,7 +284,8 @@ impl Table {
 
     /// The table as a polars DataFrame (needs polars).
     fn to_polars<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        slf.py().import("polars")?.call_method1("DataFrame", (slf,))
+        optional::import(slf.py(), "Table.to_polars", &["polars"])?
+            .call_method1("DataFrame", (slf,))
     }
 
     fn __repr__(&self) -> String {
@@ -614,7 +618,7 @@ fn named_dtype(name: &str) -> Option<DType> {
 /// so that a subclass cannot misstate where the memory is or how large it is.
 fn ndarray_view<'py>(label: &Path, obj: &Bound<'py, PyAny>) -> PyResult<ArrayView> {
     let py = obj.py();
-    let np = py.import("numpy")?;
+    let np = optional::import(py, "an array", &["numpy"])?;
     let nd = np.getattr("ndarray")?;
     if !obj.is_instance(&nd)? {
         return Err(usage(format!(

@@ -141,7 +141,7 @@ mod tests {
     #[test]
     fn a_worker_whose_daemon_holds_stderr_does_not_stall_the_pool() {
         if Command::new("setsid").arg("--version").output().is_err() {
-            eprintln!("skipped: no setsid program");
+            kernelab_testkit::skip("setsid", "setsid (util-linux) is not available");
             return;
         }
         // The worker starts a daemon that clears its environment and takes a session of its

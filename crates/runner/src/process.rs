@@ -420,7 +420,7 @@ mod tests {
     #[test]
     fn a_setsid_daemon_of_a_child_is_found_and_killed() {
         if Command::new("setsid").arg("--version").output().is_err() {
-            eprintln!("skipped: no setsid program");
+            kernelab_testkit::skip("setsid", "setsid (util-linux) is not available");
             return;
         }
         // Other tests of this binary start, signal and reap processes meanwhile; about once
@@ -472,7 +472,7 @@ mod tests {
     #[test]
     fn an_escaped_daemon_holding_the_pipe_cannot_stall_the_reader() {
         if Command::new("setsid").arg("--version").output().is_err() {
-            eprintln!("skipped: no setsid program");
+            kernelab_testkit::skip("setsid", "setsid (util-linux) is not available");
             return;
         }
         // The child prints, starts a daemon that clears its environment (no tag) in a session

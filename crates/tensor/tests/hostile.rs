@@ -228,7 +228,7 @@ fn a_fifo_is_refused_without_blocking() {
     let fifo = dir.path().join("f.npy");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     if !made.is_ok_and(|s| s.success()) {
-        eprintln!("SKIP: mkfifo is not available");
+        kernelab_testkit::skip("mkfifo", "mkfifo is not available");
         return;
     }
     let e = open(&fifo, &ReadSpec::default()).expect_err("a FIFO");

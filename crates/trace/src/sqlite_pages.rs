@@ -1119,7 +1119,7 @@ mod tests {
         t.scan("t", 0..t.leaf_count(), &[Some(0)], |_| Ok(()))
             .expect("scan");
         let Ok(out) = write(&p) else {
-            eprintln!("SKIPPED: no python3 to write from another process");
+            kernelab_testkit::skip("python3", "no python3 to write from another process");
             return;
         };
         let err = String::from_utf8_lossy(&out.stderr);

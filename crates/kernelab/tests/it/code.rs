@@ -232,7 +232,10 @@ fn hsaco_metadata_agrees_with_llvm_readelf() {
     for f in files {
         let doc = show(&[&f], &["--no-disassemble"]);
         let Some(want) = readelf_counts(&f) else {
-            eprintln!("SKIP: llvm-readelf-19 is not installed (.ci/run installs llvm-19)");
+            kernelab_testkit::skip(
+                "llvm-19",
+                "llvm-readelf-19 is not installed (.ci/run installs llvm-19)",
+            );
             return;
         };
         let mut got = Vec::new();
@@ -272,7 +275,10 @@ pub(crate) fn have(tool: &str) -> bool {
 #[test]
 fn amd_instruction_classes_from_llvm_objdump() {
     if !have("llvm-objdump-19") {
-        eprintln!("SKIP: llvm-objdump-19 is not installed (.ci/run installs llvm-19)");
+        kernelab_testkit::skip(
+            "llvm-19",
+            "llvm-objdump-19 is not installed (.ci/run installs llvm-19)",
+        );
         return;
     }
     // Counts from docs/formats/amd.md §3.2 for this kernel: 96 v_mfma_f32_16x16x16_bf16, 52 ds_read_b128,
@@ -355,8 +361,9 @@ fn compiler_assembly_text() {
 /// Assembles and links a gfx1151 raw-assembly kernel with LLVM 19, as kernel engineers do.
 pub(crate) fn build_gfx1151(dir: &Path, variant: &str) -> Option<PathBuf> {
     if !have("llvm-mc-19") || !have("ld.lld-19") {
-        eprintln!(
-            "SKIP: llvm-mc-19 / ld.lld-19 are not installed (.ci/run installs llvm-19 and lld-19)"
+        kernelab_testkit::skip(
+            "llvm-19",
+            "llvm-mc-19 / ld.lld-19 are not installed (.ci/run installs llvm-19 and lld-19)",
         );
         return None;
     }

@@ -15,8 +15,9 @@ fn have(tool: &str) -> bool {
 /// Assembles and links `tests/asm/NAME.s` for `mcpu` with `mattr` using LLVM 19.
 fn build(dir: &Path, name: &str, mcpu: &str, mattr: &str) -> Option<PathBuf> {
     if !have("llvm-mc-19") || !have("ld.lld-19") {
-        eprintln!(
-            "SKIP: llvm-mc-19 / ld.lld-19 are not installed (Debian packages llvm-19, lld-19)"
+        kernelab_testkit::skip(
+            "llvm-19",
+            "llvm-mc-19 / ld.lld-19 are not installed (.ci/run installs llvm-19 and lld-19)",
         );
         return None;
     }

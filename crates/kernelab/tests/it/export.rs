@@ -16,14 +16,20 @@ fn duckdb(sql: &str) -> Option<serde_json::Value> {
     let out = match Command::new("python3").args(["-c", script, sql]).output() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("SKIP: python3 is absent ({e}); the Parquet read-back needs it");
+            kernelab_testkit::skip(
+                "python3",
+                format!("python3 is absent ({e}); the Parquet read-back needs it"),
+            );
             return None;
         }
     };
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         if err.contains("No module named 'duckdb'") {
-            eprintln!("SKIP: the duckdb Python module is absent (pip install duckdb)");
+            kernelab_testkit::skip(
+                "duckdb",
+                "the duckdb Python module is absent (pip install duckdb; .ci/run installs it)",
+            );
             return None;
         }
         panic!("duckdb query failed: {err}");

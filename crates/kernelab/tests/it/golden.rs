@@ -311,14 +311,20 @@ fn code_show() {
 #[test]
 fn code_show_hsaco_with_llvm_objdump_19() {
     if !have("llvm-objdump-19") {
-        eprintln!("SKIP: llvm-objdump-19 is not installed (.ci/run installs llvm-19)");
+        kernelab_testkit::skip(
+            "llvm-19",
+            "llvm-objdump-19 is not installed (.ci/run installs llvm-19)",
+        );
         return;
     }
     if let Some(t) = ["llvm-objdump-22", "llvm-objdump-21", "llvm-objdump-20"]
         .into_iter()
         .find(|t| have(t))
     {
-        eprintln!("SKIP: {t} is installed and would be used instead of llvm-objdump-19");
+        kernelab_testkit::skip(
+            "llvm-objdump-19-only",
+            format!("{t} is installed and would be used instead of llvm-objdump-19"),
+        );
         return;
     }
     golden(

@@ -68,7 +68,10 @@ fn a_repository_whose_git_config_names_programs_runs_none_when_a_result_is_recor
     let repo = t.path().join("repo");
     std::fs::create_dir(&repo).expect("repo");
     if git(&repo, &["init", "-q"]).is_none() {
-        eprintln!("SKIP: git is not installed (the test builds a repository with it)");
+        kernelab_testkit::skip(
+            "git",
+            "git is not installed (the test builds a repository with it)",
+        );
         return;
     }
     let trace = repo.join("trace.json.gz");
@@ -335,6 +338,7 @@ fn records_and_outputs_are_never_written_through_planted_links() {
 /// A raw JSON-RPC session with `kernelab mcp`: sends each request, returns each answer.
 fn mcp_session(root: &Path, requests: &[String]) -> Vec<Value> {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("kernelab"))
+        .envs(kernelab_testkit::isolated_env())
         .args(["mcp", "--root"])
         .arg(root)
         .arg("--bundle")
@@ -532,6 +536,7 @@ fn a_150_mb_record_or_a_huge_label_is_listed_unread_within_2_gib_and_seconds() {
         .arg("-c")
         .arg("ulimit -v 2097152; exec \"$0\" report b --format md")
         .arg(assert_cmd::cargo::cargo_bin("kernelab"))
+        .envs(kernelab_testkit::isolated_env())
         .current_dir(t.path())
         .output()
         .expect("report");

@@ -34,7 +34,7 @@ fn run_2gib(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, Duration) {
         .arg("ulimit -v 2097152; exec \"$0\" \"$@\"")
         .arg(&bin)
         .args(args)
-        .env("XDG_STATE_HOME", crate::test_state())
+        .envs(kernelab_testkit::isolated_env())
         .output()
         .expect("sh");
     (

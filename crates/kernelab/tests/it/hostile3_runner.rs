@@ -115,7 +115,7 @@ fn a_fifo_for_triton_metadata_or_a_kernel_spec_is_refused_without_blocking() {
     let d = dir.path();
     let meta = d.join("meta.json");
     if !mkfifo(&meta) {
-        eprintln!("SKIP: no mkfifo");
+        kernelab_testkit::skip("mkfifo", "mkfifo is not available");
         return;
     }
     let spec = kernel_spec(d, "triton = \"meta.json\"");
@@ -280,6 +280,7 @@ fn analyze(dir: &Path, file: &Path) -> (std::process::Output, Duration, u64) {
     let t = Instant::now();
     let o = assert_cmd::Command::new("/usr/bin/time")
         .current_dir(dir)
+        .envs(kernelab_testkit::isolated_env())
         .env("XDG_STATE_HOME", dir.join("state"))
         .args(["-f", "%M", "-o"])
         .arg(&rss)

@@ -14,6 +14,7 @@ fn run(args: &[&str]) -> (i32, String) {
     let out = Command::new("sh")
         .args(["-c", "ulimit -v 2097152; exec \"$0\" \"$@\""])
         .arg(bin)
+        .envs(kernelab_testkit::isolated_env())
         .args(args)
         .env_remove("COLUMNS")
         .timeout(Duration::from_secs(20))
@@ -167,7 +168,7 @@ fn fifo(dir: &Path, name: &str) -> Option<PathBuf> {
     if made.is_ok_and(|s| s.success()) {
         Some(p)
     } else {
-        eprintln!("SKIP: mkfifo is not available");
+        kernelab_testkit::skip("mkfifo", "mkfifo is not available");
         None
     }
 }

@@ -103,6 +103,7 @@ fn a_sweep_grid_is_counted_before_it_is_expanded() {
         .args(["-f", "%M", "-o"])
         .arg(&rss)
         .arg(assert_cmd::cargo::cargo_bin("kernelab"))
+        .envs(kernelab_testkit::isolated_env())
         .args(["sweep", "--dir"])
         .arg(dir.path().join("out"))
         .arg(&p)
@@ -129,7 +130,7 @@ fn fifos_are_refused_without_blocking_where_files_are_read() {
     let spec = d.join("spec.toml");
     let samples = d.join("s.jsonl");
     if !(mkfifo(&spec) && mkfifo(&samples)) {
-        eprintln!("SKIP: no mkfifo");
+        kernelab_testkit::skip("mkfifo", "mkfifo is not available");
         return;
     }
     let (o, took) = run(d, &[os("serve"), spec.as_os_str()], 20);
@@ -188,6 +189,7 @@ fn counters(hostile: &str) -> (tempfile::TempDir, std::process::Output, Duration
         .args(["-f", "%M", "-o"])
         .arg(&rss)
         .arg(assert_cmd::cargo::cargo_bin("kernelab"))
+        .envs(kernelab_testkit::isolated_env())
         .env("PATH", std::env::join_paths(paths).expect("PATH"))
         .env("STANDIN_STATE", dir.path().join("state"))
         .env("STANDIN_FIXTURES", root().join("tests/fixtures"))
@@ -416,7 +418,10 @@ fn svg_and_out_files_are_never_replaced_without_force_and_errors_name_them() {
         .arg(&ro)
         .status();
     if o.status.code() == Some(0) {
-        eprintln!("SKIP (read-only part): running as root, the folder stays writable");
+        kernelab_testkit::skip(
+            "non-root",
+            "the read-only part: running as root, the folder stays writable",
+        );
     } else {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{err}");

@@ -378,6 +378,7 @@ fn a_1_gib_sparse_log_is_tailed_not_read_whole() {
         .arg("-o")
         .arg(&rss)
         .arg(assert_cmd::cargo::cargo_bin("kernelab"))
+        .envs(kernelab_testkit::isolated_env())
         .arg("serve")
         .arg(&p)
         .arg("--samples")

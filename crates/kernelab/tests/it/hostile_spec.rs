@@ -13,6 +13,7 @@ fn dry_run(spec: &Path) -> (Option<i32>, String) {
         .arg("-c")
         .arg("ulimit -v 2097152; exec \"$0\" \"$@\"")
         .arg(bin)
+        .envs(kernelab_testkit::isolated_env())
         .args(["kernel", "run", "--dry-run"])
         .arg(spec)
         .timeout(Duration::from_secs(120))

@@ -87,7 +87,10 @@ fn without_a_cuda_driver_the_error_says_so() {
     .iter()
     .any(|p| std::path::Path::new(p).exists());
     if has_cuda {
-        eprintln!("SKIP: this machine has a CUDA driver; the no-driver error cannot be shown here");
+        kernelab_testkit::skip(
+            "no-cuda-driver",
+            "this machine has a CUDA driver; the no-driver error cannot be shown here",
+        );
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -112,7 +115,7 @@ fn without_a_cuda_driver_the_error_says_so() {
 #[test]
 fn without_a_hip_runtime_the_error_says_so() {
     if std::path::Path::new("/opt/rocm/lib/libamdhip64.so").exists() {
-        eprintln!("SKIP: this machine has a HIP runtime");
+        kernelab_testkit::skip("no-hip-runtime", "this machine has a HIP runtime");
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

@@ -33,6 +33,7 @@ mod hostile_serve2;
 mod hostile_spec;
 mod hostile_text;
 mod impact;
+mod isolation;
 mod kernel;
 mod mcp;
 mod nsys_rep;
@@ -79,28 +80,28 @@ pub fn shared(rel: &str) -> Option<PathBuf> {
     let base = std::env::var_os("KERNELAB_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("../shared"));
-    let p = base.join("fixtures").join(rel);
+    let dir = base.join("fixtures");
+    let p = dir.join(rel);
     if p.exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "SKIP: {} is absent; it holds fixtures with no license stated, which stay outside the repository",
-            p.display()
-        );
-        None
+        return Some(p);
     }
+    // The folder when it is absent (one reason for every test that needs it), else the file.
+    let absent = if dir.is_dir() { p } else { dir };
+    kernelab_testkit::skip(
+        "shared",
+        format!(
+            "{} is absent: fixtures with no license stated stay outside the repository \
+             (KERNELAB_SHARED=DIR reads DIR/fixtures instead)",
+            absent.display()
+        ),
+    );
+    None
 }
 
-/// The state folder the tests' runs go to (never the user's own): one per test process,
-/// under the system's temporary folder.
+/// The state folder the tests' runs go to (never the user's own): the `XDG_STATE_HOME` of
+/// [`kernelab_testkit::isolated_env`], removed when the test process ends.
 pub fn test_state() -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("kernelab-it-state-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&d);
-        d
-    })
-    .clone()
+    kernelab_testkit::sandbox().join("state")
 }
 
 /// The folder of the run whose samples file is `samples` (its header's `id`, in [`test_state`]).
@@ -114,11 +115,12 @@ pub fn run_dir_of(samples: &Path) -> PathBuf {
     test_state().join("kernelab/runs").join(id)
 }
 
-/// The kernelab binary, with its runs kept in [`test_state`].
+/// The kernelab binary, with its runs kept in [`test_state`] and its cache, config and
+/// temporary files in the test process's own folders ([`kernelab_testkit::isolated_env`]).
 pub fn kernelab() -> Command {
     let mut c = Command::cargo_bin("kernelab").expect("binary built");
     c.env_remove("COLUMNS");
-    c.env("XDG_STATE_HOME", test_state());
+    c.envs(kernelab_testkit::isolated_env());
     c
 }
 

@@ -23,8 +23,9 @@ pub(super) fn have_mcp() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!(
-            "SKIP: the MCP Python SDK is not importable (python3 -m pip install 'mcp==2.3.0'; .ci/run installs it)"
+        kernelab_testkit::skip(
+            "mcp-sdk",
+            "the MCP Python SDK is not importable (python3 -m pip install 'mcp==2.3.0'; .ci/run installs it)",
         );
     }
     ok
@@ -83,6 +84,7 @@ pub(super) fn drive(root: &Path, extra: &[&str], steps: Value) -> Vec<Value> {
     });
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/mcp_client.py");
     let mut child = Command::new("python3")
+        .envs(kernelab_testkit::isolated_env())
         .arg(script)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -109,6 +111,7 @@ pub(super) fn drive(root: &Path, extra: &[&str], steps: Value) -> Vec<Value> {
 /// The CLI's JSON document for `args`, run in `root` (its own runs folder).
 pub(super) fn cli(root: &Path, args: &[&str]) -> Value {
     let out = Command::new(exe())
+        .envs(kernelab_testkit::isolated_env())
         .args(args)
         .current_dir(root)
         .env("XDG_STATE_HOME", root.join(".state"))
@@ -353,6 +356,7 @@ fn an_mcp_client_gets_the_clis_documents_and_builds_a_bundle() {
 
 fn cli_text(root: &Path, args: &[&str]) -> String {
     let out = Command::new(exe())
+        .envs(kernelab_testkit::isolated_env())
         .args(args)
         .current_dir(root)
         .output()
@@ -554,6 +558,7 @@ fn a_cancelled_ab_run_leaves_no_process_and_resumes() {
 fn malformed_json_rpc_gets_errors_and_the_server_goes_on() {
     let t = make_root();
     let mut child = Command::new(exe())
+        .envs(kernelab_testkit::isolated_env())
         .args(["mcp", "--root"])
         .arg(t.path())
         .arg("--state")

@@ -202,6 +202,7 @@ fn a_recorded_profile_holds_every_row_while_the_view_shows_top() {
     );
     // The same rows as a run without --top, whose document has every row.
     let whole = Command::new(assert_cmd::cargo::cargo_bin("kernelab"))
+        .envs(kernelab_testkit::isolated_env())
         .arg("profile")
         .arg(&trace)
         .args(["--group", "none", "--format", "json"])

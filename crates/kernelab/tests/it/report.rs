@@ -304,7 +304,10 @@ fn html_report_loads_in_headless_chromium() {
                 .is_ok_and(|o| o.status.success())
         })
     else {
-        eprintln!("SKIP: no chromium installed (.ci/run installs Debian's chromium)");
+        kernelab_testkit::skip(
+            "chromium",
+            "no chromium installed (.ci/run installs Debian's chromium)",
+        );
         return;
     };
     let profile = tempfile::tempdir().expect("tmp");

@@ -15,7 +15,10 @@ fn has_cuda() -> bool {
 #[test]
 fn ceilings_without_a_gpu_say_so_and_the_datasheet_still_answers() {
     if has_cuda() {
-        eprintln!("SKIP: this machine has a CUDA driver; the no-driver error cannot be shown here");
+        kernelab_testkit::skip(
+            "no-cuda-driver",
+            "this machine has a CUDA driver; the no-driver error cannot be shown here",
+        );
     } else {
         let out = kernelab().arg("ceilings").output().expect("runs");
         assert_eq!(out.status.code(), Some(2));

@@ -262,7 +262,7 @@ fn issue27_a_gpu_sweep_without_a_gpu_driver_is_one_error() {
         .status()
         .is_ok_and(|s| s.success());
     if has_driver {
-        eprintln!("SKIP: this machine has a CUDA driver");
+        kernelab_testkit::skip("no-cuda-driver", "this machine has a CUDA driver");
         return;
     }
     let t = tempfile::tempdir().expect("tmp");

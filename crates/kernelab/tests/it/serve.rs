@@ -256,6 +256,7 @@ fn sigkill_mid_run_leaves_no_server_and_resume_completes() {
     let spec = spec(dir.path(), &pid_arg, &pid_arg, 4, "");
     let samples = dir.path().join("s.jsonl");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("kernelab"))
+        .envs(kernelab_testkit::isolated_env())
         .arg("serve")
         .arg(&spec)
         .arg("--samples")

@@ -13,7 +13,10 @@ fn available() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipped: python3 cannot import llama_cpp.server and gguf (pip install 'llama-cpp-python[server]' gguf)");
+        kernelab_testkit::skip(
+            "llama.cpp",
+            "python3 cannot import llama_cpp.server and gguf (pip install 'llama-cpp-python[server]' gguf; .ci/run installs them)",
+        );
     }
     ok
 }

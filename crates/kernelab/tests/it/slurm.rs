@@ -40,14 +40,20 @@ impl Cluster {
         .filter(|b| !found(b))
         .collect();
         if !missing.is_empty() {
-            eprintln!(
-                "skipped: {} not installed (apt-get install slurm-wlm munge)",
-                missing.join(", ")
+            kernelab_testkit::skip(
+                "slurm",
+                format!(
+                    "{} not installed (apt-get install slurm-wlm munge; .ci/run installs them)",
+                    missing.join(", ")
+                ),
             );
             return None;
         }
         if sh(Command::new("id").arg("-u")).trim() != "0" {
-            eprintln!("skipped: the Slurm daemons are started as root, and this is not root");
+            kernelab_testkit::skip(
+                "root",
+                "the Slurm daemons are started as root, and this is not root",
+            );
             return None;
         }
         let host = sh(Command::new("hostname").arg("-s")).trim().to_string();

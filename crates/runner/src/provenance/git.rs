@@ -575,7 +575,7 @@ mod tests {
         let t = tempfile::tempdir().expect("tmp");
         let d = t.path();
         if git(d, &["init", "-q"]).is_none() {
-            eprintln!("SKIP: git is not installed (the comparison needs it)");
+            kernelab_testkit::skip("git", "git is not installed (the comparison needs it)");
             return;
         }
         std::fs::write(d.join("a.txt"), "one\n").expect("write");

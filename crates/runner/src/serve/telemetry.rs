@@ -403,7 +403,7 @@ mod tests {
         let fifo = dir.path().join("pp_dpm_sclk");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         if !made.is_ok_and(|s| s.success()) {
-            eprintln!("skipped: no mkfifo program");
+            kernelab_testkit::skip("mkfifo", "mkfifo is not available");
             return;
         }
         // Nothing writes to the FIFO: opening it for reading would block forever.
@@ -421,7 +421,7 @@ mod tests {
             .args(["sleep", "5"])
             .spawn()
         else {
-            eprintln!("skipped: no setsid program");
+            kernelab_testkit::skip("setsid", "setsid (util-linux) is not available");
             return;
         };
         let pid = child.id();

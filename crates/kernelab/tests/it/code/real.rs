@@ -114,7 +114,10 @@ fn stack_frames_are_not_local_memory() {
 /// Assembles `src` for `mcpu` with llvm-mc-19 and links it with ld.lld-19 into `dir/name.co`.
 fn assemble(dir: &Path, name: &str, src: &str, mcpu: &str) -> Option<PathBuf> {
     if !have("llvm-mc-19") || !have("ld.lld-19") || !have("llvm-readelf-19") {
-        eprintln!("SKIP: LLVM 19 tools are not installed (.ci/run installs llvm-19 and lld-19)");
+        kernelab_testkit::skip(
+            "llvm-19",
+            "LLVM 19 tools are not installed (.ci/run installs llvm-19 and lld-19)",
+        );
         return None;
     }
     let (s, o, co) = (
@@ -345,7 +348,10 @@ fn readelf_kernels(path: &Path) -> Vec<String> {
 #[test]
 fn every_offload_bundle_of_a_hip_fatbin_section_is_read() {
     if !have(BUNDLER) || !have("llvm-objcopy-19") {
-        eprintln!("SKIP: {BUNDLER} / llvm-objcopy-19 are not installed (.ci/run installs clang-19 and llvm-19)");
+        kernelab_testkit::skip(
+            "llvm-19",
+            format!("{BUNDLER} / llvm-objcopy-19 are not installed (.ci/run installs clang-19 and llvm-19)"),
+        );
         return;
     }
     let dir = tempfile::tempdir().expect("tmp");
