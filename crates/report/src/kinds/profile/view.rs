@@ -111,7 +111,17 @@ fn kernel_table(
             ("shared/LDS", Align::Right),
             ("scratch", Align::Right),
         ],
-    );
+    )
+    .giving_way(&[
+        "grid",
+        "block",
+        "scratch",
+        "shared/LDS",
+        "regs",
+        "min",
+        "max",
+        "median",
+    ]);
     for r in rows.iter().chain(other) {
         let mut name = shorten(&r.name, name_width);
         if family && r.variants > 1 && r.rank > 0 {
