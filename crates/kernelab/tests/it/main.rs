@@ -58,6 +58,7 @@ mod serve_placement;
 mod serve_state;
 mod slurm;
 pub mod sweep;
+mod terminal;
 mod xplane;
 
 use assert_cmd::Command;

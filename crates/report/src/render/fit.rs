@@ -151,29 +151,53 @@ pub(super) fn cut_middle(s: &str, most: usize) -> String {
     out
 }
 
-/// The bounds of the number (`412.864`, `+17.03%`, `1,204`) that the place `at` falls inside
-/// of (between two of its characters), if any.
+/// The bounds of the figure (`412.864 µs`, `+17.03%`, `1,204 calls`: a number and the word
+/// after it, as [`wrap`] keeps them together) that the place `at` falls inside of, if any.
 fn number_around(chars: &[char], at: usize) -> (Option<usize>, Option<usize>) {
-    let part = |c: &char| !c.is_whitespace();
-    if at == 0 || at >= chars.len() || !part(&chars[at - 1]) || !part(&chars[at]) {
+    if at == 0 || at >= chars.len() {
         return (None, None);
     }
-    let start = chars[..at]
-        .iter()
-        .rposition(|c| !part(c))
-        .map_or(0, |i| i + 1);
-    let end = chars[at..]
-        .iter()
-        .position(|c| !part(c))
-        .map_or(chars.len(), |i| at + i);
-    let token = &chars[start..end];
-    let digits = token.iter().filter(|c| c.is_ascii_digit()).count();
-    let numeric = digits > 0
-        && token.iter().all(|c| {
-            c.is_ascii_digit()
-                || matches!(c, '.' | ',' | '+' | '-' | '−' | '%' | '(' | ')' | ';' | ':')
-        });
-    if numeric {
+    let word_start = |i: usize| {
+        chars[..i]
+            .iter()
+            .rposition(|c| c.is_whitespace())
+            .map_or(0, |j| j + 1)
+    };
+    let word_end = |i: usize| {
+        chars[i..]
+            .iter()
+            .position(|c| c.is_whitespace())
+            .map_or(chars.len(), |j| i + j)
+    };
+    let numeric = |w: &[char]| {
+        w.iter().any(char::is_ascii_digit)
+            && w.iter().all(|c| {
+                c.is_ascii_digit()
+                    || matches!(c, '.' | ',' | '+' | '-' | '−' | '%' | '(' | ')' | ';' | ':')
+            })
+    };
+    // The word at `at` (or just before it, when `at` is a space), and the number it belongs to:
+    // itself, or the word before it when that ends in a digit (its unit).
+    let mut start = word_start(if chars[at].is_whitespace() {
+        at - 1
+    } else {
+        at
+    });
+    let mut end = word_end(start);
+    if !numeric(&chars[start..end]) && start >= 2 {
+        let before = word_start(start - 1);
+        if chars[start - 2].is_ascii_digit() && numeric(&chars[before..start - 1]) {
+            start = before;
+        }
+    }
+    if !numeric(&chars[start..word_end(start)]) {
+        return (None, None);
+    }
+    // A number's unit goes with it.
+    if chars[end - 1].is_ascii_digit() && end + 1 < chars.len() && chars[end] == ' ' {
+        end = word_end(end + 1);
+    }
+    if start < at && at < end {
         (Some(start), Some(end))
     } else {
         (None, None)
@@ -282,6 +306,51 @@ mod tests {
         assert!(!cut.contains("7.03%") || cut.contains("+17.03%"), "{cut}");
         let cut = cut_middle("412.864 µs → 483.164 µs is a change", 12);
         assert!(!cut.starts_with("41…") && !cut.starts_with("412…"), "{cut}");
+        let cut = cut_middle(
+            "sign flipped: 412.864 µs → 483.164 µs is a change of +17.03%",
+            54,
+        );
+        assert!(
+            !cut.contains("… µs") && !cut.contains("…µs"),
+            "a unit without its number: {cut}"
+        );
+        assert_eq!(
+            number_around(&"a 12.5 ms b".chars().collect::<Vec<_>>(), 5),
+            (Some(2), Some(9))
+        );
+        assert_eq!(
+            number_around(&"a 12.5 ms b".chars().collect::<Vec<_>>(), 8),
+            (Some(2), Some(9))
+        );
+        assert_eq!(
+            number_around(&"a 12.5 ms b".chars().collect::<Vec<_>>(), 6),
+            (Some(2), Some(9))
+        );
+        assert_eq!(
+            number_around(&"kernel_64x4 b".chars().collect::<Vec<_>>(), 8),
+            (None, None)
+        );
+    }
+
+    #[test]
+    fn any_text_cuts_to_its_width() {
+        let pieces = ["1", "2.5", " ", "ms", "µs", "a", "…", "+", "%", "  ", "x9"];
+        let mut seed = 7u64;
+        for _ in 0..2000 {
+            let mut s = String::new();
+            for _ in 0..(seed % 17) {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                s.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            for most in 0..s.width() + 2 {
+                let cut = cut_middle(&s, most);
+                assert!(cut.width() <= most, "{s:?} at {most}: {cut:?}");
+            }
+            let lines = wrap(&s, 6, "- ", "  ");
+            assert!(lines.iter().all(|l| l.width() <= 6), "{s:?}: {lines:?}");
+        }
     }
 
     #[test]
