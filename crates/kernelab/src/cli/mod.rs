@@ -39,15 +39,20 @@ pub(crate) struct Cli {
     pub command: Command,
 }
 
+/// `profile --help`'s description: the formats it reads, from the readers' registry.
+fn profile_about() -> String {
+    format!(
+        "Rank a request's GPU time per kernel or kernel family from profiler files.\n\nReads {}. \
+         The format is detected from the content. Several files are read into one profile.",
+        kernelab_trace::formats_read()
+    )
+}
+
 /// The commands.
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Rank a request's GPU time per kernel or kernel family from profiler files.
-    ///
-    /// Reads PyTorch profiler (Kineto) JSON (plain or gzip), rocprofv3 kernel_trace.csv (every
-    /// layout), kernel_stats.csv, memory_copy_trace.csv, the rocpd SQLite database
-    /// (*_results.db) and legacy rocprof results.stats.csv. The format is detected from the
-    /// content. Several files are read into one profile.
+    #[command(long_about = profile_about())]
     Profile(ProfileArgs),
     /// Show per-launch hardware metrics from Nsight Compute CSV (details or raw page), in base
     /// units (ns, byte, hz, byte/second).

@@ -59,6 +59,7 @@ mod serve_state;
 mod slurm;
 pub mod sweep;
 mod terminal;
+mod words;
 mod xplane;
 
 use assert_cmd::Command;
