@@ -668,8 +668,9 @@ pub(crate) struct RankArgs {
     /// TOML file of family rules: [[family]] name = "...", match = "REGEX" (first match wins).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
-    /// Rows before the "other" row in the terminal and Markdown views (default 20). JSON and CSV
-    /// hold every row unless --top is given; --record bundles always hold every row.
+    /// Rows before the "other" row in the terminal and Markdown views (default 20; 0: every
+    /// row). JSON and CSV hold every row unless --top is given; --record bundles always hold
+    /// every row.
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// Only kernels on this device (GPU index / agent id).

@@ -45,3 +45,79 @@ fn help_and_the_unknown_format_error_name_every_format() {
         "no replacement characters: {err}"
     );
 }
+
+/// `kernelab profile ARGS` on a fixture in every text format, each of which must succeed.
+fn profile_in_every_format(args: &[&str]) -> Vec<(String, String)> {
+    ["table", "md", "json"]
+        .into_iter()
+        .map(|format| {
+            let mut all = vec!["profile"];
+            all.extend(args);
+            all.extend(["--format", format]);
+            let out = kernelab()
+                .current_dir(super::fixture(""))
+                .args(&all)
+                .output()
+                .expect("runs");
+            assert!(
+                out.status.success(),
+                "{all:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            (
+                format.to_string(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn filters_are_stated_in_every_format() {
+    let trace = "h200_pair/gdn_w4s3_run1.json.gz";
+    let filtered = profile_in_every_format(&[
+        trace,
+        "--time-range",
+        "1ms:2.5ms",
+        "--name",
+        "chunk",
+        "--device",
+        "0",
+        "--stream",
+        "7",
+    ]);
+    for (format, text) in &filtered {
+        for said in [
+            "--time-range: kernels starting 1 ms to 2500 µs after the first kernel's start",
+            "--name: full names matching \\\"chunk\\\"",
+            "--device: device 0 only",
+            "--stream: stream 7 only",
+        ] {
+            // JSON escapes the quotes once; the views write them plain.
+            let said = if format == "json" {
+                said.to_string()
+            } else {
+                said.replace("\\\"", "\"")
+            };
+            assert!(text.contains(&said), "{format} states {said}:\n{text}");
+        }
+    }
+    for (format, text) in profile_in_every_format(&[trace]) {
+        assert!(!text.contains("filtered ("), "{format}: no filter, no note");
+    }
+}
+
+#[test]
+fn top_0_shows_every_row() {
+    let trace = "h200_pair/gdn_w4s3_run1.json.gz";
+    for (format, text) in profile_in_every_format(&[trace, "--top", "0"]) {
+        assert!(!text.contains("Top 0"), "{format}: {text}");
+        assert!(!text.contains("other ("), "{format}: no row folded: {text}");
+    }
+    let all = profile_in_every_format(&[trace, "--top", "0"]);
+    let doc: serde_json::Value = serde_json::from_str(&all[2].1).expect("JSON");
+    let every: serde_json::Value =
+        serde_json::from_str(&profile_in_every_format(&[trace])[2].1).expect("JSON");
+    assert_eq!(doc["kernels"], every["kernels"], "--top 0 keeps every row");
+    assert!(doc["other"].is_null());
+}
