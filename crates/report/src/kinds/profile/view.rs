@@ -166,6 +166,17 @@ fn opt(ns: Option<u64>) -> String {
         .unwrap_or_else(|| UNAVAILABLE.to_string())
 }
 
+/// A reader's fact as the Inputs line shows it, `key value`, and what it means where the key
+/// alone does not say.
+fn fact_text(key: &str, value: &str) -> String {
+    match key {
+        "events skipped" => format!(
+            "{key} {value} (CPU-side and other events that hold no kernel, copy or memset time)"
+        ),
+        _ => format!("{key} {value}"),
+    }
+}
+
 /// Builds the sections of the profile view. `name_width` shortens names (0: never).
 pub fn profile_tables(
     ranking: &Ranking,
@@ -176,7 +187,7 @@ pub fn profile_tables(
     let s = &ranking.summary;
     let mut inputs = Vec::new();
     for src in sources {
-        let facts: Vec<String> = src.facts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let facts: Vec<String> = src.facts.iter().map(|(k, v)| fact_text(k, v)).collect();
         inputs.push(format!(
             "{} ({}{}{})",
             src.path.display(),
@@ -218,14 +229,21 @@ pub fn profile_tables(
         },
     ]);
     summary.push(vec!["kernels executed".into(), thousands(s.kernel_count)]);
-    summary.push(vec![
-        "distinct kernels / rows".into(),
-        format!(
-            "{} / {}",
+    summary.push(if family {
+        vec![
+            "distinct kernel names / families".into(),
+            format!(
+                "{} / {}",
+                thousands(s.distinct_kernels as u64),
+                thousands(s.groups as u64)
+            ),
+        ]
+    } else {
+        vec![
+            "distinct kernel names".into(),
             thousands(s.distinct_kernels as u64),
-            thousands(s.groups as u64)
-        ),
-    ]);
+        ]
+    });
     let transfer = |ns: Option<u64>, n: Option<u64>| match (ns, n) {
         (Some(t), Some(c)) => format!("{} in {} ops", duration_ns(t as f64), thousands(c)),
         _ => UNAVAILABLE.into(),
