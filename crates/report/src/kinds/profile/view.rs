@@ -73,9 +73,10 @@ fn notes(ranking: &Ranking, sources: &[SourceInfo]) -> Vec<String> {
     out
 }
 
+/// A resource's range over a row's launches; `unavailable` where the input does not have it.
 fn range(r: Option<ValueRange>, fmt: fn(u64) -> String) -> String {
     match r {
-        None => "–".into(),
+        None => UNAVAILABLE.into(),
         Some(v) if v.min == v.max => fmt(u64::from(v.min)),
         Some(v) => format!("{}–{}", fmt(u64::from(v.min)), fmt(u64::from(v.max))),
     }
@@ -128,7 +129,7 @@ fn kernel_table(
             name = format!("{name} ({} variants)", r.variants);
         }
         let regs = match r.registers {
-            None => "–".to_string(),
+            None => UNAVAILABLE.to_string(),
             Some(_) => {
                 let mut s = range(r.registers, plain);
                 if r.register_granules {
@@ -151,8 +152,9 @@ fn kernel_table(
             opt_duration_ns(r.min_ns.map(|x| x as f64)),
             opt_duration_ns(r.max_ns.map(|x| x as f64)),
             share(r.share),
-            r.grid.map_or_else(|| "–".into(), |g| g.to_string()),
-            r.block.map_or_else(|| "–".into(), |g| g.to_string()),
+            r.grid.map_or_else(|| UNAVAILABLE.into(), |g| g.to_string()),
+            r.block
+                .map_or_else(|| UNAVAILABLE.into(), |g| g.to_string()),
             regs,
             range(r.shared_bytes, bytes),
             range(r.scratch_bytes, bytes),
