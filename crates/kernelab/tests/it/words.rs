@@ -105,6 +105,19 @@ fn filters_are_stated_in_every_format() {
     for (format, text) in profile_in_every_format(&[trace]) {
         assert!(!text.contains("filtered ("), "{format}: no filter, no note");
     }
+    for format in ["table", "md", "json"] {
+        let out = kernelab()
+            .current_dir(super::fixture(""))
+            .args(["compare", trace, "h200_pair/gdn_w2s4_run1.json.gz"])
+            .args(["--name", "chunk", "--format", format])
+            .output()
+            .expect("runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("filtered (--name: full names matching"),
+            "compare --format {format} states the filter:\n{text}"
+        );
+    }
 }
 
 #[test]
@@ -120,4 +133,21 @@ fn top_0_shows_every_row() {
         serde_json::from_str(&profile_in_every_format(&[trace])[2].1).expect("JSON");
     assert_eq!(doc["kernels"], every["kernels"], "--top 0 keeps every row");
     assert!(doc["other"].is_null());
+}
+
+#[test]
+fn the_a_a_line_says_what_it_means() {
+    let out = kernelab()
+        .current_dir(super::fixture(""))
+        .args(["ab", "analyze", "h200_ab/ab_proc_w4s3_w8s2.jsonl"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "A/A      ratio 1.0012: too few pairs for an A/A: 4 of 6 needed (the harness is not checked)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("unavailable (too few pairs) ok"), "{text}");
 }
