@@ -103,9 +103,7 @@ impl Filters {
     pub fn describe(&self) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(r) = &self.time_range {
-            let end = r
-                .end_ns
-                .map_or_else(|| "the end".to_string(), |e| time_text(e));
+            let end = r.end_ns.map_or_else(|| "the end".to_string(), time_text);
             parts.push(format!(
                 "--time-range: kernels starting {} to {end} after the first kernel's start",
                 time_text(r.start_ns)
