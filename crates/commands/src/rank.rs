@@ -12,11 +12,12 @@ use std::path::PathBuf;
 /// Rows before "other" in the terminal and Markdown views when `--top` is not given.
 pub const DEFAULT_TOP: usize = 20;
 
-/// The rows before "other" of one view: `top` where given; else every row for JSON and CSV
-/// (`machine`), which other tools read and must not lose rows from, and [`DEFAULT_TOP`] for
-/// the views people read.
+/// The rows before "other" of one view: `top` where given (0: every row); else every row for
+/// JSON and CSV (`machine`), which other tools read and must not lose rows from, and
+/// [`DEFAULT_TOP`] for the views people read.
 pub fn view_top(top: Option<usize>, machine: bool) -> usize {
     match top {
+        Some(0) => usize::MAX,
         Some(n) => n,
         None if machine => usize::MAX,
         None => DEFAULT_TOP,
@@ -44,7 +45,7 @@ pub struct RankSettings {
     pub stream: Option<u64>,
     /// `START:END` after the first kernel.
     pub time_range: Option<String>,
-    /// Rows before "other" (`None`: every row).
+    /// Rows before "other" (`None` or 0: every row).
     pub top: Option<usize>,
 }
 
@@ -81,7 +82,7 @@ pub fn rank_options(s: &RankSettings) -> Result<RankOptions> {
             Grouping::None
         },
         rules,
-        top: s.top.unwrap_or(usize::MAX),
+        top: s.top.filter(|&t| t > 0).unwrap_or(usize::MAX),
         filters: Filters {
             device: s.device,
             stream: s.stream,

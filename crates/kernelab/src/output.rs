@@ -50,9 +50,11 @@ pub(crate) fn check_file(option: &str, path: &std::path::Path, force: bool) -> R
     Ok(())
 }
 
-/// The width to fit terminal tables to, when standard output is a terminal and no file is named.
+/// The width to fit terminal text to (the one width policy of every command's table view):
+/// the terminal's, when standard output is a terminal, no file is named and `--wide` is not
+/// given; else none, and tables are drawn whole.
 pub(crate) fn terminal_width(out: &OutputArgs) -> Option<u16> {
-    if out.out.is_some() || !std::io::stdout().is_terminal() {
+    if out.wide || out.out.is_some() || !std::io::stdout().is_terminal() {
         return None;
     }
     // COLUMNS when set (a shell sets it, but seldom exports it), else the terminal's own width.

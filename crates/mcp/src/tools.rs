@@ -274,8 +274,9 @@ pub struct ToolSpec {
     pub has_format: bool,
 }
 
-/// Ids the server never offers: clap's own and the output format it chooses.
-const ALWAYS_HIDDEN: &[&str] = &["help", "version", "format"];
+/// Ids the server never offers: clap's own, the output format it chooses and the terminal's
+/// `--wide` (the server reads JSON).
+const ALWAYS_HIDDEN: &[&str] = &["help", "version", "format", "wide"];
 
 fn subcommand<'a>(root: &'a Command, path: &[&str]) -> Option<&'a Command> {
     let mut c = root;

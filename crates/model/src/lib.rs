@@ -32,6 +32,7 @@ mod metrics;
 pub mod plausible;
 mod profile;
 mod provenance;
+mod quote;
 pub mod roofline;
 pub mod serve;
 mod store;
@@ -72,6 +73,7 @@ pub use intern::{Interner, NameId};
 pub use metrics::{normalize_unit, LaunchMetrics, Metric, MetricValue};
 pub use profile::{Profile, SourceInfo};
 pub use provenance::{GitState, InputFile, Provenance};
+pub use quote::quote_bytes;
 pub use store::{Context, Dispatches, Iter as DispatchIter};
 pub use units::{
     duration_clamped, parse_scaled_decimal, parse_scaled_decimal_wide, seconds_to_ns, Nanos,

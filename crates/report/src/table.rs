@@ -27,6 +27,9 @@ pub struct Table {
     pub columns: Vec<Column>,
     /// Rows of cells, one per column.
     pub rows: Vec<Vec<String>>,
+    /// The columns (by place) that give way, first to last, when a terminal is too narrow for
+    /// every column; the others give way only after these, from the right.
+    pub give_way: Vec<usize>,
 }
 
 impl Table {
@@ -42,7 +45,17 @@ impl Table {
                 })
                 .collect(),
             rows: Vec::new(),
+            give_way: Vec::new(),
         }
+    }
+    /// States the columns named `names` as giving way, first to last, in a narrow terminal
+    /// (a name that is not a column is passed over).
+    pub fn giving_way(mut self, names: &[&str]) -> Self {
+        self.give_way = names
+            .iter()
+            .filter_map(|n| self.columns.iter().position(|c| c.name == *n))
+            .collect();
+        self
     }
     /// Appends a row.
     pub fn push(&mut self, row: Vec<String>) {

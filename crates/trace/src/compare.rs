@@ -304,7 +304,7 @@ pub fn compare(base: &[Profile], cand: &[Profile], options: &CompareOptions) -> 
             .collect()
     };
     let (nb, nc) = (names(base), names(cand));
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = options.rank.filters.describe().into_iter().collect();
     if !noise_runs && options.controls.is_empty() {
         notes.push("one run per side and no --control families: the run-to-run noise is unknown, so changes are not judged; repeat with --base A1 A2 A3 --cand B1 B2 B3 or name unchanged families with --control".into());
     }

@@ -45,6 +45,58 @@ impl Format {
     }
 }
 
+impl Format {
+    /// Every format kernelab reads, in the order help and errors list them (the registry they
+    /// are written from; `every_format_is_listed` fails until a new format is added here).
+    pub const ALL: [Format; 12] = [
+        Format::Kineto,
+        Format::RocprofCsv(CsvKind::KernelTrace),
+        Format::RocprofCsv(CsvKind::KernelStats),
+        Format::RocprofCsv(CsvKind::MemoryCopyTrace),
+        Format::RocprofCsv(CsvKind::ApiTrace),
+        Format::Sqlite,
+        Format::RocprofCsv(CsvKind::LegacyStats),
+        Format::RocprofCsv(CsvKind::KernelTop),
+        Format::NsysRep,
+        Format::NcuCsv,
+        Format::NsysStatsCsv,
+        Format::Xplane,
+    ];
+
+    /// What a person knows the format by: the file, and the tool that writes it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Kineto => {
+                "PyTorch profiler (Kineto) or legacy rocprof results.json Chrome-trace JSON, plain or gzip"
+            }
+            Format::RocprofCsv(CsvKind::KernelTrace) => {
+                "rocprofv3 kernel_trace.csv (every layout, rocpd convert, rocprof-compute timestamps.csv)"
+            }
+            Format::RocprofCsv(CsvKind::KernelStats) => "rocprofv3 kernel_stats.csv",
+            Format::RocprofCsv(CsvKind::MemoryCopyTrace) => "rocprofv3 memory_copy_trace.csv",
+            Format::RocprofCsv(CsvKind::ApiTrace) => {
+                "rocprofv3 hip_api_trace.csv and marker_api_trace.csv"
+            }
+            Format::Sqlite => "rocpd SQLite (*_results.db) or Nsight Systems SQLite export",
+            Format::RocprofCsv(CsvKind::LegacyStats) => "legacy rocprof results.stats.csv",
+            Format::RocprofCsv(CsvKind::KernelTop) => "rocprof-compute pmc_kernel_top.csv",
+            Format::NsysRep => "Nsight Systems .nsys-rep (through nsys export)",
+            Format::NcuCsv => "Nsight Compute --csv (details or raw page)",
+            Format::NsysStatsCsv => "nsys stats cuda_gpu_kern_sum CSV",
+            Format::Xplane => "JAX / TensorFlow / XLA .xplane.pb",
+        }
+    }
+}
+
+/// Every format kernelab reads ([`Format::ALL`]), as one list for help and errors.
+pub fn formats_read() -> String {
+    Format::ALL
+        .iter()
+        .map(|f| f.describe())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The first line of `head` split as CSV fields.
 pub(crate) fn csv_header(head: &[u8]) -> Option<Vec<String>> {
     let line_end = memchr::memchr(b'\n', head).unwrap_or(head.len());
@@ -94,15 +146,17 @@ pub fn detect(head: &[u8]) -> Result<Format> {
             }
             let shown: Vec<&str> = cols.iter().take(8).map(String::as_str).collect();
             return Err(unknown(format!(
-                "CSV header [{}{}] is not one kernelab reads (expected a rocprofv3 kernel_trace.csv with Kernel_Name and Start_Timestamp, a kernel_stats.csv or results.stats.csv with Name, Calls, TotalDurationNs)",
+                "CSV header [{}{}] is not one kernelab reads (a rocprofv3 kernel_trace.csv has Kernel_Name and Start_Timestamp, a kernel_stats.csv or results.stats.csv Name, Calls, TotalDurationNs); kernelab reads {}",
                 shown.join(", "),
-                if cols.len() > 8 { ", …" } else { "" }
+                if cols.len() > 8 { ", …" } else { "" },
+                formats_read()
             )));
         }
     }
-    let shown = String::from_utf8_lossy(&text[..text.len().min(32)]).into_owned();
     Err(unknown(format!(
-        "starts with {shown:?}; expected Kineto JSON (`{{` or `[`), gzip, a SQLite database or a rocprof CSV header"
+        "starts with {}; kernelab reads {}",
+        kernelab_model::quote_bytes(text, 32),
+        formats_read()
     )))
 }
 
@@ -113,6 +167,52 @@ fn unknown(detail: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The place of `f` in [`Format::ALL`]: a match with no catch-all, so a new format does
+    /// not compile until it has a place.
+    fn place(f: Format) -> usize {
+        match f {
+            Format::Kineto => 0,
+            Format::RocprofCsv(CsvKind::KernelTrace) => 1,
+            Format::RocprofCsv(CsvKind::KernelStats) => 2,
+            Format::RocprofCsv(CsvKind::MemoryCopyTrace) => 3,
+            Format::RocprofCsv(CsvKind::ApiTrace) => 4,
+            Format::Sqlite => 5,
+            Format::RocprofCsv(CsvKind::LegacyStats) => 6,
+            Format::RocprofCsv(CsvKind::KernelTop) => 7,
+            Format::NsysRep => 8,
+            Format::NcuCsv => 9,
+            Format::NsysStatsCsv => 10,
+            Format::Xplane => 11,
+        }
+    }
+
+    #[test]
+    fn every_format_is_listed() {
+        let mut listed = vec![false; Format::ALL.len()];
+        for f in Format::ALL {
+            listed[place(f)] = true;
+        }
+        assert!(listed.iter().all(|l| *l), "{listed:?}");
+        let text = formats_read();
+        for f in Format::ALL {
+            assert!(text.contains(f.describe()), "{text}");
+        }
+    }
+
+    #[test]
+    fn binary_prefixes_are_shown_as_hex() {
+        let err = detect(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
+            .err()
+            .map(|e| e.to_string());
+        let err = err.unwrap_or_default();
+        assert!(err.contains("bytes 89 50 4e 47"), "{err}");
+        assert!(!err.contains('\u{fffd}'), "{err}");
+        assert!(
+            err.contains("Nsight Compute --csv"),
+            "every format is named: {err}"
+        );
+    }
 
     #[test]
     fn detects_by_content() {

@@ -27,7 +27,10 @@ pub enum ErrorKind {
         expected: String,
     },
     /// The file is empty.
-    #[error("the file is empty: expected a profile (Kineto JSON, rocprofv3 CSV or SQLite, rocprof stats CSV)")]
+    #[error(
+        "the file is empty: expected a profile ({})",
+        crate::detect::formats_read()
+    )]
     Empty,
     /// The path is a directory.
     #[error(
@@ -147,12 +150,7 @@ impl std::error::Error for Error {
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Shows at most `n` characters of `text` for an error message.
+/// Shows at most `n` characters of `text` for an error message (binary input as hex bytes).
 pub(crate) fn snippet(text: &[u8], n: usize) -> String {
-    let s = String::from_utf8_lossy(&text[..text.len().min(n * 4)]);
-    let mut out: String = s.chars().take(n).collect();
-    if s.chars().count() > n {
-        out.push('…');
-    }
-    format!("{out:?}")
+    kernelab_model::quote_bytes(text, n)
 }

@@ -35,7 +35,7 @@ mod xplane;
 pub use compare::{
     by_family, compare, CompareOptions, Comparison, FamilyDelta, FigureDelta, Side, Status,
 };
-pub use detect::{detect, Format};
+pub use detect::{detect, formats_read, Format};
 pub use error::{Error, ErrorKind, Result};
 pub use input::{NoProgress, Progress};
 pub use kineto::KinetoOptions;

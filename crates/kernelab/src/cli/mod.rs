@@ -39,15 +39,20 @@ pub(crate) struct Cli {
     pub command: Command,
 }
 
+/// `profile --help`'s description: the formats it reads, from the readers' registry.
+fn profile_about() -> String {
+    format!(
+        "Rank a request's GPU time per kernel or kernel family from profiler files.\n\nReads {}. \
+         The format is detected from the content. Several files are read into one profile.",
+        kernelab_trace::formats_read()
+    )
+}
+
 /// The commands.
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Rank a request's GPU time per kernel or kernel family from profiler files.
-    ///
-    /// Reads PyTorch profiler (Kineto) JSON (plain or gzip), rocprofv3 kernel_trace.csv (every
-    /// layout), kernel_stats.csv, memory_copy_trace.csv, the rocpd SQLite database
-    /// (*_results.db) and legacy rocprof results.stats.csv. The format is detected from the
-    /// content. Several files are read into one profile.
+    #[command(long_about = profile_about())]
     Profile(ProfileArgs),
     /// Show per-launch hardware metrics from Nsight Compute CSV (details or raw page), in base
     /// units (ns, byte, hz, byte/second).
@@ -663,8 +668,9 @@ pub(crate) struct RankArgs {
     /// TOML file of family rules: [[family]] name = "...", match = "REGEX" (first match wins).
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
-    /// Rows before the "other" row in the terminal and Markdown views (default 20). JSON and CSV
-    /// hold every row unless --top is given; --record bundles always hold every row.
+    /// Rows before the "other" row in the terminal and Markdown views (default 20; 0: every
+    /// row). JSON and CSV hold every row unless --top is given; --record bundles always hold
+    /// every row.
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// Only kernels on this device (GPU index / agent id).

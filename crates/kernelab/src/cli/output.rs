@@ -44,4 +44,10 @@ pub(crate) struct OutputArgs {
     /// existing file is never replaced.
     #[arg(long)]
     pub force: bool,
+    /// In a terminal, draw every table whole, every column and every name (lines may be wider
+    /// than the terminal). Without it, tables are fitted to the terminal's width: columns give
+    /// way and long names are cut, and a line under the table says which. A pipe or --out
+    /// always gets whole tables.
+    #[arg(long)]
+    pub wide: bool,
 }

@@ -49,6 +49,7 @@ pub(crate) fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus>
         format: FormatArg::Md,
         out: args.out.clone(),
         force: args.force,
+        wide: false,
     };
     output::check_target(&out)?;
     let mut report = bundle_report(&dir, args.strict)?;
@@ -71,6 +72,7 @@ pub(crate) fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus>
                     format: FormatArg::Md,
                     out: Some(appendix.clone()),
                     force: args.force,
+                    wide: false,
                 };
                 output::write(&target, &rest)?;
                 output::to_stderr(&format!(

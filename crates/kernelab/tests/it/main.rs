@@ -59,6 +59,8 @@ mod serve_placement;
 mod serve_state;
 mod slurm;
 pub mod sweep;
+mod terminal;
+mod words;
 mod xplane;
 
 use assert_cmd::Command;

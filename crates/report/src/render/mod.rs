@@ -2,6 +2,7 @@
 
 mod csv;
 mod evidence_md;
+mod fit;
 mod html;
 mod markdown;
 mod terminal;
@@ -25,7 +26,8 @@ pub enum OutputFormat {
     Markdown,
 }
 
-/// Renders blocks as text in `format`. `width` limits terminal tables (None: no limit).
+/// Renders blocks as text in `format`. `width` fits terminal text to that many columns (tables
+/// keep one line per row, columns giving way; None: drawn whole, as for a pipe).
 pub fn render(sections: &[Block], format: OutputFormat, width: Option<u16>) -> String {
     match format {
         OutputFormat::Terminal => terminal::render(sections, width),

@@ -2,8 +2,9 @@
 //! [`vis`]: a control character from an input (an ESC sequence in a kernel name) is shown as
 //! its escape, never sent to the terminal.
 
+use super::fit;
 use crate::format::escape_controls;
-use crate::table::{Align, Block, Table};
+use crate::table::{Align, Block, Column, Table};
 use std::borrow::Cow;
 
 /// `s` as the terminal shows it: control characters escaped ([`escape_controls`]).
@@ -11,65 +12,101 @@ fn vis(s: &str) -> Cow<'_, str> {
     escape_controls(s, &[])
 }
 use comfy_table::{
-    presets::UTF8_FULL_CONDENSED, CellAlignment, ColumnConstraint, ContentArrangement,
-    Table as Comfy, Width,
+    presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table as Comfy,
 };
+
+/// Writes `text` as one line, or in a terminal of `width` columns wrapped between words: the
+/// first line starting with `first`, the others with `rest`.
+fn line(out: &mut String, text: &str, width: Option<u16>, first: &str, rest: &str) {
+    match width {
+        Some(w) => {
+            for l in fit::wrap(&vis(text), usize::from(w), first, rest) {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        None => {
+            out.push_str(first);
+            out.push_str(&vis(text));
+            out.push('\n');
+        }
+    }
+}
 
 fn table(out: &mut String, t: &Table, width: Option<u16>) {
     if t.rows.is_empty() {
         return;
     }
+    let visible = Table {
+        columns: t
+            .columns
+            .iter()
+            .map(|c| Column {
+                name: vis(&c.name).into_owned(),
+                align: c.align,
+            })
+            .collect(),
+        rows: t
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|v| vis(v).into_owned()).collect())
+            .collect(),
+        ..t.clone()
+    };
+    let fitted = width.map(|w| fit::table(&visible, usize::from(w)));
+    let drawn = fitted.as_ref().map_or(&visible, |f| &f.table);
     let mut c = Comfy::new();
     c.load_preset(UTF8_FULL_CONDENSED);
-    match width {
-        Some(w) => {
-            c.set_content_arrangement(ContentArrangement::Dynamic);
-            c.set_width(w);
-        }
-        None => {
-            c.set_content_arrangement(ContentArrangement::Disabled);
-        }
-    }
-    c.set_header(t.columns.iter().map(|col| vis(&col.name).into_owned()));
-    let rows: Vec<Vec<String>> = t
-        .rows
-        .iter()
-        .map(|r| r.iter().map(|v| vis(v).into_owned()).collect())
-        .collect();
-    for r in &rows {
+    // Fitted or not, a row is one line: its cells were cut to the width beforehand.
+    c.set_content_arrangement(ContentArrangement::Disabled);
+    c.set_header(drawn.columns.iter().map(|col| col.name.clone()));
+    for r in &drawn.rows {
         c.add_row(r.clone());
     }
-    for (i, col) in t.columns.iter().enumerate() {
-        // A number is never broken across lines: a right-aligned (figure) column is at least
-        // as wide as its widest cell; text columns give way.
-        let widest = rows
-            .iter()
-            .filter_map(|r| r.get(i))
-            .map(|s| s.chars().count())
-            .max()
-            .unwrap_or(0);
+    for (i, col) in drawn.columns.iter().enumerate() {
         if let Some(column) = c.column_mut(i) {
             column.set_cell_alignment(match col.align {
                 Align::Left => CellAlignment::Left,
                 Align::Right => CellAlignment::Right,
             });
-            if col.align == Align::Right && width.is_some() {
-                let w = u16::try_from(widest).unwrap_or(u16::MAX);
-                column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(w)));
-            }
         }
     }
-    out.push_str(&vis(&t.title));
-    out.push('\n');
+    line(out, &t.title, width, "", "  ");
     out.push_str(&c.to_string());
-    out.push_str("\n\n");
+    out.push('\n');
+    if let (Some(f), Some(w)) = (&fitted, width) {
+        if let Some(note) = fitted_note(f, w) {
+            line(out, &note, width, "", "  ");
+        }
+    }
+    out.push('\n');
 }
 
-fn bullets(out: &mut String, lines: &[String]) {
+/// The line under a fitted table: which columns were left out or cut to fit, and how to see
+/// them whole.
+fn fitted_note(f: &fit::Fitted, width: u16) -> Option<String> {
+    let mut parts = Vec::new();
+    if !f.left_out.is_empty() {
+        parts.push(format!(
+            "left out to fit {width} columns: {}",
+            f.left_out.join(", ")
+        ));
+    }
+    if !f.cut.is_empty() {
+        parts.push(format!("cut to fit: {}", f.cut.join(", ")));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "({}; --wide shows every column whole, --format md writes the full table)",
+        parts.join("; ")
+    ))
+}
+
+fn bullets(out: &mut String, lines: &[String], width: Option<u16>) {
     for l in lines {
-        out.push_str("  - ");
-        out.push_str(&vis(l));
-        out.push('\n');
+        line(out, l, width, "  - ", "    ");
     }
     out.push('\n');
 }
@@ -77,16 +114,12 @@ fn bullets(out: &mut String, lines: &[String]) {
 fn blocks(out: &mut String, bs: &[Block], width: Option<u16>) {
     for b in bs {
         match b {
-            Block::Heading(h) => {
-                out.push_str(&vis(h));
-                out.push('\n');
-            }
-            Block::Lines(l) => bullets(out, l),
+            Block::Heading(h) => line(out, h, width, "", "  "),
+            Block::Lines(l) => bullets(out, l, width),
             Block::List { title, lines } => {
                 if !lines.is_empty() {
-                    out.push_str(&vis(title));
-                    out.push('\n');
-                    bullets(out, lines);
+                    line(out, title, width, "", "  ");
+                    bullets(out, lines, width);
                 }
             }
             Block::Table(t) => table(out, t, width),
@@ -103,8 +136,7 @@ fn blocks(out: &mut String, bs: &[Block], width: Option<u16>) {
                 summary,
                 blocks: inner,
             } => {
-                out.push_str(&vis(summary));
-                out.push('\n');
+                line(out, summary, width, "", "  ");
                 blocks(out, inner, width);
             }
         }
@@ -123,7 +155,7 @@ mod tests {
     use crate::table::Table;
 
     #[test]
-    fn a_narrow_terminal_wraps_names_never_numbers() {
+    fn a_narrow_terminal_cuts_names_never_numbers() {
         let mut t = Table::new(
             "t",
             &[
@@ -147,7 +179,21 @@ mod tests {
             out.lines().all(|l| l.chars().count() <= 60),
             "fits 60 columns:\n{out}"
         );
-        assert!(!out.contains(name), "the name wrapped:\n{out}");
+        assert!(!out.contains(name), "the name was cut:\n{out}");
+        assert!(
+            out.contains("…128, true>(float*)"),
+            "its end is kept:\n{out}"
+        );
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with('│')).count(),
+            2,
+            "one line per row:\n{out}"
+        );
+        assert!(out.contains("cut to fit: kernel; --wide"), "{out}");
+        // Too narrow for every column: the last gives way, and the line under says so.
+        let out = render(&[Block::Table(t.clone())], Some(40));
+        assert!(out.lines().all(|l| l.chars().count() <= 40), "{out}");
+        assert!(out.contains("left out to fit 40 columns: mean"), "{out}");
         // Not a terminal: plain rows, nothing wrapped.
         let plain = render(&[Block::Table(t)], None);
         assert!(plain.contains(name));

@@ -74,6 +74,16 @@ pub fn parse_time_range(text: &str) -> Result<TimeRange> {
     Ok(TimeRange { start_ns, end_ns })
 }
 
+/// `ns` in the largest unit that writes it whole (`10 ms`, `300 µs`, `1500 ns`).
+fn time_text(ns: i64) -> String {
+    match ns {
+        0 => "0 ms".to_string(),
+        n if n % 1_000_000 == 0 => format!("{} ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{} µs", n / 1_000),
+        n => format!("{n} ns"),
+    }
+}
+
 /// Which dispatches to keep.
 #[derive(Clone, Debug, Default)]
 pub struct Filters {
@@ -88,6 +98,34 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// The filters given, in words, for every view of the figures they shape (`None`: none
+    /// given). A table pasted elsewhere then still says it covers a window or a subset.
+    pub fn describe(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(r) = &self.time_range {
+            let end = r.end_ns.map_or_else(|| "the end".to_string(), time_text);
+            parts.push(format!(
+                "--time-range: kernels starting {} to {end} after the first kernel's start",
+                time_text(r.start_ns)
+            ));
+        }
+        if let Some(re) = &self.name {
+            parts.push(format!("--name: full names matching {:?}", re.as_str()));
+        }
+        if let Some(d) = self.device {
+            parts.push(format!("--device: device {d} only"));
+        }
+        if let Some(s) = self.stream {
+            parts.push(format!("--stream: stream {s} only"));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "filtered ({}): every figure covers only the kernels kept",
+                parts.join("; ")
+            )
+        })
+    }
+
     /// Whether an operation on `device`/`stream` starting `offset_ns` after the first kernel
     /// passes the device, stream and time filters.
     /// `offset_ns` is `None` for inputs without start times, which the time filter keeps.
@@ -295,7 +333,7 @@ pub fn rank(profile: &Profile, options: &RankOptions) -> Result<Ranking> {
     let d = &profile.dispatches;
     let tally = selected.tally(d);
     let kernel_time = groups::total_ns(profile, &selected, &tally);
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = options.filters.describe().into_iter().collect();
     let mut ranked = || {
         let rows = groups::rank_dispatches(
             profile,

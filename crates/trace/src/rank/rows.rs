@@ -1,6 +1,6 @@
 //! Per-kernel (or per-family) rows, and the ranking of aggregate-only inputs (stats files).
 
-use super::{RankOptions, Ranking, Summary};
+use super::{Filters, RankOptions, Ranking, Summary};
 use kernelab_model::{NameId, Nanos, Profile};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -235,7 +235,12 @@ pub(super) fn rank_aggregates(
     key_of: &mut dyn FnMut(NameId) -> String,
 ) -> Ranking {
     let f = &options.filters;
-    let mut notes = Vec::new();
+    // Only the name filter applies to aggregates: only it is stated as applied.
+    let applied = Filters {
+        name: f.name.clone(),
+        ..Filters::default()
+    };
+    let mut notes: Vec<String> = applied.describe().into_iter().collect();
     if f.device.is_some() || f.stream.is_some() || f.time_range.is_some() {
         notes.push(
             "--device, --stream and --time-range need per-dispatch records and were not applied"

@@ -102,11 +102,7 @@ pub(crate) fn ab_part(r: &AbBody) -> (Vec<Block>, String) {
         lines.push(format!(
             "A/A pre-flight ratio {}: {}",
             crate::format::ratio(aa.analysis.ratio()),
-            if aa.harness_bias {
-                "HARNESS BIAS"
-            } else {
-                "ok"
-            }
+            view::aa_verdict(aa)
         ));
     }
     let chart = svg::strip(

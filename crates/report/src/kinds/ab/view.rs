@@ -95,19 +95,41 @@ pub fn analysis_lines(name: &str, a: &Analysis) -> Vec<String> {
     l
 }
 
+/// What the A/A pre-flight says, after its ratio and interval: that it found no harness bias,
+/// that it found one, or that it had too few pairs for an interval (how many of how many).
+pub(crate) fn aa_verdict(aa: &kernelab_stats::AaCheck) -> String {
+    let a = &aa.analysis;
+    if a.interval().is_none() {
+        let needed = kernelab_stats::rank::min_pairs_for_interval(1.0 - a.level);
+        return match needed.filter(|&n| n > a.pairs) {
+            Some(n) => format!(
+                "too few pairs for an A/A: {} of {} needed (the harness is not checked)",
+                thousands(a.pairs as u64),
+                thousands(n as u64)
+            ),
+            None => "no A/A interval (the harness is not checked)".to_string(),
+        };
+    }
+    if aa.harness_bias {
+        "HARNESS BIAS: the A/A interval excludes 1; the A/B verdict is not trustworthy".into()
+    } else {
+        "ok, the A/A interval holds 1 (no harness bias)".into()
+    }
+}
+
 /// The sections of an A/B result.
 pub fn ab_sections(r: &AbResult, header: &[String]) -> Vec<Block> {
     let mut lines: Vec<String> = header.to_vec();
     if let Some(aa) = &r.aa {
+        let interval = aa
+            .analysis
+            .interval()
+            .map(|i| format!(" {}", interval(Some(i), "")))
+            .unwrap_or_default();
         lines.push(format!(
-            "A/A      ratio {} {} {}",
+            "A/A      ratio {}{interval}: {}",
             ratio(aa.analysis.ratio()),
-            ci(aa.analysis.interval()),
-            if aa.harness_bias {
-                "HARNESS BIAS: the A/A interval excludes 1; the A/B verdict is not trustworthy"
-            } else {
-                "ok"
-            }
+            aa_verdict(aa)
         ));
     }
     lines.push(format!(

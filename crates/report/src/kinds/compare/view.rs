@@ -99,7 +99,8 @@ pub fn compare_tables(
             (share_cand, Align::Right),
             ("verdict", Align::Left),
         ],
-    );
+    )
+    .giving_way(&[share_base, share_cand, "delta", "ratio", "calls"]);
     for f in c.families.iter().chain(&c.other) {
         t.push(row(f, name_width));
     }

@@ -73,9 +73,10 @@ fn notes(ranking: &Ranking, sources: &[SourceInfo]) -> Vec<String> {
     out
 }
 
+/// A resource's range over a row's launches; `unavailable` where the input does not have it.
 fn range(r: Option<ValueRange>, fmt: fn(u64) -> String) -> String {
     match r {
-        None => "–".into(),
+        None => UNAVAILABLE.into(),
         Some(v) if v.min == v.max => fmt(u64::from(v.min)),
         Some(v) => format!("{}–{}", fmt(u64::from(v.min)), fmt(u64::from(v.max))),
     }
@@ -111,14 +112,24 @@ fn kernel_table(
             ("shared/LDS", Align::Right),
             ("scratch", Align::Right),
         ],
-    );
+    )
+    .giving_way(&[
+        "grid",
+        "block",
+        "scratch",
+        "shared/LDS",
+        "regs",
+        "min",
+        "max",
+        "median",
+    ]);
     for r in rows.iter().chain(other) {
         let mut name = shorten(&r.name, name_width);
         if family && r.variants > 1 && r.rank > 0 {
             name = format!("{name} ({} variants)", r.variants);
         }
         let regs = match r.registers {
-            None => "–".to_string(),
+            None => UNAVAILABLE.to_string(),
             Some(_) => {
                 let mut s = range(r.registers, plain);
                 if r.register_granules {
@@ -141,8 +152,9 @@ fn kernel_table(
             opt_duration_ns(r.min_ns.map(|x| x as f64)),
             opt_duration_ns(r.max_ns.map(|x| x as f64)),
             share(r.share),
-            r.grid.map_or_else(|| "–".into(), |g| g.to_string()),
-            r.block.map_or_else(|| "–".into(), |g| g.to_string()),
+            r.grid.map_or_else(|| UNAVAILABLE.into(), |g| g.to_string()),
+            r.block
+                .map_or_else(|| UNAVAILABLE.into(), |g| g.to_string()),
             regs,
             range(r.shared_bytes, bytes),
             range(r.scratch_bytes, bytes),
@@ -156,6 +168,17 @@ fn opt(ns: Option<u64>) -> String {
         .unwrap_or_else(|| UNAVAILABLE.to_string())
 }
 
+/// A reader's fact as the Inputs line shows it, `key value`, and what it means where the key
+/// alone does not say.
+fn fact_text(key: &str, value: &str) -> String {
+    match key {
+        "events skipped" => format!(
+            "{key} {value} (CPU-side and other events that hold no kernel, copy or memset time)"
+        ),
+        _ => format!("{key} {value}"),
+    }
+}
+
 /// Builds the sections of the profile view. `name_width` shortens names (0: never).
 pub fn profile_tables(
     ranking: &Ranking,
@@ -166,7 +189,7 @@ pub fn profile_tables(
     let s = &ranking.summary;
     let mut inputs = Vec::new();
     for src in sources {
-        let facts: Vec<String> = src.facts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let facts: Vec<String> = src.facts.iter().map(|(k, v)| fact_text(k, v)).collect();
         inputs.push(format!(
             "{} ({}{}{})",
             src.path.display(),
@@ -208,14 +231,21 @@ pub fn profile_tables(
         },
     ]);
     summary.push(vec!["kernels executed".into(), thousands(s.kernel_count)]);
-    summary.push(vec![
-        "distinct kernels / rows".into(),
-        format!(
-            "{} / {}",
+    summary.push(if family {
+        vec![
+            "distinct kernel names / families".into(),
+            format!(
+                "{} / {}",
+                thousands(s.distinct_kernels as u64),
+                thousands(s.groups as u64)
+            ),
+        ]
+    } else {
+        vec![
+            "distinct kernel names".into(),
             thousands(s.distinct_kernels as u64),
-            thousands(s.groups as u64)
-        ),
-    ]);
+        ]
+    });
     let transfer = |ns: Option<u64>, n: Option<u64>| match (ns, n) {
         (Some(t), Some(c)) => format!("{} in {} ops", duration_ns(t as f64), thousands(c)),
         _ => UNAVAILABLE.into(),
