@@ -3,7 +3,7 @@
 //! number-reading floors, so record kinds and the audit both stand on it.
 
 use crate::audit::number::{numbers, Unit};
-use crate::format::{duration_ns, percent};
+use crate::format::{duration_ns, percent, with_unit, Unit as Shown};
 use kernelab_stats::Analysis;
 use kernelab_trace::KernelRow;
 
@@ -57,8 +57,8 @@ impl Figure {
             Kind::Ratio => crate::format::fixed(self.value, 4),
             Kind::Count => format!("{}", self.value),
             Kind::Gates => format!("{}/{}", self.value, self.total),
-            Kind::ByteRate => format!("{:.1} GB/s", self.value / 1e9),
-            Kind::FlopRate => format!("{:.2} TFLOP/s", self.value / 1e12),
+            Kind::ByteRate => with_unit(self.value, 1, Shown::GigaBytesPerS),
+            Kind::FlopRate => with_unit(self.value, 2, Shown::TeraFlopPerS),
             Kind::TokenRate => format!("{} tok/s", self.value),
             Kind::RequestRate => format!("{} req/s", self.value),
         }

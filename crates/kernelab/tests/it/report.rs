@@ -190,7 +190,7 @@ fn markdown_and_json_reports() {
     );
     assert!(
         md.contains(
-            "| inproc_w4s3_w8s2 | – | – | SLOWER 1.0763 [1.0712, 1.0814] | – | – | ready |"
+            "| inproc_w4s3_w8s2 | – | – | SLOWER 1.0763 [1.0712, 1.0814] | – | – | regression (ab inproc_w4s3_w8s2 is SLOWER) |"
         ),
         "{md}"
     );

@@ -1,5 +1,5 @@
-//! The report's first lines: the status of the change (ready, blocked by a failed gate, or
-//! inconclusive, naming the record that decides) and one row per change label with what a
+//! The report's first lines: the status of the change (ready, blocked by a failed gate, a
+//! regression where a timing verdict is SLOWER, or inconclusive, naming the record that decides) and one row per change label with what a
 //! reviewer asks first: gates, code, kernel timing, predicted against measured request impact,
 //! serving. Records of one change that disagree (kernel-run and A/B intervals that do not
 //! overlap, a measured impact outside the prediction) are flagged there.
@@ -19,6 +19,8 @@ pub enum State {
     Ready,
     /// A timing verdict is INCONCLUSIVE (or there is no timing).
     Inconclusive,
+    /// Every gate passed and a timing or serving verdict is SLOWER.
+    Regression,
     /// A gate failed.
     Blocked,
 }
@@ -28,6 +30,7 @@ impl State {
         match self {
             State::Ready => "ready",
             State::Inconclusive => "inconclusive",
+            State::Regression => "regression",
             State::Blocked => "blocked",
         }
     }
@@ -90,6 +93,7 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
         let mut ab: Option<&Analysis> = None;
         let mut serving: Option<String> = None;
         let mut serve_state = State::Ready;
+        let mut serve_slower = false;
         let mut timed_by = String::new();
         for e in &mine {
             let ctx = Ctx {
@@ -122,6 +126,7 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
                     if s.verdict.starts_with("INCONCLUSIVE") {
                         serve_state = State::Inconclusive;
                     }
+                    serve_slower |= s.verdict.starts_with("SLOWER");
                 }
                 _ => {}
             }
@@ -173,8 +178,11 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
                 )
             })
             .collect();
+        let slower = timing.is_some_and(|a| a.verdict == Verdict::Slower);
         let state = if !failed.is_empty() {
             State::Blocked
+        } else if slower || serve_slower {
+            State::Regression
         } else if timing.is_none_or(|a| a.verdict == Verdict::Inconclusive) {
             State::Inconclusive
         } else {
@@ -187,6 +195,8 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
                 format!("{timed_by} decides")
             }
             State::Inconclusive => format!("serve {label} decides"),
+            State::Regression if slower => format!("{timed_by} is SLOWER"),
+            State::Regression => format!("serve {label} is SLOWER"),
             State::Ready => String::new(),
         };
         if worst.as_ref().is_none_or(|(w, _)| state > *w) {

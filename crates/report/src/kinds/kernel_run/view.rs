@@ -134,8 +134,9 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Block> {
 /// Per build, the FLOP/s and bytes/s its median launch reaches (unavailable where the model
 /// gives no such figure).
 fn achieved_lines(w: &kernelab_model::kernel_run::Achieved) -> Vec<String> {
-    let rate = |v: Option<f64>, scale: f64, unit: &str| {
-        v.map(|x| format!("{:.3} {unit}", x / scale))
+    use crate::format::{with_unit, Unit};
+    let rate = |v: Option<f64>, unit: Unit| {
+        v.map(|x| with_unit(x, 3, unit))
             .unwrap_or_else(|| crate::format::UNAVAILABLE.to_string())
     };
     let mut lines = vec![format!(
@@ -153,8 +154,8 @@ fn achieved_lines(w: &kernelab_model::kernel_run::Achieved) -> Vec<String> {
     ] {
         lines.push(format!(
             "{name}: {}, {}",
-            rate(f, 1e12, "TFLOP/s"),
-            rate(b, 1e9, "GB/s")
+            rate(f, Unit::TeraFlopPerS),
+            rate(b, Unit::GigaBytesPerS)
         ));
     }
     lines
@@ -184,4 +185,28 @@ pub fn kernel_plan_sections(p: &Plan, title: &str) -> Vec<Block> {
         ]);
     }
     vec![Block::Table(t)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::achieved_lines;
+    use kernelab_model::kernel_run::Achieved;
+
+    #[test]
+    fn achieved_rates_are_drawn_by_the_one_rate_formatter() {
+        // 1 GB per launch: 437.527 µs is 2,285.573 GB/s, 441.969 µs 2,262.602 GB/s (Python:
+        // 1e9 / 437527e-9 / 1e9), with the separator every rate has.
+        let w = Achieved::at(Some(2e12 * 437.527e-6), Some(1e9), 437_527.0, 441_969.0);
+        let lines = achieved_lines(&w);
+        assert_eq!(lines[1], "baseline: 2.000 TFLOP/s, 2,285.573 GB/s");
+        assert!(
+            lines[2].starts_with("candidate: 1.980 TFLOP/s, 2,262.602 GB/s"),
+            "{lines:?}"
+        );
+        let none = Achieved::at(None, None, 1.0, 1.0);
+        assert_eq!(
+            achieved_lines(&none)[1],
+            "baseline: unavailable, unavailable"
+        );
+    }
 }
