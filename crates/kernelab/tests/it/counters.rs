@@ -437,3 +437,70 @@ fn rocprofv3_one_counter_per_process_from_replayed_real_counter_files() {
     let derived = stat("compute_rhs", "derived: achieved occupancy");
     assert_eq!(derived["formula"], "OccupancyPercent");
 }
+
+/// Every number the report draws of a counters record (medians, ranges, durations, derived
+/// bandwidths, counts) is a figure the audit finds: kernelab's own report checks clean, and a
+/// changed digit of a duration or a bandwidth is caught.
+#[test]
+fn a_counters_record_audits_clean_in_its_own_report_and_a_changed_rate_is_caught() {
+    let names = h200_listing();
+    let s = Standin::new("ncu", &listing_refs(&names));
+    let bundle = s.path().join("bundle");
+    let out = s
+        .cmd()
+        .args(["--metrics", NCU_METRICS, "--repeats", "3", "--record"])
+        .arg(&bundle)
+        .args([
+            "--baseline",
+            "true baseline",
+            "--candidate",
+            "true candidate",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = kernelab()
+        .arg("report")
+        .arg(&bundle)
+        .args(["--format", "md"])
+        .output()
+        .expect("runs");
+    assert!(report.status.success());
+    let md = String::from_utf8(report.stdout).expect("UTF-8");
+    let check = |note: &str| {
+        let p = s.path().join("note.md");
+        std::fs::write(&p, note).expect("note");
+        let out = kernelab()
+            .args(["report", "check"])
+            .arg(&p)
+            .arg("--bundle")
+            .arg(&bundle)
+            .args(["--format", "json"])
+            .output()
+            .expect("runs");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (
+            out.status.code(),
+            v["mismatches"].clone(),
+            v["checked"].clone(),
+        )
+    };
+    let (code, mismatches, checked) = check(&md);
+    assert_eq!(
+        (code, &mismatches),
+        (Some(0), &serde_json::json!([])),
+        "{md}"
+    );
+    assert!(checked.as_u64().is_some_and(|n| n >= 20), "{checked}");
+    // The median duration, 82.256 µs, and the derived bandwidth, (171,353,344 + 113,980,160)
+    // B / 82,432 ns = 3,461.4 GB/s, each with one digit changed.
+    for (from, to) in [("82.256 µs", "82.356 µs"), ("3,461.4 GB/s", "3,471.4 GB/s")] {
+        assert!(md.contains(from), "no {from:?} in:\n{md}");
+        let (code, mismatches, _) = check(&md.replacen(from, to, 1));
+        assert_eq!(code, Some(1), "{from} → {to} passed: {mismatches}");
+    }
+}

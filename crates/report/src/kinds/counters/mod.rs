@@ -35,19 +35,52 @@ impl RecordKind for CountersBody {
         Some(view::counters_csv(&self.run))
     }
     fn figures(&self, sink: &mut Sink<'_>) {
-        for c in &self.run.changes {
+        let r = &self.run;
+        for c in &r.changes {
             let s = Some(c.kernel.as_str());
             let what = format!("{} {}", c.kernel, c.metric);
             for (side, v) in [("baseline", c.baseline), ("candidate", c.candidate)] {
                 if let Some(v) = v {
-                    sink.add(FigureKind::Count, v, &format!("{what}, {side}"), s);
+                    value_figure(sink, &c.unit, v, &format!("{what}, {side}"), s);
                 }
             }
             if let Some(x) = c.change.change() {
                 sink.add(FigureKind::Change, x, &format!("{what}, change"), s);
             }
         }
+        for st in &r.stats {
+            let s = Some(st.kernel.as_str());
+            let what = format!("{} {} {}", st.side, st.kernel, st.metric);
+            for (which, v) in [("median", st.median), ("min", st.min), ("max", st.max)] {
+                if let Some(v) = v {
+                    value_figure(sink, &st.unit, v, &format!("{what}, {which}"), s);
+                }
+            }
+            let n = st.values.len() as f64;
+            sink.add(FigureKind::Count, n, &format!("{what}, values"), s);
+        }
+        for (n, what) in [
+            (r.metrics.len(), "metrics"),
+            (r.group_size, "metrics per process"),
+            (r.repeats, "repeats"),
+            (r.processes.len(), "profiler processes"),
+            (r.failures().count(), "failed profiler processes"),
+        ] {
+            sink.add(FigureKind::Count, n as f64, what, None);
+        }
     }
+}
+
+/// A counter's value as the figure of its unit, as the view draws it: nanoseconds as a time,
+/// a percentage as a share, bytes per second as a rate, anything else as a count.
+fn value_figure(sink: &mut Sink<'_>, unit: &str, v: f64, what: &str, subject: Option<&str>) {
+    let (kind, x) = match unit {
+        "ns" => (FigureKind::Time, v),
+        "%" => (FigureKind::Share, v / 100.0),
+        "byte/second" => (FigureKind::ByteRate, v),
+        _ => (FigureKind::Count, v),
+    };
+    sink.add(kind, x, what, subject);
 }
 
 /// `kernelab counters` (`kind: "counters"`).
