@@ -637,3 +637,32 @@ fn letters_whose_case_changes_byte_length_do_not_panic() {
     let (code, _) = check(dir.path(), "w8s2 ȺȺ 5 ms\nL ȺȺ 5 ms\n");
     assert!(code == 0 || code == 1, "exit {code}");
 }
+
+#[test]
+fn a_ratio_after_a_verdict_word_is_checked_as_a_ratio() {
+    let (dir, md) = setup();
+    // The Changes table writes each verdict as `SLOWER ratio [low, high]`: each of the three
+    // numbers, one digit off, is caught; the report as rendered passes.
+    assert_eq!(check(dir.path(), &md).0, 0);
+    for (from, to) in [
+        (
+            "SLOWER 1.1636 [1.1599, 1.1681]",
+            "SLOWER 1.1637 [1.1599, 1.1681]",
+        ),
+        (
+            "SLOWER 1.1636 [1.1599, 1.1681]",
+            "SLOWER 1.1636 [1.1589, 1.1681]",
+        ),
+        (
+            "SLOWER 1.0763 [1.0712, 1.0814]",
+            "SLOWER 1.0763 [1.0712, 1.0815]",
+        ),
+    ] {
+        let (code, found) = check(dir.path(), &edit(&md, from, to));
+        assert_eq!(code, 1, "{to}: {found:?}");
+        assert!(
+            found.iter().all(|(_, _, p)| p.contains("ratio")),
+            "{found:?}"
+        );
+    }
+}

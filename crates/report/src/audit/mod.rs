@@ -97,6 +97,23 @@ fn after_word(text: &str, word: &str) -> Option<usize> {
     text.to_ascii_lowercase().find(word).map(|i| i + word.len())
 }
 
+/// The byte offset in `text` past the first verdict word as kernelab writes it (upper case:
+/// `FASTER`, `SLOWER`, `SAME`, `INCONCLUSIVE`), if any.
+fn after_verdict(text: &str) -> Option<usize> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    ["FASTER", "SLOWER", "SAME", "INCONCLUSIVE"]
+        .iter()
+        .filter_map(|w| {
+            text.match_indices(w)
+                .find(|(i, _)| {
+                    !text[..*i].chars().next_back().is_some_and(word)
+                        && !text[i + w.len()..].chars().next().is_some_and(word)
+                })
+                .map(|(i, _)| i + w.len())
+        })
+        .min()
+}
+
 /// What looking a number up found.
 #[derive(Debug)]
 enum Lookup {
@@ -239,6 +256,9 @@ impl<'a> Auditor<'a> {
         // Where the words that change how a bare decimal reads end (once per text, not per
         // number).
         let (ratio_at, speedup_at) = (after_word(text, "ratio"), after_word(text, "speedup"));
+        // kernelab writes a verdict before its ratio and interval: `SLOWER 1.1636 [1.1599,
+        // 1.1681]`; decimals after one are candidate / baseline.
+        let ratio_at = ratio_at.into_iter().chain(after_verdict(text)).min();
         for n in nums {
             if skip.contains(&n.start) {
                 continue;
