@@ -107,11 +107,29 @@ pub(super) fn derived(role: Role, b: &Num, c: &Num, n: &Num) -> Option<Outcome> 
         }
         (Role::Change, Unit::Percent | Unit::Points) if b.unit == Unit::Percent => {
             let d = (cl - bh, ch - bl);
-            if n.unit == Unit::Percent && rel().is_some_and(|r| n.meets(r.0, r.1)) {
-                return Some(Outcome::Agrees);
+            let points = format!("{} points", like(b, mid(d)).trim_end_matches('%'));
+            if n.unit == Unit::Points {
+                (d.0, d.1, points, neg(d), "sign flipped")
+            } else {
+                // A `%` after an arrow between percentages is the relative change; the move in
+                // points written with `%` reads as a relative change it is not.
+                let r = rel()?;
+                if n.meets(r.0, r.1) {
+                    return Some(Outcome::Agrees);
+                }
+                if n.meets(d.0, d.1) {
+                    let moved = like(n, mid(d)).trim_end_matches('%').to_string();
+                    return Some(Outcome::Wrong(Problem {
+                        quoted: n.text.clone(),
+                        problem: format!(
+                            "points written as a relative change: {pair} moves {moved} points, a relative change of {} (write {moved} pp for the points)",
+                            percent(mid(r), true),
+                        ),
+                    }));
+                }
+                let e = format!("a change of {}", percent(mid(r), true));
+                (r.0, r.1, e, neg(r), "sign flipped")
             }
-            let e = format!("{} points", like(b, mid(d)).trim_end_matches('%'));
-            (d.0, d.1, e, neg(d), "sign flipped")
         }
         (Role::Change, _) if same => {
             let d = (cl - bh, ch - bl);
@@ -178,6 +196,9 @@ pub(super) fn arrows_of(text: &str, nums: &[Num]) -> (Vec<Problem>, Vec<usize>) 
             continue;
         }
         let (a, b) = (&nums[k], &nums[k + 1]);
+        if let Some(p) = words_against(text, a, b) {
+            problems.push(p);
+        }
         for m in k + 2..nums.len() {
             // The text from `b` to this number holds `;` or `→` when a gap between the numbers
             // since `b` does (numbers hold neither): one gap per step, not the whole text again.
@@ -206,6 +227,54 @@ pub(super) fn arrows_of(text: &str, nums: &[Num]) -> (Vec<Problem>, Vec<usize>) 
         }
     }
     (problems, agree)
+}
+
+/// Words beside `a → b` (in the clause around it: up to a `;` either side) that the two
+/// numbers contradict: "unchanged", "no change", "the same" beside numbers that differ beyond
+/// their printed rounding; "rose", "increased", "grew" beside a fall, "fell", "dropped",
+/// "decreased" beside a rise.
+fn words_against(text: &str, a: &Num, b: &Num) -> Option<Problem> {
+    let from = text[..a.start].rfind(';').map_or(0, |i| i + 1);
+    let to = text[b.end..].find(';').map_or(text.len(), |i| b.end + i);
+    let clause = text[from..to].to_lowercase();
+    let has = |words: &[&'static str]| -> Option<&'static str> {
+        words.iter().copied().find(|w| {
+            clause.match_indices(w).any(|(i, _)| {
+                let word = |c: char| c.is_alphanumeric() || c == '_';
+                !clause[..i].chars().next_back().is_some_and(word)
+                    && !clause[i + w.len()..].chars().next().is_some_and(word)
+            })
+        })
+    };
+    let ((al, ah), (bl, bh)) = (bounds(a), bounds(b));
+    let (rose, fell) = (bl > ah, bh < al);
+    let said = if rose || fell {
+        has(&["unchanged", "no change", "not changed", "the same"])
+    } else {
+        None
+    };
+    let said = said
+        .or(if fell {
+            has(&["rose", "increased", "grew"])
+        } else {
+            None
+        })
+        .or(if rose {
+            has(&["fell", "dropped", "decreased"])
+        } else {
+            None
+        })?;
+    let moved = if rose { "rises" } else { "falls" };
+    let rel = (al > 0.0).then(|| percent(b.value() / a.value() - 1.0, true));
+    Some(Problem {
+        quoted: b.text.clone(),
+        problem: format!(
+            "\"{said}\" beside {} → {}, which {moved}{}",
+            a.text,
+            b.text,
+            rel.map(|r| format!(" ({r})")).unwrap_or_default()
+        ),
+    })
 }
 
 /// The first row (index into `shares`) at which a table's share column passes 100%, with the
@@ -297,5 +366,63 @@ mod tests {
             .map(|s| Some(n(s)))
             .collect();
         assert_eq!(share_overflow(&rows).map(|x| x.0), Some(2));
+    }
+
+    fn arrow_problems(text: &str) -> Vec<String> {
+        arrows_of(text, &numbers(text))
+            .0
+            .into_iter()
+            .map(|p| p.problem)
+            .collect()
+    }
+
+    #[test]
+    fn a_move_in_points_written_with_a_percent_sign_is_caught() {
+        // 16.89% → 19.26%: +2.37 points, a relative change of +14.03%.
+        let p = arrow_problems("occupancy 16.89% → 19.26% (+2.37%)");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with("points written as a relative change: 16.89% → 19.26% moves +2.37 points, a relative change of +14.03%"),
+            "{p:?}"
+        );
+        assert_eq!(
+            arrow_problems("occupancy 16.89% → 19.26% (+2.37 pp)"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            arrow_problems("occupancy 16.89% → 19.26% (+14.03%)"),
+            Vec::<String>::new()
+        );
+        // A wrong relative change is still named as one.
+        let p = arrow_problems("occupancy 16.89% → 19.26% (+20.00%)");
+        assert!(p[0].contains("gives a change of +14.03%"), "{p:?}");
+    }
+
+    #[test]
+    fn words_beside_an_arrow_that_its_numbers_contradict_are_caught() {
+        let p = arrow_problems("registers 137 → 128 (unchanged)");
+        assert_eq!(
+            p,
+            vec!["\"unchanged\" beside 137 → 128, which falls (-6.57%)".to_string()]
+        );
+        assert_eq!(
+            arrow_problems("registers 128 → 128 (unchanged)"),
+            Vec::<String>::new()
+        );
+        // Within the printed rounding: 1.2 ms → 1.3 ms is not unchanged, 1.23 → 1.23 is.
+        assert_eq!(
+            arrow_problems("time 1.23 ms → 1.23 ms, no change"),
+            Vec::<String>::new()
+        );
+        assert_eq!(arrow_problems("spills rose 12 → 8").len(), 1);
+        assert_eq!(arrow_problems("spills fell 12 → 8"), Vec::<String>::new());
+        assert_eq!(arrow_problems("spills dropped 8 → 12").len(), 1);
+        // Another clause's word does not count: `;` ends a clause.
+        assert_eq!(
+            arrow_problems("code unchanged; registers 137 → 128"),
+            Vec::<String>::new()
+        );
+        // A word inside another is not the word: "unchangedness" is not "unchanged".
+        assert_eq!(arrow_problems("growth 12 → 8 ungrew"), Vec::<String>::new());
     }
 }
