@@ -139,13 +139,13 @@ pub fn report_check(
     ))
 }
 
-/// `report check`: the figures of the note `note` that the bundle `dir` does not support;
-/// failing when any. Records that cannot be read are named in the outcome's notes (the note is
-/// checked against the others).
-pub fn check_note(note: &Path, dir: &Path) -> Result<crate::Outcome> {
+/// `report check`: the figures of the note `note` that the bundle `dir` contradicts, failing
+/// when any (and, with `strict`, when any figure is not backed by the bundle). Records that
+/// cannot be read are named in the outcome's notes (the note is checked against the others).
+pub fn check_note(note: &Path, dir: &Path, strict: bool) -> Result<crate::Outcome> {
     let text = read_note(note)?;
     let (doc, unreadable) = report_check(&text, dir)?;
-    let pass = doc.body.mismatches.is_empty();
+    let pass = doc.body.mismatches.is_empty() && !(strict && !doc.body.unbacked.is_empty());
     let view = crate::View::shared(doc, |doc, _| {
         kernelab_report::audit::audit_sections(&doc.body)
     })

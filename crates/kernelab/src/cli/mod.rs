@@ -228,6 +228,10 @@ pub(crate) struct ReportCheckArgs {
     /// The bundle directory the note quotes.
     #[arg(long, value_name = "DIR")]
     pub bundle: PathBuf,
+    /// Fail (exit 1) on a figure the bundle does not back, too, not only on one it
+    /// contradicts.
+    #[arg(long)]
+    pub strict: bool,
     /// Where and how to write the mismatches (table, md or json).
     #[command(flatten)]
     pub output: OutputArgs,

@@ -34,7 +34,11 @@ fn check(args: ReportCheckArgs, session: &mut Session) -> Result<ExitStatus> {
     if args.output.format == FormatArg::Csv {
         bail!("kernelab report check writes table, md or json, not csv");
     }
-    emit(check_note(&args.note, &args.bundle)?, &args.output, session)
+    emit(
+        check_note(&args.note, &args.bundle, args.strict)?,
+        &args.output,
+        session,
+    )
 }
 
 /// Runs the command.

@@ -489,10 +489,35 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
         .expect("health cell")
         .trim()
         .to_string();
+    // 99.99 s is far from every start time of the bundle: no figure backs it. It is listed
+    // as such, and `--strict` (kernelab's own report must be wholly backed) fails on it.
     let planted = md.replace(&line, &line.replacen(&health, "99.99 s", 1));
-    let (code, found) = check(dir.path(), &planted);
-    assert_eq!(code, 1, "{found:?}");
-    assert!(found.iter().any(|(_, q, _)| q == "99.99 s"), "{found:?}");
+    let file = dir.path().join("note.md");
+    std::fs::write(&file, &planted).expect("write note");
+    let strict = |strict: bool| {
+        let mut c = kernelab();
+        c.args(["report", "check"])
+            .arg(&file)
+            .arg("--bundle")
+            .arg(dir.path().join("bundle"))
+            .args(["--format", "json"]);
+        if strict {
+            c.arg("--strict");
+        }
+        let out = c.output().expect("runs");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (out.status.code(), v)
+    };
+    let (code, v) = strict(false);
+    assert_eq!(code, Some(0), "{v}");
+    assert!(
+        v["unbacked"]
+            .as_array()
+            .is_some_and(|u| u.iter().any(|u| u["quoted"] == "99.99 s")),
+        "{v}"
+    );
+    let (code, v) = strict(true);
+    assert_eq!(code, Some(1), "{v}");
 }
 
 /// Claims the audit used to miss: "k of N" counts written in words, and lines of a note that
@@ -665,4 +690,59 @@ fn a_ratio_after_a_verdict_word_is_checked_as_a_ratio() {
             "{found:?}"
         );
     }
+}
+
+#[test]
+fn a_note_quoting_another_experiment_lists_its_figures_as_unbacked_and_passes() {
+    let (dir, md) = setup();
+    // A reviewer's figures from another machine, correct as quoted: none is the bundle's, and
+    // their own arithmetic holds (48.9 / 41.5 − 1 = +17.83%).
+    let note = format!(
+        "{md}\n## From the reviewer's A100\n\nThe same change there: 41.5 s → 48.9 s (+17.83%).\n"
+    );
+    let file = dir.path().join("note.md");
+    std::fs::write(&file, &note).expect("write note");
+    let run = |extra: &[&str]| {
+        let out = kernelab()
+            .args(["report", "check"])
+            .arg(&file)
+            .arg("--bundle")
+            .arg(dir.path().join("bundle"))
+            .args(["--format", "json"])
+            .args(extra)
+            .output()
+            .expect("runs");
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        (out.status.code(), v)
+    };
+    let (code, v) = run(&[]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["mismatches"], serde_json::json!([]));
+    let quoted: Vec<&str> = v["unbacked"]
+        .as_array()
+        .expect("unbacked")
+        .iter()
+        .filter_map(|u| u["quoted"].as_str())
+        .collect();
+    assert_eq!(quoted, ["41.5 s", "48.9 s"], "{v}");
+    let (code, _) = run(&["--strict"]);
+    assert_eq!(code, Some(1));
+    // The same note with its arithmetic wrong is contradicted by itself: exit 1.
+    std::fs::write(&file, note.replace("(+17.83%)", "(+18.83%)")).expect("write note");
+    let (code, v) = run(&[]);
+    assert_eq!(code, Some(1), "{v}");
+    // A figure next to the bundle's is contradicted, and says which figure it was held against.
+    std::fs::write(
+        &file,
+        edit(&md, "415.486 µs over 5 calls", "415.468 µs over 5 calls"),
+    )
+    .expect("write note");
+    let (code, v) = run(&[]);
+    assert_eq!(code, Some(1), "{v}");
+    assert!(
+        v["mismatches"][0]["against"]
+            .as_str()
+            .is_some_and(|a| a.contains("= 415.486 µs")),
+        "{v}"
+    );
 }

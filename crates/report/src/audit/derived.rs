@@ -230,7 +230,7 @@ pub(super) fn arrows_of(text: &str, nums: &[Num]) -> (Vec<Problem>, Vec<usize>) 
 }
 
 /// Words beside `a → b` (in the clause around it: up to a `;` either side) that the two
-/// numbers contradict: "unchanged", "no change", "the same" beside numbers that differ beyond
+/// numbers contradict: "unchanged", "no change", "did not change" beside numbers that differ beyond
 /// their printed rounding; "rose", "increased", "grew" beside a fall, "fell", "dropped",
 /// "decreased" beside a rise.
 fn words_against(text: &str, a: &Num, b: &Num) -> Option<Problem> {
@@ -249,7 +249,7 @@ fn words_against(text: &str, a: &Num, b: &Num) -> Option<Problem> {
     let ((al, ah), (bl, bh)) = (bounds(a), bounds(b));
     let (rose, fell) = (bl > ah, bh < al);
     let said = if rose || fell {
-        has(&["unchanged", "no change", "not changed", "the same"])
+        has(&["unchanged", "no change", "not changed", "did not change"])
     } else {
         None
     };

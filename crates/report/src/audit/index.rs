@@ -269,13 +269,13 @@ mod tests {
                 let Some(k) = crate::audit::kinds_of(&n, ctx) else {
                     continue;
                 };
-                let scan = crate::audit::lookup(&n, ctx, &all);
+                let scan = crate::audit::lookup(&n, ctx, &all, None);
                 let cands: Vec<&Figure> = index
                     .candidates(&n, k, None)
                     .into_iter()
                     .map(|x| x.1)
                     .collect();
-                let via = crate::audit::lookup(&n, ctx, &cands);
+                let via = crate::audit::lookup(&n, ctx, &cands, None);
                 assert_eq!(scan.found(), via.found(), "{q}");
                 compared += 1;
             }

@@ -28,6 +28,24 @@ pub struct Mismatch {
     pub quoted: String,
     /// What is wrong, with what the bundle (or the row's inputs) says.
     pub problem: String,
+    /// The bundle figure it was held against (`what = value`), when it was held against one
+    /// (absent for a disagreement with the note's own arithmetic or words).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<String>,
+}
+
+/// A number of the note that no figure of that meaning in the bundle backs: a figure of
+/// another experiment, or one the bundle does not hold. Not an error (exit 0) unless the audit
+/// is strict.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Unbacked {
+    /// 1-based line of the note.
+    pub line: usize,
+    /// The number as written.
+    pub quoted: String,
+    /// The bundle's nearest figure of that kind (`what = value`), for the reader's eye.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nearest: Option<String>,
 }
 
 /// Something the audit could not decide: a line it could not read, or a figure that matches
@@ -45,8 +63,12 @@ pub struct Warning {
 pub struct Audit {
     /// Numbers looked up in the bundle or checked against their inputs.
     pub checked: usize,
-    /// Every mismatch, in line order.
+    /// Every contradicted number (a figure that disagrees with the bundle's figure of the same
+    /// meaning, or with the note's own arithmetic), in line order.
     pub mismatches: Vec<Mismatch>,
+    /// Numbers no figure of the bundle backs, in line order (listed, not errors).
+    #[serde(default)]
+    pub unbacked: Vec<Unbacked>,
     /// Lines the audit could not read or decide, in line order (never a mismatch).
     pub warnings: Vec<Warning>,
 }
@@ -121,8 +143,16 @@ enum Lookup {
     NotQuotable,
     /// A figure matches.
     Found,
-    /// None matches; why.
-    Wrong(String),
+    /// None matches; why, the figure it was held against, and whether it contradicts that
+    /// figure (`false`: no figure of that meaning backs it).
+    Wrong {
+        /// What is wrong.
+        why: String,
+        /// The bundle figure it was held against.
+        against: String,
+        /// Whether the bundle holds a figure of the same meaning that it contradicts.
+        contradicted: bool,
+    },
 }
 
 /// Whether `needle` occurs in `hay` as a whole word (no letter, digit or `_` on either side).
@@ -145,7 +175,7 @@ impl Lookup {
         match self {
             Lookup::NotQuotable => None,
             Lookup::Found => Some(true),
-            Lookup::Wrong(_) => Some(false),
+            Lookup::Wrong { .. } => Some(false),
         }
     }
 }
@@ -229,6 +259,7 @@ impl<'a> Auditor<'a> {
             line,
             quoted,
             problem,
+            against: None,
         });
     }
 
@@ -276,10 +307,27 @@ impl<'a> Auditor<'a> {
                         self.ambiguous(line, &n, ctx, &scope.labels);
                     }
                 }
-                Lookup::Wrong(why) => {
+                Lookup::Wrong {
+                    why,
+                    against,
+                    contradicted: true,
+                } => {
                     self.out.checked += 1;
                     let problem = format!("{why} (bundle labels: {})", scope.labels.join(", "));
-                    self.mismatch(line, n.text.clone(), problem);
+                    self.out.mismatches.push(Mismatch {
+                        line,
+                        quoted: n.text.clone(),
+                        problem,
+                        against: Some(against),
+                    });
+                }
+                Lookup::Wrong { against, .. } => {
+                    self.out.checked += 1;
+                    self.out.unbacked.push(Unbacked {
+                        line,
+                        quoted: n.text.clone(),
+                        nearest: Some(against),
+                    });
                 }
             }
         }
@@ -303,7 +351,7 @@ impl<'a> Auditor<'a> {
             .into_iter()
             .map(|x| x.1)
             .collect();
-        lookup(n, ctx, &candidates)
+        lookup(n, ctx, &candidates, subjects)
     }
 
     /// On a line that names no label, a number that matches figures of several labels: which
@@ -638,7 +686,7 @@ fn quotes(n: &Num, ctx: Context, f: &Figure) -> bool {
 }
 
 /// Looks `n` up among `figs`.
-fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
+fn lookup(n: &Num, ctx: Context, figs: &[&Figure], named: Option<&[&str]>) -> Lookup {
     let Some(kinds) = kinds_of(n, ctx) else {
         return Lookup::NotQuotable;
     };
@@ -650,9 +698,14 @@ fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
     if cands.iter().any(|f| quotes(n, ctx, f)) {
         return Lookup::Found;
     }
+    let against = |f: &Figure| format!("{} = {}", f.what, f.text());
     if n.signed {
         if let Some(f) = cands.iter().find(|f| n.matches(-f.value)) {
-            return Lookup::Wrong(format!("sign flipped: {} is {}", f.what, f.text()));
+            return Lookup::Wrong {
+                why: format!("sign flipped: {} is {}", f.what, f.text()),
+                against: against(f),
+                contradicted: true,
+            };
         }
     }
     if n.gates.is_none() {
@@ -665,18 +718,34 @@ fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
             } else {
                 "ratio inverted: it is baseline / candidate; the ratio is candidate / baseline"
             };
-            return Lookup::Wrong(format!("{which} = {:.4} ({})", expect(f), f.what));
+            return Lookup::Wrong {
+                why: format!("{which} = {:.4} ({})", expect(f), f.what),
+                against: against(f),
+                contradicted: true,
+            };
         }
     }
     let distance = |f: &Figure| match f.kind {
         Kind::Gates => (n.raw - f.value).abs() + 1.0,
         _ => (expect(f) - n.value()).abs() / expect(f).abs().max(1e-12),
     };
-    let nearest = cands
+    let Some(f) = cands
         .iter()
-        .min_by(|a, b| distance(a).total_cmp(&distance(b)));
-    match nearest {
-        Some(f) => Lookup::Wrong(format!(
+        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+    else {
+        return Lookup::NotQuotable;
+    };
+    // The same meaning: a gate count (gates are never another experiment's), a figure of a
+    // kernel or family the line names, or a value next to the figure's (within
+    // [`NEAR`]) — a changed digit, not another experiment.
+    let named_subject = f
+        .subject
+        .as_deref()
+        .is_some_and(|s| named.is_some_and(|n| n.contains(&s)));
+    let contradicted =
+        f.kind == Kind::Gates || named_subject || distance(f) <= NEAR || near(n, ctx, f);
+    Lookup::Wrong {
+        why: format!(
             "matches no figure of the bundle; nearest: {} = {}",
             f.what,
             if ctx.speedup && f.kind == Kind::Ratio {
@@ -684,9 +753,31 @@ fn lookup(n: &Num, ctx: Context, figs: &[&Figure]) -> Lookup {
             } else {
                 f.text()
             }
-        )),
-        None => Lookup::NotQuotable,
+        ),
+        against: against(f),
+        contradicted,
     }
+}
+
+/// How near a quoted number must be to the bundle's nearest figure of its kind (relative
+/// distance) to read as that figure written wrong rather than a figure the bundle does not
+/// hold: 10%.
+const NEAR: f64 = 0.10;
+
+/// Whether `n` is `f` written wrong in a way the relative distance misses: a change or share
+/// within one percentage point of it (changes near zero are far apart relatively), or the
+/// figure's digits in another order (`+2.14%` for `+2.41%`).
+fn near(n: &Num, ctx: Context, f: &Figure) -> bool {
+    let points = matches!(f.kind, Kind::Change | Kind::Share)
+        && (expected(n, ctx, f) - n.value()).abs() <= 0.01;
+    let digits = |t: &str| {
+        let mut d: Vec<char> = t.chars().filter(char::is_ascii_digit).collect();
+        d.sort_unstable();
+        d
+    };
+    let shown = f.text();
+    let transposed = digits(&n.text).len() >= 2 && digits(&n.text) == digits(&shown);
+    points || transposed
 }
 
 /// Audits `note` against the records of a bundle.
@@ -760,51 +851,77 @@ pub fn audit(note: &str, entries: &[Entry]) -> Audit {
         i += 1;
     }
     a.out.mismatches.sort_by_key(|m| m.line);
+    a.out.unbacked.sort_by_key(|u| u.line);
     a.out.warnings.sort_by_key(|w| w.line);
     a.out
 }
 
 /// The audit as a headline and a table of mismatches (terminal and Markdown output).
 pub fn audit_sections(a: &Audit) -> Vec<Block> {
+    let mut lines = vec![format!(
+        "{} of {} numbers checked disagree{}",
+        a.mismatches.len(),
+        a.checked,
+        if a.mismatches.is_empty() { "" } else { ":" }
+    )];
+    if !a.unbacked.is_empty() {
+        lines.push(format!(
+            "{} not backed by the bundle (no figure of that meaning: another experiment's, or one the bundle does not hold; listed below, not errors unless --strict)",
+            crate::format::count(a.unbacked.len(), "number", "numbers")
+        ));
+    }
     let head = Block::List {
         title: "Audit of the note against the bundle".into(),
-        lines: vec![format!(
-            "{} of {} numbers checked disagree{}",
-            a.mismatches.len(),
-            a.checked,
-            if a.mismatches.is_empty() { "" } else { ":" }
-        )],
+        lines,
     };
-    let warnings = (!a.warnings.is_empty()).then(|| Block::List {
-        title: "Warnings".into(),
-        lines: a
-            .warnings
-            .iter()
-            .map(|w| format!("line {}: {}", w.line, w.text))
-            .collect(),
-    });
-    if a.mismatches.is_empty() {
-        return std::iter::once(head).chain(warnings).collect();
+    let mut out = vec![head];
+    if !a.mismatches.is_empty() {
+        let mut t = Table::new(
+            "Mismatches",
+            &[
+                ("line", Align::Right),
+                ("number", Align::Right),
+                ("problem", Align::Left),
+            ],
+        );
+        for m in &a.mismatches {
+            t.push(vec![
+                m.line.to_string(),
+                m.quoted.clone(),
+                m.problem.clone(),
+            ]);
+        }
+        out.push(Block::Table(t));
     }
-    let mut t = Table::new(
-        "Mismatches",
-        &[
-            ("line", Align::Right),
-            ("number", Align::Right),
-            ("problem", Align::Left),
-        ],
-    );
-    for m in &a.mismatches {
-        t.push(vec![
-            m.line.to_string(),
-            m.quoted.clone(),
-            m.problem.clone(),
-        ]);
+    if !a.unbacked.is_empty() {
+        let mut t = Table::new(
+            "Not backed by the bundle",
+            &[
+                ("line", Align::Right),
+                ("number", Align::Right),
+                ("the bundle's nearest figure of its kind", Align::Left),
+            ],
+        );
+        for u in &a.unbacked {
+            t.push(vec![
+                u.line.to_string(),
+                u.quoted.clone(),
+                u.nearest.clone().unwrap_or_else(|| "–".into()),
+            ]);
+        }
+        out.push(Block::Table(t));
     }
-    std::iter::once(head)
-        .chain(std::iter::once(Block::Table(t)))
-        .chain(warnings)
-        .collect()
+    if !a.warnings.is_empty() {
+        out.push(Block::List {
+            title: "Warnings".into(),
+            lines: a
+                .warnings
+                .iter()
+                .map(|w| format!("line {}: {}", w.line, w.text))
+                .collect(),
+        });
+    }
+    out
 }
 
 /// A line as GitHub shows it: backslash escapes of punctuation and the entities kernelab
