@@ -23,6 +23,11 @@ def main() -> None:
     if os.path.isfile(launcher) and os.access(launcher, os.X_OK):
         os.environ.setdefault("KERNELAB_EXE", launcher)
     sys.stdout.flush()
+    # `kernel run --python A B --inputs M`: two Python callables (kernelab.kernel.compare).
+    if argv[1:3] == ["kernel", "run"] and any(a == "--python" for a in argv[3:]):
+        from .kernel import _main
+
+        sys.exit(_main(argv[3:]))
     sys.exit(_native.main(argv))
 
 

@@ -28,6 +28,8 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod kernel;
+
 create_exception!(
     kernelab,
     Error,
@@ -1043,6 +1045,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundle_records, m)?)?;
     m.add_function(wrap_pyfunction!(bundle_report, m)?)?;
     m.add_function(wrap_pyfunction!(bundle_check, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_orders, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_measured, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_text, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }
