@@ -735,11 +735,16 @@ fn a_build_gives_its_own_argument_list() {
 fn a_build_argument_list_names_declared_arguments_once() {
     let unknown = own_args_spec(r#"args = ["src", "nope"]"#).expect_err("must fail");
     assert!(
-        unknown.to_string().contains("candidate.args: `nope` is not an [[arg]]"),
+        unknown
+            .to_string()
+            .contains("candidate.args: `nope` is not an [[arg]]"),
         "{unknown}"
     );
     let twice = own_args_spec(r#"args = ["src", "src"]"#).expect_err("must fail");
-    assert!(twice.to_string().contains("`src` is listed twice"), "{twice}");
+    assert!(
+        twice.to_string().contains("`src` is listed twice"),
+        "{twice}"
+    );
 }
 
 /// PTX text with one kernel, `entry`.
@@ -765,7 +770,10 @@ fn a_ptx_build_resolves_in_a_dry_run() {
     assert_eq!(p.builds[1].symbol, "copy_ptx");
     let wrong = Spec::parse(&spec_text("other"), dir.path()).expect("parses");
     let e = kernelab_launcher::plan::plan(&wrong).expect_err("no such kernel");
-    assert!(e.to_string().contains("no kernel `other`") && e.to_string().contains("copy_ptx"), "{e}");
+    assert!(
+        e.to_string().contains("no kernel `other`") && e.to_string().contains("copy_ptx"),
+        "{e}"
+    );
     // Text that is not PTX is still refused as a code object.
     std::fs::write(dir.path().join("a.ptx"), "not a kernel").expect("write");
     assert!(kernelab_launcher::plan::plan(&spec).is_err());

@@ -56,8 +56,7 @@ pub(crate) fn kernel_measured(
         let gpu = (!m.device.starts_with("cpu")).then(|| m.device.clone());
         let doc = measured(m, &label, &source, samples.as_deref())?;
         if let Some(dir) = record {
-            let mut provenance =
-                kernelab_runner::provenance::collect(argv, started, &[], gpu);
+            let mut provenance = kernelab_runner::provenance::collect(argv, started, &[], gpu);
             provenance
                 .inputs
                 .extend(inputs.into_iter().map(|(path, sha256, bytes)| InputFile {
