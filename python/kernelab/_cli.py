@@ -24,10 +24,12 @@ def main() -> None:
         os.environ.setdefault("KERNELAB_EXE", launcher)
     sys.stdout.flush()
     # `kernel run --python A B --inputs M`: two Python callables (kernelab.kernel.compare).
-    if argv[1:3] == ["kernel", "run"] and any(a == "--python" for a in argv[3:]):
+    # (Global options before `kernel run`, such as --record and --label, are its own too.)
+    at = next((i for i in range(1, len(argv) - 1) if argv[i : i + 2] == ["kernel", "run"]), None)
+    if at is not None and "--python" in argv[at + 2 :]:
         from .kernel import _main
 
-        sys.exit(_main(argv[3:]))
+        sys.exit(_main(argv[1:at] + argv[at + 2 :]))
     sys.exit(_native.main(argv))
 
 

@@ -162,3 +162,17 @@ def test_cli_exit_codes():
     assert p.returncode == 2 and "kernel_pairs:raises" in p.stderr and "ValueError" in p.stderr
     p = kernelab_python("kernel_pairs:base", "kernel_pairs:nope", "--inputs", "kernel_pairs:make")
     assert p.returncode == 2 and "nope" in p.stderr
+
+
+def test_cli_global_record_and_label(tmp_path):
+    """`kernelab --record DIR --label L kernel run --python ...`: the global options apply."""
+    exe = Path(sys.executable).parent / "kernelab"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])))
+    ev = tmp_path / "ev"
+    p = subprocess.run([str(exe), "--record", str(ev), "--label", "via the CLI", "kernel", "run",
+                        "--python", "kernel_pairs:base", "kernel_pairs:slower", "--inputs",
+                        "kernel_pairs:make", "--outputs", "1", "--rounds", "4"],
+                       capture_output=True, text=True, cwd=HERE, env=env)
+    assert p.returncode == 0, p.stderr
+    (r,) = kernelab.Bundle(ev).records
+    assert r["label"] == "via the CLI" and r["kind"] == "kernel_run"
