@@ -212,7 +212,8 @@ class _Args:
         return [kwargs[k] if isinstance(k, str) else args[k] for k in self.keys]
 
     def tensors(self) -> List[Any]:
-        return [x for x in list(self.args) + list(self.kwargs.values()) if _is_tensor(x)]
+        every = list(self.args) + list(self.kwargs.values())
+        return [x for x in every if _is_tensor(x) or hasattr(x, "__cuda_array_interface__")]
 
 
 def _named(result: Any, keys: List[Union[int, str]], written: List[Any]) -> List[Tuple[str, Any]]:
@@ -246,6 +247,16 @@ class _Clock:
     ``time.perf_counter_ns``."""
 
     def __init__(self, tensors: List[Any]) -> None:
+        for t in tensors:
+            # Work queued on another device would be timed by its dispatch alone.
+            other = (_is_torch(t) and t.device.type not in ("cpu", "cuda")) or (
+                not _is_torch(t) and hasattr(t, "__cuda_array_interface__"))
+            if other:
+                raise _native.UsageError(
+                    f"an input is a {type(t).__module__}.{type(t).__name__} on a device: "
+                    "kernel.compare times PyTorch tensors on CUDA (events) and host arrays "
+                    "(a monotonic clock); wrap other device arrays with torch.as_tensor"
+                )
         self.cuda = any(_is_torch(t) and t.is_cuda for t in tensors)
         if self.cuda:
             import torch

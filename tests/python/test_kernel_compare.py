@@ -176,3 +176,14 @@ def test_cli_global_record_and_label(tmp_path):
     assert p.returncode == 0, p.stderr
     (r,) = kernelab.Bundle(ev).records
     assert r["label"] == "via the CLI" and r["kind"] == "kernel_run"
+
+
+class _DeviceArray:
+    """Looks like a CUDA array of another library (CuPy): timing it on the host would be wrong."""
+
+    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0, False), "version": 3}
+
+
+def test_device_arrays_of_other_libraries_are_refused():
+    with pytest.raises(kernelab.UsageError, match="on a device"):
+        kernelab.kernel.compare(kp.returns, kp.returns, lambda: (_DeviceArray(),))
