@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import math
+import numbers
 import os
 import sys
 import time
@@ -483,8 +483,8 @@ def _timing(sides: _Sides, clock: _Clock, rounds: int, samples: int, warmup: int
 
 
 def _check_range(name: str, value: Any, low: float, high: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (low <= value <= high):
-        raise _native.UsageError(f"{name}={value!r}: expected a number in [{low}, {high}]")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not (low <= value <= high):
+        raise _native.UsageError(f"{name}={value!r}: expected an integer in [{low}, {high}]")
 
 
 def _build(label: str, call: _Call, args: _Args) -> dict:
@@ -554,7 +554,7 @@ def compare(
                             ("warmup", warmup, 0, 1_000_000), ("batch", batch, 0, 1_000_000),
                             ("repeat", repeat, 1, 1000)):
         _check_range(name, v, lo, hi)
-    if not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
+    if isinstance(threshold, bool) or not (isinstance(threshold, numbers.Real) and 0 <= threshold < 1):
         raise _native.UsageError(f"threshold={threshold!r}: expected a fraction in [0, 1)")
     a = _Call(baseline, "baseline")
     b = _Call(baseline if aa else candidate, "candidate")

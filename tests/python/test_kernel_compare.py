@@ -109,6 +109,8 @@ def test_an_exception_names_the_callable():
     "kw, match",
     [
         (dict(rounds=1), "rounds=1"),
+        (dict(rounds=2.5), "rounds=2.5"),
+        (dict(samples=0), "samples=0"),
         (dict(threshold=1.5), "threshold"),
         (dict(outputs=[5]), "outputs: 5"),
         (dict(graph=True), "graph=True"),
