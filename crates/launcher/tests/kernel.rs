@@ -782,3 +782,18 @@ fn a_ptx_build_resolves_in_a_dry_run() {
         Some(vec!["k1".to_string(), "k2".to_string()])
     );
 }
+
+#[test]
+fn the_batch_rule_shared_with_python_callables() {
+    use kernelab_launcher::run::batch_for;
+    assert_eq!(batch_for(20.0), 1);
+    assert_eq!(batch_for(500.0), 1);
+    assert_eq!(batch_for(10.0), 20);
+    assert_eq!(batch_for(0.1), 400, "at most 0.5 µs a call is assumed");
+    assert_eq!(
+        batch_for(f64::NAN),
+        200,
+        "an unreadable time counts as 1 µs"
+    );
+    assert_eq!(batch_for(-3.0), 400);
+}
