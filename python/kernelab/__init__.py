@@ -18,7 +18,7 @@ from typing import Iterable, Optional, Sequence, Union
 
 from . import _native
 from ._native import Error, InputError, Profile, Table, UsageError
-from . import ab, check, code, serve
+from . import ab, check, code, kernel, serve
 from ._bundle import Bundle
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "check",
     "code",
     "compare",
+    "kernel",
     "profile",
     "serve",
 ]

@@ -23,6 +23,13 @@ def main() -> None:
     if os.path.isfile(launcher) and os.access(launcher, os.X_OK):
         os.environ.setdefault("KERNELAB_EXE", launcher)
     sys.stdout.flush()
+    # `kernel run --python A B --inputs M`: two Python callables (kernelab.kernel.compare).
+    # (Global options before `kernel run`, such as --record and --label, are its own too.)
+    at = next((i for i in range(1, len(argv) - 1) if argv[i : i + 2] == ["kernel", "run"]), None)
+    if at is not None and "--python" in argv[at + 2 :]:
+        from .kernel import _main
+
+        sys.exit(_main(argv[1:at] + argv[at + 2 :]))
     sys.exit(_native.main(argv))
 
 

@@ -157,3 +157,125 @@ pub fn run(
     })?;
     outcome(result, path, spec, &samples_path, ceilings)
 }
+
+/// What an A/B of two host-driven callables measured (the Python module's
+/// `kernelab.kernel.compare`): the gates it ran and every timed sample, each in its round.
+/// Rounds, their order and the verdict are made here, by `kernel run`'s own functions.
+#[derive(Debug, serde::Deserialize)]
+pub struct Measured {
+    /// Where the callables ran (`cpu (perf_counter_ns)` or the GPU's name).
+    pub device: String,
+    /// The two sides, baseline then candidate: `code` names the callable.
+    pub builds: Vec<kernelab_model::kernel_run::BuildInfo>,
+    /// The gates, in order.
+    pub gates: Vec<kernelab_model::kernel_run::Gate>,
+    /// Calls per timed sample.
+    pub batch: usize,
+    /// Whether L2 was flushed before each timed sample.
+    pub l2_flush: bool,
+    /// Every timed sample (none when a gate failed).
+    pub samples: Vec<kernelab_model::kernel_run::Sample>,
+    /// Timed rounds.
+    pub rounds: usize,
+    /// Practical threshold δ of the SAME verdict.
+    pub threshold: f64,
+}
+
+/// The ABBA order of each of `rounds` rounds (`AB`: baseline first), as `kernel run` times
+/// them.
+pub fn abba_orders(rounds: usize) -> Vec<kernelab_stats::Order> {
+    (0..rounds)
+        .map(|k| kernelab_stats::abba_order(k, kernelab_stats::Order::AB))
+        .collect()
+}
+
+/// The `kernel_run` document of `m`: its samples written to a run's samples file (`samples`,
+/// else one in the state folder) under `label`, the rounds and the verdict computed as
+/// `kernel run` computes them. `source` names the callables in the run's header.
+pub fn measured(
+    m: Measured,
+    label: &str,
+    source: &str,
+    samples: Option<&Path>,
+) -> Result<Document<KernelRunBody>> {
+    use anyhow::anyhow;
+    use kernelab_launcher::run::{analysis_of, round_of};
+    use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, RunState, SampleLine, Session};
+    if !(0.0..1.0).contains(&m.threshold) {
+        anyhow::bail!("threshold {}: expected a fraction in [0, 1)", m.threshold);
+    }
+    let timed = !m.samples.is_empty();
+    let session = Session::create(
+        RunKind::KernelRun,
+        kernelab_model::SCHEMA_VERSION,
+        New::labelled(label, samples),
+        OwnPlan {
+            spec_sha256: None,
+            plan: Plan::KernelRun {
+                rounds: m.rounds,
+                spec: source,
+            },
+        },
+    )
+    .map_err(|e| anyhow!(e))?;
+    let samples_path = session.run.samples.clone();
+    let write = |s: &mut Session<OwnPlan<'_>>| -> Result<()> {
+        for sample in &m.samples {
+            let line = SampleLine::Sample {
+                point: None,
+                sample,
+                spec: source,
+            };
+            s.writer
+                .write(&line)
+                .map_err(|e| anyhow!("{}: {e}", samples_path.display()))?;
+        }
+        Ok(())
+    };
+    session.drive(write, |r| match r {
+        Ok(()) => RunState::Complete,
+        Err(_) => RunState::Failed,
+    })?;
+    let mut rounds = Vec::new();
+    if timed {
+        for (k, order) in abba_orders(m.rounds).into_iter().enumerate() {
+            let of = |build: &str| -> Vec<f64> {
+                m.samples
+                    .iter()
+                    .filter(|s| s.round == k && s.build == build)
+                    .map(|s| s.ns_per_launch)
+                    .collect()
+            };
+            let (a, b) = (of("baseline"), of("candidate"));
+            if a.is_empty() || b.is_empty() {
+                anyhow::bail!("round {k}: no sample of the baseline or of the candidate");
+            }
+            // The telemetry at the end of the round: its last sample's.
+            let telemetry = m
+                .samples
+                .iter()
+                .rev()
+                .find(|s| s.round == k)
+                .map(|s| s.telemetry)
+                .unwrap_or_default();
+            rounds.push(round_of(k, order, &a, &b, telemetry));
+        }
+    }
+    let run = KernelRun {
+        device: m.device,
+        builds: m.builds,
+        gates: m.gates,
+        batch: m.batch,
+        l2_flush: m.l2_flush,
+        analysis: timed.then(|| analysis_of(&rounds, m.threshold)),
+        rounds,
+        work: None,
+        above_roof: Vec::new(),
+        roof_checked: None,
+    };
+    Ok(Document::of(KernelRunBody {
+        pass: run.gates_passed(),
+        samples: samples_path.display().to_string(),
+        run,
+    }))
+}

@@ -37,6 +37,9 @@ impl ExitStatus {
 /// Runs the command line `argv` (the program name first) and returns its exit code: 0 success,
 /// 1 a gate failed, 2 usage error or bad input (the message is on standard error).
 pub fn main_with(argv: Vec<std::ffi::OsString>) -> u8 {
+    if let Some(code) = commands::kernel::python_run(&argv) {
+        return code;
+    }
     let cli = match cli::Cli::try_parse_from(&argv) {
         Ok(c) => c,
         Err(e) => {

@@ -374,14 +374,32 @@ fn resolve_build(spec: &Spec, build: &Build, label: &'static str) -> Result<Reso
         (None, Some(m)) => m.shared,
         (None, None) => 0,
     };
-    let mut params = Vec::new();
-    let mut buffer = 0;
+    // Each argument's buffer index (its position among the buffers of `[[arg]]`), then the
+    // build's own list of arguments (default: every `[[arg]]` in order).
+    let mut index = Vec::with_capacity(spec.args.len());
+    let mut buffers = 0;
     for a in &spec.args {
+        let is_buffer = matches!(ArgKind::of(a)?, ArgKind::Buffer(_));
+        index.push(is_buffer.then_some(buffers));
+        buffers += usize::from(is_buffer);
+    }
+    let order: Vec<usize> = match &build.args {
+        None => (0..spec.args.len()).collect(),
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                spec.args
+                    .iter()
+                    .position(|a| &a.name == n)
+                    .ok_or_else(|| ctx(&format!("args: `{n}` is not an [[arg]]")))
+            })
+            .collect::<Result<_>>()?,
+    };
+    let mut params = Vec::new();
+    for i in order {
+        let a = &spec.args[i];
         params.push(match ArgKind::of(a)? {
-            ArgKind::Buffer(_) => {
-                buffer += 1;
-                Param::Buffer(buffer - 1)
-            }
+            ArgKind::Buffer(_) => Param::Buffer(index[i].unwrap_or(0)),
             ArgKind::Null => Param::Null,
             ArgKind::Scalar(dt) => {
                 let s = b

@@ -14,14 +14,27 @@ fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<()> {
         disassemble: false,
         max_decompressed: None,
     };
-    let objects = kernelab_code::load_file(path, &options).map_err(|e| Error::Code {
-        label,
-        source: Box::new(e),
-    })?;
-    let kernels: Vec<&str> = objects
-        .iter()
-        .flat_map(|o| o.kernels.iter().map(|k| k.symbol.as_str()))
-        .collect();
+    let kernels: Vec<String> = match kernelab_code::load_file(path, &options) {
+        Ok(objects) => objects
+            .iter()
+            .flat_map(|o| o.kernels.iter().map(|k| k.symbol.clone()))
+            .collect(),
+        // PTX text is not a code object the readers take, but the driver JITs it at load:
+        // its `.entry` names are its kernels.
+        Err(e) => match kernelab_model::read_regular(path, kernelab_code::MAX_FILE_BYTES)
+            .ok()
+            .and_then(|b| ptx_entries(&b))
+        {
+            Some(entries) => entries,
+            None => {
+                return Err(Error::Code {
+                    label,
+                    source: Box::new(e),
+                })
+            }
+        },
+    };
+    let kernels: Vec<&str> = kernels.iter().map(String::as_str).collect();
     if kernels.contains(&symbol) {
         return Ok(());
     }
@@ -37,6 +50,32 @@ fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<()> {
             listed.join(", ")
         ),
     ))
+}
+
+/// The kernels (`.entry` names) of PTX text, or `None` when `bytes` is not PTX (no
+/// `.version` directive).
+pub fn ptx_entries(bytes: &[u8]) -> Option<Vec<String>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let lines = || text.lines().map(str::trim_start);
+    if !lines().any(|l| l.starts_with(".version")) {
+        return None;
+    }
+    let entries = lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace().skip_while(|w| {
+                matches!(*w, ".visible" | ".weak" | ".extern" | ".global" | ".local")
+            });
+            let rest = words.next()?.strip_prefix(".entry")?;
+            // `.entry name(`, `.entry name (`, or the name glued to the directive.
+            let name = if rest.is_empty() { words.next()? } else { rest };
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
+                .collect();
+            (!name.is_empty()).then_some(name)
+        })
+        .collect();
+    Some(entries)
 }
 
 /// Resolves both builds and the buffers of a spec.

@@ -317,6 +317,62 @@ fn timed(
     Ok(ms * 1000.0 / n as f64)
 }
 
+/// Launches per timed sample for a kernel of `us` microseconds per launch: one from 20 µs up;
+/// below, a batch long enough (≈ 200 µs) that the event resolution and launch overhead stop
+/// mattering (at most 1000). Shared by `kernel run` and the Python callables' A/B.
+pub fn batch_for(us: f64) -> usize {
+    let us = if us.is_finite() { us.max(0.5) } else { 1.0 };
+    if us >= 20.0 {
+        1
+    } else {
+        ((200.0 / us).ceil() as usize).clamp(1, 1000)
+    }
+}
+
+/// Round `k` (run in `order`) of the samples `baseline_ns` and `candidate_ns` (nanoseconds per
+/// launch): each build's median, and their change.
+pub fn round_of(
+    k: usize,
+    order: Order,
+    baseline_ns: &[f64],
+    candidate_ns: &[f64],
+    telemetry: kernelab_model::kernel_run::Telemetry,
+) -> Round {
+    let (ma, mb) = (
+        median(baseline_ns).unwrap_or(f64::NAN),
+        median(candidate_ns).unwrap_or(f64::NAN),
+    );
+    Round {
+        round: k,
+        order,
+        baseline_ns: ma,
+        candidate_ns: mb,
+        change: Change::between(ma, mb),
+        telemetry,
+    }
+}
+
+/// The verdict of `rounds` (a fixed design: every round is one pair) against the practical
+/// threshold `threshold`: the one analysis of `kernel run` and of the Python callables' A/B.
+pub fn analysis_of(rounds: &[Round], threshold: f64) -> kernelab_stats::Analysis {
+    let pairs: Vec<Pair> = rounds
+        .iter()
+        .map(|r| Pair {
+            order: r.order,
+            a: r.baseline_ns,
+            b: r.candidate_ns,
+        })
+        .collect();
+    let design = Design {
+        threshold,
+        min_pairs: pairs.len(),
+        max_pairs: pairs.len(),
+        stop: StopRule::Fixed,
+        ..Design::default()
+    };
+    analyze(&pairs, &design)
+}
+
 /// The whole run: gates, then (when they pass) timing.
 pub fn run(
     gpu: &mut dyn Gpu,
@@ -406,14 +462,7 @@ pub fn run_timed(
         let one: Vec<f64> = (0..5)
             .map(|_| timed(gpu, &a, &pa, 1, None))
             .collect::<Result<_>>()?;
-        let us: f64 = median(&one).unwrap_or(1.0).max(0.5);
-        // Events per launch from 20 µs up; below, a batch long enough (≈ 200 µs) that the
-        // event resolution and launch overhead stop mattering.
-        if us >= 20.0 {
-            1
-        } else {
-            ((200.0 / us).ceil() as usize).clamp(1, 1000)
-        }
+        batch_for(median(&one).unwrap_or(1.0))
     };
     out.batch = batch;
     for k in 0..t.rounds {
@@ -442,37 +491,12 @@ pub fn run_timed(
             }
         }
         // Nanoseconds per launch: the unit of every duration in a document.
-        let (ma, mb) = (
-            median(&ta).map_or(f64::NAN, |us| us * 1e3),
-            median(&tb).map_or(f64::NAN, |us| us * 1e3),
-        );
-        out.rounds.push(Round {
-            round: k,
-            order,
-            baseline_ns: ma,
-            candidate_ns: mb,
-            change: Change::between(ma, mb),
-            telemetry: gpu.telemetry(),
-        });
+        let ns = |v: &[f64]| v.iter().map(|us| us * 1e3).collect::<Vec<f64>>();
+        out.rounds
+            .push(round_of(k, order, &ns(&ta), &ns(&tb), gpu.telemetry()));
         progress(k + 1, t.rounds);
     }
-    let pairs: Vec<Pair> = out
-        .rounds
-        .iter()
-        .map(|r| Pair {
-            order: r.order,
-            a: r.baseline_ns,
-            b: r.candidate_ns,
-        })
-        .collect();
-    let design = Design {
-        threshold: t.threshold,
-        min_pairs: pairs.len(),
-        max_pairs: pairs.len(),
-        stop: StopRule::Fixed,
-        ..Design::default()
-    };
-    out.analysis = Some(analyze(&pairs, &design));
+    out.analysis = Some(analysis_of(&out.rounds, t.threshold));
     let (flops, bytes) = spec.work_per_launch()?;
     if flops.is_some() || bytes.is_some() {
         let med = |f: fn(&Round) -> f64| {

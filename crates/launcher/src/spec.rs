@@ -115,6 +115,10 @@ pub struct Launch {
 pub struct Build {
     /// The code object, relative to the spec.
     pub code: PathBuf,
+    /// This build's own parameter list: names of `[[arg]]` entries in the order this build's
+    /// kernel takes them (default: every `[[arg]]`, in order). Buffers stay shared by name.
+    #[serde(default)]
+    pub args: Option<Vec<String>>,
     /// Overrides.
     #[serde(flatten)]
     pub launch: Launch,
@@ -421,7 +425,21 @@ impl Spec {
                 }
             }
         }
-        for b in [&self.baseline, &self.candidate] {
+        for (label, b) in [("baseline", &self.baseline), ("candidate", &self.candidate)] {
+            let mut listed = std::collections::BTreeSet::new();
+            for name in b.args.iter().flatten() {
+                if !self.args.iter().any(|a| &a.name == name) {
+                    return Err(Error::spec(format!(
+                        "{label}.args: `{name}` is not an [[arg]] (declare every argument once, \
+                         then list each build's own order)"
+                    )));
+                }
+                if !listed.insert(name.as_str()) {
+                    return Err(Error::spec(format!(
+                        "{label}.args: `{name}` is listed twice"
+                    )));
+                }
+            }
             for name in b.launch.values.keys() {
                 match self.args.iter().find(|a| &a.name == name) {
                     Some(a) if matches!(ArgKind::of(a)?, ArgKind::Scalar(_)) => {}

@@ -28,6 +28,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod kernel;
 mod optional;
 
 create_exception!(
@@ -1047,6 +1048,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bundle_records, m)?)?;
     m.add_function(wrap_pyfunction!(bundle_report, m)?)?;
     m.add_function(wrap_pyfunction!(bundle_check, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_orders, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_measured, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_text, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }

@@ -62,3 +62,49 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
     )?;
     emit(outcome, &a.output, session)
 }
+
+/// `kernel run --python A B --inputs M ...`: two Python callables, run by the Python module
+/// (`python3 -m kernelab`, or the interpreter `KERNELAB_PYTHON` names) with the same arguments;
+/// its exit code. `None` when `argv` is not such a command line.
+pub(crate) fn python_run(argv: &[std::ffi::OsString]) -> Option<u8> {
+    let words: Vec<&std::ffi::OsStr> = argv.iter().map(|a| a.as_os_str()).collect();
+    let at = words
+        .windows(2)
+        .position(|w| w[0] == "kernel" && w[1] == "run")?;
+    if !words[at + 2..].iter().any(|w| *w == "--python") {
+        return None;
+    }
+    let python = std::env::var_os("KERNELAB_PYTHON")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "python3".into());
+    let status = std::process::Command::new(&python)
+        .args(["-m", "kernelab"])
+        .args(&argv[1..])
+        .status();
+    Some(match status {
+        // 0, 1 (a gate failed) and 2 (an error, said by the module) pass through; anything
+        // else (no kernelab module: Python's own exit 1 would read as a failed gate) is 2.
+        Ok(s) => match s.code() {
+            Some(c @ 0..=2) if c != 1 || module_present(&python) => c as u8,
+            _ => 2,
+        },
+        Err(e) => {
+            output::to_stderr(&format!(
+                "kernelab: error: kernel run --python runs the Python module kernelab (pip install .) \
+                 with {}: {e}; set KERNELAB_PYTHON to the interpreter that has it",
+                python.to_string_lossy()
+            ));
+            2
+        }
+    })
+}
+
+/// Whether `python` imports the kernelab module.
+fn module_present(python: &std::ffi::OsStr) -> bool {
+    std::process::Command::new(python)
+        .args(["-c", "import kernelab"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

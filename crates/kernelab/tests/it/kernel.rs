@@ -200,3 +200,46 @@ fn h200_records_hold_the_expected_results() {
     let tbs = 2.0 * 268_435_456.0 / (b[b.len() / 2] * 1e-6) / 1e12;
     assert!((3.5..4.3).contains(&tbs), "copy_vec4 at {tbs} TB/s");
 }
+
+/// `kernel run --python` hands the command line to the Python module: the interpreter
+/// `KERNELAB_PYTHON` names gets `-m kernelab` and every argument, and its exit code (0, 1 a
+/// gate failed, 2) is the command's; an interpreter that cannot start is exit 2 naming it.
+#[cfg(unix)]
+#[test]
+fn python_callables_run_through_the_python_module() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("args.txt");
+    let fake = dir.path().join("python");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = -c ] && exit 0\necho \"$@\" > {}\nexit 1\n",
+            log.display()
+        ),
+    )
+    .expect("write");
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let args = [
+        "--label", "x", "kernel", "run", "--python", "m:a", "m:b", "--inputs", "m:make",
+    ];
+    let out = kernelab()
+        .env("KERNELAB_PYTHON", &fake)
+        .args(args)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1), "a failed gate passes through");
+    let seen = std::fs::read_to_string(&log).expect("the interpreter ran");
+    assert_eq!(seen.trim(), format!("-m kernelab {}", args.join(" ")));
+    let out = kernelab()
+        .env("KERNELAB_PYTHON", dir.path().join("no-such-python"))
+        .args(args)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("KERNELAB_PYTHON") && err.contains("no-such-python"),
+        "{err}"
+    );
+}

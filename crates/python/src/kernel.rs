@@ -1,0 +1,101 @@
+//! `kernelab.kernel.compare`'s native half: the ABBA order and batch size `kernel run` uses,
+//! and the `kernel_run` document (rounds, verdict, record) of what the Python side measured.
+//! The statistics are `kernel run`'s own (`kernelab_launcher::run`), never Python's.
+
+use super::{released, to_dict, Res};
+use kernelab_commands::kernel::{abba_orders, measured, Measured};
+use kernelab_model::InputFile;
+use kernelab_report::bundle::{self, Record};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+/// The order of each of `rounds` timed rounds: `"AB"` (baseline first) or `"BA"`.
+#[pyfunction]
+pub(crate) fn kernel_orders(rounds: usize) -> Vec<&'static str> {
+    abba_orders(rounds)
+        .into_iter()
+        .map(|o| match o {
+            kernelab_stats::Order::AB => "AB",
+            kernelab_stats::Order::BA => "BA",
+        })
+        .collect()
+}
+
+/// Calls per timed sample for a callable timed once per call in `us` (microseconds): `kernel
+/// run`'s batch rule applied to their median.
+#[pyfunction]
+pub(crate) fn kernel_batch(us: Vec<f64>) -> usize {
+    kernelab_launcher::run::batch_for(kernelab_stats::rank::median(&us).unwrap_or(1.0))
+}
+
+/// One provenance input named by the caller: `(name, sha256, bytes)` (a callable's qualified
+/// name with the hash of its source, a library with its version).
+type Named = (String, Option<String>, Option<u64>);
+
+/// The `kernel_run` document of `measured` (the JSON of what the Python side ran and timed):
+/// samples written to a run's samples file (`samples`, else one in the state folder), rounds
+/// and verdict computed as `kernel run` computes them, and the record added to the bundle
+/// `record` under `label` with `inputs` in its provenance.
+#[pyfunction]
+#[pyo3(signature = (measured_json, label, source, samples=None, record=None, argv=Vec::new(), started=String::new(), inputs=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn kernel_measured(
+    py: Python<'_>,
+    measured_json: String,
+    label: String,
+    source: String,
+    samples: Option<PathBuf>,
+    record: Option<PathBuf>,
+    argv: Vec<String>,
+    started: String,
+    inputs: Vec<Named>,
+) -> PyResult<PyObject> {
+    let doc = released(py, move || -> Res<_> {
+        let m: Measured = serde_json::from_str(&measured_json)
+            .map_err(|e| anyhow::anyhow!("the measured run: {e}"))?;
+        let gpu = (!m.device.starts_with("cpu")).then(|| m.device.clone());
+        let doc = measured(m, &label, &source, samples.as_deref())?;
+        if let Some(dir) = record {
+            let mut provenance = kernelab_runner::provenance::collect(argv, started, &[], gpu);
+            provenance
+                .inputs
+                .extend(inputs.into_iter().map(|(path, sha256, bytes)| InputFile {
+                    path,
+                    sha256,
+                    bytes,
+                }));
+            let rec = Record {
+                schema_version: kernelab_model::SCHEMA_VERSION,
+                kind: doc.kind.clone(),
+                label,
+                provenance,
+                result: serde_json::to_value(&doc.body)?,
+            };
+            bundle::write(&dir, &rec)
+                .map_err(|e| anyhow::anyhow!("{}: writing the record: {e}", dir.display()))?;
+        }
+        Ok(doc)
+    })?;
+    to_dict(py, &doc)
+}
+
+/// The text `kernel run` prints for the `kernel_run` document `doc_json`: `table` (the
+/// terminal's, at `width` columns) or `md`.
+#[pyfunction]
+#[pyo3(signature = (doc_json, format="table", width=None))]
+pub(crate) fn kernel_text(doc_json: &str, format: &str, width: Option<u16>) -> PyResult<String> {
+    use kernelab_report::documents::KernelRunBody;
+    use kernelab_report::{kernel_sections, render, OutputFormat};
+    let out = match format {
+        "table" => OutputFormat::Terminal,
+        "md" => OutputFormat::Markdown,
+        other => {
+            return Err(super::usage(format!(
+                "format={other:?}: expected \"table\" or \"md\""
+            )))
+        }
+    };
+    let body: KernelRunBody = serde_json::from_str(doc_json)
+        .map_err(|e| super::usage(format!("not a kernel_run document: {e}")))?;
+    Ok(render(&kernel_sections(&body.run), out, width))
+}

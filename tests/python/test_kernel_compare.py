@@ -1,0 +1,191 @@
+"""`kernelab.kernel.compare` and `kernelab kernel run --python` on CPU callables (issue 42):
+verdicts of a planted slowdown and of an A/A control, each gate failing on the output that
+should fail it, a callable's exception named, the record rendered by the report. The verdicts
+are asserted by word and by the interval's side, never by exact figures (a noisy CI box)."""
+
+import hashlib
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kernelab
+import kernel_pairs as kp
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path, monkeypatch):
+    """Run folders (samples files) under the test's own folder."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("KERNELAB_BUNDLE", raising=False)
+
+
+def gate(doc, prefix):
+    """The gate whose name starts with `prefix`."""
+    found = [g for g in doc["gates"] if g["name"].startswith(prefix)]
+    assert len(found) == 1, [g["name"] for g in doc["gates"]]
+    return found[0]
+
+
+def test_planted_slowdown_is_slower():
+    d = kernelab.kernel.compare(kp.base, kp.slower, kp.make, outputs=[1], rounds=60, samples=10)
+    assert d["kind"] == "kernel_run" and d["pass"] is True
+    assert all(g["passed"] for g in d["gates"]) and len(d["gates"]) == 5
+    a = d["analysis"]
+    assert a["verdict"] == "SLOWER", a
+    assert a["interval"]["low"] > 1.0, a["interval"]
+    assert len(d["rounds"]) == 60 and [r["order"] for r in d["rounds"][:4]] == ["AB", "BA", "AB", "BA"]
+    assert d["batch"] >= 1 and d["device"].startswith("cpu")
+    assert [b["code"] for b in d["builds"]] == ["python:kernel_pairs:base", "python:kernel_pairs:slower"]
+    # Every sample is in the run's samples file, as kernel run writes them.
+    lines = [json.loads(l) for l in Path(d["samples"]).read_text().splitlines()]
+    timed = [l for l in lines if l.get("kind") == "sample"]
+    assert len(timed) == 60 * 2 * 10, lines[:2]
+
+
+def test_aa_control_is_same():
+    d = kernelab.kernel.compare(kp.base, kp.slower, kp.make, outputs=[1], aa=True, rounds=40, samples=10,
+                                threshold=0.03)
+    a = d["analysis"]
+    assert a["verdict"] == "SAME", a
+    assert 0.97 < a["interval"]["low"] <= a["interval"]["high"] < 1.03
+    assert d["builds"][0]["code"] == d["builds"][1]["code"] == "python:kernel_pairs:base"
+
+
+def test_nan_fails_the_finite_gate_and_skips_timing():
+    d = kernelab.kernel.compare(kp.base, kp.writes_nan, kp.make, outputs=[1], rounds=4)
+    assert d["pass"] is False and d["analysis"] is None and d["rounds"] == []
+    assert gate(d, "baseline outputs all finite")["passed"] is True
+    g = gate(d, "candidate outputs all finite")
+    assert g["passed"] is False and g["detail"].startswith("1 of ")
+
+
+def test_outputs_are_poisoned_before_each_gate_run():
+    """An output half written keeps the NaN poison in its other half."""
+    d = kernelab.kernel.compare(kp.base, kp.half, kp.make, outputs=1, rounds=4)
+    g = gate(d, "candidate outputs all finite")
+    assert g["passed"] is False and g["detail"].startswith(f"{kp.N - kp.N // 2} of {kp.N}")
+
+
+def test_one_element_fails_the_bitwise_gate():
+    d = kernelab.kernel.compare(kp.base, kp.one_off, kp.make, outputs=[1], rounds=4)
+    assert d["pass"] is False
+    g = gate(d, "baseline vs candidate bitwise")
+    assert g["passed"] is False and g["detail"].startswith("1 of ") and "[777]" in g["detail"]
+    assert gate(d, "candidate outputs all finite")["passed"] is True
+
+
+def test_returned_outputs_tolerance_and_oracle():
+    d = kernelab.kernel.compare(kp.returns, kp.returns_rounded, kp.make, rounds=4, rtol=1e-3, atol=0)
+    assert gate(d, "baseline vs candidate (rtol")["passed"] is True
+    d = kernelab.kernel.compare(kp.returns, kp.returns_rounded, kp.make, rounds=4)
+    assert gate(d, "baseline vs candidate bitwise")["passed"] is False
+    d = kernelab.kernel.compare(kp.returns, kp.returns_rounded, kp.make, rounds=4, rtol=1e-3,
+                                atol=0, oracle=kp.oracle)
+    assert gate(d, "candidate vs oracle `kernel_pairs:oracle`")["passed"] is True
+    d = kernelab.kernel.compare(kp.returns, kp.returns, kp.make, rounds=4, rtol=1e-6, atol=0,
+                                oracle=kp.returns_rounded)
+    assert gate(d, "candidate vs oracle")["passed"] is False
+
+
+def test_an_exception_names_the_callable():
+    with pytest.raises(kernelab.kernel.CallableError) as e:
+        kernelab.kernel.compare(kp.base, kp.raises, kp.make, outputs=[1])
+    assert isinstance(e.value, kernelab.Error)
+    assert e.value.callable == "kernel_pairs:raises" and e.value.role == "candidate"
+    assert "kernel_pairs:raises" in str(e.value) and "ValueError" in str(e.value)
+    assert isinstance(e.value.__cause__, ValueError)
+    with pytest.raises(kernelab.kernel.CallableError, match="inputs `kernel_pairs:bad_inputs`"):
+        kernelab.kernel.compare(kp.base, kp.base, kp.bad_inputs)
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(rounds=1), "rounds=1"),
+        (dict(rounds=2.5), "rounds=2.5"),
+        (dict(samples=0), "samples=0"),
+        (dict(threshold=1.5), "threshold"),
+        (dict(outputs=[5]), "outputs: 5"),
+        (dict(graph=True), "graph=True"),
+    ],
+)
+def test_bad_settings_are_usage_errors(kw, match):
+    kw.setdefault("outputs", [1])
+    with pytest.raises(kernelab.UsageError, match=match):
+        kernelab.kernel.compare(kp.base, kp.base, kp.make, **kw)
+
+
+def test_record_carries_the_callables_and_renders(tmp_path):
+    ev = tmp_path / "evidence"
+    d = kernelab.kernel.compare(kp.base, kp.slower, kp.make, outputs=[1], rounds=6,
+                                record=ev, label="sqrt 3% slower")
+    b = kernelab.Bundle(ev)
+    (r,) = b.records
+    assert r["kind"] == "kernel_run" and r["label"] == "sqrt 3% slower"
+    assert r["result"]["rounds"] == d["rounds"]
+    inputs = {i["path"]: i for i in r["provenance"]["inputs"]}
+    src = inspect.getsource(kp.slower).encode()  # it names no other function
+    assert inputs["python:kernel_pairs:slower"]["sha256"] == hashlib.sha256(src).hexdigest()
+    assert inputs["python:kernel_pairs:slower"]["bytes"] == len(src)
+    assert "python:kernel_pairs:make" in inputs
+    import numpy as np
+
+    assert f"python package numpy {np.__version__}" in inputs
+    report = b.report()
+    assert "sqrt 3% slower" in report and d["analysis"]["verdict"] in report
+
+
+def kernelab_python(*args):
+    """`kernelab kernel run --python ARGS...` from this folder; the completed process."""
+    exe = Path(sys.executable).parent / "kernelab"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([str(exe), "kernel", "run", "--python", *args], capture_output=True,
+                          text=True, cwd=HERE, env=env)
+
+
+def test_cli_exit_codes():
+    p = kernelab_python("kernel_pairs:base", "kernel_pairs:slower", "--inputs", "kernel_pairs:make",
+                        "--outputs", "1", "--rounds", "6", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["kind"] == "kernel_run" and len(doc["rounds"]) == 6
+    p = kernelab_python("kernel_pairs:base", "kernel_pairs:one_off", "--inputs", "kernel_pairs:make",
+                        "--outputs", "1")
+    assert p.returncode == 1 and "FAIL baseline vs candidate bitwise" in p.stdout, p.stdout
+    p = kernelab_python("kernel_pairs:base", "kernel_pairs:raises", "--inputs", "kernel_pairs:make",
+                        "--outputs", "1")
+    assert p.returncode == 2 and "kernel_pairs:raises" in p.stderr and "ValueError" in p.stderr
+    p = kernelab_python("kernel_pairs:base", "kernel_pairs:nope", "--inputs", "kernel_pairs:make")
+    assert p.returncode == 2 and "nope" in p.stderr
+
+
+def test_cli_global_record_and_label(tmp_path):
+    """`kernelab --record DIR --label L kernel run --python ...`: the global options apply."""
+    exe = Path(sys.executable).parent / "kernelab"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])))
+    ev = tmp_path / "ev"
+    p = subprocess.run([str(exe), "--record", str(ev), "--label", "via the CLI", "kernel", "run",
+                        "--python", "kernel_pairs:base", "kernel_pairs:slower", "--inputs",
+                        "kernel_pairs:make", "--outputs", "1", "--rounds", "4"],
+                       capture_output=True, text=True, cwd=HERE, env=env)
+    assert p.returncode == 0, p.stderr
+    (r,) = kernelab.Bundle(ev).records
+    assert r["label"] == "via the CLI" and r["kind"] == "kernel_run"
+
+
+class _DeviceArray:
+    """Looks like a CUDA array of another library (CuPy): timing it on the host would be wrong."""
+
+    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0, False), "version": 3}
+
+
+def test_device_arrays_of_other_libraries_are_refused():
+    with pytest.raises(kernelab.UsageError, match="on a device"):
+        kernelab.kernel.compare(kp.returns, kp.returns, lambda: (_DeviceArray(),))
