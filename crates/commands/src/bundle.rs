@@ -145,7 +145,7 @@ pub fn report_check(
 pub fn check_note(note: &Path, dir: &Path, strict: bool) -> Result<crate::Outcome> {
     let text = read_note(note)?;
     let (doc, unreadable) = report_check(&text, dir)?;
-    let pass = doc.body.mismatches.is_empty() && !(strict && !doc.body.unbacked.is_empty());
+    let pass = doc.body.mismatches.is_empty() && (!strict || doc.body.unbacked.is_empty());
     let view = crate::View::shared(doc, |doc, _| {
         kernelab_report::audit::audit_sections(&doc.body)
     })
