@@ -1,5 +1,5 @@
-//! Reading documents and records of earlier layouts (schema versions 1 to 5) into the current
-//! one (6), so that a bundle recorded by an earlier kernelab still renders. Each change of
+//! Reading documents and records of earlier layouts (schema versions 1 to 6) into the current
+//! one (7), so that a bundle recorded by an earlier kernelab still renders. Each change of
 //! docs/json.md ("Changes in schema version 3", "… 4") is undone here, in JSON, one version
 //! step at a time, before the result is read into its type; every figure the old layout held is
 //! kept, and derived figures (changes, verdicts) are computed again under the one convention.
@@ -37,7 +37,12 @@ pub fn upgrade(kind: &mut String, version: u32, result: &mut Value) -> Result<()
         to_v4(kind, result)?;
     }
     // Version 4 to 5 only added fields (`profile` graphs' `operators[]`): nothing to undo.
-    to_v6(kind, result)
+    if version <= 5 {
+        to_v6(kind, result)?;
+    }
+    // Version 6 to 7 only added fields (`report_check`'s `unbacked[]` and each mismatch's
+    // `against`): nothing to undo.
+    Ok(())
 }
 
 /// Version 5 to 6: one record kind for sweeps. A `check_sweep` (per config: `bitwise`,
