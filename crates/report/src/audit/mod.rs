@@ -736,14 +736,16 @@ fn lookup(n: &Num, ctx: Context, figs: &[&Figure], named: Option<&[&str]>) -> Lo
         return Lookup::NotQuotable;
     };
     // The same meaning: a gate count (gates are never another experiment's), a figure of a
-    // kernel or family the line names, or a value next to the figure's (within
-    // [`NEAR`]) — a changed digit, not another experiment.
+    // kernel or family the line names, the only figure of its kind the line may quote, or a
+    // value next to the figure's (within [`NEAR`]) — a changed digit, not another experiment.
     let named_subject = f
         .subject
         .as_deref()
         .is_some_and(|s| named.is_some_and(|n| n.contains(&s)));
+    // The only figure of its kind the line may quote is the one it means.
+    let only = cands.len() == 1;
     let contradicted =
-        f.kind == Kind::Gates || named_subject || distance(f) <= NEAR || near(n, ctx, f);
+        f.kind == Kind::Gates || named_subject || only || distance(f) <= NEAR || near(n, ctx, f);
     Lookup::Wrong {
         why: format!(
             "matches no figure of the bundle; nearest: {} = {}",
