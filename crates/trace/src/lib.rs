@@ -25,6 +25,7 @@ mod input;
 mod kineto;
 mod ncu;
 mod nsys;
+mod proton;
 mod rank;
 mod rocprof;
 mod sqlite;
@@ -303,6 +304,8 @@ fn read_stream(
             },
         )),
         Format::Xplane => xplane::read(reader, profile, source),
+        Format::RocprofJson => rocprof::sdk_json::read(reader, profile, source),
+        Format::Proton => proton::read(reader, profile, source),
         Format::NsysRep => Err(Error::new(
             Location::byte(0),
             ErrorKind::Unsupported {
