@@ -103,9 +103,25 @@ impl Format {
 /// `nsight_cuprof_report` and the ncu-viewer JavaScript parser; docs/formats/nvidia.md §3.4).
 pub(crate) const NCU_REP_MAGIC: &[u8] = b"NVR\0";
 
-/// The command that exports an Nsight Compute report as the CSV kernelab reads.
-pub(crate) const NCU_EXPORT: &str =
-    "`ncu --import FILE.ncu-rep --csv --page raw > FILE.csv`, then read FILE.csv";
+/// The error for an Nsight Compute report, which kernelab does not read: what it is and the
+/// command that exports `path` (else `FILE.ncu-rep`) as the CSV kernelab reads.
+pub(crate) fn ncu_report(path: Option<&std::path::Path>) -> Error {
+    let (report, csv) = match path {
+        Some(p) => (
+            crate::nsys::rep::shell_word(p),
+            crate::nsys::rep::shell_word(&p.with_extension("csv")),
+        ),
+        None => ("FILE.ncu-rep".into(), "FILE.csv".into()),
+    };
+    Error::new(
+        Location::byte(0),
+        ErrorKind::Unsupported {
+            detail: format!(
+                "an Nsight Compute report (.ncu-rep, binary); kernelab reads its CSV export: `ncu --import {report} --csv --page raw > {csv}`, then read {csv}"
+            ),
+        },
+    )
+}
 
 /// Every format kernelab reads ([`Format::ALL`]), as one list for help and errors.
 pub fn formats_read() -> String {
@@ -145,14 +161,7 @@ pub fn detect(head: &[u8]) -> Result<Format> {
         return Ok(Format::Xplane);
     }
     if head.starts_with(NCU_REP_MAGIC) {
-        return Err(Error::new(
-            Location::byte(0),
-            ErrorKind::Unsupported {
-                detail: format!(
-                    "an Nsight Compute report (.ncu-rep, binary); kernelab reads its CSV export: {NCU_EXPORT}"
-                ),
-            },
-        ));
+        return Err(ncu_report(None));
     }
     let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first = text.iter().copied().find(|c| !c.is_ascii_whitespace());

@@ -120,6 +120,9 @@ fn read_file_inner(
         profile.dispatches.keep_correlations(false);
     }
     let mut opened = input::open(path)?;
+    if opened.head.starts_with(detect::NCU_REP_MAGIC) {
+        return Err(detect::ncu_report(Some(path)));
+    }
     let format = detect(&opened.head)?;
     let mut source = SourceInfo {
         path: path.to_path_buf(),
