@@ -42,6 +42,8 @@ seed pe_hip_fat "$fx"/code/*.dll "$fx"/code/arch_fatbin.o
 seed kineto
 seed kineto_parallel
 seed xplane "$fx"/*.xplane.pb
+seed rocprofv3_json
+seed proton "$fx"/proton/*.json
 seed rocprof_csv "$fx"/rocprof*.csv "$fx"/rocpd_*.csv "$fx"/omniperf_*.csv
 seed ncu_csv "$fx"/ncu*.csv
 seed rocpd

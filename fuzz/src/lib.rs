@@ -27,6 +27,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("kineto", kineto),
     ("kineto_parallel", kineto_parallel),
     ("xplane", xplane),
+    ("rocprofv3_json", rocprofv3_json),
+    ("proton", proton),
     ("rocprof_csv", rocprof_csv),
     ("ncu_csv", ncu_csv),
     ("rocpd", rocpd),
@@ -226,6 +228,16 @@ pub fn kineto_parallel(data: &[u8]) {
 /// The XPlane protobuf reader (JAX / XLA profiles).
 pub fn xplane(data: &[u8]) {
     trace_as(data, kernelab_trace::Format::Xplane, false);
+}
+
+/// The rocprofv3 `-f json` reader (`rocprofiler-sdk-tool`).
+pub fn rocprofv3_json(data: &[u8]) {
+    trace_as(data, kernelab_trace::Format::RocprofJson, false);
+}
+
+/// The Triton Proton hatchet JSON reader.
+pub fn proton(data: &[u8]) {
+    trace_as(data, kernelab_trace::Format::Proton, false);
 }
 
 /// The rocprof CSV readers: the layout (kernel trace, kernel stats, `results.stats.csv`,

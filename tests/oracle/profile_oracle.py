@@ -213,6 +213,48 @@ def rocpd(path):
     return finish(dispatches, memcpy, [])
 
 
+def rocprofv3_json(path):
+    """rocprofv3 `-f json` (`*_results.json`): dispatches from buffer_records.kernel_dispatch,
+    names from kernel_symbols (formatted_kernel_name, by kernel_id), the GPU index from the
+    agent's logical_node_type_id; copies from buffer_records.memory_copy."""
+    doc = json.loads(open_text(path))
+    dispatches, memcpy = [], []
+    for tool in doc["rocprofiler-sdk-tool"]:
+        gpu = {a["id"]["handle"]: a.get("logical_node_type_id", 0) for a in tool.get("agents", [])}
+        names = {k["kernel_id"]: k.get("formatted_kernel_name") or k["kernel_name"]
+                 for k in tool.get("kernel_symbols", [])}
+        records = tool.get("buffer_records", {})
+        for r in records.get("kernel_dispatch", []):
+            info = r["dispatch_info"]
+            dispatches.append((names[info["kernel_id"]], gpu[info["agent_id"]["handle"]],
+                               r["start_timestamp"], r["end_timestamp"]))
+        memcpy += [r["end_timestamp"] - r["start_timestamp"] for r in records.get("memory_copy", [])]
+    return finish(dispatches, memcpy, [])
+
+
+def proton(path):
+    """Triton Proton hatchet JSON: every tree node whose metrics have a device_id is a kernel
+    (count launches, time (ns) in all), summed by frame name; FLOPs and bytes summed too."""
+    tree, devices = json.loads(open_text(path))[:2]
+    kernels, work, stack = {}, {}, [tree]
+    while stack:
+        node = stack.pop()
+        m = node.get("metrics", {})
+        if "device_id" in m:
+            k = kernels.setdefault(node["frame"]["name"], {"calls": 0, "total_ns": 0})
+            k["calls"] += m["count"]
+            k["total_ns"] += m["time (ns)"]
+            for key, v in m.items():
+                if key == "bytes" or key.startswith("flops"):
+                    work[key] = work.get(key, 0) + v
+        stack.extend(node.get("children", []))
+    return {"summary": {"kernel_time_ns": sum(k["total_ns"] for k in kernels.values()),
+                        "kernel_count": sum(k["calls"] for k in kernels.values()),
+                        "distinct_kernels": len(kernels)},
+            "kernels": kernels, "work": work,
+            "devices": {f"{kind} {i}": d["arch"] for kind, ds in devices.items() for i, d in ds.items()}}
+
+
 def nsys(path):
     """Per-kernel figures with the query of NVIDIA's cuda_gpu_kern_sum report (nvidia.md §2.2):
     GROUP BY the demangled name from StringIds; medians computed here."""
@@ -273,6 +315,10 @@ def oracle(path):
         return nsys(path)
     if raw.startswith(b"SQLite format 3\0"):
         return rocpd(path)
+    if b'"rocprofiler-sdk-tool"' in raw[:64]:
+        return rocprofv3_json(path)
+    if re.match(rb'\s*\[\s*\{\s*"(children|frame|metrics)"', raw):
+        return proton(path)
     if raw.lstrip()[:1] in (b"{", b"["):
         return kineto(path)
     header = raw.split(b"\n", 1)[0].decode()

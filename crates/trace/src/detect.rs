@@ -23,6 +23,10 @@ pub enum Format {
     NsysRep,
     /// An XPlane protobuf (`.xplane.pb`, JAX / TensorFlow / XLA profiler).
     Xplane,
+    /// rocprofv3 `-f json` output (`*_results.json`, top level `rocprofiler-sdk-tool`).
+    RocprofJson,
+    /// A Triton Proton profile (hatchet JSON: a call tree with per-kernel time and count).
+    Proton,
 }
 
 impl Format {
@@ -41,6 +45,8 @@ impl Format {
             Format::NsysStatsCsv => "nsys-stats-csv",
             Format::NsysRep => "nsys-rep",
             Format::Xplane => "xplane",
+            Format::RocprofJson => "rocprofv3-json",
+            Format::Proton => "proton-hatchet",
         }
     }
 }
@@ -48,7 +54,7 @@ impl Format {
 impl Format {
     /// Every format kernelab reads, in the order help and errors list them (the registry they
     /// are written from; `every_format_is_listed` fails until a new format is added here).
-    pub const ALL: [Format; 12] = [
+    pub const ALL: [Format; 14] = [
         Format::Kineto,
         Format::RocprofCsv(CsvKind::KernelTrace),
         Format::RocprofCsv(CsvKind::KernelStats),
@@ -61,6 +67,8 @@ impl Format {
         Format::NcuCsv,
         Format::NsysStatsCsv,
         Format::Xplane,
+        Format::RocprofJson,
+        Format::Proton,
     ];
 
     /// What a person knows the format by: the file, and the tool that writes it.
@@ -84,8 +92,35 @@ impl Format {
             Format::NcuCsv => "Nsight Compute --csv (details or raw page)",
             Format::NsysStatsCsv => "nsys stats cuda_gpu_kern_sum CSV",
             Format::Xplane => "JAX / TensorFlow / XLA .xplane.pb",
+            Format::RocprofJson => "rocprofv3 -f json *_results.json (rocprofiler-sdk-tool)",
+            Format::Proton => "Triton Proton hatchet JSON (proton.finalize)",
         }
     }
+}
+
+/// The first bytes of an Nsight Compute report (`.ncu-rep`): `NVR` and a zero byte, then the
+/// header's length (two third-party readers of the format agree: a Kaitai description
+/// `nsight_cuprof_report` and the ncu-viewer JavaScript parser; docs/formats/nvidia.md §3.4).
+pub(crate) const NCU_REP_MAGIC: &[u8] = b"NVR\0";
+
+/// The error for an Nsight Compute report, which kernelab does not read: what it is and the
+/// command that exports `path` (else `FILE.ncu-rep`) as the CSV kernelab reads.
+pub(crate) fn ncu_report(path: Option<&std::path::Path>) -> Error {
+    let (report, csv) = match path {
+        Some(p) => (
+            crate::nsys::rep::shell_word(p),
+            crate::nsys::rep::shell_word(&p.with_extension("csv")),
+        ),
+        None => ("FILE.ncu-rep".into(), "FILE.csv".into()),
+    };
+    Error::new(
+        Location::byte(0),
+        ErrorKind::Unsupported {
+            detail: format!(
+                "an Nsight Compute report (.ncu-rep, binary); kernelab reads its CSV export: `ncu --import {report} --csv --page raw > {csv}`, then read {csv}"
+            ),
+        },
+    )
 }
 
 /// Every format kernelab reads ([`Format::ALL`]), as one list for help and errors.
@@ -125,10 +160,15 @@ pub fn detect(head: &[u8]) -> Result<Format> {
     if crate::xplane::looks_like(head) {
         return Ok(Format::Xplane);
     }
+    if head.starts_with(NCU_REP_MAGIC) {
+        return Err(ncu_report(None));
+    }
     let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     let first = text.iter().copied().find(|c| !c.is_ascii_whitespace());
     match first {
         None => return Err(unknown("only whitespace".into())),
+        Some(b'{') if crate::rocprof::sdk_json::looks_like(text) => return Ok(Format::RocprofJson),
+        Some(b'[') if crate::proton::looks_like(text) => return Ok(Format::Proton),
         Some(b'{') | Some(b'[') => return Ok(Format::Kineto),
         _ => {}
     }
@@ -184,6 +224,8 @@ mod tests {
             Format::NcuCsv => 9,
             Format::NsysStatsCsv => 10,
             Format::Xplane => 11,
+            Format::RocprofJson => 12,
+            Format::Proton => 13,
         }
     }
 
@@ -212,6 +254,22 @@ mod tests {
             err.contains("Nsight Compute --csv"),
             "every format is named: {err}"
         );
+    }
+
+    /// No real `.ncu-rep` is public under a licence we can copy, so this is the documented
+    /// magic (`NVR\0` and a little-endian header length, see [`NCU_REP_MAGIC`]) followed by
+    /// bytes of a protobuf header: the error names the report and the export command, and
+    /// never prints the binary prefix.
+    #[test]
+    fn an_ncu_report_is_named_with_its_export_command() {
+        let head = b"NVR\0\x06\x00\x00\x00\x08\x0b\x10\x01\x18\x00\x1a\x02\x08\x01";
+        let err = detect(head).expect_err("not read directly").to_string();
+        assert!(err.contains("an Nsight Compute report (.ncu-rep"), "{err}");
+        assert!(
+            err.contains("ncu --import FILE.ncu-rep --csv --page raw > FILE.csv"),
+            "{err}"
+        );
+        assert!(!err.contains("bytes 4e 56 52"), "{err}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod input;
 mod kineto;
 mod ncu;
 mod nsys;
+mod proton;
 mod rank;
 mod rocprof;
 mod sqlite;
@@ -119,6 +120,9 @@ fn read_file_inner(
         profile.dispatches.keep_correlations(false);
     }
     let mut opened = input::open(path)?;
+    if opened.head.starts_with(detect::NCU_REP_MAGIC) {
+        return Err(detect::ncu_report(Some(path)));
+    }
     let format = detect(&opened.head)?;
     let mut source = SourceInfo {
         path: path.to_path_buf(),
@@ -303,6 +307,8 @@ fn read_stream(
             },
         )),
         Format::Xplane => xplane::read(reader, profile, source),
+        Format::RocprofJson => rocprof::sdk_json::read(reader, profile, source),
+        Format::Proton => proton::read(reader, profile, source),
         Format::NsysRep => Err(Error::new(
             Location::byte(0),
             ErrorKind::Unsupported {

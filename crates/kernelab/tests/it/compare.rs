@@ -215,3 +215,37 @@ fn issue26_compare_json_holds_every_family() {
     assert_eq!(cut["families"].as_array().map(Vec::len), Some(3));
     assert_eq!(cut["other"]["family"], "other (41 rows)");
 }
+
+/// A real before/after pair of Nsight Systems 2026.2 exports (schema 3.25, two H100s;
+/// GindaChen/nsys-ai, MIT): `compare`'s whole-trace figures on each side are the oracle's
+/// independent SQL reading of that side (`tests/oracle/profile_oracle.py`, which also checks
+/// NVIDIA's `cuda_gpu_kern_sum` query).
+#[test]
+fn the_nsys_2026_pair_compares_as_the_sql_reading_says() {
+    let side = |name: &str| {
+        let path = fixture(&format!("nsys-2026.2-h100x2-mfu_{name}.sqlite"));
+        let oracle = root().join(format!(
+            "tests/expected/nsys-2026.2-h100x2-mfu_{name}.sqlite.oracle.json"
+        ));
+        let oracle: Value =
+            serde_json::from_str(&std::fs::read_to_string(oracle).expect("oracle")).expect("json");
+        (path.to_str().expect("utf-8").to_string(), oracle)
+    };
+    let ((before, b), (after, a)) = (side("before"), side("after"));
+    let doc = compare_json(&[before, after]);
+    let figures = doc["summary"].as_array().expect("summary figures");
+    for key in [
+        "kernel_time_ns",
+        "busy_ns",
+        "wall_ns",
+        "gap_ns",
+        "kernel_count",
+    ] {
+        let f = figures
+            .iter()
+            .find(|f| f["figure"] == key)
+            .unwrap_or_else(|| panic!("{key} in {figures:?}"));
+        assert_eq!(f["baseline"].as_f64(), b["summary"][key].as_f64(), "{key}");
+        assert_eq!(f["candidate"].as_f64(), a["summary"][key].as_f64(), "{key}");
+    }
+}

@@ -139,3 +139,26 @@ fn a_cause_is_printed_once() {
         );
     }
 }
+
+/// An Nsight Compute report is named, with the command that exports it, never shown as bytes.
+/// No real `.ncu-rep` is public under a licence we can copy: the file is the documented magic
+/// (`NVR\0` and a little-endian header length, docs/formats/nvidia.md §3.4) and protobuf
+/// bytes, in a folder with a space so the command's quoting shows.
+#[test]
+fn an_ncu_report_gives_the_export_command() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let p = dir.path().join("my run.ncu-rep");
+    std::fs::write(&p, b"NVR\0\x06\0\0\0\x08\x0b\x10\x01\x18\0").expect("write");
+    let csv = dir.path().join("my run.csv");
+    fails_with(
+        &p,
+        &[
+            "an Nsight Compute report (.ncu-rep, binary)",
+            &format!(
+                "`ncu --import '{}' --csv --page raw > '{}'`",
+                p.display(),
+                csv.display()
+            ),
+        ],
+    );
+}

@@ -133,3 +133,32 @@ fn side_stream_kernels_of_the_h200_trace_stay_out_of_the_layers() {
     assert_eq!(calls("side_loop"), Some(3));
     assert_eq!(calls("(no phase)"), Some(3));
 }
+
+/// Triton Proton hatchet profiles (triton-lang/triton's `third_party/proton/test/examples`)
+/// against the oracle: kernels with their calls and time, and the FLOPs, bytes and devices
+/// each input states as facts.
+#[test]
+fn proton_profiles_match_the_oracle() {
+    for name in ["cuda.json", "hip.json", "triton.json"] {
+        let path = fixture(&format!("proton/{name}"));
+        let oracle = expected(&format!("proton/{name}.oracle.json"));
+        check(&path, &oracle);
+        let doc = profile_json(&[path.to_str().expect("utf-8 path")]);
+        let input = &doc["inputs"][0];
+        assert_eq!(input["format"], "proton-hatchet", "{name}");
+        let facts = &input["facts"];
+        let number = |v: &Value| v.as_f64().or_else(|| v.as_str()?.parse().ok());
+        for (key, total) in oracle["work"].as_object().expect("work") {
+            let fact = &facts[format!("{key}_total")];
+            assert_eq!(number(fact), total.as_f64(), "{name}: {key} in {facts}");
+        }
+        let device = facts["device"].as_str().expect("device fact");
+        for (id, arch) in oracle["devices"].as_object().expect("devices") {
+            let arch = arch.as_str().expect("arch");
+            assert!(
+                device.contains(&format!("{id} ({arch})")),
+                "{name}: {device}"
+            );
+        }
+    }
+}

@@ -11,7 +11,7 @@ mod parallel;
 mod scan;
 mod skip;
 mod values;
-mod window;
+pub(crate) mod window;
 
 use crate::error::{snippet, Error, ErrorKind, Result};
 use kernelab_model::{

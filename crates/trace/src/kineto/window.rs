@@ -20,7 +20,7 @@ pub(super) const MAX_VALUE_BYTES: usize = 256 << 20;
 const SNIPPET_BYTES: usize = 24 * 4 + 1;
 
 /// A refillable window over a reader, with the stream offset of its first byte.
-pub(super) struct Window<R> {
+pub(crate) struct Window<R> {
     reader: R,
     buf: Vec<u8>,
     /// Index of the next unread byte in `buf`.
@@ -32,7 +32,7 @@ pub(super) struct Window<R> {
 
 impl<R: Read> Window<R> {
     /// A window with a 4 MiB buffer.
-    pub(super) fn new(reader: R) -> Self {
+    pub(crate) fn new(reader: R) -> Self {
         Self::at(reader, 0, 4 << 20)
     }
 
@@ -51,7 +51,7 @@ impl<R: Read> Window<R> {
     }
 
     /// The stream offset of index `i` of the window.
-    pub(super) fn offset(&self, i: usize) -> u64 {
+    pub(crate) fn offset(&self, i: usize) -> u64 {
         self.base + i as u64
     }
 
@@ -61,7 +61,7 @@ impl<R: Read> Window<R> {
     }
 
     /// Bytes `r` relative to `pos` (empty if out of the window).
-    pub(super) fn slice(&self, r: Range<usize>) -> &[u8] {
+    pub(crate) fn slice(&self, r: Range<usize>) -> &[u8] {
         self.buf
             .get(self.pos + r.start..self.pos + r.end)
             .unwrap_or_default()
@@ -116,7 +116,7 @@ impl<R: Read> Window<R> {
     }
 
     /// Skips whitespace and returns the next byte without consuming it (`None` at end).
-    pub(super) fn peek(&mut self) -> Result<Option<u8>> {
+    pub(crate) fn peek(&mut self) -> Result<Option<u8>> {
         loop {
             if let Some(k) = self.rest().iter().position(|&c| !scan::is_ws(c)) {
                 self.pos += k;
@@ -130,7 +130,7 @@ impl<R: Read> Window<R> {
     }
 
     /// Consumes the next non-whitespace byte, which must be one of `allowed`.
-    pub(super) fn expect(&mut self, allowed: &[u8], what: &str) -> Result<u8> {
+    pub(crate) fn expect(&mut self, allowed: &[u8], what: &str) -> Result<u8> {
         match self.peek()? {
             Some(c) if allowed.contains(&c) => {
                 self.pos += 1;
@@ -166,7 +166,7 @@ impl<R: Read> Window<R> {
 
     /// Scans the next value (after whitespace) until it is complete in the window; returns
     /// its end relative to `pos`.
-    pub(super) fn next_value(&mut self) -> Result<usize> {
+    pub(crate) fn next_value(&mut self) -> Result<usize> {
         self.scan_next("a JSON value", |b| scan::value(b, 0).map(|(_, end)| end))
     }
 
@@ -229,7 +229,7 @@ impl<R: Read> Window<R> {
     }
 
     /// Marks `n` bytes after `pos` as read.
-    pub(super) fn consume(&mut self, n: usize) {
+    pub(crate) fn consume(&mut self, n: usize) {
         self.pos += n;
     }
 }

@@ -40,7 +40,7 @@ fn written_by(head: &[u8]) -> String {
 }
 
 /// A path as one shell word (single-quoted unless it needs no quoting).
-fn shell_word(p: &Path) -> String {
+pub(crate) fn shell_word(p: &Path) -> String {
     let s = p.to_string_lossy();
     let plain = !s.is_empty()
         && s.chars()

@@ -1,6 +1,6 @@
 //! AMD profilers: rocprofv3 CSV (`kernel_trace.csv` in the 16/18/22-column and rocpd-converted
 //! layouts, `kernel_stats.csv`, `memory_copy_trace.csv`), the rocpd SQLite database that ROCm 7
-//! writes by default (`*_results.db`), and the legacy rocprof `results.stats.csv`. Columns are
+//! writes by default (`*_results.db`), rocprofv3 `-f json` (`*_results.json`), and the legacy rocprof `results.stats.csv`. Columns are
 //! found by name (case-insensitive, with the synonyms listed in `docs/formats.md`),
 //! never by position. See `docs/formats.md`.
 
@@ -8,6 +8,7 @@ pub(crate) mod counters;
 pub(crate) mod csv;
 pub(crate) mod csv_file;
 pub(crate) mod rocpd;
+pub(crate) mod sdk_json;
 mod stats;
 
 pub(crate) use stats::round_e9;

@@ -1,0 +1,230 @@
+//! Triton Proton profiles in the hatchet JSON that `proton.finalize()` writes (`*.hatchet`):
+//! `[tree, devices]`, a call tree of `{frame: {name, type}, metrics: {…}, children: […]}` nodes
+//! and the devices by kind and id (`{"CUDA": {"0": {"arch": "90", …}}}`).
+//!
+//! Each node whose metrics name a device (`device_id`) is a kernel: `count` launches taking
+//! `time (ns)` in all. Proton aggregates launches per call path, so the input is per-kernel
+//! aggregates, like a statistics CSV: no timeline. The FLOPs (`flops`, `flops8` … `flops64`)
+//! and `bytes` a kernel's launch metadata adds are kept as facts of the input (totals per
+//! metric). The tree is small (one node per call path), so it is parsed whole, within a limit.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::rocprof::round_e9;
+use kernelab_model::{KernelAggregate, Location, Profile, SourceInfo};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::io::Read;
+
+/// The largest Proton profile kernelab reads.
+pub(crate) const MAX_PROTON_BYTES: u64 = 256 << 20;
+
+/// Whether `text` opens as a hatchet tree: `[`, then an object whose first key is one of a
+/// tree node's (`children`, `frame`, `metrics`), which no trace event has.
+pub(crate) fn looks_like(text: &[u8]) -> bool {
+    let mut rest = text.iter().copied().filter(|c| !c.is_ascii_whitespace());
+    if (rest.next(), rest.next()) != (Some(b'['), Some(b'{')) {
+        return false;
+    }
+    let key: Vec<u8> = rest.take(10).collect();
+    [&b"\"children\""[..], b"\"frame\"", b"\"metrics\""]
+        .iter()
+        .any(|k| key.starts_with(k))
+}
+
+/// Per-kernel sums of one name.
+#[derive(Default)]
+struct Sums {
+    calls: u64,
+    total_e9: u128,
+}
+
+/// Reads a Proton hatchet document from `reader` into `profile`.
+pub(crate) fn read<R: Read>(
+    reader: R,
+    profile: &mut Profile,
+    source: &mut SourceInfo,
+) -> Result<()> {
+    let mut text = Vec::new();
+    reader
+        .take(MAX_PROTON_BYTES + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| Error::new(Location::byte(0), ErrorKind::Io(e)))?;
+    if text.len() as u64 > MAX_PROTON_BYTES {
+        return Err(Error::new(
+            Location::byte(0),
+            ErrorKind::TooLarge {
+                what: "a Proton profile".into(),
+                limit: MAX_PROTON_BYTES,
+            },
+        ));
+    }
+    let doc: Value = serde_json::from_slice(&text).map_err(|e| {
+        Error::syntax(
+            Location::default(),
+            "a Proton hatchet JSON document",
+            e.to_string(),
+        )
+    })?;
+    let Some(parts) = doc.as_array() else {
+        return Err(Error::syntax(
+            Location::default(),
+            "a JSON array",
+            "another value",
+        ));
+    };
+    let Some(tree) = parts.first().and_then(Value::as_object) else {
+        return Err(Error::syntax(
+            Location::default().with_field("[0]"),
+            "the call tree's root node",
+            "none",
+        ));
+    };
+    let mut kernels: BTreeMap<String, Sums> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut work: BTreeMap<String, f64> = BTreeMap::new();
+    // Depth-first over the tree, without recursion (a hostile file may nest deeply).
+    let mut stack: Vec<(&Map<String, Value>, String)> = vec![(tree, "[0]".into())];
+    while let Some((node, path)) = stack.pop() {
+        let name = node
+            .get("frame")
+            .and_then(|f| f.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Some(m) = node.get("metrics").and_then(Value::as_object) {
+            if m.contains_key("device_id") {
+                let at = |k: &str| Location::default().with_field(format!("{path}.metrics.{k}"));
+                let calls = m.get("count").and_then(Value::as_u64).ok_or_else(|| {
+                    Error::syntax(at("count"), "a whole number of launches", "none")
+                })?;
+                let time = m.get("time (ns)").and_then(time_e9).ok_or_else(|| {
+                    Error::syntax(at("time (ns)"), "non-negative nanoseconds", "none")
+                })?;
+                if !kernels.contains_key(name) {
+                    order.push(name.to_string());
+                }
+                let k = kernels.entry(name.to_string()).or_default();
+                k.calls = k.calls.saturating_add(calls);
+                k.total_e9 = k.total_e9.saturating_add(time);
+                for (key, v) in m {
+                    if key == "bytes" || key.starts_with("flops") {
+                        if let Some(v) = v.as_f64().filter(|v| v.is_finite()) {
+                            *work.entry(key.clone()).or_default() += v;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(children) = node.get("children").and_then(Value::as_array) {
+            for (i, c) in children.iter().enumerate().rev() {
+                if let Some(c) = c.as_object() {
+                    stack.push((c, format!("{path}.children[{i}]")));
+                }
+            }
+        }
+    }
+    for name in &order {
+        if let Some(k) = kernels.get(name) {
+            profile.aggregates.push(KernelAggregate {
+                name: profile.names.intern_str(name),
+                calls: k.calls,
+                total: round_e9(k.total_e9),
+                total_e9: k.total_e9,
+                min: None,
+                max: None,
+                stddev_ns: None,
+                median_ns: None,
+            });
+        }
+    }
+    if let Some(devices) = parts.get(1).and_then(Value::as_object) {
+        let mut shown = Vec::new();
+        for (kind, ids) in devices {
+            for (id, d) in ids.as_object().into_iter().flatten() {
+                let arch = d.get("arch").and_then(Value::as_str).unwrap_or("?");
+                shown.push(format!("{kind} {id} ({arch})"));
+            }
+        }
+        if !shown.is_empty() {
+            source.facts.push(("device".into(), shown.join(", ")));
+        }
+    }
+    for (key, total) in work {
+        source
+            .facts
+            .push((format!("{key} total"), format!("{total}")));
+    }
+    source.notes.push(
+        "Proton aggregates launches per call path: calls and total time per kernel, no timeline (busy time, gaps) and no per-launch spread".into(),
+    );
+    Ok(())
+}
+
+/// A `time (ns)` value in units of 10⁻⁹ ns: a whole number, or a finite non-negative float.
+fn time_e9(v: &Value) -> Option<u128> {
+    if let Some(n) = v.as_u64() {
+        return Some(u128::from(n) * 1_000_000_000);
+    }
+    let f = v
+        .as_f64()
+        .filter(|f| f.is_finite() && *f >= 0.0 && *f < 1e20)?;
+    // In range by the filter above: at most 1e29, well inside u128.
+    Some((f * 1e9).round() as u128)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_str(s: &str) -> Result<(Profile, SourceInfo)> {
+        let mut p = Profile::default();
+        let mut src = SourceInfo::default();
+        read(s.as_bytes(), &mut p, &mut src)?;
+        Ok((p, src))
+    }
+
+    const TWO: &str = r#"[{"children":[
+        {"children":[],"frame":{"name":"k","type":"function"},
+         "metrics":{"count":10,"device_id":"1","device_type":"CUDA","time (ns)":2048,"flops8":1e11,"bytes":1e8}},
+        {"children":[{"children":[],"frame":{"name":"k"},"metrics":{"count":2,"device_id":"0","time (ns)":2.5}}],
+         "frame":{"name":"scope"},"metrics":{}}],
+       "frame":{"name":"ROOT","type":"function"},"metrics":{"count":0,"time (ns)":0}},
+      {"CUDA":{"0":{"arch":"90"},"1":{"arch":"100"}}}]"#;
+
+    #[test]
+    fn kernels_are_summed_by_name_with_their_work() {
+        assert!(looks_like(TWO.as_bytes()));
+        assert!(!looks_like(br#"[{"ph":"X","name":"k"}]"#));
+        let (p, src) = read_str(TWO).expect("a profile");
+        assert_eq!(p.aggregates.len(), 1);
+        let k = &p.aggregates[0];
+        assert_eq!((p.names.name(k.name), k.calls), ("k", 12));
+        assert_eq!(k.total_e9, 2_050_500_000_000);
+        let fact = |key: &str| src.facts.iter().find(|f| f.0 == key).map(|f| f.1.clone());
+        assert_eq!(fact("device").as_deref(), Some("CUDA 0 (90), CUDA 1 (100)"));
+        assert_eq!(fact("flops8 total").as_deref(), Some("100000000000"));
+        assert_eq!(fact("bytes total").as_deref(), Some("100000000"));
+    }
+
+    #[test]
+    fn truncated_empty_and_hostile_documents_are_errors() {
+        for cut in [1, 20, TWO.len() / 2, TWO.len() - 2] {
+            assert!(read_str(&TWO[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(read_str("[]").is_err());
+        let e = read_str(&TWO.replace("\"count\":10", "\"count\":-1"))
+            .expect_err("negative count")
+            .to_string();
+        assert!(e.contains("children[0].metrics.count"), "{e}");
+        let e = read_str(&TWO.replace("\"time (ns)\":2048", "\"time (ns)\":\"x\""))
+            .expect_err("text time")
+            .to_string();
+        assert!(e.contains("time (ns)"), "{e}");
+        // Nesting past serde_json's recursion limit is an error, never a stack overflow.
+        let deep = format!(
+            "[{}{}]",
+            "{\"children\":[".repeat(10_000),
+            "]}".repeat(10_000)
+        );
+        assert!(read_str(&deep).is_err());
+    }
+}
