@@ -222,6 +222,16 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
         head: plan.head,
         threshold: plan.threshold,
         metrics,
+        aa: body.result.aa.as_ref().map_or_else(
+            || "No A/A pre-flight (aa_pairs = 0)".to_string(),
+            |a| {
+                format!(
+                    "A/A pre-flight of {} pairs: {}",
+                    a.analysis.pairs,
+                    kernelab_report::aa_verdict(a)
+                )
+            },
+        ),
         reasons,
         samples: body.samples.clone(),
     };

@@ -135,6 +135,8 @@ pub struct GateReport {
     pub threshold: f64,
     /// One verdict per metric, the primary first.
     pub metrics: Vec<MetricVerdict>,
+    /// What the A/A pre-flight found (or that none ran).
+    pub aa: String,
     /// Why it ended as it did, beyond the verdicts (budget spent, harness bias).
     pub reasons: Vec<String>,
     /// The samples file of the A/B run.
@@ -160,6 +162,7 @@ impl GateReport {
             self.headline(),
             format!("base     {} ({})", self.base.commit, self.base.name),
             format!("head     {} ({})", self.head.commit, self.head.name),
+            self.aa.clone(),
         ];
         for m in &self.metrics {
             out.push(format!(
@@ -185,10 +188,11 @@ impl GateReport {
         );
         s.push_str(&format!(
             "Head `{}` against base `{}` ({}), measured in this job: ABBA pairs of fresh \
-             processes after an A/A pre-flight. Threshold ±{:.1}%; exit status {}.\n\n",
+             processes. {}. Threshold ±{:.1}%; exit status {}.\n\n",
             self.head.short(),
             self.base.short(),
             md_escape(&self.base.name),
+            md_escape(&self.aa),
             self.threshold * 100.0,
             self.exit_status
         ));
@@ -329,6 +333,7 @@ mod tests {
                 level: 0.95,
                 pairs: 8,
             }],
+            aa: "no A/A pre-flight".into(),
             reasons: Vec::new(),
             samples: None,
         };
