@@ -212,8 +212,8 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
     let ab = crate::ab::run(&settings, hooks)?;
     drop(trees);
     let bias = ab.status == crate::Status::Incomplete;
-    let body: AbBody = serde_json::from_str(&(ab.view.json)()?)
-        .context("reading back the A/B document")?;
+    let body: AbBody =
+        serde_json::from_str(&(ab.view.json)()?).context("reading back the A/B document")?;
     let (decision, metrics, reasons) = decide(&plan, &body, bias);
     let report = GateReport {
         decision,

@@ -91,11 +91,15 @@ impl Config {
 
     /// Parses and checks `text`.
     pub fn parse(text: &str) -> Result<Config> {
-        let c: Config = toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
+        let c: Config =
+            toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
         if c.bench.command.trim().is_empty() {
             bail!("[bench] command is empty");
         }
-        if c.build.as_ref().is_some_and(|b| b.command.trim().is_empty()) {
+        if c.build
+            .as_ref()
+            .is_some_and(|b| b.command.trim().is_empty())
+        {
             bail!("[build] command is empty");
         }
         let names = c.metric_names();
@@ -142,8 +146,8 @@ mod tests {
 
     #[test]
     fn a_minimal_file_gates_the_wall_time() {
-        let c = Config::parse("[bench]\ncommand = \"./bench\"\nthreshold = \"2%\"\n")
-            .expect("parses");
+        let c =
+            Config::parse("[bench]\ncommand = \"./bench\"\nthreshold = \"2%\"\n").expect("parses");
         assert!(c.build.is_none());
         assert_eq!(c.gated(), vec!["wall_s".to_string()]);
     }
@@ -159,8 +163,10 @@ mod tests {
         )
         .expect_err("wall_s is not measured");
         assert!(format!("{e:#}").contains("metrics: t"), "{e:#}");
-        let e = Config::parse("[build]\ncommand = \" \"\n[bench]\ncommand = \"x\"\nthreshold = \"1%\"\n")
-            .expect_err("empty build");
+        let e = Config::parse(
+            "[build]\ncommand = \" \"\n[bench]\ncommand = \"x\"\nthreshold = \"1%\"\n",
+        )
+        .expect_err("empty build");
         assert!(format!("{e:#}").contains("[build]"), "{e:#}");
     }
 }

@@ -22,7 +22,12 @@ pub fn git(repo: &Path, args: &[&str]) -> Result<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null())
@@ -42,7 +47,12 @@ pub fn git(repo: &Path, args: &[&str]) -> Result<String> {
 pub fn commit(repo: &Path, rev: &str) -> Result<String> {
     git(
         repo,
-        &["rev-parse", "--verify", "--end-of-options", &format!("{rev}^{{commit}}")],
+        &[
+            "rev-parse",
+            "--verify",
+            "--end-of-options",
+            &format!("{rev}^{{commit}}"),
+        ],
     )
     .with_context(|| format!("{rev:?} names no commit"))
 }
@@ -60,7 +70,12 @@ pub fn default_branch(repo: &Path, target: Option<&str>) -> Result<String> {
     }
     if let Ok(r) = git(
         repo,
-        &["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"],
+        &[
+            "symbolic-ref",
+            "--quiet",
+            "--short",
+            "refs/remotes/origin/HEAD",
+        ],
     ) {
         if !r.is_empty() && exists(&r) {
             return Ok(r);
@@ -103,7 +118,10 @@ impl Worktrees {
         let p = path
             .to_str()
             .ok_or_else(|| anyhow!("{}: not UTF-8", path.display()))?;
-        git(&self.repo, &["worktree", "add", "--detach", "--quiet", p, commit])?;
+        git(
+            &self.repo,
+            &["worktree", "add", "--detach", "--quiet", p, commit],
+        )?;
         self.made.push(path.clone());
         Ok(path)
     }
@@ -142,7 +160,10 @@ pub fn build(dir: &Path, command: &str, side: &str) -> Result<()> {
     let tail = |p| PipeReader::spawn(p, Keep::Tail(BUILD_TAIL));
     let readers = (
         child.stdout.take().map(tail),
-        child.stderr.take().map(|e| PipeReader::spawn(e, Keep::Tail(BUILD_TAIL))),
+        child
+            .stderr
+            .take()
+            .map(|e| PipeReader::spawn(e, Keep::Tail(BUILD_TAIL))),
     );
     let status = child.wait();
     tracked.kill_all();
@@ -159,6 +180,8 @@ pub fn build(dir: &Path, command: &str, side: &str) -> Result<()> {
     let tail = lines[lines.len().saturating_sub(BUILD_LINES)..].join("\n");
     let how = status
         .code()
-        .map_or("was killed by a signal".to_string(), |c| format!("exited with {c}"));
+        .map_or("was killed by a signal".to_string(), |c| {
+            format!("exited with {c}")
+        });
     bail!("the build of {side} ({command:?}) {how}; its output ends:\n{tail}")
 }

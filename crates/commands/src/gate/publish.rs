@@ -96,10 +96,7 @@ impl MetricVerdict {
             gated,
             verdict: analysis.verdict,
             change: analysis.change.change(),
-            interval: analysis
-                .change
-                .change_interval()
-                .map(|i| (i.low, i.high)),
+            interval: analysis.change.change_interval().map(|i| (i.low, i.high)),
             level: analysis.level,
             pairs: analysis.pairs,
         }
@@ -227,7 +224,11 @@ impl GateReport {
     /// GitHub workflow commands: an error per gated metric that regressed, a warning when the
     /// gate could not decide, else a notice.
     pub fn annotations(&self) -> Vec<String> {
-        let range = format!("head {} against base {}", self.head.short(), self.base.short());
+        let range = format!(
+            "head {} against base {}",
+            self.head.short(),
+            self.base.short()
+        );
         let mut out = Vec::new();
         for m in &self.metrics {
             if m.gated && m.verdict == Verdict::Slower {
@@ -338,10 +339,20 @@ mod tests {
             samples: None,
         };
         let c = r.comment();
-        assert!(c.starts_with("<!-- kernelab-gate -->\n## ❌ kernelab gate: regression"), "{c}");
-        assert!(c.contains("| t\\|x | **SLOWER** | +10.0% | +8.0% … +12.0% (95.0%) | 8 |"), "{c}");
+        assert!(
+            c.starts_with("<!-- kernelab-gate -->\n## ❌ kernelab gate: regression"),
+            "{c}"
+        );
+        assert!(
+            c.contains("| t\\|x | **SLOWER** | +10.0% | +8.0% … +12.0% (95.0%) | 8 |"),
+            "{c}"
+        );
         let a = r.annotations();
         assert_eq!(a.len(), 1);
-        assert!(a[0].starts_with("::error title=kernelab gate - t|x regressed::t|x is worse by +10.0%"), "{}", a[0]);
+        assert!(
+            a[0].starts_with("::error title=kernelab gate - t|x regressed::t|x is worse by +10.0%"),
+            "{}",
+            a[0]
+        );
     }
 }

@@ -55,7 +55,8 @@ pub(crate) fn run(args: GateArgs, session: &mut Session) -> Result<ExitStatus> {
         config: args.config.clone(),
         base: args.base.clone(),
         head: Some(args.head.clone()),
-        target_branch: env("GITHUB_BASE_REF").or_else(|| env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")),
+        target_branch: env("GITHUB_BASE_REF")
+            .or_else(|| env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")),
     };
     let result = {
         let hooks = CliHooks::in_place();
@@ -74,10 +75,18 @@ pub(crate) fn run(args: GateArgs, session: &mut Session) -> Result<ExitStatus> {
                 append(s, &md)?;
             }
             if let Some(c) = &args.comment {
-                output::write_file(c, format!("{}\n{md}", publish::COMMENT_MARKER).as_bytes(), args.output.force)?;
+                output::write_file(
+                    c,
+                    format!("{}\n{md}", publish::COMMENT_MARKER).as_bytes(),
+                    args.output.force,
+                )?;
             }
             if on_github() {
-                annotate(&[publish::workflow_command("error", "kernelab gate - could not run", &why)])?;
+                annotate(&[publish::workflow_command(
+                    "error",
+                    "kernelab gate - could not run",
+                    &why,
+                )])?;
             }
             return Err(e);
         }

@@ -60,15 +60,27 @@ fn repo(root: &Path) -> Option<PathBuf> {
     git(&r, &["config", "user.email", "tests@kernelab.invalid"]);
     git(&r, &["config", "commit.gpgsign", "false"]);
     write(&r, "kernel.sh.in", "#!/bin/sh\nsleep 0.1\n");
-    write(&r, "build.sh", "cp kernel.sh.in kernel.sh && chmod +x kernel.sh\n");
+    write(
+        &r,
+        "build.sh",
+        "cp kernel.sh.in kernel.sh && chmod +x kernel.sh\n",
+    );
     write(&r, ".gitignore", "kernel.sh\n");
     write(&r, ".kernelab/gate.toml", CONFIG);
     git(&r, &["add", "."]);
     git(&r, &["commit", "--quiet", "-m", "the kernel"]);
     for (branch, file, text) in [
         ("slow", "kernel.sh.in", "#!/bin/sh\nsleep 0.2\n"),
-        ("same", "README", "a change that does not touch the kernel\n"),
-        ("broken", "build.sh", "echo 'kernel.cu:1: error: planted' >&2\nexit 1\n"),
+        (
+            "same",
+            "README",
+            "a change that does not touch the kernel\n",
+        ),
+        (
+            "broken",
+            "build.sh",
+            "echo 'kernel.cu:1: error: planted' >&2\nexit 1\n",
+        ),
     ] {
         git(&r, &["checkout", "--quiet", "-b", branch, "main"]);
         write(&r, file, text);
@@ -133,8 +145,8 @@ fn gate(root: &Path, repo: &Path, head: &str, extra: &[&str]) -> Run {
 /// form `::KIND title=TITLE::MESSAGE` (the title's `:` and `,` escaped, no raw line break),
 /// and the lines of `kind` are returned.
 fn workflow_commands<'a>(stdout: &'a str, kind: &str) -> Vec<&'a str> {
-    let re = regex::Regex::new(r"^::(error|warning|notice) title=[^:,\r\n]*::[^\r\n]*$")
-        .expect("regex");
+    let re =
+        regex::Regex::new(r"^::(error|warning|notice) title=[^:,\r\n]*::[^\r\n]*$").expect("regex");
     let commands: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
     for c in &commands {
         assert!(re.is_match(c), "not a workflow command: {c}");
@@ -148,14 +160,17 @@ fn workflow_commands<'a>(stdout: &'a str, kind: &str) -> Vec<&'a str> {
 #[test]
 fn the_gate_calls_a_planted_slowdown_and_passes_a_change_that_touches_nothing() {
     let root = tempfile::tempdir().expect("tmp");
-    let Some(repo) = repo(root.path()) else { return };
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
     let bundle = root.path().join("bundle");
     let b = bundle.to_str().expect("utf-8");
 
     let slow = gate(root.path(), &repo, "slow", &["--record", b]);
     assert_eq!(slow.code, 1, "{}\n{}", slow.stdout, slow.stderr);
     assert!(
-        slow.summary.starts_with("## ❌ kernelab gate: regression\n"),
+        slow.summary
+            .starts_with("## ❌ kernelab gate: regression\n"),
         "{}",
         slow.summary
     );
@@ -170,11 +185,16 @@ fn the_gate_calls_a_planted_slowdown_and_passes_a_change_that_touches_nothing() 
         "{}",
         slow.summary
     );
-    assert!(slow.comment.starts_with("<!-- kernelab-gate -->\n## ❌"), "{}", slow.comment);
+    assert!(
+        slow.comment.starts_with("<!-- kernelab-gate -->\n## ❌"),
+        "{}",
+        slow.comment
+    );
     let errors = workflow_commands(&slow.stdout, "error");
     assert_eq!(errors.len(), 1, "{}", slow.stdout);
     assert!(
-        errors[0].starts_with("::error title=kernelab gate - wall_s regressed::wall_s is worse by +"),
+        errors[0]
+            .starts_with("::error title=kernelab gate - wall_s regressed::wall_s is worse by +"),
         "{}",
         errors[0]
     );
@@ -185,17 +205,40 @@ fn the_gate_calls_a_planted_slowdown_and_passes_a_change_that_touches_nothing() 
 
     let same = gate(root.path(), &repo, "same", &[]);
     assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
-    assert!(same.summary.starts_with("## ✅ kernelab gate: pass\n"), "{}", same.summary);
-    assert!(same.summary.contains("| wall_s | **SAME** |"), "{}", same.summary);
-    assert!(same.comment.starts_with("<!-- kernelab-gate -->\n"), "{}", same.comment);
-    assert!(workflow_commands(&same.stdout, "error").is_empty(), "{}", same.stdout);
-    assert_eq!(workflow_commands(&same.stdout, "notice").len(), 1, "{}", same.stdout);
+    assert!(
+        same.summary.starts_with("## ✅ kernelab gate: pass\n"),
+        "{}",
+        same.summary
+    );
+    assert!(
+        same.summary.contains("| wall_s | **SAME** |"),
+        "{}",
+        same.summary
+    );
+    assert!(
+        same.comment.starts_with("<!-- kernelab-gate -->\n"),
+        "{}",
+        same.comment
+    );
+    assert!(
+        workflow_commands(&same.stdout, "error").is_empty(),
+        "{}",
+        same.stdout
+    );
+    assert_eq!(
+        workflow_commands(&same.stdout, "notice").len(),
+        1,
+        "{}",
+        same.stdout
+    );
 }
 
 #[test]
 fn a_broken_build_bad_config_and_a_spent_budget_have_their_own_exit_statuses() {
     let root = tempfile::tempdir().expect("tmp");
-    let Some(repo) = repo(root.path()) else { return };
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
 
     let broken = gate(root.path(), &repo, "broken", &[]);
     assert_eq!(broken.code, 2, "{}\n{}", broken.stdout, broken.stderr);
@@ -206,22 +249,48 @@ fn a_broken_build_bad_config_and_a_spent_budget_have_their_own_exit_statuses() {
         broken.stderr
     );
     assert!(
-        broken.summary.starts_with("## ⚠️ kernelab gate: could not run (exit 2)"),
+        broken
+            .summary
+            .starts_with("## ⚠️ kernelab gate: could not run (exit 2)"),
         "{}",
         broken.summary
     );
-    assert!(broken.comment.starts_with("<!-- kernelab-gate -->\n"), "{}", broken.comment);
-    assert_eq!(workflow_commands(&broken.stdout, "error").len(), 1, "{}", broken.stdout);
+    assert!(
+        broken.comment.starts_with("<!-- kernelab-gate -->\n"),
+        "{}",
+        broken.comment
+    );
+    assert_eq!(
+        workflow_commands(&broken.stdout, "error").len(),
+        1,
+        "{}",
+        broken.stdout
+    );
 
     let bad = root.path().join("bad.toml");
-    std::fs::write(&bad, "[bench]\ncommand = \"./kernel.sh\"\nthreshold = \"200%\"\n").expect("w");
-    let run = gate(root.path(), &repo, "same", &["--config", bad.to_str().expect("p"), "--force"]);
+    std::fs::write(
+        &bad,
+        "[bench]\ncommand = \"./kernel.sh\"\nthreshold = \"200%\"\n",
+    )
+    .expect("w");
+    let run = gate(
+        root.path(),
+        &repo,
+        "same",
+        &["--config", bad.to_str().expect("p"), "--force"],
+    );
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("threshold"), "{}", run.stderr);
 
     let unknown = gate(root.path(), &repo, "no-such-branch", &["--force"]);
     assert_eq!(unknown.code, 2, "{}", unknown.stderr);
-    assert!(unknown.stderr.contains("\"no-such-branch\" names no commit"), "{}", unknown.stderr);
+    assert!(
+        unknown
+            .stderr
+            .contains("\"no-such-branch\" names no commit"),
+        "{}",
+        unknown.stderr
+    );
 
     // A budget spent after two pairs: no interval yet, so inconclusive (exit 3).
     let spent = root.path().join("spent.toml");
@@ -230,9 +299,27 @@ fn a_broken_build_bad_config_and_a_spent_budget_have_their_own_exit_statuses() {
         CONFIG.replace("aa_pairs = 5", "aa_pairs = 0\nbudget = \"0.001s\""),
     )
     .expect("w");
-    let run = gate(root.path(), &repo, "slow", &["--config", spent.to_str().expect("p"), "--force"]);
+    let run = gate(
+        root.path(),
+        &repo,
+        "slow",
+        &["--config", spent.to_str().expect("p"), "--force"],
+    );
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.summary.contains("## ⚠️ kernelab gate: inconclusive"), "{}", run.summary);
-    assert!(run.summary.contains("the budget was spent after 2 pairs"), "{}", run.summary);
-    assert_eq!(workflow_commands(&run.stdout, "warning").len(), 1, "{}", run.stdout);
+    assert!(
+        run.summary.contains("## ⚠️ kernelab gate: inconclusive"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains("the budget was spent after 2 pairs"),
+        "{}",
+        run.summary
+    );
+    assert_eq!(
+        workflow_commands(&run.stdout, "warning").len(),
+        1,
+        "{}",
+        run.stdout
+    );
 }
