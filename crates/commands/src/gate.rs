@@ -262,3 +262,25 @@ fn wrap(ab: Outcome, report: &GateReport) -> Result<Outcome> {
         ..ab
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bench_command_runs_in_its_work_tree_whatever_the_path_holds() {
+        let line = in_dir(Path::new("/tmp/a b/it's"), "./bench --n \"4 096\"").expect("joins");
+        let argv = shlex::split(&line).expect("splits");
+        assert_eq!(
+            argv,
+            [
+                "sh",
+                "-c",
+                "cd -- \"$1\" && eval \"$2\"",
+                "kernelab-gate",
+                "/tmp/a b/it's",
+                "./bench --n \"4 096\""
+            ]
+        );
+    }
+}
