@@ -282,6 +282,24 @@ fn a_broken_build_bad_config_and_a_spent_budget_have_their_own_exit_statuses() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("threshold"), "{}", run.stderr);
 
+    // Outside GitHub Actions no workflow command is printed.
+    let out = kernelab()
+        .arg("gate")
+        .arg("--repo")
+        .arg(&repo)
+        .arg("--config")
+        .arg(&bad)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
     let unknown = gate(root.path(), &repo, "no-such-branch", &["--force"]);
     assert_eq!(unknown.code, 2, "{}", unknown.stderr);
     assert!(
