@@ -341,3 +341,82 @@ fn a_broken_build_bad_config_and_a_spent_budget_have_their_own_exit_statuses() {
         run.stdout
     );
 }
+
+/// Writes the executable script `text` to `path`.
+fn script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn the_actions_entry_script_reports_the_status_and_updates_the_marked_comment() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let (bin, runner) = (root.path().join("bin"), root.path().join("runner"));
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::create_dir_all(&runner).expect("runner");
+    // A `gh` that logs its calls, and lists one comment (id 42) as the marked one.
+    let log = root.path().join("gh.log");
+    script(
+        &bin.join("gh"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\ncase \"$*\" in *--paginate*) echo 42;; esac\n",
+            log.display()
+        ),
+    );
+    let (output, summary) = (root.path().join("output"), root.path().join("summary.md"));
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = Command::new("bash")
+        .arg(super::root().join("ci/github-gate.sh"))
+        .current_dir(&repo)
+        .envs(kernelab_testkit::isolated_env())
+        .env("KERNELAB", assert_cmd::cargo::cargo_bin("kernelab"))
+        .env("PATH", path)
+        .env("RUNNER_TEMP", &runner)
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "owner/kernels")
+        .env("GATE_HEAD", "broken")
+        .env("PR", "7")
+        .env_remove("GITHUB_BASE_REF")
+        .output()
+        .expect("bash runs");
+    assert!(status.status.success(), "the script itself exits 0");
+    let stdout = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(workflow_commands(&stdout, "error").len(), 1, "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(&output).expect("GITHUB_OUTPUT"),
+        "exit-status=2\n"
+    );
+    assert!(std::fs::read_to_string(&summary)
+        .expect("summary")
+        .starts_with("## ⚠️ kernelab gate: could not run (exit 2)"));
+    let body = runner.join("kernelab-gate-comment.md");
+    assert!(std::fs::read_to_string(&body)
+        .expect("comment")
+        .starts_with("<!-- kernelab-gate -->\n"));
+    let calls = std::fs::read_to_string(&log).expect("gh was called");
+    assert!(
+        calls.contains("api --paginate repos/owner/kernels/issues/7/comments"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains(&format!(
+            "api --method PATCH repos/owner/kernels/issues/comments/42 -F body=@{}",
+            body.display()
+        )),
+        "{calls}"
+    );
+    assert!(
+        !calls.contains("POST"),
+        "the marked comment is updated: {calls}"
+    );
+}
