@@ -3,8 +3,8 @@
 //!
 //! Git runs with the repository's hooks and file-system monitor turned off
 //! (`core.hooksPath=/dev/null`, `core.fsmonitor=false`) and never prompts: checking out a
-//! revision runs no program the repository names. The build command is the one program the
-//! configuration asks for.
+//! revision runs no hook (filter drivers of git's own configuration, such as Git LFS, run as in
+//! any checkout). The build command is the one program the configuration adds.
 
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_runner::process::{permitted, Keep, PipeReader, Tracked};
