@@ -45,9 +45,14 @@ aa_pairs = 5
 warmup = 0
 "#;
 
+/// A kernel at two clocks: every third run sleeps twice as long.
+const BIMODAL: &str = "#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0)\necho $((n + 1)) > count\n\
+                       if [ $((n % 3)) = 0 ]; then sleep 0.2; else sleep 0.1; fi\n";
+
 /// A repository whose `main` has the kernel (`sleep 0.1`, "built" by copying it) and the
 /// gate's configuration, with branches `slow` (sleeps twice as long), `same` (a change that
-/// does not touch the kernel) and `broken` (a build that fails). `None` when git is absent.
+/// does not touch the kernel), `broken` (a build that fails) and `bimodal` (a kernel at two
+/// clocks). `None` when git is absent.
 fn repo(root: &Path) -> Option<PathBuf> {
     if Command::new("git").arg("--version").output().is_err() {
         kernelab_testkit::skip("git", "git is not installed");
@@ -81,6 +86,7 @@ fn repo(root: &Path) -> Option<PathBuf> {
             "build.sh",
             "echo 'kernel.cu:1: error: planted' >&2\nexit 1\n",
         ),
+        ("bimodal", "kernel.sh.in", BIMODAL),
     ] {
         git(&r, &["checkout", "--quiet", "-b", branch, "main"]);
         write(&r, file, text);
@@ -418,5 +424,26 @@ fn the_actions_entry_script_reports_the_status_and_updates_the_marked_comment() 
     assert!(
         !calls.contains("POST"),
         "the marked comment is updated: {calls}"
+    );
+}
+
+#[test]
+fn a_base_at_two_clocks_is_named_in_the_summary() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let run = gate(root.path(), &repo, "bimodal", &["--base", "bimodal"]);
+    assert!(
+        [0, 1, 3].contains(&run.code),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.summary
+            .contains("the base's wall_s runs form two separated groups ("),
+        "{}",
+        run.summary
     );
 }
