@@ -223,6 +223,8 @@ fn bimodal_base(body: &AbBody, threshold: f64) -> Option<String> {
 pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
     let repo = s.repo.clone().unwrap_or_else(|| PathBuf::from("."));
     let plan = plan(s, &repo)?;
+    // The design is checked before anything is checked out or built.
+    ab_settings(&plan, &repo, &repo)?.check()?;
     let mut trees = git::Worktrees::new(&repo)?;
     let base_dir = trees.add("base", &plan.base.commit)?;
     let head_dir = trees.add("head", &plan.head.commit)?;

@@ -102,6 +102,12 @@ impl Config {
         {
             bail!("[build] command is empty");
         }
+        for m in &c.bench.metric_regex {
+            let (name, re) = m
+                .split_once('=')
+                .ok_or_else(|| anyhow!("[bench] metric_regex {m:?}: expected NAME=REGEX"))?;
+            regex::Regex::new(re).map_err(|e| anyhow!("[bench] metric_regex {name}: {e}"))?;
+        }
         let names = c.metric_names();
         for m in &c.metrics.must_not_regress {
             if !names.contains(m) {
@@ -168,5 +174,9 @@ mod tests {
         )
         .expect_err("empty build");
         assert!(format!("{e:#}").contains("[build]"), "{e:#}");
+        let e =
+            Config::parse("[bench]\ncommand = \"x\"\nthreshold = \"2%\"\nmetric_regex = [\"t\"]\n")
+                .expect_err("no NAME=");
+        assert!(format!("{e:#}").contains("expected NAME=REGEX"), "{e:#}");
     }
 }

@@ -288,6 +288,21 @@ fn a_broken_build_bad_config_and_a_spent_budget_have_their_own_exit_statuses() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("threshold"), "{}", run.stderr);
 
+    // A design out of range is refused before anything is built.
+    std::fs::write(&bad, CONFIG.replace("min_pairs = 10", "min_pairs = 1")).expect("w");
+    let run = gate(
+        root.path(),
+        &repo,
+        "same",
+        &["--config", bad.to_str().expect("p"), "--force"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--min-pairs 1") && !run.stderr.contains("building"),
+        "{}",
+        run.stderr
+    );
+
     // Outside GitHub Actions no workflow command is printed.
     let out = kernelab()
         .arg("gate")
