@@ -48,6 +48,8 @@ pub struct RunSettings {
     pub design: DesignSettings,
     /// Metrics for which higher is better.
     pub higher_is_better: Vec<String>,
+    /// Wall time after which no further pair starts (`kernelab gate`'s `budget`).
+    pub budget: Option<std::time::Duration>,
 }
 
 /// `value` of `option` if it is at most [`kernelab_stats::MAX_PAIRS`].
@@ -287,6 +289,7 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         aa_pairs: if args.no_aa { 0 } else { args.aa_pairs },
         max_failures: args.max_failures,
         start,
+        budget: args.budget,
     };
     let mut exec = ProcessExecutor {
         baseline: baseline.clone(),

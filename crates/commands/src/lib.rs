@@ -20,6 +20,7 @@ pub mod check;
 pub mod code;
 pub mod compare;
 pub mod counters;
+pub mod gate;
 pub mod impact;
 pub mod kernel;
 pub mod metrics;

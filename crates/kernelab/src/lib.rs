@@ -21,6 +21,8 @@ pub enum ExitStatus {
     Failure,
     /// Usage error or bad input.
     Error,
+    /// The measurement ended before it decided (`gate`).
+    Inconclusive,
 }
 
 impl ExitStatus {
@@ -30,12 +32,14 @@ impl ExitStatus {
             ExitStatus::Success => 0,
             ExitStatus::Failure => 1,
             ExitStatus::Error => 2,
+            ExitStatus::Inconclusive => 3,
         }
     }
 }
 
 /// Runs the command line `argv` (the program name first) and returns its exit code: 0 success,
-/// 1 a gate failed, 2 usage error or bad input (the message is on standard error).
+/// 1 a gate failed, 2 usage error or bad input (the message is on standard error), 3 `gate`
+/// inconclusive.
 pub fn main_with(argv: Vec<std::ffi::OsString>) -> u8 {
     if let Some(code) = commands::kernel::python_run(&argv) {
         return code;
@@ -75,6 +79,7 @@ pub fn main_with(argv: Vec<std::ffi::OsString>) -> u8 {
         cli::Command::Code(cmd) => commands::code::run(cmd, s),
         cli::Command::Check(cmd) => commands::check::run(cmd, s),
         cli::Command::Ab(args) => commands::ab::run(*args, s),
+        cli::Command::Gate(args) => commands::gate::run(*args, s),
         cli::Command::Serve(args) => commands::serve::run(args, s),
         cli::Command::Kernel(cmd) => commands::kernel::run(cmd, s),
         cli::Command::Report(args) => commands::report::run(args, s),

@@ -27,7 +27,7 @@ pub mod upgrade;
 
 pub use error::{Error, Result};
 pub use evidence::{evidence, Block, Headline, Part, Report, State, Status, Verdicts};
-pub use kinds::ab::view::{ab_sections, analysis_lines};
+pub use kinds::ab::view::{aa_verdict, ab_sections, analysis_lines};
 pub use kinds::check::view::{bitwise_tables, close_tables, finite_tables, repeat_tables};
 pub use kinds::code::view::{change, code_diff_tables, code_matrix_tables, code_show_tables};
 pub use kinds::compare::view::{compare_csv, compare_tables};

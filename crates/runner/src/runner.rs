@@ -137,6 +137,9 @@ pub struct AbSettings {
     pub max_failures: usize,
     /// Order of the first pair.
     pub start: Order,
+    /// Wall time after which no further pair starts (counted from the first warm-up; the
+    /// analysis then uses the pairs measured, at least two): `None` runs the design's plan.
+    pub budget: Option<Duration>,
 }
 
 /// Completed pairs of one phase from records (both slots present), per metric.
@@ -333,6 +336,7 @@ pub fn run_ab(
         runs: 0,
         limit: s.max_failures,
     };
+    let began = Instant::now();
     let mut slowest: Option<f64> = None;
     for _ in 0..s.warmup {
         for slot in [Slot::A, Slot::B] {
@@ -366,6 +370,9 @@ pub fn run_ab(
     let mut main = pairs_from(&records, false, &primary);
     loop {
         if let Next::Stop(_) = next(&main, &design) {
+            break;
+        }
+        if main.len() >= 2 && s.budget.is_some_and(|b| began.elapsed() >= b) {
             break;
         }
         let k = main.len();

@@ -77,6 +77,7 @@ fn settings() -> AbSettings {
         aa_pairs: 4,
         max_failures: 3,
         start: Order::AB,
+        budget: None,
     }
 }
 
@@ -218,4 +219,21 @@ fn a_timeout_kills_the_whole_process_group() {
         kernelab_runner::timeout_after_warmup(10.0),
         std::time::Duration::from_secs(200)
     );
+}
+
+#[test]
+fn a_spent_budget_stops_after_two_pairs_and_the_analysis_uses_them() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("s.jsonl");
+    let mut w = Writer::append(&path).expect("open");
+    let mut m = Mock::failing(Vec::new());
+    let s = AbSettings {
+        budget: Some(std::time::Duration::ZERO),
+        ..settings()
+    };
+    let r = run_ab(&mut m, &s, &mut w, &[], &mut |_| {}).expect("runs");
+    // 1 warm-up pair, 4 A/A pairs (the budget does not cut the pre-flight), 2 pairs.
+    assert_eq!(m.calls.len(), 2 + 2 * 4 + 2 * 2);
+    assert_eq!(r.analyses[0].analysis.pairs, 2);
+    assert_eq!(r.analyses[0].analysis.pairs_available, 2);
 }

@@ -68,6 +68,7 @@ pub fn percent(fraction: f64, signed: bool) -> String {
         format!("{:.2}%", fraction * 100.0)
     }
 }
+pub mod modes;
 pub mod rank;
 pub mod settings;
 

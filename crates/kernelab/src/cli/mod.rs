@@ -1,6 +1,7 @@
 //! Command-line types (clap derive only; no logic).
 
 pub(crate) mod counters;
+pub(crate) mod gate;
 mod output;
 pub(crate) mod roofline;
 pub(crate) mod sweep;
@@ -71,6 +72,13 @@ pub(crate) enum Command {
     /// with an exact Wilcoxon interval, and a verdict (FASTER / SLOWER / SAME / INCONCLUSIVE)
     /// with its resolution. Every sample is appended to a JSONL file as it is measured.
     Ab(Box<AbArgs>),
+    /// The pull-request gate: base and head revisions each checked out in a temporary work
+    /// tree, built, and measured against each other in this one job (`ab`'s ABBA pairs, A/A
+    /// pre-flight and planned looks), as .kernelab/gate.toml says. Writes the step summary, a
+    /// PR comment body and GitHub annotations. Exit status 0 no regression beyond the
+    /// threshold, 1 a regression, 2 bad input or infrastructure (config, git, build), 3
+    /// inconclusive at the budget.
+    Gate(Box<gate::GateArgs>),
     /// Request-level A/B of two inference servers (serve spec, TOML: docs/serve-spec.md):
     /// each server started fresh per round in ABBA order, TTFT, TPOT, ITL, E2E and throughput
     /// per case and concurrency paired by round, and an output-identity gate. Exit status 0

@@ -49,6 +49,7 @@ pub(crate) fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         resume: args.resume,
         design: settings(d),
         higher_is_better: d.higher_is_better.clone(),
+        budget: None,
     };
     settings.check()?;
     output::check_target(&args.output)?;

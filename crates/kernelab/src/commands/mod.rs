@@ -8,6 +8,7 @@ pub(crate) mod compare;
 pub(crate) mod completions;
 pub(crate) mod counters;
 pub(crate) mod export;
+pub(crate) mod gate;
 pub(crate) mod impact;
 pub(crate) mod kernel;
 pub(crate) mod mcp;

@@ -20,6 +20,7 @@ mod conventions27;
 mod counters;
 mod errors;
 mod export;
+mod gate;
 mod golden;
 mod graphs;
 mod hostile3_confine;

@@ -97,7 +97,7 @@ pub fn analysis_lines(name: &str, a: &Analysis) -> Vec<String> {
 
 /// What the A/A pre-flight says, after its ratio and interval: that it found no harness bias,
 /// that it found one, or that it had too few pairs for an interval (how many of how many).
-pub(crate) fn aa_verdict(aa: &kernelab_stats::AaCheck) -> String {
+pub fn aa_verdict(aa: &kernelab_stats::AaCheck) -> String {
     let a = &aa.analysis;
     if a.interval().is_none() {
         let needed = kernelab_stats::rank::min_pairs_for_interval(1.0 - a.level);

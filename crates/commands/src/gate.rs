@@ -1,0 +1,313 @@
+//! `gate`: the kernel pull-request gate. The base and head revisions are each checked out in a
+//! temporary work tree, built, and measured against each other in this one job by the `ab`
+//! engine ([`crate::ab::run`]: ABBA pairs of fresh processes, the A/A pre-flight, the planned
+//! looks with the threshold); the verdicts of the metrics that must not regress decide.
+
+pub mod config;
+pub mod git;
+pub mod publish;
+
+use crate::{Hooks, Outcome, View};
+use anyhow::{anyhow, Context, Result};
+use config::Config;
+use kernelab_report::documents::AbBody;
+use kernelab_report::Block;
+use kernelab_stats::{DesignSettings, Verdict};
+use publish::{Decision, GateReport, MetricVerdict, Side};
+use std::path::{Path, PathBuf};
+
+/// Where the configuration is looked for in the repository when none is named.
+pub const DEFAULT_CONFIG: &str = ".kernelab/gate.toml";
+
+/// `gate` as a user asks for it.
+#[derive(Clone, Debug, Default)]
+pub struct GateSettings {
+    /// A folder of the repository's checkout (default: the current folder).
+    pub repo: Option<PathBuf>,
+    /// The configuration file (default: [`DEFAULT_CONFIG`] at the top of the checkout).
+    pub config: Option<PathBuf>,
+    /// The base revision (default: the merge base of the head and the default branch).
+    pub base: Option<String>,
+    /// The head revision (default: `HEAD`).
+    pub head: Option<String>,
+    /// The branch a pull request targets, when a CI names it (`GITHUB_BASE_REF`,
+    /// `CI_MERGE_REQUEST_TARGET_BRANCH_NAME`): the default base is the merge base with it.
+    pub target_branch: Option<String>,
+}
+
+/// What a gate produced: the outcome to emit (the `ab` record and view, under the gate's
+/// lines) and the report reviewers read.
+pub struct GateOutcome {
+    /// The outcome to emit.
+    pub outcome: Outcome,
+    /// The decision, the verdicts and their renderings.
+    pub report: GateReport,
+}
+
+/// The configuration and both sides, resolved before anything is built.
+struct Plan {
+    config: Config,
+    threshold: f64,
+    budget: Option<std::time::Duration>,
+    base: Side,
+    head: Side,
+}
+
+/// Reads the configuration and resolves both revisions (every setting checked before work).
+fn plan(s: &GateSettings, repo: &Path) -> Result<Plan> {
+    let top = PathBuf::from(git::git(repo, &["rev-parse", "--show-toplevel"])?);
+    let path = s.config.clone().unwrap_or_else(|| top.join(DEFAULT_CONFIG));
+    let config = Config::read(&path)?;
+    let threshold = kernelab_stats::settings::fraction("threshold", &config.bench.threshold, true)
+        .map_err(|e| anyhow!("{}: [bench] {e}", path.display()))?;
+    let budget = config
+        .bench
+        .budget
+        .as_deref()
+        .map(kernelab_runner::serve::rounds::parse_budget)
+        .transpose()
+        .map_err(|e| anyhow!("{}: [bench] budget {e}", path.display()))?;
+    let head_rev = s.head.clone().unwrap_or_else(|| "HEAD".into());
+    let head = Side {
+        commit: git::commit(repo, &head_rev)?,
+        name: head_rev,
+    };
+    let base = match &s.base {
+        Some(b) => Side {
+            commit: git::commit(repo, b)?,
+            name: b.clone(),
+        },
+        None => {
+            let branch = git::default_branch(repo, s.target_branch.as_deref())?;
+            Side {
+                commit: git::git(repo, &["merge-base", &branch, &head.commit])
+                    .with_context(|| format!("no merge base of {branch} and the head"))?,
+                name: format!("merge base of {} and {branch}", head.name),
+            }
+        }
+    };
+    Ok(Plan {
+        config,
+        threshold,
+        budget,
+        base,
+        head,
+    })
+}
+
+/// A command line that runs the shell command `command` in the folder `dir` (the ab engine
+/// runs it as a fresh process each time, with no shell of its own).
+fn in_dir(dir: &Path, command: &str) -> Result<String> {
+    let d = dir
+        .to_str()
+        .ok_or_else(|| anyhow!("{}: not UTF-8", dir.display()))?;
+    let argv = [
+        "sh",
+        "-c",
+        "cd -- \"$1\" && eval \"$2\"",
+        "kernelab-gate",
+        d,
+        command,
+    ];
+    shlex::try_join(argv).map_err(|e| anyhow!("the bench command: {e}"))
+}
+
+/// The `ab` settings of the gate: the bench command in each work tree, the design the
+/// configuration plans (defaults as `kernelab ab`'s).
+fn ab_settings(p: &Plan, base: &Path, head: &Path) -> Result<crate::ab::RunSettings> {
+    let b = &p.config.bench;
+    let defaults = DesignSettings::default();
+    let ab_defaults = crate::ab::RunSettings {
+        warmup: 1,
+        aa_pairs: 16,
+        max_failures: 5,
+        ..Default::default()
+    };
+    Ok(crate::ab::RunSettings {
+        baseline: Some(in_dir(base, &b.command)?),
+        candidate: Some(in_dir(head, &b.command)?),
+        shell: false,
+        warmup: b.warmup.unwrap_or(ab_defaults.warmup),
+        timeout: b.timeout,
+        metric_regex: b.metric_regex.clone(),
+        metric_json: b.metric_json.clone(),
+        aa_pairs: b.aa_pairs.unwrap_or(ab_defaults.aa_pairs),
+        no_aa: b.aa_pairs == Some(0),
+        accept_bias: false,
+        max_failures: b.max_failures.unwrap_or(ab_defaults.max_failures),
+        samples: None,
+        resume: None,
+        design: DesignSettings {
+            threshold: b.threshold.clone(),
+            resolution: b.resolution.clone().unwrap_or(defaults.resolution),
+            min_pairs: b.min_pairs.unwrap_or(defaults.min_pairs),
+            max_pairs: b.max_pairs.unwrap_or(defaults.max_pairs),
+            ..defaults
+        },
+        higher_is_better: b.higher_is_better.clone(),
+        budget: p.budget,
+    })
+}
+
+/// The decision of the verdicts (`gated` metrics decide) and why it was reached.
+fn decide(plan: &Plan, body: &AbBody, bias: bool) -> (Decision, Vec<MetricVerdict>, Vec<String>) {
+    let gated = plan.config.gated();
+    let metrics: Vec<MetricVerdict> = body
+        .result
+        .analyses
+        .iter()
+        .map(|m| MetricVerdict::of(&m.metric, &m.analysis, gated.contains(&m.metric)))
+        .collect();
+    let mut reasons = Vec::new();
+    let decided = |v: Verdict| metrics.iter().any(|m| m.gated && m.verdict == v);
+    let decision = if bias {
+        reasons.push(
+            "the A/A pre-flight interval excludes 1 (harness bias): the timing setup is not \
+             trustworthy"
+                .into(),
+        );
+        Decision::Unreliable
+    } else if decided(Verdict::Slower) {
+        Decision::Regression
+    } else if decided(Verdict::Inconclusive) {
+        Decision::Inconclusive
+    } else {
+        Decision::Pass
+    };
+    if let Some(a) = body.result.analyses.first() {
+        // Only a budget ends the runner's pairs before the plan does.
+        let spent = plan.budget.is_some() && a.analysis.stopped_by.starts_with("data ends");
+        if spent && decision == Decision::Inconclusive {
+            reasons.push(format!(
+                "the budget was spent after {} pairs, before a planned look decided",
+                a.analysis.pairs_available
+            ));
+        } else if decision == Decision::Inconclusive {
+            reasons.push(format!("not decided: {}", a.analysis.stopped_by));
+        }
+    }
+    if body.result.analyses.is_empty() {
+        reasons.push("no metric was analysed".into());
+    }
+    reasons.extend(bimodal_base(body, plan.threshold));
+    (decision, metrics, reasons)
+}
+
+/// A line naming the two separated groups of the base's runs of the primary metric (the
+/// pairs' baselines and both slots of the A/A pairs), when they form two.
+fn bimodal_base(body: &AbBody, threshold: f64) -> Option<String> {
+    let metric = &body.result.analyses.first()?.metric;
+    let recs = kernelab_runner::record::read(Path::new(body.samples.as_deref()?)).ok()?;
+    let main = kernelab_runner::pairs_from(&recs, false, metric);
+    let aa = kernelab_runner::pairs_from(&recs, true, metric);
+    let base: Vec<f64> = main
+        .iter()
+        .map(|p| p.a)
+        .chain(aa.iter().flat_map(|p| [p.a, p.b]))
+        .collect();
+    let g = kernelab_stats::modes::two_groups(&base, threshold)?;
+    Some(format!(
+        "the base's {metric} runs form two separated groups ({} around {}, {} around {}): a \
+         single median of the base misleads; the verdict rests on the paired ratios under the \
+         planned looks",
+        g.low.count,
+        kernelab_stats::fixed(g.low.median, 4),
+        g.high.count,
+        kernelab_stats::fixed(g.high.median, 4)
+    ))
+}
+
+/// `gate`: builds base and head in temporary work trees, measures them with the `ab` engine
+/// and decides. An error (bad configuration, git, a failed build) is exit status 2 to the
+/// caller; the work trees are removed whatever happens.
+pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
+    let repo = s.repo.clone().unwrap_or_else(|| PathBuf::from("."));
+    let plan = plan(s, &repo)?;
+    // The design is checked before anything is checked out or built.
+    ab_settings(&plan, &repo, &repo)?.check()?;
+    let mut trees = git::Worktrees::new(&repo)?;
+    let base_dir = trees.add("base", &plan.base.commit)?;
+    let head_dir = trees.add("head", &plan.head.commit)?;
+    if let Some(b) = &plan.config.build {
+        for (dir, side) in [(&base_dir, "the base"), (&head_dir, "the head")] {
+            hooks.say(&format!("kernelab gate: building {side}: {}", b.command));
+            git::build(dir, &b.command, side)?;
+        }
+    }
+    let settings = ab_settings(&plan, &base_dir, &head_dir)?;
+    settings.check()?;
+    let ab = crate::ab::run(&settings, hooks)?;
+    drop(trees);
+    let bias = ab.status == crate::Status::Incomplete;
+    let body: AbBody =
+        serde_json::from_str(&(ab.view.json)()?).context("reading back the A/B document")?;
+    let (decision, metrics, reasons) = decide(&plan, &body, bias);
+    let report = GateReport {
+        decision,
+        exit_status: decision.code(),
+        base: plan.base,
+        head: plan.head,
+        threshold: plan.threshold,
+        metrics,
+        aa: body.result.aa.as_ref().map_or_else(
+            || "No A/A pre-flight (aa_pairs = 0)".to_string(),
+            |a| {
+                format!(
+                    "A/A pre-flight of {} pairs: {}",
+                    a.analysis.pairs,
+                    kernelab_report::aa_verdict(a)
+                )
+            },
+        ),
+        reasons,
+        samples: body.samples.clone(),
+    };
+    Ok(GateOutcome {
+        outcome: wrap(ab, &report)?,
+        report,
+    })
+}
+
+/// The `ab` outcome under the gate's lines; its JSON the gate report with the `ab` document.
+fn wrap(ab: Outcome, report: &GateReport) -> Result<Outcome> {
+    let ab_json: serde_json::Value = serde_json::from_str(&(ab.view.json)()?)?;
+    let doc = serde_json::json!({ "gate": report, "ab": ab_json });
+    let lines = report.lines();
+    let ab_blocks = ab.view.blocks;
+    let view = View::new(
+        move |m| {
+            let mut b = vec![Block::Lines(lines.clone())];
+            b.extend(ab_blocks(m)?);
+            Ok(b)
+        },
+        move || crate::json(&doc),
+    )
+    .without_csv("--format csv is not offered for gate; the samples file is the raw data");
+    Ok(Outcome {
+        view,
+        status: crate::Status::of(report.decision == Decision::Pass),
+        ..ab
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bench_command_runs_in_its_work_tree_whatever_the_path_holds() {
+        let line = in_dir(Path::new("/tmp/a b/it's"), "./bench --n \"4 096\"").expect("joins");
+        let argv = shlex::split(&line).expect("splits");
+        assert_eq!(
+            argv,
+            [
+                "sh",
+                "-c",
+                "cd -- \"$1\" && eval \"$2\"",
+                "kernelab-gate",
+                "/tmp/a b/it's",
+                "./bench --n \"4 096\""
+            ]
+        );
+    }
+}

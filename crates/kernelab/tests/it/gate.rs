@@ -1,0 +1,464 @@
+//! `kernelab gate` end to end on a throwaway git repository of a CPU "kernel" (a shell script
+//! that sleeps): a planted 2× slowdown is called SLOWER with exit 1, a commit that changes
+//! nothing SAME with exit 0, a broken build exit 2, a spent budget exit 3; the summary, the
+//! comment's marker and the workflow commands are checked against GitHub's formats, and the
+//! temporary work trees are gone afterwards.
+
+use super::kernelab;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `git ARGS` in `dir`, which must succeed.
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Writes `text` to `dir/name`.
+fn write(dir: &Path, name: &str, text: &str) {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(p, text).expect("write");
+}
+
+/// The gate's configuration of the tests: ten pairs, five A/A pairs, a coarse threshold (a
+/// 2-core box's noise cannot reach it; the planted change is far beyond it).
+const CONFIG: &str = r#"
+[build]
+command = "sh build.sh"
+
+[bench]
+command = "./kernel.sh"
+threshold = "25%"
+min_pairs = 10
+max_pairs = 10
+aa_pairs = 5
+warmup = 0
+"#;
+
+/// A kernel at two clocks: every third run sleeps twice as long.
+const BIMODAL: &str = "#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0)\necho $((n + 1)) > count\n\
+                       if [ $((n % 3)) = 0 ]; then sleep 0.2; else sleep 0.1; fi\n";
+
+/// A repository whose `main` has the kernel (`sleep 0.1`, "built" by copying it) and the
+/// gate's configuration, with branches `slow` (sleeps twice as long), `same` (a change that
+/// does not touch the kernel), `broken` (a build that fails) and `bimodal` (a kernel at two
+/// clocks). `None` when git is absent.
+fn repo(root: &Path) -> Option<PathBuf> {
+    if Command::new("git").arg("--version").output().is_err() {
+        kernelab_testkit::skip("git", "git is not installed");
+        return None;
+    }
+    let r = root.join("repo");
+    std::fs::create_dir_all(&r).expect("mkdir");
+    git(&r, &["init", "--quiet", "-b", "main"]);
+    git(&r, &["config", "user.name", "kernelab tests"]);
+    git(&r, &["config", "user.email", "tests@kernelab.invalid"]);
+    git(&r, &["config", "commit.gpgsign", "false"]);
+    write(&r, "kernel.sh.in", "#!/bin/sh\nsleep 0.1\n");
+    write(
+        &r,
+        "build.sh",
+        "cp kernel.sh.in kernel.sh && chmod +x kernel.sh\n",
+    );
+    write(&r, ".gitignore", "kernel.sh\n");
+    write(&r, ".kernelab/gate.toml", CONFIG);
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "--quiet", "-m", "the kernel"]);
+    for (branch, file, text) in [
+        ("slow", "kernel.sh.in", "#!/bin/sh\nsleep 0.2\n"),
+        (
+            "same",
+            "README",
+            "a change that does not touch the kernel\n",
+        ),
+        (
+            "broken",
+            "build.sh",
+            "echo 'kernel.cu:1: error: planted' >&2\nexit 1\n",
+        ),
+        ("bimodal", "kernel.sh.in", BIMODAL),
+    ] {
+        git(&r, &["checkout", "--quiet", "-b", branch, "main"]);
+        write(&r, file, text);
+        git(&r, &["add", "."]);
+        git(&r, &["commit", "--quiet", "-m", branch]);
+    }
+    git(&r, &["checkout", "--quiet", "main"]);
+    Some(r)
+}
+
+/// What one gate run left: exit status, stdout, stderr, the summary and the comment.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    summary: String,
+    comment: String,
+}
+
+/// `kernelab gate --head HEAD_REV` in `repo` as a GitHub Actions step, its temporary files
+/// under `root/tmp` (checked empty afterwards), with `extra` arguments.
+fn gate(root: &Path, repo: &Path, head: &str, extra: &[&str]) -> Run {
+    let tmp = root.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    let summary = root.join(format!("summary-{head}.md"));
+    let comment = root.join(format!("comment-{head}.md"));
+    let out = kernelab()
+        .arg("gate")
+        .arg("--repo")
+        .arg(repo)
+        .args(["--head", head, "--comment"])
+        .arg(&comment)
+        .args(extra)
+        .env("TMPDIR", &tmp)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env_remove("GITHUB_BASE_REF")
+        .env_remove("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")
+        .output()
+        .expect("runs");
+    // The work trees are removed, from the disk and from git's list.
+    let left: Vec<_> = std::fs::read_dir(&tmp).expect("tmp").collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    let list = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["worktree", "list", "--porcelain"])
+        .output()
+        .expect("git");
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert_eq!(list.matches("worktree ").count(), 1, "{list}");
+    Run {
+        code: out.status.code().expect("exit code"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        summary: std::fs::read_to_string(&summary).unwrap_or_default(),
+        comment: std::fs::read_to_string(&comment).unwrap_or_default(),
+    }
+}
+
+/// Every line of `stdout` that starts with `::` is a workflow command in GitHub's documented
+/// form `::KIND title=TITLE::MESSAGE` (the title's `:` and `,` escaped, no raw line break),
+/// and the lines of `kind` are returned.
+fn workflow_commands<'a>(stdout: &'a str, kind: &str) -> Vec<&'a str> {
+    let re =
+        regex::Regex::new(r"^::(error|warning|notice) title=[^:,\r\n]*::[^\r\n]*$").expect("regex");
+    let commands: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
+    for c in &commands {
+        assert!(re.is_match(c), "not a workflow command: {c}");
+    }
+    commands
+        .into_iter()
+        .filter(|c| c.starts_with(&format!("::{kind} ")))
+        .collect()
+}
+
+#[test]
+fn the_gate_calls_a_planted_slowdown_and_passes_a_change_that_touches_nothing() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let bundle = root.path().join("bundle");
+    let b = bundle.to_str().expect("utf-8");
+
+    let slow = gate(root.path(), &repo, "slow", &["--record", b]);
+    assert_eq!(slow.code, 1, "{}\n{}", slow.stdout, slow.stderr);
+    assert!(
+        slow.summary
+            .starts_with("## ❌ kernelab gate: regression\n"),
+        "{}",
+        slow.summary
+    );
+    assert!(
+        slow.summary
+            .contains("| metric | verdict | change | interval | pairs | gate |\n|---|"),
+        "{}",
+        slow.summary
+    );
+    assert!(
+        slow.summary.contains("| wall_s | **SLOWER** | +"),
+        "{}",
+        slow.summary
+    );
+    assert!(
+        slow.comment.starts_with("<!-- kernelab-gate -->\n## ❌"),
+        "{}",
+        slow.comment
+    );
+    let errors = workflow_commands(&slow.stdout, "error");
+    assert_eq!(errors.len(), 1, "{}", slow.stdout);
+    assert!(
+        errors[0]
+            .starts_with("::error title=kernelab gate - wall_s regressed::wall_s is worse by +"),
+        "{}",
+        errors[0]
+    );
+    assert!(slow.stdout.contains("SLOWER"), "{}", slow.stdout);
+    // The bundle holds the A/B record and renders.
+    let report = super::report_of(&bundle, "json");
+    assert!(report.contains("\"ab\""), "{report}");
+
+    let same = gate(root.path(), &repo, "same", &[]);
+    assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
+    assert!(
+        same.summary.starts_with("## ✅ kernelab gate: pass\n"),
+        "{}",
+        same.summary
+    );
+    assert!(
+        same.summary.contains("| wall_s | **SAME** |"),
+        "{}",
+        same.summary
+    );
+    assert!(
+        same.comment.starts_with("<!-- kernelab-gate -->\n"),
+        "{}",
+        same.comment
+    );
+    assert!(
+        workflow_commands(&same.stdout, "error").is_empty(),
+        "{}",
+        same.stdout
+    );
+    assert_eq!(
+        workflow_commands(&same.stdout, "notice").len(),
+        1,
+        "{}",
+        same.stdout
+    );
+}
+
+#[test]
+fn a_broken_build_bad_config_and_a_spent_budget_have_their_own_exit_statuses() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+
+    let broken = gate(root.path(), &repo, "broken", &[]);
+    assert_eq!(broken.code, 2, "{}\n{}", broken.stdout, broken.stderr);
+    assert!(
+        broken.stderr.contains("the build of the head")
+            && broken.stderr.contains("kernel.cu:1: error: planted"),
+        "{}",
+        broken.stderr
+    );
+    assert!(
+        broken
+            .summary
+            .starts_with("## ⚠️ kernelab gate: could not run (exit 2)"),
+        "{}",
+        broken.summary
+    );
+    assert!(
+        broken.comment.starts_with("<!-- kernelab-gate -->\n"),
+        "{}",
+        broken.comment
+    );
+    assert_eq!(
+        workflow_commands(&broken.stdout, "error").len(),
+        1,
+        "{}",
+        broken.stdout
+    );
+
+    let bad = root.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[bench]\ncommand = \"./kernel.sh\"\nthreshold = \"200%\"\n",
+    )
+    .expect("w");
+    let run = gate(
+        root.path(),
+        &repo,
+        "same",
+        &["--config", bad.to_str().expect("p"), "--force"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("threshold"), "{}", run.stderr);
+
+    // A design out of range is refused before anything is built.
+    std::fs::write(&bad, CONFIG.replace("min_pairs = 10", "min_pairs = 1")).expect("w");
+    let run = gate(
+        root.path(),
+        &repo,
+        "same",
+        &["--config", bad.to_str().expect("p"), "--force"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--min-pairs 1") && !run.stderr.contains("building"),
+        "{}",
+        run.stderr
+    );
+
+    // Outside GitHub Actions no workflow command is printed.
+    let out = kernelab()
+        .arg("gate")
+        .arg("--repo")
+        .arg(&repo)
+        .arg("--config")
+        .arg(&bad)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let unknown = gate(root.path(), &repo, "no-such-branch", &["--force"]);
+    assert_eq!(unknown.code, 2, "{}", unknown.stderr);
+    assert!(
+        unknown
+            .stderr
+            .contains("\"no-such-branch\" names no commit"),
+        "{}",
+        unknown.stderr
+    );
+
+    // A budget spent after two pairs: no interval yet, so inconclusive (exit 3).
+    let spent = root.path().join("spent.toml");
+    std::fs::write(
+        &spent,
+        CONFIG.replace("aa_pairs = 5", "aa_pairs = 0\nbudget = \"0.001s\""),
+    )
+    .expect("w");
+    let run = gate(
+        root.path(),
+        &repo,
+        "slow",
+        &["--config", spent.to_str().expect("p"), "--force"],
+    );
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.summary.contains("## ⚠️ kernelab gate: inconclusive"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains("the budget was spent after 2 pairs"),
+        "{}",
+        run.summary
+    );
+    assert_eq!(
+        workflow_commands(&run.stdout, "warning").len(),
+        1,
+        "{}",
+        run.stdout
+    );
+}
+
+/// Writes the executable script `text` to `path`.
+fn script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn the_actions_entry_script_reports_the_status_and_updates_the_marked_comment() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let (bin, runner) = (root.path().join("bin"), root.path().join("runner"));
+    std::fs::create_dir_all(&bin).expect("bin");
+    std::fs::create_dir_all(&runner).expect("runner");
+    // A `gh` that logs its calls, and lists one comment (id 42) as the marked one.
+    let log = root.path().join("gh.log");
+    script(
+        &bin.join("gh"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\ncase \"$*\" in *--paginate*) echo 42;; esac\n",
+            log.display()
+        ),
+    );
+    let (output, summary) = (root.path().join("output"), root.path().join("summary.md"));
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = Command::new("bash")
+        .arg(super::root().join("ci/github-gate.sh"))
+        .current_dir(&repo)
+        .envs(kernelab_testkit::isolated_env())
+        .env("KERNELAB", assert_cmd::cargo::cargo_bin("kernelab"))
+        .env("PATH", path)
+        .env("RUNNER_TEMP", &runner)
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "owner/kernels")
+        .env("GATE_HEAD", "broken")
+        .env("PR", "7")
+        .env_remove("GITHUB_BASE_REF")
+        .output()
+        .expect("bash runs");
+    assert!(status.status.success(), "the script itself exits 0");
+    let stdout = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(workflow_commands(&stdout, "error").len(), 1, "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(&output).expect("GITHUB_OUTPUT"),
+        "exit-status=2\n"
+    );
+    assert!(std::fs::read_to_string(&summary)
+        .expect("summary")
+        .starts_with("## ⚠️ kernelab gate: could not run (exit 2)"));
+    let body = runner.join("kernelab-gate-comment.md");
+    assert!(std::fs::read_to_string(&body)
+        .expect("comment")
+        .starts_with("<!-- kernelab-gate -->\n"));
+    let calls = std::fs::read_to_string(&log).expect("gh was called");
+    assert!(
+        calls.contains("api --paginate repos/owner/kernels/issues/7/comments"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains(&format!(
+            "api --method PATCH repos/owner/kernels/issues/comments/42 -F body=@{}",
+            body.display()
+        )),
+        "{calls}"
+    );
+    assert!(
+        !calls.contains("POST"),
+        "the marked comment is updated: {calls}"
+    );
+}
+
+#[test]
+fn a_base_at_two_clocks_is_named_in_the_summary() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let run = gate(root.path(), &repo, "bimodal", &["--base", "bimodal"]);
+    assert!(
+        [0, 1, 3].contains(&run.code),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.summary
+            .contains("the base's wall_s runs form two separated groups ("),
+        "{}",
+        run.summary
+    );
+}
