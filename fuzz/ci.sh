@@ -7,6 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-20}
+# fuzz/Cargo.lock is committed with the workspace's versions: a dependency added to a crate
+# without updating it fails here, not silently in a fuzz build.
+if ! cargo metadata --manifest-path fuzz/Cargo.toml --locked --format-version 1 >/dev/null; then
+  echo "fuzz/ci.sh: fuzz/Cargo.lock is out of date: run \`cargo metadata\` in fuzz/ and commit it" >&2
+  exit 1
+fi
 if ! cargo +nightly --version >/dev/null 2>&1; then
   echo "fuzz/ci.sh: SKIPPED: no nightly toolchain (\`rustup toolchain install nightly\`);" \
     "no fuzzing was done"
