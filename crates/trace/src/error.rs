@@ -29,7 +29,7 @@ pub enum ErrorKind {
     /// The file is empty.
     #[error(
         "the file is empty: expected a profile ({})",
-        crate::detect::formats_read()
+        crate::format::formats_read()
     )]
     Empty,
     /// The path is a directory.

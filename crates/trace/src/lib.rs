@@ -21,6 +21,7 @@ mod compare;
 mod detect;
 mod durations;
 mod error;
+mod format;
 mod input;
 mod kineto;
 mod ncu;

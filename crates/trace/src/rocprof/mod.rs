@@ -25,22 +25,7 @@ pub(crate) fn is_queue_packet(name: &str) -> bool {
     inner.ends_with("packet") && (inner.contains("barrier") || inner.contains("marker"))
 }
 
-/// Which rocprof CSV a header belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CsvKind {
-    /// Per-dispatch kernel trace (rocprofv3 any layout, rocpd convert, omniperf timestamps).
-    KernelTrace,
-    /// Per-kernel statistics with min/max/stddev (rocprofv3 `kernel_stats.csv`).
-    KernelStats,
-    /// Per-kernel statistics without min/max (legacy rocprof `results.stats.csv`).
-    LegacyStats,
-    /// Memory copies (rocprofv3 `memory_copy_trace.csv`).
-    MemoryCopyTrace,
-    /// Host API calls and markers (rocprofv3 `hip_api_trace.csv`, `marker_api_trace.csv`).
-    ApiTrace,
-    /// Per-kernel statistics of a rocprof-compute workload (`pmc_kernel_top.csv`).
-    KernelTop,
-}
+pub use crate::format::CsvKind;
 
 /// Classifies a CSV header line by its column names, or `None` if it is not a rocprof CSV.
 pub(crate) fn classify_header(columns: &[String]) -> Option<CsvKind> {
