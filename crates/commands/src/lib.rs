@@ -29,6 +29,7 @@ pub mod rank;
 pub mod roofline;
 pub mod serve;
 pub mod sweep;
+pub mod verify;
 
 use anyhow::{Context, Result};
 use kernelab_model::Document;

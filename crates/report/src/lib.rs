@@ -24,6 +24,7 @@ pub mod sink;
 mod svg;
 mod table;
 pub mod upgrade;
+pub mod verify;
 
 pub use error::{Error, Result};
 pub use evidence::{evidence, Block, Headline, Part, Report, State, Status, Verdicts};

@@ -225,6 +225,22 @@ pub(crate) enum ReportCommand {
     /// derived figures (changes, ratios, share sums) must agree with their inputs. Exit status
     /// 0 when the note is clean, 1 on any mismatch, 2 on bad input.
     Check(ReportCheckArgs),
+    /// Re-measure a bundle: each record's command runs again here, its new result held
+    /// against the recorded one (reproduced, moved, or not re-runnable here, with why), and
+    /// what differs in the environment named. Exit status 0 when nothing moved, 1 when a
+    /// record moved, 2 on bad input.
+    Verify(ReportVerifyArgs),
+}
+
+/// Arguments of `kernelab report verify`.
+#[derive(Args, Debug)]
+#[command(mut_arg("format", crate::cli::text_formats))]
+pub(crate) struct ReportVerifyArgs {
+    /// The bundle directory to re-measure.
+    pub bundle: PathBuf,
+    /// Where and how to write the verification (table, md or json).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Arguments of `kernelab report check`.

@@ -1,8 +1,12 @@
 //! `kernelab report DIR` and `kernelab report check NOTE --bundle DIR`.
 
-use crate::cli::{FormatArg, OutputArgs, ReportArgs, ReportCheckArgs, ReportCommand, ReportFormat};
+use crate::cli::{
+    FormatArg, OutputArgs, ReportArgs, ReportCheckArgs, ReportCommand, ReportFormat,
+    ReportVerifyArgs,
+};
 use crate::emit::emit;
 use crate::output;
+use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{bail, Result};
@@ -41,10 +45,27 @@ fn check(args: ReportCheckArgs, session: &mut Session) -> Result<ExitStatus> {
     )
 }
 
+/// `kernelab report verify`: the bundle's records re-run by this binary; exit 1 when any
+/// moved.
+fn verify(args: ReportVerifyArgs, session: &mut Session) -> Result<ExitStatus> {
+    output::check_target(&args.output)?;
+    if args.output.format == FormatArg::Csv {
+        bail!("kernelab report verify writes table, md or json, not csv");
+    }
+    let settings = kernelab_commands::verify::VerifySettings {
+        bundle: args.bundle,
+        exe: crate::self_exe()?,
+    };
+    let outcome = kernelab_commands::verify::verify(&settings, &CliHooks::in_place())?;
+    emit(outcome, &args.output, session)
+}
+
 /// Runs the command.
 pub(crate) fn run(args: ReportArgs, session: &mut Session) -> Result<ExitStatus> {
-    if let Some(ReportCommand::Check(c)) = args.command {
-        return check(c, session);
+    match args.command {
+        Some(ReportCommand::Check(c)) => return check(c, session),
+        Some(ReportCommand::Verify(v)) => return verify(v, session),
+        None => {}
     }
     let Some(dir) = args.dir.clone() else {
         bail!("kernelab report needs a bundle directory (or `check NOTE --bundle DIR`)");

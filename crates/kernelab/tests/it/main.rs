@@ -61,6 +61,7 @@ mod serve_state;
 mod slurm;
 pub mod sweep;
 mod terminal;
+mod verify;
 mod words;
 mod xplane;
 
