@@ -166,8 +166,11 @@ fn side(objs: &[CodeObject]) -> Side<'_> {
 
 /// Pairs the kernels of both sides: by symbol; a side's unmatched kernels pair with the other
 /// side's unmatched ones in order when there are as many (renames). The rest stay unpaired.
-
-fn pairs<'a>(base: &Side<'a>, cand: &Side<'a>) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
+#[allow(clippy::type_complexity)]
+fn pairs(
+    base: &[(&CodeObject, &KernelInfo)],
+    cand: &[(&CodeObject, &KernelInfo)],
+) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
     let mut out = Vec::new();
     let mut cand_used = vec![false; cand.len()];
     let mut base_left = Vec::new();

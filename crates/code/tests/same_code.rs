@@ -2,12 +2,13 @@
 //! tests/fixtures/code (tests/fixtures/PROVENANCE.md) against themselves, against copies whose
 //! note or comment bytes, build ids or kernel names were rewritten (identical), against copies
 //! with one instruction's bytes flipped (differs, at that offset), and against other kernels.
+#![allow(clippy::expect_used)]
 
 use kernelab_code::{
     all_identical, load_bytes, same_code, sameness_line, CodeObject, LoadOptions, Sameness,
 };
 use object::read::elf::{ElfFile64, SectionHeader};
-use object::{LittleEndian as LE, Object, ObjectSection};
+use object::{LittleEndian as LE, Object};
 use std::path::Path;
 
 const CUBIN: &str = "copy_variants_sm90.cubin";
