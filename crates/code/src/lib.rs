@@ -24,6 +24,7 @@ pub mod fatbin;
 pub mod hsaco;
 mod load;
 pub mod offload_bundle;
+mod same_code;
 pub mod target_id;
 pub mod tool_version;
 
@@ -34,3 +35,6 @@ pub use diff::{
 };
 pub use error::{Error, Result};
 pub use load::{load_bytes, load_file, LoadOptions, MAX_FILE_BYTES};
+pub use same_code::{
+    all_identical, first_difference, same_code, sameness_line, KernelSameness, Sameness, OTHER_CODE,
+};

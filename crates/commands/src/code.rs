@@ -173,7 +173,17 @@ pub fn diff_files(base: &Path, cand: &Path, read: ReadSettings) -> Result<Outcom
     let c = load(&[cand.to_path_buf()], read)?;
     let doc = diff_doc(&b, &c);
     let inputs = [base.to_path_buf(), cand.to_path_buf()];
-    shown(doc, &inputs, code_diff_tables, diff_csv)
+    let mut out = shown(doc, &inputs, code_diff_tables, diff_csv)?;
+    // Binaries on both sides: whether their machine code is the same (stated after the tables;
+    // disassembly texts carry no bytes to compare).
+    let binary = |objs: &[CodeObject]| objs.iter().all(|o| o.bytes.is_some());
+    if binary(&b) && binary(&c) {
+        out.late_notes
+            .push(kernelab_code::sameness_line(&kernelab_code::same_code(
+                &b, &c,
+            )));
+    }
+    Ok(out)
 }
 
 /// One CSV row of `code matrix`: one pair of builds' files.

@@ -42,16 +42,98 @@ pub fn check_roof(r: &mut KernelRun, spec: &Spec, ceilings: Option<&Path>) -> Re
     Ok(())
 }
 
+/// What the two builds' machine code comparison found: the line stated beside the verdict, and
+/// whether the kernels launched are identical in code and in launch configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeSameness {
+    /// `identical machine code: any difference is noise`, or what differs.
+    pub line: String,
+    /// Identical code, target, resources and launch configuration: no difference is real.
+    pub identical: bool,
+}
+
+/// The kernel `symbol` of the code object `path`, alone in its objects.
+fn kernel_only(path: &Path, symbol: &str) -> Result<Vec<kernelab_code::CodeObject>> {
+    let mut objects = kernelab_code::load_file(path, &kernelab_code::LoadOptions::default())?;
+    for o in &mut objects {
+        o.kernels.retain(|k| k.symbol == symbol);
+    }
+    Ok(objects)
+}
+
+/// Compares the machine code of the two builds of `spec` (resolved without a GPU) once build
+/// ids, notes, debug sections and names are set aside: identical code with the same launch
+/// configuration makes any timed difference noise. A build that cannot be compared says why.
+pub fn code_sameness(spec: &Spec) -> CodeSameness {
+    let not_compared = |why: String| CodeSameness {
+        line: format!("machine code not compared: {why}"),
+        identical: false,
+    };
+    let p = match plan(spec) {
+        Ok(p) => p,
+        Err(e) => return not_compared(e.to_string()),
+    };
+    let [b, c] = p.builds.as_slice() else {
+        return not_compared("the spec does not resolve to two builds".into());
+    };
+    let sides = kernel_only(&spec.resolve(&spec.baseline.code), &b.symbol).and_then(|base| {
+        Ok((
+            base,
+            kernel_only(&spec.resolve(&spec.candidate.code), &c.symbol)?,
+        ))
+    });
+    let (base, cand) = match sides {
+        Ok(s) => s,
+        Err(e) => return not_compared(format!("{e:#}")),
+    };
+    let found = kernelab_code::same_code(&base, &cand);
+    let line = kernelab_code::sameness_line(&found);
+    let launch = |x: &kernelab_model::kernel_run::PlannedBuild| {
+        (x.grid, x.block, x.shared, x.params.clone())
+    };
+    if kernelab_code::all_identical(&found) && launch(b) != launch(c) {
+        return CodeSameness {
+            line: "identical machine code, other launch configuration (grid, block, shared \
+                   memory or parameters): a difference may be real"
+                .into(),
+            identical: false,
+        };
+    }
+    CodeSameness {
+        identical: kernelab_code::all_identical(&found),
+        line,
+    }
+}
+
+/// The notes stated beside the verdict of `r` on what `code` found: its line, and on
+/// identical code a FASTER or SLOWER call flagged as a false positive of the timing setup.
+pub fn code_notes(code: &CodeSameness, r: &KernelRun) -> Vec<String> {
+    let mut out = vec![code.line.clone()];
+    if let Some(a) = r.analysis.as_ref().filter(|a| a.verdict.is_call()) {
+        if code.identical {
+            out.push(format!(
+                "{} on identical machine code is a false positive of the timing setup (order, \
+                 clocks, warm-up, co-tenants), not a change of the kernel",
+                a.verdict.name()
+            ));
+        }
+    }
+    out
+}
+
 /// The outcome of the timed run `r` of the spec `path` (samples in `samples`): checked against
 /// the roofs of `ceilings` (else the datasheet), recorded with the spec and the files it names;
-/// failing when a gate failed or a build ran above a roof.
+/// failing when a gate failed or a build ran above a roof. `code`, the builds' machine code
+/// comparison, is stated beside the verdict (late notes).
 pub fn outcome(
     mut r: KernelRun,
     path: &Path,
     spec: &Spec,
     samples: &Path,
     ceilings: Option<&Path>,
+    code: Option<&CodeSameness>,
 ) -> Result<Outcome> {
+    let late = code.map(|c| code_notes(c, &r)).unwrap_or_default();
     let pass = r.gates_passed();
     check_roof(&mut r, spec, ceilings)?;
     let beats_roof = !r.above_roof.is_empty();
@@ -71,7 +153,9 @@ pub fn outcome(
     let view = View::shared(doc, |doc, _| kernel_sections(&doc.body.run)).without_csv(
         "--format csv is not offered for kernel run; use json (every sample is in the --samples JSONL)",
     );
-    Ok(Outcome::new(view, Status::of(pass && !beats_roof)).recording(record))
+    let mut out = Outcome::new(view, Status::of(pass && !beats_roof)).recording(record);
+    out.late_notes.extend(late);
+    Ok(out)
 }
 
 /// A launch spec read for `kernel run`, with `rounds` (at least 2) in place of its own.
@@ -97,6 +181,9 @@ pub fn run(
     use anyhow::{anyhow, Context};
     use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, RunState, SampleLine, Session};
     let mut gpu = kernelab_launcher::open(spec)?;
+    // Before timing: whether both builds carry the same machine code.
+    let code = code_sameness(spec);
+    hooks.say(&format!("kernelab kernel run: {}", code.line));
     let label = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -155,7 +242,7 @@ pub fn run(
         Ok(_) => RunState::Complete,
         Err(_) => RunState::Failed,
     })?;
-    outcome(result, path, spec, &samples_path, ceilings)
+    outcome(result, path, spec, &samples_path, ceilings, Some(&code))
 }
 
 /// What an A/B of two host-driven callables measured (the Python module's
@@ -278,4 +365,82 @@ pub fn measured(
         samples: samples_path.display().to_string(),
         run,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str) -> Spec {
+        Spec::read(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures/kernel")
+                .join(name),
+        )
+        .expect("a launch spec")
+    }
+
+    /// A timed run of 8 rounds, the candidate 10% faster, its verdict then set to `verdict`.
+    fn timed(verdict: kernelab_stats::Verdict) -> KernelRun {
+        use kernelab_launcher::run::{analysis_of, round_of};
+        let rounds: Vec<_> = abba_orders(8)
+            .into_iter()
+            .enumerate()
+            .map(|(k, order)| {
+                let a = [100.0, 101.0, 99.0 + k as f64 * 0.1];
+                let b = [90.0, 91.0, 89.0 + k as f64 * 0.1];
+                round_of(k, order, &a, &b, Default::default())
+            })
+            .collect();
+        let mut analysis = analysis_of(&rounds, 0.01);
+        analysis.verdict = verdict;
+        KernelRun {
+            device: "test".into(),
+            builds: Vec::new(),
+            gates: Vec::new(),
+            batch: 1,
+            l2_flush: false,
+            analysis: Some(analysis),
+            rounds,
+            work: None,
+            above_roof: Vec::new(),
+            roof_checked: None,
+        }
+    }
+
+    #[test]
+    fn one_cubin_on_both_sides_is_identical_code_and_a_call_on_it_is_flagged() {
+        let code = code_sameness(&spec("recompute_w4s3_aa.toml"));
+        assert!(code.identical, "{code:?}");
+        assert!(
+            code.line
+                .starts_with("identical machine code: any difference is noise"),
+            "{}",
+            code.line
+        );
+        let notes = code_notes(&code, &timed(kernelab_stats::Verdict::Faster));
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[1].starts_with("FASTER on identical machine code is a false positive"),
+            "{notes:?}"
+        );
+        // SAME on identical code: the line alone.
+        let notes = code_notes(&code, &timed(kernelab_stats::Verdict::Same));
+        assert_eq!(notes, vec![code.line.clone()]);
+    }
+
+    #[test]
+    fn other_kernels_or_other_builds_differ_and_their_calls_stand() {
+        for name in ["copy_scalar_vs_vec4.toml", "recompute_w4s3_vs_w4s4.toml"] {
+            let code = code_sameness(&spec(name));
+            assert!(!code.identical, "{name}: {code:?}");
+            assert!(
+                code.line.starts_with("machine code differs: "),
+                "{name}: {}",
+                code.line
+            );
+            let notes = code_notes(&code, &timed(kernelab_stats::Verdict::Slower));
+            assert_eq!(notes, vec![code.line.clone()], "{name}");
+        }
+    }
 }

@@ -522,3 +522,34 @@ fn bad_code_objects_exit_2() {
     std::fs::write(&p, b"").expect("write");
     kernelab().args(["code", "show"]).arg(&p).assert().code(2);
 }
+
+/// `code diff` says after its tables whether the machine code is the same (issue 43): the
+/// same cubin on both sides is identical, two Triton pipeline depths differ.
+#[test]
+fn code_diff_says_whether_the_machine_code_is_identical() {
+    let cubin = code("recompute_w_u_fwd_kernel_w4s3.cubin");
+    let out = kernelab()
+        .args(["code", "diff"])
+        .arg(&cubin)
+        .arg(&cubin)
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("kernelab: identical machine code: any difference is noise"),
+        "{err}"
+    );
+    let out = kernelab()
+        .args(["code", "diff"])
+        .arg(&cubin)
+        .arg(code("recompute_w_u_fwd_kernel_w4s4.cubin"))
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "kernelab: machine code differs: recompute_w_u_fwd_kernel: code differs at byte"
+        ),
+        "{err}"
+    );
+}
