@@ -71,6 +71,11 @@ pub struct KernelInfo {
     pub instructions: Option<u64>,
     /// Raw AMD kernel descriptor fields, when read.
     pub descriptor: Option<BTreeMap<String, u64>>,
+    /// The kernel's parameter sizes in bytes, in order, when the object records them (a
+    /// cubin's `EIATTR_KPARAM_INFO`): what a launch must pass. Not part of the documents.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub param_sizes: Option<Vec<u32>>,
 }
 
 /// One code object (a file, or one entry extracted from a container).

@@ -24,6 +24,9 @@ const EIATTR_MAX_STACK_SIZE: u8 = 0x23;
 const EIATTR_REGCOUNT: u8 = 0x2f;
 const EIATTR_CUDA_API_VERSION: u8 = 0x37;
 const EIATTR_NUM_BARRIERS: u8 = 76;
+/// One kernel parameter: `u32 index, u16 ordinal, u16 offset, u32 flags` (size in bytes in
+/// bits 18 to 31 of the flags).
+const EIATTR_KPARAM_INFO: u8 = 0x17;
 
 /// One `.nv.info` record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +59,28 @@ impl NvValue {
             NvValue::None => Vec::new(),
         }
     }
+}
+
+/// The parameter sizes (bytes, in ordinal order) of a kernel's `EIATTR_KPARAM_INFO` records;
+/// `None` when there are none, or when the ordinals do not run 0, 1, 2, … without a gap.
+fn param_sizes(records: Option<&[NvInfo]>) -> Option<Vec<u32>> {
+    let mut by_ordinal: Vec<(u16, u32)> = records?
+        .iter()
+        .filter(|r| r.attr == EIATTR_KPARAM_INFO)
+        .filter_map(|r| match &r.value {
+            NvValue::Bytes(b) if b.len() >= 12 => Some((
+                u16::from_le_bytes([b[4], b[5]]),
+                u32::from_le_bytes([b[8], b[9], b[10], b[11]]) >> 18,
+            )),
+            _ => None,
+        })
+        .collect();
+    by_ordinal.sort_unstable();
+    let ordered = by_ordinal
+        .iter()
+        .enumerate()
+        .all(|(i, &(ordinal, _))| usize::from(ordinal) == i);
+    (ordered && !by_ordinal.is_empty()).then(|| by_ordinal.into_iter().map(|(_, s)| s).collect())
 }
 
 /// Parses `.nv.info` records (`u8 format, u8 attribute`, then by format: none, u16, or
@@ -254,6 +279,7 @@ fn read_elf(label: &str, data: &[u8]) -> Result<CodeObject> {
                 _ => {}
             }
         }
+        k.param_sizes = param_sizes(per_kernel_info.get(&name).map(Vec::as_slice));
         r.frame_bytes.get_or_insert(0);
         r.stack_bytes.get_or_insert(0);
         k.resources = r;

@@ -7,18 +7,49 @@ use crate::spec::Spec;
 use kernelab_model::kernel_run::{Plan, PlannedBuffer, PlannedBuild};
 use std::path::Path;
 
+/// Refuses a build whose parameters (`params`) do not match the sizes `sizes` (bytes, in order)
+/// the kernel `symbol` of the code object `code` takes, naming both lists.
+pub(crate) fn check_param_sizes(
+    code: &Path,
+    symbol: &str,
+    params: &[Param],
+    sizes: &[usize],
+) -> Result<()> {
+    let ours: Vec<usize> = params
+        .iter()
+        .map(|p| if let Param::Scalar(b) = p { b.len() } else { 8 })
+        .collect();
+    if sizes.is_empty() || sizes == ours.as_slice() {
+        return Ok(());
+    }
+    Err(Error::spec_in(
+        code,
+        format!(
+            "kernel `{symbol}` takes {} parameters of sizes {sizes:?} bytes; the spec gives {} of \
+             sizes {ours:?}",
+            sizes.len(),
+            ours.len(),
+        ),
+    ))
+}
+
 /// Reads a build's code object and checks that it holds a kernel named `symbol`, so that a
-/// dry run does not call "resolved" a build that cannot load.
-fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<()> {
+/// dry run does not call "resolved" a build that cannot load; returns the kernel's parameter
+/// sizes when the object records them (a cubin does).
+fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<Option<Vec<usize>>> {
     let options = kernelab_code::LoadOptions {
         disassemble: false,
         max_decompressed: None,
     };
     let kernels: Vec<String> = match kernelab_code::load_file(path, &options) {
-        Ok(objects) => objects
-            .iter()
-            .flat_map(|o| o.kernels.iter().map(|k| k.symbol.clone()))
-            .collect(),
+        Ok(objects) => {
+            let found = objects.iter().flat_map(|o| &o.kernels);
+            if let Some(k) = found.clone().find(|k| k.symbol == symbol) {
+                let sizes = k.param_sizes.as_ref();
+                return Ok(sizes.map(|s| s.iter().map(|&b| b as usize).collect()));
+            }
+            found.map(|k| k.symbol.clone()).collect()
+        }
         // PTX text is not a code object the readers take, but the driver JITs it at load:
         // its `.entry` names are its kernels.
         Err(e) => match kernelab_model::read_regular(path, kernelab_code::MAX_FILE_BYTES)
@@ -36,7 +67,7 @@ fn check_code(path: &Path, symbol: &str, label: &'static str) -> Result<()> {
     };
     let kernels: Vec<&str> = kernels.iter().map(String::as_str).collect();
     if kernels.contains(&symbol) {
-        return Ok(());
+        return Ok(None);
     }
     let mut listed: Vec<&str> = kernels.iter().copied().take(5).collect();
     if kernels.len() > 5 {
@@ -84,7 +115,10 @@ pub fn plan(spec: &Spec) -> Result<Plan> {
     let mut builds = Vec::new();
     for (b, label) in [(&spec.baseline, "baseline"), (&spec.candidate, "candidate")] {
         let r = args::resolve(spec, b, label)?;
-        check_code(&spec.resolve(&b.code), &r.symbol, label)?;
+        let code = spec.resolve(&b.code);
+        if let Some(sizes) = check_code(&code, &r.symbol, label)? {
+            check_param_sizes(&code, &r.symbol, &r.params, &sizes)?;
+        }
         let params = r
             .params
             .iter()

@@ -47,24 +47,7 @@ fn load(gpu: &mut dyn Gpu, build: Resolved) -> Result<Loaded> {
             source: Box::new(e),
         })?;
     if let Some(sizes) = gpu.param_sizes(kernel) {
-        let ours: Vec<usize> = build
-            .params
-            .iter()
-            .map(|p| if let Param::Scalar(b) = p { b.len() } else { 8 })
-            .collect();
-        if !sizes.is_empty() && sizes != ours {
-            return Err(Error::spec_in(
-                &build.code,
-                format!(
-                    "kernel `{}` takes {} parameters of sizes {:?} bytes; the spec gives {} of sizes {:?}",
-                    build.symbol,
-                    sizes.len(),
-                    sizes,
-                    ours.len(),
-                    ours
-                ),
-            ));
-        }
+        crate::plan::check_param_sizes(&build.code, &build.symbol, &build.params, &sizes)?;
     }
     let mut scratch = Vec::new();
     for p in &build.params {

@@ -797,3 +797,95 @@ fn the_batch_rule_shared_with_python_callables() {
     );
     assert_eq!(batch_for(-3.0), 400);
 }
+
+/// A spec of `scale_add(x, y, out, n, alpha, stride)` (tests/fixtures/triton/VERSION/) for
+/// both builds, with `scalars` as its scalar arguments.
+fn scale_add_spec(dir: &Path, version: &str, scalars: &str) -> Spec {
+    let code = fixtures()
+        .join("triton")
+        .join(version)
+        .join("scale_add.cubin");
+    let text = format!(
+        r#"
+[sizes]
+N = 4096
+[launch]
+grid = ["cdiv(N, 1024)"]
+[baseline]
+code = "{code}"
+[candidate]
+code = "{code}"
+[[arg]]
+name = "x"
+type = "f32"
+shape = ["N"]
+[[arg]]
+name = "y"
+type = "f32"
+shape = ["N"]
+[[arg]]
+name = "out"
+type = "f32"
+shape = ["N"]
+role = "out"
+{scalars}
+"#,
+        code = code.display()
+    );
+    let path = dir.join(format!("scale_add_{version}.toml"));
+    std::fs::write(&path, text).expect("writes the spec");
+    Spec::read(&path).expect("the spec parses")
+}
+
+#[test]
+fn triton_3_0_to_3_6_metadata_gives_the_parameters_the_cubin_records() {
+    // Real cache entries of one kernel compiled for sm_90 by Triton 3.0.0 … 3.6.0
+    // (tests/fixtures/triton/README.md). Each cubin's EIATTR_KPARAM_INFO records the
+    // parameters the launch must pass: the six of the Python signature, then the global
+    // scratch pointer (Triton ≥ 3.3) and the profile scratch pointer (≥ 3.5).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scalars = "[[arg]]\nname = \"n\"\ntype = \"i32\"\nvalue = \"N\"\n\
+                   [[arg]]\nname = \"alpha\"\ntype = \"f32\"\nvalue = 2.0\n\
+                   [[arg]]\nname = \"stride\"\ntype = \"i32\"\nvalue = 1\n";
+    for (version, scratch) in [
+        ("3.0.0", 0),
+        ("3.1.0", 0),
+        ("3.2.0", 0),
+        ("3.3.1", 1),
+        ("3.4.0", 1),
+        ("3.5.1", 2),
+        ("3.6.0", 2),
+    ] {
+        let spec = scale_add_spec(dir.path(), version, scalars);
+        let plan = kernelab_launcher::plan::plan(&spec)
+            .unwrap_or_else(|e| panic!("Triton {version}: {e}"));
+        let b = &plan.builds[0];
+        assert_eq!(b.symbol, "scale_add", "Triton {version}");
+        assert_eq!((b.block, b.shared), ([128, 1, 1], 0), "Triton {version}");
+        assert_eq!(b.grid, [4, 1, 1]);
+        assert_eq!(
+            b.params.len(),
+            6 + scratch,
+            "Triton {version}: {:?}",
+            b.params
+        );
+        assert_eq!(
+            b.params[6..].iter().filter(|p| *p == "null").count(),
+            scratch
+        );
+        // Without the stride argument the cubin's own parameter list refuses the spec, before
+        // any GPU is opened.
+        let short = scalars
+            .rsplit_once("[[arg]]")
+            .map(|(head, _)| head)
+            .unwrap_or("");
+        let spec = scale_add_spec(dir.path(), version, short);
+        let e = kernelab_launcher::plan::plan(&spec).expect_err("a parameter missing");
+        let message = e.to_string();
+        assert!(
+            message.contains(&format!("takes {} parameters", 6 + scratch))
+                && message.contains("the spec gives"),
+            "Triton {version}: {message}"
+        );
+    }
+}
