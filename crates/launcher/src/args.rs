@@ -80,6 +80,20 @@ pub struct TritonMeta {
     pub global_scratch_size: Option<u64>,
     /// Profile scratch bytes (Triton ≥ 3.5 passes a second pointer).
     pub profile_scratch_size: Option<u64>,
+    /// Threads per warp (Triton ≥ 3.5 writes it at the top level).
+    #[serde(default)]
+    pub warp_size: Option<u32>,
+    /// The compile target (every Triton 3.x writes `{"backend", "arch", "warp_size"}`).
+    #[serde(default)]
+    pub target: Option<TritonTarget>,
+}
+
+/// The `target` of Triton's compile metadata.
+#[derive(Clone, Debug, Deserialize)]
+pub struct TritonTarget {
+    /// Threads per warp: 32 on NVIDIA and RDNA, 64 on CDNA (MI300, MI355X).
+    #[serde(default)]
+    pub warp_size: Option<u32>,
 }
 
 /// Largest Triton metadata JSON read: 1 MiB (Triton writes a few KiB).
@@ -100,6 +114,13 @@ impl TritonMeta {
             location: Location::line(source.line() as u64).with_path(path),
             source,
         })
+    }
+
+    /// Threads per warp: the metadata's `warp_size`, else its target's, else 32.
+    pub fn threads_per_warp(&self) -> u32 {
+        self.warp_size
+            .or_else(|| self.target.as_ref().and_then(|t| t.warp_size))
+            .unwrap_or(32)
     }
 
     /// The trailing pointer parameters Triton appends, sized for `programs` programs.
@@ -360,7 +381,7 @@ fn resolve_build(spec: &Spec, build: &Build, label: &'static str) -> Result<Reso
         &meta,
     ) {
         (Some(x), _) => x,
-        (None, Some(m)) => [m.num_warps.saturating_mul(32), 1, 1],
+        (None, Some(m)) => [m.num_warps.saturating_mul(m.threads_per_warp()), 1, 1],
         (None, None) => return Err(ctx("no block: set launch.block")),
     };
     let wide = |d: [u32; 3]| d.map(u64::from);
@@ -458,7 +479,17 @@ pub fn pack(params: &[Param], buffers: &[u64], scratch: &[u64]) -> Result<Vec<Ve
 
 #[cfg(test)]
 mod tests {
-    use super::{encode, fill, Init};
+    #[test]
+    fn the_warp_size_comes_from_the_metadata_or_its_target() {
+        let meta = |json: &str| serde_json::from_str::<TritonMeta>(json).expect("parses");
+        let cdna = r#"{"name":"k","num_warps":4,"target":{"backend":"hip","arch":"gfx942","warp_size":64}}"#;
+        assert_eq!(meta(cdna).threads_per_warp(), 64);
+        let top = r#"{"name":"k","num_warps":4,"warp_size":32,"target":{"warp_size":64}}"#;
+        assert_eq!(meta(top).threads_per_warp(), 32);
+        assert_eq!(meta(r#"{"name":"k","num_warps":4}"#).threads_per_warp(), 32);
+    }
+
+    use super::{encode, fill, Init, TritonMeta};
     use kernelab_tensor::DType;
 
     fn one(dtype: DType, v: f64) -> Vec<u8> {
