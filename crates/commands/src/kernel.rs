@@ -76,22 +76,19 @@ pub fn code_sameness(spec: &Spec) -> CodeSameness {
     let [b, c] = p.builds.as_slice() else {
         return not_compared("the spec does not resolve to two builds".into());
     };
-    let sides = kernel_only(&spec.resolve(&spec.baseline.code), &b.symbol).and_then(|base| {
-        Ok((
-            base,
-            kernel_only(&spec.resolve(&spec.candidate.code), &c.symbol)?,
-        ))
-    });
-    let (base, cand) = match sides {
-        Ok(s) => s,
+    let (line, identical) = match kernel_pair(
+        &spec.resolve(&spec.baseline.code),
+        &b.symbol,
+        &spec.resolve(&spec.candidate.code),
+        &c.symbol,
+    ) {
+        Ok(p) => (p.line, p.identical),
         Err(e) => return not_compared(format!("{e:#}")),
     };
-    let found = kernelab_code::same_code(&base, &cand);
-    let line = kernelab_code::sameness_line(&found);
     let launch = |x: &kernelab_model::kernel_run::PlannedBuild| {
         (x.grid, x.block, x.shared, x.params.clone())
     };
-    if kernelab_code::all_identical(&found) && launch(b) != launch(c) {
+    if identical && launch(b) != launch(c) {
         return CodeSameness {
             line: "identical machine code, other launch configuration (grid, block, shared \
                    memory or parameters): a difference may be real"
@@ -99,10 +96,51 @@ pub fn code_sameness(spec: &Spec) -> CodeSameness {
             identical: false,
         };
     }
-    CodeSameness {
+    CodeSameness { identical, line }
+}
+
+/// The machine code of kernel `base_symbol` of the code object `base` against kernel
+/// `cand_symbol` of `cand`, what does not execute set aside, with each one's registers and
+/// stack frame: what `kernel run` and `kernelab.kernel.compare` state beside a verdict.
+pub struct KernelPair {
+    /// `identical machine code: any difference is noise`, or what differs.
+    pub line: String,
+    /// Identical code, target and resources.
+    pub identical: bool,
+    /// Registers per thread, `[baseline, candidate]`.
+    pub registers: [Option<u32>; 2],
+    /// Stack frame bytes per thread, `[baseline, candidate]`.
+    pub frame_bytes: [Option<u64>; 2],
+}
+
+/// Compares kernel `base_symbol` of `base` with kernel `cand_symbol` of `cand` (see
+/// [`KernelPair`]).
+pub fn kernel_pair(
+    base: &Path,
+    base_symbol: &str,
+    cand: &Path,
+    cand_symbol: &str,
+) -> Result<KernelPair> {
+    let (base, cand) = (
+        kernel_only(base, base_symbol)?,
+        kernel_only(cand, cand_symbol)?,
+    );
+    let found = kernelab_code::same_code(&base, &cand);
+    let resources = |objects: &[kernelab_code::CodeObject]| {
+        objects
+            .iter()
+            .flat_map(|o| &o.kernels)
+            .next()
+            .map(|k| (k.resources.registers, k.resources.frame_bytes))
+            .unwrap_or_default()
+    };
+    let ((rb, fb), (rc, fc)) = (resources(&base), resources(&cand));
+    Ok(KernelPair {
+        line: kernelab_code::sameness_line(&found),
         identical: kernelab_code::all_identical(&found),
-        line,
-    }
+        registers: [rb, rc],
+        frame_bytes: [fb, fc],
+    })
 }
 
 /// The notes stated beside the verdict of `r` on what `code` found: its line, and on
@@ -266,6 +304,9 @@ pub struct Measured {
     pub rounds: usize,
     /// Practical threshold δ of the SAME verdict.
     pub threshold: f64,
+    /// The kernels the callables launched, when they were captured.
+    #[serde(default)]
+    pub launched: Option<kernelab_model::kernel_run::Launched>,
 }
 
 /// The ABBA order of each of `rounds` rounds (`AB`: baseline first), as `kernel run` times
@@ -359,6 +400,7 @@ pub fn measured(
         work: None,
         above_roof: Vec::new(),
         roof_checked: None,
+        launched: m.launched,
     };
     Ok(Document::of(KernelRunBody {
         pass: run.gates_passed(),
@@ -405,6 +447,7 @@ mod tests {
             work: None,
             above_roof: Vec::new(),
             roof_checked: None,
+            launched: None,
         }
     }
 

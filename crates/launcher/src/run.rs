@@ -407,6 +407,7 @@ pub fn run_timed(
         work: None,
         above_roof: Vec::new(),
         roof_checked: None,
+        launched: None,
     };
     if !timing || !out.gates_passed() {
         return Ok(out);

@@ -127,6 +127,75 @@ pub struct KernelRun {
     /// The ceilings the achieved rates were checked against, when they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roof_checked: Option<String>,
+    /// The kernels each Python callable launched, when they were captured (Triton).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launched: Option<Launched>,
+}
+
+/// What two Python callables launched (`kernelab.kernel.compare` captures Triton launches):
+/// each side's kernels with their share of its GPU time, and the kernels paired across sides
+/// with their machine code compared.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Launched {
+    /// Each captured kernel of each side.
+    pub kernels: Vec<LaunchedKernel>,
+    /// GPU time per call of each side's callable (nanoseconds, the median of the capture
+    /// calls): `[baseline, candidate]`, null when not measured (host callables).
+    pub call_ns: [Option<f64>; 2],
+    /// Kernels paired across the sides (same name, else the same position).
+    pub pairs: Vec<LaunchedPair>,
+    /// The folder the code objects, inputs and launch specs were written to (`capture=`).
+    pub capture: Option<String>,
+    /// What could not be captured or reproduced, and why.
+    pub notes: Vec<String>,
+}
+
+/// One kernel a callable launched.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LaunchedKernel {
+    /// `baseline` or `candidate`.
+    pub side: String,
+    /// The kernel's symbol (Triton's metadata `name`).
+    pub name: String,
+    /// The Python function that launched it (`module:qualname` of the `@triton.jit` function).
+    pub function: String,
+    /// Launches per call of the callable.
+    pub launches: f64,
+    /// Grid of its first launch.
+    pub grid: [u32; 3],
+    /// Block of its first launch.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+    /// GPU time of its launches per call, nanoseconds (median of the capture calls).
+    pub ns: Option<f64>,
+    /// Its part of the callable's GPU time (ns / call_ns), a fraction.
+    pub share: Option<f64>,
+    /// SHA-256 of its code object.
+    pub code_sha256: String,
+    /// The code object written, relative to the capture folder.
+    pub code: Option<String>,
+}
+
+/// A kernel of the baseline and its counterpart in the candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LaunchedPair {
+    /// The baseline kernel's name.
+    pub baseline: String,
+    /// The candidate kernel's name.
+    pub candidate: String,
+    /// Whether their machine code is identical once what does not execute is set aside.
+    pub identical: bool,
+    /// What the machine code comparison found (`identical machine code: …`, `machine code
+    /// differs: …`).
+    pub machine_code: String,
+    /// Registers per thread: `[baseline, candidate]`.
+    pub registers: [Option<u32>; 2],
+    /// Stack frame bytes per thread, where spills land: `[baseline, candidate]`.
+    pub frame_bytes: [Option<u64>; 2],
+    /// The launch spec that reproduces this pair without Python, relative to the capture
+    /// folder, when one was written.
+    pub spec: Option<String>,
 }
 
 /// Each build of `w` whose FLOP/s beats the peak of `roof` (without one, the highest peak of

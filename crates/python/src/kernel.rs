@@ -99,3 +99,34 @@ pub(crate) fn kernel_text(doc_json: &str, format: &str, width: Option<u16>) -> P
         .map_err(|e| super::usage(format!("not a kernel_run document: {e}")))?;
     Ok(render(&kernel_sections(&body.run), out, width))
 }
+
+/// Kernel `base_symbol` of the code object `base` against kernel `cand_symbol` of `cand`:
+/// `(identical, line, [registers], [frame bytes])`, the machine code compared with what does
+/// not execute set aside (`kernel run`'s own comparison).
+#[pyfunction]
+pub(crate) fn kernel_code_pair(
+    py: Python<'_>,
+    base: PathBuf,
+    base_symbol: String,
+    cand: PathBuf,
+    cand_symbol: String,
+) -> PyResult<KernelCodePair> {
+    released(py, move || -> Res<_> {
+        let p = kernelab_commands::kernel::kernel_pair(&base, &base_symbol, &cand, &cand_symbol)?;
+        Ok((p.identical, p.line, p.registers, p.frame_bytes))
+    })
+}
+
+/// What [`kernel_code_pair`] returns.
+type KernelCodePair = (bool, String, [Option<u32>; 2], [Option<u64>; 2]);
+
+/// The launch spec `path` resolved without a GPU (`kernel run --dry-run --format json`): both
+/// builds' symbol, geometry and parameters, and the buffers. Bad specs raise `UsageError`.
+#[pyfunction]
+pub(crate) fn kernel_plan(py: Python<'_>, path: PathBuf) -> PyResult<PyObject> {
+    let plan = released(py, move || -> Res<_> {
+        let spec = kernelab_launcher::Spec::read(&path)?;
+        Ok(kernelab_launcher::plan::plan(&spec)?)
+    })?;
+    to_dict(py, &plan)
+}

@@ -1052,6 +1052,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel::kernel_batch, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_measured, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_text, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_code_pair, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_plan, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
 }

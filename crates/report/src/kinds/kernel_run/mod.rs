@@ -24,7 +24,11 @@ impl RecordKind for KernelRunBody {
         let (headline, _) = kernel_head(self);
         let blocks = match place {
             Place::Timing => kernel_timing(self, ctx.label),
-            _ => kernel_gates(self),
+            _ => {
+                let mut blocks = kernel_gates(self);
+                blocks.extend(view::launched_sections(&self.run));
+                blocks
+            }
         };
         Rendered { blocks, headline }
     }
@@ -66,6 +70,23 @@ impl RecordKind for KernelRunBody {
             let v: Vec<f64> = run.rounds.iter().map(pick).collect();
             if let Some(m) = kernelab_stats::rank::median(&v) {
                 sink.add(FigureKind::Time, m, &format!("median round, {build}"), None);
+            }
+        }
+        if let Some(l) = &run.launched {
+            for (side, ns) in ["baseline", "candidate"].iter().zip(l.call_ns) {
+                if let Some(ns) = ns {
+                    sink.add(FigureKind::Time, ns, &format!("GPU time per call, {side}"), None);
+                }
+            }
+            for k in &l.kernels {
+                let what = format!("{} kernel {}", k.side, k.name);
+                sink.add(FigureKind::Count, k.launches, &format!("launches, {what}"), None);
+                if let Some(ns) = k.ns {
+                    sink.add(FigureKind::Time, ns, &format!("GPU time per call, {what}"), None);
+                }
+                if let Some(s) = k.share {
+                    sink.add(FigureKind::Share, s, &format!("share of the call, {what}"), None);
+                }
             }
         }
     }

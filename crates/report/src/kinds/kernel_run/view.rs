@@ -35,6 +35,7 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Block> {
         ]);
     }
     let mut out = vec![Block::Table(builds)];
+    out.extend(launched_sections(r));
     let passed = r.gates.iter().filter(|g| g.passed).count();
     out.push(Block::List {
         title: format!("Gates: {passed} of {} passed", r.gates.len()),
@@ -209,4 +210,86 @@ mod tests {
             "baseline: unavailable, unavailable"
         );
     }
+}
+
+/// What the Python callables launched (captured Triton kernels): each side's kernels with
+/// their GPU time per call and share of the call, the paired kernels' machine code, and what
+/// was not captured. Empty when nothing was captured.
+pub(crate) fn launched_sections(r: &KernelRun) -> Vec<Block> {
+    use crate::format::{opt_duration_ns, share, UNAVAILABLE};
+    let Some(l) = &r.launched else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if !l.kernels.is_empty() {
+        let calls = |side: usize| opt_duration_ns(l.call_ns[side]);
+        let mut t = Table::new(
+            format!(
+                "Kernels launched per call (captured): baseline {} of GPU time, candidate {}",
+                calls(0),
+                calls(1)
+            ),
+            &[
+                ("side", Align::Left),
+                ("kernel", Align::Left),
+                ("launched by", Align::Left),
+                ("launches", Align::Right),
+                ("grid", Align::Left),
+                ("block", Align::Left),
+                ("GPU time", Align::Right),
+                ("share", Align::Right),
+            ],
+        );
+        for k in &l.kernels {
+            t.push(vec![
+                k.side.clone(),
+                k.name.clone(),
+                k.function.clone(),
+                crate::format::fixed(k.launches, 2),
+                format!("{}×{}×{}", k.grid[0], k.grid[1], k.grid[2]),
+                format!("{}×{}×{}", k.block[0], k.block[1], k.block[2]),
+                opt_duration_ns(k.ns),
+                k.share.map(share).unwrap_or_else(|| UNAVAILABLE.into()),
+            ]);
+        }
+        out.push(Block::Table(t));
+    }
+    if !l.pairs.is_empty() {
+        let arrow = |v: [Option<String>; 2]| {
+            let [a, b] = v.map(|x| x.unwrap_or_else(|| UNAVAILABLE.into()));
+            format!("{a} → {b}")
+        };
+        let lines = l
+            .pairs
+            .iter()
+            .map(|p| {
+                let names = if p.baseline == p.candidate {
+                    p.baseline.clone()
+                } else {
+                    format!("{} → {}", p.baseline, p.candidate)
+                };
+                let mut line = format!(
+                    "{names}: {}; registers {}; stack frame {} B",
+                    p.machine_code,
+                    arrow(p.registers.map(|x| x.map(|v| v.to_string()))),
+                    arrow(p.frame_bytes.map(|x| x.map(|v| v.to_string())))
+                );
+                if let Some(s) = &p.spec {
+                    line.push_str(&format!("; reproduce without Python: kernelab kernel run {s}"));
+                }
+                line
+            })
+            .collect();
+        out.push(Block::List {
+            title: "Machine code of the paired kernels".into(),
+            lines,
+        });
+    }
+    if !l.notes.is_empty() {
+        out.push(Block::List {
+            title: "Capture notes".into(),
+            lines: l.notes.clone(),
+        });
+    }
+    out
 }
