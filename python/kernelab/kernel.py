@@ -19,6 +19,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from . import _capture
 from . import _native
 from . import check as _check
 
@@ -482,6 +483,161 @@ def _timing(sides: _Sides, clock: _Clock, rounds: int, samples: int, warmup: int
     return batch, out
 
 
+#: Calls of each side under capture: the first copies the inputs, the others time the kernels.
+CAPTURE_CALLS = 4
+
+
+def _capture_calls(sides: _Sides, clock: _Clock, snapshot: bool) -> Tuple[_capture.TritonCapture, List[List[Any]]]:
+    """Each side called :data:`CAPTURE_CALLS` times on the shared buffers with its Triton
+    launches captured; per side and call, the GPU events around the whole call (CUDA)."""
+    args, kwargs = sides.args.args, sides.args.kwargs
+    calls: List[List[Any]] = [[], []]
+    outs = sides.args.outs(args, kwargs)
+    with _capture.TritonCapture(clock.cuda, snapshot, outs) as cap:
+        for k in range(CAPTURE_CALLS):
+            for i, call in enumerate((sides.a, sides.b)):
+                cap.side = "baseline" if i == 0 else "candidate"
+                cap.call = k
+                clock.sync()
+                t0 = time.perf_counter()
+                events = None
+                if clock.cuda and k > 0:
+                    torch = clock.torch
+                    if clock.spin is not None:
+                        # Keep the GPU busy while the call's launches are enqueued, so the
+                        # events time the kernels, not the launch latency between them.
+                        clock.spin(int(min(2e9, max(SPIN_CYCLES, 4000 * cap.cpu_us[i]))))
+                    events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                    events[0].record()
+                call(f"the capture of its launches (call {k + 1})", args, kwargs)
+                if events is not None:
+                    events[1].record()
+                clock.sync()
+                if k == 0:
+                    cap.cpu_us[i] = (time.perf_counter() - t0) * 1e6
+                calls[i].append(events)
+            cap.side = ""
+    return cap, calls
+
+
+def _launched(cap: _capture.TritonCapture, calls: List[List[Any]], folder: str, keep: bool,
+              settings: Dict[str, Any]) -> Optional[dict]:
+    """The ``launched`` section of the document: each side's kernels with their GPU time and
+    share per call, the kernel pairs with their machine code compared, and (``keep``) a launch
+    spec per pair under ``folder``."""
+    if not cap.launches:
+        return None
+    ms = lambda e: e[0].elapsed_time(e[1]) * 1e6 if e is not None else None  # noqa: E731
+    timed_calls = range(1, CAPTURE_CALLS)
+    call_ns = []
+    for i in range(2):
+        vals = [ms(calls[i][k]) for k in timed_calls if calls[i][k] is not None]
+        call_ns.append(_median(vals))
+    kernels, firsts = [], {"baseline": [], "candidate": []}
+    for side_i, side in enumerate(("baseline", "candidate")):
+        mine = [x for x in cap.launches if x.side == side]
+        order: List[Tuple[str, str]] = []
+        for x in mine:
+            if (x.function, x.name) not in order:
+                order.append((x.function, x.name))
+                firsts[side].append(x)
+        for function, name in order:
+            these = [x for x in mine if (x.function, x.name) == (function, name)]
+            first = these[0]
+            per_call = [sum(ms(x.events) for x in these if x.call == k and x.events is not None)
+                        for k in timed_calls]
+            ns = _median(per_call) if _timed_events(these) else None
+            code, sha = _capture.write_code(folder, first)
+            meta = _capture._meta(first.kernel)
+            warp = int(meta.get("warp_size") or (meta.get("target") or {}).get("warp_size") or 32)
+            kernels.append({
+                "side": side, "name": name, "function": function,
+                "launches": len(these) / CAPTURE_CALLS, "grid": list(first.grid),
+                "block": [int(meta.get("num_warps") or 0) * warp, 1, 1],
+                "shared": int(meta.get("shared") or 0), "ns": ns,
+                "share": None if ns is None or not call_ns[side_i] else ns / call_ns[side_i],
+                "code_sha256": sha, "code": code if keep else None,
+            })
+            first.code_path = os.path.join(folder, code)
+    pairs, notes = [], []
+    a_left, b_left = list(firsts["baseline"]), list(firsts["candidate"])
+    matched = [(a, next(b for b in b_left if b.name == a.name)) for a in a_left
+               if any(b.name == a.name for b in b_left)]
+    for a, b in matched:
+        a_left.remove(a)
+        b_left.remove(b)
+    if len(a_left) == len(b_left) == 1:
+        # One kernel on each side under two names: a rename, paired.
+        matched.append((a_left.pop(), b_left.pop()))
+    for a in a_left:
+        notes.append(f"baseline kernel {a.name} has no counterpart in the candidate (fused, split or removed)")
+    for b in b_left:
+        notes.append(f"candidate kernel {b.name} has no counterpart in the baseline (fused, split or added)")
+    for n, (a, b) in enumerate(matched):
+        try:
+            same, line, regs, frame = _native.kernel_code_pair(a.code_path, a.name, b.code_path, b.name)
+        except _native.Error as e:
+            same, line, regs, frame = False, f"machine code not compared: {e}", [None, None], [None, None]
+        launch = lambda x: (x.grid, _capture._meta(x.kernel).get("num_warps"),  # noqa: E731
+                            _capture._meta(x.kernel).get("shared"),
+                            [(n, k, None if k == "buffer" else v) for n, k, v in x.params])
+        if same and launch(a) != launch(b):
+            same = False
+            line = (f"identical machine code, other launch configuration (grid {'×'.join(map(str, a.grid))} "
+                    f"→ {'×'.join(map(str, b.grid))}, warps, shared memory or parameters): a difference may be real")
+        spec = None
+        if keep:
+            sub = "" if len(matched) == 1 else f"{n + 1}_{a.name}"
+            written = _capture.write_spec(folder, sub, a, b, settings)
+            spec = None if written.spec is None else os.path.join(folder, written.spec)
+            if written.note:
+                notes.append(f"no launch spec for {a.name}: {written.note}")
+        pairs.append({"baseline": a.name, "candidate": b.name, "identical": bool(same),
+                      "machine_code": line, "registers": list(regs), "frame_bytes": list(frame),
+                      "spec": spec})
+    for side_i, side in enumerate(("baseline", "candidate")):
+        inside = sum(k["ns"] or 0.0 for k in kernels if k["side"] == side)
+        total = call_ns[side_i]
+        if total and inside < 0.99 * total:
+            notes.append(f"{side}: {100 * (1 - inside / total):.1f}% of the call's GPU time is outside "
+                         "the captured kernels (PyTorch ops, copies, other launchers, gaps)")
+    return {"kernels": kernels, "call_ns": call_ns, "pairs": pairs,
+            "capture": folder if keep else None, "notes": notes}
+
+
+def _capture_into(sides: _Sides, clock: _Clock, capture: Any, settings: Dict[str, Any]) -> Optional[dict]:
+    """The capture of both sides' launches (:func:`_launched`), its files in ``capture`` when
+    that names a folder, else in a temporary folder removed afterwards."""
+    import shutil
+    import tempfile
+
+    keep = capture is not None and capture is not True
+    folder = os.fspath(capture) if keep else tempfile.mkdtemp(prefix="kernelab-capture-")
+    if keep:
+        if os.path.exists(folder) and (not os.path.isdir(folder) or os.listdir(folder)):
+            raise _native.UsageError(f"capture={folder!r}: expected a new or empty folder")
+        os.makedirs(folder, exist_ok=True)
+    try:
+        cap, calls = _capture_calls(sides, clock, snapshot=keep)
+        return _launched(cap, calls, folder, keep, settings)
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _timed_events(launches: List[Any]) -> bool:
+    """Whether the launches were timed with GPU events."""
+    return any(x.events is not None for x in launches)
+
+
+def _median(v: List[float]) -> Optional[float]:
+    v = sorted(x for x in v if x is not None)
+    if not v:
+        return None
+    m = len(v) // 2
+    return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2
+
+
 def _check_range(name: str, value: Any, low: float, high: float) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not (low <= value <= high):
         raise _native.UsageError(f"{name}={value!r}: expected an integer in [{low}, {high}]")
@@ -514,6 +670,7 @@ def compare(
     record: Optional[Union[str, "os.PathLike[str]"]] = None,
     label: Optional[str] = None,
     samples_file: Optional[Union[str, "os.PathLike[str]"]] = None,
+    capture: Union[None, bool, str, "os.PathLike[str]"] = None,
 ) -> dict:
     """Gate and time two callables as ``kernelab kernel run`` gates and times two builds.
 
@@ -539,6 +696,13 @@ def compare(
             when set) under this label (default ``<baseline> vs <candidate>``).
         samples_file: the JSONL of every timed sample (default: a run folder under
             ``$XDG_STATE_HOME/kernelab/runs/``).
+        capture: the Triton kernels each side launches are captured (default, when Triton is
+            loaded): their GPU time and share of each call, and each pair's machine code
+            compared (registers, stack frame, identical or not), in ``launched``. A folder
+            (``capture="DIR"``) also keeps, per kernel pair, the code objects with their
+            metadata, the inputs of the first launch (safetensors) and a launch spec, so that
+            ``kernelab kernel run DIR/spec.toml`` repeats the A/B without Python. ``False``:
+            nothing is captured.
 
     Returns:
         The ``kernel_run`` document (``kernelab kernel run --format json``): ``pass``, ``gates``,
@@ -569,12 +733,18 @@ def compare(
     gates = _gates(sides, tol, int(repeat), clock.cuda if graph is None else graph,
                    oracle_call, (rtol, atol))
     used, timed = 0, []
+    launched = None
+    if all(g["passed"] for g in gates) and capture is not False and "triton" in sys.modules:
+        settings = {"repeat": int(repeat), "rtol": rtol, "atol": atol, "rounds": int(rounds),
+                    "samples": int(samples), "warmup": int(warmup), "l2_flush": bool(l2_flush),
+                    "threshold": float(threshold)}
+        launched = _capture_into(sides, clock, capture, settings)
     if all(g["passed"] for g in gates):
         flush = clock.flush_buffer() if l2_flush else None
         used, timed = _timing(sides, clock, int(rounds), int(samples), int(warmup), int(batch), flush)
     measured = {"device": clock.device, "builds": [_build("baseline", a, args), _build("candidate", b, args)],
                 "gates": gates, "batch": used, "l2_flush": bool(l2_flush), "samples": timed,
-                "rounds": int(rounds), "threshold": float(threshold)}
+                "rounds": int(rounds), "threshold": float(threshold), "launched": launched}
     names = [(f"python:{c.name}", *_source(c.fn)) for c in (a, b, make, oracle_call) if c is not None]
     if aa:
         names = names[:1] + names[2:]
@@ -634,6 +804,8 @@ def _main(argv: List[str]) -> int:
     p.add_argument("--threshold", type=float, default=0.01)
     p.add_argument("--aa", action="store_true", help="time the baseline against itself")
     p.add_argument("--samples", metavar="FILE", help="JSONL of every timed sample")
+    p.add_argument("--capture", metavar="DIR",
+                   help="write each captured kernel pair's code objects, inputs and launch spec here")
     p.add_argument("--record", metavar="DIR")
     p.add_argument("--label")
     p.add_argument("--format", choices=["table", "md", "json"], default="table")
@@ -652,7 +824,7 @@ def _main(argv: List[str]) -> int:
             rtol=a.rtol, atol=a.atol, repeat=a.repeat, graph=False if a.no_graph else None,
             l2_flush=a.l2_flush, rounds=a.rounds, samples=a.per_round, warmup=a.warmup,
             batch=a.batch, threshold=a.threshold, aa=a.aa, record=a.record, label=a.label,
-            samples_file=a.samples,
+            samples_file=a.samples, capture=a.capture,
         )
     except _native.Error as e:
         sys.stderr.write(f"kernelab: error: {e}\n")

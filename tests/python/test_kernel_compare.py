@@ -189,3 +189,63 @@ class _DeviceArray:
 def test_device_arrays_of_other_libraries_are_refused():
     with pytest.raises(kernelab.UsageError, match="on a device"):
         kernelab.kernel.compare(kp.returns, kp.returns, lambda: (_DeviceArray(),))
+
+
+def test_capture_of_recorded_triton_launches_writes_a_spec_that_resolves(tmp_path, monkeypatch):
+    """Item 2 of issue 42 on a machine without a GPU: Triton's launch path stood in by
+    `fake_triton` with real cache entries (Triton 3.0.0 vs 3.6.0 builds of one kernel). The
+    capture names each side's kernel, compares their machine code, and writes code objects,
+    metadata, the first launch's inputs and a launch spec that `kernel run --dry-run` resolves,
+    each build with the parameters its cubin records (3.6 appends two scratch pointers)."""
+    import fake_triton as ft
+    import numpy as np
+    from conftest import cli_json
+
+    ft.install(monkeypatch)
+    out = tmp_path / "captured"
+    d = kernelab.kernel.compare(ft.base, ft.cand, ft.make, outputs=[2], rounds=4, samples=1, warmup=1,
+                                capture=out)
+    assert d["pass"] is True, d["gates"]
+    la = d["launched"]
+    assert [(k["side"], k["name"], k["function"]) for k in la["kernels"]] == [
+        ("baseline", "scale_add", "fake_triton:scale_add"), ("candidate", "scale_add", "fake_triton:scale_add")]
+    assert [k["launches"] for k in la["kernels"]] == [1.0, 1.0]
+    assert [k["grid"] for k in la["kernels"]] == [[4, 1, 1], [4, 1, 1]]
+    assert [k["block"] for k in la["kernels"]] == [[128, 1, 1], [128, 1, 1]]
+    # Host callables: no GPU events, so no GPU time and no share (unavailable, not 0).
+    assert la["call_ns"] == [None, None] and all(k["ns"] is None and k["share"] is None for k in la["kernels"])
+    for k, version in zip(la["kernels"], ("3.0.0", "3.6.0")):
+        cubin = (ft.FIXTURES / version / "scale_add.cubin").read_bytes()
+        assert k["code_sha256"] == hashlib.sha256(cubin).hexdigest()
+        assert (out / k["code"]).read_bytes() == cubin
+    [pair] = la["pairs"]
+    assert pair["identical"] is False and pair["machine_code"].startswith("machine code differs"), pair
+    assert pair["registers"][0] is not None and pair["registers"][1] is not None
+    plan = cli_json("kernel", "run", "--dry-run", pair["spec"])
+    b, c = plan["builds"]
+    assert (b["symbol"], c["symbol"]) == ("scale_add", "scale_add")
+    assert len(b["params"]) == 6 and len(c["params"]) == 8, (b["params"], c["params"])
+    assert b["params"][:3] == ["x_ptr", "y_ptr", "out_ptr"]
+    # The inputs are the bytes the first launch read; the output written is `inout`.
+    x, y, _ = ft.make()
+    spec = Path(pair["spec"]).read_text()
+    assert 'role = "inout"' in spec and spec.count("[[arg]]") == 6
+    st = kernelab.check.finite(str(out / "inputs.safetensors"))
+    shapes = {t["name"]: t["elements"] for f in st["files"] for t in f["tensors"]}
+    assert shapes == {"x_ptr": ft.N, "y_ptr": ft.N, "out_ptr": ft.N}
+    raw = (out / "inputs.safetensors").read_bytes()
+    assert x.tobytes() in raw and y.tobytes() in raw
+    # An A/A of one build: identical machine code, said beside the kernels.
+    aa = kernelab.kernel.compare(ft.base, ft.base, ft.make, outputs=[2], rounds=4, samples=1, warmup=1)
+    [p] = aa["launched"]["pairs"]
+    assert p["identical"] is True and p["machine_code"].startswith("identical machine code"), p
+    assert p["spec"] is None and aa["launched"]["capture"] is None
+    # The terminal view names the kernels and the pair.
+    text = kernelab._native.kernel_text(json.dumps(d), "md", None)
+    assert "Kernels launched per call" in text and "Machine code of the paired kernels" in text
+    # capture=False captures nothing; a folder that is not empty is refused.
+    assert kernelab.kernel.compare(ft.base, ft.cand, ft.make, outputs=[2], rounds=2, samples=1,
+                                   capture=False).get("launched") is None
+    with pytest.raises(kernelab.UsageError, match="new or empty folder"):
+        kernelab.kernel.compare(ft.base, ft.cand, ft.make, outputs=[2], rounds=2, samples=1, capture=out)
+    assert np.isfinite(x).all()

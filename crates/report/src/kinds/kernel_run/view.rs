@@ -222,13 +222,16 @@ pub(crate) fn launched_sections(r: &KernelRun) -> Vec<Block> {
     };
     let mut out = Vec::new();
     if !l.kernels.is_empty() {
-        let calls = |side: usize| opt_duration_ns(l.call_ns[side]);
-        let mut t = Table::new(
-            format!(
-                "Kernels launched per call (captured): baseline {} of GPU time, candidate {}",
-                calls(0),
-                calls(1)
+        let title = match l.call_ns {
+            [Some(a), Some(b)] => format!(
+                "Kernels launched per call (captured); GPU time per call: baseline {}, candidate {}",
+                crate::format::duration_ns(a),
+                crate::format::duration_ns(b)
             ),
+            _ => "Kernels launched per call (captured; no GPU time: host callables)".into(),
+        };
+        let mut t = Table::new(
+            title,
             &[
                 ("side", Align::Left),
                 ("kernel", Align::Left),
