@@ -461,9 +461,10 @@ def _timed(sides: _Sides, clock: _Clock, call: _Call, n: int, flush: Any) -> flo
 
 
 def _timing(sides: _Sides, clock: _Clock, rounds: int, samples: int, warmup: int,
-            batch: int, flush: Any) -> Tuple[int, List[dict]]:
+            batch: int, flush: Any, stream: Any) -> Tuple[int, List[dict]]:
     """Warm-up, the batch size, then ABBA rounds on one set of outputs shared by both sides
-    (the same buffers); every sample, as ``kernel run`` writes it."""
+    (the same buffers); every sample, as ``kernel run`` writes it, also written to ``stream``
+    (the run's samples file) as it is measured."""
     for _ in range(warmup):
         _timed(sides, clock, sides.a, 1, None)
         _timed(sides, clock, sides.b, 1, None)
@@ -480,6 +481,7 @@ def _timing(sides: _Sides, clock: _Clock, rounds: int, samples: int, warmup: int
                 ns = _timed(sides, clock, call, batch, flush)
                 out.append({"round": k, "build": label, "sample": i, "batch": batch,
                             "ns_per_launch": ns, **_telemetry(clock)})
+                stream.write(json.dumps(out[-1]))
     return batch, out
 
 
@@ -739,19 +741,29 @@ def compare(
                     "samples": int(samples), "warmup": int(warmup), "l2_flush": bool(l2_flush),
                     "threshold": float(threshold)}
         launched = _capture_into(sides, clock, capture, settings)
+    written = None
+    run_label = label or f"{a.name.split(':')[-1]} vs {b.name.split(':')[-1]}"
+    source = f"python:{a.name} vs python:{b.name}"
     if all(g["passed"] for g in gates):
         flush = clock.flush_buffer() if l2_flush else None
-        used, timed = _timing(sides, clock, int(rounds), int(samples), int(warmup), int(batch), flush)
+        stream = _native.KernelSamples(run_label, source, int(rounds),
+                                       None if samples_file is None else os.fspath(samples_file))
+        try:
+            used, timed = _timing(sides, clock, int(rounds), int(samples), int(warmup), int(batch), flush,
+                                  stream)
+        except BaseException:
+            stream.finish(False)
+            raise
+        written = stream.finish(True)
     measured = {"device": clock.device, "builds": [_build("baseline", a, args), _build("candidate", b, args)],
                 "gates": gates, "batch": used, "l2_flush": bool(l2_flush), "samples": timed,
                 "rounds": int(rounds), "threshold": float(threshold), "launched": launched}
     names = [(f"python:{c.name}", *_source(c.fn)) for c in (a, b, make, oracle_call) if c is not None]
     if aa:
         names = names[:1] + names[2:]
-    source = f"python:{a.name} vs python:{b.name}"
     record = record if record is not None else (os.environ.get("KERNELAB_BUNDLE") or None)
     return _native.kernel_measured(
-        json.dumps(measured), label or f"{a.name.split(':')[-1]} vs {b.name.split(':')[-1]}", source,
+        json.dumps(measured), run_label, source, written=written,
         samples=None if samples_file is None else os.fspath(samples_file),
         record=None if record is None else os.fspath(record),
         argv=["python", "kernelab.kernel.compare", a.name, b.name, "--inputs", make.name],

@@ -249,3 +249,28 @@ def test_capture_of_recorded_triton_launches_writes_a_spec_that_resolves(tmp_pat
     with pytest.raises(kernelab.UsageError, match="new or empty folder"):
         kernelab.kernel.compare(ft.base, ft.cand, ft.make, outputs=[2], rounds=2, samples=1, capture=out)
     assert np.isfinite(x).all()
+
+
+def test_samples_are_written_as_measured_and_kept_when_a_callable_fails_mid_run(tmp_path):
+    """The samples file holds each sample as it is measured: a candidate that raises during
+    the timing leaves the run's header and every sample taken before, and the run marked
+    failed; a run that completes has them all."""
+    calls = {"n": 0}
+
+    def flaky(x, out):
+        calls["n"] += 1
+        if calls["n"] > 200:
+            raise RuntimeError("the device fell off the bus")
+        kp.base(x, out)
+
+    path = tmp_path / "samples.jsonl"
+    with pytest.raises(kernelab.kernel.CallableError, match="during timing"):
+        kernelab.kernel.compare(kp.base, flaky, kp.make, outputs=[1], rounds=400, samples=2, warmup=1,
+                                batch=1, samples_file=path)
+    lines = [json.loads(l) for l in path.read_text().splitlines()]
+    assert lines[0]["kind"] == "header", lines[0]
+    taken = [l for l in lines if l.get("kind") == "sample"]
+    assert 100 < len(taken) < 800, len(taken)
+    assert {l["sample"]["build"] for l in taken} == {"baseline", "candidate"}
+    states = [p.read_text().strip() for p in (tmp_path / "state").rglob("state") if p.is_file()]
+    assert states == ["failed"], states

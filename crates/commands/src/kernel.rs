@@ -317,6 +317,78 @@ pub fn abba_orders(rounds: usize) -> Vec<kernelab_stats::Order> {
         .collect()
 }
 
+/// A kernel run's samples file written as the samples are measured (the Python module's
+/// `kernelab.kernel.compare`): the run's header when it is created, then one line per sample,
+/// so that a run cut short keeps every sample it took.
+pub struct SampleStream {
+    session: kernelab_runner::run::Session<serde_json::Value>,
+    source: String,
+}
+
+impl SampleStream {
+    /// Creates the run (its folder and samples file: `samples`, else one in the state folder)
+    /// under `label`, with a plan of `rounds` rounds of the callables `source` names.
+    pub fn create(label: &str, source: &str, rounds: usize, samples: Option<&Path>) -> Result<Self> {
+        use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, Session};
+        let plan = serde_json::to_value(OwnPlan {
+            spec_sha256: None,
+            plan: Plan::KernelRun {
+                rounds,
+                spec: source,
+            },
+        })?;
+        let session = Session::create(
+            RunKind::KernelRun,
+            kernelab_model::SCHEMA_VERSION,
+            New::labelled(label, samples),
+            plan,
+        )
+        .map_err(|e| anyhow::anyhow!(e))?;
+        Ok(SampleStream {
+            session,
+            source: source.to_string(),
+        })
+    }
+
+    /// The samples file.
+    pub fn path(&self) -> &Path {
+        &self.session.run.samples
+    }
+
+    /// Appends one sample.
+    pub fn write(&mut self, sample: &kernelab_model::kernel_run::Sample) -> Result<()> {
+        let line = kernelab_runner::run::SampleLine::Sample {
+            point: None,
+            sample,
+            spec: &self.source,
+        };
+        let path = self.session.run.samples.clone();
+        self.session
+            .writer
+            .write(&line)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// Ends the run: complete, or failed (`complete` false: the measurement stopped on an
+    /// error). Returns the samples file.
+    pub fn finish(self, complete: bool) -> Result<PathBuf> {
+        use kernelab_runner::run::RunState;
+        let path = self.session.run.samples.clone();
+        self.session
+            .drive(
+                |_| Ok::<(), anyhow::Error>(()),
+                |_| {
+                    if complete {
+                        RunState::Complete
+                    } else {
+                        RunState::Failed
+                    }
+                },
+            )
+            .map(|_| path)
+    }
+}
+
 /// The `kernel_run` document of `m`: its samples written to a run's samples file (`samples`,
 /// else one in the state folder) under `label`, the rounds and the verdict computed as
 /// `kernel run` computes them. `source` names the callables in the run's header.
@@ -326,44 +398,24 @@ pub fn measured(
     source: &str,
     samples: Option<&Path>,
 ) -> Result<Document<KernelRunBody>> {
-    use anyhow::anyhow;
+    if !(0.0..1.0).contains(&m.threshold) {
+        anyhow::bail!("threshold {}: expected a fraction in [0, 1)", m.threshold);
+    }
+    let mut stream = SampleStream::create(label, source, m.rounds, samples)?;
+    let written = m.samples.iter().try_for_each(|s| stream.write(s));
+    let path = stream.finish(written.is_ok())?;
+    written?;
+    measured_from(m, path)
+}
+
+/// The `kernel_run` document of `m` whose samples are already in the samples file `path`
+/// (written by a [`SampleStream`]): rounds and verdict computed as `kernel run` computes them.
+pub fn measured_from(m: Measured, samples_path: PathBuf) -> Result<Document<KernelRunBody>> {
     use kernelab_launcher::run::{analysis_of, round_of};
-    use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, RunState, SampleLine, Session};
     if !(0.0..1.0).contains(&m.threshold) {
         anyhow::bail!("threshold {}: expected a fraction in [0, 1)", m.threshold);
     }
     let timed = !m.samples.is_empty();
-    let session = Session::create(
-        RunKind::KernelRun,
-        kernelab_model::SCHEMA_VERSION,
-        New::labelled(label, samples),
-        OwnPlan {
-            spec_sha256: None,
-            plan: Plan::KernelRun {
-                rounds: m.rounds,
-                spec: source,
-            },
-        },
-    )
-    .map_err(|e| anyhow!(e))?;
-    let samples_path = session.run.samples.clone();
-    let write = |s: &mut Session<OwnPlan<'_>>| -> Result<()> {
-        for sample in &m.samples {
-            let line = SampleLine::Sample {
-                point: None,
-                sample,
-                spec: source,
-            };
-            s.writer
-                .write(&line)
-                .map_err(|e| anyhow!("{}: {e}", samples_path.display()))?;
-        }
-        Ok(())
-    };
-    session.drive(write, |r| match r {
-        Ok(()) => RunState::Complete,
-        Err(_) => RunState::Failed,
-    })?;
     let mut rounds = Vec::new();
     if timed {
         for (k, order) in abba_orders(m.rounds).into_iter().enumerate() {

@@ -37,7 +37,7 @@ type Named = (String, Option<String>, Option<u64>);
 /// and verdict computed as `kernel run` computes them, and the record added to the bundle
 /// `record` under `label` with `inputs` in its provenance.
 #[pyfunction]
-#[pyo3(signature = (measured_json, label, source, samples=None, record=None, argv=Vec::new(), started=String::new(), inputs=Vec::new()))]
+#[pyo3(signature = (measured_json, label, source, samples=None, record=None, argv=Vec::new(), started=String::new(), inputs=Vec::new(), written=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn kernel_measured(
     py: Python<'_>,
@@ -49,12 +49,16 @@ pub(crate) fn kernel_measured(
     argv: Vec<String>,
     started: String,
     inputs: Vec<Named>,
+    written: Option<PathBuf>,
 ) -> PyResult<PyObject> {
     let doc = released(py, move || -> Res<_> {
         let m: Measured = serde_json::from_str(&measured_json)
             .map_err(|e| anyhow::anyhow!("the measured run: {e}"))?;
         let gpu = (!m.device.starts_with("cpu")).then(|| m.device.clone());
-        let doc = measured(m, &label, &source, samples.as_deref())?;
+        let doc = match written {
+            Some(path) => kernelab_commands::kernel::measured_from(m, path)?,
+            None => measured(m, &label, &source, samples.as_deref())?,
+        };
         if let Some(dir) = record {
             let mut provenance = kernelab_runner::provenance::collect(argv, started, &[], gpu);
             provenance
@@ -77,6 +81,50 @@ pub(crate) fn kernel_measured(
         Ok(doc)
     })?;
     to_dict(py, &doc)
+}
+
+/// A kernel run's samples file written as each sample is measured: `KernelSamples(label,
+/// source, rounds, samples=None)`, then `write(sample_json)` per sample and `finish(complete)`
+/// (returns the file's path, for `kernel_measured(..., written=path)`).
+#[pyclass(module = "kernelab._native")]
+pub(crate) struct KernelSamples {
+    stream: Option<kernelab_commands::kernel::SampleStream>,
+}
+
+#[pymethods]
+impl KernelSamples {
+    #[new]
+    #[pyo3(signature = (label, source, rounds, samples=None))]
+    fn new(label: &str, source: &str, rounds: usize, samples: Option<PathBuf>) -> PyResult<Self> {
+        let stream = kernelab_commands::kernel::SampleStream::create(
+            label,
+            source,
+            rounds,
+            samples.as_deref(),
+        )
+        .map_err(super::py_err)?;
+        Ok(KernelSamples {
+            stream: Some(stream),
+        })
+    }
+
+    /// Appends one sample (the JSON of a `kernel_run` sample).
+    fn write(&mut self, sample_json: &str) -> PyResult<()> {
+        let sample: kernelab_model::kernel_run::Sample = serde_json::from_str(sample_json)
+            .map_err(|e| super::usage(format!("a sample: {e}")))?;
+        match self.stream.as_mut() {
+            Some(s) => s.write(&sample).map_err(super::py_err),
+            None => Err(super::usage("the samples file is finished".to_string())),
+        }
+    }
+
+    /// Ends the run (complete, or failed) and returns the samples file's path.
+    fn finish(&mut self, complete: bool) -> PyResult<String> {
+        match self.stream.take() {
+            Some(s) => Ok(s.finish(complete).map_err(super::py_err)?.display().to_string()),
+            None => Err(super::usage("the samples file is finished".to_string())),
+        }
+    }
 }
 
 /// The text `kernel run` prints for the `kernel_run` document `doc_json`: `table` (the
