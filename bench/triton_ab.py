@@ -163,7 +163,9 @@ def main():
             do_bench_base_us=db_b, do_bench_cand_us=db_c, do_bench_ratio=db_r,
             gate_names=[g["name"] for g in d["gates"]],
             launched=d.get("launched"),
-            replayed=[replay(p["spec"]) for p in (d.get("launched") or {}).get("pairs", []) if p.get("spec")],
+            replayed=[replay(p["spec"]) for p in (d.get("launched") or {}).get("pairs", []) if p.get("spec")]
+            + [replay(n.split("kernelab kernel run ")[1]) for n in (d.get("launched") or {}).get("notes", [])
+               if "kernelab kernel run " in n],
         ))
         r = rows[-1]
         print(f"{name:18} gates {r['gates']} {r['verdict']:12} ratio {r['ratio']:.4f} "

@@ -89,6 +89,8 @@ class Launch:
         self.events: Optional[Tuple[Any, Any]] = None
         self.call = 0
         self.code_path = ""
+        #: The file name of its code object (the kernel's name, numbered when a side has two).
+        self.stem = ""
 
     @property
     def name(self) -> str:
@@ -276,18 +278,19 @@ class Written:
         self.spec, self.note = spec, note
 
 
-def write_code(folder: str, launch: Launch) -> Tuple[str, str]:
-    """Writes the code object and metadata of ``launch`` under ``folder/SIDE/``; returns the
+def write_code(folder: str, launch: Launch, stem: str) -> Tuple[str, str]:
+    """Writes the code object and metadata of ``launch`` as ``folder/SIDE/STEM.*``; returns the
     code path relative to ``folder`` and the code object's SHA-256."""
     data, ext, _ = _code(launch.kernel)
     side = os.path.join(folder, launch.side)
     os.makedirs(side, exist_ok=True)
-    base = os.path.join(side, launch.name)
+    launch.stem = stem
+    base = os.path.join(side, stem)
     with open(f"{base}.{ext}", "wb") as f:
         f.write(data)
     with open(f"{base}.json", "w") as f:
         json.dump(_meta(launch.kernel), f, indent=1, default=str)
-    return os.path.join(launch.side, f"{launch.name}.{ext}"), hashlib.sha256(data).hexdigest()
+    return os.path.join(launch.side, f"{stem}.{ext}"), hashlib.sha256(data).hexdigest()
 
 
 def write_spec(folder: str, sub: str, a: Launch, b: Launch, settings: Dict[str, Any]) -> Written:
@@ -348,10 +351,10 @@ def write_spec(folder: str, sub: str, a: Launch, b: Launch, settings: Dict[str, 
     _, _, backend = _code(a.kernel)
     lines = [f"# Captured by kernelab.kernel.compare: {a.function} vs {b.function}",
              f"backend = {_toml(backend)}", ""]
-    for x, names in zip((a, b), lists):
+    for label, x, names in zip(("baseline", "candidate"), (a, b), lists):
         ext = _code(x.kernel)[1]
-        rel = os.path.relpath(os.path.join(folder, x.side, x.name), out)
-        lines += [f"[{x.side}]", f"code = {_toml(f'{rel}.{ext}')}", f"triton = {_toml(f'{rel}.json')}",
+        rel = os.path.relpath(os.path.join(folder, x.side, x.stem), out)
+        lines += [f"[{label}]", f"code = {_toml(f'{rel}.{ext}')}", f"triton = {_toml(f'{rel}.json')}",
                   f"grid = {_toml(list(x.grid))}"]
         if lists[0] != lists[1]:
             lines.append(f"args = {_toml(names)}")

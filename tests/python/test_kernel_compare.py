@@ -274,3 +274,40 @@ def test_samples_are_written_as_measured_and_kept_when_a_callable_fails_mid_run(
     assert {l["sample"]["build"] for l in taken} == {"baseline", "candidate"}
     states = [p.read_text().strip() for p in (tmp_path / "state").rglob("state") if p.is_file()]
     assert states == ["failed"], states
+
+
+import numpy as np  # noqa: E402
+
+
+def test_a_split_change_pairs_by_name_and_the_kernel_without_counterpart_reproduces_alone(tmp_path, monkeypatch):
+    """Two kernels (the fake `scale` and `add`: real 3.0.0 and 3.3.1 cache entries, both of
+    the kernel named `scale_add`) against one (3.6.0): the first pairs with the candidate by
+    name, the second has no counterpart and gets a spec of its own (an A/A of it) that
+    resolves, from what it read at its launch (`out` as `scale` left it); the two code objects
+    of one name are kept apart."""
+    import fake_triton as ft
+    from conftest import cli_json
+
+    ft.install(monkeypatch)
+    out = tmp_path / "split"
+    d = kernelab.kernel.compare(ft.split, ft.cand, ft.make, outputs=[2], rounds=2, samples=1, warmup=1,
+                                capture=out)
+    la = d["launched"]
+    assert [(k["side"], k["function"], k["code"]) for k in la["kernels"]] == [
+        ("baseline", "fake_triton:scale", "baseline/scale_add.cubin"),
+        ("baseline", "fake_triton:add", "baseline/scale_add_2.cubin"),
+        ("candidate", "fake_triton:scale_add", "candidate/scale_add.cubin")]
+    assert (out / "baseline/scale_add_2.cubin").read_bytes() == (ft.FIXTURES / "3.3.1/scale_add.cubin").read_bytes()
+    [pair] = la["pairs"]
+    assert pair["identical"] is False and pair["spec"].endswith("1_scale_add/spec.toml"), pair
+    assert [n for n in la["notes"] if "no counterpart" in n] == [
+        "baseline kernel scale_add has no counterpart in the candidate (fused, split or removed)"]
+    [alone] = [n.split("kernelab kernel run ")[1] for n in la["notes"] if "alone (an A/A of it)" in n]
+    for spec in (pair["spec"], alone):
+        plan = cli_json("kernel", "run", "--dry-run", spec)
+        assert len(plan["builds"][0]["params"]) >= 6
+    plan = cli_json("kernel", "run", "--dry-run", alone)
+    assert plan["builds"][0]["params"] == plan["builds"][1]["params"] and len(plan["builds"][0]["params"]) == 7
+    x, _, _ = ft.make()
+    raw = (Path(alone).parent / "inputs.safetensors").read_bytes()
+    assert (x * np.float32(2.0)).tobytes() in raw
