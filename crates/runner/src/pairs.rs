@@ -39,10 +39,24 @@ fn malformed(path: &Path, line: Option<u64>, expected: impl Into<String>) -> Err
 }
 
 impl PairedSamples {
-    /// Pairs from another harness: no failures recorded, two runs per pair.
-    fn external(metric: Option<&str>, main: Vec<Pair>, aa: Vec<Pair>) -> Self {
+    /// Pairs from another harness: no failures recorded, two runs per pair. The metric is
+    /// the one asked for, else the one the file names, else the file's name (`kernel_us.csv`
+    /// gives `kernel_us`): a summary names what was measured, never a placeholder.
+    fn external(
+        path: &Path,
+        metric: Option<&str>,
+        named: Option<String>,
+        main: Vec<Pair>,
+        aa: Vec<Pair>,
+    ) -> Self {
+        let stem = || {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "the pairs' metric".to_string())
+        };
         PairedSamples {
-            metric: metric.unwrap_or("value").to_string(),
+            metric: metric.map(str::to_string).or(named).unwrap_or_else(stem),
             runs: 2 * (main.len() + aa.len()),
             failures: 0,
             main,
@@ -134,6 +148,8 @@ fn json_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSam
         pairs: Vec<P>,
         #[serde(default)]
         aa: Vec<P>,
+        #[serde(default)]
+        metric: Option<String>,
     }
     let f: F = serde_json::from_str(text).map_err(|e| {
         malformed(
@@ -152,7 +168,13 @@ fn json_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSam
             })
             .collect()
     };
-    Ok(PairedSamples::external(metric, conv(f.pairs), conv(f.aa)))
+    Ok(PairedSamples::external(
+        path,
+        metric,
+        f.metric,
+        conv(f.pairs),
+        conv(f.aa),
+    ))
 }
 
 fn csv_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamples, Error> {
@@ -210,7 +232,7 @@ fn csv_pairs(path: &Path, text: &str, metric: Option<&str>) -> Result<PairedSamp
             main.push(p)
         }
     }
-    Ok(PairedSamples::external(metric, main, aa))
+    Ok(PairedSamples::external(path, metric, None, main, aa))
 }
 
 #[cfg(test)]
@@ -227,7 +249,9 @@ mod tests {
     fn csv_columns_by_name_quoted_and_reordered() {
         let f = write("\"order\",b,\"a\",aa\nBA,2.0,1.0,0\n,4,3,1\nAB,6,5,\n");
         let p = read_pairs(f.path(), None).expect("reads");
-        assert_eq!(p.metric, "value");
+        // No metric asked for or named: the file's name, not a placeholder.
+        let stem = f.path().file_stem().expect("a name").to_string_lossy();
+        assert_eq!(p.metric, stem);
         assert_eq!(
             p.main,
             vec![
@@ -283,5 +307,9 @@ mod tests {
         assert_eq!(p.metric, "us");
         assert_eq!(p.main[1].order, Order::BA);
         assert_eq!(p.aa[0].order, Order::BA);
+        // The metric the file names, unless one is asked for.
+        let f = write(r#"{"metric": "kernel_us", "pairs": [{"a": 1, "b": 2}]}"#);
+        assert_eq!(read_pairs(f.path(), None).expect("reads").metric, "kernel_us");
+        assert_eq!(read_pairs(f.path(), Some("us")).expect("reads").metric, "us");
     }
 }

@@ -253,7 +253,15 @@ fn words_against(text: &str, a: &Num, b: &Num) -> Option<Problem> {
     } else {
         None
     };
+    // "No (occupancy) tier change", "same tier", "tier unchanged" beside a move by a factor of
+    // two or more: under any tiering of occupancy (waves per SIMD, 1 to 16) a doubling crosses
+    // a tier.
+    let factor = (al > 0.0 && bl > 0.0).then(|| (b.value() / a.value()).max(a.value() / b.value()));
+    let tier = factor.is_some_and(|f| f >= 2.0)
+        && clause.contains("tier")
+        && (has(&["no", "same", "unchanged", "not"]).is_some());
     let said = said
+        .or(tier.then_some("no tier change"))
         .or(if fell {
             has(&["rose", "increased", "grew"])
         } else {
@@ -424,5 +432,24 @@ mod tests {
         );
         // A word inside another is not the word: "unchangedness" is not "unchanged".
         assert_eq!(arrow_problems("growth 12 → 8 ungrew"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn no_tier_change_beside_a_doubling_is_caught() {
+        // The seed's "mean occupancy 5.804 → 15.817, no occupancy tier change" (×2.7).
+        let p = arrow_problems("mean occupancy 5.804 → 15.817, no occupancy tier change");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].starts_with("\"no tier change\" beside 5.804 → 15.817"), "{p:?}");
+        assert_eq!(arrow_problems("occupancy 8 → 4 (same tier)").len(), 1);
+        // Within a factor of two a tier may hold: not contradicted.
+        assert_eq!(
+            arrow_problems("mean occupancy 12.1 → 15.8, no occupancy tier change"),
+            Vec::<String>::new()
+        );
+        // A tier that did change is not contradicted by a doubling.
+        assert_eq!(
+            arrow_problems("occupancy 5.8 → 15.8: a tier change"),
+            Vec::<String>::new()
+        );
     }
 }
