@@ -328,7 +328,12 @@ pub struct SampleStream {
 impl SampleStream {
     /// Creates the run (its folder and samples file: `samples`, else one in the state folder)
     /// under `label`, with a plan of `rounds` rounds of the callables `source` names.
-    pub fn create(label: &str, source: &str, rounds: usize, samples: Option<&Path>) -> Result<Self> {
+    pub fn create(
+        label: &str,
+        source: &str,
+        rounds: usize,
+        samples: Option<&Path>,
+    ) -> Result<Self> {
         use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, Session};
         let plan = serde_json::to_value(OwnPlan {
             spec_sha256: None,

@@ -121,7 +121,11 @@ impl KernelSamples {
     /// Ends the run (complete, or failed) and returns the samples file's path.
     fn finish(&mut self, complete: bool) -> PyResult<String> {
         match self.stream.take() {
-            Some(s) => Ok(s.finish(complete).map_err(super::py_err)?.display().to_string()),
+            Some(s) => Ok(s
+                .finish(complete)
+                .map_err(super::py_err)?
+                .display()
+                .to_string()),
             None => Err(super::usage("the samples file is finished".to_string())),
         }
     }

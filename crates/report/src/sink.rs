@@ -30,6 +30,12 @@ pub enum Kind {
     TokenRate,
     /// Requests per second.
     RequestRate,
+    /// A clock, Hz.
+    Frequency,
+    /// A temperature, °C.
+    Temperature,
+    /// A power, W.
+    Power,
 }
 
 /// One quotable figure.
@@ -61,6 +67,9 @@ impl Figure {
             Kind::FlopRate => with_unit(self.value, 2, Shown::TeraFlopPerS),
             Kind::TokenRate => format!("{} tok/s", self.value),
             Kind::RequestRate => format!("{} req/s", self.value),
+            Kind::Frequency => format!("{} MHz", self.value / 1e6),
+            Kind::Temperature => format!("{} °C", self.value),
+            Kind::Power => format!("{} W", self.value),
         }
     }
 }

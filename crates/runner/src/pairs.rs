@@ -309,7 +309,13 @@ mod tests {
         assert_eq!(p.aa[0].order, Order::BA);
         // The metric the file names, unless one is asked for.
         let f = write(r#"{"metric": "kernel_us", "pairs": [{"a": 1, "b": 2}]}"#);
-        assert_eq!(read_pairs(f.path(), None).expect("reads").metric, "kernel_us");
-        assert_eq!(read_pairs(f.path(), Some("us")).expect("reads").metric, "us");
+        assert_eq!(
+            read_pairs(f.path(), None).expect("reads").metric,
+            "kernel_us"
+        );
+        assert_eq!(
+            read_pairs(f.path(), Some("us")).expect("reads").metric,
+            "us"
+        );
     }
 }

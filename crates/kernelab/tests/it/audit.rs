@@ -746,3 +746,90 @@ fn a_note_quoting_another_experiment_lists_its_figures_as_unbacked_and_passes() 
         "{v}"
     );
 }
+
+/// The numbers of `md` that are figures a record drew: every maximal run of digits (with `,`
+/// and `.` inside) that stands alone, not part of a name (`w8s2`, `run1`), in a table row of a
+/// record's section, outside the columns that index or name rows (`#`, `round`, `rank`, `gate`). Returns the
+/// byte offset of each one's last digit and its 1-based line.
+fn figure_digits(md: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    let mut index_columns: Vec<usize> = Vec::new();
+    let mut previous = "";
+    for (n, line) in md.lines().enumerate() {
+        let in_table = line.starts_with('|') && !line.starts_with("|---");
+        if in_table && !previous.starts_with('|') {
+            // A header row: which columns index rows.
+            index_columns = line
+                .split('|')
+                .enumerate()
+                .filter(|(_, h)| matches!(h.trim(), "#" | "round" | "rank" | "pair" | "gate"))
+                .map(|(i, _)| i)
+                .collect();
+        }
+        previous = line;
+        let b = line.as_bytes();
+        let mut i = 0;
+        while in_table && !line.starts_with("|---") && i < b.len() {
+            if b[i].is_ascii_digit() {
+                let start = i;
+                while i < b.len()
+                    && (b[i].is_ascii_digit()
+                        || ((b[i] == b',' || b[i] == b'.')
+                            && b.get(i + 1).is_some_and(u8::is_ascii_digit)))
+                {
+                    i += 1;
+                }
+                let before = start.checked_sub(1).map(|j| b[j]);
+                let after = b.get(i).copied();
+                let word = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_');
+                let column = line[..start].matches('|').count();
+                let header_row =
+                    n == 0 || !md.lines().nth(n - 1).is_some_and(|l| l.starts_with('|'));
+                if !header_row
+                    && !index_columns.contains(&column)
+                    && !word(before)
+                    && !after.is_some_and(|c| c.is_ascii_alphabetic() && c != b'x')
+                {
+                    out.push((offset + i - 1, n + 1));
+                }
+            } else {
+                i += 1;
+            }
+        }
+        offset += line.len() + 1;
+    }
+    out
+}
+
+#[test]
+fn a_changed_digit_in_any_figure_of_the_rendered_report_is_caught() {
+    // Issue 45, item 2: every number the records of a real bundle draw in the report's tables
+    // is a figure the audit knows, so that moving its last digit by one is a contradiction.
+    let (dir, md) = setup();
+    let bundle = dir.path().join("bundle");
+    let digits = figure_digits(&md);
+    assert!(digits.len() > 200, "{}", digits.len());
+    let mut missed = Vec::new();
+    for &(at, line) in &digits {
+        let mut b = md.clone().into_bytes();
+        // 5 → 6 … 9 → 8: the last digit moves by one, the smallest change a typo makes.
+        b[at] = if b[at] == b'9' { b'8' } else { b[at] + 1 };
+        let note = String::from_utf8(b).expect("UTF-8");
+        let (doc, _) = kernelab_commands::bundle::report_check(&note, &bundle).expect("audits");
+        if doc.body.mismatches.is_empty() {
+            let l = md.lines().nth(line - 1).unwrap_or("");
+            let start = md[..=at]
+                .rfind(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
+                .map_or(0, |i| i + 1);
+            missed.push(format!("line {line}: {:?} in {}", &md[start..=at], l));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{} of {} digits missed:\n{}",
+        missed.len(),
+        digits.len(),
+        missed.join("\n")
+    );
+}

@@ -439,7 +439,10 @@ mod tests {
         // The seed's "mean occupancy 5.804 → 15.817, no occupancy tier change" (×2.7).
         let p = arrow_problems("mean occupancy 5.804 → 15.817, no occupancy tier change");
         assert_eq!(p.len(), 1, "{p:?}");
-        assert!(p[0].starts_with("\"no tier change\" beside 5.804 → 15.817"), "{p:?}");
+        assert!(
+            p[0].starts_with("\"no tier change\" beside 5.804 → 15.817"),
+            "{p:?}"
+        );
         assert_eq!(arrow_problems("occupancy 8 → 4 (same tier)").len(), 1);
         // Within a factor of two a tier may hold: not contradicted.
         assert_eq!(

@@ -265,6 +265,7 @@ mod tests {
                     ratio: q.starts_with("ratio"),
                     speedup: q.starts_with("speedup"),
                     calls: q.contains("calls"),
+                    counts: false,
                 };
                 let Some(k) = crate::audit::kinds_of(&n, ctx) else {
                     continue;

@@ -15,7 +15,7 @@ pub use crate::sink::{Kind as FigureKind, Sink};
 use crate::table::{Align, Block, Table};
 use derived::{arrows_of, derived, role, share_overflow, Outcome, Role};
 use index::Index;
-use number::{numbers, Num, Unit};
+use number::{header_unit, numbers, Num, Unit};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -79,13 +79,15 @@ impl kernelab_model::Body for Audit {
 
 /// How a number is read where it stands.
 #[derive(Clone, Copy, Default)]
-struct Context {
+pub(crate) struct Context {
     /// Under a `ratio` header or after the word `ratio`: bare decimals are candidate / baseline.
     ratio: bool,
     /// Under a `speedup` header or after the word: bare decimals and `x` are baseline / candidate.
     speedup: bool,
     /// Under a `calls` header: integers are calls.
     calls: bool,
+    /// Under a baseline, candidate or change header: integers are counts (registers, bytes).
+    counts: bool,
 }
 
 /// A table row's share and total, and the grand total they imply.
@@ -298,6 +300,7 @@ impl<'a> Auditor<'a> {
                 ratio: ctx.ratio || ratio_at.is_some_and(|e| e <= n.start),
                 speedup: ctx.speedup || speedup_at.is_some_and(|e| e <= n.start),
                 calls: ctx.calls,
+                counts: ctx.counts,
             };
             match self.lookup_in(&scope.labels, &n, ctx, scope.named.as_deref()) {
                 Lookup::NotQuotable => {}
@@ -565,6 +568,7 @@ impl<'a> Auditor<'a> {
             self.sentence(first, rows[0]);
         }
         let roles: Vec<Role> = header.iter().map(|h| role(h)).collect();
+        let units: Vec<Option<(Unit, f64)>> = header.iter().map(|h| header_unit(h)).collect();
         let find = |r: Role| roles.iter().position(|&x| x == r);
         let mut shares: Vec<Option<Num>> = Vec::new();
         let mut implied: Vec<Implied> = Vec::new();
@@ -595,14 +599,16 @@ impl<'a> Auditor<'a> {
             for (i, cell) in cs.iter().enumerate() {
                 let r = roles.get(i).copied().unwrap_or(Role::Other);
                 let mut agree = HashSet::new();
-                let nums = numbers(cell);
+                let mut nums = numbers(cell);
+                if let Some(u) = units.get(i).copied().flatten() {
+                    nums.iter_mut().for_each(|n| n.in_unit(u));
+                }
                 if let (Some(b), Some(c)) = (&b, &c) {
                     for n in &nums {
                         match derived(r, b, c, n) {
-                            Some(Outcome::Agrees) => {
-                                self.out.checked += 1;
-                                agree.insert(n.start);
-                            }
+                            // Agreeing with its own inputs, it is still held against the
+                            // bundle's figure of that meaning (the inputs may be rounded).
+                            Some(Outcome::Agrees) => self.out.checked += 1,
                             Some(Outcome::Wrong(p)) => {
                                 self.out.checked += 1;
                                 agree.insert(n.start);
@@ -623,6 +629,7 @@ impl<'a> Auditor<'a> {
                     ratio: r == Role::Ratio || h.contains("ratio"),
                     speedup: r == Role::Speedup,
                     calls: r == Role::Calls,
+                    counts: matches!(r, Role::Base | Role::Cand | Role::Change),
                 };
                 self.lookup_all(line, (cell, nums), (row, &mut scope), ctx, &agree);
             }
@@ -660,6 +667,10 @@ fn kinds_of(n: &Num, ctx: Context) -> Option<&'static [Kind]> {
         (_, Unit::FlopRate) => &[Kind::FlopRate],
         (_, Unit::TokenRate) => &[Kind::TokenRate],
         (_, Unit::RequestRate) => &[Kind::RequestRate],
+        (_, Unit::Frequency) => &[Kind::Frequency],
+        (_, Unit::Temperature) => &[Kind::Temperature],
+        (_, Unit::Power) => &[Kind::Power],
+        (_, Unit::None) if ctx.counts && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if (n.calls || ctx.calls) && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if n.is_decimal() && (ctx.ratio || ctx.speedup) => &[Kind::Ratio],
         _ => return None,

@@ -24,6 +24,12 @@ pub(crate) enum Unit {
     TokenRate,
     /// Requests per second (`req/s`).
     RequestRate,
+    /// A clock (`MHz`); the value is in Hz.
+    Frequency,
+    /// A temperature (`°C`).
+    Temperature,
+    /// A power (`W`).
+    Power,
 }
 
 /// One number as written, with its value in base units (ns, fractions) and half of its last
@@ -102,6 +108,9 @@ const UNITS: &[(&str, Unit, f64, bool)] = &[
     ("MB/s", Unit::ByteRate, 1e6, true),
     ("tok/s", Unit::TokenRate, 1.0, true),
     ("req/s", Unit::RequestRate, 1.0, true),
+    ("MHz", Unit::Frequency, 1e6, true),
+    ("°C", Unit::Temperature, 1.0, true),
+    ("W", Unit::Power, 1.0, true),
     ("nanoseconds", Unit::Time, 1.0, true),
     ("microseconds", Unit::Time, 1e3, true),
     ("milliseconds", Unit::Time, 1e6, true),
@@ -119,6 +128,29 @@ const UNITS: &[(&str, Unit, f64, bool)] = &[
     ("x", Unit::Times, 1.0, false),
     ("×", Unit::Times, 1.0, false),
 ];
+
+/// The unit a table column's header names as its last word (`baseline µs`, `SM MHz`, `°C`,
+/// `W`): bare numbers in that column are in it. `None` for a header without one (a `%` or a
+/// factor is never implied).
+pub(crate) fn header_unit(header: &str) -> Option<(Unit, f64)> {
+    let last = header.split_whitespace().next_back()?;
+    UNITS
+        .iter()
+        .find(|(spelling, unit, _, _)| {
+            *spelling == last && !matches!(unit, Unit::Percent | Unit::Times | Unit::Points)
+        })
+        .map(|&(_, unit, scale, _)| (unit, scale))
+}
+
+impl Num {
+    /// Gives a bare number the unit its column's header names.
+    pub(crate) fn in_unit(&mut self, (unit, scale): (Unit, f64)) {
+        if self.unit == Unit::None && self.gates.is_none() && !self.calls {
+            self.unit = unit;
+            self.scale = scale;
+        }
+    }
+}
 
 /// The unit at the start of `rest` (after the number), with the bytes it takes.
 fn unit_at(rest: &str) -> Option<(Unit, f64, usize)> {
@@ -159,9 +191,9 @@ fn count_of(line: &str, start: usize, end: usize, part: u64, total: u64) -> Num 
 }
 
 /// The nouns whose "K of N" claims are checked (singular and plural).
-const OF_NOUNS: [&str; 14] = [
+const OF_NOUNS: [&str; 16] = [
     "configs", "config", "builds", "build", "kernels", "kernel", "gates", "gate", "requests",
-    "request", "points", "point", "tensors", "tensor",
+    "request", "points", "point", "tensors", "tensor", "elements", "element",
 ];
 
 fn digits(s: &str, i: usize) -> (usize, String) {

@@ -72,20 +72,83 @@ impl RecordKind for KernelRunBody {
                 sink.add(FigureKind::Time, m, &format!("median round, {build}"), None);
             }
         }
+        for x in &run.rounds {
+            let what = format!("round {}", x.round);
+            sink.add(
+                FigureKind::Time,
+                x.baseline_ns,
+                &format!("{what}, baseline"),
+                None,
+            );
+            sink.add(
+                FigureKind::Time,
+                x.candidate_ns,
+                &format!("{what}, candidate"),
+                None,
+            );
+            if let Some(r) = x.change.ratio() {
+                sink.add(FigureKind::Ratio, r, &format!("{what}, ratio"), None);
+            }
+            let t = &x.telemetry;
+            if let Some(v) = t.sm_mhz {
+                sink.add(
+                    FigureKind::Frequency,
+                    f64::from(v) * 1e6,
+                    &format!("{what}, SM clock"),
+                    None,
+                );
+            }
+            if let Some(v) = t.temp_c {
+                sink.add(
+                    FigureKind::Temperature,
+                    f64::from(v),
+                    &format!("{what}, temperature"),
+                    None,
+                );
+            }
+            if let Some(v) = t.power_w {
+                sink.add(FigureKind::Power, v, &format!("{what}, power"), None);
+            }
+        }
+        for g in &run.gates {
+            if let Some((part, total)) = elements_of(&g.detail) {
+                sink.count_of(part, total, &format!("{}: elements", g.name));
+            }
+        }
         if let Some(l) = &run.launched {
             for (side, ns) in ["baseline", "candidate"].iter().zip(l.call_ns) {
                 if let Some(ns) = ns {
-                    sink.add(FigureKind::Time, ns, &format!("GPU time per call, {side}"), None);
+                    sink.add(
+                        FigureKind::Time,
+                        ns,
+                        &format!("GPU time per call, {side}"),
+                        None,
+                    );
                 }
             }
             for k in &l.kernels {
                 let what = format!("{} kernel {}", k.side, k.name);
-                sink.add(FigureKind::Count, k.launches, &format!("launches, {what}"), None);
+                sink.add(
+                    FigureKind::Count,
+                    k.launches,
+                    &format!("launches, {what}"),
+                    None,
+                );
                 if let Some(ns) = k.ns {
-                    sink.add(FigureKind::Time, ns, &format!("GPU time per call, {what}"), None);
+                    sink.add(
+                        FigureKind::Time,
+                        ns,
+                        &format!("GPU time per call, {what}"),
+                        None,
+                    );
                 }
                 if let Some(s) = k.share {
-                    sink.add(FigureKind::Share, s, &format!("share of the call, {what}"), None);
+                    sink.add(
+                        FigureKind::Share,
+                        s,
+                        &format!("share of the call, {what}"),
+                        None,
+                    );
                 }
             }
         }
@@ -96,6 +159,15 @@ impl RecordKind for KernelRunBody {
             None => Ok(()),
         }
     }
+}
+
+/// `K of N elements` in a gate's detail (`0 of 67108864 elements differ`), as drawn.
+fn elements_of(detail: &str) -> Option<(usize, usize)> {
+    let (head, tail) = detail.split_once(" of ")?;
+    let part = head.rsplit(' ').next()?.parse().ok()?;
+    let (total, rest) = tail.split_once(' ')?;
+    rest.starts_with("element").then_some(())?;
+    Some((part, total.parse().ok()?))
 }
 
 /// `kernelab kernel run` (`kind: "kernel_run"`).
@@ -202,8 +274,8 @@ pub(crate) fn kernel_timing(r: &KernelRunBody, name: &str) -> Vec<Block> {
         &[
             ("round", Align::Right),
             ("order", Align::Left),
-            ("baseline", Align::Right),
-            ("candidate", Align::Right),
+            ("baseline µs", Align::Right),
+            ("candidate µs", Align::Right),
             ("cand / base", Align::Right),
             ("SM MHz", Align::Right),
             ("°C", Align::Right),

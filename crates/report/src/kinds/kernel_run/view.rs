@@ -188,30 +188,6 @@ pub fn kernel_plan_sections(p: &Plan, title: &str) -> Vec<Block> {
     vec![Block::Table(t)]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::achieved_lines;
-    use kernelab_model::kernel_run::Achieved;
-
-    #[test]
-    fn achieved_rates_are_drawn_by_the_one_rate_formatter() {
-        // 1 GB per launch: 437.527 µs is 2,285.573 GB/s, 441.969 µs 2,262.602 GB/s (Python:
-        // 1e9 / 437527e-9 / 1e9), with the separator every rate has.
-        let w = Achieved::at(Some(2e12 * 437.527e-6), Some(1e9), 437_527.0, 441_969.0);
-        let lines = achieved_lines(&w);
-        assert_eq!(lines[1], "baseline: 2.000 TFLOP/s, 2,285.573 GB/s");
-        assert!(
-            lines[2].starts_with("candidate: 1.980 TFLOP/s, 2,262.602 GB/s"),
-            "{lines:?}"
-        );
-        let none = Achieved::at(None, None, 1.0, 1.0);
-        assert_eq!(
-            achieved_lines(&none)[1],
-            "baseline: unavailable, unavailable"
-        );
-    }
-}
-
 /// What the Python callables launched (captured Triton kernels): each side's kernels with
 /// their GPU time per call and share of the call, the paired kernels' machine code, and what
 /// was not captured. Empty when nothing was captured.
@@ -278,7 +254,9 @@ pub(crate) fn launched_sections(r: &KernelRun) -> Vec<Block> {
                     arrow(p.frame_bytes.map(|x| x.map(|v| v.to_string())))
                 );
                 if let Some(s) = &p.spec {
-                    line.push_str(&format!("; reproduce without Python: kernelab kernel run {s}"));
+                    line.push_str(&format!(
+                        "; reproduce without Python: kernelab kernel run {s}"
+                    ));
                 }
                 line
             })
@@ -295,4 +273,28 @@ pub(crate) fn launched_sections(r: &KernelRun) -> Vec<Block> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::achieved_lines;
+    use kernelab_model::kernel_run::Achieved;
+
+    #[test]
+    fn achieved_rates_are_drawn_by_the_one_rate_formatter() {
+        // 1 GB per launch: 437.527 µs is 2,285.573 GB/s, 441.969 µs 2,262.602 GB/s (Python:
+        // 1e9 / 437527e-9 / 1e9), with the separator every rate has.
+        let w = Achieved::at(Some(2e12 * 437.527e-6), Some(1e9), 437_527.0, 441_969.0);
+        let lines = achieved_lines(&w);
+        assert_eq!(lines[1], "baseline: 2.000 TFLOP/s, 2,285.573 GB/s");
+        assert!(
+            lines[2].starts_with("candidate: 1.980 TFLOP/s, 2,262.602 GB/s"),
+            "{lines:?}"
+        );
+        let none = Achieved::at(None, None, 1.0, 1.0);
+        assert_eq!(
+            achieved_lines(&none)[1],
+            "baseline: unavailable, unavailable"
+        );
+    }
 }
