@@ -478,6 +478,18 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
     // A figure changed in the serving table is caught.
     let out = kernelab().arg("report").arg(&b).output().expect("runs");
     let md = String::from_utf8(out.stdout).expect("UTF-8");
+    // Issue 45, item 2, over every kind: a ratchet. On 2026-12-06, 126 of the 598 numbers of
+    // the tables still passed a one-digit change unseen (the serving tables' per-metric rows
+    // and rounds, the roofline table's rates, a metrics table's byte counts, the ranks of the
+    // summary): fewer may pass, never more.
+    let (missed, moved) = digits_missed(&b, &md);
+    assert!(moved >= 590, "{moved}");
+    assert!(
+        missed.len() <= 126,
+        "{} of {moved} missed:\n{}",
+        missed.len(),
+        missed.join("\n")
+    );
     let line = md
         .lines()
         .find(|l| l.starts_with("| 0 | candidate |"))
@@ -802,34 +814,42 @@ fn figure_digits(md: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Moves the last digit of every figure in the table rows of `md` (kernelab's own report of
+/// `bundle`) by one, one at a time: the numbers `report check` does not call a contradiction,
+/// and how many were moved.
+pub(crate) fn digits_missed(bundle: &Path, md: &str) -> (Vec<String>, usize) {
+    let digits = figure_digits(md);
+    let mut missed = Vec::new();
+    for &(at, line) in &digits {
+        let mut b = md.to_string().into_bytes();
+        // 5 → 6 … 9 → 8: the last digit moves by one, the smallest change a typo makes.
+        b[at] = if b[at] == b'9' { b'8' } else { b[at] + 1 };
+        let note = String::from_utf8(b).expect("UTF-8");
+        let (doc, _) = kernelab_commands::bundle::report_check(&note, bundle).expect("audits");
+        if doc.body.mismatches.is_empty() {
+            let l = md.lines().nth(line - 1).unwrap_or("");
+            let start = md[..=at]
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| !(c.is_ascii_digit() || c == ',' || c == '.'))
+                .map_or(0, |(i, c)| i + c.len_utf8());
+            missed.push(format!("line {line}: {:?} in {}", &md[start..=at], l));
+        }
+    }
+    (missed, digits.len())
+}
+
 #[test]
 fn a_changed_digit_in_any_figure_of_the_rendered_report_is_caught() {
     // Issue 45, item 2: every number the records of a real bundle draw in the report's tables
     // is a figure the audit knows, so that moving its last digit by one is a contradiction.
     let (dir, md) = setup();
-    let bundle = dir.path().join("bundle");
-    let digits = figure_digits(&md);
-    assert!(digits.len() > 200, "{}", digits.len());
-    let mut missed = Vec::new();
-    for &(at, line) in &digits {
-        let mut b = md.clone().into_bytes();
-        // 5 → 6 … 9 → 8: the last digit moves by one, the smallest change a typo makes.
-        b[at] = if b[at] == b'9' { b'8' } else { b[at] + 1 };
-        let note = String::from_utf8(b).expect("UTF-8");
-        let (doc, _) = kernelab_commands::bundle::report_check(&note, &bundle).expect("audits");
-        if doc.body.mismatches.is_empty() {
-            let l = md.lines().nth(line - 1).unwrap_or("");
-            let start = md[..=at]
-                .rfind(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
-                .map_or(0, |i| i + 1);
-            missed.push(format!("line {line}: {:?} in {}", &md[start..=at], l));
-        }
-    }
+    let (missed, moved) = digits_missed(&dir.path().join("bundle"), &md);
+    assert!(moved > 200, "{moved}");
     assert!(
         missed.is_empty(),
-        "{} of {} digits missed:\n{}",
+        "{} of {moved} missed:\n{}",
         missed.len(),
-        digits.len(),
         missed.join("\n")
     );
 }

@@ -670,6 +670,7 @@ fn kinds_of(n: &Num, ctx: Context) -> Option<&'static [Kind]> {
         (_, Unit::Frequency) => &[Kind::Frequency],
         (_, Unit::Temperature) => &[Kind::Temperature],
         (_, Unit::Power) => &[Kind::Power],
+        (_, Unit::Bytes) => &[Kind::Count],
         (_, Unit::None) if ctx.counts && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if (n.calls || ctx.calls) && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if n.is_decimal() && (ctx.ratio || ctx.speedup) => &[Kind::Ratio],
@@ -790,7 +791,10 @@ fn near(n: &Num, ctx: Context, f: &Figure) -> bool {
     };
     let shown = f.text();
     let transposed = digits(&n.text).len() >= 2 && digits(&n.text) == digits(&shown);
-    points || transposed
+    // A number written as a count of its noun (`n=6`, `5 calls`, `0 counter changes`) one off
+    // a count of the bundle: the same count, miscounted.
+    let miscounted = n.calls && f.kind == Kind::Count && (f.value - n.value()).abs() == 1.0;
+    points || transposed || miscounted
 }
 
 /// Audits `note` against the records of a bundle.

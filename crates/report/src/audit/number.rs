@@ -30,6 +30,8 @@ pub(crate) enum Unit {
     Temperature,
     /// A power (`W`).
     Power,
+    /// Bytes (`B`), a count.
+    Bytes,
 }
 
 /// One number as written, with its value in base units (ns, fractions) and half of its last
@@ -111,6 +113,7 @@ const UNITS: &[(&str, Unit, f64, bool)] = &[
     ("MHz", Unit::Frequency, 1e6, true),
     ("°C", Unit::Temperature, 1.0, true),
     ("W", Unit::Power, 1.0, true),
+    ("B", Unit::Bytes, 1.0, true),
     ("nanoseconds", Unit::Time, 1.0, true),
     ("microseconds", Unit::Time, 1e3, true),
     ("milliseconds", Unit::Time, 1e6, true),
@@ -190,10 +193,37 @@ fn count_of(line: &str, start: usize, end: usize, part: u64, total: u64) -> Num 
     }
 }
 
+/// The nouns after a bare integer that make it a count.
+const COUNTED: [&str; 7] = [
+    "calls",
+    "call ",
+    "invocations",
+    "counter change",
+    "profiler processes",
+    "repeats",
+    "values",
+];
+
 /// The nouns whose "K of N" claims are checked (singular and plural).
-const OF_NOUNS: [&str; 16] = [
-    "configs", "config", "builds", "build", "kernels", "kernel", "gates", "gate", "requests",
-    "request", "points", "point", "tensors", "tensor", "elements", "element",
+const OF_NOUNS: [&str; 18] = [
+    "configs",
+    "config",
+    "builds",
+    "build",
+    "kernels",
+    "kernel",
+    "gates",
+    "gate",
+    "requests",
+    "request",
+    "points",
+    "point",
+    "tensors",
+    "tensor",
+    "elements",
+    "element",
+    "profiler processes",
+    "processes",
 ];
 
 fn digits(s: &str, i: usize) -> (usize, String) {
@@ -333,9 +363,10 @@ fn number_at(line: &str, start: usize, sign: Option<char>) -> Result<Num, usize>
     if matches!(sign, Some('-' | '−')) {
         raw = -raw;
     }
+    // A count by its noun (`5 calls`, `0 counter changes`) or its sign (`n=6`).
     let calls = unit == Unit::None && decimals == 0 && {
         let w = after.trim_start();
-        w.starts_with("calls") || w.starts_with("call ") || w.starts_with("invocations")
+        COUNTED.iter().any(|noun| w.starts_with(noun)) || line[..start].ends_with("n=")
     };
     Ok(Num {
         start,

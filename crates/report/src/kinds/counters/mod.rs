@@ -68,6 +68,14 @@ impl RecordKind for CountersBody {
         ] {
             sink.add(FigureKind::Count, n as f64, what, None);
         }
+        let failed = r.failures().count();
+        sink.count_of(failed, r.processes.len(), "profiler processes failed");
+        sink.add(
+            FigureKind::Count,
+            r.changes.iter().filter(|c| c.flagged).count() as f64,
+            "counter changes beyond the repeat spread",
+            None,
+        );
     }
 }
 

@@ -29,14 +29,15 @@ impl RecordKind for MetricsBody {
     fn figures(&self, sink: &mut Sink<'_>) {
         for l in &self.launches {
             let s = Some(l.kernel.as_str());
+            // Every number of the table, in the unit the view draws it in.
             for (name, m) in &l.metrics {
-                if let (kernelab_model::MetricValue::Number(x), "%") = (&m.value, m.unit.as_str()) {
-                    sink.add(
-                        FigureKind::Share,
-                        x / 100.0,
-                        &format!("launch {} {name}", l.id),
-                        s,
-                    );
+                if let kernelab_model::MetricValue::Number(x) = &m.value {
+                    let (kind, v) = match m.unit.as_str() {
+                        "%" => (FigureKind::Share, x / 100.0),
+                        "ns" => (FigureKind::Time, *x),
+                        _ => (FigureKind::Count, *x),
+                    };
+                    sink.add(kind, v, &format!("launch {} {name}", l.id), s);
                 }
             }
             for (key, what, kind) in [
