@@ -79,12 +79,24 @@ impl Figure {
 pub struct Sink<'a> {
     out: &'a mut Vec<Figure>,
     source: String,
+    /// The subject of the figures added without one (see [`Sink::about`]).
+    about: Option<String>,
 }
 
 impl<'a> Sink<'a> {
     /// A sink adding to `out` figures of `source` (`kernel_run w8s2`), which names each.
     pub fn new(out: &'a mut Vec<Figure>, source: String) -> Self {
-        Sink { out, source }
+        Sink {
+            out,
+            source,
+            about: None,
+        }
+    }
+
+    /// Figures added from now on without a subject are about `subject` (a serving metric's
+    /// ratio and interval, say); `None` ends that.
+    pub fn about(&mut self, subject: Option<&str>) {
+        self.about = subject.map(str::to_string);
     }
 
     /// One figure of `kind`, about `subject` when it is about one kernel or family.
@@ -95,7 +107,7 @@ impl<'a> Sink<'a> {
                 value,
                 total: 0.0,
                 what: format!("{}: {what}", self.source),
-                subject: subject.map(str::to_string),
+                subject: subject.map(str::to_string).or_else(|| self.about.clone()),
             });
         }
     }

@@ -478,14 +478,15 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
     // A figure changed in the serving table is caught.
     let out = kernelab().arg("report").arg(&b).output().expect("runs");
     let md = String::from_utf8(out.stdout).expect("UTF-8");
-    // Issue 45, item 2, over every kind: a ratchet. On 2026-12-06, 126 of the 598 numbers of
-    // the tables still passed a one-digit change unseen (the serving tables' per-metric rows
-    // and rounds, the roofline table's rates, a metrics table's byte counts, the ranks of the
-    // summary): fewer may pass, never more.
+    // Issue 45, item 2, over every kind: a ratchet. On 2026-12-06, 22 of the 572 numbers of
+    // the tables still passed a one-digit change unseen: the roofline table's per-launch work
+    // and intensity (no unit the audit reads), peak memory in MiB of some server starts, three
+    // per-round changes of a serving table (its rows name no metric, so every change of the
+    // run is in scope), and counts in the summary's sentences. Fewer may pass, never more.
     let (missed, moved) = digits_missed(&b, &md);
-    assert!(moved >= 590, "{moved}");
+    assert!(moved >= 560, "{moved}");
     assert!(
-        missed.len() <= 126,
+        missed.len() <= 22,
         "{} of {moved} missed:\n{}",
         missed.len(),
         missed.join("\n")
@@ -775,7 +776,10 @@ fn figure_digits(md: &str) -> Vec<(usize, usize)> {
             index_columns = line
                 .split('|')
                 .enumerate()
-                .filter(|(_, h)| matches!(h.trim(), "#" | "round" | "rank" | "pair" | "gate"))
+                .filter(|(_, h)| {
+                    let h = h.trim().to_lowercase();
+                    matches!(h.as_str(), "#" | "id" | "round" | "rank" | "pair" | "gate")
+                })
                 .map(|(i, _)| i)
                 .collect();
         }

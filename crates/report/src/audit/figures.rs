@@ -127,7 +127,7 @@ mod tests {
         let goodput: Vec<&Figure> = out
             .iter()
             .filter(|f| f.what.contains("goodput_req_s") && !f.what.contains("ratio"))
-            .filter(|f| !f.what.contains("change"))
+            .filter(|f| !f.what.contains("change") && !f.what.ends_with("rounds"))
             .collect();
         assert_eq!(goodput.len(), 6, "{goodput:?}");
         assert!(

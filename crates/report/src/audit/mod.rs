@@ -623,13 +623,17 @@ impl<'a> Auditor<'a> {
                 for p in problems {
                     self.mismatch(line, p.quoted, p.problem);
                 }
-                agree.extend(arrow_ok);
+                // A change that agrees with its arrow's rounded numbers is still held against
+                // the bundle's figure of that change.
                 let h = header.get(i).map(|h| h.to_lowercase()).unwrap_or_default();
                 let ctx = Context {
                     ratio: r == Role::Ratio || h.contains("ratio"),
                     speedup: r == Role::Speedup,
                     calls: r == Role::Calls,
-                    counts: matches!(r, Role::Base | Role::Cand | Role::Change),
+                    counts: matches!(r, Role::Base | Role::Cand | Role::Change)
+                        || ["rounds", "pairs", "bytes", "launches", "requests"]
+                            .iter()
+                            .any(|w| h.contains(w)),
                 };
                 self.lookup_all(line, (cell, nums), (row, &mut scope), ctx, &agree);
             }
@@ -793,7 +797,8 @@ fn near(n: &Num, ctx: Context, f: &Figure) -> bool {
     let transposed = digits(&n.text).len() >= 2 && digits(&n.text) == digits(&shown);
     // A number written as a count of its noun (`n=6`, `5 calls`, `0 counter changes`) one off
     // a count of the bundle: the same count, miscounted.
-    let miscounted = n.calls && f.kind == Kind::Count && (f.value - n.value()).abs() == 1.0;
+    let miscounted =
+        (n.calls || ctx.counts) && f.kind == Kind::Count && (f.value - n.value()).abs() == 1.0;
     points || transposed || miscounted
 }
 

@@ -114,6 +114,25 @@ impl RecordKind for ServeBody {
             if let Some(h) = st.health_ns {
                 sink.add(FigureKind::Time, h as f64, &format!("{w} health"), None);
             }
+            for (what, v) in [
+                ("peak GPU memory", st.peak_gpu_memory_bytes),
+                ("server's own GPU memory", st.peak_server_memory_bytes),
+            ] {
+                if let Some(v) = v {
+                    sink.add(FigureKind::Count, v as f64, &format!("{w} {what}"), None);
+                }
+            }
+            if let Some(r) = &st.sm_mhz {
+                for (end, v) in [("lowest", r.min), ("highest", r.max)] {
+                    let hz = f64::from(v) * 1e6;
+                    sink.add(
+                        FigureKind::Frequency,
+                        hz,
+                        &format!("{w} {end} SM clock"),
+                        None,
+                    );
+                }
+            }
         }
         for w in &self.result.warmup {
             let what = format!(
@@ -265,6 +284,10 @@ impl RecordKind for ServeBody {
         }
         for m in &self.result.metrics {
             let what = format!("{} at concurrency {}", m.metric, m.concurrency);
+            // About the metric as the tables name it: a line naming `ttft_mean` is held
+            // against that metric's figures, not every change of the run.
+            let subject = Some(view::shown(&m.metric));
+            sink.about(subject);
             // How the audit reads the metric (the metric table): durations in ns, rates per
             // second, energy per token in millijoules as shown.
             let (kind, scale) = match metric(&m.metric).map(|d| d.audit) {
@@ -276,26 +299,39 @@ impl RecordKind for ServeBody {
             };
             for (side, v) in [("baseline", m.baseline), ("candidate", m.candidate)] {
                 if let Some(v) = v {
-                    sink.add(kind, v * scale, &format!("{what}, {side} median"), None);
+                    sink.add(kind, v * scale, &format!("{what}, {side} median"), subject);
                 }
             }
             sink.ratio(&m.medians, &format!("{what}, ratio of the medians"));
+            let rounds = m.rounds.len() as f64;
+            sink.add(
+                FigureKind::Count,
+                rounds,
+                &format!("{what}, rounds"),
+                subject,
+            );
             for r in &m.rounds {
                 let w = format!("{what}, round {}", r.round);
-                sink.add(kind, r.baseline * scale, &format!("{w} baseline"), None);
-                sink.add(kind, r.candidate * scale, &format!("{w} candidate"), None);
+                sink.add(kind, r.baseline * scale, &format!("{w} baseline"), subject);
+                sink.add(
+                    kind,
+                    r.candidate * scale,
+                    &format!("{w} candidate"),
+                    subject,
+                );
                 if r.baseline > 0.0 {
                     sink.add(
                         FigureKind::Change,
                         r.candidate / r.baseline - 1.0,
                         &format!("{w} change"),
-                        None,
+                        subject,
                     );
                 }
             }
             if let Some(a) = &m.analysis {
                 sink.analysis(a, &format!("{what} "));
             }
+            sink.about(None);
         }
     }
     fn consistent(&self) -> Result<(), String> {

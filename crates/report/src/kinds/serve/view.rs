@@ -53,7 +53,7 @@ fn medians_change(m: &ServeMetric) -> String {
 
 /// A metric's name as the tables show it, without the unit its JSON name ends in (the unit is
 /// on every value: `tpot_mean_s` with `14.094 ms` would read as a contradiction).
-fn shown(name: &str) -> &str {
+pub(crate) fn shown(name: &str) -> &str {
     metric(name).map_or(name, |m| m.label)
 }
 
