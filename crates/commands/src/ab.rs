@@ -50,6 +50,9 @@ pub struct RunSettings {
     pub higher_is_better: Vec<String>,
     /// Wall time after which no further pair starts (`kernelab gate`'s `budget`).
     pub budget: Option<std::time::Duration>,
+    /// The benchmark command both sides run (`kernelab gate`'s), named in each pair's
+    /// environment fingerprint.
+    pub command: Option<String>,
 }
 
 /// `value` of `option` if it is at most [`kernelab_stats::MAX_PAIRS`].
@@ -124,6 +127,7 @@ pub fn ab_doc(
         log_ratios: kernelab_stats::log_ratios(&main[..used]),
         aa_log_ratios: kernelab_stats::log_ratios(aa),
         result,
+        conditions: None,
     })
 }
 
@@ -142,6 +146,18 @@ pub fn outcome(doc: Document<AbBody>, header: Vec<String>) -> anyhow::Result<cra
     })
     .without_csv("--format csv is not offered for ab; the samples file is the raw data");
     Ok(crate::Outcome::new(view, crate::Status::Pass).recording(record))
+}
+
+/// Why a verdict is refused when its pairs ran under other conditions: every field of the
+/// environment fingerprint that changed during the run, with both values and where.
+pub fn refused_conditions(c: Option<&kernelab_model::fingerprint::Conditions>) -> Option<String> {
+    let c = c.filter(|c| !c.changed.is_empty())?;
+    let what: Vec<String> = c.changed.iter().map(|x| x.describe()).collect();
+    Some(format!(
+        "the conditions changed during the run ({}): the sides were not measured under the \
+         same conditions; the verdict above is refused",
+        what.join("; ")
+    ))
 }
 
 /// `ab analyze FILE`: the pairs of `file` (kernelab's samples JSONL, another harness's CSV or
@@ -296,6 +312,8 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         candidate: candidate.clone(),
         shell: args.shell,
         timeout: args.timeout.map(kernelab_model::duration_clamped),
+        fingerprint: true,
+        command: args.command.clone(),
     };
     let mut progress = |s: &kernelab_runner::Step<'_>| hooks.step(s);
     let body = |s: &mut Session<AbPlan>| {
@@ -331,7 +349,14 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         pairs_from(&recs, true, &primary),
     );
     let harness_bias = result.aa.as_ref().is_some_and(|a| a.harness_bias);
-    let mut outcome = outcome(ab_doc(Some(&path), result, &main, &aa), head)?;
+    let mut doc = ab_doc(Some(&path), result, &main, &aa);
+    doc.body.conditions = record::conditions(&recs);
+    let changed = refused_conditions(doc.body.conditions.as_ref());
+    let mut outcome = outcome(doc, head)?;
+    if let Some(why) = changed {
+        outcome.status = crate::Status::Incomplete;
+        outcome.late_notes.push(format!("error: {why}"));
+    }
     if harness_bias && !args.accept_bias {
         outcome.status = crate::Status::Incomplete;
         outcome.late_notes.push(

@@ -146,6 +146,7 @@ fn ab_settings(p: &Plan, base: &Path, head: &Path) -> Result<crate::ab::RunSetti
         },
         higher_is_better: b.higher_is_better.clone(),
         budget: p.budget,
+        command: Some(b.command.clone()),
     })
 }
 
@@ -160,7 +161,10 @@ fn decide(plan: &Plan, body: &AbBody, bias: bool) -> (Decision, Vec<MetricVerdic
         .collect();
     let mut reasons = Vec::new();
     let decided = |v: Verdict| metrics.iter().any(|m| m.gated && m.verdict == v);
-    let decision = if bias {
+    let decision = if let Some(why) = crate::ab::refused_conditions(body.conditions.as_ref()) {
+        reasons.push(why);
+        Decision::Refused
+    } else if bias {
         reasons.push(
             "the A/A pre-flight interval excludes 1 (harness bias): the timing setup is not \
              trustworthy"
@@ -261,6 +265,7 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
         ),
         reasons,
         samples: body.samples.clone(),
+        conditions: body.conditions.as_ref().map(|c| c.fingerprint.line()),
     };
     Ok(GateOutcome {
         outcome: wrap(ab, &report)?,

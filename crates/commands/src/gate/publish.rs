@@ -21,6 +21,9 @@ pub enum Decision {
     Inconclusive,
     /// The timing setup is not trustworthy: the A/A pre-flight shows a harness bias (exit 2).
     Unreliable,
+    /// The sides were not measured under the same conditions: a field of the environment
+    /// fingerprint changed during the run (exit 2).
+    Refused,
 }
 
 impl Decision {
@@ -29,7 +32,7 @@ impl Decision {
         match self {
             Decision::Pass => 0,
             Decision::Regression => 1,
-            Decision::Unreliable => 2,
+            Decision::Unreliable | Decision::Refused => 2,
             Decision::Inconclusive => 3,
         }
     }
@@ -41,6 +44,7 @@ impl Decision {
             Decision::Regression => "regression",
             Decision::Inconclusive => "inconclusive",
             Decision::Unreliable => "unreliable timing",
+            Decision::Refused => "refused, the conditions changed",
         }
     }
 
@@ -48,7 +52,7 @@ impl Decision {
         match self {
             Decision::Pass => "✅",
             Decision::Regression => "❌",
-            Decision::Inconclusive | Decision::Unreliable => "⚠️",
+            Decision::Inconclusive | Decision::Unreliable | Decision::Refused => "⚠️",
         }
     }
 }
@@ -138,6 +142,8 @@ pub struct GateReport {
     pub reasons: Vec<String>,
     /// The samples file of the A/B run.
     pub samples: Option<String>,
+    /// The conditions of the first pair (the environment fingerprint, one line), when recorded.
+    pub conditions: Option<String>,
 }
 
 impl GateReport {
@@ -161,6 +167,9 @@ impl GateReport {
             format!("head     {} ({})", self.head.commit, self.head.name),
             self.aa.clone(),
         ];
+        if let Some(c) = &self.conditions {
+            out.push(format!("conditions {c}"));
+        }
         for m in &self.metrics {
             out.push(format!(
                 "{:<8} {} {} (interval {}, {} pairs){}",
@@ -205,6 +214,12 @@ impl GateReport {
                 m.level * 100.0,
                 m.pairs,
                 if m.gated { "must not regress" } else { "shown" }
+            ));
+        }
+        if let Some(c) = &self.conditions {
+            s.push_str(&format!(
+                "\nConditions (checked before each pair): {}\n",
+                md_escape(c)
             ));
         }
         if !self.reasons.is_empty() {
@@ -255,11 +270,13 @@ impl GateReport {
                     self.threshold * 100.0
                 ),
             )),
-            Decision::Inconclusive | Decision::Unreliable => out.push(workflow_command(
-                "warning",
-                &format!("kernelab gate - {}", self.decision.headline()),
-                &format!("{} ({range})", self.reasons.join("; ")),
-            )),
+            Decision::Inconclusive | Decision::Unreliable | Decision::Refused => {
+                out.push(workflow_command(
+                    "warning",
+                    &format!("kernelab gate - {}", self.decision.headline()),
+                    &format!("{} ({range})", self.reasons.join("; ")),
+                ))
+            }
         }
         out
     }
@@ -337,6 +354,7 @@ mod tests {
             aa: "no A/A pre-flight".into(),
             reasons: Vec::new(),
             samples: None,
+            conditions: None,
         };
         let c = r.comment();
         assert!(

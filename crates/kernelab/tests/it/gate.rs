@@ -109,6 +109,11 @@ struct Run {
 /// `kernelab gate --head HEAD_REV` in `repo` as a GitHub Actions step, its temporary files
 /// under `root/tmp` (checked empty afterwards), with `extra` arguments.
 fn gate(root: &Path, repo: &Path, head: &str, extra: &[&str]) -> Run {
+    gate_with_path(root, repo, head, extra, None)
+}
+
+/// [`gate`] with `bin` first on PATH, when given.
+fn gate_with_path(root: &Path, repo: &Path, head: &str, extra: &[&str], bin: Option<&Path>) -> Run {
     let tmp = root.join("tmp");
     std::fs::create_dir_all(&tmp).expect("tmp");
     let summary = root.join(format!("summary-{head}.md"));
@@ -125,6 +130,17 @@ fn gate(root: &Path, repo: &Path, head: &str, extra: &[&str]) -> Run {
         .env("GITHUB_STEP_SUMMARY", &summary)
         .env_remove("GITHUB_BASE_REF")
         .env_remove("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")
+        .env(
+            "PATH",
+            match bin {
+                Some(b) => format!(
+                    "{}:{}",
+                    b.display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+                None => std::env::var("PATH").unwrap_or_default(),
+            },
+        )
         .output()
         .expect("runs");
     // The work trees are removed, from the disk and from git's list.
@@ -461,4 +477,125 @@ fn a_base_at_two_clocks_is_named_in_the_summary() {
         "{}",
         run.summary
     );
+}
+
+/// A fake `nvidia-smi` in `bin`: `--version` says CUDA 13.0; a `--query-gpu` call answers as
+/// an H100 whose application SM clock is 1980 MHz for the first `change_after` calls and
+/// 1410 MHz (set by someone mid-run) after them. It checks that it is asked for CSV without
+/// header or units, and logs the columns asked for.
+pub(crate) fn fake_nvidia_smi(bin: &Path, change_after: usize) {
+    std::fs::create_dir_all(bin).expect("bin");
+    let calls = bin.join("calls");
+    script(
+        &bin.join("nvidia-smi"),
+        &format!(
+            r#"#!/bin/sh
+case "$1" in
+  --version) printf 'NVIDIA-SMI version  : 580.159.04\nCUDA Version        : 13.0\n'; exit 0;;
+  --query-gpu=*) [ "$2" = "--format=csv,noheader,nounits" ] || exit 6;;
+  *) exit 4;;
+esac
+echo "$1" > '{dir}/columns'
+n=$(cat '{calls}' 2>/dev/null || echo 0)
+echo $((n + 1)) > '{calls}'
+clock=1980
+if [ "$n" -ge {change_after} ]; then clock=1410; fi
+echo "GPU-8b407799-36d2-0743-babd-293f8944a796, NVIDIA H100 80GB HBM3, 580.159.04, $clock, 2619, 1980, 2619, Not Active, 700.00, Enabled, Enabled, Default"
+"#,
+            dir = bin.display(),
+            calls = calls.display(),
+        ),
+    );
+}
+
+#[test]
+fn clocks_changed_mid_run_refuse_the_verdict_naming_the_field_and_both_values() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    // 5 A/A pairs and 10 pairs: the clocks change before the 9th fingerprint, in the pairs.
+    let bin = root.path().join("bin");
+    fake_nvidia_smi(&bin, 8);
+    let run = gate_with_path(root.path(), &repo, "same", &[], Some(&bin));
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.summary
+            .starts_with("## ⚠️ kernelab gate: refused, the conditions changed\n"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary
+            .contains("gpu 0 sm_clock_mhz: 1980 → 1410 (pair 3)"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains("gpu 0 clocks_locked: no → yes"),
+        "{}",
+        run.summary
+    );
+    assert_eq!(
+        workflow_commands(&run.stdout, "warning").len(),
+        1,
+        "{}",
+        run.stdout
+    );
+    // Asked by column name, as documented.
+    let columns = std::fs::read_to_string(bin.join("columns")).expect("asked");
+    assert_eq!(
+        columns.trim(),
+        "--query-gpu=uuid,name,driver_version,clocks.applications.graphics,\
+         clocks.applications.memory,clocks.default_applications.graphics,\
+         clocks.default_applications.memory,clocks_event_reasons.applications_clocks_setting,\
+         enforced.power.limit,ecc.mode.current,persistence_mode,compute_mode"
+    );
+}
+
+#[test]
+fn unchanged_conditions_keep_the_verdict_and_are_shown() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let bin = root.path().join("bin");
+    fake_nvidia_smi(&bin, 1_000_000);
+    let bundle = root.path().join("bundle");
+    let run = gate_with_path(
+        root.path(),
+        &repo,
+        "same",
+        &["--record", bundle.to_str().expect("utf-8")],
+        Some(&bin),
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.summary.contains(
+            "Conditions (checked before each pair): nvidia-smi, CUDA 13.0; gpu 0 NVIDIA H100 \
+             80GB HBM3 GPU-8b407799-36d2-0743-babd-293f8944a796 driver 580.159.04, SM 1980 MHz, \
+             memory 2619 MHz, clocks default, power cap 700.00 W, ECC Enabled, persistence \
+             Enabled, compute mode Default"
+        ),
+        "{}",
+        run.summary
+    );
+    // The record holds the fingerprint of the first pair and no change; the samples one line
+    // per pair (5 A/A and 10).
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(bundle.join("0001-ab.json")).expect("the ab record"),
+    )
+    .expect("JSON");
+    let conditions = &record["result"]["conditions"];
+    assert_eq!(conditions["changed"], serde_json::json!([]), "{conditions}");
+    assert_eq!(
+        conditions["fingerprint"]["gpus"][0]["sm_clock_mhz"], "1980",
+        "{conditions}"
+    );
+    assert_eq!(
+        conditions["fingerprint"]["command"], "./kernel.sh",
+        "{conditions}"
+    );
+    let calls = std::fs::read_to_string(bin.join("calls")).expect("calls");
+    assert_eq!(calls.trim(), "15");
 }
