@@ -193,32 +193,16 @@ fn decide(plan: &Plan, body: &AbBody, bias: bool) -> (Decision, Vec<MetricVerdic
     if body.result.analyses.is_empty() {
         reasons.push("no metric was analysed".into());
     }
-    reasons.extend(bimodal_base(body, plan.threshold));
+    let mut decision = decision;
+    if let Some(b) = crate::ab::BimodalBase::of(body, plan.threshold) {
+        reasons.push(b.line());
+        let decisive = matches!(decision, Decision::Pass | Decision::Regression);
+        if let Some(why) = b.unstable().filter(|_| decisive) {
+            reasons.push(why);
+            decision = Decision::Inconclusive;
+        }
+    }
     (decision, metrics, reasons)
-}
-
-/// A line naming the two separated groups of the base's runs of the primary metric (the
-/// pairs' baselines and both slots of the A/A pairs), when they form two.
-fn bimodal_base(body: &AbBody, threshold: f64) -> Option<String> {
-    let metric = &body.result.analyses.first()?.metric;
-    let recs = kernelab_runner::record::read(Path::new(body.samples.as_deref()?)).ok()?;
-    let main = kernelab_runner::pairs_from(&recs, false, metric);
-    let aa = kernelab_runner::pairs_from(&recs, true, metric);
-    let base: Vec<f64> = main
-        .iter()
-        .map(|p| p.a)
-        .chain(aa.iter().flat_map(|p| [p.a, p.b]))
-        .collect();
-    let g = kernelab_stats::modes::two_groups(&base, threshold)?;
-    Some(format!(
-        "the base's {metric} runs form two separated groups ({} around {}, {} around {}): a \
-         single median of the base misleads; the verdict rests on the paired ratios under the \
-         planned looks",
-        g.low.count,
-        kernelab_stats::fixed(g.low.median, 4),
-        g.high.count,
-        kernelab_stats::fixed(g.high.median, 4)
-    ))
 }
 
 /// `gate`: builds base and head in temporary work trees, measures them with the `ab` engine

@@ -599,3 +599,60 @@ fn unchanged_conditions_keep_the_verdict_and_are_shown() {
     let calls = std::fs::read_to_string(bin.join("calls")).expect("calls");
     assert_eq!(calls.trim(), "15");
 }
+
+/// A kernel on a machine at two clocks shared by both sides: a counter outside the work trees
+/// puts every third pair (both its runs) at the slow clock, where the kernel takes 0.2 s
+/// whatever the commit; at the fast clock it takes `fast` seconds.
+fn clocked_kernel(clock: &Path, fast: &str) -> String {
+    format!(
+        "#!/bin/sh\nn=$(cat '{c}' 2>/dev/null || echo 0)\necho $((n + 1)) > '{c}'\n\
+         if [ $(((n / 2) % 3)) = 0 ]; then sleep 0.2; else sleep {fast}; fi\n",
+        c = clock.display()
+    )
+}
+
+#[test]
+fn a_slowdown_at_one_of_the_base_clocks_only_is_inconclusive_with_why() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let clock = root.path().join("clock");
+    for (branch, fast) in [("clock-base", "0.1"), ("clock-head", "0.15")] {
+        git(&repo, &["checkout", "--quiet", "-b", branch, "main"]);
+        write(&repo, "kernel.sh.in", &clocked_kernel(&clock, fast));
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "--quiet", "-m", branch]);
+    }
+    git(&repo, &["checkout", "--quiet", "main"]);
+    let run = gate(root.path(), &repo, "clock-head", &["--base", "clock-base"]);
+    // 50% slower at the fast clock, unchanged at the slow one: SLOWER overall, but which
+    // clock the runs get decides, so the gate does not call it.
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.summary
+            .starts_with("## ⚠️ kernelab gate: inconclusive\n"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary
+            .contains("the base's wall_s runs form two separated groups ("),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains(
+            "the decision is unstable across the base's two groups: the 7 pairs whose base ran \
+             in the lower group change by +"
+        ) && run.summary.contains("the 3 in the upper group by "),
+        "{}",
+        run.summary
+    );
+    assert_eq!(
+        workflow_commands(&run.stdout, "warning").len(),
+        1,
+        "{}",
+        run.stdout
+    );
+}
