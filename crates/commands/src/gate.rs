@@ -272,9 +272,18 @@ fn wrap(ab: Outcome, report: &GateReport) -> Result<Outcome> {
         move || crate::json(&doc),
     )
     .without_csv("--format csv is not offered for gate; the samples file is the raw data");
+    // The bundle holds the decision first, then the `ab` record of the measurement.
+    let gate = kernelab_model::Document::of(report.clone());
+    let inputs: Vec<PathBuf> = report.samples.iter().map(PathBuf::from).collect();
+    let mut records = ab.records;
+    records.insert(
+        0,
+        Box::new(move || crate::Recordable::of(&gate, &inputs, None)),
+    );
     Ok(Outcome {
         view,
         status: crate::Status::of(report.decision == Decision::Pass),
+        records,
         ..ab
     })
 }

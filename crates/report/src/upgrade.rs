@@ -762,15 +762,20 @@ mod tests {
         let mut v = json!({});
         let e = upgrade(&mut "profile".into(), 0, &mut v).expect_err("refused");
         assert!(
-            e.contains("schema_version 0") && e.contains("versions 1 to 7"),
+            e.contains("schema_version 0") && e.contains("versions 1 to 8"),
             "{e}"
         );
-        let e = upgrade(&mut "profile".into(), 8, &mut v).expect_err("refused");
-        assert!(e.contains("schema_version 8"), "{e}");
+        let e = upgrade(&mut "profile".into(), 9, &mut v).expect_err("refused");
+        assert!(e.contains("schema_version 9"), "{e}");
         // A version-6 document reads as it is: 6 to 7 only added fields.
         let before = json!({"checked": 1, "mismatches": [], "warnings": []});
         let mut r = before.clone();
         upgrade(&mut "report_check".into(), 6, &mut r).expect("reads");
+        assert_eq!(r, before);
+        // A version-7 `ab` document reads as it is: 7 to 8 only added `conditions`.
+        let before = json!({"samples": null, "log_ratios": [], "aa_log_ratios": []});
+        let mut r = before.clone();
+        upgrade(&mut "ab".into(), 7, &mut r).expect("reads");
         assert_eq!(r, before);
     }
 }

@@ -2,191 +2,28 @@
 //! GitLab report artifact), one pull-request comment body that a job updates in place (found
 //! by its hidden marker), and GitHub workflow commands (`::error title=…::…`) for the checks.
 
-use kernelab_stats::{Analysis, Verdict};
-use serde::Serialize;
+use kernelab_stats::Verdict;
 
 /// The hidden first line of the comment body: a job finds its earlier comment by it and
 /// updates that one instead of adding another.
 pub const COMMENT_MARKER: &str = "<!-- kernelab-gate -->";
 
-/// How a gate ended, with its exit status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// No metric that must not regress is worse beyond the threshold (exit 0).
-    Pass,
-    /// A metric that must not regress is worse beyond the threshold (exit 1).
-    Regression,
-    /// The measurement ended (budget or most pairs) before deciding (exit 3).
-    Inconclusive,
-    /// The timing setup is not trustworthy: the A/A pre-flight shows a harness bias (exit 2).
-    Unreliable,
-    /// The sides were not measured under the same conditions: a field of the environment
-    /// fingerprint changed during the run (exit 2).
-    Refused,
-}
+pub use kernelab_report::kinds::gate::{Decision, GateReport, MetricVerdict, Side};
 
-impl Decision {
-    /// The process exit status: 0 pass, 1 regression, 2 unreliable, 3 inconclusive.
-    pub fn code(self) -> u8 {
-        match self {
-            Decision::Pass => 0,
-            Decision::Regression => 1,
-            Decision::Unreliable | Decision::Refused => 2,
-            Decision::Inconclusive => 3,
-        }
-    }
-
-    /// A short headline word.
-    pub fn headline(self) -> &'static str {
-        match self {
-            Decision::Pass => "pass",
-            Decision::Regression => "regression",
-            Decision::Inconclusive => "inconclusive",
-            Decision::Unreliable => "unreliable timing",
-            Decision::Refused => "refused, the conditions changed",
-        }
-    }
-
-    fn mark(self) -> &'static str {
-        match self {
-            Decision::Pass => "✅",
-            Decision::Regression => "❌",
-            Decision::Inconclusive | Decision::Unreliable | Decision::Refused => "⚠️",
-        }
-    }
-}
-
-/// One side of the gate: the revision as named and its commit.
-#[derive(Clone, Debug, Serialize)]
-pub struct Side {
-    /// The revision as given (or how the default was found).
-    pub name: String,
-    /// Its commit (full hex).
-    pub commit: String,
-}
-
-impl Side {
-    /// The commit's first 12 hex digits.
-    pub fn short(&self) -> &str {
-        self.commit.get(..12).unwrap_or(&self.commit)
-    }
-}
-
-/// One metric's verdict, head against base.
-#[derive(Clone, Debug, Serialize)]
-pub struct MetricVerdict {
-    /// The metric.
-    pub metric: String,
-    /// Whether its regression fails the gate.
-    pub gated: bool,
-    /// Its verdict.
-    pub verdict: Verdict,
-    /// head / base − 1, when measured.
-    pub change: Option<f64>,
-    /// The interval of the change, when one exists.
-    pub interval: Option<(f64, f64)>,
-    /// The interval's confidence level.
-    pub level: f64,
-    /// Pairs used.
-    pub pairs: usize,
-}
-
-impl MetricVerdict {
-    /// The verdict of `analysis` of `metric`.
-    pub fn of(metric: &str, analysis: &Analysis, gated: bool) -> MetricVerdict {
-        MetricVerdict {
-            metric: metric.to_string(),
-            gated,
-            verdict: analysis.verdict,
-            change: analysis.change.change(),
-            interval: analysis.change.change_interval().map(|i| (i.low, i.high)),
-            level: analysis.level,
-            pairs: analysis.pairs,
-        }
-    }
-
-    fn change_text(&self) -> String {
-        self.change.map_or("n/a".into(), pct)
-    }
-
-    fn interval_text(&self) -> String {
-        self.interval
-            .map_or("none".into(), |(l, h)| format!("{} … {}", pct(l), pct(h)))
-    }
-}
-
-/// A signed percentage with one decimal.
-fn pct(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
-}
-
-/// What a gate found, in the forms reviewers read.
-#[derive(Clone, Debug, Serialize)]
-pub struct GateReport {
-    /// The decision.
-    pub decision: Decision,
-    /// Its exit status.
-    pub exit_status: u8,
-    /// The base (baseline).
-    pub base: Side,
-    /// The head (candidate).
-    pub head: Side,
-    /// The practical threshold (fraction).
-    pub threshold: f64,
-    /// One verdict per metric, the primary first.
-    pub metrics: Vec<MetricVerdict>,
-    /// What the A/A pre-flight found (or that none ran).
-    pub aa: String,
-    /// Why it ended as it did, beyond the verdicts (budget spent, harness bias).
-    pub reasons: Vec<String>,
-    /// The samples file of the A/B run.
-    pub samples: Option<String>,
-    /// The conditions of the first pair (the environment fingerprint, one line), when recorded.
-    pub conditions: Option<String>,
-}
-
-impl GateReport {
-    /// The headline: decision, sides and threshold.
-    pub fn headline(&self) -> String {
-        format!(
-            "kernelab gate: {} (exit {}), head {} against base {}, threshold ±{:.1}%",
-            self.decision.headline(),
-            self.exit_status,
-            self.head.short(),
-            self.base.short(),
-            self.threshold * 100.0
-        )
-    }
-
-    /// Plain lines for a terminal.
-    pub fn lines(&self) -> Vec<String> {
-        let mut out = vec![
-            self.headline(),
-            format!("base     {} ({})", self.base.commit, self.base.name),
-            format!("head     {} ({})", self.head.commit, self.head.name),
-            self.aa.clone(),
-        ];
-        if let Some(c) = &self.conditions {
-            out.push(format!("conditions {c}"));
-        }
-        for m in &self.metrics {
-            out.push(format!(
-                "{:<8} {} {} (interval {}, {} pairs){}",
-                m.metric,
-                m.verdict.name(),
-                m.change_text(),
-                m.interval_text(),
-                m.pairs,
-                if m.gated { ", must not regress" } else { "" }
-            ));
-        }
-        out.extend(self.reasons.iter().cloned());
-        out
-    }
-
+/// The forms of a gate's report that reviewers read where the CI shows them.
+pub trait Publish {
     /// The Markdown summary (GitHub-flavoured).
-    pub fn summary_markdown(&self) -> String {
+    fn summary_markdown(&self) -> String;
+    /// The pull-request comment body: the marker on its first line, then the summary.
+    fn comment(&self) -> String;
+    /// GitHub workflow commands: an error per gated metric that regressed, a warning when the
+    /// gate could not decide, else a notice.
+    fn annotations(&self) -> Vec<String>;
+}
+
+impl Publish for GateReport {
+    /// The Markdown summary (GitHub-flavoured).
+    fn summary_markdown(&self) -> String {
         let mut s = format!(
             "## {} kernelab gate: {}\n\n",
             self.decision.mark(),
@@ -232,13 +69,13 @@ impl GateReport {
     }
 
     /// The pull-request comment body: the marker on its first line, then the summary.
-    pub fn comment(&self) -> String {
+    fn comment(&self) -> String {
         format!("{COMMENT_MARKER}\n{}", self.summary_markdown())
     }
 
     /// GitHub workflow commands: an error per gated metric that regressed, a warning when the
     /// gate could not decide, else a notice.
-    pub fn annotations(&self) -> Vec<String> {
+    fn annotations(&self) -> Vec<String> {
         let range = format!(
             "head {} against base {}",
             self.head.short(),

@@ -10,7 +10,7 @@ use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{Context, Result};
-use kernelab_commands::gate::{self, publish};
+use kernelab_commands::gate::{self, publish, publish::Publish};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

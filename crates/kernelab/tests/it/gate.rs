@@ -221,9 +221,28 @@ fn the_gate_calls_a_planted_slowdown_and_passes_a_change_that_touches_nothing() 
         errors[0]
     );
     assert!(slow.stdout.contains("SLOWER"), "{}", slow.stdout);
-    // The bundle holds the A/B record and renders.
+    // The bundle holds the gate's decision and the A/B record, renders, and the report
+    // passes its own audit.
     let report = super::report_of(&bundle, "json");
     assert!(report.contains("\"ab\""), "{report}");
+    assert!(report.contains("\"kind\": \"gate\""), "{report}");
+    let md = super::report_of(&bundle, "md");
+    assert!(md.contains("kernelab gate: regression (exit 1)"), "{md}");
+    assert!(md.contains("Gate verdicts, head against base"), "{md}");
+    let note = root.path().join("report.md");
+    std::fs::write(&note, &md).expect("write");
+    let out = kernelab()
+        .args(["report", "check"])
+        .arg(&note)
+        .arg("--bundle")
+        .arg(&bundle)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let audit: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(0), "{audit}");
+    assert_eq!(audit["mismatches"], serde_json::json!([]), "{audit}");
 
     let same = gate(root.path(), &repo, "same", &[]);
     assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
@@ -583,7 +602,7 @@ fn unchanged_conditions_keep_the_verdict_and_are_shown() {
     // The record holds the fingerprint of the first pair and no change; the samples one line
     // per pair (5 A/A and 10).
     let record: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(bundle.join("0001-ab.json")).expect("the ab record"),
+        &std::fs::read_to_string(bundle.join("0002-ab.json")).expect("the ab record"),
     )
     .expect("JSON");
     let conditions = &record["result"]["conditions"];
@@ -601,12 +620,13 @@ fn unchanged_conditions_keep_the_verdict_and_are_shown() {
 }
 
 /// A kernel on a machine at two clocks shared by both sides: a counter outside the work trees
-/// puts every third pair (both its runs) at the slow clock, where the kernel takes 0.2 s
-/// whatever the commit; at the fast clock it takes `fast` seconds.
+/// puts every third pair (both its runs) at the slow clock, where the kernel takes 0.4 s
+/// whatever the commit; at the fast clock it takes `fast` seconds (groups far apart, so a
+/// loaded machine's noise cannot merge them).
 fn clocked_kernel(clock: &Path, fast: &str) -> String {
     format!(
         "#!/bin/sh\nn=$(cat '{c}' 2>/dev/null || echo 0)\necho $((n + 1)) > '{c}'\n\
-         if [ $(((n / 2) % 3)) = 0 ]; then sleep 0.2; else sleep {fast}; fi\n",
+         if [ $(((n / 2) % 3)) = 0 ]; then sleep 0.4; else sleep {fast}; fi\n",
         c = clock.display()
     )
 }
@@ -618,7 +638,7 @@ fn a_slowdown_at_one_of_the_base_clocks_only_is_inconclusive_with_why() {
         return;
     };
     let clock = root.path().join("clock");
-    for (branch, fast) in [("clock-base", "0.1"), ("clock-head", "0.15")] {
+    for (branch, fast) in [("clock-base", "0.05"), ("clock-head", "0.1")] {
         git(&repo, &["checkout", "--quiet", "-b", branch, "main"]);
         write(&repo, "kernel.sh.in", &clocked_kernel(&clock, fast));
         git(&repo, &["add", "."]);
@@ -626,7 +646,7 @@ fn a_slowdown_at_one_of_the_base_clocks_only_is_inconclusive_with_why() {
     }
     git(&repo, &["checkout", "--quiet", "main"]);
     let run = gate(root.path(), &repo, "clock-head", &["--base", "clock-base"]);
-    // 50% slower at the fast clock, unchanged at the slow one: SLOWER overall, but which
+    // Twice as slow at the fast clock, unchanged at the slow one: SLOWER overall, but which
     // clock the runs get decides, so the gate does not call it.
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     assert!(
