@@ -3,6 +3,7 @@
 //! engine ([`crate::ab::run`]: ABBA pairs of fresh processes, the A/A pre-flight, the planned
 //! looks with the threshold); the verdicts of the metrics that must not regress decide.
 
+pub mod annotate;
 pub mod config;
 pub mod git;
 pub mod publish;
@@ -42,6 +43,8 @@ pub struct GateOutcome {
     pub outcome: Outcome,
     /// The decision, the verdicts and their renderings.
     pub report: GateReport,
+    /// The kernel source lines the head changed (`[annotate] paths`), for annotations.
+    pub changed: Vec<annotate::ChangedLines>,
 }
 
 /// The configuration and both sides, resolved before anything is built.
@@ -251,9 +254,16 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
         samples: body.samples.clone(),
         conditions: body.conditions.as_ref().map(|c| c.fingerprint.line()),
     };
+    let changed = match &plan.config.annotate {
+        Some(a) => {
+            annotate::changed_lines(&repo, &report.base.commit, &report.head.commit, &a.paths)?
+        }
+        None => Vec::new(),
+    };
     Ok(GateOutcome {
         outcome: wrap(ab, &report)?,
         report,
+        changed,
     })
 }
 

@@ -19,7 +19,15 @@ pub trait Publish {
     /// GitHub workflow commands: an error per gated metric that regressed, a warning when the
     /// gate could not decide, else a notice.
     fn annotations(&self) -> Vec<String>;
+    /// Workflow commands on the kernel source lines the head changed (`changed`, the first
+    /// [`MAX_SOURCE_ANNOTATIONS`]): a warning with the regression, else a notice with the
+    /// decision.
+    fn source_annotations(&self, changed: &[super::annotate::ChangedLines]) -> Vec<String>;
 }
+
+/// The most source-line annotations written: GitHub shows ten warnings (and ten notices) of
+/// one step.
+pub const MAX_SOURCE_ANNOTATIONS: usize = 10;
 
 impl Publish for GateReport {
     /// The Markdown summary (GitHub-flavoured).
@@ -117,6 +125,50 @@ impl Publish for GateReport {
         }
         out
     }
+    fn source_annotations(&self, changed: &[super::annotate::ChangedLines]) -> Vec<String> {
+        let gated: Vec<&MetricVerdict> = self.metrics.iter().filter(|m| m.gated).collect();
+        let what = gated
+            .iter()
+            .map(|m| format!("{} {} {}", m.metric, m.verdict.name(), m.change_text()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (kind, title) = match self.decision {
+            Decision::Regression => ("warning", "kernelab gate - regression in this change"),
+            _ => ("notice", "kernelab gate - this change was measured"),
+        };
+        let message =
+            format!(
+            "kernel code changed here; kernelab gate: {} (exit {}), head {} against base {}: {}",
+            self.decision.headline(),
+            self.exit_status,
+            self.head.short(),
+            self.base.short(),
+            if what.is_empty() { "no gated metric" } else { &what }
+        );
+        changed
+            .iter()
+            .take(MAX_SOURCE_ANNOTATIONS)
+            .map(|c| file_command(kind, c, title, &message))
+            .collect()
+    }
+}
+
+/// A GitHub workflow command on lines of a file, `::KIND
+/// file=FILE,line=LINE,endLine=END,title=TITLE::MESSAGE`, escaped as [`workflow_command`].
+pub fn file_command(
+    kind: &str,
+    at: &super::annotate::ChangedLines,
+    title: &str,
+    message: &str,
+) -> String {
+    format!(
+        "::{kind} file={},line={},endLine={},title={}::{}",
+        escape_property(&at.file),
+        at.line,
+        at.end_line,
+        escape_property(title),
+        escape_data(message)
+    )
 }
 
 /// A GitHub workflow command `::KIND title=TITLE::MESSAGE`, its property and data escaped as
@@ -163,6 +215,15 @@ mod tests {
             "::error title=a%3A b%2C c::50%25 slower%0Anext"
         );
         assert_eq!(escape_data("x\r\ny"), "x%0D%0Ay");
+        let at = super::super::annotate::ChangedLines {
+            file: "src/a,b:c.cu".into(),
+            line: 3,
+            end_line: 5,
+        };
+        assert_eq!(
+            file_command("warning", &at, "t: x", "m"),
+            "::warning file=src/a%2Cb%3Ac.cu,line=3,endLine=5,title=t%3A x::m"
+        );
     }
 
     #[test]

@@ -164,11 +164,14 @@ fn gate_with_path(root: &Path, repo: &Path, head: &str, extra: &[&str], bin: Opt
 }
 
 /// Every line of `stdout` that starts with `::` is a workflow command in GitHub's documented
-/// form `::KIND title=TITLE::MESSAGE` (the title's `:` and `,` escaped, no raw line break),
-/// and the lines of `kind` are returned.
+/// form `::KIND title=TITLE::MESSAGE`, or `::KIND file=F,line=L,endLine=E,title=TITLE::MESSAGE`
+/// on lines of a file (property values with `:` and `,` escaped, no raw line break), and the
+/// lines of `kind` are returned.
 fn workflow_commands<'a>(stdout: &'a str, kind: &str) -> Vec<&'a str> {
-    let re =
-        regex::Regex::new(r"^::(error|warning|notice) title=[^:,\r\n]*::[^\r\n]*$").expect("regex");
+    let re = regex::Regex::new(
+        r"^::(error|warning|notice) (file=[^:,\r\n]+,line=[1-9][0-9]*,endLine=[1-9][0-9]*,)?title=[^:,\r\n]*::[^\r\n]*$",
+    )
+    .expect("regex");
     let commands: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
     for c in &commands {
         assert!(re.is_match(c), "not a workflow command: {c}");
@@ -675,4 +678,62 @@ fn a_slowdown_at_one_of_the_base_clocks_only_is_inconclusive_with_why() {
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn the_changed_kernel_source_lines_are_annotated_with_the_decision() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let config = root.path().join("annotate.toml");
+    std::fs::write(
+        &config,
+        format!("{CONFIG}\n[annotate]\npaths = [\"*.in\", \"kernels/*.cu\"]\n"),
+    )
+    .expect("w");
+    let file = root.path().join("annotations.txt");
+    let run = gate(
+        root.path(),
+        &repo,
+        "slow",
+        &[
+            "--config",
+            config.to_str().expect("p"),
+            "--annotations",
+            file.to_str().expect("p"),
+        ],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    // `slow` changed line 2 of kernel.sh.in (`sleep 0.1` to `sleep 0.2`).
+    let on_lines: Vec<&str> = workflow_commands(&run.stdout, "warning")
+        .into_iter()
+        .filter(|c| c.contains(" file="))
+        .collect();
+    assert_eq!(on_lines.len(), 1, "{}", run.stdout);
+    assert!(
+        on_lines[0].starts_with(
+            "::warning file=kernel.sh.in,line=2,endLine=2,title=kernelab gate - regression in \
+             this change::kernel code changed here; kernelab gate: regression (exit 1), head "
+        ) && on_lines[0].contains(": wall_s SLOWER +"),
+        "{}",
+        on_lines[0]
+    );
+    // The file holds the same commands: the verdict's error, then the line's warning.
+    let written = std::fs::read_to_string(&file).expect("--annotations");
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 2, "{written}");
+    assert!(lines[0].starts_with("::error title=kernelab gate - wall_s regressed::"));
+    assert_eq!(lines[1], on_lines[0]);
+    assert_eq!(workflow_commands(&written, "warning").len(), 1);
+
+    // A change that touches no kernel source annotates no line.
+    let same = gate(
+        root.path(),
+        &repo,
+        "same",
+        &["--config", config.to_str().expect("p"), "--force"],
+    );
+    assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
+    assert!(!same.stdout.contains(" file="), "{}", same.stdout);
 }
