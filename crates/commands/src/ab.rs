@@ -50,6 +50,9 @@ pub struct RunSettings {
     pub higher_is_better: Vec<String>,
     /// Wall time after which no further pair starts (`kernelab gate`'s `budget`).
     pub budget: Option<std::time::Duration>,
+    /// The benchmark command both sides run (`kernelab gate`'s), named in each pair's
+    /// environment fingerprint.
+    pub command: Option<String>,
 }
 
 /// `value` of `option` if it is at most [`kernelab_stats::MAX_PAIRS`].
@@ -124,6 +127,7 @@ pub fn ab_doc(
         log_ratios: kernelab_stats::log_ratios(&main[..used]),
         aa_log_ratios: kernelab_stats::log_ratios(aa),
         result,
+        conditions: None,
     })
 }
 
@@ -142,6 +146,108 @@ pub fn outcome(doc: Document<AbBody>, header: Vec<String>) -> anyhow::Result<cra
     })
     .without_csv("--format csv is not offered for ab; the samples file is the raw data");
     Ok(crate::Outcome::new(view, crate::Status::Pass).recording(record))
+}
+
+/// A baseline whose runs of the primary metric form two separated groups (a GPU at one of two
+/// clocks): a single median of it misleads, and the verdict rests on the paired ratios under
+/// the planned looks.
+#[derive(Clone, Debug)]
+pub struct BimodalBase {
+    /// The primary metric.
+    pub metric: String,
+    /// The two groups of the baseline's runs (the pairs' baselines and both slots of the A/A
+    /// pairs).
+    pub groups: kernelab_stats::modes::TwoGroups,
+    /// The change of the pairs whose baseline ran in the lower and in the upper group, with
+    /// their counts.
+    pub by_group: [(Option<f64>, usize); 2],
+    /// The practical threshold.
+    pub threshold: f64,
+    /// The metric's direction.
+    pub direction: Direction,
+}
+
+/// The fewest pairs in each group for [`BimodalBase::unstable`] to judge.
+pub const MIN_PAIRS_PER_GROUP: usize = 3;
+
+impl BimodalBase {
+    /// The groups of the baseline's runs of `doc`'s primary metric (read from its samples
+    /// file), when they form two separated by more than `threshold` of their median.
+    pub fn of(doc: &AbBody, threshold: f64) -> Option<BimodalBase> {
+        let analysis = doc.result.analyses.first()?;
+        let metric = &analysis.metric;
+        let recs = record::read(Path::new(doc.samples.as_deref()?)).ok()?;
+        let main = pairs_from(&recs, false, metric);
+        let aa = pairs_from(&recs, true, metric);
+        let base: Vec<f64> = main
+            .iter()
+            .map(|p| p.a)
+            .chain(aa.iter().flat_map(|p| [p.a, p.b]))
+            .collect();
+        let groups = kernelab_stats::modes::two_groups(&base, threshold)?;
+        Some(BimodalBase {
+            metric: metric.clone(),
+            by_group: kernelab_stats::modes::change_by_group(&main, &groups),
+            groups,
+            threshold,
+            direction: analysis.analysis.direction,
+        })
+    }
+
+    /// The line naming the groups: a single median is not enough.
+    pub fn line(&self) -> String {
+        let g = &self.groups;
+        format!(
+            "the base's {} runs form two separated groups ({} around {}, {} around {}): a \
+             single median of the base misleads; the verdict rests on the paired ratios under \
+             the planned looks",
+            self.metric,
+            g.low.count,
+            kernelab_stats::fixed(g.low.median, 4),
+            g.high.count,
+            kernelab_stats::fixed(g.high.median, 4)
+        )
+    }
+
+    /// Why the decision is unstable, when it is: the pairs whose base ran in one group change
+    /// beyond the threshold (in the metric's worse direction) and those in the other do not,
+    /// each group holding at least [`MIN_PAIRS_PER_GROUP`] pairs. The decision then depends on
+    /// which group the runs fall in.
+    pub fn unstable(&self) -> Option<String> {
+        let [(Some(low), nl), (Some(high), nh)] = self.by_group else {
+            return None;
+        };
+        if nl < MIN_PAIRS_PER_GROUP || nh < MIN_PAIRS_PER_GROUP {
+            return None;
+        }
+        let worse = |c: f64| match self.direction {
+            Direction::LowerIsBetter => c > self.threshold,
+            Direction::HigherIsBetter => c < -self.threshold,
+        };
+        (worse(low) != worse(high)).then(|| {
+            format!(
+                "the decision is unstable across the base's two groups: the {nl} pairs whose \
+                 base ran in the lower group change by {:+.1}%, the {nh} in the upper group by \
+                 {:+.1}%, on either side of the ±{:.1}% threshold; which group the runs fall in \
+                 decides, so it is left inconclusive",
+                low * 100.0,
+                high * 100.0,
+                self.threshold * 100.0
+            )
+        })
+    }
+}
+
+/// Why a verdict is refused when its pairs ran under other conditions: every field of the
+/// environment fingerprint that changed during the run, with both values and where.
+pub fn refused_conditions(c: Option<&kernelab_model::fingerprint::Conditions>) -> Option<String> {
+    let c = c.filter(|c| !c.changed.is_empty())?;
+    let what: Vec<String> = c.changed.iter().map(|x| x.describe()).collect();
+    Some(format!(
+        "the conditions changed during the run ({}): the sides were not measured under the \
+         same conditions; the verdict above is refused",
+        what.join("; ")
+    ))
 }
 
 /// `ab analyze FILE`: the pairs of `file` (kernelab's samples JSONL, another harness's CSV or
@@ -296,6 +402,8 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         candidate: candidate.clone(),
         shell: args.shell,
         timeout: args.timeout.map(kernelab_model::duration_clamped),
+        fingerprint: true,
+        command: args.command.clone(),
     };
     let mut progress = |s: &kernelab_runner::Step<'_>| hooks.step(s);
     let body = |s: &mut Session<AbPlan>| {
@@ -320,23 +428,132 @@ pub fn run(args: &RunSettings, hooks: &dyn Hooks) -> Result<Outcome> {
             path.display()
         ),
     ];
-    let recs = record::read(&path).map_err(|e| anyhow!(e))?;
     let primary = settings
         .metrics
         .first()
         .map(|m| m.name.clone())
         .unwrap_or_default();
+    concluded(
+        &path,
+        result,
+        &primary,
+        head,
+        design.threshold,
+        args.accept_bias,
+    )
+}
+
+/// The outcome of a finished `ab` run whose samples are in `path`: the document of `result`
+/// with the conditions of its pairs, refused when they changed or (unless `accept_bias`) when
+/// the A/A pre-flight shows a harness bias; a baseline at two clocks named after the output.
+fn concluded(
+    path: &Path,
+    result: AbResult,
+    primary: &str,
+    head: Vec<String>,
+    threshold: f64,
+    accept_bias: bool,
+) -> Result<Outcome> {
+    let recs = record::read(path).map_err(|e| anyhow!(e))?;
     let (main, aa) = (
-        pairs_from(&recs, false, &primary),
-        pairs_from(&recs, true, &primary),
+        pairs_from(&recs, false, primary),
+        pairs_from(&recs, true, primary),
     );
     let harness_bias = result.aa.as_ref().is_some_and(|a| a.harness_bias);
-    let mut outcome = outcome(ab_doc(Some(&path), result, &main, &aa), head)?;
-    if harness_bias && !args.accept_bias {
+    let mut doc = ab_doc(Some(path), result, &main, &aa);
+    doc.body.conditions = record::conditions(&recs);
+    let bimodal = BimodalBase::of(&doc.body, threshold);
+    let changed = refused_conditions(doc.body.conditions.as_ref());
+    let mut outcome = outcome(doc, head)?;
+    if let Some(b) = bimodal {
+        outcome.late_notes.push(format!("note: {}", b.line()));
+        outcome
+            .late_notes
+            .extend(b.unstable().map(|why| format!("warning: {why}")));
+    }
+    if let Some(why) = changed {
+        outcome.status = crate::Status::Incomplete;
+        outcome.late_notes.push(format!("error: {why}"));
+    }
+    if harness_bias && !accept_bias {
         outcome.status = crate::Status::Incomplete;
         outcome.late_notes.push(
             "error: the A/A pre-flight interval excludes 1 (harness bias); the verdict above is not trustworthy (use --accept-bias to accept it)".into(),
         );
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A base at two clocks (12 pairs near 100, 8 near 111) whose head changes by `fast` when
+    /// the base ran fast and by `slow` when it ran slow, judged against a 2% threshold.
+    fn planted(fast: f64, slow: f64, direction: Direction) -> BimodalBase {
+        let jitter = |k: usize| ((k * 7) % 5) as f64 * 0.15 - 0.3;
+        let pairs: Vec<Pair> = (0..20)
+            .map(|k| {
+                let at_fast = k % 5 < 3;
+                let a = if at_fast { 100.0 } else { 111.0 } + jitter(k);
+                Pair {
+                    order: kernelab_stats::Order::AB,
+                    a,
+                    b: a * (1.0 + if at_fast { fast } else { slow }),
+                }
+            })
+            .collect();
+        let base: Vec<f64> = pairs.iter().map(|p| p.a).collect();
+        let groups = kernelab_stats::modes::two_groups(&base, 0.02).expect("two groups");
+        BimodalBase {
+            metric: "t".into(),
+            by_group: kernelab_stats::modes::change_by_group(&pairs, &groups),
+            groups,
+            threshold: 0.02,
+            direction,
+        }
+    }
+
+    #[test]
+    fn a_change_only_at_one_clock_makes_the_decision_unstable() {
+        let b = planted(0.05, 0.0, Direction::LowerIsBetter);
+        assert!(
+            b.line()
+                .starts_with("the base's t runs form two separated groups (12 around 100."),
+            "{}",
+            b.line()
+        );
+        assert!(b.line().contains("a single median of the base misleads"));
+        let why = b.unstable().expect("unstable");
+        assert!(
+            why.contains("the 12 pairs whose base ran in the lower group change by +5.0%, the 8 in the upper group by +0.0%"),
+            "{why}"
+        );
+        // The same change at both clocks, or changes on the same side of the threshold: stable.
+        assert_eq!(
+            planted(0.05, 0.05, Direction::LowerIsBetter).unstable(),
+            None
+        );
+        assert_eq!(
+            planted(0.0, 0.01, Direction::LowerIsBetter).unstable(),
+            None
+        );
+        // Higher is better: a fall beyond the threshold at one clock only is unstable.
+        assert!(planted(-0.05, 0.0, Direction::HigherIsBetter)
+            .unstable()
+            .is_some());
+        assert_eq!(
+            planted(0.05, 0.0, Direction::HigherIsBetter).unstable(),
+            None
+        );
+    }
+
+    #[test]
+    fn too_few_pairs_in_a_group_cannot_be_judged() {
+        let mut b = planted(0.05, 0.0, Direction::LowerIsBetter);
+        b.by_group[1].1 = MIN_PAIRS_PER_GROUP - 1;
+        assert_eq!(b.unstable(), None);
+        b.by_group[1] = (None, 0);
+        assert_eq!(b.unstable(), None);
+    }
 }

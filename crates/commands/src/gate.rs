@@ -3,6 +3,7 @@
 //! engine ([`crate::ab::run`]: ABBA pairs of fresh processes, the A/A pre-flight, the planned
 //! looks with the threshold); the verdicts of the metrics that must not regress decide.
 
+pub mod annotate;
 pub mod config;
 pub mod git;
 pub mod publish;
@@ -42,6 +43,8 @@ pub struct GateOutcome {
     pub outcome: Outcome,
     /// The decision, the verdicts and their renderings.
     pub report: GateReport,
+    /// The kernel source lines the head changed (`[annotate] paths`), for annotations.
+    pub changed: Vec<annotate::ChangedLines>,
 }
 
 /// The configuration and both sides, resolved before anything is built.
@@ -146,6 +149,7 @@ fn ab_settings(p: &Plan, base: &Path, head: &Path) -> Result<crate::ab::RunSetti
         },
         higher_is_better: b.higher_is_better.clone(),
         budget: p.budget,
+        command: Some(b.command.clone()),
     })
 }
 
@@ -160,7 +164,10 @@ fn decide(plan: &Plan, body: &AbBody, bias: bool) -> (Decision, Vec<MetricVerdic
         .collect();
     let mut reasons = Vec::new();
     let decided = |v: Verdict| metrics.iter().any(|m| m.gated && m.verdict == v);
-    let decision = if bias {
+    let decision = if let Some(why) = crate::ab::refused_conditions(body.conditions.as_ref()) {
+        reasons.push(why);
+        Decision::Refused
+    } else if bias {
         reasons.push(
             "the A/A pre-flight interval excludes 1 (harness bias): the timing setup is not \
              trustworthy"
@@ -189,32 +196,16 @@ fn decide(plan: &Plan, body: &AbBody, bias: bool) -> (Decision, Vec<MetricVerdic
     if body.result.analyses.is_empty() {
         reasons.push("no metric was analysed".into());
     }
-    reasons.extend(bimodal_base(body, plan.threshold));
+    let mut decision = decision;
+    if let Some(b) = crate::ab::BimodalBase::of(body, plan.threshold) {
+        reasons.push(b.line());
+        let decisive = matches!(decision, Decision::Pass | Decision::Regression);
+        if let Some(why) = b.unstable().filter(|_| decisive) {
+            reasons.push(why);
+            decision = Decision::Inconclusive;
+        }
+    }
     (decision, metrics, reasons)
-}
-
-/// A line naming the two separated groups of the base's runs of the primary metric (the
-/// pairs' baselines and both slots of the A/A pairs), when they form two.
-fn bimodal_base(body: &AbBody, threshold: f64) -> Option<String> {
-    let metric = &body.result.analyses.first()?.metric;
-    let recs = kernelab_runner::record::read(Path::new(body.samples.as_deref()?)).ok()?;
-    let main = kernelab_runner::pairs_from(&recs, false, metric);
-    let aa = kernelab_runner::pairs_from(&recs, true, metric);
-    let base: Vec<f64> = main
-        .iter()
-        .map(|p| p.a)
-        .chain(aa.iter().flat_map(|p| [p.a, p.b]))
-        .collect();
-    let g = kernelab_stats::modes::two_groups(&base, threshold)?;
-    Some(format!(
-        "the base's {metric} runs form two separated groups ({} around {}, {} around {}): a \
-         single median of the base misleads; the verdict rests on the paired ratios under the \
-         planned looks",
-        g.low.count,
-        kernelab_stats::fixed(g.low.median, 4),
-        g.high.count,
-        kernelab_stats::fixed(g.high.median, 4)
-    ))
 }
 
 /// `gate`: builds base and head in temporary work trees, measures them with the `ab` engine
@@ -261,10 +252,18 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
         ),
         reasons,
         samples: body.samples.clone(),
+        conditions: body.conditions.as_ref().map(|c| c.fingerprint.line()),
+    };
+    let changed = match &plan.config.annotate {
+        Some(a) => {
+            annotate::changed_lines(&repo, &report.base.commit, &report.head.commit, &a.paths)?
+        }
+        None => Vec::new(),
     };
     Ok(GateOutcome {
         outcome: wrap(ab, &report)?,
         report,
+        changed,
     })
 }
 
@@ -283,9 +282,18 @@ fn wrap(ab: Outcome, report: &GateReport) -> Result<Outcome> {
         move || crate::json(&doc),
     )
     .without_csv("--format csv is not offered for gate; the samples file is the raw data");
+    // The bundle holds the decision first, then the `ab` record of the measurement.
+    let gate = kernelab_model::Document::of(report.clone());
+    let inputs: Vec<PathBuf> = report.samples.iter().map(PathBuf::from).collect();
+    let mut records = ab.records;
+    records.insert(
+        0,
+        Box::new(move || crate::Recordable::of(&gate, &inputs, None)),
+    );
     Ok(Outcome {
         view,
         status: crate::Status::of(report.decision == Decision::Pass),
+        records,
         ..ab
     })
 }

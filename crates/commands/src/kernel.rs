@@ -170,8 +170,11 @@ pub fn outcome(
     samples: &Path,
     ceilings: Option<&Path>,
     code: Option<&CodeSameness>,
+    conditions: Option<kernelab_model::fingerprint::Conditions>,
 ) -> Result<Outcome> {
-    let late = code.map(|c| code_notes(c, &r)).unwrap_or_default();
+    let mut late = code.map(|c| code_notes(c, &r)).unwrap_or_default();
+    let refused = crate::ab::refused_conditions(conditions.as_ref());
+    late.extend(refused.iter().map(|why| format!("error: {why}")));
     let pass = r.gates_passed();
     check_roof(&mut r, spec, ceilings)?;
     let beats_roof = !r.above_roof.is_empty();
@@ -179,6 +182,7 @@ pub fn outcome(
         pass,
         samples: samples.display().to_string(),
         run: r,
+        conditions,
     });
     // The record hashes everything the result depends on: the spec and the files it names.
     let mut inputs: Vec<PathBuf> = vec![
@@ -192,6 +196,9 @@ pub fn outcome(
         "--format csv is not offered for kernel run; use json (every sample is in the --samples JSONL)",
     );
     let mut out = Outcome::new(view, Status::of(pass && !beats_roof)).recording(record);
+    if refused.is_some() {
+        out.status = Status::Incomplete;
+    }
     out.late_notes.extend(late);
     Ok(out)
 }
@@ -203,6 +210,27 @@ pub fn read_spec(path: &Path, rounds: Option<usize>) -> Result<Spec> {
         spec.timing.rounds = r.max(2);
     }
     Ok(spec)
+}
+
+/// The environment fingerprint now (the command: the spec `spec_name`), written to the
+/// samples file as taken `after_round` (`None`: before the first), with where it was taken.
+fn conditions_line(
+    writer: &mut kernelab_runner::run::JsonlWriter,
+    after_round: Option<usize>,
+    spec_name: &str,
+) -> Result<(kernelab_model::fingerprint::Fingerprint, String)> {
+    use anyhow::Context;
+    let f = kernelab_runner::provenance::fingerprint::read(Some(spec_name));
+    let line: kernelab_runner::run::SampleLine<'_, ()> =
+        kernelab_runner::run::SampleLine::Fingerprint {
+            after_round,
+            fingerprint: &f,
+        };
+    writer
+        .write(&line)
+        .with_context(|| format!("{}: cannot write", writer.path.display()))?;
+    let at = after_round.map_or("before round 0".into(), |k| format!("after round {k}"));
+    Ok((f, at))
 }
 
 /// `kernel run`: both builds of `spec` (read from `path`) gated and timed on its GPU, every
@@ -254,7 +282,11 @@ pub fn run(
         "timing {bar:30} round {pos}/{len} eta {eta}",
         "rounds",
     );
-    let body = |s: &mut Session<OwnPlan<'_>>| {
+    // The conditions before the first round and after the last, each written as it is taken:
+    // not between rounds, where the tool's pause would let the GPU's clocks drop mid-timing.
+    let mut taken = Vec::new();
+    let body = |s: &mut Session<OwnPlan<'_>>| -> Result<_> {
+        taken.push(conditions_line(&mut s.writer, None, &spec_name)?);
         let result = kernelab_launcher::run(
             gpu.as_mut(),
             spec,
@@ -274,13 +306,29 @@ pub fn run(
             &mut |done, _| bar.set_position(done as u64),
         );
         bar.finish();
-        result.map_err(anyhow::Error::from)
+        let r = result.map_err(anyhow::Error::from)?;
+        taken.push(conditions_line(
+            &mut s.writer,
+            r.rounds.len().checked_sub(1),
+            &spec_name,
+        )?);
+        Ok(r)
     };
     let (_, result) = session.drive(body, |r| match r {
         Ok(_) => RunState::Complete,
         Err(_) => RunState::Failed,
     })?;
-    outcome(result, path, spec, &samples_path, ceilings, Some(&code))
+    let conditions =
+        kernelab_model::fingerprint::Conditions::of(taken.iter().map(|(f, at)| (f, at.clone())));
+    outcome(
+        result,
+        path,
+        spec,
+        &samples_path,
+        ceilings,
+        Some(&code),
+        conditions,
+    )
 }
 
 /// What an A/B of two host-driven callables measured (the Python module's
@@ -463,6 +511,7 @@ pub fn measured_from(m: Measured, samples_path: PathBuf) -> Result<Document<Kern
         pass: run.gates_passed(),
         samples: samples_path.display().to_string(),
         run,
+        conditions: None,
     }))
 }
 

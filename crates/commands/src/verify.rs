@@ -8,8 +8,8 @@ use anyhow::Result;
 use kernelab_model::Document;
 use kernelab_report::bundle::{self, Entry};
 use kernelab_report::verify::{
-    compare_entries, environment_changes, verify_sections, Finding, RecordVerification,
-    Verification,
+    compare_entries, conditions_changes, conditions_of, environment_changes, verify_sections,
+    Finding, RecordVerification, Verification,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -113,6 +113,8 @@ fn one(e: &Entry, exe: &Path, into: &Path) -> RecordVerification {
         finding: Finding::NotRerunnable,
         detail: String::new(),
         environment: Vec::new(),
+        recorded_conditions: None,
+        rerun_conditions: None,
     };
     if let Some(why) = not_rerunnable(e) {
         v.detail = why;
@@ -144,6 +146,15 @@ fn one(e: &Entry, exe: &Path, into: &Path) -> RecordVerification {
         return v;
     };
     v.environment = environment_changes(&e.record.provenance, &now.record.provenance);
+    let results = (result_of(&e.path), result_of(&now.path));
+    if let (Ok(a), Ok(b)) = &results {
+        v.recorded_conditions = conditions_of(a);
+        v.rerun_conditions = conditions_of(b);
+        v.environment.extend(conditions_changes(
+            v.recorded_conditions.as_ref(),
+            v.rerun_conditions.as_ref(),
+        ));
+    }
     let (was_gpu, now_gpu) = (&e.record.provenance.gpu, &now.record.provenance.gpu);
     if let (Some(a), Some(b)) = (was_gpu, now_gpu) {
         if a != b {
@@ -151,7 +162,7 @@ fn one(e: &Entry, exe: &Path, into: &Path) -> RecordVerification {
             return v;
         }
     }
-    match (result_of(&e.path), result_of(&now.path)) {
+    match results {
         (Ok(a), Ok(b)) => {
             let (finding, detail) = compare_entries(e, &now, &a, &b);
             v.finding = finding;

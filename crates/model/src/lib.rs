@@ -22,6 +22,7 @@ pub mod exact;
 pub mod expr;
 mod facts;
 mod family;
+pub mod fingerprint;
 pub mod float;
 mod fsio;
 mod intern;

@@ -1,5 +1,5 @@
-//! Reading documents and records of earlier layouts (schema versions 1 to 6) into the current
-//! one (7), so that a bundle recorded by an earlier kernelab still renders. Each change of
+//! Reading documents and records of earlier layouts (schema versions 1 to 7) into the current
+//! one (8), so that a bundle recorded by an earlier kernelab still renders. Each change of
 //! docs/json.md ("Changes in schema version 3", "… 4") is undone here, in JSON, one version
 //! step at a time, before the result is read into its type; every figure the old layout held is
 //! kept, and derived figures (changes, verdicts) are computed again under the one convention.
@@ -41,7 +41,8 @@ pub fn upgrade(kind: &mut String, version: u32, result: &mut Value) -> Result<()
         to_v6(kind, result)?;
     }
     // Version 6 to 7 only added fields (`report_check`'s `unbacked[]` and each mismatch's
-    // `against`): nothing to undo.
+    // `against`), and so did 7 to 8 (`ab`'s and `kernel_run`'s `conditions`,
+    // `report_verify`'s `recorded_conditions` and `rerun_conditions`): nothing to undo.
     Ok(())
 }
 
@@ -761,15 +762,20 @@ mod tests {
         let mut v = json!({});
         let e = upgrade(&mut "profile".into(), 0, &mut v).expect_err("refused");
         assert!(
-            e.contains("schema_version 0") && e.contains("versions 1 to 7"),
+            e.contains("schema_version 0") && e.contains("versions 1 to 8"),
             "{e}"
         );
-        let e = upgrade(&mut "profile".into(), 8, &mut v).expect_err("refused");
-        assert!(e.contains("schema_version 8"), "{e}");
+        let e = upgrade(&mut "profile".into(), 9, &mut v).expect_err("refused");
+        assert!(e.contains("schema_version 9"), "{e}");
         // A version-6 document reads as it is: 6 to 7 only added fields.
         let before = json!({"checked": 1, "mismatches": [], "warnings": []});
         let mut r = before.clone();
         upgrade(&mut "report_check".into(), 6, &mut r).expect("reads");
+        assert_eq!(r, before);
+        // A version-7 `ab` document reads as it is: 7 to 8 only added `conditions`.
+        let before = json!({"samples": null, "log_ratios": [], "aa_log_ratios": []});
+        let mut r = before.clone();
+        upgrade(&mut "ab".into(), 7, &mut r).expect("reads");
         assert_eq!(r, before);
     }
 }

@@ -49,8 +49,16 @@ pub struct RecordVerification {
     /// between the documents), or why it was not re-run.
     pub detail: String,
     /// How this run's environment differs from the recorded one (host, GPU, kernelab version,
-    /// git commit); empty when nothing recorded differs.
+    /// git commit, and each field of the environment fingerprint); empty when nothing recorded
+    /// differs.
     pub environment: Vec<String>,
+    /// The conditions the recorded run measured under (its first round's environment
+    /// fingerprint), where it recorded them (schema version 8 on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_conditions: Option<kernelab_model::fingerprint::Fingerprint>,
+    /// The conditions of the re-run here, where it recorded them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun_conditions: Option<kernelab_model::fingerprint::Fingerprint>,
 }
 
 /// `kernelab report verify BUNDLE` (`kind: "report_verify"`).
@@ -197,6 +205,28 @@ pub fn environment_changes(was: &Provenance, now: &Provenance) -> Vec<String> {
     out
 }
 
+/// The environment fingerprint a record's result holds (`conditions.fingerprint` of an `ab` or
+/// `kernel_run` document), when it holds one.
+pub fn conditions_of(result: &Value) -> Option<kernelab_model::fingerprint::Fingerprint> {
+    serde_json::from_value(result.get("conditions")?.get("fingerprint")?.clone()).ok()
+}
+
+/// Each field of the environment fingerprint that differs between the recorded run and the
+/// re-run, as `field: recorded → now` (nothing when either recorded none).
+pub fn conditions_changes(
+    was: Option<&kernelab_model::fingerprint::Fingerprint>,
+    now: Option<&kernelab_model::fingerprint::Fingerprint>,
+) -> Vec<String> {
+    let (Some(was), Some(now)) = (was, now) else {
+        return Vec::new();
+    };
+    let v = |x: Option<String>| x.unwrap_or_else(|| "unavailable".into());
+    was.differences(now)
+        .into_iter()
+        .map(|(field, a, b)| format!("{field}: {} → {}", v(a), v(b)))
+        .collect()
+}
+
 /// The recorded entry `was` against its re-run `now`: its analysis when the kind has one,
 /// else its document (`was_result`, `now_result`).
 pub fn compare_entries(
@@ -252,7 +282,32 @@ pub fn verify_sections(v: &Verification) -> Vec<Block> {
             },
         ]);
     }
-    vec![head, Block::Table(t)]
+    let mut out = vec![head, Block::Table(t)];
+    let mut lines = Vec::new();
+    for r in &v.records {
+        let line = |c: &Option<kernelab_model::fingerprint::Fingerprint>| {
+            c.as_ref().map_or("not recorded".into(), |f| f.line())
+        };
+        if r.recorded_conditions.is_some() || r.rerun_conditions.is_some() {
+            lines.push(format!(
+                "{} recorded under: {}",
+                r.file,
+                line(&r.recorded_conditions)
+            ));
+            lines.push(format!(
+                "{} re-run under: {}",
+                r.file,
+                line(&r.rerun_conditions)
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        out.push(Block::List {
+            title: "Conditions (environment fingerprints)".into(),
+            lines,
+        });
+    }
+    out
 }
 
 #[cfg(test)]

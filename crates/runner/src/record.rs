@@ -56,6 +56,16 @@ pub enum Record {
         /// Exit code.
         exit_code: i32,
     },
+    /// The conditions a pair ran under, written before its runs (files of schema version 8
+    /// on).
+    Fingerprint {
+        /// Pair index (per phase).
+        pair: usize,
+        /// A/A pre-flight.
+        aa: bool,
+        /// The environment fingerprint.
+        fingerprint: kernelab_model::fingerprint::Fingerprint,
+    },
     /// A failed run (non-zero exit, timeout, metric missing); never dropped silently.
     Failure {
         /// Pair index.
@@ -67,6 +77,23 @@ pub enum Record {
         /// What went wrong.
         reason: String,
     },
+}
+
+/// The conditions of the pairs of `records`: the first fingerprint recorded and each field
+/// that differed from it later, with the pair it differed at (`None`: no fingerprint was
+/// recorded, as in files written before schema version 8).
+pub fn conditions(records: &[Record]) -> Option<kernelab_model::fingerprint::Conditions> {
+    kernelab_model::fingerprint::Conditions::of(records.iter().filter_map(|r| match r {
+        Record::Fingerprint {
+            pair,
+            aa,
+            fingerprint,
+        } => Some((
+            fingerprint,
+            format!("{}pair {pair}", if *aa { "A/A " } else { "" }),
+        )),
+        _ => None,
+    }))
 }
 
 /// Appends records to the samples file, flushing each line.

@@ -31,6 +31,10 @@ pub trait Executor {
     /// Sets the per-run timeout when none was given, from the warm-up runs' longest wall time
     /// (`slowest_s`); executors without timeouts ignore it.
     fn default_timeout(&mut self, _slowest_s: f64) {}
+    /// The environment fingerprint of the pair about to run, when this executor records one.
+    fn fingerprint(&mut self) -> Option<kernelab_model::fingerprint::Fingerprint> {
+        None
+    }
 }
 
 /// Runs commands as fresh processes.
@@ -43,6 +47,11 @@ pub struct ProcessExecutor {
     pub shell: bool,
     /// Per-run timeout.
     pub timeout: Option<Duration>,
+    /// Record the environment fingerprint before each pair
+    /// ([`crate::provenance::fingerprint`]).
+    pub fingerprint: bool,
+    /// The benchmark command both sides run, named in the fingerprint.
+    pub command: Option<String>,
 }
 
 /// The default per-run timeout: far above the slowest warm-up run, and never under a minute.
@@ -58,6 +67,10 @@ pub(crate) const MAX_RUN_STDOUT: usize = 64 << 20;
 impl Executor for ProcessExecutor {
     fn default_timeout(&mut self, slowest_s: f64) {
         self.timeout.get_or_insert(timeout_after_warmup(slowest_s));
+    }
+    fn fingerprint(&mut self) -> Option<kernelab_model::fingerprint::Fingerprint> {
+        self.fingerprint
+            .then(|| crate::provenance::fingerprint::read(self.command.as_deref()))
     }
     fn run(&mut self, slot: Slot, aa: bool) -> std::io::Result<RunOutcome> {
         let argv = if slot == Slot::A || aa {
@@ -298,6 +311,13 @@ impl State<'_> {
         k: usize,
         aa: bool,
     ) -> Result<bool, Error> {
+        if let Some(fingerprint) = exec.fingerprint() {
+            self.write(&Record::Fingerprint {
+                pair: k,
+                aa,
+                fingerprint,
+            })?;
+        }
         let order = abba_order(k, s.start);
         let slots = if order == Order::AB {
             [Slot::A, Slot::B]

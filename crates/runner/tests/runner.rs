@@ -201,6 +201,8 @@ fn a_timeout_kills_the_whole_process_group() {
         candidate: vec!["true".into()],
         shell: false,
         timeout: Some(std::time::Duration::from_millis(500)),
+        fingerprint: false,
+        command: None,
     };
     let start = std::time::Instant::now();
     let o = exec.run(Slot::A, false).expect("runs");

@@ -20,6 +20,8 @@ pub struct TwoGroups {
     pub low: Group,
     /// The upper group.
     pub high: Group,
+    /// The middle of the gap between them: values at most this are in the lower group.
+    pub boundary: f64,
 }
 
 /// The fewest values in which two groups are looked for.
@@ -54,10 +56,27 @@ pub fn two_groups(values: &[f64], min_relative_gap: f64) -> Option<TwoGroups> {
                 count: high.len(),
                 median: median(high)?,
             },
+            boundary: (low.last()? + high.first()?) / 2.0,
         })
     } else {
         None
     }
+}
+
+/// The change (candidate / baseline − 1, median of the pairs' log ratios) of the pairs whose
+/// baseline ran in each of `groups` (lower, upper), with how many pairs each holds; `None` for
+/// a group with no pair whose ratio is a finite number.
+pub fn change_by_group(pairs: &[crate::Pair], groups: &TwoGroups) -> [(Option<f64>, usize); 2] {
+    let change = |low: bool| {
+        let logs: Vec<f64> = pairs
+            .iter()
+            .filter(|p| (p.a <= groups.boundary) == low)
+            .map(|p| (p.b / p.a).ln())
+            .filter(|x| x.is_finite())
+            .collect();
+        (median(&logs).map(f64::exp_m1), logs.len())
+    };
+    [change(true), change(false)]
 }
 
 #[cfg(test)]
@@ -87,5 +106,30 @@ mod tests {
             .collect();
         assert_eq!(two_groups(&close, 0.02), None);
         assert_eq!(two_groups(&[1.0, f64::NAN], 0.02), None);
+    }
+
+    #[test]
+    fn pairs_are_split_by_the_group_of_their_baseline() {
+        let jitter = |k: usize| ((k * 7) % 5) as f64 * 0.15 - 0.3;
+        let base: Vec<f64> = (0..20)
+            .map(|k| if k % 5 < 3 { 100.0 } else { 111.0 } + jitter(k))
+            .collect();
+        let g = two_groups(&base, 0.02).expect("two groups");
+        assert!(g.boundary > 101.0 && g.boundary < 110.0, "{g:?}");
+        // The head is 5% slower when the base ran fast, the same when it ran slow.
+        let pairs: Vec<crate::Pair> = base
+            .iter()
+            .map(|&a| crate::Pair {
+                order: crate::Order::AB,
+                a,
+                b: if a < 105.0 { a * 1.05 } else { a },
+            })
+            .collect();
+        let [(low, nl), (high, nh)] = change_by_group(&pairs, &g);
+        assert_eq!((nl, nh), (12, 8));
+        assert!((low.expect("low") - 0.05).abs() < 1e-9);
+        assert!(high.expect("high").abs() < 1e-9);
+        let [(none, n), _] = change_by_group(&pairs[12..12], &g);
+        assert_eq!((none, n), (None, 0));
     }
 }

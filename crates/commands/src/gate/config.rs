@@ -19,6 +19,18 @@ pub struct Config {
     /// Which metrics decide.
     #[serde(default)]
     pub metrics: Metrics,
+    /// Which kernel sources' changed lines are annotated.
+    #[serde(default)]
+    pub annotate: Option<Annotate>,
+}
+
+/// `[annotate]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Annotate {
+    /// Git pathspecs of the kernel sources (`*.cu`, `kernels/*.py`): the lines the head
+    /// changed in them are annotated with the decision.
+    pub paths: Vec<String>,
 }
 
 /// `[build]`.
@@ -108,6 +120,14 @@ impl Config {
                 .ok_or_else(|| anyhow!("[bench] metric_regex {m:?}: expected NAME=REGEX"))?;
             regex::Regex::new(re).map_err(|e| anyhow!("[bench] metric_regex {name}: {e}"))?;
         }
+        if let Some(a) = &c.annotate {
+            if a.paths.is_empty() || a.paths.iter().any(|p| p.trim().is_empty()) {
+                bail!("[annotate] paths: expected pathspecs of kernel sources (\"*.cu\")");
+            }
+            if let Some(p) = a.paths.iter().find(|p| p.starts_with(':')) {
+                bail!("[annotate] paths {p:?}: pathspec magic is not taken; name files or globs");
+            }
+        }
         let names = c.metric_names();
         for m in &c.metrics.must_not_regress {
             if !names.contains(m) {
@@ -178,5 +198,17 @@ mod tests {
             Config::parse("[bench]\ncommand = \"x\"\nthreshold = \"2%\"\nmetric_regex = [\"t\"]\n")
                 .expect_err("no NAME=");
         assert!(format!("{e:#}").contains("expected NAME=REGEX"), "{e:#}");
+        let e =
+            Config::parse("[bench]\ncommand = \"x\"\nthreshold = \"2%\"\n[annotate]\npaths = []\n")
+                .expect_err("no paths");
+        assert!(format!("{e:#}").contains("[annotate] paths"), "{e:#}");
+        let c = Config::parse(
+            "[bench]\ncommand = \"x\"\nthreshold = \"2%\"\n[annotate]\npaths = [\"*.cu\"]\n",
+        )
+        .expect("parses");
+        assert_eq!(
+            c.annotate.expect("annotate").paths,
+            vec!["*.cu".to_string()]
+        );
     }
 }

@@ -2,182 +2,36 @@
 //! GitLab report artifact), one pull-request comment body that a job updates in place (found
 //! by its hidden marker), and GitHub workflow commands (`::error title=…::…`) for the checks.
 
-use kernelab_stats::{Analysis, Verdict};
-use serde::Serialize;
+use kernelab_stats::Verdict;
 
 /// The hidden first line of the comment body: a job finds its earlier comment by it and
 /// updates that one instead of adding another.
 pub const COMMENT_MARKER: &str = "<!-- kernelab-gate -->";
 
-/// How a gate ended, with its exit status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// No metric that must not regress is worse beyond the threshold (exit 0).
-    Pass,
-    /// A metric that must not regress is worse beyond the threshold (exit 1).
-    Regression,
-    /// The measurement ended (budget or most pairs) before deciding (exit 3).
-    Inconclusive,
-    /// The timing setup is not trustworthy: the A/A pre-flight shows a harness bias (exit 2).
-    Unreliable,
-}
+pub use kernelab_report::kinds::gate::{Decision, GateReport, MetricVerdict, Side};
 
-impl Decision {
-    /// The process exit status: 0 pass, 1 regression, 2 unreliable, 3 inconclusive.
-    pub fn code(self) -> u8 {
-        match self {
-            Decision::Pass => 0,
-            Decision::Regression => 1,
-            Decision::Unreliable => 2,
-            Decision::Inconclusive => 3,
-        }
-    }
-
-    /// A short headline word.
-    pub fn headline(self) -> &'static str {
-        match self {
-            Decision::Pass => "pass",
-            Decision::Regression => "regression",
-            Decision::Inconclusive => "inconclusive",
-            Decision::Unreliable => "unreliable timing",
-        }
-    }
-
-    fn mark(self) -> &'static str {
-        match self {
-            Decision::Pass => "✅",
-            Decision::Regression => "❌",
-            Decision::Inconclusive | Decision::Unreliable => "⚠️",
-        }
-    }
-}
-
-/// One side of the gate: the revision as named and its commit.
-#[derive(Clone, Debug, Serialize)]
-pub struct Side {
-    /// The revision as given (or how the default was found).
-    pub name: String,
-    /// Its commit (full hex).
-    pub commit: String,
-}
-
-impl Side {
-    /// The commit's first 12 hex digits.
-    pub fn short(&self) -> &str {
-        self.commit.get(..12).unwrap_or(&self.commit)
-    }
-}
-
-/// One metric's verdict, head against base.
-#[derive(Clone, Debug, Serialize)]
-pub struct MetricVerdict {
-    /// The metric.
-    pub metric: String,
-    /// Whether its regression fails the gate.
-    pub gated: bool,
-    /// Its verdict.
-    pub verdict: Verdict,
-    /// head / base − 1, when measured.
-    pub change: Option<f64>,
-    /// The interval of the change, when one exists.
-    pub interval: Option<(f64, f64)>,
-    /// The interval's confidence level.
-    pub level: f64,
-    /// Pairs used.
-    pub pairs: usize,
-}
-
-impl MetricVerdict {
-    /// The verdict of `analysis` of `metric`.
-    pub fn of(metric: &str, analysis: &Analysis, gated: bool) -> MetricVerdict {
-        MetricVerdict {
-            metric: metric.to_string(),
-            gated,
-            verdict: analysis.verdict,
-            change: analysis.change.change(),
-            interval: analysis.change.change_interval().map(|i| (i.low, i.high)),
-            level: analysis.level,
-            pairs: analysis.pairs,
-        }
-    }
-
-    fn change_text(&self) -> String {
-        self.change.map_or("n/a".into(), pct)
-    }
-
-    fn interval_text(&self) -> String {
-        self.interval
-            .map_or("none".into(), |(l, h)| format!("{} … {}", pct(l), pct(h)))
-    }
-}
-
-/// A signed percentage with one decimal.
-fn pct(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
-}
-
-/// What a gate found, in the forms reviewers read.
-#[derive(Clone, Debug, Serialize)]
-pub struct GateReport {
-    /// The decision.
-    pub decision: Decision,
-    /// Its exit status.
-    pub exit_status: u8,
-    /// The base (baseline).
-    pub base: Side,
-    /// The head (candidate).
-    pub head: Side,
-    /// The practical threshold (fraction).
-    pub threshold: f64,
-    /// One verdict per metric, the primary first.
-    pub metrics: Vec<MetricVerdict>,
-    /// What the A/A pre-flight found (or that none ran).
-    pub aa: String,
-    /// Why it ended as it did, beyond the verdicts (budget spent, harness bias).
-    pub reasons: Vec<String>,
-    /// The samples file of the A/B run.
-    pub samples: Option<String>,
-}
-
-impl GateReport {
-    /// The headline: decision, sides and threshold.
-    pub fn headline(&self) -> String {
-        format!(
-            "kernelab gate: {} (exit {}), head {} against base {}, threshold ±{:.1}%",
-            self.decision.headline(),
-            self.exit_status,
-            self.head.short(),
-            self.base.short(),
-            self.threshold * 100.0
-        )
-    }
-
-    /// Plain lines for a terminal.
-    pub fn lines(&self) -> Vec<String> {
-        let mut out = vec![
-            self.headline(),
-            format!("base     {} ({})", self.base.commit, self.base.name),
-            format!("head     {} ({})", self.head.commit, self.head.name),
-            self.aa.clone(),
-        ];
-        for m in &self.metrics {
-            out.push(format!(
-                "{:<8} {} {} (interval {}, {} pairs){}",
-                m.metric,
-                m.verdict.name(),
-                m.change_text(),
-                m.interval_text(),
-                m.pairs,
-                if m.gated { ", must not regress" } else { "" }
-            ));
-        }
-        out.extend(self.reasons.iter().cloned());
-        out
-    }
-
+/// The forms of a gate's report that reviewers read where the CI shows them.
+pub trait Publish {
     /// The Markdown summary (GitHub-flavoured).
-    pub fn summary_markdown(&self) -> String {
+    fn summary_markdown(&self) -> String;
+    /// The pull-request comment body: the marker on its first line, then the summary.
+    fn comment(&self) -> String;
+    /// GitHub workflow commands: an error per gated metric that regressed, a warning when the
+    /// gate could not decide, else a notice.
+    fn annotations(&self) -> Vec<String>;
+    /// Workflow commands on the kernel source lines the head changed (`changed`, the first
+    /// [`MAX_SOURCE_ANNOTATIONS`]): a warning with the regression, else a notice with the
+    /// decision.
+    fn source_annotations(&self, changed: &[super::annotate::ChangedLines]) -> Vec<String>;
+}
+
+/// The most source-line annotations written: GitHub shows ten warnings (and ten notices) of
+/// one step.
+pub const MAX_SOURCE_ANNOTATIONS: usize = 10;
+
+impl Publish for GateReport {
+    /// The Markdown summary (GitHub-flavoured).
+    fn summary_markdown(&self) -> String {
         let mut s = format!(
             "## {} kernelab gate: {}\n\n",
             self.decision.mark(),
@@ -207,6 +61,12 @@ impl GateReport {
                 if m.gated { "must not regress" } else { "shown" }
             ));
         }
+        if let Some(c) = &self.conditions {
+            s.push_str(&format!(
+                "\nConditions (checked before each pair): {}\n",
+                md_escape(c)
+            ));
+        }
         if !self.reasons.is_empty() {
             s.push('\n');
             for r in &self.reasons {
@@ -217,13 +77,13 @@ impl GateReport {
     }
 
     /// The pull-request comment body: the marker on its first line, then the summary.
-    pub fn comment(&self) -> String {
+    fn comment(&self) -> String {
         format!("{COMMENT_MARKER}\n{}", self.summary_markdown())
     }
 
     /// GitHub workflow commands: an error per gated metric that regressed, a warning when the
     /// gate could not decide, else a notice.
-    pub fn annotations(&self) -> Vec<String> {
+    fn annotations(&self) -> Vec<String> {
         let range = format!(
             "head {} against base {}",
             self.head.short(),
@@ -255,14 +115,60 @@ impl GateReport {
                     self.threshold * 100.0
                 ),
             )),
-            Decision::Inconclusive | Decision::Unreliable => out.push(workflow_command(
-                "warning",
-                &format!("kernelab gate - {}", self.decision.headline()),
-                &format!("{} ({range})", self.reasons.join("; ")),
-            )),
+            Decision::Inconclusive | Decision::Unreliable | Decision::Refused => {
+                out.push(workflow_command(
+                    "warning",
+                    &format!("kernelab gate - {}", self.decision.headline()),
+                    &format!("{} ({range})", self.reasons.join("; ")),
+                ))
+            }
         }
         out
     }
+    fn source_annotations(&self, changed: &[super::annotate::ChangedLines]) -> Vec<String> {
+        let gated: Vec<&MetricVerdict> = self.metrics.iter().filter(|m| m.gated).collect();
+        let what = gated
+            .iter()
+            .map(|m| format!("{} {} {}", m.metric, m.verdict.name(), m.change_text()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (kind, title) = match self.decision {
+            Decision::Regression => ("warning", "kernelab gate - regression in this change"),
+            _ => ("notice", "kernelab gate - this change was measured"),
+        };
+        let message =
+            format!(
+            "kernel code changed here; kernelab gate: {} (exit {}), head {} against base {}: {}",
+            self.decision.headline(),
+            self.exit_status,
+            self.head.short(),
+            self.base.short(),
+            if what.is_empty() { "no gated metric" } else { &what }
+        );
+        changed
+            .iter()
+            .take(MAX_SOURCE_ANNOTATIONS)
+            .map(|c| file_command(kind, c, title, &message))
+            .collect()
+    }
+}
+
+/// A GitHub workflow command on lines of a file, `::KIND
+/// file=FILE,line=LINE,endLine=END,title=TITLE::MESSAGE`, escaped as [`workflow_command`].
+pub fn file_command(
+    kind: &str,
+    at: &super::annotate::ChangedLines,
+    title: &str,
+    message: &str,
+) -> String {
+    format!(
+        "::{kind} file={},line={},endLine={},title={}::{}",
+        escape_property(&at.file),
+        at.line,
+        at.end_line,
+        escape_property(title),
+        escape_data(message)
+    )
 }
 
 /// A GitHub workflow command `::KIND title=TITLE::MESSAGE`, its property and data escaped as
@@ -309,6 +215,15 @@ mod tests {
             "::error title=a%3A b%2C c::50%25 slower%0Anext"
         );
         assert_eq!(escape_data("x\r\ny"), "x%0D%0Ay");
+        let at = super::super::annotate::ChangedLines {
+            file: "src/a,b:c.cu".into(),
+            line: 3,
+            end_line: 5,
+        };
+        assert_eq!(
+            file_command("warning", &at, "t: x", "m"),
+            "::warning file=src/a%2Cb%3Ac.cu,line=3,endLine=5,title=t%3A x::m"
+        );
     }
 
     #[test]
@@ -337,6 +252,7 @@ mod tests {
             aa: "no A/A pre-flight".into(),
             reasons: Vec::new(),
             samples: None,
+            conditions: None,
         };
         let c = r.comment();
         assert!(

@@ -30,6 +30,11 @@ pub(crate) struct GateArgs {
     /// `<!-- kernelab-gate -->`, by which a job finds and updates its earlier comment.
     #[arg(long, value_name = "FILE")]
     pub comment: Option<PathBuf>,
+    /// Write the workflow commands (the verdicts', and those on the kernel source lines the
+    /// head changed, `[annotate] paths`) to FILE, one a line, whether or not this runs on
+    /// GitHub Actions.
+    #[arg(long, value_name = "FILE")]
+    pub annotations: Option<PathBuf>,
     /// Where and how to write the result (table, md or json).
     #[command(flatten)]
     pub output: OutputArgs,

@@ -50,6 +50,7 @@ pub(crate) fn run(args: AbArgs, session: &mut Session) -> Result<ExitStatus> {
         design: settings(d),
         higher_is_better: d.higher_is_better.clone(),
         budget: None,
+        command: None,
     };
     settings.check()?;
     output::check_target(&args.output)?;

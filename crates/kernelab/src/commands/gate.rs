@@ -10,7 +10,7 @@ use crate::progress::CliHooks;
 use crate::record::Session;
 use crate::ExitStatus;
 use anyhow::{Context, Result};
-use kernelab_commands::gate::{self, publish};
+use kernelab_commands::gate::{self, publish, publish::Publish};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -49,6 +49,9 @@ pub(crate) fn run(args: GateArgs, session: &mut Session) -> Result<ExitStatus> {
     output::check_target(&args.output)?;
     if let Some(c) = &args.comment {
         output::check_file("--comment", c, args.output.force)?;
+    }
+    if let Some(a) = &args.annotations {
+        output::check_file("--annotations", a, args.output.force)?;
     }
     let settings = gate::GateSettings {
         repo: Some(args.repo.clone()),
@@ -91,8 +94,14 @@ pub(crate) fn run(args: GateArgs, session: &mut Session) -> Result<ExitStatus> {
             return Err(e);
         }
     };
+    let mut commands = g.report.annotations();
+    commands.extend(g.report.source_annotations(&g.changed));
     if on_github() {
-        annotate(&g.report.annotations())?;
+        annotate(&commands)?;
+    }
+    if let Some(a) = &args.annotations {
+        let text: String = commands.iter().map(|c| format!("{c}\n")).collect();
+        output::write_file(a, text.as_bytes(), args.output.force).context("--annotations")?;
     }
     if let Some(s) = &summary {
         append(s, &g.report.summary_markdown())?;

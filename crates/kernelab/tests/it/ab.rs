@@ -41,7 +41,11 @@ fn printed_metric_slower_candidate() {
     assert_eq!(doc["aa"]["harness_bias"], false);
     // Every run is in the samples file, and it is never overwritten.
     let lines = std::fs::read_to_string(&s).expect("read").lines().count();
-    assert_eq!(lines, 1 + 16 + 16, "header, 8 A/A pairs, 8 pairs");
+    assert_eq!(
+        lines,
+        1 + 16 + 16 + 16,
+        "header, 8 A/A pairs and 8 pairs (two runs each), a fingerprint line before each pair"
+    );
     let (code, _, err) = ab_json(&[
         "--baseline",
         "true",

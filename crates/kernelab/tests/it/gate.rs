@@ -109,6 +109,11 @@ struct Run {
 /// `kernelab gate --head HEAD_REV` in `repo` as a GitHub Actions step, its temporary files
 /// under `root/tmp` (checked empty afterwards), with `extra` arguments.
 fn gate(root: &Path, repo: &Path, head: &str, extra: &[&str]) -> Run {
+    gate_with_path(root, repo, head, extra, None)
+}
+
+/// [`gate`] with `bin` first on PATH, when given.
+fn gate_with_path(root: &Path, repo: &Path, head: &str, extra: &[&str], bin: Option<&Path>) -> Run {
     let tmp = root.join("tmp");
     std::fs::create_dir_all(&tmp).expect("tmp");
     let summary = root.join(format!("summary-{head}.md"));
@@ -125,6 +130,17 @@ fn gate(root: &Path, repo: &Path, head: &str, extra: &[&str]) -> Run {
         .env("GITHUB_STEP_SUMMARY", &summary)
         .env_remove("GITHUB_BASE_REF")
         .env_remove("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")
+        .env(
+            "PATH",
+            match bin {
+                Some(b) => format!(
+                    "{}:{}",
+                    b.display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+                None => std::env::var("PATH").unwrap_or_default(),
+            },
+        )
         .output()
         .expect("runs");
     // The work trees are removed, from the disk and from git's list.
@@ -148,11 +164,14 @@ fn gate(root: &Path, repo: &Path, head: &str, extra: &[&str]) -> Run {
 }
 
 /// Every line of `stdout` that starts with `::` is a workflow command in GitHub's documented
-/// form `::KIND title=TITLE::MESSAGE` (the title's `:` and `,` escaped, no raw line break),
-/// and the lines of `kind` are returned.
+/// form `::KIND title=TITLE::MESSAGE`, or `::KIND file=F,line=L,endLine=E,title=TITLE::MESSAGE`
+/// on lines of a file (property values with `:` and `,` escaped, no raw line break), and the
+/// lines of `kind` are returned.
 fn workflow_commands<'a>(stdout: &'a str, kind: &str) -> Vec<&'a str> {
-    let re =
-        regex::Regex::new(r"^::(error|warning|notice) title=[^:,\r\n]*::[^\r\n]*$").expect("regex");
+    let re = regex::Regex::new(
+        r"^::(error|warning|notice) (file=[^:,\r\n]+,line=[1-9][0-9]*,endLine=[1-9][0-9]*,)?title=[^:,\r\n]*::[^\r\n]*$",
+    )
+    .expect("regex");
     let commands: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::")).collect();
     for c in &commands {
         assert!(re.is_match(c), "not a workflow command: {c}");
@@ -205,9 +224,28 @@ fn the_gate_calls_a_planted_slowdown_and_passes_a_change_that_touches_nothing() 
         errors[0]
     );
     assert!(slow.stdout.contains("SLOWER"), "{}", slow.stdout);
-    // The bundle holds the A/B record and renders.
+    // The bundle holds the gate's decision and the A/B record, renders, and the report
+    // passes its own audit.
     let report = super::report_of(&bundle, "json");
     assert!(report.contains("\"ab\""), "{report}");
+    assert!(report.contains("\"kind\": \"gate\""), "{report}");
+    let md = super::report_of(&bundle, "md");
+    assert!(md.contains("kernelab gate: regression (exit 1)"), "{md}");
+    assert!(md.contains("Gate verdicts, head against base"), "{md}");
+    let note = root.path().join("report.md");
+    std::fs::write(&note, &md).expect("write");
+    let out = kernelab()
+        .args(["report", "check"])
+        .arg(&note)
+        .arg("--bundle")
+        .arg(&bundle)
+        .args(["--format", "json"])
+        .output()
+        .expect("runs");
+    let audit: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(0), "{audit}");
+    assert_eq!(audit["mismatches"], serde_json::json!([]), "{audit}");
 
     let same = gate(root.path(), &repo, "same", &[]);
     assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
@@ -461,4 +499,241 @@ fn a_base_at_two_clocks_is_named_in_the_summary() {
         "{}",
         run.summary
     );
+}
+
+/// A fake `nvidia-smi` in `bin`: `--version` says CUDA 13.0; a `--query-gpu` call answers as
+/// an H100 whose application SM clock is 1980 MHz for the first `change_after` calls and
+/// 1410 MHz (set by someone mid-run) after them. It checks that it is asked for CSV without
+/// header or units, and logs the columns asked for.
+pub(crate) fn fake_nvidia_smi(bin: &Path, change_after: usize) {
+    std::fs::create_dir_all(bin).expect("bin");
+    let calls = bin.join("calls");
+    script(
+        &bin.join("nvidia-smi"),
+        &format!(
+            r#"#!/bin/sh
+case "$1" in
+  --version) printf 'NVIDIA-SMI version  : 580.159.04\nCUDA Version        : 13.0\n'; exit 0;;
+  --query-gpu=*) [ "$2" = "--format=csv,noheader,nounits" ] || exit 6;;
+  *) exit 4;;
+esac
+echo "$1" > '{dir}/columns'
+n=$(cat '{calls}' 2>/dev/null || echo 0)
+echo $((n + 1)) > '{calls}'
+clock=1980
+if [ "$n" -ge {change_after} ]; then clock=1410; fi
+echo "GPU-8b407799-36d2-0743-babd-293f8944a796, NVIDIA H100 80GB HBM3, 580.159.04, $clock, 2619, 1980, 2619, Not Active, 700.00, Enabled, Enabled, Default"
+"#,
+            dir = bin.display(),
+            calls = calls.display(),
+        ),
+    );
+}
+
+#[test]
+fn clocks_changed_mid_run_refuse_the_verdict_naming_the_field_and_both_values() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    // 5 A/A pairs and 10 pairs: the clocks change before the 9th fingerprint, in the pairs.
+    let bin = root.path().join("bin");
+    fake_nvidia_smi(&bin, 8);
+    let run = gate_with_path(root.path(), &repo, "same", &[], Some(&bin));
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.summary
+            .starts_with("## ⚠️ kernelab gate: refused, the conditions changed\n"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary
+            .contains("gpu 0 sm_clock_mhz: 1980 → 1410 (pair 3)"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains("gpu 0 clocks_locked: no → yes"),
+        "{}",
+        run.summary
+    );
+    assert_eq!(
+        workflow_commands(&run.stdout, "warning").len(),
+        1,
+        "{}",
+        run.stdout
+    );
+    // Asked by column name, as documented.
+    let columns = std::fs::read_to_string(bin.join("columns")).expect("asked");
+    assert_eq!(
+        columns.trim(),
+        "--query-gpu=uuid,name,driver_version,clocks.applications.graphics,\
+         clocks.applications.memory,clocks.default_applications.graphics,\
+         clocks.default_applications.memory,clocks_event_reasons.applications_clocks_setting,\
+         enforced.power.limit,ecc.mode.current,persistence_mode,compute_mode"
+    );
+}
+
+#[test]
+fn unchanged_conditions_keep_the_verdict_and_are_shown() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let bin = root.path().join("bin");
+    fake_nvidia_smi(&bin, 1_000_000);
+    let bundle = root.path().join("bundle");
+    let run = gate_with_path(
+        root.path(),
+        &repo,
+        "same",
+        &["--record", bundle.to_str().expect("utf-8")],
+        Some(&bin),
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.summary.contains(
+            "Conditions (checked before each pair): nvidia-smi, CUDA 13.0; gpu 0 NVIDIA H100 \
+             80GB HBM3 GPU-8b407799-36d2-0743-babd-293f8944a796 driver 580.159.04, SM 1980 MHz, \
+             memory 2619 MHz, clocks default, power cap 700.00 W, ECC Enabled, persistence \
+             Enabled, compute mode Default"
+        ),
+        "{}",
+        run.summary
+    );
+    // The record holds the fingerprint of the first pair and no change; the samples one line
+    // per pair (5 A/A and 10).
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(bundle.join("0002-ab.json")).expect("the ab record"),
+    )
+    .expect("JSON");
+    let conditions = &record["result"]["conditions"];
+    assert_eq!(conditions["changed"], serde_json::json!([]), "{conditions}");
+    assert_eq!(
+        conditions["fingerprint"]["gpus"][0]["sm_clock_mhz"], "1980",
+        "{conditions}"
+    );
+    assert_eq!(
+        conditions["fingerprint"]["command"], "./kernel.sh",
+        "{conditions}"
+    );
+    let calls = std::fs::read_to_string(bin.join("calls")).expect("calls");
+    assert_eq!(calls.trim(), "15");
+}
+
+/// A kernel on a machine at two clocks shared by both sides: a counter outside the work trees
+/// puts every third pair (both its runs) at the slow clock, where the kernel takes 0.4 s
+/// whatever the commit; at the fast clock it takes `fast` seconds (groups far apart, so a
+/// loaded machine's noise cannot merge them).
+fn clocked_kernel(clock: &Path, fast: &str) -> String {
+    format!(
+        "#!/bin/sh\nn=$(cat '{c}' 2>/dev/null || echo 0)\necho $((n + 1)) > '{c}'\n\
+         if [ $(((n / 2) % 3)) = 0 ]; then sleep 0.4; else sleep {fast}; fi\n",
+        c = clock.display()
+    )
+}
+
+#[test]
+fn a_slowdown_at_one_of_the_base_clocks_only_is_inconclusive_with_why() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let clock = root.path().join("clock");
+    for (branch, fast) in [("clock-base", "0.05"), ("clock-head", "0.1")] {
+        git(&repo, &["checkout", "--quiet", "-b", branch, "main"]);
+        write(&repo, "kernel.sh.in", &clocked_kernel(&clock, fast));
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "--quiet", "-m", branch]);
+    }
+    git(&repo, &["checkout", "--quiet", "main"]);
+    let run = gate(root.path(), &repo, "clock-head", &["--base", "clock-base"]);
+    // Twice as slow at the fast clock, unchanged at the slow one: SLOWER overall, but which
+    // clock the runs get decides, so the gate does not call it.
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.summary
+            .starts_with("## ⚠️ kernelab gate: inconclusive\n"),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary
+            .contains("the base's wall_s runs form two separated groups ("),
+        "{}",
+        run.summary
+    );
+    assert!(
+        run.summary.contains(
+            "the decision is unstable across the base's two groups: the 7 pairs whose base ran \
+             in the lower group change by +"
+        ) && run.summary.contains("the 3 in the upper group by "),
+        "{}",
+        run.summary
+    );
+    assert_eq!(
+        workflow_commands(&run.stdout, "warning").len(),
+        1,
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_changed_kernel_source_lines_are_annotated_with_the_decision() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = repo(root.path()) else {
+        return;
+    };
+    let config = root.path().join("annotate.toml");
+    std::fs::write(
+        &config,
+        format!("{CONFIG}\n[annotate]\npaths = [\"*.in\", \"kernels/*.cu\"]\n"),
+    )
+    .expect("w");
+    let file = root.path().join("annotations.txt");
+    let run = gate(
+        root.path(),
+        &repo,
+        "slow",
+        &[
+            "--config",
+            config.to_str().expect("p"),
+            "--annotations",
+            file.to_str().expect("p"),
+        ],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    // `slow` changed line 2 of kernel.sh.in (`sleep 0.1` to `sleep 0.2`).
+    let on_lines: Vec<&str> = workflow_commands(&run.stdout, "warning")
+        .into_iter()
+        .filter(|c| c.contains(" file="))
+        .collect();
+    assert_eq!(on_lines.len(), 1, "{}", run.stdout);
+    assert!(
+        on_lines[0].starts_with(
+            "::warning file=kernel.sh.in,line=2,endLine=2,title=kernelab gate - regression in \
+             this change::kernel code changed here; kernelab gate: regression (exit 1), head "
+        ) && on_lines[0].contains(": wall_s SLOWER +"),
+        "{}",
+        on_lines[0]
+    );
+    // The file holds the same commands: the verdict's error, then the line's warning.
+    let written = std::fs::read_to_string(&file).expect("--annotations");
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines.len(), 2, "{written}");
+    assert!(lines[0].starts_with("::error title=kernelab gate - wall_s regressed::"));
+    assert_eq!(lines[1], on_lines[0]);
+    assert_eq!(workflow_commands(&written, "warning").len(), 1);
+
+    // A change that touches no kernel source annotates no line.
+    let same = gate(
+        root.path(),
+        &repo,
+        "same",
+        &["--config", config.to_str().expect("p"), "--force"],
+    );
+    assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
+    assert!(!same.stdout.contains(" file="), "{}", same.stdout);
 }

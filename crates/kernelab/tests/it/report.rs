@@ -516,7 +516,7 @@ fn records_of_another_schema_version_are_refused() {
     let err = report_error(|r| r["schema_version"] = Value::from(9));
     assert!(
         err.contains(
-            "0001-check_bitwise.json: schema_version 9; this kernelab reads versions 1 to 7"
+            "0001-check_bitwise.json: schema_version 9; this kernelab reads versions 1 to 8"
         ),
         "{err}"
     );

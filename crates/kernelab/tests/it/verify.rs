@@ -152,3 +152,84 @@ fn a_bundle_of_cpu_records_is_reproduced_and_a_tampered_record_moved() {
         "{detail}"
     );
 }
+
+#[test]
+fn a_rerun_under_other_clocks_shows_both_fingerprints_and_names_the_field() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path().join("bundle");
+    let bin = dir.path().join("bin");
+    let path = |bin: &Path| {
+        format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    };
+    // Recorded at 1980 MHz…
+    super::gate::fake_nvidia_smi(&bin, 1_000_000);
+    let out = kernelab()
+        .args([
+            "ab",
+            "--baseline",
+            "sleep 0.01",
+            "--candidate",
+            "sleep 0.01",
+        ])
+        .args(["--no-aa", "--warmup", "0", "--fixed", "--min-pairs", "4"])
+        .args(["--max-pairs", "4", "--threshold", "50%", "--format", "json"])
+        .args(["--label", "sleeps", "--record"])
+        .arg(&b)
+        .env("PATH", path(&bin))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // …re-run at 1410 MHz.
+    std::fs::remove_dir_all(&bin).expect("rm");
+    super::gate::fake_nvidia_smi(&bin, 0);
+    let out = kernelab()
+        .args(["report", "verify"])
+        .arg(&b)
+        .args(["--format", "json"])
+        .env("PATH", path(&bin))
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let r = &v["records"][0];
+    assert_eq!(
+        r["recorded_conditions"]["gpus"][0]["sm_clock_mhz"], "1980",
+        "{v}"
+    );
+    assert_eq!(
+        r["rerun_conditions"]["gpus"][0]["sm_clock_mhz"], "1410",
+        "{v}"
+    );
+    let env: Vec<&str> = r["environment"]
+        .as_array()
+        .expect("environment")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(env.contains(&"gpu 0 sm_clock_mhz: 1980 → 1410"), "{env:?}");
+    assert!(env.contains(&"gpu 0 clocks_locked: no → yes"), "{env:?}");
+    // The table shows both fingerprints.
+    let out = kernelab()
+        .args(["report", "verify"])
+        .arg(&b)
+        .env("PATH", path(&bin))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("0001-ab.json recorded under: nvidia-smi, CUDA 13.0; gpu 0 NVIDIA H100")
+            && text.contains("SM 1980 MHz")
+            && text.contains("0001-ab.json re-run under: nvidia-smi, CUDA 13.0; gpu 0")
+            && text.contains("SM 1410 MHz"),
+        "{text}"
+    );
+}

@@ -17,6 +17,7 @@ pub mod check;
 pub mod code;
 pub mod compare;
 pub mod counters;
+pub mod gate;
 pub mod impact;
 pub mod kernel_run;
 pub mod metrics;
@@ -247,4 +248,6 @@ registry! {
     Sweep(SweepBody);
     /// `impact`.
     Impact(impact::Impact);
+    /// `gate` (`kernelab gate`'s decision).
+    Gate(gate::GateReport);
 }

@@ -1,8 +1,11 @@
 //! Where a result came from: the command line, the inputs' SHA-256, the host, the git state of
 //! the working directory and RFC 3339 times. No program runs: the git state is read from the
 //! repository's files ([`git`]), and every file is read through `kernelab_model`'s confined
-//! layer (an input outside the confining root is listed unhashed).
+//! layer (an input outside the confining root is listed unhashed). The one exception is the
+//! environment fingerprint of a measurement's rounds ([`fingerprint`]), which asks the GPU
+//! vendor's tool.
 
+pub mod fingerprint;
 pub mod git;
 
 use kernelab_model::{GitState, InputFile, Provenance};

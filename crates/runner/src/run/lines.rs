@@ -68,6 +68,15 @@ pub enum SampleLine<'a, T: Serialize> {
         /// The launch spec.
         spec: &'a str,
     },
+    /// The conditions of a kernel run's rounds, taken before the first round (`after_round`
+    /// absent) and after each round (files of schema version 8 on).
+    Fingerprint {
+        /// The round it was taken after.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        after_round: Option<usize>,
+        /// The environment fingerprint.
+        fingerprint: &'a kernelab_model::fingerprint::Fingerprint,
+    },
     /// One profiler process of a counters run.
     Process {
         /// The process: its group, side, repeat, status and output.

@@ -650,7 +650,7 @@ fn count(samples: &Path, kind: RunKind) -> Result<usize, RunError> {
         match l.kind.as_str() {
             "run" if !l.aa => runs += 1,
             "stop" => rounds = rounds.max(l.round.map_or(0, |r| r + 1)),
-            "header" => {}
+            "header" | "fingerprint" => {}
             _ => others += 1,
         }
     }

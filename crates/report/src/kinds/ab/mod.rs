@@ -55,6 +55,10 @@ pub struct AbBody {
     /// The analyses.
     #[serde(flatten)]
     pub result: AbResult,
+    /// The conditions the pairs ran under (schema version 8 on: absent for samples without
+    /// fingerprints): when `changed` is not empty the verdict is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<kernelab_model::fingerprint::Conditions>,
 }
 
 impl kernelab_model::Body for AbBody {

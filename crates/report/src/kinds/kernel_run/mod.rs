@@ -180,6 +180,10 @@ pub struct KernelRunBody {
     /// What the run found.
     #[serde(flatten)]
     pub run: KernelRun,
+    /// The conditions the rounds ran under (schema version 8 on: absent where none were
+    /// taken): when `changed` is not empty the verdict is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<kernelab_model::fingerprint::Conditions>,
 }
 
 impl kernelab_model::Body for KernelRunBody {
