@@ -66,6 +66,9 @@ pub struct Profile {
     /// Sub-nanosecond remainders of dispatch and transfer times read from decimal text
     /// (rocprof-compute averages); empty when every time is a whole nanosecond.
     pub remainders: crate::exact::Remainders,
+    /// FLOPs and bytes the inputs record for their dispatches and aggregates, in the order
+    /// read (empty for inputs that record none).
+    pub recorded_work: Vec<crate::RecordedWork>,
 }
 
 impl Profile {

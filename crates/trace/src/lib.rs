@@ -360,6 +360,42 @@ mod tests {
         assert!(read_bytes_as(b"SQLite format 3\0", Format::Sqlite, &options).is_err());
     }
 
+    /// PyTorch Inductor's `kernel_flop` and `kernel_num_gb` (GB) in a kernel's args are its
+    /// recorded work, bytes whole; a value that is not a non-negative number is an error at
+    /// the event's byte, naming the member.
+    #[test]
+    fn inductor_kernel_work_is_read_and_a_bad_value_is_located() {
+        let json = br#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "a", "ts": 1, "dur": 2, "args": {"kernel_flop": 17179869184, "kernel_num_gb": 0.029360128}},
+            {"ph": "X", "cat": "kernel", "name": "b", "ts": 3, "dur": 2, "args": {"kernel_num_gb": null}},
+            {"ph": "X", "cat": "kernel", "name": "c", "ts": 5, "dur": 2, "args": {"kernel_num_gb": 1e-3}}]}"#;
+        let p = read_bytes(json, &ReadOptions::default()).expect("a trace");
+        let w = &p.recorded_work;
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0].of, kernelab_model::WorkOf::Dispatch(0));
+        assert_eq!(
+            (w[0].flops, w[0].bytes),
+            (Some(17179869184.0), Some(29360128.0))
+        );
+        assert_eq!(
+            (w[1].of, w[1].flops),
+            (kernelab_model::WorkOf::Dispatch(2), None)
+        );
+        assert_eq!(w[1].bytes, Some(1e6));
+        let text = String::from_utf8_lossy(json);
+        for bad in ["-1", "\"12\"", "1e999"] {
+            let hostile = text.replace("17179869184", bad);
+            let e = read_bytes(hostile.as_bytes(), &ReadOptions::default())
+                .expect_err("a bad kernel_flop")
+                .to_string();
+            assert!(
+                e.contains("args.kernel_flop") && e.contains("non-negative number"),
+                "{e}"
+            );
+            assert!(e.starts_with("byte 30: "), "{e}");
+        }
+    }
+
     /// A stored fuzz finding: a damaged rocpd database whose `kernels` table has a column name
     /// that is not UTF-8 (rusqlite's column names panicked on it): now an error naming a
     /// table. Its b-trees are damaged too: since issue 39 the check of every table before the

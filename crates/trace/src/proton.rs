@@ -10,7 +10,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::rocprof::round_e9;
-use kernelab_model::{KernelAggregate, Location, Profile, SourceInfo};
+use kernelab_model::{
+    FlopWidth, KernelAggregate, Location, Profile, RecordedWork, SourceInfo, WorkOf,
+};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -36,6 +38,82 @@ pub(crate) fn looks_like(text: &[u8]) -> bool {
 struct Sums {
     calls: u64,
     total_e9: u128,
+    /// FLOPs of every node of the name, by key; `None` once a node lacks them.
+    flops: Option<BTreeMap<&'static str, f64>>,
+    /// Bytes of every node of the name; `None` once a node lacks them.
+    bytes: Option<f64>,
+    /// Nodes of the name seen.
+    nodes: u64,
+}
+
+/// The FLOP keys Proton writes, with the width each counts.
+const FLOP_KEYS: [(&str, FlopWidth); 5] = [
+    ("flops", FlopWidth::Unsaid),
+    ("flops8", FlopWidth::Fp8),
+    ("flops16", FlopWidth::Fp16),
+    ("flops32", FlopWidth::Fp32),
+    ("flops64", FlopWidth::Fp64),
+];
+
+impl Sums {
+    /// Adds one node's work metrics (`flops*`, `bytes`): a figure stays only while every node
+    /// of the name has it.
+    fn add_work(&mut self, m: &Map<String, Value>) {
+        let number = |k: &str| {
+            m.get(k)
+                .and_then(Value::as_f64)
+                .filter(|v| v.is_finite() && *v >= 0.0)
+        };
+        let first = self.nodes == 0;
+        self.nodes += 1;
+        let mut flops = BTreeMap::new();
+        for (key, _) in FLOP_KEYS {
+            if let Some(v) = number(key) {
+                flops.insert(key, v);
+            }
+        }
+        self.flops = match (first, self.flops.take()) {
+            _ if flops.is_empty() => None,
+            (true, _) => Some(flops),
+            (false, Some(mut sums)) if sums.keys().eq(flops.keys()) => {
+                for (k, v) in flops {
+                    *sums.entry(k).or_default() += v;
+                }
+                Some(sums)
+            }
+            (false, _) => None,
+        };
+        self.bytes = match (first, self.bytes, number("bytes")) {
+            (true, _, b) => b,
+            (false, Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    /// The recorded work of aggregate `index`, when a node recorded any.
+    fn work(&self, index: usize) -> Option<RecordedWork> {
+        let (flops, width, flops_key) = match &self.flops {
+            Some(f) if f.len() == 1 => {
+                let (k, v) = f.iter().next()?;
+                let width = FLOP_KEYS
+                    .iter()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, w)| *w)?;
+                (Some(*v), width, *k)
+            }
+            // Several widths in one kernel: their sum, its width unsaid.
+            Some(f) => (Some(f.values().sum()), FlopWidth::Unsaid, "flops*"),
+            None => (None, FlopWidth::Unsaid, "flops"),
+        };
+        (flops.is_some() || self.bytes.is_some()).then_some(RecordedWork {
+            of: WorkOf::Aggregate(index),
+            flops,
+            width,
+            bytes: self.bytes,
+            flops_key,
+            bytes_key: "bytes",
+        })
+    }
 }
 
 /// Reads a Proton hatchet document from `reader` into `profile`.
@@ -105,6 +183,7 @@ pub(crate) fn read<R: Read>(
                 let k = kernels.entry(name.to_string()).or_default();
                 k.calls = k.calls.saturating_add(calls);
                 k.total_e9 = k.total_e9.saturating_add(time);
+                k.add_work(m);
                 for (key, v) in m {
                     if key == "bytes" || key.starts_with("flops") {
                         if let Some(v) = v.as_f64().filter(|v| v.is_finite()) {
@@ -124,6 +203,9 @@ pub(crate) fn read<R: Read>(
     }
     for name in &order {
         if let Some(k) = kernels.get(name) {
+            profile
+                .recorded_work
+                .extend(k.work(profile.aggregates.len()));
             profile.aggregates.push(KernelAggregate {
                 name: profile.names.intern_str(name),
                 calls: k.calls,
@@ -203,6 +285,20 @@ mod tests {
         assert_eq!(fact("device").as_deref(), Some("CUDA 0 (90), CUDA 1 (100)"));
         assert_eq!(fact("flops8 total").as_deref(), Some("100000000000"));
         assert_eq!(fact("bytes total").as_deref(), Some("100000000"));
+        // The second node of `k` records no work: the kernel's figures are not all there.
+        assert!(p.recorded_work.is_empty());
+        let (p, _) = read_str(&TWO.replace(
+            "\"time (ns)\":2.5}",
+            "\"time (ns)\":2.5,\"flops8\":5e10,\"bytes\":1e8}",
+        ))
+        .expect("a profile");
+        let w = p.recorded_work.first().expect("recorded work");
+        assert_eq!(w.of, WorkOf::Aggregate(0));
+        assert_eq!(
+            (w.flops, w.width, w.flops_key),
+            (Some(1.5e11), FlopWidth::Fp8, "flops8")
+        );
+        assert_eq!(w.bytes, Some(2e8));
     }
 
     #[test]

@@ -50,6 +50,7 @@ mod real_phases;
 mod real_stats;
 mod report;
 mod roofline;
+mod roofline_trace;
 mod runs;
 mod schema;
 mod serve;
