@@ -43,7 +43,8 @@ seed kineto
 seed kineto_parallel
 seed xplane "$fx"/*.xplane.pb
 seed rocprofv3_json
-seed proton "$fx"/proton/*.json
+seed proton "$fx"/proton/*.json "$fx"/proton/*.hatchet
+seed proton_trace "$fx"/proton/*.chrome_trace
 seed rocprof_csv "$fx"/rocprof*.csv "$fx"/rocpd_*.csv "$fx"/omniperf_*.csv
 seed ncu_csv "$fx"/ncu*.csv
 seed rocpd

@@ -29,6 +29,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("xplane", xplane),
     ("rocprofv3_json", rocprofv3_json),
     ("proton", proton),
+    ("proton_trace", proton_trace),
     ("rocprof_csv", rocprof_csv),
     ("ncu_csv", ncu_csv),
     ("rocpd", rocpd),
@@ -238,6 +239,11 @@ pub fn rocprofv3_json(data: &[u8]) {
 /// The Triton Proton hatchet JSON reader.
 pub fn proton(data: &[u8]) {
     trace_as(data, kernelab_trace::Format::Proton, false);
+}
+
+/// Triton Proton's Chrome trace reader (`data="trace"`: the Kineto reader under its own name).
+pub fn proton_trace(data: &[u8]) {
+    trace_as(data, kernelab_trace::Format::ProtonTrace, false);
 }
 
 /// The rocprof CSV readers: the layout (kernel trace, kernel stats, `results.stats.csv`,

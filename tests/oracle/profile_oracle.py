@@ -255,6 +255,19 @@ def proton(path):
             "devices": {f"{kind} {i}": d["arch"] for kind, ds in devices.items() for i, d in ds.items()}}
 
 
+def proton_trace(path):
+    """Triton Proton Chrome trace (data="trace"): every complete kernel event, named by the
+    innermost frame of its args.call_stack (not its name member), times in µs."""
+    doc = json.loads(open_text(path), parse_float=Decimal)
+    dispatches = []
+    for ev in doc["traceEvents"]:
+        if ev.get("ph") == "X" and ev.get("cat") == "kernel":
+            s = us_to_ns(ev["ts"])
+            dev = ev.get("args", {}).get("device", ev.get("pid"))
+            dispatches.append((ev["args"]["call_stack"][-1], dev, s, s + us_to_ns(ev["dur"])))
+    return finish(dispatches, [], [])
+
+
 def nsys(path):
     """Per-kernel figures with the query of NVIDIA's cuda_gpu_kern_sum report (nvidia.md §2.2):
     GROUP BY the demangled name from StringIds; medians computed here."""
@@ -319,6 +332,8 @@ def oracle(path):
         return rocprofv3_json(path)
     if re.match(rb'\s*\[\s*\{\s*"(children|frame|metrics)"', raw):
         return proton(path)
+    if raw.startswith(b'{"displayTimeUnit":"us","traceEvents":[') and b'"call_stack":[' in raw[:1 << 16]:
+        return proton_trace(path)
     if raw.lstrip()[:1] in (b"{", b"["):
         return kineto(path)
     header = raw.split(b"\n", 1)[0].decode()

@@ -68,6 +68,7 @@ pub fn detect(head: &[u8]) -> Result<Format> {
         None => return Err(unknown("only whitespace".into())),
         Some(b'{') if crate::rocprof::sdk_json::looks_like(text) => return Ok(Format::RocprofJson),
         Some(b'[') if crate::proton::looks_like(text) => return Ok(Format::Proton),
+        Some(b'{') if crate::proton::looks_like_trace(text) => return Ok(Format::ProtonTrace),
         Some(b'{') | Some(b'[') => return Ok(Format::Kineto),
         _ => {}
     }
@@ -126,6 +127,7 @@ mod tests {
             Format::Xplane => 11,
             Format::RocprofJson => 12,
             Format::Proton => 13,
+            Format::ProtonTrace => 14,
         }
     }
 

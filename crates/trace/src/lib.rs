@@ -166,7 +166,7 @@ fn read_file_inner(
     let consumed = opened.consumed.clone();
     progress.start(opened.size);
     // An uncompressed Kineto trace is read on every core (a gzip stream only in order).
-    let split = if format == Format::Kineto && !opened.gzip {
+    let split = if matches!(format, Format::Kineto | Format::ProtonTrace) && !opened.gzip {
         kineto::Split::auto(opened.size)
     } else {
         None
@@ -295,7 +295,9 @@ fn read_stream(
     source: &mut SourceInfo,
 ) -> Result<()> {
     match format {
-        Format::Kineto => kineto::read(reader, &kineto_options(options), profile, source),
+        Format::Kineto | Format::ProtonTrace => {
+            kineto::read(reader, &kineto_options(options), profile, source)
+        }
         Format::RocprofCsv(kind) => rocprof::csv_file::read(reader, kind, profile, source),
         Format::NcuCsv => ncu::read(reader, options.metrics_only, profile, source),
         Format::NsysStatsCsv => {

@@ -33,6 +33,24 @@ pub(crate) fn looks_like(text: &[u8]) -> bool {
         .any(|k| key.starts_with(k))
 }
 
+/// Whether `text` opens as Proton's Chrome trace: the object nlohmann's JSON writes (keys in
+/// order, no spaces) with `displayTimeUnit` and `traceEvents`, whose first events (within the
+/// head) carry an `args.call_stack` array, which Kineto's events do not.
+pub(crate) fn looks_like_trace(text: &[u8]) -> bool {
+    const OPEN: &[u8] = br#"{"displayTimeUnit":"us","traceEvents":["#;
+    text.starts_with(OPEN) && memchr::memmem::find(text, br#""call_stack":["#).is_some()
+}
+
+/// Says what a Proton Chrome trace holds, and what it does not.
+pub(crate) fn trace_note(source: &mut SourceInfo) {
+    source.notes.push(
+        "Proton's Chrome trace: each kernel launch with its time (named by the innermost frame of \
+         its call stack); no copies, no host launch calls, and no FLOPs or bytes (the hatchet \
+         profile of the same run has them); the stream is Proton's lane (tid)"
+            .into(),
+    );
+}
+
 /// Per-kernel sums of one name.
 #[derive(Default)]
 struct Sums {
@@ -299,6 +317,20 @@ mod tests {
             (Some(1.5e11), FlopWidth::Fp8, "flops8")
         );
         assert_eq!(w.bytes, Some(2e8));
+    }
+
+    #[test]
+    fn a_proton_chrome_trace_is_told_from_a_kineto_trace_by_its_head() {
+        let proton = br#"{"displayTimeUnit":"us","traceEvents":[{"args":{"call_stack":["ROOT","k"]},"cat":"kernel"}]}"#;
+        assert!(looks_like_trace(proton));
+        // Kineto writes spaces and other keys first; a call stack alone is not enough.
+        assert!(!looks_like_trace(
+            br#"{"schemaVersion": 1, "traceEvents": [{"args": {"call_stack": []}}]}"#
+        ));
+        assert!(!looks_like_trace(
+            br#"{"displayTimeUnit":"us","traceEvents":[{"ph":"X"}]}"#
+        ));
+        assert_eq!(crate::detect(proton).ok(), Some(crate::Format::ProtonTrace));
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod values;
 pub(crate) mod window;
 
 use crate::error::{snippet, Error, ErrorKind, Result};
+use crate::format::Format;
 use kernelab_model::{
     Annotation, AnnotationScope, FlopWidth, GraphCapture, GraphLaunch, HostOp, KernelDispatch,
     KernelLaunchCall, Launch, LaunchConfig, Location, Nanos, OpShape, Profile, RecordedWork,
@@ -217,6 +218,9 @@ fn read_top<R: Read>(
     source
         .facts
         .push(("events skipped".into(), c.skipped.to_string()));
+    if source.format == Format::ProtonTrace.name() {
+        crate::proton::trace_note(source);
+    }
     if c.zero_duration > 0 {
         source.notes.push(format!(
             "{} kernel events had zero duration",
