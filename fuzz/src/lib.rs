@@ -33,6 +33,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("rocprof_csv", rocprof_csv),
     ("ncu_csv", ncu_csv),
     ("rocpd", rocpd),
+    ("rocprof_compute_db", rocprof_compute_db),
     ("nsys", nsys),
     ("sqlite_leaf", sqlite_leaf),
     ("spec_toml", spec_toml),
@@ -308,6 +309,11 @@ fn sqlite(data: &[u8]) {
 
 /// The rocpd SQLite reader (seeded with rocpd databases).
 pub fn rocpd(data: &[u8]) {
+    sqlite(data);
+}
+
+/// The rocprof-compute analysis database reader (seeded with a cut of the MI350 fixture).
+pub fn rocprof_compute_db(data: &[u8]) {
     sqlite(data);
 }
 

@@ -87,7 +87,9 @@ impl Format {
             Format::RocprofCsv(CsvKind::ApiTrace) => {
                 "rocprofv3 hip_api_trace.csv and marker_api_trace.csv"
             }
-            Format::Sqlite => "rocpd SQLite (*_results.db) or Nsight Systems SQLite export",
+            Format::Sqlite => {
+                "rocpd SQLite (*_results.db), rocprof-compute analyze --output-format db, or Nsight Systems SQLite export"
+            }
             Format::RocprofCsv(CsvKind::LegacyStats) => "legacy rocprof results.stats.csv",
             Format::RocprofCsv(CsvKind::KernelTop) => "rocprof-compute pmc_kernel_top.csv",
             Format::NsysRep => "Nsight Systems .nsys-rep (through nsys export)",

@@ -223,6 +223,12 @@ fn read_sqlite(
         profile.sources.push(source);
         return Ok(());
     }
+    if rocprof::compute_db::is_compute_db(&objs) {
+        source.format = "rocprof-compute-db".into();
+        rocprof::compute_db::read(&conn, profile, &mut source)?;
+        profile.sources.push(source);
+        return Ok(());
+    }
     if nsys::is_nsys(&objs) {
         source.format = "nsys-sqlite".into();
         nsys::read(&conn, options.host_launches, profile, &mut source)?;
@@ -232,7 +238,7 @@ fn read_sqlite(
     Err(Error::new(
         Location::default(),
         ErrorKind::UnknownFormat {
-            detail: "a SQLite database that is neither a rocpd database (rocpd_metadata, kernels) nor an Nsight Systems export (StringIds, CUPTI_ACTIVITY_KIND_*)".into(),
+            detail: "a SQLite database that is neither a rocpd database (rocpd_metadata, kernels), a rocprof-compute analysis database (compute_kernel, compute_dispatch) nor an Nsight Systems export (StringIds, CUPTI_ACTIVITY_KIND_*)".into(),
         },
     ))
 }

@@ -10,6 +10,7 @@
 
 mod ab;
 mod amd;
+mod amd_compute_db;
 mod audit;
 mod check;
 mod code;
