@@ -311,7 +311,7 @@ def ncu(path):
     start = next(i for i, l in enumerate(lines) if l.startswith('"ID",'))
     rows = [r for r in csv.reader(l for l in lines[start:] if l and not l.startswith("=="))]
     header, body = rows[0], rows[1:]
-    scale = {"ns": 1, "nsecond": 1, "usecond": 1e3, "msecond": 1e6}
+    scale = {"ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}
     launches = {}
     if "Metric Name" in header:
         mi, ui, vi = header.index("Metric Name"), header.index("Metric Unit"), header.index("Metric Value")

@@ -25,6 +25,7 @@ mod format;
 mod input;
 mod kineto;
 mod ncu;
+mod ncu_rep;
 mod nsys;
 mod proton;
 mod rank;
@@ -32,6 +33,7 @@ mod rocprof;
 mod sqlite;
 mod sqlite_header;
 pub mod sqlite_pages;
+mod tool;
 mod xplane;
 
 pub use compare::{
@@ -122,7 +124,16 @@ fn read_file_inner(
     }
     let mut opened = input::open(path)?;
     if opened.head.starts_with(detect::NCU_REP_MAGIC) {
-        return Err(detect::ncu_report(Some(path)));
+        if opened.gzip {
+            return Err(Error::new(
+                Location::byte(0),
+                ErrorKind::Unsupported {
+                    detail: "a gzip-compressed Nsight Compute report: decompress it first".into(),
+                },
+            ));
+        }
+        drop(opened);
+        return read_ncu_report(path, options, profile);
     }
     let format = detect(&opened.head)?;
     let mut source = SourceInfo {
@@ -202,6 +213,24 @@ fn read_file_inner(
     });
     progress.finish();
     result?;
+    profile.sources.push(source);
+    Ok(())
+}
+
+/// An Nsight Compute report, through its CSV export (`ncu --import … --csv --page raw`).
+fn read_ncu_report(path: &Path, options: &ReadOptions, profile: &mut Profile) -> Result<()> {
+    let csv = ncu_rep::csv_for(path)?;
+    let opened = input::open(&csv)?;
+    let mut source = SourceInfo {
+        path: path.to_path_buf(),
+        format: "ncu-rep".into(),
+        ..SourceInfo::default()
+    };
+    source
+        .facts
+        .push(("exported to".into(), csv.display().to_string()));
+    ncu::read(opened.reader, options.metrics_only, profile, &mut source)
+        .map_err(|e| e.with_path(&csv))?;
     profile.sources.push(source);
     Ok(())
 }

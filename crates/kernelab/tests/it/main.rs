@@ -38,6 +38,7 @@ mod impact;
 mod isolation;
 mod kernel;
 mod mcp;
+mod ncu_rep;
 mod nsys_rep;
 mod nvidia;
 mod oracle;
