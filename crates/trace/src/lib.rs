@@ -125,12 +125,7 @@ fn read_file_inner(
     let mut opened = input::open(path)?;
     if opened.head.starts_with(detect::NCU_REP_MAGIC) {
         if opened.gzip {
-            return Err(Error::new(
-                Location::byte(0),
-                ErrorKind::Unsupported {
-                    detail: "a gzip-compressed Nsight Compute report: decompress it first".into(),
-                },
-            ));
+            return Err(gzip_refused("Nsight Compute report"));
         }
         drop(opened);
         return read_ncu_report(path, options, profile);
@@ -146,24 +141,14 @@ fn read_file_inner(
     }
     if format == Format::Sqlite {
         if opened.gzip {
-            return Err(Error::new(
-                Location::byte(0),
-                ErrorKind::Unsupported {
-                    detail: "a gzip-compressed SQLite database: decompress it first".into(),
-                },
-            ));
+            return Err(gzip_refused("SQLite database"));
         }
         drop(opened);
         return read_sqlite(path, options, profile, source);
     }
     if format == Format::NsysRep {
         if opened.gzip {
-            return Err(Error::new(
-                Location::byte(0),
-                ErrorKind::Unsupported {
-                    detail: "a gzip-compressed Nsight Systems report: decompress it first".into(),
-                },
-            ));
+            return Err(gzip_refused("Nsight Systems report"));
         }
         let head = std::mem::take(&mut opened.head);
         drop(opened);
@@ -215,6 +200,16 @@ fn read_file_inner(
     result?;
     profile.sources.push(source);
     Ok(())
+}
+
+/// The error for a compressed `what` that is read from a file (decompress it first).
+fn gzip_refused(what: &str) -> Error {
+    Error::new(
+        Location::byte(0),
+        ErrorKind::Unsupported {
+            detail: format!("a gzip-compressed {what}: decompress it first"),
+        },
+    )
 }
 
 /// An Nsight Compute report, through its CSV export (`ncu --import … --csv --page raw`).
