@@ -43,10 +43,12 @@ seed kineto
 seed kineto_parallel
 seed xplane "$fx"/*.xplane.pb
 seed rocprofv3_json
-seed proton "$fx"/proton/*.json
+seed proton "$fx"/proton/*.json "$fx"/proton/*.hatchet
+seed proton_trace "$fx"/proton/*.chrome_trace
 seed rocprof_csv "$fx"/rocprof*.csv "$fx"/rocpd_*.csv "$fx"/omniperf_*.csv
 seed ncu_csv "$fx"/ncu*.csv
 seed rocpd
+seed rocprof_compute_db
 seed nsys
 seed spec_toml "$fx"/kernel/*.toml "$root"/bench/h200/faults/*.toml
 seed samples_jsonl "$fx"/h200_ab/*.jsonl
@@ -214,6 +216,22 @@ CREATE TABLE memory_copies (id INTEGER PRIMARY KEY, start INTEGER, end INTEGER, 
 INSERT INTO memory_copies (start, end, size, stream_id, dst_agent_type_index) VALUES (1000000000, 1000041000, 16777216, 0, 0);
 """
 out("rocpd", "mi300x_results.db", db(rocpd))
+# The rocprof-compute analysis database: its workload, kernel and dispatch tables, 20 rows each.
+with tempfile.TemporaryDirectory() as d:
+    p = os.path.join(d, "db.sqlite")
+    shutil.copy(os.path.join(fx, "rocprof-compute-3.5.0-mi350-monte_carlo_pi.db"), p)
+    c = sqlite3.connect(p)
+    keep = ("compute_metadata", "compute_workload", "compute_kernel", "compute_dispatch")
+    for (t,) in c.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall():
+        if t in keep:
+            c.execute(f'DELETE FROM "{t}" WHERE rowid NOT IN (SELECT rowid FROM "{t}" LIMIT 20)')
+        elif not t.startswith("sqlite_"):
+            c.execute(f'DROP TABLE "{t}"')
+    c.commit()
+    c.execute("PRAGMA page_size = 512")
+    c.execute("VACUUM")
+    c.close()
+    out("rocprof_compute_db", "mi350_monte_carlo_pi.db", open(p, "rb").read())
 out("rocpd", "minimal.db", db("CREATE TABLE rocpd_kernel_dispatch (id INTEGER); CREATE TABLE kernels (name TEXT, start INTEGER, \"end\" INTEGER); INSERT INTO kernels VALUES ('k', 10, 20);"))
 PY
 # Evidence-bundle records, one command each, from the fixtures.

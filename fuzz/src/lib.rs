@@ -29,9 +29,11 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("xplane", xplane),
     ("rocprofv3_json", rocprofv3_json),
     ("proton", proton),
+    ("proton_trace", proton_trace),
     ("rocprof_csv", rocprof_csv),
     ("ncu_csv", ncu_csv),
     ("rocpd", rocpd),
+    ("rocprof_compute_db", rocprof_compute_db),
     ("nsys", nsys),
     ("sqlite_leaf", sqlite_leaf),
     ("spec_toml", spec_toml),
@@ -240,6 +242,11 @@ pub fn proton(data: &[u8]) {
     trace_as(data, kernelab_trace::Format::Proton, false);
 }
 
+/// Triton Proton's Chrome trace reader (`data="trace"`: the Kineto reader under its own name).
+pub fn proton_trace(data: &[u8]) {
+    trace_as(data, kernelab_trace::Format::ProtonTrace, false);
+}
+
 /// The rocprof CSV readers: the layout (kernel trace, kernel stats, `results.stats.csv`,
 /// memory copy, API trace, kernel top, `nsys stats`) is detected from the header, as for a file.
 pub fn rocprof_csv(data: &[u8]) {
@@ -302,6 +309,11 @@ fn sqlite(data: &[u8]) {
 
 /// The rocpd SQLite reader (seeded with rocpd databases).
 pub fn rocpd(data: &[u8]) {
+    sqlite(data);
+}
+
+/// The rocprof-compute analysis database reader (seeded with a cut of the MI350 fixture).
+pub fn rocprof_compute_db(data: &[u8]) {
     sqlite(data);
 }
 

@@ -60,7 +60,8 @@ def rnd(x):
 
 def finish(dispatches, memcpy, memset):
     """Times may be Fractions (fractional timestamps): every figure is computed exactly and
-    rounded once, half up."""
+    rounded once, half up. memcpy and memset None: the input holds no record of copies (their
+    figures are null, not 0)."""
     kernels = {}
     for name, dev, s, e in dispatches:
         kernels.setdefault(name, []).append(e - s)
@@ -84,10 +85,10 @@ def finish(dispatches, memcpy, memset):
             "gap_count": gaps,
             "kernel_count": len(dispatches),
             "distinct_kernels": len(kernels),
-            "memcpy_ns": rnd(sum(memcpy)),
-            "memcpy_count": len(memcpy),
-            "memset_ns": rnd(sum(memset)),
-            "memset_count": len(memset),
+            "memcpy_ns": None if memcpy is None else rnd(sum(memcpy)),
+            "memcpy_count": None if memcpy is None else len(memcpy),
+            "memset_ns": None if memset is None else rnd(sum(memset)),
+            "memset_count": None if memset is None else len(memset),
             "first_start_ns": rnd(first),
         },
         "kernels": out,
@@ -182,7 +183,10 @@ def rocprof_trace(path):
         s = Fraction(Decimal(pick(r, "Start_Timestamp", "BeginNs")))
         e = Fraction(Decimal(pick(r, "End_Timestamp", "EndNs")))
         dispatches.append((pick(r, "Kernel_Name", "KernelName"), dev, s, e))
-    return finish(dispatches, [], [])
+    # A rocprof-compute timestamps.csv (or rocprof results.csv) holds no copies: null, not 0.
+    cols = set(rows[0].keys()) if rows else set()
+    rocprofv3 = cols & {"Guid", "Stream_Id", "Kind"} or {"Dispatch_Id", "Thread_Id"} <= cols
+    return finish(dispatches, [] if rocprofv3 else None, [] if rocprofv3 else None)
 
 
 def stats_csv(path):
@@ -210,7 +214,17 @@ def rocpd(path):
     q = 'SELECT name, agent_type_index, start, "end" FROM kernels'
     dispatches = [(n, d, s, e) for n, d, s, e in con.execute(q)]
     memcpy = [e - s for s, e in con.execute('SELECT start, "end" FROM memory_copies')]
-    return finish(dispatches, memcpy, [])
+    # No copy rows: the run was not traced for copies; null, not 0.
+    return finish(dispatches, memcpy or None, [] if memcpy else None)
+
+
+def rocprof_compute_db(path):
+    """rocprof-compute analysis database: compute_dispatch joined to compute_kernel by
+    kernel_uuid; no copies recorded (null)."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    q = """SELECT k.kernel_name, d.gpu_id, d.start_timestamp, d.end_timestamp
+           FROM compute_dispatch d JOIN compute_kernel k ON k.kernel_uuid = d.kernel_uuid"""
+    return finish([tuple(r) for r in con.execute(q)], None, None)
 
 
 def rocprofv3_json(path):
@@ -255,6 +269,19 @@ def proton(path):
             "devices": {f"{kind} {i}": d["arch"] for kind, ds in devices.items() for i, d in ds.items()}}
 
 
+def proton_trace(path):
+    """Triton Proton Chrome trace (data="trace"): every complete kernel event, named by the
+    innermost frame of its args.call_stack (not its name member), times in µs."""
+    doc = json.loads(open_text(path), parse_float=Decimal)
+    dispatches = []
+    for ev in doc["traceEvents"]:
+        if ev.get("ph") == "X" and ev.get("cat") == "kernel":
+            s = us_to_ns(ev["ts"])
+            dev = ev.get("args", {}).get("device", ev.get("pid"))
+            dispatches.append((ev["args"]["call_stack"][-1], dev, s, s + us_to_ns(ev["dur"])))
+    return finish(dispatches, [], [])
+
+
 def nsys(path):
     """Per-kernel figures with the query of NVIDIA's cuda_gpu_kern_sum report (nvidia.md §2.2):
     GROUP BY the demangled name from StringIds; medians computed here."""
@@ -284,7 +311,7 @@ def ncu(path):
     start = next(i for i, l in enumerate(lines) if l.startswith('"ID",'))
     rows = [r for r in csv.reader(l for l in lines[start:] if l and not l.startswith("=="))]
     header, body = rows[0], rows[1:]
-    scale = {"ns": 1, "nsecond": 1, "usecond": 1e3, "msecond": 1e6}
+    scale = {"ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}
     launches = {}
     if "Metric Name" in header:
         mi, ui, vi = header.index("Metric Name"), header.index("Metric Unit"), header.index("Metric Value")
@@ -313,12 +340,16 @@ def oracle(path):
         return ncu(path)
     if raw.startswith(b"SQLite format 3\0") and b"StringIds" in raw[:1 << 20]:
         return nsys(path)
+    if raw.startswith(b"SQLite format 3\0") and b"compute_dispatch" in raw[:1 << 20]:
+        return rocprof_compute_db(path)
     if raw.startswith(b"SQLite format 3\0"):
         return rocpd(path)
     if b'"rocprofiler-sdk-tool"' in raw[:64]:
         return rocprofv3_json(path)
     if re.match(rb'\s*\[\s*\{\s*"(children|frame|metrics)"', raw):
         return proton(path)
+    if raw.startswith(b'{"displayTimeUnit":"us","traceEvents":[') and b'"call_stack":[' in raw[:1 << 16]:
+        return proton_trace(path)
     if raw.lstrip()[:1] in (b"{", b"["):
         return kineto(path)
     header = raw.split(b"\n", 1)[0].decode()

@@ -276,3 +276,47 @@ pub struct ActivityAggregate {
     /// Total duration in units of 10⁻⁹ ns, exact, so totals over lines are rounded once.
     pub total_e9: u128,
 }
+
+/// What a [`RecordedWork`] is the work of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkOf {
+    /// One dispatch: an index into `Profile::dispatches`.
+    Dispatch(usize),
+    /// Every call of one aggregate: an index into `Profile::aggregates`.
+    Aggregate(usize),
+}
+
+/// The FLOP count's kind where the input says it (Proton's `flops8` … `flops64`), which picks
+/// the roof a kernel is placed under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FlopWidth {
+    /// The width is not said (PyTorch Inductor's `kernel_flop`, Proton's `flops`).
+    Unsaid,
+    /// 8-bit floating point.
+    Fp8,
+    /// 16-bit floating point (FP16 or BF16: the input does not tell them apart).
+    Fp16,
+    /// 32-bit floating point.
+    Fp32,
+    /// 64-bit floating point.
+    Fp64,
+}
+
+/// FLOPs and bytes an input records for its kernels (PyTorch Inductor's `kernel_flop` and
+/// `kernel_num_gb` in a Kineto kernel's args; Proton's `flops*` and `bytes` metrics), with the
+/// keys they were read from: the work a roofline needs without a work model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RecordedWork {
+    /// The dispatch or aggregate the figures are of.
+    pub of: WorkOf,
+    /// FLOPs, when recorded.
+    pub flops: Option<f64>,
+    /// The FLOP count's kind.
+    pub width: FlopWidth,
+    /// Bytes moved, when recorded.
+    pub bytes: Option<f64>,
+    /// The key the FLOPs were read from (`kernel_flop`, `flops16`).
+    pub flops_key: &'static str,
+    /// The key the bytes were read from (`kernel_num_gb`, `bytes`).
+    pub bytes_key: &'static str,
+}

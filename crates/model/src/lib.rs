@@ -42,9 +42,9 @@ mod units;
 
 pub use digest::{sha256_hex, sha256_reader};
 pub use dispatch::{
-    ActivityAggregate, ActivityKind, Annotation, AnnotationScope, GraphCapture, GraphLaunch,
-    HostOp, KernelAggregate, KernelDispatch, KernelLaunchCall, Launch, LaunchConfig, OpShape,
-    Resources, Transfer, TransferKind,
+    ActivityAggregate, ActivityKind, Annotation, AnnotationScope, FlopWidth, GraphCapture,
+    GraphLaunch, HostOp, KernelAggregate, KernelDispatch, KernelLaunchCall, Launch, LaunchConfig,
+    OpShape, RecordedWork, Resources, Transfer, TransferKind, WorkOf,
 };
 pub use document::{Body, Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use facts::{fact_key, typed_facts, FactValue};

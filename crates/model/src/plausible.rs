@@ -6,7 +6,7 @@
 //! cannot be true either: the dispatch, copy or stats row that holds it is left out of every
 //! figure, and the notes count and name them (a duration is no optional figure in the model).
 
-use crate::dispatch::{LaunchConfig, TransferKind};
+use crate::dispatch::{LaunchConfig, RecordedWork, TransferKind, WorkOf};
 use crate::profile::Profile;
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
@@ -95,6 +95,10 @@ pub fn check_durations(profile: &mut Profile, from: Marks) -> Vec<String> {
         let what = ("kernel dispatch", "kernel dispatches");
         notes.extend(left_out(long.len(), named.collect(), what));
         profile.dispatches.remove(&long);
+        reindex_work(&mut profile.recorded_work, &long, |w| match w {
+            WorkOf::Dispatch(i) => Some(i),
+            WorkOf::Aggregate(_) => None,
+        });
     }
     // Copies and fills, then stats rows: the input's own are numbered from 1 in its order.
     let (mut i, mut n, mut gone) = (0usize, 0usize, Vec::new());
@@ -117,6 +121,7 @@ pub fn check_durations(profile: &mut Profile, from: Marks) -> Vec<String> {
     notes.extend(left_out(n, gone, ("copy or fill", "copies and fills")));
     let (mut i, mut n, mut gone) = (0usize, 0usize, Vec::new());
     let names = &profile.names;
+    let mut removed = Vec::new();
     profile.aggregates.retain(|a| {
         i += 1;
         let k = i.saturating_sub(from.aggregates);
@@ -133,13 +138,40 @@ pub fn check_durations(profile: &mut Profile, from: Marks) -> Vec<String> {
                     let name = short(names.name(a.name));
                     gone.push(format!("#{k} `{name}` {} per call", nanos(d)));
                 }
+                removed.push(i - 1);
                 false
             }
             _ => true,
         }
     });
     notes.extend(left_out(n, gone, ("kernel stats row", "kernel stats rows")));
+    reindex_work(&mut profile.recorded_work, &removed, |w| match w {
+        WorkOf::Aggregate(i) => Some(i),
+        WorkOf::Dispatch(_) => None,
+    });
     notes
+}
+
+/// Drops the recorded work of the items at `gone` (ascending indexes) and moves the later
+/// items' indexes down, for the kind of item `index` reads (others are kept as they are).
+fn reindex_work(work: &mut Vec<RecordedWork>, gone: &[usize], index: fn(WorkOf) -> Option<usize>) {
+    if gone.is_empty() {
+        return;
+    }
+    work.retain_mut(|w| {
+        let Some(i) = index(w.of) else {
+            return true;
+        };
+        let before = gone.partition_point(|&g| g < i);
+        if gone.get(before) == Some(&i) {
+            return false;
+        }
+        w.of = match w.of {
+            WorkOf::Dispatch(_) => WorkOf::Dispatch(i - before),
+            WorkOf::Aggregate(_) => WorkOf::Aggregate(i - before),
+        };
+        true
+    });
 }
 
 /// The note for `n` records left out, the first few named in `named` (number in the input,
@@ -254,6 +286,38 @@ pub fn check_profile(profile: &mut Profile, from: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_work_follows_the_dispatches_and_rows_left() {
+        use crate::{RecordedWork, WorkOf};
+        let w = |of| RecordedWork {
+            of,
+            flops: Some(1.0),
+            width: crate::FlopWidth::Unsaid,
+            bytes: None,
+            flops_key: "kernel_flop",
+            bytes_key: "kernel_num_gb",
+        };
+        let mut work = vec![
+            w(WorkOf::Dispatch(0)),
+            w(WorkOf::Dispatch(2)),
+            w(WorkOf::Aggregate(2)),
+            w(WorkOf::Dispatch(5)),
+        ];
+        reindex_work(&mut work, &[1, 2, 4], |o| match o {
+            WorkOf::Dispatch(i) => Some(i),
+            WorkOf::Aggregate(_) => None,
+        });
+        let of: Vec<WorkOf> = work.iter().map(|w| w.of).collect();
+        assert_eq!(
+            of,
+            [
+                WorkOf::Dispatch(0),
+                WorkOf::Aggregate(2),
+                WorkOf::Dispatch(2)
+            ]
+        );
+    }
     use crate::dispatch::{KernelAggregate, KernelDispatch, Resources, Transfer};
     use crate::units::{Nanos, Timestamp};
 

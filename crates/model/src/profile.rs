@@ -21,6 +21,10 @@ pub struct SourceInfo {
     pub notes: Vec<String>,
     /// The indexes of the profile's dispatches this file added.
     pub dispatches: std::ops::Range<usize>,
+    /// The file holds no record of copies or fills (a rocprof-compute `timestamps.csv`, a rocpd
+    /// database without copies, a rocprof-compute analysis database): their time is unknown,
+    /// not zero.
+    pub copies_unrecorded: bool,
 }
 
 /// Everything the inputs say about GPU work: per-dispatch records, transfers, annotations, or
@@ -66,6 +70,9 @@ pub struct Profile {
     /// Sub-nanosecond remainders of dispatch and transfer times read from decimal text
     /// (rocprof-compute averages); empty when every time is a whole nanosecond.
     pub remainders: crate::exact::Remainders,
+    /// FLOPs and bytes the inputs record for their dispatches and aggregates, in the order
+    /// read (empty for inputs that record none).
+    pub recorded_work: Vec<crate::RecordedWork>,
 }
 
 impl Profile {

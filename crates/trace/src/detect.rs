@@ -14,6 +14,17 @@ pub(crate) const NCU_REP_MAGIC: &[u8] = b"NVR\0";
 /// The error for an Nsight Compute report, which kernelab does not read: what it is and the
 /// command that exports `path` (else `FILE.ncu-rep`) as the CSV kernelab reads.
 pub(crate) fn ncu_report(path: Option<&std::path::Path>) -> Error {
+    Error::new(
+        Location::byte(0),
+        ErrorKind::Unsupported {
+            detail: ncu_report_detail(path),
+        },
+    )
+}
+
+/// What an Nsight Compute report is, and the command that exports `path` (else
+/// `FILE.ncu-rep`) as the CSV kernelab reads.
+pub(crate) fn ncu_report_detail(path: Option<&std::path::Path>) -> String {
     let (report, csv) = match path {
         Some(p) => (
             crate::nsys::rep::shell_word(p),
@@ -21,13 +32,8 @@ pub(crate) fn ncu_report(path: Option<&std::path::Path>) -> Error {
         ),
         None => ("FILE.ncu-rep".into(), "FILE.csv".into()),
     };
-    Error::new(
-        Location::byte(0),
-        ErrorKind::Unsupported {
-            detail: format!(
-                "an Nsight Compute report (.ncu-rep, binary); kernelab reads its CSV export: `ncu --import {report} --csv --page raw > {csv}`, then read {csv}"
-            ),
-        },
+    format!(
+        "an Nsight Compute report (.ncu-rep, binary); kernelab reads its CSV export: `ncu --import {report} --csv --page raw > {csv}`, then read {csv}"
     )
 }
 
@@ -68,6 +74,7 @@ pub fn detect(head: &[u8]) -> Result<Format> {
         None => return Err(unknown("only whitespace".into())),
         Some(b'{') if crate::rocprof::sdk_json::looks_like(text) => return Ok(Format::RocprofJson),
         Some(b'[') if crate::proton::looks_like(text) => return Ok(Format::Proton),
+        Some(b'{') if crate::proton::looks_like_trace(text) => return Ok(Format::ProtonTrace),
         Some(b'{') | Some(b'[') => return Ok(Format::Kineto),
         _ => {}
     }
@@ -126,6 +133,7 @@ mod tests {
             Format::Xplane => 11,
             Format::RocprofJson => 12,
             Format::Proton => 13,
+            Format::ProtonTrace => 14,
         }
     }
 

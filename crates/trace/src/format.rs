@@ -24,6 +24,9 @@ pub enum Format {
     RocprofJson,
     /// A Triton Proton profile (hatchet JSON: a call tree with per-kernel time and count).
     Proton,
+    /// A Triton Proton Chrome trace (`data="trace"`, `*.chrome_trace`): kernel events with
+    /// their call stacks, read by the Kineto reader.
+    ProtonTrace,
 }
 
 impl Format {
@@ -44,6 +47,7 @@ impl Format {
             Format::Xplane => "xplane",
             Format::RocprofJson => "rocprofv3-json",
             Format::Proton => "proton-hatchet",
+            Format::ProtonTrace => "proton-chrome-trace",
         }
     }
 }
@@ -51,7 +55,7 @@ impl Format {
 impl Format {
     /// Every format kernelab reads, in the order help and errors list them (the registry they
     /// are written from; `every_format_is_listed` fails until a new format is added here).
-    pub const ALL: [Format; 14] = [
+    pub const ALL: [Format; 15] = [
         Format::Kineto,
         Format::RocprofCsv(CsvKind::KernelTrace),
         Format::RocprofCsv(CsvKind::KernelStats),
@@ -66,6 +70,7 @@ impl Format {
         Format::Xplane,
         Format::RocprofJson,
         Format::Proton,
+        Format::ProtonTrace,
     ];
 
     /// What a person knows the format by: the file, and the tool that writes it.
@@ -82,7 +87,9 @@ impl Format {
             Format::RocprofCsv(CsvKind::ApiTrace) => {
                 "rocprofv3 hip_api_trace.csv and marker_api_trace.csv"
             }
-            Format::Sqlite => "rocpd SQLite (*_results.db) or Nsight Systems SQLite export",
+            Format::Sqlite => {
+                "rocpd SQLite (*_results.db), rocprof-compute analyze --output-format db, or Nsight Systems SQLite export"
+            }
             Format::RocprofCsv(CsvKind::LegacyStats) => "legacy rocprof results.stats.csv",
             Format::RocprofCsv(CsvKind::KernelTop) => "rocprof-compute pmc_kernel_top.csv",
             Format::NsysRep => "Nsight Systems .nsys-rep (through nsys export)",
@@ -91,6 +98,7 @@ impl Format {
             Format::Xplane => "JAX / TensorFlow / XLA .xplane.pb",
             Format::RocprofJson => "rocprofv3 -f json *_results.json (rocprofiler-sdk-tool)",
             Format::Proton => "Triton Proton hatchet JSON (proton.finalize)",
+            Format::ProtonTrace => "Triton Proton Chrome trace (data=\"trace\", *.chrome_trace)",
         }
     }
 }

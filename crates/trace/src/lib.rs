@@ -25,6 +25,7 @@ mod format;
 mod input;
 mod kineto;
 mod ncu;
+mod ncu_rep;
 mod nsys;
 mod proton;
 mod rank;
@@ -32,6 +33,7 @@ mod rocprof;
 mod sqlite;
 mod sqlite_header;
 pub mod sqlite_pages;
+mod tool;
 mod xplane;
 
 pub use compare::{
@@ -122,7 +124,11 @@ fn read_file_inner(
     }
     let mut opened = input::open(path)?;
     if opened.head.starts_with(detect::NCU_REP_MAGIC) {
-        return Err(detect::ncu_report(Some(path)));
+        if opened.gzip {
+            return Err(gzip_refused("Nsight Compute report"));
+        }
+        drop(opened);
+        return read_ncu_report(path, options, profile);
     }
     let format = detect(&opened.head)?;
     let mut source = SourceInfo {
@@ -135,24 +141,14 @@ fn read_file_inner(
     }
     if format == Format::Sqlite {
         if opened.gzip {
-            return Err(Error::new(
-                Location::byte(0),
-                ErrorKind::Unsupported {
-                    detail: "a gzip-compressed SQLite database: decompress it first".into(),
-                },
-            ));
+            return Err(gzip_refused("SQLite database"));
         }
         drop(opened);
         return read_sqlite(path, options, profile, source);
     }
     if format == Format::NsysRep {
         if opened.gzip {
-            return Err(Error::new(
-                Location::byte(0),
-                ErrorKind::Unsupported {
-                    detail: "a gzip-compressed Nsight Systems report: decompress it first".into(),
-                },
-            ));
+            return Err(gzip_refused("Nsight Systems report"));
         }
         let head = std::mem::take(&mut opened.head);
         drop(opened);
@@ -166,7 +162,7 @@ fn read_file_inner(
     let consumed = opened.consumed.clone();
     progress.start(opened.size);
     // An uncompressed Kineto trace is read on every core (a gzip stream only in order).
-    let split = if format == Format::Kineto && !opened.gzip {
+    let split = if matches!(format, Format::Kineto | Format::ProtonTrace) && !opened.gzip {
         kineto::Split::auto(opened.size)
     } else {
         None
@@ -206,6 +202,34 @@ fn read_file_inner(
     Ok(())
 }
 
+/// The error for a compressed `what` that is read from a file (decompress it first).
+fn gzip_refused(what: &str) -> Error {
+    Error::new(
+        Location::byte(0),
+        ErrorKind::Unsupported {
+            detail: format!("a gzip-compressed {what}: decompress it first"),
+        },
+    )
+}
+
+/// An Nsight Compute report, through its CSV export (`ncu --import … --csv --page raw`).
+fn read_ncu_report(path: &Path, options: &ReadOptions, profile: &mut Profile) -> Result<()> {
+    let csv = ncu_rep::csv_for(path)?;
+    let opened = input::open(&csv)?;
+    let mut source = SourceInfo {
+        path: path.to_path_buf(),
+        format: "ncu-rep".into(),
+        ..SourceInfo::default()
+    };
+    source
+        .facts
+        .push(("exported to".into(), csv.display().to_string()));
+    ncu::read(opened.reader, options.metrics_only, profile, &mut source)
+        .map_err(|e| e.with_path(&csv))?;
+    profile.sources.push(source);
+    Ok(())
+}
+
 fn read_sqlite(
     path: &Path,
     options: &ReadOptions,
@@ -223,6 +247,12 @@ fn read_sqlite(
         profile.sources.push(source);
         return Ok(());
     }
+    if rocprof::compute_db::is_compute_db(&objs) {
+        source.format = "rocprof-compute-db".into();
+        rocprof::compute_db::read(&conn, profile, &mut source)?;
+        profile.sources.push(source);
+        return Ok(());
+    }
     if nsys::is_nsys(&objs) {
         source.format = "nsys-sqlite".into();
         nsys::read(&conn, options.host_launches, profile, &mut source)?;
@@ -232,7 +262,7 @@ fn read_sqlite(
     Err(Error::new(
         Location::default(),
         ErrorKind::UnknownFormat {
-            detail: "a SQLite database that is neither a rocpd database (rocpd_metadata, kernels) nor an Nsight Systems export (StringIds, CUPTI_ACTIVITY_KIND_*)".into(),
+            detail: "a SQLite database that is neither a rocpd database (rocpd_metadata, kernels), a rocprof-compute analysis database (compute_kernel, compute_dispatch) nor an Nsight Systems export (StringIds, CUPTI_ACTIVITY_KIND_*)".into(),
         },
     ))
 }
@@ -295,7 +325,9 @@ fn read_stream(
     source: &mut SourceInfo,
 ) -> Result<()> {
     match format {
-        Format::Kineto => kineto::read(reader, &kineto_options(options), profile, source),
+        Format::Kineto | Format::ProtonTrace => {
+            kineto::read(reader, &kineto_options(options), profile, source)
+        }
         Format::RocprofCsv(kind) => rocprof::csv_file::read(reader, kind, profile, source),
         Format::NcuCsv => ncu::read(reader, options.metrics_only, profile, source),
         Format::NsysStatsCsv => {
@@ -358,6 +390,42 @@ mod tests {
         assert_eq!(p.sources[0].format, "kineto");
         assert!(read_bytes_as(json, Format::NcuCsv, &options).is_err());
         assert!(read_bytes_as(b"SQLite format 3\0", Format::Sqlite, &options).is_err());
+    }
+
+    /// PyTorch Inductor's `kernel_flop` and `kernel_num_gb` (GB) in a kernel's args are its
+    /// recorded work, bytes whole; a value that is not a non-negative number is an error at
+    /// the event's byte, naming the member.
+    #[test]
+    fn inductor_kernel_work_is_read_and_a_bad_value_is_located() {
+        let json = br#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "a", "ts": 1, "dur": 2, "args": {"kernel_flop": 17179869184, "kernel_num_gb": 0.029360128}},
+            {"ph": "X", "cat": "kernel", "name": "b", "ts": 3, "dur": 2, "args": {"kernel_num_gb": null}},
+            {"ph": "X", "cat": "kernel", "name": "c", "ts": 5, "dur": 2, "args": {"kernel_num_gb": 1e-3}}]}"#;
+        let p = read_bytes(json, &ReadOptions::default()).expect("a trace");
+        let w = &p.recorded_work;
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0].of, kernelab_model::WorkOf::Dispatch(0));
+        assert_eq!(
+            (w[0].flops, w[0].bytes),
+            (Some(17179869184.0), Some(29360128.0))
+        );
+        assert_eq!(
+            (w[1].of, w[1].flops),
+            (kernelab_model::WorkOf::Dispatch(2), None)
+        );
+        assert_eq!(w[1].bytes, Some(1e6));
+        let text = String::from_utf8_lossy(json);
+        for bad in ["-1", "\"12\"", "1e999"] {
+            let hostile = text.replace("17179869184", bad);
+            let e = read_bytes(hostile.as_bytes(), &ReadOptions::default())
+                .expect_err("a bad kernel_flop")
+                .to_string();
+            assert!(
+                e.contains("args.kernel_flop") && e.contains("non-negative number"),
+                "{e}"
+            );
+            assert!(e.starts_with("byte 30: "), "{e}");
+        }
     }
 
     /// A stored fuzz finding: a damaged rocpd database whose `kernels` table has a column name

@@ -10,7 +10,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::rocprof::round_e9;
-use kernelab_model::{KernelAggregate, Location, Profile, SourceInfo};
+use kernelab_model::{
+    FlopWidth, KernelAggregate, Location, Profile, RecordedWork, SourceInfo, WorkOf,
+};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -31,11 +33,105 @@ pub(crate) fn looks_like(text: &[u8]) -> bool {
         .any(|k| key.starts_with(k))
 }
 
+/// Whether `text` opens as Proton's Chrome trace: the object nlohmann's JSON writes (keys in
+/// order, no spaces) with `displayTimeUnit` and `traceEvents`, whose first events (within the
+/// head) carry an `args.call_stack` array, which Kineto's events do not.
+pub(crate) fn looks_like_trace(text: &[u8]) -> bool {
+    const OPEN: &[u8] = br#"{"displayTimeUnit":"us","traceEvents":["#;
+    text.starts_with(OPEN) && memchr::memmem::find(text, br#""call_stack":["#).is_some()
+}
+
+/// Says what a Proton Chrome trace holds, and what it does not.
+pub(crate) fn trace_note(source: &mut SourceInfo) {
+    source.notes.push(
+        "Proton's Chrome trace: each kernel launch with its time (named by the innermost frame of \
+         its call stack); no copies, no host launch calls, and no FLOPs or bytes (the hatchet \
+         profile of the same run has them); the stream is Proton's lane (tid)"
+            .into(),
+    );
+}
+
 /// Per-kernel sums of one name.
 #[derive(Default)]
 struct Sums {
     calls: u64,
     total_e9: u128,
+    /// FLOPs of every node of the name, by key; `None` once a node lacks them.
+    flops: Option<BTreeMap<&'static str, f64>>,
+    /// Bytes of every node of the name; `None` once a node lacks them.
+    bytes: Option<f64>,
+    /// Nodes of the name seen.
+    nodes: u64,
+}
+
+/// The FLOP keys Proton writes, with the width each counts.
+const FLOP_KEYS: [(&str, FlopWidth); 5] = [
+    ("flops", FlopWidth::Unsaid),
+    ("flops8", FlopWidth::Fp8),
+    ("flops16", FlopWidth::Fp16),
+    ("flops32", FlopWidth::Fp32),
+    ("flops64", FlopWidth::Fp64),
+];
+
+impl Sums {
+    /// Adds one node's work metrics (`flops*`, `bytes`): a figure stays only while every node
+    /// of the name has it.
+    fn add_work(&mut self, m: &Map<String, Value>) {
+        let number = |k: &str| {
+            m.get(k)
+                .and_then(Value::as_f64)
+                .filter(|v| v.is_finite() && *v >= 0.0)
+        };
+        let first = self.nodes == 0;
+        self.nodes += 1;
+        let mut flops = BTreeMap::new();
+        for (key, _) in FLOP_KEYS {
+            if let Some(v) = number(key) {
+                flops.insert(key, v);
+            }
+        }
+        self.flops = match (first, self.flops.take()) {
+            _ if flops.is_empty() => None,
+            (true, _) => Some(flops),
+            (false, Some(mut sums)) if sums.keys().eq(flops.keys()) => {
+                for (k, v) in flops {
+                    *sums.entry(k).or_default() += v;
+                }
+                Some(sums)
+            }
+            (false, _) => None,
+        };
+        self.bytes = match (first, self.bytes, number("bytes")) {
+            (true, _, b) => b,
+            (false, Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    /// The recorded work of aggregate `index`, when a node recorded any.
+    fn work(&self, index: usize) -> Option<RecordedWork> {
+        let (flops, width, flops_key) = match &self.flops {
+            Some(f) if f.len() == 1 => {
+                let (k, v) = f.iter().next()?;
+                let width = FLOP_KEYS
+                    .iter()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, w)| *w)?;
+                (Some(*v), width, *k)
+            }
+            // Several widths in one kernel: their sum, its width unsaid.
+            Some(f) => (Some(f.values().sum()), FlopWidth::Unsaid, "flops*"),
+            None => (None, FlopWidth::Unsaid, "flops"),
+        };
+        (flops.is_some() || self.bytes.is_some()).then_some(RecordedWork {
+            of: WorkOf::Aggregate(index),
+            flops,
+            width,
+            bytes: self.bytes,
+            flops_key,
+            bytes_key: "bytes",
+        })
+    }
 }
 
 /// Reads a Proton hatchet document from `reader` into `profile`.
@@ -105,6 +201,7 @@ pub(crate) fn read<R: Read>(
                 let k = kernels.entry(name.to_string()).or_default();
                 k.calls = k.calls.saturating_add(calls);
                 k.total_e9 = k.total_e9.saturating_add(time);
+                k.add_work(m);
                 for (key, v) in m {
                     if key == "bytes" || key.starts_with("flops") {
                         if let Some(v) = v.as_f64().filter(|v| v.is_finite()) {
@@ -124,6 +221,9 @@ pub(crate) fn read<R: Read>(
     }
     for name in &order {
         if let Some(k) = kernels.get(name) {
+            profile
+                .recorded_work
+                .extend(k.work(profile.aggregates.len()));
             profile.aggregates.push(KernelAggregate {
                 name: profile.names.intern_str(name),
                 calls: k.calls,
@@ -203,6 +303,34 @@ mod tests {
         assert_eq!(fact("device").as_deref(), Some("CUDA 0 (90), CUDA 1 (100)"));
         assert_eq!(fact("flops8 total").as_deref(), Some("100000000000"));
         assert_eq!(fact("bytes total").as_deref(), Some("100000000"));
+        // The second node of `k` records no work: the kernel's figures are not all there.
+        assert!(p.recorded_work.is_empty());
+        let (p, _) = read_str(&TWO.replace(
+            "\"time (ns)\":2.5}",
+            "\"time (ns)\":2.5,\"flops8\":5e10,\"bytes\":1e8}",
+        ))
+        .expect("a profile");
+        let w = p.recorded_work.first().expect("recorded work");
+        assert_eq!(w.of, WorkOf::Aggregate(0));
+        assert_eq!(
+            (w.flops, w.width, w.flops_key),
+            (Some(1.5e11), FlopWidth::Fp8, "flops8")
+        );
+        assert_eq!(w.bytes, Some(2e8));
+    }
+
+    #[test]
+    fn a_proton_chrome_trace_is_told_from_a_kineto_trace_by_its_head() {
+        let proton = br#"{"displayTimeUnit":"us","traceEvents":[{"args":{"call_stack":["ROOT","k"]},"cat":"kernel"}]}"#;
+        assert!(looks_like_trace(proton));
+        // Kineto writes spaces and other keys first; a call stack alone is not enough.
+        assert!(!looks_like_trace(
+            br#"{"schemaVersion": 1, "traceEvents": [{"args": {"call_stack": []}}]}"#
+        ));
+        assert!(!looks_like_trace(
+            br#"{"displayTimeUnit":"us","traceEvents":[{"ph":"X"}]}"#
+        ));
+        assert_eq!(crate::detect(proton).ok(), Some(crate::Format::ProtonTrace));
     }
 
     #[test]

@@ -51,9 +51,11 @@ pub(crate) struct RooflineArgs {
     /// kernel times, and shapes from Kineto's `Input Dims` of each kernel's launching op.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The work model: a TOML of [[rule]] entries (docs/roofline.md).
+    /// The work model: a TOML of [[rule]] entries (docs/roofline.md). Without it, the FLOPs
+    /// and bytes the trace records (PyTorch Inductor's kernel_flop/kernel_num_gb, Proton's
+    /// flops/bytes); with it, the model wins and disagreements beyond 1% are listed.
     #[arg(long, value_name = "RULES")]
-    pub work: PathBuf,
+    pub work: Option<PathBuf>,
     /// Ceilings: a `kernelab ceilings --format json` document or bundle record.
     #[arg(long, value_name = "FILE", conflicts_with = "datasheet")]
     pub ceilings: Option<PathBuf>,

@@ -10,6 +10,7 @@
 
 mod ab;
 mod amd;
+mod amd_compute_db;
 mod audit;
 mod check;
 mod code;
@@ -37,6 +38,7 @@ mod impact;
 mod isolation;
 mod kernel;
 mod mcp;
+mod ncu_rep;
 mod nsys_rep;
 mod nvidia;
 mod oracle;
@@ -50,6 +52,7 @@ mod real_phases;
 mod real_stats;
 mod report;
 mod roofline;
+mod roofline_trace;
 mod runs;
 mod schema;
 mod serve;

@@ -139,7 +139,12 @@ fn side_stream_kernels_of_the_h200_trace_stay_out_of_the_layers() {
 /// each input states as facts.
 #[test]
 fn proton_profiles_match_the_oracle() {
-    for name in ["cuda.json", "hip.json", "triton.json"] {
+    for name in [
+        "cuda.json",
+        "hip.json",
+        "triton.json",
+        "h100_add_scopes.hatchet",
+    ] {
         let path = fixture(&format!("proton/{name}"));
         let oracle = expected(&format!("proton/{name}.oracle.json"));
         check(&path, &oracle);
@@ -160,5 +165,52 @@ fn proton_profiles_match_the_oracle() {
                 "{name}: {device}"
             );
         }
+    }
+}
+
+/// Proton's Chrome trace of the same H100 run (`data="trace"`, Triton 3.6.0): detected by
+/// content, every launch against the oracle (which names each kernel by its call stack's
+/// innermost frame, not the `name` member); truncated, empty and hostile copies exit 2 naming
+/// the byte.
+#[test]
+fn proton_chrome_trace_matches_the_oracle_and_damaged_copies_are_located() {
+    let path = fixture("proton/h100_add_scopes.chrome_trace");
+    check(
+        &path,
+        &expected("proton/h100_add_scopes.chrome_trace.oracle.json"),
+    );
+    let doc = profile_json(&[path.to_str().expect("utf-8 path")]);
+    let input = &doc["inputs"][0];
+    assert_eq!(input["format"], "proton-chrome-trace");
+    assert!(
+        input["notes"].to_string().contains("Proton's Chrome trace"),
+        "{input}"
+    );
+    let text = std::fs::read_to_string(&path).expect("read");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cut = text.len() / 2;
+    let negative = text.replacen("\"dur\":2.528", "\"dur\":-2.528", 1);
+    let at = negative.find("\"dur\":-2.528").expect("edited");
+    let start = negative[..at].rfind("{\"args\"").expect("event start");
+    for (what, body, want) in [
+        ("truncated", text[..cut].to_string(), String::new()),
+        ("empty", String::new(), String::new()),
+        ("negative", negative.clone(), format!("byte {start}")),
+    ] {
+        let file = dir.path().join(format!("{what}.chrome_trace"));
+        std::fs::write(&file, &body).expect("write");
+        let out = super::kernelab()
+            .arg("profile")
+            .arg(&file)
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(
+            err.contains(&format!("{what}.chrome_trace")),
+            "{what}: {err}"
+        );
+        assert!(err.contains(&want), "{what}: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
     }
 }

@@ -14,17 +14,18 @@ mod values;
 pub(crate) mod window;
 
 use crate::error::{snippet, Error, ErrorKind, Result};
+use crate::format::Format;
 use kernelab_model::{
-    Annotation, AnnotationScope, GraphCapture, GraphLaunch, HostOp, KernelDispatch,
-    KernelLaunchCall, Launch, LaunchConfig, Location, Nanos, OpShape, Profile, Resources,
-    SourceInfo, Timestamp, Transfer, TransferKind,
+    Annotation, AnnotationScope, FlopWidth, GraphCapture, GraphLaunch, HostOp, KernelDispatch,
+    KernelLaunchCall, Launch, LaunchConfig, Location, Nanos, OpShape, Profile, RecordedWork,
+    Resources, SourceInfo, Timestamp, Transfer, TransferKind, WorkOf,
 };
 use scan::Fields;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use values::{input_dims, int_of, text, time_field, triple, uint};
+use values::{input_dims, int_of, non_negative, text, time_field, triple, uint};
 use window::Window;
 
 pub(crate) use parallel::{read_path, reader_threads, Split};
@@ -217,6 +218,9 @@ fn read_top<R: Read>(
     source
         .facts
         .push(("events skipped".into(), c.skipped.to_string()));
+    if source.format == Format::ProtonTrace.name() {
+        crate::proton::trace_note(source);
+    }
     if c.zero_duration > 0 {
         source.notes.push(format!(
             "{} kernel events had zero duration",
@@ -433,7 +437,20 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
             if duration.ns() == 0 {
                 st.counts.zero_duration += 1;
             }
+            let flops = non_negative(ev, a.kernel_flop, "args.kernel_flop", at)?;
+            let gb = non_negative(ev, a.kernel_num_gb, "args.kernel_num_gb", at)?;
             let p = &mut *st.profile;
+            if flops.is_some() || gb.is_some() {
+                p.recorded_work.push(RecordedWork {
+                    of: WorkOf::Dispatch(p.dispatches.len()),
+                    flops,
+                    width: FlopWidth::Unsaid,
+                    // Inductor writes bytes / 1e9: whole bytes back (exact below 2^53).
+                    bytes: gb.map(|g| (g * 1e9).round()),
+                    flops_key: "kernel_flop",
+                    bytes_key: "kernel_num_gb",
+                });
+            }
             let launch = p.launches.intern(config);
             p.dispatches.push(KernelDispatch {
                 name,

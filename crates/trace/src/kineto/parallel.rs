@@ -24,7 +24,7 @@ use super::scan::is_ws;
 use super::window::Window;
 use super::{events_loop, Counts, Deferred, End, KinetoOptions, Limits, State};
 use crate::error::{Error, ErrorKind, Result};
-use kernelab_model::{KernelDispatch, Location, NameId, Profile, SourceInfo};
+use kernelab_model::{KernelDispatch, Location, NameId, Profile, RecordedWork, SourceInfo, WorkOf};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -330,6 +330,7 @@ fn merge_profile(p: &mut Profile, src: Profile) {
         untimed: _,
         launch_metrics: _,
         remainders: _,
+        recorded_work,
     } = src;
     let name_ids: Vec<NameId> = (0..names.len())
         .map(|i| {
@@ -345,6 +346,16 @@ fn merge_profile(p: &mut Profile, src: Profile) {
                 .intern(launches.get(id).copied().unwrap_or_default())
         })
         .collect();
+    // A chunk's dispatch indexes count from its first dispatch.
+    let first = p.dispatches.len();
+    p.recorded_work
+        .extend(recorded_work.into_iter().map(|w| RecordedWork {
+            of: match w.of {
+                WorkOf::Dispatch(i) => WorkOf::Dispatch(first + i),
+                other => other,
+            },
+            ..w
+        }));
     for d in dispatches.iter() {
         p.dispatches.push(KernelDispatch {
             name: name(d.name),

@@ -61,6 +61,7 @@ fn assert_same(a: &Profile, b: &Profile, what: &str) {
         untimed,
         launch_metrics,
         remainders,
+        recorded_work,
     } = a;
     let all_names = |n: &kernelab_model::Interner<String>| {
         (0..n.len())
@@ -108,6 +109,7 @@ fn assert_same(a: &Profile, b: &Profile, what: &str) {
     assert_eq!(*untimed, b.untimed, "untimed: {what}");
     assert_eq!(*launch_metrics, b.launch_metrics, "metrics: {what}");
     assert_eq!(*remainders, b.remainders, "remainders: {what}");
+    assert_eq!(*recorded_work, b.recorded_work, "recorded work: {what}");
 }
 
 /// Reads `bytes` on one thread and, written to a file, in parallel at every split of
@@ -232,7 +234,7 @@ fn tricky_trace(events: usize) -> Vec<u8> {
         let ts = 1000 + i * 7;
         let ev = match i % 9 {
             0 => format!(
-                r#"{{"ph": "X", "cat": "kernel", "name": "k{}{n}", "pid": 0, "tid": 7, "ts": {ts}, "dur": {}, "args": {{"device": 0, "stream": 7, "correlation": {i}, "grid": [{}, 1, 1], "block": [128, 1, 1], "registers per thread": 32, "shared memory": 0, "note": "{m}", "nested": {{"k": ["{n}", {{"z": "{m}"}}]}}, "list": [{{"a": 1}},{{"cat": "kernel", "ph": "X", "ts": 5, "dur": 1}}, {{"b": "{m}"}}]}}}}"#,
+                r#"{{"ph": "X", "cat": "kernel", "name": "k{}{n}", "pid": 0, "tid": 7, "ts": {ts}, "dur": {}, "args": {{"device": 0, "stream": 7, "correlation": {i}, "grid": [{}, 1, 1], "block": [128, 1, 1], "registers per thread": 32, "shared memory": 0, "kernel_flop": {i}, "kernel_num_gb": 0.25, "note": "{m}", "nested": {{"k": ["{n}", {{"z": "{m}"}}]}}, "list": [{{"a": 1}},{{"cat": "kernel", "ph": "X", "ts": 5, "dur": 1}}, {{"b": "{m}"}}]}}}}"#,
                 i % 5,
                 i % 4,
                 i % 3 + 1

@@ -153,6 +153,10 @@ pub(super) struct Args {
     pub queue_id: Option<Val>,
     /// `Input Dims` (operator input shapes).
     pub input_dims: Option<Val>,
+    /// `kernel_flop` (PyTorch Inductor: FLOPs of the launch).
+    pub kernel_flop: Option<Val>,
+    /// `kernel_num_gb` (PyTorch Inductor: GB the launch moves).
+    pub kernel_num_gb: Option<Val>,
 }
 
 /// The members of a trace event that kernelab reads; the last of duplicate keys wins.
@@ -406,6 +410,8 @@ fn arg_key(k: &[u8]) -> Option<fn(&mut Args) -> &mut Option<Val>> {
         b"dev-id" => |a| &mut a.dev_id,
         b"queue-id" => |a| &mut a.queue_id,
         b"Input Dims" => |a| &mut a.input_dims,
+        b"kernel_flop" => |a| &mut a.kernel_flop,
+        b"kernel_num_gb" => |a| &mut a.kernel_num_gb,
         _ => return None,
     })
 }

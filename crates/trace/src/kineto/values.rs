@@ -148,6 +148,28 @@ pub(crate) fn uint<T: TryFrom<u64>>(
     })
 }
 
+/// A non-negative finite number member of `args` (`kernel_flop`, `kernel_num_gb`): `null` or
+/// absent is `None`; anything else (a string, a negative number, an exponent past `f64`) is an
+/// error located at the event.
+pub(crate) fn non_negative(ev: &[u8], v: Option<Val>, field: &str, at: u64) -> Result<Option<f64>> {
+    let Some(v) = v else { return Ok(None) };
+    let t = raw(ev, v);
+    if !v.string && t == b"null" {
+        return Ok(None);
+    }
+    let parsed = (!v.string)
+        .then(|| std::str::from_utf8(t).ok()?.parse::<f64>().ok())
+        .flatten()
+        .filter(|x| x.is_finite() && *x >= 0.0);
+    parsed.map(Some).ok_or_else(|| {
+        Error::syntax(
+            Location::byte(at).with_field(field),
+            "a non-negative number",
+            snippet(json_text(ev, v), 24),
+        )
+    })
+}
+
 /// A `[x, y, z]` member of unsigned integers (`grid`, `block`); `null` or absent is `None`.
 pub(crate) fn triple(ev: &[u8], v: Option<Val>, field: &str, at: u64) -> Result<Option<[u32; 3]>> {
     let Some(v) = v else { return Ok(None) };

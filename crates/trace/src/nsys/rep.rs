@@ -3,12 +3,10 @@
 //! Nsight Systems SQLite export. Without `nsys` on `PATH` the error gives the exact command.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::tool;
 use kernelab_model::Location;
 use std::ffi::OsStr;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-use wait_timeout::ChildExt;
 
 /// The first bytes of every Nsight Systems report (the name of its Tegra-era ancestor).
 pub(crate) const REPORT_MAGIC: &[u8] = b"NVIDIA Tegra Profiler Report";
@@ -61,63 +59,8 @@ pub(crate) fn export_command(report: &Path, sqlite: &Path) -> String {
     )
 }
 
-/// The folder exports are cached in: `$KERNELAB_CACHE_DIR/nsys`, else
-/// `$XDG_CACHE_HOME/kernelab/nsys`, else `$HOME/.cache/kernelab/nsys`. A confined run
-/// ([`kernelab_model::CONFINE_ENV`]) caches in its state folder instead,
-/// `$XDG_STATE_HOME/kernelab/nsys` (under the root, where `kernelab mcp` puts it), and nowhere
-/// else.
-pub(crate) fn cache_dir() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if std::env::var_os(kernelab_model::CONFINE_ENV).is_some() {
-        return var("XDG_STATE_HOME").map(|s| s.join("kernelab").join("nsys"));
-    }
-    let base = var("KERNELAB_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|x| x.join("kernelab")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache").join("kernelab")))?;
-    Some(base.join("nsys"))
-}
-
-/// `nsys` on `PATH` (or `$KERNELAB_NSYS`), when there is one.
-fn nsys() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("KERNELAB_NSYS").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join("nsys"))
-        .find(|p| p.is_file())
-}
-
 fn unsupported(detail: String) -> Error {
     Error::new(Location::byte(0), ErrorKind::Unsupported { detail })
-}
-
-/// The longest an export may take (`$KERNELAB_NSYS_TIMEOUT` seconds, default 600): then
-/// `nsys` and every process of its group are killed.
-fn export_deadline() -> Duration {
-    let secs = std::env::var("KERNELAB_NSYS_TIMEOUT")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|&s| s > 0)
-        .unwrap_or(600);
-    Duration::from_secs(secs)
-}
-
-/// Sends SIGKILL to the process group `pgid` (the export's `nsys` and what it started).
-fn kill_group(pgid: u32) {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
-        return;
-    };
-    if pgid > 1 {
-        #[allow(unsafe_code)]
-        // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names a group.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-    }
 }
 
 /// The SQLite export of `report` (whose first bytes, as detection read them, are `head`): the
@@ -133,7 +76,7 @@ pub(crate) fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
     let beside = report.with_extension("sqlite");
     let file = kernelab_model::open_regular(report).map_err(io)?;
     let (hash, _) = kernelab_model::sha256_reader(std::io::BufReader::new(file)).map_err(io)?;
-    let cached = cache_dir().map(|d| d.join(format!("{hash}.sqlite")));
+    let cached = tool::cache_dir("nsys").map(|d| d.join(format!("{hash}.sqlite")));
     if let Some(db) = cached.as_ref().filter(|db| kernelab_model::is_file(db)) {
         return Ok(db.clone());
     }
@@ -145,7 +88,7 @@ pub(crate) fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
             export_command(report, &beside)
         )));
     }
-    let Some(nsys) = nsys() else {
+    let Some(nsys) = tool::find("nsys", "KERNELAB_NSYS") else {
         return Err(unsupported(format!(
             "an Nsight Systems report (.nsys-rep){}, which only `nsys` reads, and `nsys` is not \
              on PATH; export it, then give the .sqlite file: {}",
@@ -153,7 +96,7 @@ pub(crate) fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
             export_command(report, &beside)
         )));
     };
-    let (Some(dir), Some(db)) = (cache_dir(), cached) else {
+    let (Some(dir), Some(db)) = (tool::cache_dir("nsys"), cached) else {
         return Err(unsupported(format!(
             "an Nsight Systems report: no cache folder (set KERNELAB_CACHE_DIR or HOME); export \
              it yourself: {}",
@@ -163,56 +106,34 @@ pub(crate) fn sqlite_for(report: &Path, head: &[u8]) -> Result<PathBuf> {
     kernelab_model::create_dir_all(&dir).map_err(io)?;
     let work = kernelab_model::TempDir::new_in(&dir).map_err(io)?;
     let tmp = work.path().join("export.sqlite");
-    let mut child = std::process::Command::new(&nsys)
-        .args([
-            OsStr::new("export"),
-            OsStr::new("--type"),
-            OsStr::new("sqlite"),
-            OsStr::new("--force-overwrite"),
-            OsStr::new("true"),
-            OsStr::new("--output"),
-            tmp.as_os_str(),
-            report.as_os_str(),
-        ])
-        .stdin(std::process::Stdio::null())
-        .stdout(work.create("nsys.out").map_err(io)?)
-        .stderr(work.create("nsys.err").map_err(io)?)
-        .process_group(0)
-        .spawn()
-        .map_err(io)?;
-    let pgid = child.id();
-    let status = match child.wait_timeout(export_deadline()).map_err(io)? {
-        Some(s) => s,
-        None => {
-            kill_group(pgid);
-            let _ = child.wait();
-            return Err(unsupported(format!(
-                "an Nsight Systems report that `{}` did not export within {} s (killed; set \
-                 KERNELAB_NSYS_TIMEOUT for longer); the command was: {}",
-                nsys.display(),
-                export_deadline().as_secs(),
-                export_command(report, &tmp)
-            )));
-        }
+    let args = [
+        OsStr::new("export"),
+        OsStr::new("--type"),
+        OsStr::new("sqlite"),
+        OsStr::new("--force-overwrite"),
+        OsStr::new("true"),
+        OsStr::new("--output"),
+        tmp.as_os_str(),
+        report.as_os_str(),
+    ];
+    let limit = tool::deadline("KERNELAB_NSYS_TIMEOUT");
+    let Some(status) = tool::run(&nsys, &args, &work, "nsys.out", limit)? else {
+        return Err(unsupported(format!(
+            "an Nsight Systems report that `{}` did not export within {} s (killed; set \
+             KERNELAB_NSYS_TIMEOUT for longer); the command was: {}",
+            nsys.display(),
+            limit.as_secs(),
+            export_command(report, &tmp)
+        )));
     };
-    // What the export left running (a daemon of its own) goes with it.
-    kill_group(pgid);
     if !status.success() || !work.has_file("export.sqlite") {
-        let err = work
-            .read("nsys.err", 1 << 20)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        let last = err
-            .lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
+        let last = tool::last_error(&nsys, &work);
         return Err(unsupported(format!(
             "an Nsight Systems report that `{}` could not export ({}{}{}); the command was: {}",
             nsys.display(),
             status,
             if last.is_empty() { "" } else { ": " },
-            last.chars().take(300).collect::<String>(),
+            last,
             export_command(report, &tmp)
         )));
     }

@@ -503,6 +503,11 @@ fn summarize(
     let count = |k: TransferKind| transfers.iter().filter(|x| x.kind == k).count() as u64;
     // Without a timeline (Nsight Compute) the interval figures do not exist.
     let empty = selected.is_empty() || profile.untimed;
+    // Copies and fills are unknown, not zero, when no input records them.
+    let unrecorded = profile.transfers.is_empty()
+        && !profile.sources.is_empty()
+        && profile.sources.iter().all(|s| s.copies_unrecorded);
+    let copies = !profile.untimed && !unrecorded;
     Summary {
         kernel_time_ns: kernel_time,
         busy_ns: (!empty).then_some(t.busy_ns),
@@ -514,10 +519,10 @@ fn summarize(
         groups: 0,
         devices,
         streams: Some(streams.len()),
-        memcpy_ns: (!profile.untimed).then(|| sum(TransferKind::Memcpy)),
-        memcpy_count: (!profile.untimed).then(|| count(TransferKind::Memcpy)),
-        memset_ns: (!profile.untimed).then(|| sum(TransferKind::Memset)),
-        memset_count: (!profile.untimed).then(|| count(TransferKind::Memset)),
+        memcpy_ns: copies.then(|| sum(TransferKind::Memcpy)),
+        memcpy_count: copies.then(|| count(TransferKind::Memcpy)),
+        memset_ns: copies.then(|| sum(TransferKind::Memset)),
+        memset_count: copies.then(|| count(TransferKind::Memset)),
         first_start_ns: if empty { None } else { first },
     }
 }

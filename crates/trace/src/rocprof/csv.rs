@@ -268,6 +268,8 @@ pub(super) fn kernel_trace<R: Read>(
     } else if cols.find(&["Kind"]).is_some() {
         "rocprofv3 16-column (ROCm 6.2)"
     } else {
+        // rocprof-compute's timestamps.csv and rocprof's results.csv: copies are elsewhere.
+        source.copies_unrecorded = true;
         "rocprof / omniperf per-dispatch table"
     };
     source.facts.push((

@@ -142,6 +142,7 @@ pub(crate) fn read(
         Ok(())
     })?;
     let mut host_only = 0u64;
+    let copies_before = p.transfers.len();
     if objs.iter().any(|o| o == "memory_copies") {
         lossy += rows(conn, "memory_copies", |m, row| {
             if let (Some(s), Some(e)) = (int(m, "start"), int(m, "end")) {
@@ -175,6 +176,9 @@ pub(crate) fn read(
             Ok(())
         })?;
     }
+    // No copy rows: the run was not traced for copies (rocprofv3 without --memory-copy-trace
+    // still writes the view), so their time is unknown, not zero.
+    source.copies_unrecorded = p.transfers.len() == copies_before && host_only == 0;
     if objs.iter().any(|o| o == "regions") {
         lossy += regions(conn, host_launches, p, source)?;
     }

@@ -4,7 +4,9 @@
 use crate::format::decimal;
 use crate::format::{with_unit, Unit};
 use crate::table::{Align, Block, Table};
-use kernelab_model::roofline::{Bound, Ceiling, CeilingKind, Ceilings, Figure, Roof, Roofline};
+use kernelab_model::roofline::{
+    Bound, Ceiling, CeilingKind, Ceilings, FamilyRoofline, Figure, Roof, Roofline,
+};
 use serde::Serialize;
 
 /// A value of a ceiling's unit: `4.213 TB/s`, `780.1 TFLOP/s`, `2.51 µs`.
@@ -138,6 +140,14 @@ fn bound_label(b: Option<Bound>) -> &'static str {
     }
 }
 
+/// Whether the family has work to place: a work-model rule, or a FLOP or byte count (from the
+/// trace when there is no rule).
+fn has_work(f: &FamilyRoofline) -> bool {
+    f.rule_line.is_some()
+        || f.flops_per_launch.value().is_some()
+        || f.bytes_per_launch.value().is_some()
+}
+
 /// The sections of a roofline document: one row per family.
 pub fn roofline_sections(r: &Roofline) -> Vec<Block> {
     let measured = r
@@ -171,7 +181,7 @@ pub fn roofline_sections(r: &Roofline) -> Vec<Block> {
             with_unit(f.total_ns as f64, 3, Unit::NsAsMs),
             f.roof.map(roof_label).unwrap_or("no rule").into(),
         ];
-        if f.rule_line.is_some() {
+        if has_work(f) {
             row.push(figure(&f.flops_per_launch, |v| decimal(v / 1e9, 3)));
             row.push(figure(&f.bytes_per_launch, |v| decimal(v / 1e6, 3)));
         } else {
@@ -184,7 +194,7 @@ pub fn roofline_sections(r: &Roofline) -> Vec<Block> {
                     .unwrap_or_else(|| "–".into()),
             );
         }
-        if f.rule_line.is_some() {
+        if has_work(f) {
             row.push(figure(&p.flop_per_s, |v| decimal(v / 1e12, 2)));
             row.push(figure(&p.byte_per_s, |v| decimal(v / 1e9, 1)));
             row.push(figure(&p.intensity, |v| decimal(v, 2)));
@@ -329,7 +339,7 @@ pub fn roofline_csv(r: &Roofline) -> crate::Result<String> {
 
 /// The report part of a roofline record and its headline.
 pub(crate) fn roofline_part(r: &Roofline) -> (Vec<Block>, String) {
-    let head = match r.families.iter().find(|f| f.rule_line.is_some()) {
+    let head = match r.families.iter().find(|f| has_work(f)) {
         Some(f) => format!(
             "{}: {} at {} of its roof ({})",
             r.device,

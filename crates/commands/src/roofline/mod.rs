@@ -1,5 +1,7 @@
-//! `roofline`: kernel time per family from profiler files, the work model's FLOPs and bytes,
-//! and each family's place under the device's roofs.
+//! `roofline`: kernel time per family from profiler files, the work model's FLOPs and bytes
+//! (else those the trace records), and each family's place under the device's roofs.
+
+mod recorded;
 
 use crate::{setting, Hooks, Outcome, OutputFile, Recordable, Status, View};
 use anyhow::{anyhow, bail, Context, Result};
@@ -19,8 +21,8 @@ use std::path::{Path, PathBuf};
 pub struct RooflineSettings {
     /// Profiler files: kernel time per family.
     pub inputs: Vec<PathBuf>,
-    /// The work model (TOML rules).
-    pub work: PathBuf,
+    /// The work model (TOML rules); without it, the work the inputs record.
+    pub work: Option<PathBuf>,
     /// A `ceilings` document or record.
     pub ceilings: Option<PathBuf>,
     /// A datasheet entry instead of measured ceilings.
@@ -199,8 +201,10 @@ fn launches_by_shape(profile: &Profile) -> BTreeMap<String, BTreeMap<Option<u32>
 /// `roofline`: each family of the profile placed under the device's roofs; the chart in
 /// the outcome's files when `svg` names one.
 pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
-    let rules =
-        WorkRules::parse(&read_text(&a.work)?).map_err(|e| anyhow!("{}: {e}", a.work.display()))?;
+    let rules = match &a.work {
+        Some(w) => WorkRules::parse(&read_text(w)?).map_err(|e| anyhow!("{}: {e}", w.display()))?,
+        None => WorkRules::default(),
+    };
     let (ceilings, ceilings_source) = match (&a.ceilings, &a.datasheet) {
         (Some(p), _) => (read_ceilings(p)?, p.display().to_string()),
         (None, Some(name)) => match Ceilings::from_datasheet(name) {
@@ -235,7 +239,18 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     for path in &a.inputs {
         read_file(path, &options, &mut profile, hooks.reading(path).as_ref())?;
     }
+    if a.work.is_none() && profile.recorded_work.is_empty() {
+        bail!(
+            "the inputs record no FLOPs or bytes for their kernels (PyTorch Inductor's \
+             kernel_flop/kernel_num_gb, Proton's flops/bytes): give --work RULES"
+        );
+    }
     let by_shape = launches_by_shape(&profile);
+    let recorded = recorded::by_family(&profile);
+    let mut from_trace: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut unsaid_width = false;
+    let mut disagree = Vec::new();
+    let mut agree = 0usize;
     let ranking = rank(
         &profile,
         &RankOptions {
@@ -261,25 +276,57 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         // Launch by launch where the profile has them; a stats-only input's calls all at the
         // given sizes.
         let stats_only = BTreeMap::from([(None, row.calls)]);
-        let work = match rule {
-            Some(r) => family_work(
-                r,
-                by_shape.get(&row.family).unwrap_or(&stats_only),
-                &profile,
-                &sizes,
-            ),
-            None => {
+        let trace = recorded.get(&row.family);
+        let (work, roof) = match (rule, trace) {
+            (Some(r), _) => {
+                let w = family_work(
+                    r,
+                    by_shape.get(&row.family).unwrap_or(&stats_only),
+                    &profile,
+                    &sizes,
+                );
+                // The work model wins; where the trace records the work too, they are held
+                // against each other.
+                if let Some(t) = trace {
+                    let d = t.disagreements((&w.flops, &w.bytes), row.calls);
+                    if d.is_empty() {
+                        agree += 1;
+                    } else {
+                        disagree.push(format!("{}: {}", row.family, d.join("; ")));
+                    }
+                }
+                (w, Some(r.roof))
+            }
+            (None, Some(t)) => {
+                from_trace
+                    .entry(t.keys())
+                    .or_default()
+                    .push(row.family.clone());
+                let w = FamilyWork {
+                    flops: t.flops(row.calls),
+                    bytes: t.bytes(row.calls),
+                    shapes: Vec::new(),
+                };
+                unsaid_width |= t.width_unsaid() && w.flops.value().is_some();
+                (w, t.roof())
+            }
+            (None, None) => {
                 let none = Figure::unavailable("no work-model rule");
-                FamilyWork {
+                let w = FamilyWork {
                     flops: none.clone(),
                     bytes: none,
                     shapes: Vec::new(),
-                }
+                };
+                (w, None)
             }
         };
-        let peak = rule
-            .map(|r| ceilings.used(r.roof.ceiling()))
-            .unwrap_or_else(|| Figure::unavailable("no work-model rule"));
+        let peak = match (roof, rule, trace) {
+            (Some(roof), _, _) => ceilings.used(roof.ceiling()),
+            (None, None, None) => Figure::unavailable("no work-model rule"),
+            (None, _, _) => {
+                Figure::unavailable("the trace's FLOPs are FP64 or of several widths: no roof")
+            }
+        };
         let placement = place(&work.flops, &work.bytes, seconds, &peak, &bandwidth);
         let above = above_roof(&placement.fraction, &ceilings_source);
         if above.is_some() {
@@ -291,7 +338,7 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
             calls: row.calls,
             total_ns: row.total_ns,
             rule_line: rule.map(|r| r.line),
-            roof: rule.map(|r| r.roof),
+            roof,
             flops_per_launch: work.flops.map(|f| f / calls),
             bytes_per_launch: work.bytes.map(|b| b / calls),
             measured_bytes_per_launch: m.map(|m| m.0),
@@ -308,14 +355,27 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
             if over == 1 { "y is" } else { "ies are" }
         ));
     }
-    let without = families.iter().filter(|f| f.rule_line.is_none()).count();
+    let traced: usize = from_trace.values().map(Vec::len).sum();
+    let without = families.iter().filter(|f| f.rule_line.is_none()).count() - traced;
     if without > 0 {
-        notes.push(format!(
-            "{without} of {} families have no work-model rule in {}",
-            families.len(),
-            a.work.display()
-        ));
+        notes.push(match &a.work {
+            Some(w) if traced == 0 => format!(
+                "{without} of {} families have no work-model rule in {}",
+                families.len(),
+                w.display()
+            ),
+            Some(w) => format!(
+                "{without} of {} families have no work-model rule in {} nor work recorded in the trace",
+                families.len(),
+                w.display()
+            ),
+            None => format!(
+                "{without} of {} families have no work recorded in the trace (give --work RULES for them)",
+                families.len()
+            ),
+        });
     }
+    notes.extend(trace_notes(&from_trace, unsaid_width, agree, &disagree));
     if measured.is_some() {
         notes.push(
             "MB/launch (ncu): mean DRAM bytes of one launch measured by Nsight Compute \
@@ -334,7 +394,7 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     };
     let doc = Document::of(body);
     let mut inputs = a.inputs.clone();
-    inputs.push(a.work.clone());
+    inputs.extend(a.work.iter().cloned());
     inputs.extend(a.ceilings.iter().cloned());
     inputs.extend(a.ncu.iter().cloned());
     let record = Recordable::of(&doc, &inputs, Some(doc.body.device.clone()))?;
@@ -357,4 +417,45 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     let mut outcome = Outcome::new(view, Status::Pass).recording(record);
     outcome.files.extend(chart);
     Ok(outcome)
+}
+
+/// What the reader needs to know of the work taken from the trace: which families, from which
+/// keys; the roof of FLOPs whose width the trace does not say; and the work model held against
+/// the trace (agreeing within 1%, or each disagreement).
+fn trace_notes(
+    from_trace: &BTreeMap<String, Vec<String>>,
+    unsaid_width: bool,
+    agree: usize,
+    disagree: &[String],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (keys, families) in from_trace {
+        notes.push(format!(
+            "work from the trace ({keys}), no work-model rule: {} ({} famil{})",
+            families.join(", "),
+            families.len(),
+            if families.len() == 1 { "y" } else { "ies" }
+        ));
+    }
+    if unsaid_width {
+        notes.push(
+            "the trace does not say the data type of its FLOPs (kernel_flop, flops): placed \
+             under the fp32 roof; a work-model rule for the family sets its roof and work"
+                .into(),
+        );
+    }
+    if agree > 0 {
+        notes.push(format!(
+            "the work model and the trace agree within {}% for {agree} famil{}",
+            100.0 * recorded::DISAGREEMENT,
+            if agree == 1 { "y" } else { "ies" }
+        ));
+    }
+    for d in disagree {
+        notes.push(format!(
+            "the work model (used) and the trace disagree beyond {}%: {d}",
+            100.0 * recorded::DISAGREEMENT
+        ));
+    }
+    notes
 }
