@@ -666,6 +666,11 @@ fn a_build_beating_the_roof_is_flagged_as_a_timing_or_model_error() {
 /// A spec of two builds over the buffers `src`, `dst` and the scalars `n`, `stride`, with
 /// `extra` appended to the `[candidate]` table.
 fn own_args_spec(extra: &str) -> std::result::Result<Spec, Error> {
+    own_args_spec_n(extra, "i32")
+}
+
+/// [`own_args_spec`] with `n` of type `n_type`.
+fn own_args_spec_n(extra: &str, n_type: &str) -> std::result::Result<Spec, Error> {
     let code = fixtures().join("code/copy_variants_sm90.cubin");
     let text = format!(
         r#"
@@ -693,7 +698,7 @@ shape = ["N"]
 role = "out"
 [[arg]]
 name = "n"
-type = "i32"
+type = "{n_type}"
 value = "N"
 [[arg]]
 name = "stride"
@@ -720,10 +725,23 @@ fn a_build_gives_its_own_argument_list() {
             n
         ]
     );
-    // The dry run names each build's own list; the buffers stay shared.
+    // The dry run holds each build's list against the kernel's own parameters in the cubin
+    // (copy_scalar takes three 8-byte parameters): the baseline's 4-byte `n` is refused,
+    // naming both lists.
+    let e = kernelab_launcher::plan::plan(&spec).expect_err("the cubin's parameters differ");
+    assert!(
+        e.to_string().contains(
+            "kernel `copy_scalar` takes 3 parameters of sizes [8, 8, 8] bytes; the spec gives 3 \
+             of sizes [8, 8, 4]"
+        ),
+        "{e}"
+    );
+    // Lists the cubin agrees with: the dry run names each build's own; the buffers stay
+    // shared.
+    let spec = own_args_spec_n(r#"args = ["dst", "src", "stride"]"#, "i64").expect("parses");
     let p = kernelab_launcher::plan::plan(&spec).expect("plans");
-    assert_eq!(p.builds[0].params, ["src", "dst", "4-byte scalar"]);
-    assert_eq!(p.builds[1].params[..3], ["8-byte scalar", "dst", "src"]);
+    assert_eq!(p.builds[0].params, ["src", "dst", "8-byte scalar"]);
+    assert_eq!(p.builds[1].params, ["dst", "src", "8-byte scalar"]);
     assert_eq!(p.buffers.len(), 2);
     // Without its own list, a build takes every [[arg]] in order.
     let all = own_args_spec("").expect("parses");
