@@ -195,14 +195,18 @@ def test_ab_analyze_arrays_frames_and_files():
     want = cli_json("ab", "analyze", f)
     assert kernelab.ab.analyze(f) == want
     frame = pd.read_csv(f)
-    got = kernelab.ab.analyze(frame)
+    # The file names its metric after itself; pairs from memory take the name given.
+    assert want["analyses"][0]["metric"] == "inproc_w4s3_w8s2"
+    assert kernelab.ab.analyze(frame)["analyses"][0]["metric"] == "value"
+    got = kernelab.ab.analyze(frame, metric="inproc_w4s3_w8s2")
     # The same pairs from a DataFrame: every figure but the samples file's name.
     assert got["samples"] is None
     assert {k: v for k, v in got.items() if k != "samples"} == {k: v for k, v in want.items() if k != "samples"}
     main, aa = frame[frame.aa == 0], frame[frame.aa == 1]
-    arrays = kernelab.ab.analyze(main.a.to_numpy(), main.b.to_numpy(), main.order.tolist(), aa=aa)
+    arrays = kernelab.ab.analyze(main.a.to_numpy(), main.b.to_numpy(), main.order.tolist(), aa=aa,
+                                 metric="inproc_w4s3_w8s2")
     assert arrays["analyses"] == want["analyses"] and arrays["aa"] == want["aa"]
-    assert kernelab.ab.analyze(pl.read_csv(f))["analyses"] == want["analyses"]
+    assert kernelab.ab.analyze(pl.read_csv(f), metric="inproc_w4s3_w8s2")["analyses"] == want["analyses"]
     assert kernelab.ab.analyze(f, threshold="1%", alpha=0.1) == cli_json("ab", "analyze", f, "--threshold", "1%", "--alpha", "0.1")
     j = "tests/fixtures/h200_ab/ab_proc_w4s3_w8s2.jsonl"
     assert kernelab.ab.analyze(j) == cli_json("ab", "analyze", j)
