@@ -36,6 +36,8 @@ pub enum Kind {
     Temperature,
     /// A power, W.
     Power,
+    /// Work of one launch (FLOP, bytes) or per byte (FLOP/byte).
+    Work,
 }
 
 /// One quotable figure.
@@ -70,6 +72,7 @@ impl Figure {
             Kind::Frequency => format!("{} MHz", self.value / 1e6),
             Kind::Temperature => format!("{} °C", self.value),
             Kind::Power => format!("{} W", self.value),
+            Kind::Work => format!("{}", self.value),
         }
     }
 }

@@ -478,15 +478,16 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
     // A figure changed in the serving table is caught.
     let out = kernelab().arg("report").arg(&b).output().expect("runs");
     let md = String::from_utf8(out.stdout).expect("UTF-8");
-    // Issue 45, item 2, over every kind: a ratchet. On 2026-12-06, 22 of the 572 numbers of
-    // the tables still passed a one-digit change unseen: the roofline table's per-launch work
-    // and intensity (no unit the audit reads), peak memory in MiB of some server starts, three
-    // per-round changes of a serving table (its rows name no metric, so every change of the
-    // run is in scope), and counts in the summary's sentences. Fewer may pass, never more.
+    // Issue 45, item 2, over every kind: a ratchet. On 2026-12-06, 19 of the 572 numbers of
+    // the tables still passed a one-digit change unseen, each because the changed number
+    // equals another figure the line may quote: peak memory of a server start moved onto
+    // another start's (the rows name no start), three per-round changes of a serving table
+    // (its rows name no metric), and counts in the summary's sentences. Fewer may pass, never
+    // more.
     let (missed, moved) = digits_missed(&b, &md);
     assert!(moved >= 560, "{moved}");
     assert!(
-        missed.len() <= 22,
+        missed.len() <= 19,
         "{} of {moved} missed:\n{}",
         missed.len(),
         missed.join("\n")

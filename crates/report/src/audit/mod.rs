@@ -675,6 +675,7 @@ fn kinds_of(n: &Num, ctx: Context) -> Option<&'static [Kind]> {
         (_, Unit::Temperature) => &[Kind::Temperature],
         (_, Unit::Power) => &[Kind::Power],
         (_, Unit::Bytes) => &[Kind::Count],
+        (_, Unit::Work) => &[Kind::Work],
         (_, Unit::None) if ctx.counts && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if (n.calls || ctx.calls) && !n.is_decimal() => &[Kind::Count],
         (_, Unit::None) if n.is_decimal() && (ctx.ratio || ctx.speedup) => &[Kind::Ratio],

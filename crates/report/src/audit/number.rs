@@ -32,6 +32,9 @@ pub(crate) enum Unit {
     Power,
     /// Bytes (`B`), a count.
     Bytes,
+    /// Work per launch or per byte (a roofline's `GFLOP/launch`, `MB/launch`, `FLOP/byte`
+    /// columns; only a column header gives it).
+    Work,
 }
 
 /// One number as written, with its value in base units (ns, fractions) and half of its last
@@ -139,7 +142,22 @@ const UNITS: &[(&str, Unit, f64, bool)] = &[
 /// `W`): bare numbers in that column are in it. `None` for a header without one (a `%` or a
 /// factor is never implied).
 pub(crate) fn header_unit(header: &str) -> Option<(Unit, f64)> {
-    let last = header.split_whitespace().next_back()?;
+    // A qualifier in parentheses after the unit (`MB/launch (model)`) is not the unit.
+    let mut words = header
+        .split_whitespace()
+        .rev()
+        .skip_while(|w| w.starts_with('('));
+    let last = words.next()?;
+    // Work per launch and per byte: counts in their scale (the roofline's columns).
+    for (spelling, scale) in [
+        ("GFLOP/launch", 1e9),
+        ("MB/launch", 1e6),
+        ("FLOP/byte", 1.0),
+    ] {
+        if last == spelling {
+            return Some((Unit::Work, scale));
+        }
+    }
     UNITS
         .iter()
         .find(|(spelling, unit, _, _)| {

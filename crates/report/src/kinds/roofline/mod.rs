@@ -47,6 +47,16 @@ impl RecordKind for RooflineBody {
             if let Some(x) = f.placement.flop_per_s.value() {
                 sink.add(FigureKind::FlopRate, x, &format!("{n} FLOP per second"), s);
             }
+            // The table's work columns: GFLOP and MB per launch, FLOP per byte.
+            for (v, what) in [
+                (f.flops_per_launch.value(), "FLOP per launch"),
+                (f.bytes_per_launch.value(), "bytes per launch"),
+                (f.placement.intensity.value(), "FLOP per byte"),
+            ] {
+                if let Some(v) = v {
+                    sink.add(FigureKind::Work, v, &format!("{n} {what}"), s);
+                }
+            }
             if let Some(x) = f.placement.fraction.value() {
                 sink.add(
                     FigureKind::Share,
