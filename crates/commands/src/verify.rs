@@ -191,9 +191,11 @@ pub fn verify(s: &VerifySettings, hooks: &dyn Hooks) -> Result<Outcome> {
     }
     bar.finish();
     let pass = found.reproduced();
-    let view = View::shared(Document::of(found), |d, _| verify_sections(&d.body))
+    let doc = Document::of(found);
+    let record = crate::Recordable::of(&doc, &[], None)?;
+    let view = View::shared(doc, |d, _| verify_sections(&d.body))
         .without_csv("kernelab report verify writes table, md or json, not csv");
-    let mut outcome = Outcome::new(view, Status::of(pass));
+    let mut outcome = Outcome::new(view, Status::of(pass)).recording(record);
     for b in &bad {
         let u = b.unreadable();
         outcome = outcome.noting(format!(

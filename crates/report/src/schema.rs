@@ -28,13 +28,12 @@ impl kernelab_model::Body for ReportSummary {
 }
 
 /// Every kind's schemas, by kind name: the record kinds of the registry, then the documents
-/// that are not records (`kernel_dry_run`, `report`, `report_check`, `report_verify`).
+/// that are not records (`kernel_dry_run`, `report`, `report_check`).
 pub fn all() -> Vec<KindSchemas> {
     let mut out = crate::kinds::Evidence::schemas();
     out.push(kind_schemas::<PlanBody>());
     out.push(kind_schemas::<ReportSummary>());
     out.push(kind_schemas::<Audit>());
-    out.push(kind_schemas::<crate::verify::Verification>());
     out
 }
 

@@ -8,11 +8,11 @@ use crate::bundle::Entry;
 use crate::table::{Align, Block, Table};
 use kernelab_model::Provenance;
 use kernelab_stats::Analysis;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What re-running a record found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Finding {
     /// The same verdict and overlapping intervals, or the same document.
@@ -35,7 +35,7 @@ impl Finding {
 }
 
 /// One record re-measured.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RecordVerification {
     /// The record's file in the bundle.
     pub file: String,
@@ -54,15 +54,15 @@ pub struct RecordVerification {
     pub environment: Vec<String>,
     /// The conditions the recorded run measured under (its first round's environment
     /// fingerprint), where it recorded them (schema version 8 on).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_conditions: Option<kernelab_model::fingerprint::Fingerprint>,
     /// The conditions of the re-run here, where it recorded them.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_conditions: Option<kernelab_model::fingerprint::Fingerprint>,
 }
 
 /// `kernelab report verify BUNDLE` (`kind: "report_verify"`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verification {
     /// One line per record, in the bundle's order.
     pub records: Vec<RecordVerification>,

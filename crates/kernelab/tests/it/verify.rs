@@ -233,3 +233,86 @@ fn a_rerun_under_other_clocks_shows_both_fingerprints_and_names_the_field() {
         "{text}"
     );
 }
+
+#[test]
+fn a_verification_is_a_record_that_renders_in_the_report_and_audits_clean() {
+    // `report verify --record DIR` records its document like every evidence command: the
+    // report renders it (its headline and per-record table), and the report's own audit
+    // passes with its counts as figures.
+    let dir = tempfile::tempdir().expect("tmp");
+    let b = dir.path().join("bundle");
+    let (wu, wu2) = (
+        fixture("tensor/wu.npz"),
+        fixture("tensor/wu_compressed.npz"),
+    );
+    let pairs = fixture("h200_ab/inproc_w4s3_w8s2.csv");
+    let s = |p: &Path| p.display().to_string();
+    record(&b, "gate", &["check", "bitwise", &s(&wu), &s(&wu2)]);
+    record(
+        &b,
+        "pairs",
+        &["ab", "analyze", &s(&pairs), "--metric", "median_us"],
+    );
+    let evidence = dir.path().join("evidence");
+    let out = kernelab()
+        .args(["report", "verify"])
+        .arg(&b)
+        .arg("--record")
+        .arg(&evidence)
+        .args(["--label", "re-measured"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files: Vec<String> = std::fs::read_dir(&evidence)
+        .expect("the record's bundle")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, ["0001-report_verify.json"]);
+    let out = kernelab()
+        .arg("report")
+        .arg(&evidence)
+        .args(["--format", "md"])
+        .output()
+        .expect("runs");
+    let md = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(out.status.success(), "{md}");
+    assert!(
+        md.contains("2 of 2 records reproduced, 0 moved, 0 not re-runnable here"),
+        "{md}"
+    );
+    assert!(md.contains("| re-measured | report_verify |"), "{md}");
+    let note = dir.path().join("note.md");
+    std::fs::write(&note, &md).expect("note");
+    let check = kernelab()
+        .args(["report", "check"])
+        .arg(&note)
+        .arg("--bundle")
+        .arg(&evidence)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    // A planted count is caught.
+    std::fs::write(
+        &note,
+        md.replacen("2 of 2 records reproduced", "1 of 2 records reproduced", 1),
+    )
+    .expect("note");
+    let check = kernelab()
+        .args(["report", "check"])
+        .arg(&note)
+        .arg("--bundle")
+        .arg(&evidence)
+        .output()
+        .expect("runs");
+    assert_eq!(check.status.code(), Some(1));
+}

@@ -226,7 +226,7 @@ const COUNTED: [&str; 7] = [
 ];
 
 /// The nouns whose "K of N" claims are checked (singular and plural).
-const OF_NOUNS: [&str; 18] = [
+const OF_NOUNS: [&str; 20] = [
     "configs",
     "config",
     "builds",
@@ -245,6 +245,8 @@ const OF_NOUNS: [&str; 18] = [
     "element",
     "profiler processes",
     "processes",
+    "records",
+    "record",
 ];
 
 fn digits(s: &str, i: usize) -> (usize, String) {

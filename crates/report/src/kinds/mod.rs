@@ -22,6 +22,7 @@ pub mod impact;
 pub mod kernel_run;
 pub mod metrics;
 pub mod profile;
+mod report_verify;
 pub(crate) mod roofline;
 pub mod serve;
 pub(crate) mod sweep;
@@ -250,4 +251,6 @@ registry! {
     Impact(impact::Impact);
     /// `gate` (`kernelab gate`'s decision).
     Gate(gate::GateReport);
+    /// `report_verify` (`kernelab report verify`: a bundle re-measured).
+    ReportVerify(crate::verify::Verification);
 }
