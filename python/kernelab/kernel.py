@@ -15,6 +15,7 @@ import inspect
 import json
 import numbers
 import os
+import statistics
 import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -652,12 +653,10 @@ def _timed_events(launches: List[Any]) -> bool:
     return any(x.events is not None for x in launches)
 
 
-def _median(v: List[float]) -> Optional[float]:
-    v = sorted(x for x in v if x is not None)
-    if not v:
-        return None
-    m = len(v) // 2
-    return v[m] if len(v) % 2 else (v[m - 1] + v[m]) / 2
+def _median(v: List[Optional[float]]) -> Optional[float]:
+    """The median of the values that are not None; None when there are none."""
+    present = [x for x in v if x is not None]
+    return statistics.median(present) if present else None
 
 
 def _check_range(name: str, value: Any, low: float, high: float) -> None:
