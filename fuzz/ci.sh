@@ -31,9 +31,13 @@ targets=$(sed -n 's/^    ("\([a-z_0-9]*\)", [a-z_0-9]*),$/\1/p' fuzz/src/lib.rs)
 logs=fuzz/ci-logs
 rm -rf "$logs"
 mkdir -p "$logs"
+# Targets that write files (confined_path) do so under TMPDIR: one scratch folder per run,
+# removed at the end, so that nothing the fuzzer made stays behind in /tmp.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/kernelab-fuzz.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
 run_one() { # target
-  mkdir -p "fuzz/artifacts/$1"
-  if KERNELAB_FUZZ_TARGET=$1 "$bin" "fuzz/corpus/$1" -max_total_time="$seconds" \
+  mkdir -p "fuzz/artifacts/$1" "$scratch/$1"
+  if TMPDIR="$scratch/$1" KERNELAB_FUZZ_TARGET=$1 "$bin" "fuzz/corpus/$1" -max_total_time="$seconds" \
     -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="fuzz/artifacts/$1/" >"$logs/$1.log" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$logs/$1.log" | tail -1)
@@ -45,6 +49,6 @@ run_one() { # target
   fi
 }
 export -f run_one
-export bin seconds logs
+export bin seconds logs scratch
 # xargs exits 123 when any run failed; every target still runs.
 printf '%s\n' $targets | xargs -P "$(nproc)" -I{} bash -c 'run_one {}'
