@@ -790,17 +790,69 @@ def compare(
     )
 
 
+def _tree_top(folder: str) -> str:
+    """The top of the git work tree holding ``folder`` (a ``.git`` entry), else ``folder``."""
+    at = folder
+    while True:
+        if os.path.exists(os.path.join(at, ".git")):
+            return at
+        up = os.path.dirname(at)
+        if up == at:
+            return folder
+        at = up
+
+
+def _load_file(path: str) -> Any:
+    """The Python file ``path`` loaded as a module of its own, with its folder and the top of
+    its work tree first on ``sys.path`` while it runs. The modules it imported from that tree
+    are then dropped from ``sys.modules`` (its functions keep them): a second file of the same
+    name from another tree (``kernelab gate``'s base and head) loads its own copies."""
+    import hashlib
+    import importlib.util
+
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    top = _tree_top(folder)
+    name = "kernelab_file_" + hashlib.sha256(path.encode()).hexdigest()[:16]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise _native.UsageError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    before = set(sys.modules)
+    added = [p for p in (folder, top) if p not in sys.path]
+    sys.path[:0] = added
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        for p in added:
+            sys.path.remove(p)
+        for m in set(sys.modules) - before - {name}:
+            f = getattr(sys.modules[m], "__file__", None) or ""
+            if os.path.abspath(f).startswith(top + os.sep):
+                del sys.modules[m]
+    return module
+
+
 def _resolve(ref: str, what: str) -> Callable:
-    """``module:name`` (``name`` may be dotted: ``mod:Class.method``) imported."""
+    """``module:name`` imported, or ``path/to/file.py:name`` loaded from that file (``name``
+    may be dotted: ``mod:Class.method``)."""
     import importlib
 
-    mod, sep, name = ref.partition(":")
+    mod, sep, name = ref.rpartition(":")
     if not sep or not mod or not name:
-        raise _native.UsageError(f"{what} {ref!r}: expected module:function")
+        raise _native.UsageError(f"{what} {ref!r}: expected module:function or file.py:function")
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        obj: Any = importlib.import_module(mod)
+        if mod.endswith(".py"):
+            if not os.path.isfile(mod):
+                raise _native.UsageError(f"{what} {ref!r}: no such file {mod}")
+            obj: Any = _load_file(mod)
+        else:
+            obj = importlib.import_module(mod)
+    except _native.UsageError:
+        raise
     except Exception as e:  # noqa: BLE001 - an import failure is reported, named
         raise CallableError(f"{what} {ref!r}: importing `{mod}` raised {type(e).__name__}: {e}",
                             callable=ref, role=what, phase="import") from e

@@ -6,11 +6,12 @@
 pub mod annotate;
 pub mod config;
 pub mod git;
+mod kernel_bench;
 pub mod publish;
 
 use crate::{Hooks, Outcome, View};
 use anyhow::{anyhow, Context, Result};
-use config::Config;
+use config::{Benchmark, Config};
 use kernelab_report::documents::AbBody;
 use kernelab_report::Block;
 use kernelab_stats::{DesignSettings, Verdict};
@@ -34,6 +35,9 @@ pub struct GateSettings {
     /// The branch a pull request targets, when a CI names it (`GITHUB_BASE_REF`,
     /// `CI_MERGE_REQUEST_TARGET_BRANCH_NAME`): the default base is the merge base with it.
     pub target_branch: Option<String>,
+    /// What to do when a GPU wait of a `[kernel]` benchmark passes its timeout (the CLI says
+    /// so and exits 2); none: no watchdog is installed.
+    pub on_gpu_hang: Option<fn(&str, std::time::Duration)>,
 }
 
 /// What a gate produced: the outcome to emit (the `ab` record and view, under the gate's
@@ -61,12 +65,11 @@ fn plan(s: &GateSettings, repo: &Path) -> Result<Plan> {
     let top = PathBuf::from(git::git(repo, &["rev-parse", "--show-toplevel"])?);
     let path = s.config.clone().unwrap_or_else(|| top.join(DEFAULT_CONFIG));
     let config = Config::read(&path)?;
-    let threshold = kernelab_stats::settings::fraction("threshold", &config.bench.threshold, true)
-        .map_err(|e| anyhow!("{}: [bench] {e}", path.display()))?;
+    let (table, text) = config.threshold();
+    let threshold = kernelab_stats::settings::fraction("threshold", text, true)
+        .map_err(|e| anyhow!("{}: {table} {e}", path.display()))?;
     let budget = config
-        .bench
-        .budget
-        .as_deref()
+        .budget()
         .map(kernelab_runner::serve::rounds::parse_budget)
         .transpose()
         .map_err(|e| anyhow!("{}: [bench] budget {e}", path.display()))?;
@@ -117,8 +120,12 @@ fn in_dir(dir: &Path, command: &str) -> Result<String> {
 
 /// The `ab` settings of the gate: the bench command in each work tree, the design the
 /// configuration plans (defaults as `kernelab ab`'s).
-fn ab_settings(p: &Plan, base: &Path, head: &Path) -> Result<crate::ab::RunSettings> {
-    let b = &p.config.bench;
+fn ab_settings(
+    p: &Plan,
+    b: &config::Bench,
+    base: &Path,
+    head: &Path,
+) -> Result<crate::ab::RunSettings> {
     let defaults = DesignSettings::default();
     let ab_defaults = crate::ab::RunSettings {
         warmup: 1,
@@ -208,14 +215,17 @@ fn decide(plan: &Plan, body: &AbBody, bias: bool) -> (Decision, Vec<MetricVerdic
     (decision, metrics, reasons)
 }
 
-/// `gate`: builds base and head in temporary work trees, measures them with the `ab` engine
-/// and decides. An error (bad configuration, git, a failed build) is exit status 2 to the
-/// caller; the work trees are removed whatever happens.
+/// `gate`: builds base and head in temporary work trees, measures them with the benchmark the
+/// configuration names (the `ab` engine, `kernel run` of a launch spec, or a Python kernel
+/// comparison) and decides. An error (bad configuration, git, a failed build, no GPU) is exit
+/// status 2 to the caller; the work trees are removed whatever happens.
 pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
     let repo = s.repo.clone().unwrap_or_else(|| PathBuf::from("."));
     let plan = plan(s, &repo)?;
     // The design is checked before anything is checked out or built.
-    ab_settings(&plan, &repo, &repo)?.check()?;
+    if let Benchmark::Ab(b) = &plan.config.benchmark {
+        ab_settings(&plan, b, &repo, &repo)?.check()?;
+    }
     let mut trees = git::Worktrees::new(&repo)?;
     let base_dir = trees.add("base", &plan.base.commit)?;
     let head_dir = trees.add("head", &plan.head.commit)?;
@@ -225,19 +235,53 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
             git::build(dir, &b.command, side)?;
         }
     }
-    let settings = ab_settings(&plan, &base_dir, &head_dir)?;
-    settings.check()?;
-    let ab = crate::ab::run(&settings, hooks)?;
-    drop(trees);
+    let ((outcome, report), key) = match &plan.config.benchmark {
+        Benchmark::Ab(b) => {
+            let settings = ab_settings(&plan, b, &base_dir, &head_dir)?;
+            settings.check()?;
+            let ab = crate::ab::run(&settings, hooks)?;
+            drop(trees);
+            (ab_report(&plan, b, ab)?, "ab")
+        }
+        Benchmark::Kernel(k) => {
+            if let Some(f) = s.on_gpu_hang {
+                let wait = kernelab_model::duration_clamped(k.timeout.unwrap_or(60.0));
+                kernelab_launcher::watchdog::install(wait, f);
+            }
+            let measured = kernel_bench::spec(k, plan.threshold, &base_dir, &head_dir, hooks)?;
+            drop(trees);
+            (kernel_bench::report(&plan, measured)?, "kernel_run")
+        }
+        Benchmark::Python(p) => {
+            let measured = kernel_bench::python(p, plan.threshold, &base_dir, &head_dir, hooks)?;
+            drop(trees);
+            (kernel_bench::report(&plan, measured)?, "kernel_run")
+        }
+    };
+    let changed = match &plan.config.annotate {
+        Some(a) => {
+            annotate::changed_lines(&repo, &report.base.commit, &report.head.commit, &a.paths)?
+        }
+        None => Vec::new(),
+    };
+    Ok(GateOutcome {
+        outcome: wrap(outcome, &report, key)?,
+        report,
+        changed,
+    })
+}
+
+/// The gate's report of an `ab` measurement.
+fn ab_report(plan: &Plan, b: &config::Bench, ab: Outcome) -> Result<(Outcome, GateReport)> {
     let bias = ab.status == crate::Status::Incomplete;
     let body: AbBody =
         serde_json::from_str(&(ab.view.json)()?).context("reading back the A/B document")?;
-    let (decision, metrics, reasons) = decide(&plan, &body, bias);
+    let (decision, metrics, reasons) = decide(plan, &body, bias);
     let report = GateReport {
         decision,
         exit_status: decision.code(),
-        base: plan.base,
-        head: plan.head,
+        base: plan.base.clone(),
+        head: plan.head.clone(),
         threshold: plan.threshold,
         metrics,
         aa: body.result.aa.as_ref().map_or_else(
@@ -253,24 +297,17 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
         reasons,
         samples: body.samples.clone(),
         conditions: body.conditions.as_ref().map(|c| c.fingerprint.line()),
+        benchmark: format!("ABBA pairs of fresh processes of `{}`", b.command),
+        code: None,
     };
-    let changed = match &plan.config.annotate {
-        Some(a) => {
-            annotate::changed_lines(&repo, &report.base.commit, &report.head.commit, &a.paths)?
-        }
-        None => Vec::new(),
-    };
-    Ok(GateOutcome {
-        outcome: wrap(ab, &report)?,
-        report,
-        changed,
-    })
+    Ok((ab, report))
 }
 
-/// The `ab` outcome under the gate's lines; its JSON the gate report with the `ab` document.
-fn wrap(ab: Outcome, report: &GateReport) -> Result<Outcome> {
+/// The measurement's outcome under the gate's lines; its JSON the gate report with the
+/// measurement's document (`ab`, or `kernel_run` for a kernel or Python benchmark).
+fn wrap(ab: Outcome, report: &GateReport, key: &str) -> Result<Outcome> {
     let ab_json: serde_json::Value = serde_json::from_str(&(ab.view.json)()?)?;
-    let doc = serde_json::json!({ "gate": report, "ab": ab_json });
+    let doc = serde_json::json!({ "gate": report, key: ab_json });
     let lines = report.lines();
     let ab_blocks = ab.view.blocks;
     let view = View::new(

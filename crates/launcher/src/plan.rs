@@ -114,8 +114,20 @@ pub fn plan(spec: &Spec) -> Result<Plan> {
     let bufs = args::buffer_layout(spec)?;
     let mut builds = Vec::new();
     for (b, label) in [(&spec.baseline, "baseline"), (&spec.candidate, "candidate")] {
-        let r = args::resolve(spec, b, label)?;
         let code = spec.resolve(&b.code);
+        // A missing code object is named before its metadata is looked for beside it.
+        if let Err(e) = std::fs::metadata(&code) {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                return Err(Error::Code {
+                    label,
+                    source: Box::new(kernelab_code::Error::Io {
+                        path: code,
+                        source: e,
+                    }),
+                });
+            }
+        }
+        let r = args::resolve(spec, b, label)?;
         if let Some(sizes) = check_code(&code, &r.symbol, label)? {
             check_param_sizes(&code, &r.symbol, &r.params, &sizes)?;
         }

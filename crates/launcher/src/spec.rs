@@ -492,7 +492,23 @@ impl Spec {
         Ok(())
     }
 
-    /// Resolves a path from the spec against the spec's directory.
+    /// Resolves the baseline build's own files (its code object and Triton metadata) against
+    /// `dir` instead of the spec's folder: a gate's base work tree, where the base built them.
+    pub fn baseline_in(&mut self, dir: &Path) {
+        let b = &mut self.baseline;
+        if b.code.is_relative() {
+            b.code = dir.join(&b.code);
+        }
+        match (&b.launch.triton, &self.launch.triton) {
+            (Some(own), _) if own.is_relative() => b.launch.triton = Some(dir.join(own)),
+            (None, Some(shared)) if shared.is_relative() => {
+                b.launch.triton = Some(dir.join(shared))
+            }
+            _ => {}
+        }
+    }
+
+    /// `p` resolved against the spec's folder (an absolute path as it is).
     pub fn resolve(&self, p: &Path) -> PathBuf {
         if p.is_absolute() {
             p.to_path_buf()

@@ -2,26 +2,40 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// The most bytes of a configuration file.
 const MAX_CONFIG: u64 = 1 << 20;
 
-/// The whole file.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The whole file, checked: exactly one benchmark.
+#[derive(Clone, Debug)]
 pub struct Config {
     /// How each side is built (none: the benchmark runs the work tree as checked out).
-    #[serde(default)]
     pub build: Option<Build>,
-    /// The benchmark: an `ab` pair of the same command in each side's work tree.
-    pub bench: Bench,
+    /// What is measured.
+    pub benchmark: Benchmark,
     /// Which metrics decide.
-    #[serde(default)]
     pub metrics: Metrics,
     /// Which kernel sources' changed lines are annotated.
-    #[serde(default)]
     pub annotate: Option<Annotate>,
+}
+
+/// The file as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    build: Option<Build>,
+    #[serde(default)]
+    bench: Option<Bench>,
+    #[serde(default)]
+    kernel: Option<KernelBench>,
+    #[serde(default)]
+    python: Option<PythonBench>,
+    #[serde(default)]
+    metrics: Metrics,
+    #[serde(default)]
+    annotate: Option<Annotate>,
 }
 
 /// `[annotate]`.
@@ -84,6 +98,87 @@ pub struct Bench {
     pub max_failures: Option<usize>,
 }
 
+/// `[kernel]`: a launch spec of the repository (docs/kernel-spec.md). Its code paths name
+/// what the build makes; the baseline build's are found in the base's work tree, the
+/// candidate's in the head's, and `kernel run` gates and times them (ABBA rounds in one
+/// process, the machine code compared first).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelBench {
+    /// The spec, relative to the top of the repository (read from the head's work tree).
+    pub spec: PathBuf,
+    /// Practical threshold: smaller changes are no regression (`2%` or `0.02`).
+    pub threshold: String,
+    /// Rounds (default: the spec's `[timing] rounds`).
+    #[serde(default)]
+    pub rounds: Option<usize>,
+    /// Seconds one GPU wait may take before the gate gives up, exit 2 (default 60, as
+    /// `kernel run --timeout`).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+/// `[python]`: `kernelab.kernel.compare` of one function of a Python file of the repository,
+/// the base's version against the head's (`kernel run --python`, docs/python.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PythonBench {
+    /// The Python file, relative to the top of the repository; each side loads its own.
+    pub module: PathBuf,
+    /// The function of the file that is timed.
+    pub function: String,
+    /// The function of the head's file that makes the inputs.
+    pub inputs: String,
+    /// Practical threshold: smaller changes are no regression (`2%` or `0.02`).
+    pub threshold: String,
+    /// Further options of `kernel run --python` (`["--outputs", "2", "--rounds", "40"]`).
+    #[serde(default)]
+    pub options: Vec<String>,
+    /// The interpreter that has the kernelab module (default: `KERNELAB_PYTHON`, else
+    /// `python3`).
+    #[serde(default)]
+    pub interpreter: Option<String>,
+}
+
+/// The options of `kernel run --python` the gate sets itself.
+const PYTHON_OWN: [&str; 10] = [
+    "--python",
+    "--inputs",
+    "--threshold",
+    "--format",
+    "--record",
+    "--label",
+    "--aa",
+    "--samples",
+    "--capture",
+    "--help",
+];
+
+/// The benchmark a configuration names.
+#[derive(Clone, Debug)]
+pub enum Benchmark {
+    /// An `ab` pair of commands (`[bench]`).
+    Ab(Bench),
+    /// A launch spec (`[kernel]`).
+    Kernel(KernelBench),
+    /// A Python kernel comparison (`[python]`).
+    Python(PythonBench),
+}
+
+/// A path relative to the top of the repository that stays inside it (`key` names it).
+fn inside(key: &str, p: &Path) -> Result<()> {
+    let ok = !p.as_os_str().is_empty()
+        && p.components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !ok {
+        bail!(
+            "{key} {}: expected a path relative to the top of the repository, inside it",
+            p.display()
+        );
+    }
+    Ok(())
+}
+
 /// `[metrics]`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -94,6 +189,23 @@ pub struct Metrics {
 }
 
 impl Config {
+    /// The threshold as written, with the table it is in.
+    pub fn threshold(&self) -> (&'static str, &str) {
+        match &self.benchmark {
+            Benchmark::Ab(b) => ("[bench]", &b.threshold),
+            Benchmark::Kernel(k) => ("[kernel]", &k.threshold),
+            Benchmark::Python(p) => ("[python]", &p.threshold),
+        }
+    }
+
+    /// The time budget as written (only an `ab` benchmark has one).
+    pub fn budget(&self) -> Option<&str> {
+        match &self.benchmark {
+            Benchmark::Ab(b) => b.budget.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Reads and checks the file at `path`.
     pub fn read(path: &Path) -> Result<Config> {
         let text = kernelab_model::read_regular_text(path, MAX_CONFIG)
@@ -103,22 +215,66 @@ impl Config {
 
     /// Parses and checks `text`.
     pub fn parse(text: &str) -> Result<Config> {
-        let c: Config =
-            toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
-        if c.bench.command.trim().is_empty() {
-            bail!("[bench] command is empty");
+        let f: File = toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
+        let benchmark = match (f.bench, f.kernel, f.python) {
+            (Some(b), None, None) => Benchmark::Ab(b),
+            (None, Some(k), None) => Benchmark::Kernel(k),
+            (None, None, Some(p)) => Benchmark::Python(p),
+            _ => bail!(
+                "expected exactly one benchmark: [bench] (a command), [kernel] (a launch spec) \
+                 or [python] (a Python kernel comparison)"
+            ),
+        };
+        match &benchmark {
+            Benchmark::Ab(b) => {
+                if b.command.trim().is_empty() {
+                    bail!("[bench] command is empty");
+                }
+                for m in &b.metric_regex {
+                    let (name, re) = m.split_once('=').ok_or_else(|| {
+                        anyhow!("[bench] metric_regex {m:?}: expected NAME=REGEX")
+                    })?;
+                    regex::Regex::new(re)
+                        .map_err(|e| anyhow!("[bench] metric_regex {name}: {e}"))?;
+                }
+            }
+            Benchmark::Kernel(k) => inside("[kernel] spec", &k.spec)?,
+            Benchmark::Python(p) => {
+                inside("[python] module", &p.module)?;
+                for (key, name) in [("function", &p.function), ("inputs", &p.inputs)] {
+                    let word = |w: &str| {
+                        !w.is_empty() && w.chars().all(|c| c == '_' || c.is_alphanumeric())
+                    };
+                    if !name.split('.').all(word) {
+                        bail!(
+                            "[python] {key} {name:?}: expected a name defined in the file \
+                             (`run`, `Bench.run`)"
+                        );
+                    }
+                }
+                let own = |o: &&String| PYTHON_OWN.contains(&o.split('=').next().unwrap_or(o));
+                if let Some(o) = p.options.iter().find(own) {
+                    bail!("[python] options: {o} is set by the gate itself");
+                }
+            }
         }
+        if !matches!(benchmark, Benchmark::Ab(_)) && !f.metrics.must_not_regress.is_empty() {
+            bail!(
+                "[metrics] must_not_regress is for [bench]: a [kernel] or [python] benchmark \
+                 gates its one time"
+            );
+        }
+        let c = Config {
+            build: f.build,
+            benchmark,
+            metrics: f.metrics,
+            annotate: f.annotate,
+        };
         if c.build
             .as_ref()
             .is_some_and(|b| b.command.trim().is_empty())
         {
             bail!("[build] command is empty");
-        }
-        for m in &c.bench.metric_regex {
-            let (name, re) = m
-                .split_once('=')
-                .ok_or_else(|| anyhow!("[bench] metric_regex {m:?}: expected NAME=REGEX"))?;
-            regex::Regex::new(re).map_err(|e| anyhow!("[bench] metric_regex {name}: {e}"))?;
         }
         if let Some(a) = &c.annotate {
             if a.paths.is_empty() || a.paths.iter().any(|p| p.trim().is_empty()) {
@@ -143,7 +299,11 @@ impl Config {
 
     /// The metrics the benchmark measures, the primary first (`wall_s` when none is named).
     pub fn metric_names(&self) -> Vec<String> {
-        let b = &self.bench;
+        let b = match &self.benchmark {
+            Benchmark::Ab(b) => b,
+            Benchmark::Kernel(_) => return vec!["kernel_time".into()],
+            Benchmark::Python(_) => return vec!["call_time".into()],
+        };
         let mut names: Vec<String> = b
             .metric_regex
             .iter()
@@ -176,6 +336,7 @@ mod tests {
             Config::parse("[bench]\ncommand = \"./bench\"\nthreshold = \"2%\"\n").expect("parses");
         assert!(c.build.is_none());
         assert_eq!(c.gated(), vec!["wall_s".to_string()]);
+        assert_eq!(c.threshold(), ("[bench]", "2%"));
     }
 
     #[test]
@@ -210,5 +371,45 @@ mod tests {
             c.annotate.expect("annotate").paths,
             vec!["*.cu".to_string()]
         );
+    }
+
+    #[test]
+    fn one_benchmark_of_three_kinds_with_paths_inside_the_repository() {
+        let c = Config::parse("[kernel]\nspec = \"bench/k.toml\"\nthreshold = \"1%\"\n")
+            .expect("a kernel spec");
+        assert!(matches!(c.benchmark, Benchmark::Kernel(_)));
+        assert_eq!(c.gated(), vec!["kernel_time".to_string()]);
+        assert_eq!(c.threshold(), ("[kernel]", "1%"));
+        assert_eq!(c.budget(), None);
+        let c = Config::parse(
+            "[python]\nmodule = \"bench/k.py\"\nfunction = \"Bench.run\"\ninputs = \"make\"\n\
+             threshold = \"2%\"\noptions = [\"--rounds\", \"40\"]\n",
+        )
+        .expect("a Python comparison");
+        assert_eq!(c.gated(), vec!["call_time".to_string()]);
+        for (text, says) in [
+            ("", "exactly one benchmark"),
+            (
+                "[bench]\ncommand = \"x\"\nthreshold = \"1%\"\n[kernel]\nspec = \"k.toml\"\nthreshold = \"1%\"\n",
+                "exactly one benchmark",
+            ),
+            ("[kernel]\nspec = \"../k.toml\"\nthreshold = \"1%\"\n", "inside it"),
+            ("[kernel]\nspec = \"/etc/k.toml\"\nthreshold = \"1%\"\n", "inside it"),
+            (
+                "[python]\nmodule = \"k.py\"\nfunction = \"run()\"\ninputs = \"make\"\nthreshold = \"1%\"\n",
+                "a name defined in the file",
+            ),
+            (
+                "[python]\nmodule = \"k.py\"\nfunction = \"run\"\ninputs = \"make\"\nthreshold = \"1%\"\noptions = [\"--format=md\"]\n",
+                "--format=md is set by the gate itself",
+            ),
+            (
+                "[kernel]\nspec = \"k.toml\"\nthreshold = \"1%\"\n[metrics]\nmust_not_regress = [\"x\"]\n",
+                "is for [bench]",
+            ),
+        ] {
+            let e = Config::parse(text).expect_err(text);
+            assert!(format!("{e:#}").contains(says), "{text}: {e:#}");
+        }
     }
 }

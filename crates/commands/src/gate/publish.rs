@@ -37,16 +37,25 @@ impl Publish for GateReport {
             self.decision.mark(),
             self.decision.headline()
         );
+        let how = if self.benchmark.is_empty() {
+            "ABBA pairs of fresh processes"
+        } else {
+            &self.benchmark
+        };
         s.push_str(&format!(
-            "Head `{}` against base `{}` ({}), measured in this job: ABBA pairs of fresh \
-             processes. {}. Threshold ±{:.1}%; exit status {}.\n\n",
+            "Head `{}` against base `{}` ({}), measured in this job: {}. {}. Threshold ±{:.1}%; \
+             exit status {}.\n\n",
             self.head.short(),
             self.base.short(),
             md_escape(&self.base.name),
+            md_escape(how),
             md_escape(&self.aa),
             self.threshold * 100.0,
             self.exit_status
         ));
+        if let Some(c) = &self.code {
+            s.push_str(&format!("Machine code: {}.\n\n", md_escape(c)));
+        }
         s.push_str("| metric | verdict | change | interval | pairs | gate |\n");
         s.push_str("|---|---|---:|---|---:|---|\n");
         for m in &self.metrics {
@@ -107,6 +116,11 @@ impl Publish for GateReport {
         }
         match self.decision {
             Decision::Regression => {}
+            Decision::GatesFailed => out.push(workflow_command(
+                "error",
+                "kernelab gate - a correctness gate failed",
+                &format!("{} ({range})", self.reasons.join("; ")),
+            )),
             Decision::Pass => out.push(workflow_command(
                 "notice",
                 "kernelab gate - pass",
@@ -134,6 +148,7 @@ impl Publish for GateReport {
             .join(", ");
         let (kind, title) = match self.decision {
             Decision::Regression => ("warning", "kernelab gate - regression in this change"),
+            Decision::GatesFailed => ("warning", "kernelab gate - a correctness gate failed"),
             _ => ("notice", "kernelab gate - this change was measured"),
         };
         let message =
@@ -253,6 +268,8 @@ mod tests {
             reasons: Vec::new(),
             samples: None,
             conditions: None,
+            benchmark: String::new(),
+            code: None,
         };
         let c = r.comment();
         assert!(

@@ -60,6 +60,7 @@ pub(crate) fn run(args: GateArgs, session: &mut Session) -> Result<ExitStatus> {
         head: Some(args.head.clone()),
         target_branch: env("GITHUB_BASE_REF")
             .or_else(|| env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")),
+        on_gpu_hang: Some(super::kernel::gpu_wait_expired),
     };
     let result = {
         let hooks = CliHooks::in_place();

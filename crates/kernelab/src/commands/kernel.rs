@@ -12,7 +12,7 @@ use kernelab_launcher::{self, Spec};
 
 /// The watchdog's verdict on a GPU wait that did not end: said once, then exit 2 (the wait cannot
 /// be cancelled; the driver releases the context when the process ends).
-fn gpu_wait_expired(what: &str, timeout: std::time::Duration) {
+pub(crate) fn gpu_wait_expired(what: &str, timeout: std::time::Duration) {
     crate::output::to_stderr(&format!(
         "kernelab: error: {what} did not finish within {:.1} s; stopping (a kernel that never returns? raise --timeout if it is this slow)",
         timeout.as_secs_f64()

@@ -737,3 +737,166 @@ fn the_changed_kernel_source_lines_are_annotated_with_the_decision() {
     assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
     assert!(!same.stdout.contains(" file="), "{}", same.stdout);
 }
+
+/// A repository of a Triton kernel "built" by copying its cubin and metadata to `build/`, with
+/// the launch spec `bench/k.toml` naming the build's files for both sides: `main`, `same` (a
+/// change that does not touch the kernel) and `retuned` (the kernel compiled with another
+/// config, w4s4 for w4s3). `None` when git is absent.
+fn kernel_repo(root: &Path) -> Option<PathBuf> {
+    if Command::new("git").arg("--version").output().is_err() {
+        kernelab_testkit::skip("git", "git is not installed");
+        return None;
+    }
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let r = root.join("kernel-repo");
+    std::fs::create_dir_all(r.join("src")).expect("mkdir");
+    git(&r, &["init", "--quiet", "-b", "main"]);
+    git(&r, &["config", "user.name", "kernelab tests"]);
+    git(&r, &["config", "user.email", "tests@kernelab.invalid"]);
+    git(&r, &["config", "commit.gpgsign", "false"]);
+    let put = |config: &str| {
+        for ext in ["cubin", "json"] {
+            std::fs::copy(
+                fixtures.join(format!("code/recompute_w_u_fwd_kernel_{config}.{ext}")),
+                r.join(format!("src/kernel.{ext}")),
+            )
+            .expect("copy");
+        }
+    };
+    put("w4s3");
+    let spec = std::fs::read_to_string(fixtures.join("kernel/recompute_w4s3_aa.toml"))
+        .expect("spec")
+        .replace(
+            "../code/recompute_w_u_fwd_kernel_w4s3.cubin",
+            "../build/kernel.cubin",
+        );
+    write(&r, "bench/k.toml", &spec);
+    write(
+        &r,
+        "build.sh",
+        "mkdir -p build && cp src/kernel.cubin src/kernel.json build/\n",
+    );
+    write(&r, ".gitignore", "build/\n");
+    write(
+        &r,
+        ".kernelab/gate.toml",
+        "[build]\ncommand = \"sh build.sh\"\n\n[kernel]\nspec = \"bench/k.toml\"\nthreshold = \"1%\"\nrounds = 4\n",
+    );
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "--quiet", "-m", "the kernel"]);
+    git(&r, &["checkout", "--quiet", "-b", "same", "main"]);
+    write(&r, "README", "a change that does not touch the kernel\n");
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "--quiet", "-m", "same"]);
+    git(&r, &["checkout", "--quiet", "-b", "retuned", "main"]);
+    put("w4s4");
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "--quiet", "-m", "retuned"]);
+    git(&r, &["checkout", "--quiet", "main"]);
+    Some(r)
+}
+
+#[test]
+fn a_kernel_spec_gate_compares_each_sides_own_build_before_it_needs_the_gpu() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = kernel_repo(root.path()) else {
+        return;
+    };
+    // The head's build is the candidate, the base's the baseline: the machine code of the two
+    // work trees' `build/kernel.cubin` is compared before the GPU is opened.
+    let same = gate(root.path(), &repo, "same", &["--base", "main"]);
+    assert!(
+        same.stderr
+            .contains("identical machine code: any difference is noise"),
+        "{}",
+        same.stderr
+    );
+    let retuned = gate(root.path(), &repo, "retuned", &["--base", "main"]);
+    assert!(
+        !retuned.stderr.contains("identical machine code")
+            && retuned.stderr.contains("kernelab gate: machine code"),
+        "{}",
+        retuned.stderr
+    );
+    if std::path::Path::new("/dev/nvidia0").exists() {
+        // With a GPU the A/B runs: the identical side is never called a regression.
+        assert_ne!(same.code, 1, "{}\n{}", same.stdout, same.stderr);
+        return;
+    }
+    // Without one, exit 2 naming why, in the summary, the comment and an error annotation.
+    for r in [&same, &retuned] {
+        assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.summary.contains("could not run (exit 2)"),
+            "{}",
+            r.summary
+        );
+        assert!(
+            r.comment.starts_with("<!-- kernelab-gate -->\n"),
+            "{}",
+            r.comment
+        );
+        assert_eq!(
+            workflow_commands(&r.stdout, "error").len(),
+            1,
+            "{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn a_kernel_or_python_benchmark_that_does_not_resolve_is_exit_2_naming_it() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = kernel_repo(root.path()) else {
+        return;
+    };
+    // The head's spec names a build file the base never made.
+    let config = root.path().join("gate.toml");
+    std::fs::write(
+        &config,
+        "[kernel]\nspec = \"bench/k.toml\"\nthreshold = \"1%\"\n",
+    )
+    .expect("write");
+    let r = gate(
+        root.path(),
+        &repo,
+        "same",
+        &[
+            "--base",
+            "main",
+            "--config",
+            config.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("bench/k.toml") && r.stderr.contains("kernel.cubin"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(
+        &config,
+        "[python]\nmodule = \"bench/missing.py\"\nfunction = \"run\"\ninputs = \"make\"\nthreshold = \"1%\"\n",
+    )
+    .expect("write");
+    let r = gate(
+        root.path(),
+        &repo,
+        "same",
+        &[
+            "--base",
+            "main",
+            "--force",
+            "--config",
+            config.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("[python] module bench/missing.py: no such file in the base's work tree"),
+        "{}",
+        r.stderr
+    );
+}

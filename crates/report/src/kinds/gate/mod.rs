@@ -16,6 +16,9 @@ pub enum Decision {
     Pass,
     /// A metric that must not regress is worse beyond the threshold (exit 1).
     Regression,
+    /// A correctness gate of the head failed (finite, bitwise or oracle, repeats, graph
+    /// replay): no timing decides (exit 1; schema version 9 on).
+    GatesFailed,
     /// The measurement ended (budget or most pairs) before deciding (exit 3).
     Inconclusive,
     /// The timing setup is not trustworthy: the A/A pre-flight shows a harness bias (exit 2).
@@ -30,7 +33,7 @@ impl Decision {
     pub fn code(self) -> u8 {
         match self {
             Decision::Pass => 0,
-            Decision::Regression => 1,
+            Decision::Regression | Decision::GatesFailed => 1,
             Decision::Unreliable | Decision::Refused => 2,
             Decision::Inconclusive => 3,
         }
@@ -41,6 +44,7 @@ impl Decision {
         match self {
             Decision::Pass => "pass",
             Decision::Regression => "regression",
+            Decision::GatesFailed => "a correctness gate failed",
             Decision::Inconclusive => "inconclusive",
             Decision::Unreliable => "unreliable timing",
             Decision::Refused => "refused, the conditions changed",
@@ -51,7 +55,7 @@ impl Decision {
     pub fn mark(self) -> &'static str {
         match self {
             Decision::Pass => "✅",
-            Decision::Regression => "❌",
+            Decision::Regression | Decision::GatesFailed => "❌",
             Decision::Inconclusive | Decision::Unreliable | Decision::Refused => "⚠️",
         }
     }
@@ -146,6 +150,14 @@ pub struct GateReport {
     pub samples: Option<String>,
     /// The conditions of the first pair (the environment fingerprint, one line), when recorded.
     pub conditions: Option<String>,
+    /// What was measured and how: the `ab` command pair, the launch spec or the Python
+    /// function (schema version 9 on; empty in earlier records).
+    #[serde(default)]
+    pub benchmark: String,
+    /// Both sides' machine code compared before timing (`identical machine code: any
+    /// difference is noise`, or what differs), when the benchmark launches known code.
+    #[serde(default)]
+    pub code: Option<String>,
 }
 
 impl GateReport {
@@ -167,8 +179,14 @@ impl GateReport {
             self.headline(),
             format!("base     {} ({})", self.base.commit, self.base.name),
             format!("head     {} ({})", self.head.commit, self.head.name),
-            self.aa.clone(),
         ];
+        if !self.benchmark.is_empty() {
+            out.push(format!("measured {}", self.benchmark));
+        }
+        out.push(self.aa.clone());
+        if let Some(c) = &self.code {
+            out.push(c.clone());
+        }
         if let Some(c) = &self.conditions {
             out.push(format!("conditions {c}"));
         }
@@ -226,7 +244,7 @@ impl RecordKind for GateReport {
     fn summary(&self, _: &Ctx<'_>) -> Summary {
         let mark = match self.decision {
             Decision::Pass => Mark::Good,
-            Decision::Regression => Mark::Fail,
+            Decision::Regression | Decision::GatesFailed => Mark::Fail,
             _ => Mark::Warn,
         };
         match self.metrics.first().and_then(|m| Some((m, m.change?))) {
