@@ -84,9 +84,21 @@ def _gate(repo, tmp_path, head):
     env = dict(os.environ, KERNELAB_PYTHON=sys.executable, XDG_STATE_HOME=str(tmp_path / "state"),
                GITHUB_STEP_SUMMARY=str(summary))
     env.pop("GITHUB_BASE_REF", None)
+    bundle = tmp_path / f"bundle-{head}"
     p = subprocess.run([str(exe), "gate", "--repo", str(repo), "--base", "main", "--head", head,
-                        "--format", "json", "--out", str(out)], capture_output=True, text=True,
-                       env=env)
+                        "--format", "json", "--out", str(out), "--record", str(bundle)],
+                       capture_output=True, text=True, env=env)
+    if p.returncode in (0, 1):
+        # The bundle renders, and its report passes its own audit.
+        md = tmp_path / f"{head}-report.md"
+        r = subprocess.run([str(exe), "report", str(bundle), "--format", "md", "--out", str(md)],
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+        c = subprocess.run([str(exe), "report", "check", "--bundle", str(bundle), str(md)],
+                           capture_output=True, text=True, env=env)
+        assert c.returncode == 0, c.stdout + c.stderr
+        labels = [json.loads(f.read_text())["label"] for f in sorted(bundle.glob("*.json"))]
+        assert labels == ["gate", "k"], labels
     doc = json.loads(out.read_text()) if out.exists() else None
     return p, doc, summary.read_text() if summary.exists() else ""
 
@@ -98,7 +110,7 @@ def test_a_planted_slowdown_in_the_heads_helper_is_a_regression(repo, tmp_path):
     assert g["decision"] == "regression" and g["exit_status"] == 1
     (m,) = g["metrics"]
     assert m["metric"] == "call_time" and m["verdict"] == "SLOWER" and m["interval"][0] > 0.0, m
-    assert "kernelab.kernel.compare` of `bench/k.py:run`" in g["benchmark"]
+    assert "kernelab.kernel.compare of bench/k.py:run" in g["benchmark"]
     # The measurement is the kernel_run document of the comparison, each side its own file.
     run = doc["kernel_run"]
     assert run["kind"] == "kernel_run" and run["pass"] is True

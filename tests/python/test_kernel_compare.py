@@ -242,7 +242,7 @@ def test_capture_of_recorded_triton_launches_writes_a_spec_that_resolves(tmp_pat
     assert p["spec"] is None and aa["launched"]["capture"] is None
     # The terminal view names the kernels and the pair.
     text = kernelab._native.kernel_text(json.dumps(d), "md", None)
-    assert "Kernels launched per call" in text and "Machine code of the paired kernels" in text
+    assert "Kernels the baseline launched per call" in text and "Kernels the candidate launched per call" in text and "Machine code of the paired kernels" in text
     # capture=False captures nothing; a folder that is not empty is refused.
     assert kernelab.kernel.compare(ft.base, ft.cand, ft.make, outputs=[2], rounds=2, samples=1,
                                    capture=False).get("launched") is None

@@ -54,6 +54,7 @@ pub struct GateOutcome {
 /// The configuration and both sides, resolved before anything is built.
 struct Plan {
     config: Config,
+    config_path: PathBuf,
     threshold: f64,
     budget: Option<std::time::Duration>,
     base: Side,
@@ -94,6 +95,7 @@ fn plan(s: &GateSettings, repo: &Path) -> Result<Plan> {
     };
     Ok(Plan {
         config,
+        config_path: path,
         threshold,
         budget,
         base,
@@ -265,7 +267,7 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
         None => Vec::new(),
     };
     Ok(GateOutcome {
-        outcome: wrap(outcome, &report, key)?,
+        outcome: wrap(outcome, &report, key, Some(plan.config_path.clone()))?,
         report,
         changed,
     })
@@ -305,7 +307,7 @@ fn ab_report(plan: &Plan, b: &config::Bench, ab: Outcome) -> Result<(Outcome, Ga
 
 /// The measurement's outcome under the gate's lines; its JSON the gate report with the
 /// measurement's document (`ab`, or `kernel_run` for a kernel or Python benchmark).
-fn wrap(ab: Outcome, report: &GateReport, key: &str) -> Result<Outcome> {
+fn wrap(ab: Outcome, report: &GateReport, key: &str, config: Option<PathBuf>) -> Result<Outcome> {
     let ab_json: serde_json::Value = serde_json::from_str(&(ab.view.json)()?)?;
     let doc = serde_json::json!({ "gate": report, key: ab_json });
     let lines = report.lines();
@@ -321,7 +323,12 @@ fn wrap(ab: Outcome, report: &GateReport, key: &str) -> Result<Outcome> {
     .without_csv("--format csv is not offered for gate; the samples file is the raw data");
     // The bundle holds the decision first, then the `ab` record of the measurement.
     let gate = kernelab_model::Document::of(report.clone());
-    let inputs: Vec<PathBuf> = report.samples.iter().map(PathBuf::from).collect();
+    // The configuration first: the record's default label is its name (`gate`).
+    let inputs: Vec<PathBuf> = config
+        .iter()
+        .cloned()
+        .chain(report.samples.iter().map(PathBuf::from))
+        .collect();
     let mut records = ab.records;
     records.insert(
         0,

@@ -54,7 +54,7 @@ pub(super) fn spec(
         outcome,
         body,
         benchmark: format!(
-            "`kernel run` of the launch spec `{}` ({} ABBA rounds of both builds in one process)",
+            "kernel run of the launch spec {} ({} ABBA rounds of both builds in one process)",
             k.spec.display(),
             spec.timing.rounds
         ),
@@ -165,7 +165,7 @@ pub(super) fn python(
         body: doc.body,
         outcome,
         benchmark: format!(
-            "`kernelab.kernel.compare` of `{}:{}`, each side's own file",
+            "kernelab.kernel.compare of {}:{}, each side's own file",
             p.module.display(),
             p.function
         ),

@@ -280,18 +280,12 @@ impl RecordKind for GateReport {
                 sink.add(FigureKind::Ratio, 1.0 + c, &format!("{name} ratio"), None);
             }
             if let Some((l, h)) = m.interval {
-                sink.add(
-                    FigureKind::Change,
-                    l,
-                    &format!("{name} change, interval low"),
-                    None,
-                );
-                sink.add(
-                    FigureKind::Change,
-                    h,
-                    &format!("{name} change, interval high"),
-                    None,
-                );
+                for (x, end) in [(l, "low"), (h, "high")] {
+                    let what = format!("{name} change, interval {end}");
+                    sink.add(FigureKind::Change, x, &what, None);
+                    let what = format!("{name} ratio, interval {end}");
+                    sink.add(FigureKind::Ratio, 1.0 + x, &what, None);
+                }
             }
             sink.add(
                 FigureKind::Share,

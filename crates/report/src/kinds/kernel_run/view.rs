@@ -197,19 +197,24 @@ pub(crate) fn launched_sections(r: &KernelRun) -> Vec<Block> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    if !l.kernels.is_empty() {
-        let title = match l.call_ns {
-            [Some(a), Some(b)] => format!(
-                "Kernels launched per call (captured); GPU time per call: baseline {}, candidate {}",
-                crate::format::duration_ns(a),
-                crate::format::duration_ns(b)
+    // One table per side: each side's shares are of its own call.
+    for (i, side) in ["baseline", "candidate"].into_iter().enumerate() {
+        let kernels: Vec<_> = l.kernels.iter().filter(|k| k.side == side).collect();
+        if kernels.is_empty() {
+            continue;
+        }
+        let title = match l.call_ns[i] {
+            Some(ns) => format!(
+                "Kernels the {side} launched per call (captured); GPU time per call {}",
+                crate::format::duration_ns(ns)
             ),
-            _ => "Kernels launched per call (captured; no GPU time: host callables)".into(),
+            None => format!(
+                "Kernels the {side} launched per call (captured; no GPU time: host callables)"
+            ),
         };
         let mut t = Table::new(
             title,
             &[
-                ("side", Align::Left),
                 ("kernel", Align::Left),
                 ("launched by", Align::Left),
                 ("launches", Align::Right),
@@ -219,9 +224,8 @@ pub(crate) fn launched_sections(r: &KernelRun) -> Vec<Block> {
                 ("share", Align::Right),
             ],
         );
-        for k in &l.kernels {
+        for k in kernels {
             t.push(vec![
-                k.side.clone(),
                 k.name.clone(),
                 k.function.clone(),
                 crate::format::fixed(k.launches, 2),
