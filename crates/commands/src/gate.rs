@@ -38,6 +38,9 @@ pub struct GateSettings {
     /// What to do when a GPU wait of a `[kernel]` benchmark passes its timeout (the CLI says
     /// so and exits 2); none: no watchdog is installed.
     pub on_gpu_hang: Option<fn(&str, std::time::Duration)>,
+    /// The ledger of identical-code runs (`--controls`) a `[kernel]` benchmark reads its noise
+    /// floor from and adds to.
+    pub controls: Option<PathBuf>,
 }
 
 /// What a gate produced: the outcome to emit (the `ab` record and view, under the gate's
@@ -250,7 +253,14 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
                 let wait = kernelab_model::duration_clamped(k.timeout.unwrap_or(60.0));
                 kernelab_launcher::watchdog::install(wait, f);
             }
-            let measured = kernel_bench::spec(k, plan.threshold, &base_dir, &head_dir, hooks)?;
+            let measured = kernel_bench::spec(
+                k,
+                s.controls.as_deref(),
+                plan.threshold,
+                &base_dir,
+                &head_dir,
+                hooks,
+            )?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")
         }

@@ -242,10 +242,15 @@ pub fn run(
     spec: &Spec,
     samples: Option<&Path>,
     ceilings: Option<&Path>,
+    controls: Option<&Path>,
     hooks: &dyn crate::Hooks,
 ) -> Result<Outcome> {
     use anyhow::{anyhow, Context};
     use kernelab_runner::run::{New, OwnPlan, Plan, RunKind, RunState, SampleLine, Session};
+    // A ledger that cannot be read is refused before any timing.
+    if let Some(l) = controls {
+        crate::controls::read(l, "")?;
+    }
     let mut gpu = kernelab_launcher::open(spec)?;
     // Before timing: whether both builds carry the same machine code.
     let code = code_sameness(spec);
@@ -320,6 +325,17 @@ pub fn run(
     })?;
     let conditions =
         kernelab_model::fingerprint::Conditions::of(taken.iter().map(|(f, at)| (f, at.clone())));
+    let mut result = result;
+    if let Some(ledger) = controls {
+        keep_control(
+            &mut result,
+            spec,
+            &spec_name,
+            &code,
+            taken.first().map(|t| &t.0),
+            ledger,
+        )?;
+    }
     outcome(
         result,
         path,
@@ -329,6 +345,45 @@ pub fn run(
         Some(&code),
         conditions,
     )
+}
+
+/// The noise floor of `r`'s kernel on its GPU from the ledger `ledger` (the earlier
+/// identical-code runs of its key), and, when `code` is identical and the gates passed, this
+/// run appended to it as one more control.
+fn keep_control(
+    r: &mut KernelRun,
+    spec: &Spec,
+    spec_name: &str,
+    code: &CodeSameness,
+    fingerprint: Option<&kernelab_model::fingerprint::Fingerprint>,
+    ledger: &Path,
+) -> Result<()> {
+    // The GPU by its UUID where the fingerprint has one (nvidia-smi's index = the ordinal).
+    let gpu = usize::try_from(spec.device)
+        .ok()
+        .and_then(|i| fingerprint?.gpus.get(i)?.uuid.clone())
+        .unwrap_or_else(|| r.device.clone());
+    let symbol = r.builds.first().map_or("", |b| b.symbol.as_str());
+    let key = crate::controls::key(symbol, &spec.sizes, &gpu);
+    let earlier = crate::controls::read(ledger, &key)?;
+    r.noise_floor = crate::controls::floor(&earlier, &key, ledger);
+    let change = r.analysis.as_ref().and_then(|a| {
+        let c = a.change.change()?;
+        let i = a.change.change_interval().map(|i| (i.low, i.high));
+        Some((c, i))
+    });
+    if let (true, true, Some((change, interval))) = (code.identical, r.gates_passed(), change) {
+        let control = crate::controls::Control {
+            key,
+            change,
+            interval,
+            rounds: r.rounds.len(),
+            at: kernelab_runner::provenance::rfc3339(std::time::SystemTime::now()),
+            spec: spec_name.to_string(),
+        };
+        crate::controls::append(ledger, &control)?;
+    }
+    Ok(())
 }
 
 /// What an A/B of two host-driven callables measured (the Python module's
@@ -506,6 +561,7 @@ pub fn measured_from(m: Measured, samples_path: PathBuf) -> Result<Document<Kern
         above_roof: Vec::new(),
         roof_checked: None,
         launched: m.launched,
+        noise_floor: None,
     };
     Ok(Document::of(KernelRunBody {
         pass: run.gates_passed(),
@@ -554,6 +610,7 @@ mod tests {
             above_roof: Vec::new(),
             roof_checked: None,
             launched: None,
+            noise_floor: None,
         }
     }
 

@@ -19,6 +19,7 @@ pub mod ceilings;
 pub mod check;
 pub mod code;
 pub mod compare;
+pub mod controls;
 pub mod counters;
 pub mod gate;
 pub mod impact;

@@ -408,6 +408,7 @@ pub fn run_timed(
         above_roof: Vec::new(),
         roof_checked: None,
         launched: None,
+        noise_floor: None,
     };
     if !timing || !out.gates_passed() {
         return Ok(out);

@@ -130,6 +130,25 @@ pub struct KernelRun {
     /// The kernels each Python callable launched, when they were captured (Triton).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launched: Option<Launched>,
+    /// This kernel's noise floor on this GPU, from earlier identical-code runs kept in a
+    /// controls ledger (`--controls`), when it holds enough of them (schema version 9 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<NoiseFloor>,
+}
+
+/// A kernel's noise floor on one GPU: what earlier runs of identical machine code on both
+/// sides (free A/A controls) showed, kept in a ledger the user names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NoiseFloor {
+    /// The kernel, its sizes and the GPU the controls were measured on (the ledger's key).
+    pub key: String,
+    /// Identical-code runs of that key in the ledger (before this run).
+    pub controls: usize,
+    /// The largest |candidate / baseline − 1| among them: a change this small is within what
+    /// identical code showed on this GPU.
+    pub largest_change: f64,
+    /// The ledger file.
+    pub ledger: String,
 }
 
 /// What two Python callables launched (`kernelab.kernel.compare` captures Triton launches):

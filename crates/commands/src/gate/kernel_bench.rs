@@ -32,6 +32,7 @@ pub(super) struct Measured {
 /// then `kernel run` at the gate's threshold.
 pub(super) fn spec(
     k: &KernelBench,
+    controls: Option<&Path>,
     threshold: f64,
     base: &Path,
     head: &Path,
@@ -47,7 +48,7 @@ pub(super) fn spec(
         .with_context(|| format!("[kernel] spec {}: resolving both builds", k.spec.display()))?;
     let code = crate::kernel::code_sameness(&spec);
     hooks.say(&format!("kernelab gate: {}", code.line));
-    let outcome = crate::kernel::run(&path, &spec, None, None, hooks)?;
+    let outcome = crate::kernel::run(&path, &spec, None, None, controls, hooks)?;
     let body: KernelRunBody = serde_json::from_str(&(outcome.view.json)()?)
         .context("reading back the kernel run document")?;
     Ok(Measured {

@@ -566,6 +566,12 @@ pub(crate) struct KernelRunArgs {
     /// document or record); without it, the datasheet entry of the device, when there is one.
     #[arg(long, value_name = "FILE")]
     pub ceilings: Option<PathBuf>,
+    /// A ledger of identical-code runs (JSON lines, made when missing): a run whose builds
+    /// carry identical machine code is added as an A/A control of its kernel, sizes and GPU;
+    /// with 5 or more of them, their largest change is stated beside the verdict as the
+    /// kernel's noise floor there.
+    #[arg(long, value_name = "FILE")]
+    pub controls: Option<PathBuf>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,

@@ -61,6 +61,7 @@ pub(crate) fn run(args: GateArgs, session: &mut Session) -> Result<ExitStatus> {
         target_branch: env("GITHUB_BASE_REF")
             .or_else(|| env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")),
         on_gpu_hang: Some(super::kernel::gpu_wait_expired),
+        controls: args.controls.clone(),
     };
     let result = {
         let hooks = CliHooks::in_place();

@@ -58,6 +58,7 @@ fn run_spec(a: KernelRunArgs, session: &mut Session) -> Result<ExitStatus> {
         &spec,
         a.samples.as_deref(),
         a.ceilings.as_deref(),
+        a.controls.as_deref(),
         &CliHooks::in_place(),
     )?;
     emit(outcome, &a.output, session)

@@ -113,6 +113,31 @@ fn without_a_cuda_driver_the_error_says_so() {
 }
 
 #[test]
+fn a_controls_ledger_that_is_not_one_is_refused_before_the_gpu_opens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ledger = dir.path().join("controls.jsonl");
+    std::fs::write(&ledger, "{\"key\": \"k\", \"change\": 0.01}\n").expect("write");
+    let out = kernelab()
+        .args(["kernel", "run"])
+        .arg(fixture("kernel/copy_scalar_vs_vec4.toml"))
+        .arg("--controls")
+        .arg(&ledger)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("controls.jsonl: line 1: expected a control of kernelab kernel run"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&ledger).expect("kept"),
+        "{\"key\": \"k\", \"change\": 0.01}\n",
+        "the ledger is left as it was"
+    );
+}
+
+#[test]
 fn without_a_hip_runtime_the_error_says_so() {
     if std::path::Path::new("/opt/rocm/lib/libamdhip64.so").exists() {
         kernelab_testkit::skip("no-hip-runtime", "this machine has a HIP runtime");

@@ -60,6 +60,15 @@ impl RecordKind for KernelRunBody {
         if let Some(a) = &run.analysis {
             sink.analysis(a, "");
         }
+        if let Some(f) = &run.noise_floor {
+            sink.add(FigureKind::Change, f.largest_change, "noise floor", None);
+            sink.add(
+                FigureKind::Count,
+                f.controls as f64,
+                "identical-code runs of the noise floor",
+                None,
+            );
+        }
         for (build, pick) in [
             (
                 "baseline",

@@ -108,6 +108,26 @@ pub fn kernel_sections(r: &KernelRun) -> Vec<Block> {
             lines: r.above_roof.clone(),
         });
     }
+    if let Some(f) = &r.noise_floor {
+        let mut lines = vec![format!(
+            "±{}: the largest change of {} identical-code runs of {} ({})",
+            kernelab_stats::percent(f.largest_change, false),
+            f.controls,
+            f.key,
+            f.ledger
+        )];
+        let within = r.analysis.as_ref().and_then(|a| a.change.change());
+        if let Some(c) = within.filter(|c| c.abs() <= f.largest_change) {
+            lines.push(format!(
+                "this run's change {} is within it: identical code has moved this much here",
+                kernelab_stats::percent(c, true)
+            ));
+        }
+        out.push(Block::List {
+            title: "Noise floor of this kernel on this GPU".into(),
+            lines,
+        });
+    }
     if let Some(a) = &r.analysis {
         out.push(Block::List {
             title: if r.above_roof.is_empty() {
