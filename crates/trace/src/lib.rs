@@ -54,6 +54,10 @@ pub use rank::{
     parse_time_range, rank, ActivityRow, Filters, Geometry, KernelRow, Outlier, PhaseRow,
     RankOptions, Ranking, Summary, TimeRange, ValueRange,
 };
+pub use rocprof::compute_analysis::{
+    read_compute_analysis, ComputeAnalysis, ComputeKernel, ComputeMetricDef, ComputePoint,
+    ComputeValue,
+};
 pub use rocprof::counters::{
     is_counter_header, read_counter_collection, CounterRow, MAX_COUNTER_CSV_BYTES,
 };
