@@ -236,6 +236,7 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     let mut profile = Profile::default();
     let options = ReadOptions {
         op_shapes: true,
+        host_work: true,
         ..ReadOptions::default()
     };
     for path in &a.inputs {
