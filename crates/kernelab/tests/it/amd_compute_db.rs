@@ -108,6 +108,9 @@ fn truncated_empty_and_hostile_rocprof_compute_dbs_exit_2_naming_the_place() {
     );
 }
 
+/// One row of `compute_kernel_metric_view`: kernel, metric id, name, value name, unit, value.
+type SqlValue = (String, String, String, String, Option<String>, Option<f64>);
+
 /// `counters --from DB` with every metric selected: each stored value, against the database's
 /// own view `compute_kernel_metric_view` read here by SQL (NULL and infinite values
 /// unavailable).
@@ -145,7 +148,7 @@ fn counters_from_a_rocprof_compute_db_give_every_stored_value_against_sql() {
              FROM compute_kernel_metric_view ORDER BY kernel_uuid, value_uuid",
         )
         .expect("query");
-    let rows: Vec<(String, String, String, String, Option<String>, Option<f64>)> = sql
+    let rows: Vec<SqlValue> = sql
         .query_map([], |r| {
             Ok((
                 r.get(0)?,
