@@ -166,6 +166,7 @@ fn trace_as(data: &[u8], format: kernelab_trace::Format, metrics_only: bool) {
         op_shapes: true,
         graphs: true,
         graph_operators: true,
+        host_work: true,
         ..Default::default()
     };
     if let Ok(p) = kernelab_trace::read_bytes_as(data, format, &options) {
@@ -196,6 +197,7 @@ pub fn kineto_parallel(data: &[u8]) {
         op_shapes: true,
         graphs: true,
         graph_operators: true,
+        host_work: true,
         ..Default::default()
     };
     let serial = kernelab_trace::read_bytes_as(trace, kernelab_trace::Format::Kineto, &options);
@@ -312,9 +314,17 @@ pub fn rocpd(data: &[u8]) {
     sqlite(data);
 }
 
-/// The rocprof-compute analysis database reader (seeded with a cut of the MI350 fixture).
+/// The rocprof-compute analysis database readers (seeded with a cut of the MI350 fixture):
+/// its dispatches, then its metric values, roofline points and peaks.
 pub fn rocprof_compute_db(data: &[u8]) {
     sqlite(data);
+    if !data.starts_with(b"SQLite format 3\0") {
+        return;
+    }
+    let Some(dir) = Scratch::new() else { return };
+    if let Some(path) = dir.file("fuzz.db", data) {
+        let _ = kernelab_trace::read_compute_analysis(&path);
+    }
 }
 
 /// The Nsight Systems SQLite export reader (seeded with nsys exports).

@@ -302,6 +302,30 @@ pub enum FlopWidth {
     Fp64,
 }
 
+/// How work recorded on a host event finds its kernel (Kineto).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkLink {
+    /// The event's `correlation`: a runtime or driver launch call, whose correlation id is its
+    /// kernel's.
+    Correlation(u64),
+    /// The event's `External id`: an operator (`cpu_op`), whose id its launch calls and
+    /// kernels carry too.
+    External(u64),
+}
+
+/// FLOPs and bytes a Kineto trace records on a host event (PyTorch Inductor's launch
+/// `cpu_op` with `benchmark_kernel`), kept while the file is read and then given to the one
+/// kernel the event links to (see `docs/formats.md`, Kineto).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostWork {
+    /// The link to the kernel.
+    pub link: WorkLink,
+    /// FLOPs, when recorded.
+    pub flops: Option<f64>,
+    /// Bytes moved, when recorded.
+    pub bytes: Option<f64>,
+}
+
 /// FLOPs and bytes an input records for its kernels (PyTorch Inductor's `kernel_flop` and
 /// `kernel_num_gb` in a Kineto kernel's args; Proton's `flops*` and `bytes` metrics), with the
 /// keys they were read from: the work a roofline needs without a work model.

@@ -43,8 +43,8 @@ mod units;
 pub use digest::{sha256_hex, sha256_reader};
 pub use dispatch::{
     ActivityAggregate, ActivityKind, Annotation, AnnotationScope, FlopWidth, GraphCapture,
-    GraphLaunch, HostOp, KernelAggregate, KernelDispatch, KernelLaunchCall, Launch, LaunchConfig,
-    OpShape, RecordedWork, Resources, Transfer, TransferKind, WorkOf,
+    GraphLaunch, HostOp, HostWork, KernelAggregate, KernelDispatch, KernelLaunchCall, Launch,
+    LaunchConfig, OpShape, RecordedWork, Resources, Transfer, TransferKind, WorkLink, WorkOf,
 };
 pub use document::{Body, Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use facts::{fact_key, typed_facts, FactValue};

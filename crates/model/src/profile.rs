@@ -73,6 +73,12 @@ pub struct Profile {
     /// FLOPs and bytes the inputs record for their dispatches and aggregates, in the order
     /// read (empty for inputs that record none).
     pub recorded_work: Vec<crate::RecordedWork>,
+    /// Work recorded on host events (Kineto), kept only while a file is read: the reader gives
+    /// each to the kernel it links to, then empties this.
+    pub host_work: Vec<crate::HostWork>,
+    /// (correlation, `External id`) of the kernels and launch calls of the Kineto file being
+    /// read, kept only while host work is wanted (emptied when the file is read).
+    pub external_ids: Vec<(u64, u64)>,
 }
 
 impl Profile {

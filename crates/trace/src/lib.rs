@@ -54,6 +54,10 @@ pub use rank::{
     parse_time_range, rank, ActivityRow, Filters, Geometry, KernelRow, Outlier, PhaseRow,
     RankOptions, Ranking, Summary, TimeRange, ValueRange,
 };
+pub use rocprof::compute_analysis::{
+    read_compute_analysis, ComputeAnalysis, ComputeKernel, ComputeMetricDef, ComputePoint,
+    ComputeValue,
+};
 pub use rocprof::counters::{
     is_counter_header, read_counter_collection, CounterRow, MAX_COUNTER_CSV_BYTES,
 };
@@ -72,7 +76,8 @@ pub struct ReadOptions {
     /// Read only per-launch metrics (Nsight Compute), without requiring durations.
     pub metrics_only: bool,
     /// Do not keep each dispatch's correlation id: 12 bytes per dispatch instead of 28, for a
-    /// ranking without phases. Ignored when `host_launches`, `op_shapes` or `graphs` is set.
+    /// ranking without phases. Ignored when `host_launches`, `op_shapes`, `graphs` or
+    /// `host_work` is set.
     pub skip_correlations: bool,
     /// Collect each host operator's input shapes (Kineto `Input Dims`), so every launch's own
     /// shapes can be found with [`launch_shapes`].
@@ -83,13 +88,21 @@ pub struct ReadOptions {
     /// With `graphs`, also collect host operators (Kineto `cpu_op`), to name the operator
     /// that captured each replayed kernel.
     pub graph_operators: bool,
+    /// Also take the work (`kernel_flop`, `kernel_num_gb`) that Kineto host events record
+    /// (Inductor's launch `cpu_op`) to the kernel each links to (by `correlation` or
+    /// `External id`).
+    pub host_work: bool,
 }
 
 impl ReadOptions {
     /// Whether dispatches keep their correlation ids: unless skipped, and always when launch
     /// calls, operator shapes or graphs need them.
     pub fn keeps_correlations(&self) -> bool {
-        !self.skip_correlations || self.host_launches || self.op_shapes || self.graphs
+        !self.skip_correlations
+            || self.host_launches
+            || self.op_shapes
+            || self.graphs
+            || self.host_work
     }
 }
 
@@ -314,6 +327,7 @@ fn kineto_options(options: &ReadOptions) -> KinetoOptions {
         op_shapes: options.op_shapes,
         graphs: options.graphs,
         graph_operators: options.graphs && options.graph_operators,
+        host_work: options.host_work,
     }
 }
 

@@ -1,6 +1,8 @@
 //! `roofline`: kernel time per family from profiler files, the work model's FLOPs and bytes
-//! (else those the trace records), and each family's place under the device's roofs.
+//! (else those the trace records, or the roofline points of a rocprof-compute analysis
+//! database), and each family's place under the device's roofs.
 
+mod compute_db;
 mod recorded;
 
 use crate::{setting, Hooks, Outcome, OutputFile, Recordable, Status, View};
@@ -205,17 +207,17 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         Some(w) => WorkRules::parse(&read_text(w)?).map_err(|e| anyhow!("{}: {e}", w.display()))?,
         None => WorkRules::default(),
     };
-    let (ceilings, ceilings_source) = match (&a.ceilings, &a.datasheet) {
-        (Some(p), _) => (read_ceilings(p)?, p.display().to_string()),
+    const NO_CEILINGS: &str =
+        "give --ceilings FILE (kernelab ceilings --format json) or --datasheet NAME";
+    let given = match (&a.ceilings, &a.datasheet) {
+        (Some(p), _) => Some((read_ceilings(p)?, p.display().to_string())),
         (None, Some(name)) => match Ceilings::from_datasheet(name) {
-            Some(c) => (c, format!("datasheet `{name}`")),
+            Some(c) => Some((c, format!("datasheet `{name}`"))),
             None => bail!("no datasheet entry matches `{name}`"),
         },
-        (None, None) => {
-            return Err(setting(
-                "give --ceilings FILE (kernelab ceilings --format json) or --datasheet NAME",
-            ))
-        }
+        // A rocprof-compute database (SQLite) may carry its own; any other input cannot.
+        (None, None) if !a.inputs.iter().any(|p| is_sqlite(p)) => return Err(setting(NO_CEILINGS)),
+        (None, None) => None,
     };
     // A spec's [sizes], then --size, later ones winning.
     let mut sizes = match &a.spec {
@@ -234,17 +236,64 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     let mut profile = Profile::default();
     let options = ReadOptions {
         op_shapes: true,
+        host_work: true,
         ..ReadOptions::default()
     };
     for path in &a.inputs {
         read_file(path, &options, &mut profile, hooks.reading(path).as_ref())?;
     }
-    if a.work.is_none() && profile.recorded_work.is_empty() {
+    // rocprof-compute analysis databases: their roofline points and benchmark peaks.
+    let mut dbs = Vec::new();
+    for path in &a.inputs {
+        let is_db = profile
+            .sources
+            .iter()
+            .any(|s| s.path == *path && s.format == "rocprof-compute-db");
+        if is_db {
+            dbs.push((path.clone(), kernelab_trace::read_compute_analysis(path)?));
+        }
+    }
+    let (ceilings, ceilings_source) = match given {
+        Some(g) => g,
+        None => match dbs
+            .iter()
+            .find_map(|(p, db)| Some((compute_db::ceilings(db, p)?, p)))
+        {
+            Some((c, p)) => (
+                c,
+                format!(
+                    "{} (rocprof-compute's roofline benchmark, roofline_bench_extdata)",
+                    p.display()
+                ),
+            ),
+            None if dbs.is_empty() => return Err(setting(NO_CEILINGS)),
+            None => {
+                return Err(setting(format!(
+                    "the rocprof-compute database has no roofline benchmark \
+                     (compute_workload.roofline_bench_extdata): {NO_CEILINGS}"
+                )))
+            }
+        },
+    };
+    // Each family's stored points, with the index of their database.
+    let mut db_points: BTreeMap<String, Vec<(usize, String, kernelab_trace::ComputePoint)>> =
+        BTreeMap::new();
+    for (i, (_, db)) in dbs.iter().enumerate() {
+        for (family, points) in compute_db::points(db) {
+            let e = db_points.entry(family).or_default();
+            e.extend(points.into_iter().map(|(n, p)| (i, n, p)));
+        }
+    }
+    if a.work.is_none() && profile.recorded_work.is_empty() && db_points.is_empty() {
         bail!(
             "the inputs record no FLOPs or bytes for their kernels (PyTorch Inductor's \
-             kernel_flop/kernel_num_gb, Proton's flops/bytes): give --work RULES"
+             kernel_flop/kernel_num_gb, Proton's flops/bytes, rocprof-compute's roofline \
+             points): give --work RULES"
         );
     }
+    let mut from_db: Vec<String> = Vec::new();
+    let mut split: Vec<String> = Vec::new();
+    let mut db_kernels = 0usize;
     let by_shape = launches_by_shape(&profile);
     let recorded = recorded::by_family(&profile);
     let mut from_trace: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -277,6 +326,51 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         // given sizes.
         let stats_only = BTreeMap::from([(None, row.calls)]);
         let trace = recorded.get(&row.family);
+        // A family rocprof-compute placed itself (and no rule for): its stored points, one
+        // row per kernel when the family holds several (their rates are not combined).
+        if let (None, Some(points)) = (rule, db_points.get(&row.family)) {
+            let counts = "rocprof-compute stores rates per kernel, not counts per launch";
+            let per_kernel = points.len() > 1;
+            for (i, name, point) in points {
+                let roof = dbs.get(*i).map(|(_, db)| compute_db::roof(db));
+                let peak = match &roof {
+                    Some(Ok(r)) => ceilings.used(r.ceiling()),
+                    Some(Err(why)) => Figure::unavailable(why.clone()),
+                    None => Figure::unavailable("no database"),
+                };
+                let placement = compute_db::place_point(point, &peak, &bandwidth);
+                let above = above_roof(&placement.fraction, &ceilings_source);
+                if above.is_some() {
+                    over += 1;
+                }
+                let (family, calls, total_ns) = if per_kernel {
+                    let (calls, ns) = kernel_time(&profile, name);
+                    (name.clone(), calls, ns)
+                } else {
+                    (row.family.clone(), row.calls, row.total_ns)
+                };
+                db_kernels += 1;
+                families.push(FamilyRoofline {
+                    family,
+                    calls,
+                    total_ns,
+                    rule_line: None,
+                    roof: roof.and_then(Result::ok),
+                    flops_per_launch: Figure::unavailable(counts),
+                    bytes_per_launch: Figure::unavailable(counts),
+                    measured_bytes_per_launch: None,
+                    measured_launches: None,
+                    placement,
+                    shapes: Vec::new(),
+                    above_roof: above,
+                });
+            }
+            from_db.push(row.family.clone());
+            if per_kernel {
+                split.push(format!("{} ({} kernels)", row.family, points.len()));
+            }
+            continue;
+        }
         let (work, roof) = match (rule, trace) {
             (Some(r), _) => {
                 let w = family_work(
@@ -355,7 +449,14 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
             if over == 1 { "y is" } else { "ies are" }
         ));
     }
-    let traced: usize = from_trace.values().map(Vec::len).sum();
+    let traced: usize = from_trace.values().map(Vec::len).sum::<usize>() + db_kernels;
+    if !split.is_empty() {
+        notes.push(format!(
+            "one row per kernel where a family holds several rocprof-compute kernels, each \
+             with its own point (rates are not combined): {}",
+            split.join(", ")
+        ));
+    }
     let without = families.iter().filter(|f| f.rule_line.is_none()).count() - traced;
     if without > 0 {
         notes.push(match &a.work {
@@ -376,6 +477,29 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
         });
     }
     notes.extend(trace_notes(&from_trace, unsaid_width, agree, &disagree));
+    if !from_db.is_empty() {
+        let files: Vec<String> = dbs.iter().map(|(p, _)| p.display().to_string()).collect();
+        let roofs: Vec<String> = dbs
+            .iter()
+            .map(|(_, db)| match compute_db::roof(db) {
+                Ok(r) => format!("{r:?}").to_ascii_uppercase(),
+                Err(why) => why,
+            })
+            .collect();
+        notes.push(format!(
+            "placed from rocprof-compute's own roofline points ({}: \
+             compute_kernel_roofline_data, performance in GFLOP/s and FLOP per HBM byte as \
+             stored; byte/s = the two's quotient), no work-model rule: {} ({} famil{}, {} \
+             kernel{}); roof from its roofline_data_type: {}",
+            files.join(", "),
+            from_db.join(", "),
+            from_db.len(),
+            if from_db.len() == 1 { "y" } else { "ies" },
+            db_kernels,
+            if db_kernels == 1 { "" } else { "s" },
+            roofs.join(", ")
+        ));
+    }
     if measured.is_some() {
         notes.push(
             "MB/launch (ncu): mean DRAM bytes of one launch measured by Nsight Compute \
@@ -417,6 +541,25 @@ pub fn roofline(a: &RooflineSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     let mut outcome = Outcome::new(view, Status::Pass).recording(record);
     outcome.files.extend(chart);
     Ok(outcome)
+}
+
+/// The calls and total time of the dispatches named exactly `name`.
+fn kernel_time(profile: &Profile, name: &str) -> (u64, u64) {
+    profile
+        .dispatches
+        .iter()
+        .filter(|d| profile.names.name(d.name) == name)
+        .fold((0, 0), |(n, t), d| (n + 1, t + d.duration.ns()))
+}
+
+/// Whether the file at `path` starts as a SQLite database does (a rocprof-compute analysis
+/// database may carry its own ceilings).
+fn is_sqlite(path: &Path) -> bool {
+    let mut head = [0u8; 16];
+    kernelab_model::open_regular(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && &head == b"SQLite format 3\0"
 }
 
 /// What the reader needs to know of the work taken from the trace: which families, from which

@@ -62,6 +62,16 @@ pub(crate) struct CountersArgs {
     /// `profiler/` in the run's folder under $XDG_STATE_HOME/kernelab/runs/).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
+    /// Read the metric values a rocprof-compute analysis database (`rocprof-compute analyze
+    /// --output-format db`) stores per kernel instead of profiling: once (one side) or twice
+    /// (baseline, then candidate). --metrics then takes metric ids (`2.1` selects 2.1.0,
+    /// 2.1.1, …) or names; default: 2.1, the System Speed-of-Light table.
+    #[arg(
+        long,
+        value_name = "DB",
+        conflicts_with_all = ["spec", "baseline", "command", "profiler", "profiler_path", "launch"]
+    )]
+    pub from: Vec<PathBuf>,
     /// Where and how to write the result (table, md, json or csv).
     #[command(flatten)]
     pub output: OutputArgs,

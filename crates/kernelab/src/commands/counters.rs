@@ -30,6 +30,7 @@ pub(crate) fn run(a: CountersArgs, session: &mut Session) -> Result<ExitStatus> 
         timeout: a.timeout,
         work_dir: a.work_dir,
         exe: crate::self_exe()?,
+        from: a.from,
     };
     output::check_target(&a.output)?;
     settings.check()?;

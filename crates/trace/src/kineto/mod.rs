@@ -6,6 +6,7 @@
 //! runtime launch calls) are parsed; every other event is skipped by the byte scanner, so
 //! memory does not grow with the number of CPU-side events.
 
+mod host_work;
 mod legacy;
 mod parallel;
 mod scan;
@@ -43,12 +44,15 @@ pub struct KinetoOptions {
     pub graphs: bool,
     /// Also collect host operators (`cpu_op`), naming what each captured launch was for.
     pub graph_operators: bool,
+    /// Also take the work (`kernel_flop`, `kernel_num_gb`) host events record to the kernel
+    /// each links to (see [`host_work`]).
+    pub host_work: bool,
 }
 
 impl KinetoOptions {
     /// True when runtime and driver calls are read at all.
     fn runtime(&self) -> bool {
-        self.host_launches || self.op_shapes || self.graphs
+        self.host_launches || self.op_shapes || self.graphs || self.host_work
     }
 }
 
@@ -61,6 +65,8 @@ enum Kind {
     CpuAnnotation,
     CpuOp,
     Runtime,
+    /// A `python_function` event, read only for the work it may record.
+    Python,
 }
 
 fn classify(cat: &[u8], o: &KinetoOptions) -> Option<Kind> {
@@ -70,8 +76,9 @@ fn classify(cat: &[u8], o: &KinetoOptions) -> Option<Kind> {
         b"gpu_memset" | b"Memset" => Some(Kind::Memset),
         b"gpu_user_annotation" => Some(Kind::GpuAnnotation),
         b"user_annotation" => Some(Kind::CpuAnnotation),
-        b"cpu_op" if o.op_shapes || o.graph_operators => Some(Kind::CpuOp),
+        b"cpu_op" if o.op_shapes || o.graph_operators || o.host_work => Some(Kind::CpuOp),
         b"cuda_runtime" | b"cuda_driver" | b"Runtime" if o.runtime() => Some(Kind::Runtime),
+        b"python_function" if o.host_work => Some(Kind::Python),
         _ => None,
     }
 }
@@ -203,6 +210,9 @@ fn read_top<R: Read>(
             "end of input after the trace",
             format!("{:?}", c as char),
         ));
+    }
+    if options.host_work {
+        host_work::link(state.profile, before.0, source);
     }
     let c = state.counts;
     let devices = if c.legacy > 0 && c.legacy == c.parsed {
@@ -414,6 +424,16 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
         .and_then(|s| u64::try_from(s).ok())
         .unwrap_or(0);
     let correlation = uint::<u64>(ev, a.correlation, "args.correlation", at)?;
+    let host = matches!(
+        kind,
+        Kind::CpuOp | Kind::Runtime | Kind::Python | Kind::CpuAnnotation
+    );
+    if st.options.host_work && host {
+        host_work::record(ev, f, at, correlation, st.profile)?;
+    }
+    if kind == Kind::Python {
+        return Ok(());
+    }
     let name = |st: &mut State<'_, '_>| -> Result<kernelab_model::NameId> {
         let n = match f.name {
             Some(v) => text(ev, v, at, "name")?,
@@ -440,6 +460,9 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
             let flops = non_negative(ev, a.kernel_flop, "args.kernel_flop", at)?;
             let gb = non_negative(ev, a.kernel_num_gb, "args.kernel_num_gb", at)?;
             let p = &mut *st.profile;
+            if st.options.host_work {
+                host_work::pair(ev, f, at, correlation, p)?;
+            }
             if flops.is_some() || gb.is_some() {
                 p.recorded_work.push(RecordedWork {
                     of: WorkOf::Dispatch(p.dispatches.len()),
@@ -524,7 +547,11 @@ fn handle_event(ev: &[u8], f: &Fields, at: u64, kind: Kind, st: &mut State<'_, '
                 duration,
             });
         }
+        Kind::Python => {}
         Kind::Runtime => {
+            if st.options.host_work {
+                host_work::pair(ev, f, at, correlation, st.profile)?;
+            }
             let (pid, tid) = (pid.unwrap_or(0), tid.unwrap_or(0));
             if st.options.graphs {
                 let n = match f.name {

@@ -331,7 +331,12 @@ fn merge_profile(p: &mut Profile, src: Profile) {
         launch_metrics: _,
         remainders: _,
         recorded_work,
+        host_work,
+        external_ids,
     } = src;
+    // Host work and (correlation, External id) pairs name no index: kept in file order.
+    p.host_work.extend(host_work);
+    p.external_ids.extend(external_ids);
     let name_ids: Vec<NameId> = (0..names.len())
         .map(|i| {
             let id = NameId(u32::try_from(i).unwrap_or(u32::MAX));

@@ -17,6 +17,7 @@ fn options_sets() -> [KinetoOptions; 2] {
             op_shapes: true,
             graphs: true,
             graph_operators: true,
+            host_work: true,
         },
     ]
 }
@@ -62,6 +63,8 @@ fn assert_same(a: &Profile, b: &Profile, what: &str) {
         launch_metrics,
         remainders,
         recorded_work,
+        host_work,
+        external_ids,
     } = a;
     let all_names = |n: &kernelab_model::Interner<String>| {
         (0..n.len())
@@ -110,6 +113,8 @@ fn assert_same(a: &Profile, b: &Profile, what: &str) {
     assert_eq!(*launch_metrics, b.launch_metrics, "metrics: {what}");
     assert_eq!(*remainders, b.remainders, "remainders: {what}");
     assert_eq!(*recorded_work, b.recorded_work, "recorded work: {what}");
+    assert_eq!(*host_work, b.host_work, "host work: {what}");
+    assert_eq!(*external_ids, b.external_ids, "external ids: {what}");
 }
 
 /// Reads `bytes` on one thread and, written to a file, in parallel at every split of

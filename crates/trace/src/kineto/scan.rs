@@ -157,6 +157,8 @@ pub(super) struct Args {
     pub kernel_flop: Option<Val>,
     /// `kernel_num_gb` (PyTorch Inductor: GB the launch moves).
     pub kernel_num_gb: Option<Val>,
+    /// `External id` (the operator a launch call or kernel belongs to).
+    pub external_id: Option<Val>,
 }
 
 /// The members of a trace event that kernelab reads; the last of duplicate keys wins.
@@ -412,6 +414,7 @@ fn arg_key(k: &[u8]) -> Option<fn(&mut Args) -> &mut Option<Val>> {
         b"Input Dims" => |a| &mut a.input_dims,
         b"kernel_flop" => |a| &mut a.kernel_flop,
         b"kernel_num_gb" => |a| &mut a.kernel_num_gb,
+        b"External id" => |a| &mut a.external_id,
         _ => return None,
     })
 }

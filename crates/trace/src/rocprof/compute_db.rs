@@ -1,8 +1,9 @@
 //! rocprof-compute analysis databases (`rocprof-compute analyze --output-format db`, its own
 //! schema 1.x): the workload (`compute_workload`, with the system info as JSON), its kernels
 //! (`compute_kernel`) and their dispatches (`compute_dispatch`: GPU, start and end in ns), the
-//! metric definitions and per-kernel values, and per-kernel roofline data. Read: kernels and
-//! dispatches, the versions and the device; detected by its tables.
+//! metric definitions and per-kernel values, and per-kernel roofline data. Read here: kernels
+//! and dispatches, the versions and the device; detected by its tables. The metric values and
+//! roofline data are read by `compute_analysis`.
 
 use crate::error::{Error, Result};
 use crate::sqlite::{int, note_lossy, rows, span, text};
@@ -122,7 +123,8 @@ pub(crate) fn read(conn: &Connection, p: &mut Profile, source: &mut SourceInfo) 
     source.notes.push(
         "rocprof-compute analysis database: each dispatch with its GPU and time (from the \
          profiling passes rocprof-compute ran); no streams (all on stream 0), copies or launch \
-         shapes; its metric values and roofline data are not read"
+         shapes (its metric values: `kernelab counters --from`; its roofline points and \
+         benchmark peaks: `kernelab roofline`)"
             .into(),
     );
     note_lossy(&mut source.notes, "the rocprof-compute database", lossy);

@@ -4,6 +4,7 @@
 //! found by name (case-insensitive, with the synonyms listed in `docs/formats.md`),
 //! never by position. See `docs/formats.md`.
 
+pub(crate) mod compute_analysis;
 pub(crate) mod compute_db;
 pub(crate) mod counters;
 pub(crate) mod csv;

@@ -25,6 +25,15 @@ pub(crate) fn value(x: Option<f64>, unit: &str) -> String {
     }
 }
 
+/// The metric as shown: with its unit in brackets when [`value`] does not write the unit
+/// itself (a rocprof-compute database's `Gflop/s`, `Percent`).
+fn metric_cell(metric: &str, unit: &str) -> String {
+    match unit {
+        "" | "ns" | "%" | "byte/second" | "byte" => metric.to_string(),
+        u => format!("{metric} [{u}]"),
+    }
+}
+
 fn range(s: &CounterStat) -> String {
     match (s.min, s.max) {
         (Some(a), Some(b)) if a == b => {
@@ -70,7 +79,7 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Block> {
         for c in &r.changes {
             t.push(vec![
                 short(&c.kernel),
-                c.metric.clone(),
+                metric_cell(&c.metric, &c.unit),
                 value(c.baseline, &c.unit),
                 value(c.candidate, &c.unit),
                 c.change
@@ -96,25 +105,40 @@ pub fn counters_tables(r: &CountersRun, name_width: usize) -> Vec<Block> {
         t.push(vec![
             s.side.clone(),
             short(&s.kernel),
-            s.metric.clone(),
+            metric_cell(&s.metric, &s.unit),
             value(s.median, &s.unit),
             range(s),
         ]);
     }
     out.push(Block::Table(t));
-    let mut lines = vec![format!(
-        "{} over {}: {}, {} per process, {}, {}, {} failed",
-        r.profiler,
-        r.target,
-        count(r.metrics.len(), "metric", "metrics"),
-        r.group_size,
-        count(r.repeats, "repeat", "repeats"),
-        count(r.processes.len(), "process", "processes"),
-        r.failures().count()
-    )];
+    let mut lines = vec![if r.processes.is_empty() && r.group_size == 0 {
+        // Values read from recorded files (`counters --from`): no profiler process ran.
+        format!(
+            "{} over {}: {}, as recorded (no profiler process ran)",
+            r.profiler,
+            r.target,
+            count(r.metrics.len(), "metric", "metrics"),
+        )
+    } else {
+        format!(
+            "{} over {}: {}, {} per process, {}, {}, {} failed",
+            r.profiler,
+            r.target,
+            count(r.metrics.len(), "metric", "metrics"),
+            r.group_size,
+            count(r.repeats, "repeat", "repeats"),
+            count(r.processes.len(), "process", "processes"),
+            r.failures().count()
+        )
+    }];
     if !r.unavailable.is_empty() {
         lines.push(format!(
-            "unavailable on this GPU (not measured, not estimated): {}",
+            "unavailable {} (not measured, not estimated): {}",
+            if r.processes.is_empty() && r.group_size == 0 {
+                "in the recorded files"
+            } else {
+                "on this GPU"
+            },
             r.unavailable.join(", ")
         ));
     }

@@ -146,6 +146,8 @@ fn has_work(f: &FamilyRoofline) -> bool {
     f.rule_line.is_some()
         || f.flops_per_launch.value().is_some()
         || f.bytes_per_launch.value().is_some()
+        // A profiler's own roofline point (rocprof-compute): rates without counts.
+        || f.placement.flop_per_s.value().is_some()
 }
 
 /// The sections of a roofline document: one row per family.

@@ -1,6 +1,9 @@
 //! `counters`: hardware counters per kernel through ncu or rocprofv3, one metric group per
 //! fresh profiler process (the runner lives in kernelab-runner; this module builds the sides
-//! and the document).
+//! and the document). `--from` reads the metric values a rocprof-compute analysis database
+//! stores instead of running a profiler (`recorded`).
+
+mod recorded;
 
 use crate::{setting, Hooks, Medium, Outcome, Recordable, Status, View};
 use anyhow::{anyhow, bail, Context, Result};
@@ -112,6 +115,9 @@ pub struct CountersSettings {
     pub work_dir: Option<PathBuf>,
     /// This program, which launches a spec's builds (`kernel launch-once`).
     pub exe: PathBuf,
+    /// rocprof-compute analysis databases to read instead of profiling: one (side `run`) or
+    /// two (baseline, candidate).
+    pub from: Vec<PathBuf>,
 }
 
 impl CountersSettings {
@@ -123,6 +129,19 @@ impl CountersSettings {
         if self.group_size == Some(0) {
             return Err(setting(
                 "--group-size 0: at least one metric per process is needed",
+            ));
+        }
+        if self.from.len() > 2 {
+            return Err(setting(format!(
+                "--from given {} times: give one database, or two (baseline, candidate)",
+                self.from.len()
+            )));
+        }
+        if !self.from.is_empty()
+            && (self.spec.is_some() || self.baseline.is_some() || !self.command.is_empty())
+        {
+            return Err(setting(
+                "--from reads recorded databases: give it without a spec, --baseline/--candidate or a command",
             ));
         }
         if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 86_400.0) {
@@ -139,6 +158,9 @@ impl CountersSettings {
 /// every process's output kept in the work folder.
 pub fn run(a: &CountersSettings, hooks: &dyn Hooks) -> Result<Outcome> {
     a.check()?;
+    if !a.from.is_empty() {
+        return recorded::run(a, hooks);
+    }
     let (sides, target, backend, inputs) = if let Some(path) = &a.spec {
         spec_sides(path, a)?
     } else if let (Some(b), Some(c)) = (&a.baseline, &a.candidate) {
