@@ -4,7 +4,7 @@
 # by copying (head `same`: identical code; head `retuned`: the w4s4 config for w4s3).
 # [python]: a Triton vector kernel (k_python.py), head `plant2` with 2% of the blocks done
 # twice, head `same` a README change. Through the device tool, with the release binary carried
-# gzipped at .carry/kernelab.gz and the kernelab wheel at .carry/*.whl:
+# gzipped at .carry/kernelab.gz (or KERNELAB_GZ) and the kernelab wheel at .carry/*.whl:
 #   bash bench/h100/gate/run.sh
 set -uo pipefail
 top=$(pwd)
@@ -12,7 +12,7 @@ out=${OUT:-/tmp/gate-out}
 mkdir -p "$out"
 bin=/tmp/kbin
 mkdir -p $bin
-gunzip -c .carry/kernelab.gz > $bin/kernelab && chmod +x $bin/kernelab
+gunzip -c "${KERNELAB_GZ:-.carry/kernelab.gz}" > $bin/kernelab && chmod +x $bin/kernelab
 export PATH=$bin:$PATH
 python3 -m pip install --quiet --root-user-action=ignore --no-deps .carry/*.whl
 site=$(python3 -c 'import kernelab, os; print(os.path.dirname(kernelab.__file__))')
