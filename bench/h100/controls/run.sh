@@ -9,15 +9,16 @@ set -uo pipefail
 rounds=${1:-10}
 out=${OUT:-/tmp/controls-out}
 mkdir -p "$out" /tmp/kbin
+s=$(mktemp -d)
 gunzip -c "${KERNELAB_GZ:-.carry/kernelab.gz}" > /tmp/kbin/kernelab && chmod +x /tmp/kbin/kernelab
 k=/tmp/kbin/kernelab
 ledger="$out/controls.jsonl"
 for i in 1 2 3 4 5 6; do
   $k kernel run tests/fixtures/kernel/recompute_w4s3_aa.toml --rounds "$rounds" --controls "$ledger" \
-    --samples "/tmp/aa_$i.jsonl" --format json --out "$out/aa_$i.json" 2>/dev/null
+    --samples "$s/aa_$i.jsonl" --format json --out "$out/aa_$i.json" 2>/dev/null
   echo "A/A run $i: exit $? $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); a=d['analysis']; print(a['verdict'], round(a['ratio'],4), d.get('noise_floor'))" "$out/aa_$i.json")"
 done
 $k kernel run tests/fixtures/kernel/recompute_w4s3_vs_w4s4.toml --rounds "$rounds" --controls "$ledger" \
-  --samples /tmp/real.jsonl --format md --out "$out/w4s3_vs_w4s4.md" 2>&1 | tail -3
+  --samples "$s/real.jsonl" --format md --out "$out/w4s3_vs_w4s4.md" 2>&1 | tail -3
 grep -A4 -E "^#+ (Noise floor|Verdict)" "$out/w4s3_vs_w4s4.md"
 wc -l "$ledger"
