@@ -253,7 +253,7 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
                 let wait = kernelab_model::duration_clamped(k.timeout.unwrap_or(60.0));
                 kernelab_launcher::watchdog::install(wait, f);
             }
-            let measured = kernel_bench::spec(
+            let mut measured = kernel_bench::spec(
                 k,
                 s.controls.as_deref(),
                 plan.threshold,
@@ -261,11 +261,14 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
                 &head_dir,
                 hooks,
             )?;
+            measured.hash_inputs_now()?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")
         }
         Benchmark::Python(p) => {
-            let measured = kernel_bench::python(p, plan.threshold, &base_dir, &head_dir, hooks)?;
+            let mut measured =
+                kernel_bench::python(p, plan.threshold, &base_dir, &head_dir, hooks)?;
+            measured.hash_inputs_now()?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")
         }

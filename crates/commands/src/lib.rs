@@ -239,6 +239,9 @@ pub struct Recordable {
     pub inputs: Vec<PathBuf>,
     /// The GPU the inputs name, when they name one.
     pub gpu: Option<String>,
+    /// Inputs already hashed, when their files may be gone by the time the bundle is written
+    /// (a gate's work trees): recorded after those of `inputs`.
+    pub hashed: Vec<kernelab_model::InputFile>,
 }
 
 impl Recordable {
@@ -253,7 +256,16 @@ impl Recordable {
             body: serde_json::to_value(&doc.body).context("serializing the record")?,
             inputs: inputs.to_vec(),
             gpu,
+            hashed: Vec::new(),
         })
+    }
+
+    /// This record with its inputs hashed now instead of when the bundle is written.
+    pub fn hashed_now(mut self) -> Recordable {
+        let inputs = std::mem::take(&mut self.inputs);
+        self.hashed
+            .extend(kernelab_runner::provenance::hash_inputs(&inputs));
+        self
     }
 }
 

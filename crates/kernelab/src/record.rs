@@ -65,12 +65,13 @@ impl Session {
     pub(crate) fn finish(self) -> Result<()> {
         let Some(dir) = &self.dir else { return Ok(()) };
         for d in &self.documents {
-            let provenance = collect(
+            let mut provenance = collect(
                 self.argv.clone(),
                 self.started.clone(),
                 &d.inputs,
                 d.gpu.clone(),
             );
+            provenance.inputs.extend(d.hashed.iter().cloned());
             let label = self
                 .label
                 .clone()

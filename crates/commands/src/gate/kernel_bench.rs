@@ -27,6 +27,18 @@ pub(super) struct Measured {
     code: Option<(String, bool)>,
 }
 
+impl Measured {
+    /// Its records made now, their inputs hashed while the work trees that hold them exist.
+    pub(super) fn hash_inputs_now(&mut self) -> Result<()> {
+        let lazy = std::mem::take(&mut self.outcome.records);
+        for make in lazy {
+            let record = make()?.hashed_now();
+            self.outcome.records.push(Box::new(move || Ok(record)));
+        }
+        Ok(())
+    }
+}
+
 /// `[kernel]`: the spec read from the head's work tree, its baseline build's files resolved in
 /// the base's, both builds resolved and their machine code compared before the GPU is opened;
 /// then `kernel run` at the gate's threshold.

@@ -175,7 +175,7 @@ fn an_mcp_client_gets_the_clis_documents_and_builds_a_bundle() {
         {"op": "call", "tool": "report", "args": {"dir": "bundle", "format": "md", "out": "pr.md"}},
         {"op": "list_resources"},
         {"op": "read_resource", "uri": "kernelab://record/bundle/0001-profile.json"},
-        {"op": "read_resource", "uri": "kernelab://schema/v8/profile.document.json"},
+        {"op": "read_resource", "uri": "kernelab://schema/v9/profile.document.json"},
         {"op": "list_resource_templates"},
         {"op": "list_prompts"},
         {"op": "get_prompt", "name": "evidence_order", "args": {"change": "w8s2", "bundle": "bundle"}},
@@ -315,7 +315,7 @@ fn an_mcp_client_gets_the_clis_documents_and_builds_a_bundle() {
     for u in [
         "kernelab://record/bundle/0001-profile.json",
         "kernelab://record/bundle/0004-code_diff.json",
-        "kernelab://schema/v8/code_diff.document.json",
+        "kernelab://schema/v9/code_diff.document.json",
     ] {
         assert!(uris.contains(&u), "{u} not in {uris:?}");
     }

@@ -38,15 +38,9 @@ fn host() -> Option<String> {
         .or_else(|| std::env::var("HOSTNAME").ok())
 }
 
-/// The provenance of a result of `argv` started at `started`: every input that is a regular
-/// file is hashed; `gpu` where the inputs name the device.
-pub fn collect(
-    argv: Vec<String>,
-    started: String,
-    inputs: &[PathBuf],
-    gpu: Option<String>,
-) -> Provenance {
-    let inputs = inputs
+/// Each of `inputs` with its SHA-256 and size now (none where it cannot be read).
+pub fn hash_inputs(inputs: &[PathBuf]) -> Vec<InputFile> {
+    inputs
         .iter()
         .map(|p| {
             let h = kernelab_model::open_regular(p)
@@ -58,7 +52,18 @@ pub fn collect(
                 bytes: h.map(|x| x.1),
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The provenance of a result of `argv` started at `started`: every input that is a regular
+/// file is hashed; `gpu` where the inputs name the device.
+pub fn collect(
+    argv: Vec<String>,
+    started: String,
+    inputs: &[PathBuf],
+    gpu: Option<String>,
+) -> Provenance {
+    let inputs = hash_inputs(inputs);
     Provenance {
         argv,
         kernelab_version: kernelab_model::KERNELAB_VERSION.to_string(),
