@@ -97,8 +97,12 @@ def _gate(repo, tmp_path, head):
         c = subprocess.run([str(exe), "report", "check", "--bundle", str(bundle), str(md)],
                            capture_output=True, text=True, env=env)
         assert c.returncode == 0, c.stdout + c.stderr
-        labels = [json.loads(f.read_text())["label"] for f in sorted(bundle.glob("*.json"))]
-        assert labels == ["gate", "k"], labels
+        records = [json.loads(f.read_text()) for f in sorted(bundle.glob("*.json"))]
+        assert [r["label"] for r in records] == ["gate", "k"], records
+        # Both sides' files were hashed while their work trees existed.
+        inputs = records[1]["provenance"]["inputs"]
+        assert [i["path"].endswith("bench/k.py") for i in inputs] == [True, True], inputs
+        assert all(len(i["sha256"] or "") == 64 for i in inputs), inputs
     doc = json.loads(out.read_text()) if out.exists() else None
     return p, doc, summary.read_text() if summary.exists() else ""
 
