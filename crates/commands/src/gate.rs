@@ -64,6 +64,32 @@ struct Plan {
     head: Side,
 }
 
+impl Plan {
+    /// The report of `decision` on this plan's sides at its threshold, with `metrics` and
+    /// `reasons`; what was measured and how is the caller's to fill in.
+    fn report(
+        &self,
+        decision: Decision,
+        metrics: Vec<MetricVerdict>,
+        reasons: Vec<String>,
+    ) -> GateReport {
+        GateReport {
+            decision,
+            exit_status: decision.code(),
+            base: self.base.clone(),
+            head: self.head.clone(),
+            threshold: self.threshold,
+            metrics,
+            aa: String::new(),
+            reasons,
+            samples: None,
+            conditions: None,
+            benchmark: String::new(),
+            code: None,
+        }
+    }
+}
+
 /// Reads the configuration and resolves both revisions (every setting checked before work).
 fn plan(s: &GateSettings, repo: &Path) -> Result<Plan> {
     let top = PathBuf::from(git::git(repo, &["rev-parse", "--show-toplevel"])?);
@@ -293,12 +319,6 @@ fn ab_report(plan: &Plan, b: &config::Bench, ab: Outcome) -> Result<(Outcome, Ga
         serde_json::from_str(&(ab.view.json)()?).context("reading back the A/B document")?;
     let (decision, metrics, reasons) = decide(plan, &body, bias);
     let report = GateReport {
-        decision,
-        exit_status: decision.code(),
-        base: plan.base.clone(),
-        head: plan.head.clone(),
-        threshold: plan.threshold,
-        metrics,
         aa: body.result.aa.as_ref().map_or_else(
             || "No A/A pre-flight (aa_pairs = 0)".to_string(),
             |a| {
@@ -309,11 +329,10 @@ fn ab_report(plan: &Plan, b: &config::Bench, ab: Outcome) -> Result<(Outcome, Ga
                 )
             },
         ),
-        reasons,
         samples: body.samples.clone(),
         conditions: body.conditions.as_ref().map(|c| c.fingerprint.line()),
         benchmark: format!("ABBA pairs of fresh processes of `{}`", b.command),
-        code: None,
+        ..plan.report(decision, metrics, reasons)
     };
     Ok((ab, report))
 }

@@ -247,18 +247,12 @@ pub(super) fn report(plan: &Plan, m: Measured) -> Result<(Outcome, GateReport)> 
         }
     };
     let report = GateReport {
-        decision,
-        exit_status: decision.code(),
-        base: plan.base.clone(),
-        head: plan.head.clone(),
-        threshold: plan.threshold,
-        metrics,
         aa: "No A/A pre-flight: both sides alternate in one process (ABBA rounds)".into(),
-        reasons,
         samples: Some(m.body.samples.clone()),
         conditions: m.body.conditions.as_ref().map(|c| c.fingerprint.line()),
         benchmark: m.benchmark,
         code: m.code.map(|(line, _)| line),
+        ..plan.report(decision, metrics, reasons)
     };
     Ok((m.outcome, report))
 }
