@@ -728,7 +728,10 @@ def compare(
     Returns:
         The ``kernel_run`` document (``kernelab kernel run --format json``): ``pass``, ``gates``,
         ``rounds``, ``analysis`` (``verdict``, ``change`` with its interval), ``builds`` naming
-        the callables (``code`` = ``python:module:qualname``).
+        the callables (``code`` = ``python:module:qualname``), and ``conditions`` (the
+        environment fingerprint before the first round, and each field that differed after
+        the last: when ``changed`` is not empty the verdict is refused, and ``kernel run
+        --python`` exits 2).
 
     Raises:
         CallableError: a callable (or ``inputs``, ``oracle``) raised; names it.
@@ -761,22 +764,27 @@ def compare(
                     "threshold": float(threshold)}
         launched = _capture_into(sides, clock, capture, settings)
     written = None
+    fingerprints: List[Any] = []
     run_label = label or f"{a.name.split(':')[-1]} vs {b.name.split(':')[-1]}"
     source = f"python:{a.name} vs python:{b.name}"
     if all(g["passed"] for g in gates):
         flush = clock.flush_buffer() if l2_flush else None
         stream = _native.KernelSamples(run_label, source, int(rounds),
                                        None if samples_file is None else os.fspath(samples_file))
+        command = f"kernelab.kernel.compare {a.name} {b.name}"
         try:
+            fingerprints.append(json.loads(_native.fingerprint(command)))
             used, timed = _timing(sides, clock, int(rounds), int(samples), int(warmup), int(batch), flush,
                                   stream)
+            fingerprints.append(json.loads(_native.fingerprint(command)))
         except BaseException:
             stream.finish(False)
             raise
         written = stream.finish(True)
     measured = {"device": clock.device, "builds": [_build("baseline", a, args), _build("candidate", b, args)],
                 "gates": gates, "batch": used, "l2_flush": bool(l2_flush), "samples": timed,
-                "rounds": int(rounds), "threshold": float(threshold), "launched": launched}
+                "rounds": int(rounds), "threshold": float(threshold), "launched": launched,
+                "fingerprints": fingerprints}
     names = [(f"python:{c.name}", *_source(c.fn)) for c in (a, b, make, oracle_call) if c is not None]
     if aa:
         names = names[:1] + names[2:]
@@ -915,4 +923,11 @@ def _main(argv: List[str]) -> int:
     text = json.dumps(doc, indent=2) if a.format == "json" else _native.kernel_text(
         json.dumps(doc), a.format, None)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    changed = (doc.get("conditions") or {}).get("changed") or []
+    if changed:
+        v = lambda x: "unavailable" if x is None else x  # noqa: E731
+        said = "; ".join(f"{c['field']}: {v(c['was'])} → {v(c['now'])} ({c['at']})" for c in changed)
+        sys.stderr.write(f"kernelab: error: the conditions changed during the run, the verdict is "
+                         f"refused: {said}\n")
+        return 2
     return 0 if doc["pass"] else 1

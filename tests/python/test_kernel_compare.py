@@ -311,3 +311,60 @@ def test_a_split_change_pairs_by_name_and_the_kernel_without_counterpart_reprodu
     x, _, _ = ft.make()
     raw = (Path(alone).parent / "inputs.safetensors").read_bytes()
     assert (x * np.float32(2.0)).tobytes() in raw
+
+
+FAKE_NVIDIA_SMI = """#!/bin/sh
+case "$1" in
+  --version) printf 'NVIDIA-SMI version  : 580.159.04\\nCUDA Version        : 13.0\\n'; exit 0;;
+  --query-gpu=*) [ "$2" = "--format=csv,noheader,nounits" ] || exit 6;;
+  *) exit 4;;
+esac
+n=$(cat "$(dirname "$0")/calls" 2>/dev/null || echo 0)
+echo $((n + 1)) > "$(dirname "$0")/calls"
+clock=1980
+if [ "$n" -ge CHANGE_AFTER ]; then clock=1410; fi
+echo "GPU-8b407799-36d2-0743-babd-293f8944a796, NVIDIA H100 80GB HBM3, 580.159.04, $clock, 2619, 1980, 2619, Not Active, 700.00, Enabled, Enabled, Default"
+"""
+
+
+def _fake_nvidia_smi(tmp_path, monkeypatch, change_after):
+    """An `nvidia-smi` first on PATH whose application clock falls from 1980 to 1410 MHz after
+    `change_after` fingerprints (the shape of nvidia-smi's real CSV, by column)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(FAKE_NVIDIA_SMI.replace("CHANGE_AFTER", str(change_after)))
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+def test_the_conditions_are_taken_before_and_after_timing_and_a_change_refuses_the_verdict(tmp_path, monkeypatch):
+    """Item 4 of issue 43 in Python: the fingerprint before the first round and after the last
+    (as `kernel run`); unchanged, the verdict stands; a clock that moved refuses it (the CLI's
+    exit 2, naming the field and both values)."""
+    _fake_nvidia_smi(tmp_path, monkeypatch, change_after=100)
+    d = kernelab.kernel.compare(kp.base, kp.base, kp.make, outputs=[1], rounds=4, samples=2)
+    c = d["conditions"]
+    assert c["changed"] == [] and c["fingerprint"]["gpus"][0]["sm_clock_mhz"] == "1980", c
+    assert c["fingerprint"]["command"].startswith("kernelab.kernel.compare kernel_pairs:base"), c
+    # A clock that falls between the first fingerprint and the last.
+    (tmp_path / "bin" / "calls").unlink()
+    monkeypatch.setenv("PATH", os.environ["PATH"].split(os.pathsep, 1)[1])
+    bin_dir = tmp_path / "bin2"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(FAKE_NVIDIA_SMI.replace("CHANGE_AFTER", "1"))
+    smi.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])))
+    exe = Path(sys.executable).parent / "kernelab"
+    p = subprocess.run([str(exe), "kernel", "run", "--python", "kernel_pairs:base", "kernel_pairs:base",
+                        "--inputs", "kernel_pairs:make", "--outputs", "1", "--rounds", "4",
+                        "--format", "json"], capture_output=True, text=True, cwd=HERE, env=env)
+    assert p.returncode == 2, p.stderr
+    assert "sm_clock_mhz: 1980 → 1410 (after round 3)" in p.stderr, p.stderr
+    doc = json.loads(p.stdout)
+    # 1410 is not the default application clock: the clocks read as set (locked) too.
+    fields = [ch["field"] for ch in doc["conditions"]["changed"]]
+    assert fields == ["gpu 0 sm_clock_mhz", "gpu 0 clocks_locked"], doc["conditions"]

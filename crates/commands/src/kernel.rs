@@ -410,6 +410,10 @@ pub struct Measured {
     /// The kernels the callables launched, when they were captured.
     #[serde(default)]
     pub launched: Option<kernelab_model::kernel_run::Launched>,
+    /// The environment fingerprint before the first round and after the last, as `kernel
+    /// run` takes them (none when nothing was timed): a field that changed refuses the verdict.
+    #[serde(default)]
+    pub fingerprints: Vec<kernelab_model::fingerprint::Fingerprint>,
 }
 
 /// The ABBA order of each of `rounds` rounds (`AB`: baseline first), as `kernel run` times
@@ -549,6 +553,16 @@ pub fn measured_from(m: Measured, samples_path: PathBuf) -> Result<Document<Kern
             rounds.push(round_of(k, order, &a, &b, telemetry));
         }
     }
+    let last = m.rounds.saturating_sub(1);
+    let conditions = kernelab_model::fingerprint::Conditions::of(
+        m.fingerprints.iter().enumerate().map(|(i, f)| {
+            let at = match i {
+                0 => "before round 0".to_string(),
+                _ => format!("after round {last}"),
+            };
+            (f, at)
+        }),
+    );
     let run = KernelRun {
         device: m.device,
         builds: m.builds,
@@ -567,7 +581,7 @@ pub fn measured_from(m: Measured, samples_path: PathBuf) -> Result<Document<Kern
         pass: run.gates_passed(),
         samples: samples_path.display().to_string(),
         run,
-        conditions: None,
+        conditions,
     }))
 }
 

@@ -28,6 +28,17 @@ pub(crate) fn kernel_batch(us: Vec<f64>) -> usize {
     kernelab_launcher::run::batch_for(kernelab_stats::rank::median(&us).unwrap_or(1.0))
 }
 
+/// The environment fingerprint now (`kernel run`'s: GPU, driver, clocks and their locks,
+/// power cap, ECC, persistence, compute mode; null where no tool says), as JSON, with
+/// `command` as the benchmark's command.
+#[pyfunction]
+#[pyo3(signature = (command=None))]
+pub(crate) fn fingerprint(py: Python<'_>, command: Option<String>) -> PyResult<String> {
+    let f = py.allow_threads(|| kernelab_runner::provenance::fingerprint::read(command.as_deref()));
+    serde_json::to_string(&f)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("the fingerprint: {e}")))
+}
+
 /// One provenance input named by the caller: `(name, sha256, bytes)` (a callable's qualified
 /// name with the hash of its source, a library with its version).
 type Named = (String, Option<String>, Option<u64>);

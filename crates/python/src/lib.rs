@@ -1054,6 +1054,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel::kernel_text, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_code_pair, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::fingerprint, m)?)?;
     m.add_class::<kernel::KernelSamples>()?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
     Ok(())
