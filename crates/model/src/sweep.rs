@@ -153,6 +153,11 @@ pub struct SweepMatrix {
     pub builds: Vec<BuildChange>,
     /// Points whose build's code objects changed.
     pub code_changed_points: usize,
+    /// Timed points whose build carries identical machine code on both sides but whose
+    /// interval of the change excludes none: false positives of the timing setup, not
+    /// changes (schema version 9; empty before).
+    #[serde(default)]
+    pub identical_code_calls: Vec<String>,
     /// Per gate, the points it held for (schema version 6; empty in a results folder's
     /// `matrix.json` written before it).
     #[serde(default)]
@@ -204,6 +209,26 @@ impl SweepMatrix {
                 .is_some_and(|b| builds.iter().any(|c| &c.key == b && c.changed))
         };
         let code_changed_points = points.iter().filter(|p| changed(p)).count();
+        // Identical machine code on both sides: any timed difference is noise.
+        let identical = |p: &&PointResult| {
+            p.build
+                .as_ref()
+                .is_some_and(|b| builds.iter().any(|c| &c.key == b && !c.changed))
+        };
+        let timed_identical: Vec<&PointResult> = points
+            .iter()
+            .filter(identical)
+            .filter(|p| p.change.change().is_some())
+            .collect();
+        let identical_code_calls: Vec<String> = timed_identical
+            .iter()
+            .filter(|p| {
+                p.change
+                    .change_interval()
+                    .is_some_and(|i| i.low > 0.0 || i.high < 0.0)
+            })
+            .map(|p| p.id.clone())
+            .collect();
         let total = ids.len();
         let mut lines = Vec::new();
         if bitwise_checked > 0 {
@@ -218,6 +243,22 @@ impl SweepMatrix {
                 "{n} of {} builds change code ({code_changed_points} of {} configs)",
                 builds.len(),
                 points.len()
+            ));
+        }
+        if !timed_identical.is_empty() {
+            let calls = match identical_code_calls.as_slice() {
+                [] => "none differs beyond its interval".to_string(),
+                ids => format!(
+                    "{} of them differ beyond their interval ({}): false positives of the \
+                     timing setup, not changes",
+                    ids.len(),
+                    ids.join(", ")
+                ),
+            };
+            lines.push(format!(
+                "{} timed configs run identical machine code on both sides (any difference is \
+                 noise); {calls}",
+                timed_identical.len()
             ));
         }
         if errors > 0 {
@@ -241,6 +282,7 @@ impl SweepMatrix {
             bitwise_checked,
             builds,
             code_changed_points,
+            identical_code_calls,
             gates: gate_lines(points.iter().flat_map(|p| &p.gates)),
             pass: passed == total,
             points,
@@ -297,5 +339,50 @@ mod tests {
         assert_eq!(m.lines[0], "1 of 2 configs bitwise equal");
         assert_eq!(m.code_changed_points, 1);
         assert!(!m.pass);
+    }
+
+    #[test]
+    fn a_timed_difference_on_identical_code_is_named_a_false_positive() {
+        let timed = |id: &str, build: &str, ratio: f64, lo: f64, hi: f64| PointResult {
+            change: Change::from_ratio(ratio, Some(kernelab_stats::Interval { low: lo, high: hi })),
+            ..point(id, build, PointVerdict::Pass, true)
+        };
+        let ids: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        let builds = vec![
+            BuildChange {
+                key: "same".into(),
+                changed: false,
+                changed_kernels: Vec::new(),
+            },
+            BuildChange {
+                key: "new".into(),
+                changed: true,
+                changed_kernels: vec!["k".into()],
+            },
+        ];
+        let m = SweepMatrix::merge(
+            "s.toml",
+            "kernel",
+            &ids,
+            vec![
+                timed("a", "same", 1.001, 0.998, 1.004),
+                timed("b", "same", 0.97, 0.96, 0.98),
+                timed("c", "new", 1.10, 1.08, 1.12),
+                point("d", "same", PointVerdict::Pass, true),
+            ],
+            builds,
+        );
+        // b is called on identical code; c's change is real code's; d was not timed.
+        assert_eq!(m.identical_code_calls, vec!["b".to_string()]);
+        assert!(
+            m.lines.contains(
+                &"2 timed configs run identical machine code on both sides (any difference is \
+                  noise); 1 of them differ beyond their interval (b): false positives of the \
+                  timing setup, not changes"
+                    .to_string()
+            ),
+            "{:?}",
+            m.lines
+        );
     }
 }
