@@ -789,13 +789,32 @@ def compare(
     if aa:
         names = names[:1] + names[2:]
     record = record if record is not None else (os.environ.get("KERNELAB_BUNDLE") or None)
-    return _native.kernel_measured(
+    doc = _native.kernel_measured(
         json.dumps(measured), run_label, source, written=written,
         samples=None if samples_file is None else os.fspath(samples_file),
         record=None if record is None else os.fspath(record),
         argv=["python", "kernelab.kernel.compare", a.name, b.name, "--inputs", make.name],
         started=started, inputs=names + _libraries(),
     )
+    if record is not None and launched is not None:
+        _record_code_diffs(launched, os.fspath(record), run_label)
+    return doc
+
+
+def _record_code_diffs(launched: dict, record: str, label: str) -> None:
+    """A ``code_diff`` record (registers, spills, instruction classes; ``kernelab code diff``)
+    of each captured kernel pair whose code objects the capture folder keeps."""
+    folder = launched.get("capture")
+    if not folder:
+        return
+    code = {(k["side"], k["name"]): k.get("code") for k in launched["kernels"]}
+    for p in launched["pairs"]:
+        base, cand = code.get(("baseline", p["baseline"])), code.get(("candidate", p["candidate"]))
+        if not base or not cand:
+            continue
+        names = p["baseline"] if p["baseline"] == p["candidate"] else f"{p['baseline']} → {p['candidate']}"
+        _native.code_diff(os.path.join(folder, base), os.path.join(folder, cand), record=record,
+                          label=f"{label}: {names}")
 
 
 def _tree_top(folder: str) -> str:

@@ -368,3 +368,29 @@ def test_the_conditions_are_taken_before_and_after_timing_and_a_change_refuses_t
     # 1410 is not the default application clock: the clocks read as set (locked) too.
     fields = [ch["field"] for ch in doc["conditions"]["changed"]]
     assert fields == ["gpu 0 sm_clock_mhz", "gpu 0 clocks_locked"], doc["conditions"]
+
+
+def test_a_captured_pairs_code_diff_is_recorded_beside_the_run(tmp_path, monkeypatch):
+    """Item 2 of issue 42: with `capture=DIR` and `record=`, each captured pair's code objects
+    go through `code diff` into the bundle (the real Triton 3.0.0 and 3.6.0 builds of one
+    kernel), equal to `kernelab code diff` of the same files; the report renders and passes
+    its own audit."""
+    import fake_triton as ft
+    from conftest import cli_json
+
+    ft.install(monkeypatch)
+    out, ev = tmp_path / "captured", tmp_path / "ev"
+    d = kernelab.kernel.compare(ft.base, ft.cand, ft.make, outputs=[2], rounds=4, samples=1, warmup=1,
+                                capture=out, record=ev, label="scale_add 3.0 vs 3.6")
+    b = kernelab.Bundle(ev)
+    assert [(r["kind"], r["label"]) for r in b.records] == [
+        ("kernel_run", "scale_add 3.0 vs 3.6"), ("code_diff", "scale_add 3.0 vs 3.6: scale_add")]
+    base, cand = (out / k["code"] for k in d["launched"]["kernels"])
+    cli = cli_json("code", "diff", str(base), str(cand))
+    assert b.records[1]["result"] == {k: v for k, v in cli.items()
+                                      if k not in ("schema_version", "kind", "kernelab_version")}
+    assert all(len(i["sha256"] or "") == 64 for i in b.records[1]["provenance"]["inputs"])
+    report = b.report()
+    assert "scale_add 3.0 vs 3.6: scale_add" in report
+    check = b.check(text=report)
+    assert check["mismatches"] == [], check["mismatches"]

@@ -503,21 +503,48 @@ fn code_show(
     to_dict(py, &doc)
 }
 
-/// Per-kernel changes from a baseline to a candidate code object (`kernelab code diff`).
+/// Per-kernel changes from a baseline to a candidate code object (`kernelab code diff`);
+/// with `record`, the `code_diff` record is added to that bundle under `label` (default the
+/// baseline's file name), both files hashed in its provenance.
 #[pyfunction]
-#[pyo3(signature = (base, cand, disassemble=true, max_decompressed=None))]
+#[pyo3(signature = (base, cand, disassemble=true, max_decompressed=None, record=None, label=None))]
 fn code_diff(
     py: Python<'_>,
     base: PathBuf,
     cand: PathBuf,
     disassemble: bool,
     max_decompressed: Option<u64>,
+    record: Option<PathBuf>,
+    label: Option<String>,
 ) -> PyResult<PyObject> {
     let o = load_options(disassemble, max_decompressed);
     let doc = released(py, move || {
         let b = kernelab_code::load_file(&base, &o)?;
         let c = kernelab_code::load_file(&cand, &o)?;
-        Ok(code::diff_doc(&b, &c))
+        let doc = code::diff_doc(&b, &c);
+        if let Some(dir) = record {
+            let argv = ["python", "kernelab.code.diff"]
+                .into_iter()
+                .map(String::from)
+                .chain([&base, &cand].map(|p| p.display().to_string()))
+                .collect();
+            let started = kernelab_runner::provenance::rfc3339(std::time::SystemTime::now());
+            let provenance =
+                kernelab_runner::provenance::collect(argv, started, &[base, cand], None);
+            let label = label.unwrap_or_else(|| {
+                kernelab_report::bundle::default_label(&provenance.inputs, &doc.kind)
+            });
+            let rec = kernelab_report::bundle::Record {
+                schema_version: kernelab_model::SCHEMA_VERSION,
+                kind: doc.kind.clone(),
+                label,
+                provenance,
+                result: serde_json::to_value(&doc.body)?,
+            };
+            kernelab_report::bundle::write(&dir, &rec)
+                .map_err(|e| anyhow::anyhow!("{}: writing the record: {e}", dir.display()))?;
+        }
+        Ok(doc)
     })?;
     to_dict(py, &doc)
 }
