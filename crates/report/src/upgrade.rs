@@ -42,7 +42,9 @@ pub fn upgrade(kind: &mut String, version: u32, result: &mut Value) -> Result<()
     }
     // Version 6 to 7 only added fields (`report_check`'s `unbacked[]` and each mismatch's
     // `against`), and so did 7 to 8 (`ab`'s and `kernel_run`'s `conditions`,
-    // `report_verify`'s `recorded_conditions` and `rerun_conditions`): nothing to undo.
+    // `report_verify`'s `recorded_conditions` and `rerun_conditions`) and 8 to 9 (`gate`'s
+    // `benchmark` and `code`, `kernel_run`'s `noise_floor`, `sweep`'s
+    // `identical_code_calls`): nothing to undo.
     Ok(())
 }
 
@@ -761,12 +763,11 @@ mod tests {
     fn other_versions_are_refused_naming_both() {
         let mut v = json!({});
         let e = upgrade(&mut "profile".into(), 0, &mut v).expect_err("refused");
-        assert!(
-            e.contains("schema_version 0") && e.contains("versions 1 to 8"),
-            "{e}"
-        );
-        let e = upgrade(&mut "profile".into(), 9, &mut v).expect_err("refused");
-        assert!(e.contains("schema_version 9"), "{e}");
+        let range = format!("versions 1 to {}", kernelab_model::SCHEMA_VERSION);
+        assert!(e.contains("schema_version 0") && e.contains(&range), "{e}");
+        let next = kernelab_model::SCHEMA_VERSION + 1;
+        let e = upgrade(&mut "profile".into(), next, &mut v).expect_err("refused");
+        assert!(e.contains(&format!("schema_version {next}")), "{e}");
         // A version-6 document reads as it is: 6 to 7 only added fields.
         let before = json!({"checked": 1, "mismatches": [], "warnings": []});
         let mut r = before.clone();
@@ -776,6 +777,11 @@ mod tests {
         let before = json!({"samples": null, "log_ratios": [], "aa_log_ratios": []});
         let mut r = before.clone();
         upgrade(&mut "ab".into(), 7, &mut r).expect("reads");
+        assert_eq!(r, before);
+        // A version-8 `gate` record reads as it is: 8 to 9 only added fields.
+        let before = json!({"decision": "pass", "reasons": []});
+        let mut r = before.clone();
+        upgrade(&mut "gate".into(), 8, &mut r).expect("reads");
         assert_eq!(r, before);
     }
 }
