@@ -266,14 +266,32 @@ pub fn analyze_file(
     let d = design
         .analysis_design(direction(&p.metric), p.design)
         .map_err(crate::setting)?;
-    Ok(ab_analysis(
+    let mut doc = ab_analysis(
         Some(file),
         p.metric,
         &p.main,
         &p.aa,
         (p.failures, p.runs),
         &d,
-    ))
+    );
+    // kernelab's own samples file holds the fingerprint taken before each pair: the
+    // conditions are read back, as `ab` itself concluded (another harness's file has none).
+    if let Ok(recs) = record::read(file) {
+        doc.body.conditions = record::conditions(&recs);
+    }
+    Ok(doc)
+}
+
+/// The outcome of `ab analyze`'s document: refused (status incomplete, the error said after
+/// the output) when the conditions its samples file recorded changed between pairs.
+pub fn analysis_outcome(doc: Document<AbBody>, header: Vec<String>) -> Result<Outcome> {
+    let changed = refused_conditions(doc.body.conditions.as_ref());
+    let mut outcome = outcome(doc, header)?;
+    if let Some(why) = changed {
+        outcome.status = crate::Status::Incomplete;
+        outcome.late_notes.push(format!("error: {why}"));
+    }
+    Ok(outcome)
 }
 
 /// `ab`: the baseline and candidate commands run in ABBA pairs of fresh processes (after

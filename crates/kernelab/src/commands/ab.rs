@@ -69,6 +69,6 @@ fn analyze_cmd(a: AbAnalyzeArgs, session: &mut Session) -> Result<ExitStatus> {
     let doc = ab::analyze_file(&a.file, a.metric.as_deref(), &settings(&a.design), |name| {
         direction(&a.design, name)
     })?;
-    let outcome = ab::outcome(doc, vec![format!("samples  {}", a.file.display())])?;
+    let outcome = ab::analysis_outcome(doc, vec![format!("samples  {}", a.file.display())])?;
     emit(outcome, &a.output, session)
 }

@@ -311,3 +311,65 @@ fn issue27_analyze_of_collected_pairs_uses_every_pair_unless_a_sequential_plan_i
         "a decisive early look stops it: {a}"
     );
 }
+
+/// `ab analyze` of kernelab's own samples file reads back the fingerprint taken before each
+/// pair: clocks that fell mid-run refuse the verdict again (exit 2, naming the field), and
+/// unchanged conditions are kept in the document.
+#[test]
+fn ab_analyze_reads_back_the_conditions_and_refuses_a_change() {
+    let dir = tempfile::tempdir().expect("tmp");
+    for (change_after, code_wanted) in [(100, 0), (3, 2)] {
+        let bin = dir.path().join(format!("bin{change_after}"));
+        super::gate::fake_nvidia_smi(&bin, change_after);
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let s = dir.path().join(format!("s{change_after}.jsonl"));
+        let out = kernelab()
+            .args(["ab", "--baseline", "true", "--candidate", "true"])
+            .args([
+                "--aa-pairs",
+                "0",
+                "--warmup",
+                "0",
+                "--min-pairs",
+                "8",
+                "--max-pairs",
+                "8",
+            ])
+            .arg("--samples")
+            .arg(&s)
+            .env("PATH", &path)
+            .output()
+            .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(code_wanted),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Analysed again, with no nvidia-smi at all: the file's own fingerprints decide.
+        let out = kernelab()
+            .args(["ab", "analyze"])
+            .arg(&s)
+            .args(["--format", "json"])
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code_wanted), "{err}");
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+        let c = &doc["conditions"];
+        assert_eq!(c["fingerprint"]["gpus"][0]["sm_clock_mhz"], "1980", "{c}");
+        if code_wanted == 2 {
+            assert!(
+                err.contains("gpu 0 sm_clock_mhz: 1980 → 1410 (pair 3)"),
+                "{err}"
+            );
+            assert_eq!(c["changed"][0]["field"], "gpu 0 sm_clock_mhz", "{c}");
+        } else {
+            assert_eq!(c["changed"], serde_json::json!([]), "{c}");
+        }
+    }
+}
