@@ -27,6 +27,12 @@ seed() { # target file...
 }
 seed npy "$fx"/tensor/*.npy
 seed git_index "$root"/.git/index
+mkdir -p "$corpus/gate_config"
+printf '[build]\ncommand = "make"\n\n[kernel]\nspec = "bench/k.toml"\nthreshold = "1%%"\nrounds = 30\n' >"$corpus/gate_config/kernel"
+printf '[python]\nmodule = "bench/k.py"\nfunction = "run"\ninputs = "make"\nthreshold = "2%%"\noptions = ["--rounds", "40"]\n' >"$corpus/gate_config/python"
+printf '[bench]\ncommand = "./bench"\nmetric_regex = ["t=t: ([0-9.]+)"]\nthreshold = "2%%"\nbudget = "20m"\n[annotate]\npaths = ["*.cu"]\n' >"$corpus/gate_config/ab"
+mkdir -p "$corpus/controls_ledger"
+printf '%s\n' '{"key":"k [T=8] on GPU-1","change":-0.0055,"interval":[-0.02,0.016],"rounds":10,"at":"2026-12-06T14:14:53Z","spec":"k.toml"}' >"$corpus/controls_ledger/one"
 mkdir -p "$corpus/confined_path"
 for p in d/f in/f out/secret rel ../outside/secret d/../../outside/secret w/new wout/x /etc/passwd; do
     printf '%s' "$p" >"$corpus/confined_path/$(printf '%s' "$p" | tr '/.' '__')"

@@ -56,6 +56,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("mcp_request", mcp_request),
     ("git_index", git_index),
     ("confined_path", confined_path),
+    ("gate_config", gate_config),
+    ("controls_ledger", controls_ledger),
 ];
 
 /// The target function named `name`, if there is one.
@@ -343,7 +345,16 @@ pub fn sqlite_leaf(data: &[u8]) {
         return;
     };
     let columns: &[Option<usize>] = match k % 4 {
-        0 => &[Some(0), Some(1), Some(2), Some(5), None, Some(8), Some(14), Some(22)],
+        0 => &[
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(5),
+            None,
+            Some(8),
+            Some(14),
+            Some(22),
+        ],
         1 => &[Some(1), Some(0), Some(1)],
         2 => &[Some(40), None],
         _ => &[Some(0)],
@@ -545,7 +556,9 @@ pub fn serve_trace(data: &[u8]) {
     if let Ok(rows) = parse(data, TimeUnit::Auto, Take::All(10_000)) {
         assert!(rows.first().is_some_and(|r| r.at_s == 0.0));
         assert!(rows.windows(2).all(|w| w[1].at_s >= w[0].at_s));
-        assert!(rows.iter().all(|r| r.input_tokens >= 1 && r.output_tokens >= 1));
+        assert!(rows
+            .iter()
+            .all(|r| r.input_tokens >= 1 && r.output_tokens >= 1));
     }
 }
 
@@ -654,9 +667,18 @@ pub fn ceilings(data: &[u8]) {
     let _ = c.non_positive();
     let bw = c.bandwidth();
     for k in kernelab_model::roofline::CeilingKind::ALL {
-        let p = place(&Figure::Value(1e9), &Figure::Value(1e6), 1e-3, &c.used(k), &bw);
+        let p = place(
+            &Figure::Value(1e9),
+            &Figure::Value(1e6),
+            1e-3,
+            &c.used(k),
+            &bw,
+        );
         for f in [p.flop_per_s, p.byte_per_s, p.intensity, p.fraction] {
-            assert!(f.value().is_none_or(f64::is_finite), "a placement is finite");
+            assert!(
+                f.value().is_none_or(f64::is_finite),
+                "a placement is finite"
+            );
         }
     }
 }
@@ -722,7 +744,10 @@ pub fn slurm_script(data: &[u8]) {
     if let Ok(s) = kernelab_runner::slurm::script_text(&job) {
         let lines: Vec<&str> = s.lines().collect();
         assert!(lines.len() <= 4, "{s:?}");
-        assert!(lines.last().is_some_and(|l| l.starts_with("exec ")), "{s:?}");
+        assert!(
+            lines.last().is_some_and(|l| l.starts_with("exec ")),
+            "{s:?}"
+        );
         assert!(lines
             .iter()
             .skip(1)
@@ -761,7 +786,8 @@ pub fn git_index(data: &[u8]) {
 fn confined_scratch() -> Option<&'static (PathBuf, PathBuf)> {
     static S: std::sync::OnceLock<Option<(PathBuf, PathBuf)>> = std::sync::OnceLock::new();
     S.get_or_init(|| {
-        let base = std::env::temp_dir().join(format!("kernelab-fuzz-confine-{}", std::process::id()));
+        let base =
+            std::env::temp_dir().join(format!("kernelab-fuzz-confine-{}", std::process::id()));
         let (root, outside) = (base.join("root"), base.join("outside"));
         std::fs::create_dir_all(root.join("d/e")).ok()?;
         std::fs::create_dir_all(&outside).ok()?;
@@ -802,9 +828,39 @@ pub fn confined_path(data: &[u8]) {
     let names: Vec<_> = std::fs::read_dir(outside)
         .map(|d| d.flatten().map(|e| e.file_name()).collect())
         .unwrap_or_default();
-    assert_eq!(names.len(), 1, "something was made outside the root: {names:?}");
+    assert_eq!(
+        names.len(),
+        1,
+        "something was made outside the root: {names:?}"
+    );
     assert_eq!(
         std::fs::read(outside.join("secret")).unwrap_or_default(),
         b"SECRET"
     );
+}
+
+/// The gate's configuration (`.kernelab/gate.toml`): parsed and checked, or refused.
+pub fn gate_config(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok(c) = kernelab_commands::gate::config::Config::parse(text) {
+            let _ = (c.threshold(), c.budget(), c.gated(), c.metric_names());
+        }
+    }
+}
+
+/// The controls ledger of `kernel run --controls` (JSON lines): its controls of a key, and the
+/// noise floor they give.
+pub fn controls_ledger(data: &[u8]) {
+    use kernelab_commands::controls;
+    if let Ok(text) = std::str::from_utf8(data) {
+        let path = std::path::Path::new("controls.jsonl");
+        if let Ok(all) = controls::parse(text, path, "") {
+            assert!(all.iter().all(|c| c.key.is_empty() && c.change.is_finite()));
+        }
+        if let Some(key) = text.split('"').nth(3) {
+            if let Ok(found) = controls::parse(text, path, key) {
+                let _ = controls::floor(&found, key, path);
+            }
+        }
+    }
 }

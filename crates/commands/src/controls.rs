@@ -47,6 +47,11 @@ pub fn read(path: &Path, key: &str) -> Result<Vec<Control>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(anyhow!("--controls {}: cannot read: {e}", path.display())),
     };
+    parse(&text, path, key)
+}
+
+/// The controls of `key` in the ledger text `text` (read from `path`, which errors name).
+pub fn parse(text: &str, path: &Path, key: &str) -> Result<Vec<Control>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
