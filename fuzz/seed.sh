@@ -159,7 +159,7 @@ def cut(src, rows=20):
         shutil.copy(src, p)
         c = sqlite3.connect(p)
         tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
-        keep = ("StringIds", "CUPTI_ACTIVITY_KIND_", "NVTX_EVENTS", "TARGET_INFO_GPU", "META_DATA_", "ENUM_CUDA_MEMCPY_OPER")
+        keep = ("StringIds", "CUPTI_ACTIVITY_KIND_", "CUDA_GRAPH_", "NVTX_EVENTS", "TARGET_INFO_GPU", "META_DATA_", "ENUM_CUDA_MEMCPY_OPER")
         for t in tables:
             try:
                 if t == "StringIds":

@@ -309,6 +309,17 @@ fn sqlite(data: &[u8]) {
     {
         rank(&profile);
     }
+    // Again for `--by-graph`: graph launches, captures, node ids and node creations.
+    let options = kernelab_trace::ReadOptions {
+        graphs: true,
+        graph_operators: true,
+        ..Default::default()
+    };
+    let mut profile = kernelab_model::Profile::default();
+    if kernelab_trace::read_file(&path, &options, &mut profile, &kernelab_trace::NoProgress).is_ok()
+    {
+        let _ = kernelab_trace::graphs(&profile);
+    }
 }
 
 /// The rocpd SQLite reader (seeded with rocpd databases).

@@ -192,6 +192,33 @@ pub struct KernelLaunchCall {
     pub start: Timestamp,
 }
 
+/// A replayed kernel's graph node, as the trace writes it (Nsight Systems `graphNodeId` with
+/// `--cuda-graph-trace=node`), kept with the graph launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DispatchGraphNode {
+    /// Index of the dispatch in the profile.
+    pub dispatch: usize,
+    /// Its node of the instantiated (executable) graph.
+    pub node: u64,
+}
+
+/// The creation of a graph node on a host thread (Nsight Systems `CUDA_GRAPH_NODE_EVENTS`): a
+/// node captured from a launch call, or a node of an executable graph cloned from its
+/// original at instantiation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphNodeCreation {
+    /// The node created.
+    pub node: u64,
+    /// The node it was cloned from (`originalGraphNodeId`), when it was cloned.
+    pub original: Option<u64>,
+    /// Process id.
+    pub pid: i64,
+    /// Thread id.
+    pub tid: i64,
+    /// When it was created (inside the host call that created it).
+    pub at: Timestamp,
+}
+
 /// A host operator (Kineto `cpu_op`, such as `aten::mm`), kept with the graph launches to name
 /// the operator a captured launch was made for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

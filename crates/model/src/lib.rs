@@ -42,9 +42,10 @@ mod units;
 
 pub use digest::{sha256_hex, sha256_reader};
 pub use dispatch::{
-    ActivityAggregate, ActivityKind, Annotation, AnnotationScope, FlopWidth, GraphCapture,
-    GraphLaunch, HostOp, HostWork, KernelAggregate, KernelDispatch, KernelLaunchCall, Launch,
-    LaunchConfig, OpShape, RecordedWork, Resources, Transfer, TransferKind, WorkLink, WorkOf,
+    ActivityAggregate, ActivityKind, Annotation, AnnotationScope, DispatchGraphNode, FlopWidth,
+    GraphCapture, GraphLaunch, GraphNodeCreation, HostOp, HostWork, KernelAggregate,
+    KernelDispatch, KernelLaunchCall, Launch, LaunchConfig, OpShape, RecordedWork, Resources,
+    Transfer, TransferKind, WorkLink, WorkOf,
 };
 pub use document::{Body, Document, KERNELAB_VERSION, SCHEMA_VERSION};
 pub use facts::{fact_key, typed_facts, FactValue};

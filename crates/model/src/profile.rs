@@ -56,6 +56,12 @@ pub struct Profile {
     pub kernel_launch_calls: Vec<crate::KernelLaunchCall>,
     /// Host operators, collected with the graph launches.
     pub host_ops: Vec<crate::HostOp>,
+    /// The graph node of each replayed dispatch that carries one, collected with the graph
+    /// launches (Nsight Systems with `--cuda-graph-trace=node`).
+    pub graph_nodes: Vec<crate::DispatchGraphNode>,
+    /// Graph node creations (captured, and cloned at instantiation), collected with the graph
+    /// launches.
+    pub graph_node_creations: Vec<crate::GraphNodeCreation>,
     /// Per-kernel aggregates from stats-only inputs.
     pub aggregates: Vec<KernelAggregate>,
     /// Host API, copy and domain totals from stats files that do not hold kernels.

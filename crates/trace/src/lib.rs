@@ -22,6 +22,7 @@ mod detect;
 mod durations;
 mod error;
 mod format;
+mod graph_calls;
 mod input;
 mod kineto;
 mod ncu;
@@ -46,7 +47,7 @@ pub use kineto::KinetoOptions;
 pub use ncu::read_launches as read_ncu_launches;
 pub use rank::graphs::{
     compare_graphs, graphs, GraphChange, GraphComparison, GraphKernel, GraphOperator, GraphRow,
-    Graphs, NsSpread,
+    Graphs, NsSpread, OperatorsFrom,
 };
 pub use rank::ranks::{ranks, RankRow};
 pub use rank::shapes::launch_shapes;
@@ -268,7 +269,7 @@ fn read_sqlite(
     }
     if nsys::is_nsys(&objs) {
         source.format = "nsys-sqlite".into();
-        nsys::read(&conn, options.host_launches, profile, &mut source)?;
+        nsys::read(&conn, options, profile, &mut source)?;
         profile.sources.push(source);
         return Ok(());
     }

@@ -328,7 +328,202 @@ fn replayed_kernels_are_attributed_to_the_operators_that_captured_them() {
         .expect("runs");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("graph 1 by the operator that captured each kernel: aten::mm ×2 (24.224 µs); aten::clamp_min ×1 (5.984 µs)"),
+        text.contains("graph 1 by the operator that captured each kernel (by capture order): aten::mm ×2 (24.224 µs); aten::clamp_min ×1 (5.984 µs)"),
         "{text}"
+    );
+}
+
+/// Issue 44, item 2: a real Nsight Systems export of two captured PyTorch graphs, made on an
+/// H100 with `--cuda-graph-trace=node` (`bench/h100/graph_trace/capture_import.sh`), whose
+/// replayed kernels carry graph node ids. Each kernel's operator is found from its node (the
+/// executable graph's node, cloned at instantiation from the captured node, created inside the
+/// launch call an `emit_nvtx` range encloses), and held against the same chain followed in SQL
+/// here. The second graph forks onto a second stream: its branches run in a different order
+/// from replay to replay, so only its node ids make its replays one graph.
+#[test]
+fn replayed_kernels_of_an_nsys_export_reach_their_operators_through_graph_node_ids() {
+    let name = "nsys-2025.3-h100-torch_graphs_node.sqlite";
+    let db = rusqlite::Connection::open_with_flags(
+        fixture(name),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open");
+    let q = |sql: &str| -> Vec<Vec<rusqlite::types::Value>> {
+        let mut st = db.prepare(sql).expect("prepare");
+        let n = st.column_count();
+        st.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows")
+    };
+    let int = |v: &rusqlite::types::Value| match v {
+        rusqlite::types::Value::Integer(i) => Some(*i),
+        _ => None,
+    };
+    let text = |v: &rusqlite::types::Value| match v {
+        rusqlite::types::Value::Text(t) => t.clone(),
+        _ => String::new(),
+    };
+    let (mut original, mut created) = (BTreeMap::new(), BTreeMap::new());
+    for r in
+        q("SELECT graphNodeId, originalGraphNodeId, globalTid, start FROM CUDA_GRAPH_NODE_EVENTS")
+    {
+        let node = int(&r[0]).expect("node");
+        match int(&r[1]) {
+            Some(o) => {
+                original.insert(node, o);
+            }
+            None => {
+                created
+                    .entry(node)
+                    .or_insert((int(&r[2]), int(&r[3]).expect("start")));
+            }
+        }
+    }
+    let ranges: Vec<(i64, i64, String, Option<i64>)> =
+        q("SELECT start, \"end\", text, globalTid FROM NVTX_EVENTS WHERE \"end\" IS NOT NULL")
+            .iter()
+            .map(|r| {
+                (
+                    int(&r[0]).expect("s"),
+                    int(&r[1]).expect("e"),
+                    text(&r[2]),
+                    int(&r[3]),
+                )
+            })
+            .collect();
+    let operator = |mut node: i64| -> String {
+        while let Some(&o) = original.get(&node) {
+            node = o;
+        }
+        let (tid, at) = created[&node];
+        let inner = ranges
+            .iter()
+            .filter(|r| r.3 == tid && r.0 <= at && at < r.1)
+            .min_by_key(|r| r.1 - r.0)
+            .expect("a range around the node's creation");
+        // emit_nvtx appends `, seq = N` (autograd ops) and `, op_id = N`.
+        let cut = [", seq = ", ", op_id = "]
+            .iter()
+            .filter_map(|f| inner.2.find(f))
+            .min()
+            .unwrap_or(inner.2.len());
+        inner.2[..cut].to_string()
+    };
+    // Expected: per replay (correlation id of its cudaGraphLaunch), its kernels; per graph
+    // (the set of its nodes), ns per operator; and the order of kernel names per replay.
+    let mut replays: BTreeMap<i64, Vec<(i64, i64, i64, String)>> = BTreeMap::new();
+    for r in q("SELECT k.correlationId, k.start, k.\"end\", k.graphNodeId, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName WHERE k.graphNodeId IS NOT NULL") {
+        replays.entry(int(&r[0]).expect("c")).or_default().push((
+            int(&r[1]).expect("s"),
+            int(&r[2]).expect("e"),
+            int(&r[3]).expect("n"),
+            text(&r[4]),
+        ));
+    }
+    let mut graphs: BTreeMap<Vec<i64>, (u64, BTreeMap<String, i64>, Vec<Vec<String>>)> =
+        BTreeMap::new();
+    for kernels in replays.values_mut() {
+        kernels.sort();
+        let mut nodes: Vec<i64> = kernels.iter().map(|k| k.2).collect();
+        nodes.sort();
+        let g = graphs.entry(nodes).or_default();
+        g.0 += 1;
+        for k in kernels.iter() {
+            *g.1.entry(operator(k.2)).or_default() += k.1 - k.0;
+        }
+        g.2.push(kernels.iter().map(|k| k.3.clone()).collect());
+    }
+    assert_eq!(graphs.len(), 2);
+    let forked = graphs
+        .values()
+        .find(|g| g.0 == 10)
+        .expect("the forked graph's 10 replays");
+    assert!(
+        forked.2.iter().any(|order| *order != forked.2[0]),
+        "its branches ran in more than one order"
+    );
+
+    let v = by_graph(name);
+    let rows = v["graphs"]["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2, "{v}");
+    for row in rows {
+        let replays = row["replays"].as_u64().expect("replays");
+        let g = graphs
+            .values()
+            .find(|g| g.0 == replays)
+            .expect("a graph of that many replays");
+        assert_eq!(row["operators_from"], "graph_node_ids", "{row}");
+        let got: BTreeMap<String, i64> = row["operators"]
+            .as_array()
+            .expect("operators")
+            .iter()
+            .map(|o| {
+                (
+                    o["name"].as_str().expect("name").to_string(),
+                    o["total_ns"].as_i64().expect("ns"),
+                )
+            })
+            .collect();
+        assert_eq!(got, g.1, "{row}");
+        let site = if replays == 20 {
+            "decode loop"
+        } else {
+            "prefill loop"
+        };
+        assert_eq!(row["site"], site);
+    }
+    // Nothing is missing: every replayed kernel's operator is known from its node.
+    assert_eq!(v["graphs"]["missing"], serde_json::json!([]), "{v}");
+    let text = String::from_utf8(
+        kernelab()
+            .arg("profile")
+            .arg(fixture(name))
+            .arg("--by-graph")
+            .output()
+            .expect("runs")
+            .stdout,
+    )
+    .expect("UTF-8");
+    assert!(
+        text.contains(
+            "by the operator that captured each kernel (from graph node ids): aten::mm ×2"
+        ),
+        "{text}"
+    );
+}
+
+/// The same program traced with `--cuda-graph-trace=graph`: the export holds whole-graph
+/// executions, not their kernels. Their count and GPU time are a note, and `--by-graph` says
+/// why no kernel is a replay, instead of calling the trace's GPU activity off.
+#[test]
+fn whole_graph_executions_of_an_nsys_export_are_named_not_silently_dropped() {
+    let name = "nsys-2025.3-h100-torch_graphs_whole.sqlite";
+    let db = rusqlite::Connection::open_with_flags(
+        fixture(name),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open");
+    let (n, ns): (i64, i64) = db
+        .query_row(
+            "SELECT count(*), sum(\"end\" - start) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("sum");
+    assert_eq!(n, 30);
+    let v = by_graph(name);
+    let notes = v["notes"].to_string();
+    let ms = format!("{:.3} ms", ns as f64 / 1e6);
+    assert!(
+        notes.contains("30 CUDA graph executions were traced as whole graphs")
+            && notes.contains(&ms),
+        "{ms}: {notes}"
+    );
+    assert!(
+        v["graphs"]["missing"]
+            .to_string()
+            .contains("--cuda-graph-trace=node"),
+        "{v}"
     );
 }

@@ -16,6 +16,7 @@ pub(crate) mod window;
 
 use crate::error::{snippet, Error, ErrorKind, Result};
 use crate::format::Format;
+use crate::graph_calls::{capture_edge, is_graph_launch, is_kernel_launch};
 use kernelab_model::{
     Annotation, AnnotationScope, FlopWidth, GraphCapture, GraphLaunch, HostOp, KernelDispatch,
     KernelLaunchCall, Launch, LaunchConfig, Location, Nanos, OpShape, Profile, RecordedWork,
@@ -79,51 +80,6 @@ fn classify(cat: &[u8], o: &KinetoOptions) -> Option<Kind> {
         b"cpu_op" if o.op_shapes || o.graph_operators || o.host_work => Some(Kind::CpuOp),
         b"cuda_runtime" | b"cuda_driver" | b"Runtime" if o.runtime() => Some(Kind::Runtime),
         b"python_function" if o.host_work => Some(Kind::Python),
-        _ => None,
-    }
-}
-
-/// A runtime call that replays a graph.
-fn is_graph_launch(name: &str) -> bool {
-    matches!(
-        name,
-        "cudaGraphLaunch" | "cudaGraphLaunch_v10000" | "cuGraphLaunch" | "hipGraphLaunch"
-    )
-}
-
-/// A runtime or driver call that launches one kernel (inside a stream capture: adds a kernel
-/// node to the graph).
-fn is_kernel_launch(name: &str) -> bool {
-    let base = name.split_once("_v").map_or(name, |(b, _)| b);
-    matches!(
-        base,
-        "cudaLaunchKernel"
-            | "cudaLaunchKernelExC"
-            | "cudaLaunchCooperativeKernel"
-            | "cuLaunchKernel"
-            | "cuLaunchKernelEx"
-            | "cuLaunchCooperativeKernel"
-            | "hipLaunchKernel"
-            | "hipExtLaunchKernel"
-            | "hipModuleLaunchKernel"
-            | "hipExtModuleLaunchKernel"
-            | "hipLaunchCooperativeKernel"
-            | "hipLaunchKernelExC"
-    )
-}
-
-/// The start (`Some(true)`) or end (`Some(false)`) of a stream capture.
-fn capture_edge(name: &str) -> Option<bool> {
-    match name {
-        "cudaStreamBeginCapture"
-        | "cudaStreamBeginCapture_v10000"
-        | "cuStreamBeginCapture"
-        | "cudaStreamBeginCaptureToGraph"
-        | "hipStreamBeginCapture" => Some(true),
-        "cudaStreamEndCapture"
-        | "cudaStreamEndCapture_v10000"
-        | "cuStreamEndCapture"
-        | "hipStreamEndCapture" => Some(false),
         _ => None,
     }
 }

@@ -324,6 +324,9 @@ fn merge_profile(p: &mut Profile, src: Profile) {
         // Filled only through the log (stream captures) or by the one-thread path (legacy
         // events and stats inputs): empty in a chunk's store.
         graph_captures: _,
+        // Nsight Systems only: empty for a Kineto chunk.
+        graph_nodes: _,
+        graph_node_creations: _,
         aggregates: _,
         activities: _,
         sources: _,

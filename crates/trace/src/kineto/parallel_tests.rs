@@ -56,6 +56,8 @@ fn assert_same(a: &Profile, b: &Profile, what: &str) {
         graph_captures,
         kernel_launch_calls,
         host_ops,
+        graph_nodes,
+        graph_node_creations,
         aggregates,
         activities,
         sources,
@@ -106,6 +108,11 @@ fn assert_same(a: &Profile, b: &Profile, what: &str) {
         "kernel launch calls: {what}"
     );
     assert_eq!(*host_ops, b.host_ops, "host ops: {what}");
+    assert_eq!(*graph_nodes, b.graph_nodes, "graph nodes: {what}");
+    assert_eq!(
+        *graph_node_creations, b.graph_node_creations,
+        "graph node creations: {what}"
+    );
     assert_eq!(*aggregates, b.aggregates, "aggregates: {what}");
     assert_eq!(*activities, b.activities, "activities: {what}");
     assert_eq!(*sources, b.sources, "sources: {what}");

@@ -6,6 +6,7 @@
 
 pub(crate) mod rep;
 
+mod graphs;
 mod kernel_read;
 mod kernels;
 mod parallel;
@@ -106,10 +107,11 @@ pub(crate) fn u32_of(v: Option<i64>) -> Option<u32> {
 /// Reads an Nsight Systems export.
 pub(crate) fn read(
     conn: &Connection,
-    host_launches: bool,
+    options: &crate::ReadOptions,
     p: &mut Profile,
     source: &mut SourceInfo,
 ) -> Result<()> {
+    let host_launches = options.host_launches;
     let objs = objects(conn)?;
     // The tables read through SQLite, checked first (the kernel table when it is read so, in
     // `kernel_read::read`; from its pages, the page reader checks it).
@@ -122,8 +124,11 @@ pub(crate) fn read(
         "CUPTI_ACTIVITY_KIND_MEMSET",
         "CUPTI_ACTIVITY_KIND_RUNTIME",
         "NVTX_EVENTS",
+        "CUDA_GRAPH_NODE_EVENTS",
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
     ] {
-        if (host_launches || t != "CUPTI_ACTIVITY_KIND_RUNTIME") && objs.iter().any(|o| o == t) {
+        let runtime = host_launches || options.graphs;
+        if (runtime || t != "CUPTI_ACTIVITY_KIND_RUNTIME") && objs.iter().any(|o| o == t) {
             crate::sqlite::quick_check(conn, Some(t))?;
         }
     }
@@ -212,8 +217,7 @@ pub(crate) fn read(
             });
         }
     }
-    // Thread ids: globalTid = (pid << 24) | tid within the low 48 bits (docs/formats/nvidia.md §2.1).
-    let split = |gtid: i64| ((gtid >> 24) & 0xFF_FFFF, gtid & 0xFF_FFFF);
+    let split = graphs::split_tid;
     if host_launches && objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_RUNTIME") {
         let t = "CUPTI_ACTIVITY_KIND_RUNTIME";
         let mut st = conn
@@ -264,6 +268,12 @@ pub(crate) fn read(
             n += 1;
         }
         source.facts.push(("NVTX ranges".into(), n.to_string()));
+    }
+    if objs.iter().any(|o| o == "CUPTI_ACTIVITY_KIND_GRAPH_TRACE") {
+        graphs::whole_graph_note(conn, source)?;
+    }
+    if options.graphs {
+        graphs::read(conn, &objs, &names, first, options.graph_operators, p)?;
     }
     note_lossy(&mut source.notes, "the Nsight Systems export", lossy);
     Ok(())

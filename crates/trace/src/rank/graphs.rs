@@ -84,6 +84,23 @@ pub struct GraphRow {
     /// capture that built the graph. Empty when that capture is not in the inputs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operators: Vec<GraphOperator>,
+    /// How `operators` was found (absent when it is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operators_from: Option<OperatorsFrom>,
+}
+
+/// How replayed kernels were given the operators that made their graph nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OperatorsFrom {
+    /// Each kernel's graph node, traced back to the creation of the node it was cloned from
+    /// (exact: Nsight Systems with `--cuda-graph-trace=node`).
+    GraphNodeIds,
+    /// The k-th kernel of a replay, in order of start, is the k-th kernel launch of the
+    /// stream capture that built the graph (a capture matched by its launch count).
+    CaptureOrder,
+    /// Some kernels each way.
+    Both,
 }
 
 /// Graph replays of a profile (`kernelab profile --by-graph`).
@@ -223,6 +240,70 @@ fn captured(profile: &Profile) -> (Vec<Captured>, bool) {
     (out, false)
 }
 
+/// Where a graph node was created, (pid, tid, time), and the host operator around it.
+type NodeOrigin = ((i64, i64, i64), Option<NameId>);
+
+/// Clones followed from an executable graph's node back to the node it was made from, at most.
+const MAX_CLONE_DEPTH: usize = 16;
+
+/// Where each replayed dispatch that carries a graph node was put in its graph: dispatch index
+/// → (pid, tid, time) of the creation of the node its executable graph's node was cloned
+/// from (a captured launch call, or a node added by the graph API), with the host operator
+/// around it. Exact where the trace writes node ids and node creations (Nsight Systems with
+/// `--cuda-graph-trace=node`); no capture order is assumed.
+fn node_origins(profile: &Profile) -> HashMap<usize, NodeOrigin> {
+    let mut out = HashMap::new();
+    if profile.graph_nodes.is_empty() || profile.graph_node_creations.is_empty() {
+        return out;
+    }
+    let mut clone_of: HashMap<u64, u64> = HashMap::new();
+    let mut created: HashMap<u64, (i64, i64, i64)> = HashMap::new();
+    for c in &profile.graph_node_creations {
+        match c.original {
+            Some(o) if o != c.node => {
+                clone_of.insert(c.node, o);
+            }
+            _ => {
+                created.entry(c.node).or_insert((c.pid, c.tid, c.at.ns()));
+            }
+        }
+    }
+    let origin = |mut node: u64| {
+        for _ in 0..MAX_CLONE_DEPTH {
+            match clone_of.get(&node) {
+                Some(&o) => node = o,
+                None => break,
+            }
+        }
+        created.get(&node).copied()
+    };
+    let found: Vec<(usize, (i64, i64, i64))> = profile
+        .graph_nodes
+        .iter()
+        .filter_map(|g| origin(g.node).map(|o| (g.dispatch, o)))
+        .collect();
+    let mut ops = by_thread(
+        profile
+            .host_ops
+            .iter()
+            .map(|o| (o.pid, o.tid, o.start, o.duration, o.name)),
+    );
+    let mut queries: HashMap<(i64, i64), Vec<(i64, usize)>> = HashMap::new();
+    for (k, (_, (pid, tid, at))) in found.iter().enumerate() {
+        queries.entry((*pid, *tid)).or_default().push((*at, k));
+    }
+    let mut names = vec![None; found.len()];
+    for (thread, q) in queries {
+        if let Some(r) = ops.get_mut(&thread) {
+            sweep(r, q, &mut names);
+        }
+    }
+    for ((dispatch, at), name) in found.into_iter().zip(names) {
+        out.insert(dispatch, (at, name));
+    }
+    out
+}
+
 /// Which capture built each graph (keyed by its kernels in order): a capture ended before
 /// the graph's first replay with as many kernel launches as a replay has kernels, when
 /// exactly one such capture is left; and a note on each graph that could not be told.
@@ -297,7 +378,10 @@ fn graph_captures(
 /// captured: dispatch index → (pid, tid, start of the captured launch call). The k-th kernel
 /// of a replay (in order of start) is the k-th launch of the capture.
 pub(crate) fn replay_origins(profile: &Profile) -> HashMap<usize, (i64, i64, i64)> {
-    let mut out = HashMap::new();
+    let mut out: HashMap<usize, (i64, i64, i64)> = node_origins(profile)
+        .into_iter()
+        .map(|(d, (at, _))| (d, at))
+        .collect();
     if profile.graph_captures.is_empty() {
         return out;
     }
@@ -308,11 +392,48 @@ pub(crate) fn replay_origins(profile: &Profile) -> HashMap<usize, (i64, i64, i64
         let signature: Vec<NameId> = kernels.iter().map(|k| k.2).collect();
         if let Some(c) = by_graph.get(&signature).and_then(|&c| captures.get(c)) {
             for (k, &at) in kernels.iter().zip(&c.launches) {
-                out.insert(k.3, (c.pid, c.tid, at));
+                out.entry(k.3).or_insert((c.pid, c.tid, at));
             }
         }
     }
     out
+}
+
+/// What makes two replays one graph: the graph nodes of their kernels when every kernel
+/// carries one (the same executable graph, whatever order its branches ran in), else their
+/// kernel names in order of start.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum GraphKey {
+    /// Sorted node ids.
+    Nodes(Vec<u64>),
+    /// Names in order of start.
+    Names(Vec<NameId>),
+}
+
+impl GraphKey {
+    /// Kernels of one replay.
+    fn len(&self) -> usize {
+        match self {
+            GraphKey::Nodes(v) => v.len(),
+            GraphKey::Names(v) => v.len(),
+        }
+    }
+}
+
+/// The key of a replay of `kernels` (named `signature` in order of start).
+fn graph_key(
+    kernels: &[Replayed],
+    signature: Vec<NameId>,
+    node_of: &HashMap<usize, u64>,
+) -> GraphKey {
+    let nodes: Option<Vec<u64>> = kernels.iter().map(|k| node_of.get(&k.3).copied()).collect();
+    match nodes {
+        Some(mut n) if !n.is_empty() => {
+            n.sort_unstable();
+            GraphKey::Nodes(n)
+        }
+        _ => GraphKey::Names(signature),
+    }
 }
 
 /// Kernels of each replayed graph, from `profile.graph_launches` (read with
@@ -339,6 +460,7 @@ pub fn graphs(profile: &Profile) -> Graphs {
         );
     }
     let sites = launch_sites(profile);
+    let nodes = node_origins(profile);
     struct Acc {
         first: usize,
         kernel_ns: Vec<i64>,
@@ -348,8 +470,16 @@ pub fn graphs(profile: &Profile) -> Graphs {
         per_kernel: HashMap<NameId, (u64, u64)>,
         /// Per captured operator (`None`: no operator around the launch): kernels, ns.
         per_op: HashMap<Option<NameId>, (u64, u64)>,
+        /// Kernels given their operator by graph node ids, and by capture order.
+        by_nodes: u64,
+        by_capture: u64,
     }
-    let mut by_graph: HashMap<Vec<NameId>, Acc> = HashMap::new();
+    let mut by_graph: HashMap<GraphKey, Acc> = HashMap::new();
+    let node_of: HashMap<usize, u64> = profile
+        .graph_nodes
+        .iter()
+        .map(|g| (g.dispatch, g.node))
+        .collect();
     for (i, kernels) in replays.into_iter().enumerate() {
         if kernels.is_empty() {
             continue;
@@ -357,7 +487,8 @@ pub fn graphs(profile: &Profile) -> Graphs {
         let signature: Vec<NameId> = kernels.iter().map(|k| k.2).collect();
         let n = by_graph.len();
         let capture = by_capture.get(&signature).and_then(|&c| captures.get(c));
-        let acc = by_graph.entry(signature).or_insert_with(|| Acc {
+        let key = graph_key(&kernels, signature, &node_of);
+        let acc = by_graph.entry(key).or_insert_with(|| Acc {
             first: n,
             kernel_ns: Vec::new(),
             span: Vec::new(),
@@ -365,6 +496,8 @@ pub fn graphs(profile: &Profile) -> Graphs {
             sites: HashMap::new(),
             per_kernel: HashMap::new(),
             per_op: HashMap::new(),
+            by_nodes: 0,
+            by_capture: 0,
         });
         let start = kernels.first().map_or(0, |k| k.0);
         let end = kernels.iter().map(|k| k.1).max().unwrap_or(start);
@@ -382,9 +515,18 @@ pub fn graphs(profile: &Profile) -> Graphs {
             e.0 += 1;
             e.1 += u64::try_from(k.1 - k.0).unwrap_or(0);
         }
-        if let Some(c) = capture {
-            for (k, op) in kernels.iter().zip(&c.ops) {
-                let e = acc.per_op.entry(*op).or_default();
+        for (j, k) in kernels.iter().enumerate() {
+            let op = match nodes.get(&k.3) {
+                Some((_, op)) => {
+                    acc.by_nodes += 1;
+                    Some(*op)
+                }
+                None => capture.and_then(|c| c.ops.get(j).copied()).inspect(|_| {
+                    acc.by_capture += 1;
+                }),
+            };
+            if let Some(op) = op {
+                let e = acc.per_op.entry(op).or_default();
                 e.0 += 1;
                 e.1 += u64::try_from(k.1 - k.0).unwrap_or(0);
             }
@@ -392,7 +534,7 @@ pub fn graphs(profile: &Profile) -> Graphs {
     }
     let mut rows: Vec<(usize, GraphRow)> = by_graph
         .into_iter()
-        .map(|(signature, a)| {
+        .map(|(key, a)| {
             let replays = a.kernel_ns.len() as u64;
             let site = a
                 .sites
@@ -436,13 +578,19 @@ pub fn graphs(profile: &Profile) -> Graphs {
                     graph: String::new(),
                     site,
                     replays,
-                    kernels_per_replay: signature.len() as u64,
+                    kernels_per_replay: key.len() as u64,
                     kernel_ns_per_replay: NsSpread::of(a.kernel_ns).unwrap_or(zero),
                     kernel_ns_total: u64::try_from(total).unwrap_or(0),
                     span_ns_per_replay: NsSpread::of(a.span).unwrap_or(zero),
                     launch_latency_ns: NsSpread::of(a.latency).unwrap_or(zero),
                     top_kernels: top,
                     operators,
+                    operators_from: match (a.by_nodes > 0, a.by_capture > 0) {
+                        (true, false) => Some(OperatorsFrom::GraphNodeIds),
+                        (false, true) => Some(OperatorsFrom::CaptureOrder),
+                        (true, true) => Some(OperatorsFrom::Both),
+                        (false, false) => None,
+                    },
                 },
             )
         })
@@ -466,13 +614,39 @@ pub fn graphs(profile: &Profile) -> Graphs {
                 .into(),
         );
     } else if out.rows.is_empty() {
+        let whole = profile
+            .sources
+            .iter()
+            .any(|s| s.facts.iter().any(|(k, _)| k == "whole-graph executions"));
         out.missing.push(format!(
-            "{} graph launch calls, but no kernel carries their correlation ids: the trace lacks \
-             the replayed kernels (GPU activity off, or outside the profiled window)",
-            profile.graph_launches.len()
+            "{} graph launch calls, but no kernel carries their correlation ids: {}",
+            profile.graph_launches.len(),
+            if whole {
+                "the graphs were traced as whole graphs (Nsight Systems --cuda-graph-trace=graph), \
+                 without their kernels; capture with --cuda-graph-trace=node"
+            } else {
+                "the trace lacks the replayed kernels (GPU activity off, or outside the profiled \
+                 window)"
+            }
         ));
     }
-    if profile.graph_captures.is_empty() {
+    let replayed_kernels: usize = out
+        .rows
+        .iter()
+        .map(|r| (r.replays * r.kernels_per_replay) as usize)
+        .sum();
+    let noded = profile.graph_nodes.len();
+    if noded > 0 && nodes.len() < noded {
+        out.missing.push(format!(
+            "{} of {noded} replayed kernels carry graph node ids whose creation is not in the \
+             inputs (Nsight Systems CUDA_GRAPH_NODE_EVENTS): profile the capture and \
+             instantiation as well",
+            noded - nodes.len()
+        ));
+    }
+    if nodes.len() >= replayed_kernels && replayed_kernels > 0 {
+        // Every replayed kernel's operator is known from its graph node.
+    } else if profile.graph_captures.is_empty() {
         out.missing.push(
             "no stream capture (cudaStreamBeginCapture … cudaStreamEndCapture) and no graph-node \
              tool ids (cudaGraphNodeGetToolsId) in the inputs: replayed kernels cannot be \

@@ -3,7 +3,7 @@
 
 use crate::format::{duration_ns, share};
 use crate::table::{Align, Block, Table};
-use kernelab_trace::{Graphs, NsSpread, RankRow};
+use kernelab_trace::{Graphs, NsSpread, OperatorsFrom, RankRow};
 
 fn spread(s: &NsSpread, show: fn(f64) -> String) -> String {
     if s.min == s.max {
@@ -86,8 +86,14 @@ pub fn graph_sections(g: &Graphs) -> Vec<Block> {
                     )
                 })
                 .collect();
+            let how = match r.operators_from {
+                Some(OperatorsFrom::GraphNodeIds) => " (from graph node ids)",
+                Some(OperatorsFrom::CaptureOrder) => " (by capture order)",
+                Some(OperatorsFrom::Both) => " (from graph node ids and by capture order)",
+                None => "",
+            };
             lines.push(format!(
-                "{} by the operator that captured each kernel: {}",
+                "{} by the operator that captured each kernel{how}: {}",
                 r.graph,
                 ops.join("; ")
             ));
