@@ -101,7 +101,7 @@ fn llama_cpp_prompt_batch_1_versus_256_is_called_faster() {
     let md = report_of(&bundle, "md");
     assert!(md.contains("## Serving"), "{md}");
     assert!(
-        md.contains("e2e_mean_s at concurrency 1") || md.contains("tpot_mean_s at concurrency 1"),
+        md.contains("e2e_mean at concurrency 1") || md.contains("tpot_mean at concurrency 1"),
         "{md}"
     );
 }

@@ -157,12 +157,14 @@ impl<'a> Index<'a> {
     /// for `n` among all of them (the nearest-figure hint is the nearest of these). With
     /// `subjects`, only the figures a line naming them may quote: those about no subject (in
     /// the input's order), then those of each subject in turn, as a scan of them would meet
-    /// them; without, every figure, in the input's order.
+    /// them; without, every figure, in the input's order. `only_subjects`: not the figures
+    /// about no subject (a number written as a count of a subject: `1 kernel read`).
     pub(super) fn candidates(
         &self,
         n: &Num,
         kinds: &[Kind],
         subjects: Option<&[&str]>,
+        only_subjects: bool,
     ) -> Vec<(usize, &'a Figure)> {
         let v = match n.gates {
             Some((k, _)) => k as f64,
@@ -190,7 +192,11 @@ impl<'a> Index<'a> {
         match subjects {
             None => self.all.within(&ranges, kinds),
             Some(subjects) => {
-                let mut out = self.unsubjected.within(&ranges, kinds);
+                let mut out = if only_subjects {
+                    Vec::new()
+                } else {
+                    self.unsubjected.within(&ranges, kinds)
+                };
                 for s in subjects {
                     if let Some(sorted) = self.by_subject.get(s) {
                         out.extend(sorted.within(&ranges, kinds));
@@ -272,7 +278,7 @@ mod tests {
                 };
                 let scan = crate::audit::lookup(&n, ctx, &all, None);
                 let cands: Vec<&Figure> = index
-                    .candidates(&n, k, None)
+                    .candidates(&n, k, None, false)
                     .into_iter()
                     .map(|x| x.1)
                     .collect();
@@ -302,7 +308,7 @@ mod tests {
         );
         let n = numbers("1 ns").into_iter().next().expect("a number");
         let about: Vec<f64> = index
-            .candidates(&n, &[Kind::Time], Some(&["gemm"]))
+            .candidates(&n, &[Kind::Time], Some(&["gemm"]), false)
             .iter()
             .map(|f| f.1.value)
             .collect();

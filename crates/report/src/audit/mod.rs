@@ -88,6 +88,8 @@ pub(crate) struct Context {
     calls: bool,
     /// Under a baseline, candidate or change header: integers are counts (registers, bytes).
     counts: bool,
+    /// A cell of a table row (the row's heading may name its subject).
+    row: bool,
 }
 
 /// A table row's share and total, and the grand total they imply.
@@ -188,6 +190,8 @@ struct Auditor<'a> {
     /// The figures of each set of labels a line was scoped to, indexed (built once per set).
     indexes: HashMap<Vec<String>, Index<'a>>,
     headings: Vec<(usize, Vec<String>)>,
+    /// The text of the nearest heading above the current line.
+    heading_text: String,
     out: Audit,
 }
 
@@ -229,12 +233,24 @@ impl<'a> Auditor<'a> {
     /// What a line may quote: the figures of its labels (a line under no label's heading that
     /// names none is checked against every record), narrowed to the families it names.
     fn quotable(&mut self, text: &str) -> Scope<'a> {
+        self.quotable_under(text, false)
+    }
+
+    /// [`Self::quotable`]; for a table row (`row`) that names no subject, the subjects its
+    /// heading names (`tpot_mean per round` over rows of round numbers) narrow it instead.
+    fn quotable_under(&mut self, text: &str, row: bool) -> Scope<'a> {
         let mut labels = self.scope(text);
         let unscoped = labels.is_empty();
         if unscoped {
             labels = self.figures.keys().cloned().collect();
         }
-        let named = self.index(&labels).named(text);
+        let heading = std::mem::take(&mut self.heading_text);
+        let index = self.index(&labels);
+        let mut named = index.named(text);
+        if named.is_empty() && row {
+            named = index.named(&heading);
+        }
+        self.heading_text = heading;
         Scope {
             labels,
             named: (!named.is_empty()).then_some(named),
@@ -253,6 +269,7 @@ impl<'a> Auditor<'a> {
         }
         let labels = self.labels_in(t);
         self.headings.push((level, labels));
+        self.heading_text = t[level..].trim().to_string();
         true
     }
 
@@ -284,7 +301,7 @@ impl<'a> Auditor<'a> {
         }
         let scope = match scope {
             Some(s) => s,
-            None => scope.insert(self.quotable(scope_text)),
+            None => scope.insert(self.quotable_under(scope_text, ctx.row)),
         };
         // Where the words that change how a bare decimal reads end (once per text, not per
         // number).
@@ -301,8 +318,29 @@ impl<'a> Auditor<'a> {
                 speedup: ctx.speedup || speedup_at.is_some_and(|e| e <= n.start),
                 calls: ctx.calls,
                 counts: ctx.counts,
+                row: ctx.row,
             };
-            match self.lookup_in(&scope.labels, &n, ctx, scope.named.as_deref()) {
+            // A number written as a count of a subject the line names (`1 kernel read`,
+            // `2 profiled launches`, `at concurrency 1`) is held against that subject's
+            // figures alone.
+            let about = scope
+                .named
+                .as_deref()
+                .and_then(|named| adjacent_subject(text, &n, named));
+            let found = match about {
+                // A count of it: read as a count.
+                Some(s) => self.lookup_about(
+                    &scope.labels,
+                    &n,
+                    Context {
+                        counts: true,
+                        ..ctx
+                    },
+                    s,
+                ),
+                None => self.lookup_in(&scope.labels, &n, ctx, scope.named.as_deref()),
+            };
+            match found {
                 Lookup::NotQuotable => {}
                 Lookup::Found => {
                     self.out.checked += 1;
@@ -336,6 +374,25 @@ impl<'a> Auditor<'a> {
         }
     }
 
+    /// Looks `n` up among the figures of `labels` about `subject` alone.
+    fn lookup_about(&mut self, labels: &[String], n: &Num, ctx: Context, subject: &str) -> Lookup {
+        let Some(kinds) = kinds_of(n, ctx) else {
+            return Lookup::NotQuotable;
+        };
+        let subjects = [subject];
+        let candidates: Vec<&Figure> = self
+            .index(labels)
+            .candidates(n, kinds, Some(&subjects), true)
+            .into_iter()
+            .map(|x| x.1)
+            .collect();
+        if candidates.is_empty() {
+            // No figure of the number's kind about it: as any other number of the line.
+            return self.lookup_in(labels, n, ctx, Some(&subjects));
+        }
+        lookup(n, ctx, &candidates, Some(&subjects))
+    }
+
     /// Looks `n` up among the figures of `labels` (narrowed to those about no subject or one of
     /// `subjects`, when given), through their index.
     fn lookup_in(
@@ -350,7 +407,7 @@ impl<'a> Auditor<'a> {
         };
         let candidates: Vec<&Figure> = self
             .index(labels)
-            .candidates(n, kinds, subjects)
+            .candidates(n, kinds, subjects, false)
             .into_iter()
             .map(|x| x.1)
             .collect();
@@ -366,7 +423,7 @@ impl<'a> Auditor<'a> {
         };
         let index = self.index(labels);
         let groups: BTreeSet<usize> = index
-            .candidates(n, kinds, None)
+            .candidates(n, kinds, None, false)
             .into_iter()
             .filter(|(_, f)| quotes(n, ctx, f))
             .map(|(at, _)| index.group_of(at))
@@ -400,6 +457,32 @@ impl<'a> Auditor<'a> {
             Context::default(),
             &agree,
         );
+    }
+
+    /// Rows keyed by a subject of the bundle (`round 5 candidate`): a row whose key has the
+    /// shape of the others' (the same text, digits aside) but names no subject is a row the
+    /// bundle does not hold (`round 6 candidate` of a six-round run), not one to check
+    /// against every figure.
+    fn row_keys(&mut self, keys: &[(usize, String, bool)]) {
+        let shape = |t: &str| -> String {
+            t.chars()
+                .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                .collect()
+        };
+        let known: HashSet<String> = keys.iter().filter(|k| k.2).map(|k| shape(&k.1)).collect();
+        for (line, key, named) in keys {
+            if !named && known.contains(&shape(key)) {
+                self.mismatch(
+                    *line,
+                    key.clone(),
+                    format!(
+                        "names no row of the bundle: the table's other rows are {} of the \
+                         bundle, and none is this one",
+                        shape(key).replace('#', "N")
+                    ),
+                );
+            }
+        }
     }
 
     /// A row with `calls`, `total` and `mean` columns: the mean must be total / calls (within
@@ -572,6 +655,8 @@ impl<'a> Auditor<'a> {
         let find = |r: Role| roles.iter().position(|&x| x == r);
         let mut shares: Vec<Option<Num>> = Vec::new();
         let mut implied: Vec<Implied> = Vec::new();
+        // Each row's first cell when it holds a digit: (line, text, whether it is a subject).
+        let mut keys: Vec<(usize, String, bool)> = Vec::new();
         for (k, row) in body.iter().enumerate() {
             let line = first + offset + k;
             let cs = cells(row);
@@ -634,12 +719,21 @@ impl<'a> Auditor<'a> {
                         || ["rounds", "pairs", "bytes", "launches", "requests"]
                             .iter()
                             .any(|w| h.contains(w)),
+                    row: true,
                 };
                 self.lookup_all(line, (cell, nums), (row, &mut scope), ctx, &agree);
             }
             self.mean_of_total(line, &header, &cs);
             self.share_of_total(line, &header, &cs, &mut implied);
+            if let Some(key) = cs.first().filter(|k| k.chars().any(|c| c.is_ascii_digit())) {
+                let named = self
+                    .quotable(key)
+                    .named
+                    .is_some_and(|n| n.contains(&key.as_str()));
+                keys.push((line, key.clone(), named));
+            }
         }
+        self.row_keys(&keys);
         self.busy_gaps_wall(first + offset, &header, body);
         self.shares_of_one_total(&implied);
         if let Some((k, sum)) = share_overflow(&shares) {
@@ -778,6 +872,25 @@ fn lookup(n: &Num, ctx: Context, figs: &[&Figure], named: Option<&[&str]>) -> Lo
     }
 }
 
+/// The subject of `named` that a bare integer `n` of `text` counts, with no word character
+/// between: a noun phrase right after it (`1 kernel read`), or a phrase that opens with a
+/// preposition right before it (`at concurrency 1`; `case 0 at concurrency 1` does not make
+/// the case a concurrency).
+fn adjacent_subject<'s>(text: &str, n: &Num, named: &[&'s str]) -> Option<&'s str> {
+    if n.unit != Unit::None || n.is_decimal() || n.signed || n.gates.is_some() {
+        return None;
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let after = text.get(n.end..)?.trim_start_matches(' ');
+    let before = text.get(..n.start)?.trim_end_matches(' ');
+    named.iter().copied().find(|s| {
+        let preposition = ["at ", "of ", "in "].iter().any(|p| s.starts_with(p));
+        let follows = !preposition && after.strip_prefix(*s).is_some_and(|r| !r.starts_with(word));
+        let precedes = preposition && before.strip_suffix(*s).is_some_and(|r| !r.ends_with(word));
+        follows || precedes
+    })
+}
+
 /// How near a quoted number must be to the bundle's nearest figure of its kind (relative
 /// distance) to read as that figure written wrong rather than a figure the bundle does not
 /// hold: 10%.
@@ -810,6 +923,7 @@ pub fn audit(note: &str, entries: &[Entry]) -> Audit {
         figures: &figs,
         indexes: HashMap::new(),
         headings: Vec::new(),
+        heading_text: String::new(),
         out: Audit::default(),
     };
     let lines: Vec<&str> = note.lines().collect();

@@ -1,6 +1,7 @@
 //! `code_show`: the kernels of code objects.
 
 use crate::kinds::{plain, rendered, Ctx, Mark, Place, RecordKind, Rendered, Summary};
+use crate::sink::{Kind as FigureKind, Sink};
 use crate::table::Block;
 use kernelab_code::CodeObject;
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,17 @@ impl RecordKind for CodeShowBody {
             ),
             Mark::Good,
         )
+    }
+    fn figures(&self, sink: &mut Sink<'_>) {
+        let n = self.objects.iter().map(|o| o.kernels.len()).sum::<usize>();
+        // About the noun phrase the summary writes after the count (`1 kernel read`), so that
+        // the count is held against this figure, not another count of the label.
+        let phrase = if n == 1 {
+            "kernel read"
+        } else {
+            "kernels read"
+        };
+        sink.add(FigureKind::Count, n as f64, "kernels read", Some(phrase));
     }
 }
 

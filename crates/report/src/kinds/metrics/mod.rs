@@ -27,6 +27,19 @@ impl RecordKind for MetricsBody {
         )
     }
     fn figures(&self, sink: &mut Sink<'_>) {
+        // About the noun phrase the summary writes after the count (`2 profiled launches`).
+        let n = self.launches.len();
+        let phrase = if n == 1 {
+            "profiled launch"
+        } else {
+            "profiled launches"
+        };
+        sink.add(
+            FigureKind::Count,
+            n as f64,
+            "profiled launches",
+            Some(phrase),
+        );
         for l in &self.launches {
             let s = Some(l.kernel.as_str());
             // Every number of the table, in the unit the view draws it in.

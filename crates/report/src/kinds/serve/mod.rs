@@ -34,7 +34,7 @@ impl RecordKind for ServeBody {
                 verdict: format!(
                     "{} ({} at concurrency {})",
                     a.verdict.name(),
-                    m.metric,
+                    view::shown(&m.metric),
                     m.concurrency
                 ),
                 ratio: pair(&a.change),
@@ -110,27 +110,25 @@ impl RecordKind for ServeBody {
             None,
         );
         for st in &self.result.starts {
-            let w = format!("round {} {}", st.round, st.server);
+            // About the start as its row names it: a row's numbers are held against its own
+            // start's figures, not another start's of nearly the same value.
+            let w = view::start_name(st.round, st.server.name());
+            let s = Some(w.as_str());
             if let Some(h) = st.health_ns {
-                sink.add(FigureKind::Time, h as f64, &format!("{w} health"), None);
+                sink.add(FigureKind::Time, h as f64, &format!("{w} health"), s);
             }
             for (what, v) in [
                 ("peak GPU memory", st.peak_gpu_memory_bytes),
                 ("server's own GPU memory", st.peak_server_memory_bytes),
             ] {
                 if let Some(v) = v {
-                    sink.add(FigureKind::Count, v as f64, &format!("{w} {what}"), None);
+                    sink.add(FigureKind::Count, v as f64, &format!("{w} {what}"), s);
                 }
             }
             if let Some(r) = &st.sm_mhz {
                 for (end, v) in [("lowest", r.min), ("highest", r.max)] {
                     let hz = f64::from(v) * 1e6;
-                    sink.add(
-                        FigureKind::Frequency,
-                        hz,
-                        &format!("{w} {end} SM clock"),
-                        None,
-                    );
+                    sink.add(FigureKind::Frequency, hz, &format!("{w} {end} SM clock"), s);
                 }
             }
         }
@@ -284,6 +282,14 @@ impl RecordKind for ServeBody {
         }
         for m in &self.result.metrics {
             let what = format!("{} at concurrency {}", m.metric, m.concurrency);
+            // The summary names the called metric as `tpot_mean at concurrency 1`: its
+            // concurrency is a figure about the word.
+            sink.add(
+                FigureKind::Count,
+                m.concurrency as f64,
+                &format!("{what}, concurrency"),
+                Some("at concurrency"),
+            );
             // About the metric as the tables name it: a line naming `ttft_mean` is held
             // against that metric's figures, not every change of the run.
             let subject = Some(view::shown(&m.metric));

@@ -134,8 +134,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Block> {
     let mut t = Table::new(
         "Server starts",
         &[
-            ("Round", Align::Right),
-            ("Server", Align::Left),
+            ("Start", Align::Left),
             ("Health", Align::Right),
             ("Ended", Align::Left),
             ("Peak GPU memory", Align::Right),
@@ -146,8 +145,7 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Block> {
     );
     for s in &r.starts {
         t.push(vec![
-            s.round.to_string(),
-            s.server.name().to_string(),
+            start_name(s.round, s.server.name()),
             s.health_ns
                 .map(|h| with_unit(h as f64 / 1e9, 2, Unit::Seconds))
                 .unwrap_or_else(|| UNAVAILABLE.into()),
@@ -201,6 +199,12 @@ pub fn serve_sections(r: &ServeResult) -> Vec<Block> {
         lines,
     });
     out
+}
+
+/// A server start as its row names it (`round 0 candidate`): the subject of its figures, so
+/// that the audit holds a row's numbers against that start's, not another start's.
+pub(crate) fn start_name(round: usize, server: &str) -> String {
+    format!("round {round} {server}")
 }
 
 /// An optional fraction as a percentage, else `unavailable`.
