@@ -421,8 +421,9 @@ fn replayed_kernels_of_an_nsys_export_reach_their_operators_through_graph_node_i
             text(&r[4]),
         ));
     }
-    let mut graphs: BTreeMap<Vec<i64>, (u64, BTreeMap<String, i64>, Vec<Vec<String>>)> =
-        BTreeMap::new();
+    // Per graph (its sorted nodes): replays, ns per operator, kernel names of each replay.
+    type Expected = (u64, BTreeMap<String, i64>, Vec<Vec<String>>);
+    let mut graphs: BTreeMap<Vec<i64>, Expected> = BTreeMap::new();
     for kernels in replays.values_mut() {
         kernels.sort();
         let mut nodes: Vec<i64> = kernels.iter().map(|k| k.2).collect();

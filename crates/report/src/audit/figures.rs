@@ -128,6 +128,7 @@ mod tests {
             .iter()
             .filter(|f| f.what.contains("goodput_req_s") && !f.what.contains("ratio"))
             .filter(|f| !f.what.contains("change") && !f.what.ends_with("rounds"))
+            .filter(|f| !f.what.ends_with(", concurrency"))
             .collect();
         assert_eq!(goodput.len(), 6, "{goodput:?}");
         assert!(

@@ -272,6 +272,7 @@ mod tests {
                     speedup: q.starts_with("speedup"),
                     calls: q.contains("calls"),
                     counts: false,
+                    row: false,
                 };
                 let Some(k) = crate::audit::kinds_of(&n, ctx) else {
                     continue;
