@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of every JSON layout kernelab writes (documents and bundle records). Bumped when any
 /// command's layout changes in a way that breaks readers; `docs/json.md` lists the changes.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// The kernelab version that writes documents.
 pub const KERNELAB_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -80,7 +80,10 @@ mod tests {
     fn envelope_round_trips_with_flattened_body() {
         let d = Document::of(Body { pass: true, n: 7 });
         let text = serde_json::to_string(&d).expect("serializes");
-        assert!(text.starts_with(r#"{"schema_version":9,"kind":"check_x","kernelab_version":""#));
+        let head = format!(
+            r#"{{"schema_version":{SCHEMA_VERSION},"kind":"check_x","kernelab_version":""#
+        );
+        assert!(text.starts_with(&head), "{text}");
         assert!(text.ends_with(r#","pass":true,"n":7}"#));
         let back: Document<Body> = serde_json::from_str(&text).expect("reads back");
         assert_eq!(back, d);

@@ -175,7 +175,7 @@ fn an_mcp_client_gets_the_clis_documents_and_builds_a_bundle() {
         {"op": "call", "tool": "report", "args": {"dir": "bundle", "format": "md", "out": "pr.md"}},
         {"op": "list_resources"},
         {"op": "read_resource", "uri": "kernelab://record/bundle/0001-profile.json"},
-        {"op": "read_resource", "uri": "kernelab://schema/v9/profile.document.json"},
+        {"op": "read_resource", "uri": format!("kernelab://schema/v{}/profile.document.json", kernelab_model::SCHEMA_VERSION)},
         {"op": "list_resource_templates"},
         {"op": "list_prompts"},
         {"op": "get_prompt", "name": "evidence_order", "args": {"change": "w8s2", "bundle": "bundle"}},
@@ -312,10 +312,14 @@ fn an_mcp_client_gets_the_clis_documents_and_builds_a_bundle() {
     // Resources: the bundle's records, the schemas; the prompt walks the evidence order.
     let res = r[9]["resources"].as_array().expect("resources");
     let uris: Vec<&str> = res.iter().filter_map(|x| x["uri"].as_str()).collect();
+    let schema = format!(
+        "kernelab://schema/v{}/code_diff.document.json",
+        kernelab_model::SCHEMA_VERSION
+    );
     for u in [
         "kernelab://record/bundle/0001-profile.json",
         "kernelab://record/bundle/0004-code_diff.json",
-        "kernelab://schema/v9/code_diff.document.json",
+        schema.as_str(),
     ] {
         assert!(uris.contains(&u), "{u} not in {uris:?}");
     }
