@@ -80,9 +80,8 @@ mod tests {
     fn envelope_round_trips_with_flattened_body() {
         let d = Document::of(Body { pass: true, n: 7 });
         let text = serde_json::to_string(&d).expect("serializes");
-        let head = format!(
-            r#"{{"schema_version":{SCHEMA_VERSION},"kind":"check_x","kernelab_version":""#
-        );
+        let head =
+            format!(r#"{{"schema_version":{SCHEMA_VERSION},"kind":"check_x","kernelab_version":""#);
         assert!(text.starts_with(&head), "{text}");
         assert!(text.ends_with(r#","pass":true,"n":7}"#));
         let back: Document<Body> = serde_json::from_str(&text).expect("reads back");
