@@ -4,11 +4,11 @@
 # folder) imports its capture with the QdstrmImporter beside it, which needs elfutils' libdw:
 # that machine lacks it, so it is carried in .carry/libdw (or $LIBDW). Through the device tool,
 # carrying .carry/libdw:
-#   SCRIPT=graphs_nvtx.py bash bench/h100/graph_trace/capture_import.sh   (writes under $OUT)
+#   bash bench/h100/graph_trace/capture_import.sh   (writes under $OUT; SCRIPT= another program)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/graph_capture}
-script=${SCRIPT:-graphs.py}
+script=${SCRIPT:-graphs_nvtx.py}
 mkdir -p "$out"
 libdw=${LIBDW:-.carry/libdw}
 [ -d "$libdw" ] && export LD_LIBRARY_PATH=$(cd "$libdw" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -5,34 +5,7 @@ onto a second stream so that its branches run side by side. The captures run und
 that made its graph node. Run by capture_import.sh with SCRIPT=graphs_nvtx.py."""
 import torch
 
-torch.manual_seed(0)
-x = torch.randn(2048, 2048, device="cuda")
-w1 = torch.randn(2048, 2048, device="cuda")
-w2 = torch.randn(2048, 2048, device="cuda")
-side = torch.cuda.Stream()
-
-
-def chain(x):
-    h = torch.relu(x @ w1)
-    return torch.softmax(h @ w2, dim=-1) + x
-
-
-def forked(x):
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        a = torch.tanh(x @ w2)
-    b = torch.sigmoid(x @ w1)
-    torch.cuda.current_stream().wait_stream(side)
-    return a * b
-
-
-def warm(fn):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn(x)
-    torch.cuda.current_stream().wait_stream(s)
+from graph_models import chain, forked, warm, x
 
 
 warm(chain)

@@ -20,6 +20,11 @@ pub(super) fn split_tid(gtid: i64) -> (i64, i64) {
     ((gtid >> 24) & 0xFF_FFFF, gtid & 0xFF_FFFF)
 }
 
+/// Whether the table has every one of `names` among its `cols`.
+fn has_columns(cols: &[String], names: &[&str]) -> bool {
+    names.iter().all(|n| cols.iter().any(|c| c == n))
+}
+
 /// The operator an NVTX range names: `torch.autograd.profiler.emit_nvtx` writes
 /// `aten::mm, seq = 0, op_id = 6` (and `, sizes = […]` with shapes); the name is what comes
 /// before those fields, so that one operator's ranges sum together.
@@ -51,10 +56,10 @@ pub(super) fn read(
     if has("CUDA_GRAPH_NODE_EVENTS") {
         let t = "CUDA_GRAPH_NODE_EVENTS";
         let cols = columns(conn, t)?;
-        if ["start", "globalTid", "graphNodeId", "originalGraphNodeId"]
-            .iter()
-            .all(|c| cols.iter().any(|x| x == c))
-        {
+        if has_columns(
+            &cols,
+            &["start", "globalTid", "graphNodeId", "originalGraphNodeId"],
+        ) {
             let mut st = conn
                 .prepare("SELECT graphNodeId, originalGraphNodeId, globalTid, start FROM CUDA_GRAPH_NODE_EVENTS WHERE graphNodeId IS NOT NULL AND start IS NOT NULL")
                 .map_err(sql_err(t))?;
@@ -108,10 +113,10 @@ pub(super) fn read(
 fn runtime_calls(conn: &Connection, names: &HashMap<i64, String>, p: &mut Profile) -> Result<()> {
     let t = "CUPTI_ACTIVITY_KIND_RUNTIME";
     let cols = columns(conn, t)?;
-    if !["start", "end", "globalTid", "correlationId", "nameId"]
-        .iter()
-        .all(|c| cols.iter().any(|x| x == c))
-    {
+    if !has_columns(
+        &cols,
+        &["start", "end", "globalTid", "correlationId", "nameId"],
+    ) {
         return Ok(());
     }
     let mut st = conn
@@ -172,10 +177,7 @@ fn runtime_calls(conn: &Connection, names: &HashMap<i64, String>, p: &mut Profil
 fn kernel_nodes(conn: &Connection, first: usize, p: &mut Profile) -> Result<()> {
     let t = "CUPTI_ACTIVITY_KIND_KERNEL";
     let cols = columns(conn, t)?;
-    if !["graphNodeId", "correlationId", "start"]
-        .iter()
-        .all(|c| cols.iter().any(|x| x == c))
-    {
+    if !has_columns(&cols, &["graphNodeId", "correlationId", "start"]) {
         return Ok(());
     }
     let mut st = conn
@@ -211,7 +213,7 @@ fn kernel_nodes(conn: &Connection, first: usize, p: &mut Profile) -> Result<()> 
 pub(super) fn whole_graph_note(conn: &Connection, source: &mut SourceInfo) -> Result<()> {
     let t = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
     let cols = columns(conn, t)?;
-    if !["start", "end"].iter().all(|c| cols.iter().any(|x| x == c)) {
+    if !has_columns(&cols, &["start", "end"]) {
         return Ok(());
     }
     // `total` sums as a float: no overflow error on any input.
