@@ -53,6 +53,28 @@ pub struct PointResult {
     /// folder), when it was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// The environment fingerprint before a kernel point and every field that differed after
+    /// it (absent for tensor points and before schema version 10). A timed point whose
+    /// conditions changed has its change refused (`unavailable`, naming the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<crate::fingerprint::Conditions>,
+}
+
+impl PointResult {
+    /// Refuses a timed change measured under conditions that changed during the point: the
+    /// change becomes unavailable, naming each field with its two values.
+    pub fn refuse_if_conditions_changed(&mut self) {
+        let Some(c) = self.conditions.as_ref().filter(|c| !c.changed.is_empty()) else {
+            return;
+        };
+        if self.change.ratio().is_some() {
+            let what: Vec<String> = c.changed.iter().map(|x| x.describe()).collect();
+            self.change = Change::unavailable(format!(
+                "the conditions changed during the point ({}): its timing is not a verdict",
+                what.join("; ")
+            ));
+        }
+    }
 }
 
 /// A size: an integer or an expression over the size variables (`B*T`, `cdiv(T, BT)`, `N/4`);
@@ -261,6 +283,19 @@ impl SweepMatrix {
                 timed_identical.len()
             ));
         }
+        let shifted: Vec<&str> = points
+            .iter()
+            .filter(|p| p.conditions.as_ref().is_some_and(|c| !c.changed.is_empty()))
+            .map(|p| p.id.as_str())
+            .collect();
+        if !shifted.is_empty() {
+            lines.push(format!(
+                "{} configs ran under conditions that changed during the point ({}): their \
+                 timings are not verdicts",
+                shifted.len(),
+                shifted.join(", ")
+            ));
+        }
         if errors > 0 {
             lines.push(format!("{errors} configs could not run (see their errors)"));
         }
@@ -312,6 +347,7 @@ mod tests {
             wall_ns: 0,
             error: None,
             run: None,
+            conditions: None,
         }
     }
 
@@ -339,6 +375,63 @@ mod tests {
         assert_eq!(m.lines[0], "1 of 2 configs bitwise equal");
         assert_eq!(m.code_changed_points, 1);
         assert!(!m.pass);
+    }
+
+    #[test]
+    fn a_timed_point_whose_conditions_changed_is_refused_and_named() {
+        use crate::fingerprint::{Conditions, Fingerprint, GpuState};
+        let at = |mhz: &str| Fingerprint {
+            tool: Some("nvidia-smi".into()),
+            gpus: vec![GpuState {
+                sm_clock_mhz: Some(mhz.into()),
+                ..GpuState::default()
+            }],
+            ..Fingerprint::default()
+        };
+        let (before, after) = (at("1980"), at("1755"));
+        let timed = |id: &str, c: Option<Conditions>| PointResult {
+            change: Change::from_ratio(
+                1.02,
+                Some(kernelab_stats::Interval {
+                    low: 1.01,
+                    high: 1.03,
+                }),
+            ),
+            conditions: c,
+            ..point(id, "new", PointVerdict::Pass, true)
+        };
+        let steady = Conditions::of([
+            (&before, "before the point".to_string()),
+            (&before, "after the point".to_string()),
+        ]);
+        let shifted = Conditions::of([
+            (&before, "before the point".to_string()),
+            (&after, "after the point".to_string()),
+        ]);
+        let mut a = timed("a", steady);
+        let mut b = timed("b", shifted);
+        a.refuse_if_conditions_changed();
+        b.refuse_if_conditions_changed();
+        assert_eq!(a.change.ratio(), Some(1.02));
+        assert_eq!(b.change.ratio(), None);
+        let why = b.change.unavailable_reason().expect("refused");
+        assert!(
+            why.contains("sm_clock_mhz: 1980 → 1755 (after the point)"),
+            "{why}"
+        );
+        let m = SweepMatrix::merge(
+            "s.toml",
+            "kernel",
+            &["a".to_string(), "b".to_string()],
+            vec![a, b],
+            Vec::new(),
+        );
+        assert!(
+            m.lines.iter().any(|l| l
+                .starts_with("1 configs ran under conditions that changed during the point (b)")),
+            "{:?}",
+            m.lines
+        );
     }
 
     #[test]

@@ -44,8 +44,8 @@ pub fn upgrade(kind: &mut String, version: u32, result: &mut Value) -> Result<()
     // `against`), and so did 7 to 8 (`ab`'s and `kernel_run`'s `conditions`,
     // `report_verify`'s `recorded_conditions` and `rerun_conditions`) and 8 to 9 (`gate`'s
     // `benchmark` and `code`, `kernel_run`'s `noise_floor`, `sweep`'s
-    // `identical_code_calls`) and 9 to 10 (`profile` graphs' `operators_from`): nothing to
-    // undo.
+    // `identical_code_calls`) and 9 to 10 (`profile` graphs' `operators_from`, `sweep` points'
+    // `conditions`): nothing to undo.
     Ok(())
 }
 
@@ -219,6 +219,7 @@ fn config_point(c: &Value) -> Result<kernelab_model::sweep::PointResult, String>
         wall_ns: 0,
         error: (!errors.is_empty()).then(|| errors.join("; ")),
         run: None,
+        conditions: None,
     })
 }
 

@@ -3,6 +3,7 @@
 
 use super::error::{Error, Result};
 use super::{Mode, Point, Sweep, TensorFiles, TensorGate, TensorGates};
+use kernelab_model::fingerprint::{Conditions, Fingerprint};
 use kernelab_model::kernel_run::Gate;
 use kernelab_model::sweep::{PointResult, PointVerdict};
 use kernelab_model::Change;
@@ -23,6 +24,12 @@ pub trait KernelPoints {
         out: &Path,
         r: &mut PointResult,
     ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+    /// The machine's environment fingerprint, taken before and after each point (the GPUs'
+    /// identity, clocks, power cap, … as `nvidia-smi` or `rocm-smi` report them).
+    fn fingerprint(&self) -> Fingerprint {
+        crate::provenance::fingerprint::read(None)
+    }
 }
 
 /// Runs `point` of `sweep` (`worker` says where, for the record): a tensor point here, a kernel
@@ -39,7 +46,18 @@ pub fn run_point(
     let mut r = unfinished(point, worker, 0, None);
     let done = match (&sweep.mode, &point.files) {
         (Mode::Kernel(_), _) => match kernel {
-            Some(k) => k.run(point, out, &mut r).map_err(Error::Kernel),
+            Some(k) => {
+                // The conditions of the point: a timing under changed conditions is refused.
+                let before = k.fingerprint();
+                let done = k.run(point, out, &mut r).map_err(Error::Kernel);
+                let after = k.fingerprint();
+                r.conditions = Conditions::of([
+                    (&before, "before the point".to_string()),
+                    (&after, "after the point".to_string()),
+                ]);
+                r.refuse_if_conditions_changed();
+                done
+            }
             None => Err(Error::Internal(
                 "a kernel point was run without a GPU launcher".into(),
             )),
@@ -75,6 +93,7 @@ pub fn unfinished(point: &Point, worker: &str, wall_ns: u64, error: Option<Strin
         wall_ns,
         error,
         run: None,
+        conditions: None,
     }
 }
 
@@ -206,4 +225,86 @@ fn tensor_point(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernelab_model::fingerprint::GpuState;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A launcher that "times" every point at +2% and reports the SM clocks it is given, one
+    /// per fingerprint taken.
+    struct Fake {
+        clocks: Vec<&'static str>,
+        taken: AtomicU32,
+    }
+
+    impl KernelPoints for Fake {
+        fn run(
+            &self,
+            _: &Point,
+            _: &Path,
+            r: &mut PointResult,
+        ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
+            r.gates = vec![Gate::candidate_finite(0, 0, 64)];
+            r.change = Change::from_ratio(
+                1.02,
+                Some(kernelab_stats::Interval {
+                    low: 1.01,
+                    high: 1.03,
+                }),
+            );
+            Ok(())
+        }
+        fn fingerprint(&self) -> Fingerprint {
+            let i = self.taken.fetch_add(1, Ordering::SeqCst) as usize;
+            Fingerprint {
+                tool: Some("nvidia-smi".into()),
+                gpus: vec![GpuState {
+                    sm_clock_mhz: self.clocks.get(i).map(|c| c.to_string()),
+                    ..GpuState::default()
+                }],
+                ..Fingerprint::default()
+            }
+        }
+    }
+
+    /// Issue 43, item 4, for sweeps: each kernel point's conditions are taken before and
+    /// after it; a timing under a clock that moved is refused, naming the field, and one under
+    /// steady conditions is kept with its fingerprint.
+    #[test]
+    fn a_kernel_point_keeps_its_conditions_and_a_changed_clock_refuses_its_timing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("s.toml");
+        std::fs::write(
+            &file,
+            "spec = \"k.toml\"\ntiming = true\n[grid.sizes]\nT = [64]\n",
+        )
+        .expect("write");
+        let sweep = Sweep::read(&file, None).expect("sweep");
+        let point = sweep.points.first().expect("a point");
+        for (clocks, kept) in [(vec!["1980", "1980"], true), (vec!["1980", "1755"], false)] {
+            let fake = Fake {
+                clocks,
+                taken: AtomicU32::new(0),
+            };
+            let r = run_point(&sweep, point, "gpu 0", dir.path(), Some(&fake));
+            let c = r.conditions.as_ref().expect("conditions");
+            assert_eq!(c.fingerprint.gpus[0].sm_clock_mhz.as_deref(), Some("1980"));
+            assert_eq!(r.verdict, PointVerdict::Pass);
+            if kept {
+                assert!(c.changed.is_empty(), "{c:?}");
+                assert_eq!(r.change.ratio(), Some(1.02));
+            } else {
+                assert_eq!(c.changed.len(), 1, "{c:?}");
+                assert_eq!(r.change.ratio(), None);
+                let why = r.change.unavailable_reason().expect("refused");
+                assert!(
+                    why.contains("gpu 0 sm_clock_mhz: 1980 → 1755 (after the point)"),
+                    "{why}"
+                );
+            }
+        }
+    }
 }

@@ -189,6 +189,7 @@ mod tests {
             wall_ns: 1,
             error: None,
             run: None,
+            conditions: None,
         }
     }
 
