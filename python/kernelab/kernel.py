@@ -692,6 +692,7 @@ def compare(
     label: Optional[str] = None,
     samples_file: Optional[Union[str, "os.PathLike[str]"]] = None,
     capture: Union[None, bool, str, "os.PathLike[str]"] = None,
+    controls: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> dict:
     """Gate and time two callables as ``kernelab kernel run`` gates and times two builds.
 
@@ -724,6 +725,12 @@ def compare(
             metadata, the inputs of the first launch (safetensors) and a launch spec, so that
             ``kernelab kernel run DIR/spec.toml`` repeats the A/B without Python. ``False``:
             nothing is captured.
+        controls: a JSON-lines ledger of A/A controls (``kernel run --controls``): a run whose
+            captured kernels all have identical machine code on both sides, with its gates
+            passed, is appended as one control of its key (the baseline's kernels and grids,
+            the GPU); once the ledger holds 5 controls of the key, their largest change is the
+            noise floor in ``noise_floor`` and beside the verdict. A ledger line that is not a
+            control raises before anything is timed.
 
     Returns:
         The ``kernel_run`` document (``kernelab kernel run --format json``): ``pass``, ``gates``,
@@ -744,6 +751,8 @@ def compare(
         _check_range(name, v, lo, hi)
     if isinstance(threshold, bool) or not (isinstance(threshold, numbers.Real) and 0 <= threshold < 1):
         raise _native.UsageError(f"threshold={threshold!r}: expected a fraction in [0, 1)")
+    if controls is not None:
+        _native.controls_check(os.fspath(controls))
     a = _Call(baseline, "baseline")
     b = _Call(baseline if aa else candidate, "candidate")
     make = _Call(inputs, "inputs")
@@ -795,6 +804,7 @@ def compare(
         record=None if record is None else os.fspath(record),
         argv=["python", "kernelab.kernel.compare", a.name, b.name, "--inputs", make.name],
         started=started, inputs=names + _libraries(),
+        controls=None if controls is None else os.fspath(controls),
     )
     if record is not None and launched is not None:
         _record_code_diffs(launched, os.fspath(record), run_label)
@@ -916,6 +926,8 @@ def _main(argv: List[str]) -> int:
     p.add_argument("--samples", metavar="FILE", help="JSONL of every timed sample")
     p.add_argument("--capture", metavar="DIR",
                    help="write each captured kernel pair's code objects, inputs and launch spec here")
+    p.add_argument("--controls", metavar="FILE",
+                   help="a ledger of identical-code runs: this run joins it, its noise floor is stated")
     p.add_argument("--record", metavar="DIR")
     p.add_argument("--label")
     p.add_argument("--format", choices=["table", "md", "json"], default="table")
@@ -934,7 +946,7 @@ def _main(argv: List[str]) -> int:
             rtol=a.rtol, atol=a.atol, repeat=a.repeat, graph=False if a.no_graph else None,
             l2_flush=a.l2_flush, rounds=a.rounds, samples=a.per_round, warmup=a.warmup,
             batch=a.batch, threshold=a.threshold, aa=a.aa, record=a.record, label=a.label,
-            samples_file=a.samples, capture=a.capture,
+            samples_file=a.samples, capture=a.capture, controls=a.controls,
         )
     except _native.Error as e:
         sys.stderr.write(f"kernelab: error: {e}\n")

@@ -394,3 +394,32 @@ def test_a_captured_pairs_code_diff_is_recorded_beside_the_run(tmp_path, monkeyp
     assert "scale_add 3.0 vs 3.6: scale_add" in report
     check = b.check(text=report)
     assert check["mismatches"] == [], check["mismatches"]
+
+
+def test_a_controls_ledger_is_read_before_timing_and_host_callables_never_join_it(tmp_path):
+    """Issue 43, item 3: `controls=` is checked before anything runs (a line that is not a
+    control raises, naming the file and line); callables whose launches were not captured
+    (host code: nothing says their machine code is the same) neither join the ledger nor get
+    a floor. (Captured identical-code pairs joining it: the commands crate's unit test, and
+    the gate on the H100 in docs/benchmarks.md.)"""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"key": "k", "change": 0.001}\nnot json\n')
+    calls = []
+
+    def make():
+        calls.append(1)
+        return kp.make()
+
+    with pytest.raises(kernelab.Error, match=r"bad\.jsonl.*line 1"):
+        kernelab.kernel.compare(kp.base, kp.slower, make, outputs=[1], controls=bad)
+    assert calls == []
+    ledger = tmp_path / "controls.jsonl"
+    d = kernelab.kernel.compare(kp.base, kp.slower, kp.make, outputs=[1], aa=True, rounds=4,
+                                samples=2, controls=ledger)
+    assert d["pass"] is True and "noise_floor" not in d
+    assert not ledger.exists()
+    out = subprocess.run([sys.executable, "-m", "kernelab", "kernel", "run", "--python",
+                          "kernel_pairs:base", "kernel_pairs:slower", "--inputs", "kernel_pairs:make",
+                          "--outputs", "1", "--controls", str(bad), "--format", "json"],
+                         cwd=HERE, capture_output=True, text=True)
+    assert out.returncode == 2 and "bad.jsonl" in out.stderr, out.stderr

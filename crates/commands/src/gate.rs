@@ -38,8 +38,8 @@ pub struct GateSettings {
     /// What to do when a GPU wait of a `[kernel]` benchmark passes its timeout (the CLI says
     /// so and exits 2); none: no watchdog is installed.
     pub on_gpu_hang: Option<fn(&str, std::time::Duration)>,
-    /// The ledger of identical-code runs (`--controls`) a `[kernel]` benchmark reads its noise
-    /// floor from and adds to.
+    /// The ledger of identical-code runs (`--controls`) a `[kernel]` or `[python]` benchmark
+    /// reads its noise floor from and adds to.
     pub controls: Option<PathBuf>,
 }
 
@@ -292,8 +292,14 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
             (kernel_bench::report(&plan, measured)?, "kernel_run")
         }
         Benchmark::Python(p) => {
-            let mut measured =
-                kernel_bench::python(p, plan.threshold, &base_dir, &head_dir, hooks)?;
+            let mut measured = kernel_bench::python(
+                p,
+                s.controls.as_deref(),
+                plan.threshold,
+                &base_dir,
+                &head_dir,
+                hooks,
+            )?;
             measured.hash_inputs_now()?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")

@@ -365,6 +365,19 @@ fn keep_control(
         .unwrap_or_else(|| r.device.clone());
     let symbol = r.builds.first().map_or("", |b| b.symbol.as_str());
     let key = crate::controls::key(symbol, &spec.sizes, &gpu);
+    ledger_step(r, key, code.identical, spec_name, ledger)
+}
+
+/// The ledger step of a run under `key`: the noise floor from its earlier controls, then the
+/// run itself appended as a control when `identical` (machine code) and its gates passed and
+/// it was timed. `what` names what ran (a spec, the callables).
+fn ledger_step(
+    r: &mut KernelRun,
+    key: String,
+    identical: bool,
+    what: &str,
+    ledger: &Path,
+) -> Result<()> {
     let earlier = crate::controls::read(ledger, &key)?;
     r.noise_floor = crate::controls::floor(&earlier, &key, ledger);
     let change = r.analysis.as_ref().and_then(|a| {
@@ -372,18 +385,63 @@ fn keep_control(
         let i = a.change.change_interval().map(|i| (i.low, i.high));
         Some((c, i))
     });
-    if let (true, true, Some((change, interval))) = (code.identical, r.gates_passed(), change) {
+    if let (true, true, Some((change, interval))) = (identical, r.gates_passed(), change) {
         let control = crate::controls::Control {
             key,
             change,
             interval,
             rounds: r.rounds.len(),
             at: kernelab_runner::provenance::rfc3339(std::time::SystemTime::now()),
-            spec: spec_name.to_string(),
+            spec: what.to_string(),
         };
         crate::controls::append(ledger, &control)?;
     }
     Ok(())
+}
+
+/// The ledger step of a comparison of two callables (the Python module's
+/// `kernel.compare(..., controls=FILE)`): keyed by the kernels the baseline launched (their
+/// symbols and grids) on the GPU (its UUID where the fingerprint names one GPU, else the
+/// device); a control when every launched kernel is paired with one of identical machine code.
+/// Callables whose launches were not captured (host code, a launcher without a hook) give no
+/// control and no floor: nothing says their code is the same.
+pub fn callable_controls(
+    doc: &mut Document<KernelRunBody>,
+    source: &str,
+    ledger: &Path,
+) -> Result<()> {
+    let Some(launched) = doc.body.run.launched.clone() else {
+        return Ok(());
+    };
+    let base: Vec<&kernelab_model::kernel_run::LaunchedKernel> = launched
+        .kernels
+        .iter()
+        .filter(|k| k.side == "baseline")
+        .collect();
+    if base.is_empty() {
+        return Ok(());
+    }
+    let cands = launched.kernels.len() - base.len();
+    let identical = launched.pairs.len() == base.len()
+        && cands == base.len()
+        && launched.pairs.iter().all(|p| p.identical);
+    let mut symbols: Vec<&str> = base.iter().map(|k| k.name.as_str()).collect();
+    symbols.sort_unstable();
+    let sizes: std::collections::BTreeMap<String, i64> = base
+        .iter()
+        .map(|k| {
+            let g = k.grid.iter().map(|&x| i64::from(x)).product::<i64>();
+            (format!("grid:{}", k.name), g)
+        })
+        .collect();
+    let fingerprint = doc.body.conditions.as_ref().map(|c| &c.fingerprint);
+    let gpu = match fingerprint.map(|f| f.gpus.as_slice()) {
+        Some([one]) => one.uuid.clone(),
+        _ => None,
+    }
+    .unwrap_or_else(|| doc.body.run.device.clone());
+    let key = crate::controls::key(&symbols.join("+"), &sizes, &gpu);
+    ledger_step(&mut doc.body.run, key, identical, source, ledger)
 }
 
 /// What an A/B of two host-driven callables measured (the Python module's
@@ -626,6 +684,90 @@ mod tests {
             launched: None,
             noise_floor: None,
         }
+    }
+
+    /// A comparison of two callables whose captured kernels are `identical` (or not).
+    fn compared(identical: bool) -> Document<KernelRunBody> {
+        use kernelab_model::kernel_run::{Launched, LaunchedKernel, LaunchedPair};
+        let kernel = |side: &str| LaunchedKernel {
+            side: side.into(),
+            name: "add_kernel".into(),
+            function: "vec:add_kernel".into(),
+            launches: 1.0,
+            grid: [4096, 1, 1],
+            block: [128, 1, 1],
+            shared: 0,
+            ns: Some(10_000.0),
+            share: Some(1.0),
+            code_sha256: "00".into(),
+            code: None,
+        };
+        let mut run = timed(kernelab_stats::Verdict::Same);
+        run.launched = Some(Launched {
+            kernels: vec![kernel("baseline"), kernel("candidate")],
+            call_ns: [Some(10_000.0), Some(10_000.0)],
+            pairs: vec![LaunchedPair {
+                baseline: "add_kernel".into(),
+                candidate: "add_kernel".into(),
+                identical,
+                machine_code: String::new(),
+                registers: [Some(16), Some(16)],
+                frame_bytes: [Some(0), Some(0)],
+                spec: None,
+            }],
+            capture: None,
+            notes: Vec::new(),
+        });
+        Document::of(KernelRunBody {
+            pass: true,
+            samples: "s.jsonl".into(),
+            run,
+            conditions: None,
+        })
+    }
+
+    /// Issue 43, item 3, for Python comparisons: a run whose captured kernels all have
+    /// identical machine code joins the ledger as a control of its key; from the fifth on, the
+    /// floor is stated. A run whose code differs reads the floor and joins nothing; a run with
+    /// nothing captured neither reads nor writes.
+    #[test]
+    fn a_callable_comparison_on_identical_code_joins_the_ledger_and_reads_its_floor() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = dir.path().join("controls.jsonl");
+        let mut nothing = compared(true);
+        nothing.body.run.launched = None;
+        callable_controls(&mut nothing, "python:a vs python:b", &ledger).expect("ok");
+        assert!(!ledger.exists());
+        for n in 0..crate::controls::MIN_CONTROLS {
+            let mut doc = compared(true);
+            callable_controls(&mut doc, "python:a vs python:b", &ledger).expect("ok");
+            assert!(doc.body.run.noise_floor.is_none(), "run {n}");
+        }
+        let text = std::fs::read_to_string(&ledger).expect("ledger");
+        assert_eq!(text.lines().count(), crate::controls::MIN_CONTROLS);
+        assert!(
+            text.contains("add_kernel [grid:add_kernel=4096] on test"),
+            "{text}"
+        );
+        let mut differs = compared(false);
+        callable_controls(&mut differs, "python:a vs python:c", &ledger).expect("ok");
+        let floor = differs
+            .body
+            .run
+            .noise_floor
+            .expect("a floor from five controls");
+        assert_eq!(floor.controls, crate::controls::MIN_CONTROLS);
+        let expected = differs
+            .body
+            .run
+            .analysis
+            .as_ref()
+            .and_then(|a| a.change.change())
+            .expect("timed")
+            .abs();
+        assert!((floor.largest_change - expected).abs() < 1e-12, "{floor:?}");
+        let after = std::fs::read_to_string(&ledger).expect("ledger");
+        assert_eq!(after, text, "a run on other code is not a control");
     }
 
     #[test]

@@ -48,7 +48,7 @@ type Named = (String, Option<String>, Option<u64>);
 /// and verdict computed as `kernel run` computes them, and the record added to the bundle
 /// `record` under `label` with `inputs` in its provenance.
 #[pyfunction]
-#[pyo3(signature = (measured_json, label, source, samples=None, record=None, argv=Vec::new(), started=String::new(), inputs=Vec::new(), written=None))]
+#[pyo3(signature = (measured_json, label, source, samples=None, record=None, argv=Vec::new(), started=String::new(), inputs=Vec::new(), written=None, controls=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn kernel_measured(
     py: Python<'_>,
@@ -61,15 +61,19 @@ pub(crate) fn kernel_measured(
     started: String,
     inputs: Vec<Named>,
     written: Option<PathBuf>,
+    controls: Option<PathBuf>,
 ) -> PyResult<PyObject> {
     let doc = released(py, move || -> Res<_> {
         let m: Measured = serde_json::from_str(&measured_json)
             .map_err(|e| anyhow::anyhow!("the measured run: {e}"))?;
         let gpu = (!m.device.starts_with("cpu")).then(|| m.device.clone());
-        let doc = match written {
+        let mut doc = match written {
             Some(path) => kernelab_commands::kernel::measured_from(m, path)?,
             None => measured(m, &label, &source, samples.as_deref())?,
         };
+        if let Some(ledger) = &controls {
+            kernelab_commands::kernel::callable_controls(&mut doc, &source, ledger)?;
+        }
         if let Some(dir) = record {
             let mut provenance = kernelab_runner::provenance::collect(argv, started, &[], gpu);
             provenance
@@ -92,6 +96,16 @@ pub(crate) fn kernel_measured(
         Ok(doc)
     })?;
     to_dict(py, &doc)
+}
+
+/// Reads the controls ledger `path` whole (none yet is fine): a line that is not a control
+/// raises, naming the file and the line, before anything is timed.
+#[pyfunction]
+pub(crate) fn controls_check(py: Python<'_>, path: PathBuf) -> PyResult<()> {
+    released(py, move || -> Res<_> {
+        kernelab_commands::controls::read(&path, "")?;
+        Ok(())
+    })
 }
 
 /// A kernel run's samples file written as each sample is measured: `KernelSamples(label,

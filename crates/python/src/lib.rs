@@ -1078,6 +1078,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel::kernel_orders, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_batch, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_measured, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::controls_check, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_text, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_code_pair, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_plan, m)?)?;

@@ -89,6 +89,7 @@ fn interpreter(p: &PythonBench) -> String {
 /// back (exit 0 or 1), its error said (exit 2 or anything else).
 pub(super) fn python(
     p: &PythonBench,
+    controls: Option<&Path>,
     threshold: f64,
     base: &Path,
     head: &Path,
@@ -109,6 +110,11 @@ pub(super) fn python(
     let (b, h) = (file(base, "base")?, file(head, "head")?);
     let refer = |f: &Path, name: &str| format!("{}:{name}", f.display());
     let python = interpreter(p);
+    // The ledger as this process names it: the comparison runs in the head's work tree.
+    let controls = controls
+        .map(std::path::absolute)
+        .transpose()
+        .context("--controls: the ledger's path")?;
     let mut cmd = Command::new(&python);
     cmd.args(["-m", "kernelab", "kernel", "run", "--python"])
         .arg(refer(&b, &p.function))
@@ -117,6 +123,11 @@ pub(super) fn python(
         .arg(refer(&h, &p.inputs))
         .args(["--threshold", &threshold.to_string(), "--format", "json"])
         .args(&p.options)
+        .args(
+            controls
+                .iter()
+                .flat_map(|l| [std::ffi::OsStr::new("--controls"), l.as_os_str()]),
+        )
         .current_dir(head)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
