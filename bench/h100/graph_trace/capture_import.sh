@@ -3,7 +3,7 @@
 # graph node ids), each exported to SQLite. The `nsys` there (2025.3.1, in Nsight Compute's host
 # folder) imports its capture with the QdstrmImporter beside it, which needs elfutils' libdw:
 # that machine lacks it, so it is carried in .carry/libdw (or $LIBDW). Through the device tool,
-# carrying .carry/libdw:
+# carrying .carry/libdw (here: mkdir -p .carry/libdw && cp -L /usr/lib/x86_64-linux-gnu/{libdw.so.1,libelf.so.1,liblzma.so.5,libbz2.so.1.0} .carry/libdw/):
 #   bash bench/h100/graph_trace/capture_import.sh   (writes under $OUT; SCRIPT= another program)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
