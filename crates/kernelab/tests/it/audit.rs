@@ -479,16 +479,15 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
         command_missed.extend(missed.into_iter().map(|m| format!("{args:?}: {m}")));
         command_moved += moved;
     }
-    // The commands' own Markdown, pasted: a ratchet. On 2026-12-06, 50 of its 445 numbers
-    // still passed a one-digit change unseen: bare integers of the two-column whole-trace
-    // tables (`| kernels executed | 30 |`, distinct names and families, gaps and copy
-    // counts, devices and streams), a profile row's grid, block, registers and shared memory
-    // (`256x32x1`), compare's kernel and copy counts, and code diff's unchanged resources
-    // (`| barriers | 1 | 1 | unchanged |`): the audit reads a bare integer as a count only
-    // under a count header or before a counted noun. Fewer may pass, never more.
+    // The commands' own Markdown, pasted: a ratchet. On 2026-12-06, 48 of its 445 numbers
+    // still passed a one-digit change unseen (50 before the whole-trace `figure | value`
+    // table's integers were read as counts): copy counts and the stream count next to other
+    // counts of one, a profile row's grid, block, registers and shared memory (`256x32x1`),
+    // compare's kernel and copy counts, and code diff's unchanged resources (`| barriers | 1 |
+    // 1 | unchanged |`). Fewer may pass, never more.
     assert!(command_moved >= 440, "{command_moved}");
     assert!(
-        command_missed.len() <= 50,
+        command_missed.len() <= 48,
         "{} of {command_moved} missed in the commands' tables:\n{}",
         command_missed.len(),
         command_missed.join("\n")

@@ -711,11 +711,18 @@ impl<'a> Auditor<'a> {
                 // A change that agrees with its arrow's rounded numbers is still held against
                 // the bundle's figure of that change.
                 let h = header.get(i).map(|h| h.to_lowercase()).unwrap_or_default();
+                // A two-column table of named figures (`| kernels executed | 30 |`): a bare
+                // integer in its value column is a count.
+                let named_values = i == 1
+                    && header.len() == 2
+                    && header[0].trim().eq_ignore_ascii_case("figure")
+                    && header[1].trim().eq_ignore_ascii_case("value");
                 let ctx = Context {
                     ratio: r == Role::Ratio || h.contains("ratio"),
                     speedup: r == Role::Speedup,
                     calls: r == Role::Calls,
                     counts: matches!(r, Role::Base | Role::Cand | Role::Change)
+                        || named_values
                         || ["rounds", "pairs", "bytes", "launches", "requests"]
                             .iter()
                             .any(|w| h.contains(w)),

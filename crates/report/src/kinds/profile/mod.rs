@@ -87,6 +87,23 @@ impl RecordKind for ProfileBody {
         if let Some(c) = s.gap_count {
             sink.add(FigureKind::Count, c as f64, "launch gaps", None);
         }
+        // About the rows that show them: a kernel's calls are not held against them.
+        let names = Some("distinct kernel names");
+        sink.add(
+            FigureKind::Count,
+            s.distinct_kernels as f64,
+            "distinct kernel names",
+            names,
+        );
+        sink.add(FigureKind::Count, s.groups as f64, "kernel families", names);
+        if let Some(n) = s.streams {
+            sink.add(
+                FigureKind::Count,
+                n as f64,
+                "streams",
+                Some("devices / streams"),
+            );
+        }
         for r in self.kernels.iter().chain(&self.other) {
             sink.profile_row(r);
         }
