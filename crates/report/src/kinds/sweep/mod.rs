@@ -51,6 +51,15 @@ impl RecordKind for SweepBody {
         for g in &self.gates {
             sink.count_of(g.passed, g.total, &format!("configs: {}", g.gate));
         }
+        // The counts a failed gate's detail records (`2 of 2048 elements differ`), as the
+        // failed points' table and the first failure's line show them.
+        for p in &self.points {
+            for g in p.gates.iter().filter(|g| !g.passed) {
+                for (part, total) in counts_of(&g.detail) {
+                    sink.count_of(part, total, &format!("{} {}", p.id, g.name));
+                }
+            }
+        }
     }
     fn consistent(&self) -> Result<(), String> {
         super::within(self.done, self.total, "points done")?;
@@ -70,6 +79,22 @@ impl RecordKind for SweepBody {
         }
         Ok(())
     }
+}
+
+/// Every `K of N` a gate's detail writes, in order.
+fn counts_of(detail: &str) -> Vec<(usize, usize)> {
+    let words: Vec<&str> = detail.split_whitespace().collect();
+    let int = |w: &str| {
+        w.trim_end_matches([',', ';', ':', ')'])
+            .replace(',', "")
+            .parse::<usize>()
+            .ok()
+    };
+    words
+        .windows(3)
+        .filter(|w| w[1] == "of")
+        .filter_map(|w| Some((int(w[0])?, int(w[2])?)))
+        .collect()
 }
 
 /// The part: the matrix's sentences, then a table of the points that failed or could not run.
