@@ -279,7 +279,7 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
                 let wait = kernelab_model::duration_clamped(k.timeout.unwrap_or(60.0));
                 kernelab_launcher::watchdog::install(wait, f);
             }
-            let mut measured = kernel_bench::spec(
+            let measured = kernel_bench::spec(
                 k,
                 s.controls.as_deref(),
                 plan.threshold,
@@ -287,12 +287,11 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
                 &head_dir,
                 hooks,
             )?;
-            measured.hash_inputs_now()?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")
         }
         Benchmark::Python(p) => {
-            let mut measured = kernel_bench::python(
+            let measured = kernel_bench::python(
                 p,
                 s.controls.as_deref(),
                 plan.threshold,
@@ -300,7 +299,6 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
                 &head_dir,
                 hooks,
             )?;
-            measured.hash_inputs_now()?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")
         }

@@ -28,14 +28,25 @@ pub(super) struct Measured {
 }
 
 impl Measured {
-    /// Its records made now, their inputs hashed while the work trees that hold them exist.
-    pub(super) fn hash_inputs_now(&mut self) -> Result<()> {
-        let lazy = std::mem::take(&mut self.outcome.records);
+    /// What was measured, its records made now: their inputs are hashed while the work trees
+    /// that hold them exist (the gate removes the trees before it writes the bundle).
+    fn new(
+        mut outcome: Outcome,
+        body: KernelRunBody,
+        benchmark: String,
+        code: Option<(String, bool)>,
+    ) -> Result<Measured> {
+        let lazy = std::mem::take(&mut outcome.records);
         for make in lazy {
             let record = make()?.hashed_now();
-            self.outcome.records.push(Box::new(move || Ok(record)));
+            outcome.records.push(Box::new(move || Ok(record)));
         }
-        Ok(())
+        Ok(Measured {
+            outcome,
+            body,
+            benchmark,
+            code,
+        })
     }
 }
 
@@ -63,16 +74,16 @@ pub(super) fn spec(
     let outcome = crate::kernel::run(&path, &spec, None, None, controls, hooks)?;
     let body: KernelRunBody = serde_json::from_str(&(outcome.view.json)()?)
         .context("reading back the kernel run document")?;
-    Ok(Measured {
+    Measured::new(
         outcome,
         body,
-        benchmark: format!(
+        format!(
             "kernel run of the launch spec {} ({} ABBA rounds of both builds in one process)",
             k.spec.display(),
             spec.timing.rounds
         ),
-        code: Some((code.line, code.identical)),
-    })
+        Some((code.line, code.identical)),
+    )
 }
 
 /// The interpreter of a `[python]` benchmark: its own, else `KERNELAB_PYTHON`, else `python3`.
@@ -185,16 +196,16 @@ pub(super) fn python(
         };
         (line, all)
     });
-    Ok(Measured {
-        body: doc.body,
+    Measured::new(
         outcome,
-        benchmark: format!(
+        doc.body,
+        format!(
             "kernelab.kernel.compare of {}:{}, each side's own file",
             p.module.display(),
             p.function
         ),
         code,
-    })
+    )
 }
 
 /// The gate's decision on a kernel benchmark: a failed correctness gate (1), changed

@@ -10,7 +10,7 @@ use crate::graph_calls::{capture_edge, is_graph_launch, is_kernel_launch};
 use crate::sqlite::{columns, span, sql_err};
 use kernelab_model::{
     AnnotationScope, DispatchGraphNode, GraphCapture, GraphLaunch, GraphNodeCreation, HostOp,
-    KernelLaunchCall, Profile, SourceInfo, Timestamp,
+    KernelLaunchCall, NameId, Profile, SourceInfo, Timestamp,
 };
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -37,12 +37,13 @@ fn operator_name(text: &str) -> &str {
 }
 
 /// Reads what `--by-graph` needs from the export into `p`; the dispatches this file added
-/// start at `first`. `operators`: also take NVTX ranges as host operators.
+/// start at `first`, its NVTX ranges (annotations) at `ranges_from`. `operators`: also take
+/// those ranges as host operators.
 pub(super) fn read(
     conn: &Connection,
     objs: &[String],
     names: &HashMap<i64, String>,
-    first: usize,
+    (first, ranges_from): (usize, usize),
     operators: bool,
     p: &mut Profile,
 ) -> Result<()> {
@@ -83,27 +84,32 @@ pub(super) fn read(
             }
         }
     }
-    if operators && has("NVTX_EVENTS") {
-        // The NVTX ranges were read as annotations; as operators, by the name they give.
-        let ops: Vec<HostOp> = p
-            .annotations
-            .iter()
-            .filter_map(|a| match a.scope {
-                AnnotationScope::Cpu { pid, tid } => Some((pid, tid, a)),
-                _ => None,
-            })
-            .map(|(pid, tid, a)| (pid, tid, a, p.names.name(a.name).to_string()))
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|(pid, tid, a, name)| HostOp {
+    if operators {
+        // The NVTX ranges this file added as annotations (from `ranges_from`), as operators by
+        // the name they give: each distinct range name cut once.
+        let mut ops: HashMap<NameId, NameId> = HashMap::new();
+        for i in ranges_from..p.annotations.len() {
+            let a = p.annotations[i];
+            let AnnotationScope::Cpu { pid, tid } = a.scope else {
+                continue;
+            };
+            let name = match ops.get(&a.name) {
+                Some(&n) => n,
+                None => {
+                    let cut = operator_name(p.names.name(a.name)).to_string();
+                    let n = p.names.intern_str(&cut);
+                    ops.insert(a.name, n);
+                    n
+                }
+            };
+            p.host_ops.push(HostOp {
                 pid,
                 tid,
                 start: a.start,
                 duration: a.duration,
-                name: p.names.intern_str(operator_name(&name)),
-            })
-            .collect();
-        p.host_ops.extend(ops);
+                name,
+            });
+        }
     }
     Ok(())
 }

@@ -241,6 +241,7 @@ pub(crate) fn read(
             }
         }
     }
+    let ranges_from = p.annotations.len();
     if objs.iter().any(|o| o == "NVTX_EVENTS") {
         let t = "NVTX_EVENTS";
         // 59 = push/pop range, 60 = start/end range; marks and naming events have no end.
@@ -273,7 +274,14 @@ pub(crate) fn read(
         graphs::whole_graph_note(conn, source)?;
     }
     if options.graphs {
-        graphs::read(conn, &objs, &names, first, options.graph_operators, p)?;
+        graphs::read(
+            conn,
+            &objs,
+            &names,
+            (first, ranges_from),
+            options.graph_operators,
+            p,
+        )?;
     }
     note_lossy(&mut source.notes, "the Nsight Systems export", lossy);
     Ok(())
