@@ -42,16 +42,24 @@ pub fn key(symbol: &str, sizes: &std::collections::BTreeMap<String, i64>, gpu: &
 /// The controls of `key` in the ledger `path` (none when the file does not exist yet). A line
 /// that is not a control is an error naming the file and the line.
 pub fn read(path: &Path, key: &str) -> Result<Vec<Control>> {
+    let mut all = read_all(path)?;
+    all.retain(|c| c.key == key);
+    Ok(all)
+}
+
+/// Every control of the ledger `path`, checked line by line (none when it does not exist yet).
+pub fn read_all(path: &Path) -> Result<Vec<Control>> {
     let text = match kernelab_model::read_regular_text(path, MAX_LEDGER) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(anyhow!("--controls {}: cannot read: {e}", path.display())),
     };
-    parse(&text, path, key)
+    parse(&text, path, None)
 }
 
-/// The controls of `key` in the ledger text `text` (read from `path`, which errors name).
-pub fn parse(text: &str, path: &Path, key: &str) -> Result<Vec<Control>> {
+/// The controls of `key` (every key: `None`) in the ledger text `text` (read from `path`,
+/// which errors name).
+pub fn parse(text: &str, path: &Path, key: Option<&str>) -> Result<Vec<Control>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -72,7 +80,7 @@ pub fn parse(text: &str, path: &Path, key: &str) -> Result<Vec<Control>> {
                 i + 1
             );
         }
-        if c.key == key {
+        if key.is_none_or(|k| c.key == k) {
             out.push(c);
         }
     }
@@ -91,6 +99,71 @@ pub fn floor(controls: &[Control], key: &str, ledger: &Path) -> Option<NoiseFloo
         largest_change: largest,
         ledger: ledger.display().to_string(),
     })
+}
+
+/// The ledger step of one timed point of a kernel sweep, run now (`sweep --controls`): keyed
+/// as `kernel run` keys its runs (the baseline's kernel, every size of the point's spec, the
+/// GPU's UUID), the noise floor of its earlier controls is kept on the point, then the point
+/// joins the ledger when its build carries identical machine code on both sides, its gates
+/// passed and its timing is a verdict (conditions unchanged). Whether the point changed.
+pub fn sweep_point(
+    sweep: &kernelab_runner::sweep::Sweep,
+    kernel: &kernelab_launcher::sweep::KernelSweep,
+    builds: &[kernelab_model::sweep::BuildChange],
+    r: &mut kernelab_model::sweep::PointResult,
+    ledger: &Path,
+) -> Result<bool> {
+    use kernelab_model::sweep::PointVerdict;
+    let Some(change) = r.change.change() else {
+        return Ok(false);
+    };
+    let point = sweep.point(&r.id)?;
+    // A point whose spec no longer resolves ran as an error; it has no key.
+    let Ok((symbol, sizes)) = kernel.kernel_and_sizes(point) else {
+        return Ok(false);
+    };
+    let key = key(&symbol, &sizes, &point_gpu(r, kernel.spec().device));
+    r.noise_floor = floor(&read(ledger, &key)?, &key, ledger);
+    let identical = r
+        .build
+        .as_ref()
+        .is_some_and(|b| builds.iter().any(|c| &c.key == b && !c.changed));
+    if identical && r.verdict == PointVerdict::Pass {
+        append(
+            ledger,
+            &Control {
+                key,
+                change,
+                interval: r.change.change_interval().map(|i| (i.low, i.high)),
+                rounds: kernel.spec().timing.rounds,
+                at: kernelab_runner::provenance::rfc3339(std::time::SystemTime::now()),
+                spec: format!("{} point {}", sweep.path.display(), r.id),
+            },
+        )?;
+    }
+    Ok(true)
+}
+
+/// The GPU a sweep point ran on, by its UUID where its fingerprint says which: the only GPU
+/// listed, else the one its worker is named for (`host gpu1`: `CUDA_VISIBLE_DEVICES` was that
+/// index), else the spec's device; the device's name otherwise.
+fn point_gpu(r: &kernelab_model::sweep::PointResult, device: i32) -> String {
+    let gpus = r
+        .conditions
+        .as_ref()
+        .map(|c| c.fingerprint.gpus.as_slice())
+        .unwrap_or_default();
+    let index = match gpus.len() {
+        1 => Some(0),
+        _ => r
+            .worker
+            .rsplit_once(" gpu")
+            .and_then(|(_, g)| g.parse::<usize>().ok())
+            .or_else(|| usize::try_from(device).ok()),
+    };
+    index
+        .and_then(|i| gpus.get(i)?.uuid.clone())
+        .unwrap_or_else(|| r.device.clone())
 }
 
 /// Appends `control` to the ledger `path` (made when missing; only a regular file).
@@ -135,6 +208,97 @@ mod tests {
         let f = floor(&five, "k", &path).expect("a floor");
         assert_eq!((f.controls, f.largest_change), (5, 0.004));
         assert_eq!(five[1], control("k", -0.004));
+    }
+
+    #[test]
+    fn identical_code_sweep_points_join_the_ledger_and_later_points_read_their_floor() {
+        use kernelab_model::sweep::PointVerdict;
+        use kernelab_stats::{Change, Interval};
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+        let code = |c: &str| fixtures.join(format!("code/recompute_w_u_fwd_kernel_{c}.cubin"));
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("sweep.toml");
+        let text = format!(
+            "spec = {:?}\ntiming = true\nrounds = 4\n\n[grid.sizes]\nT = [4096]\n\n\
+             [[grid.build]]\nkey = \"same\"\nbaseline = {:?}\ncandidate = {:?}\n\n\
+             [[grid.build]]\nkey = \"retuned\"\nbaseline = {:?}\ncandidate = {:?}\n",
+            fixtures.join("kernel/recompute_w4s3_aa.toml"),
+            code("w4s3"),
+            code("w4s3"),
+            code("w4s3"),
+            code("w4s4"),
+        );
+        std::fs::write(&file, text).expect("write");
+        let sweep = kernelab_runner::sweep::Sweep::read(&file, None).expect("sweep");
+        let kernel = kernelab_launcher::sweep::KernelSweep::new(&sweep)
+            .expect("spec")
+            .expect("a kernel sweep");
+        let builds = sweep.code_changes().expect("code");
+        let ledger = dir.path().join("controls.jsonl");
+        let timed = |id: &str, change: f64| {
+            let mut r = kernelab_runner::sweep::unfinished(
+                sweep.point(id).expect("point"),
+                "host gpu0",
+                0,
+                None,
+            );
+            r.verdict = PointVerdict::Pass;
+            r.device = "test".into();
+            let i = Interval {
+                low: 1.0 + change - 0.001,
+                high: 1.0 + change + 0.001,
+            };
+            r.change = Change::from_ratio(1.0 + change, Some(i));
+            r
+        };
+        // Five sweeps' identical-code points join; none states a floor yet.
+        for (n, c) in [0.001, -0.003, 0.002, 0.0005, -0.001]
+            .into_iter()
+            .enumerate()
+        {
+            let mut r = timed("same-T=4096", c);
+            assert!(sweep_point(&sweep, &kernel, &builds, &mut r, &ledger).expect("step"));
+            assert!(r.noise_floor.is_none(), "sweep {n}");
+        }
+        let lines = std::fs::read_to_string(&ledger).expect("ledger");
+        assert_eq!(lines.lines().count(), 5);
+        assert!(
+            lines.contains("recompute_w_u_fwd_kernel")
+                && lines.contains("T=4096")
+                && lines.contains("on test"),
+            "{lines}"
+        );
+        // A point on changed code reads the floor of its key and does not join.
+        let mut r = timed("retuned-T=4096", 0.02);
+        assert!(sweep_point(&sweep, &kernel, &builds, &mut r, &ledger).expect("step"));
+        let f = r.noise_floor.clone().expect("a floor of five controls");
+        assert_eq!(f.controls, 5);
+        assert!((f.largest_change - 0.003).abs() < 1e-12, "{f:?}");
+        assert_eq!(std::fs::read_to_string(&ledger).expect("ledger"), lines);
+        // A failed or untimed point neither joins nor changes.
+        let mut failed = timed("same-T=4096", 0.0);
+        failed.verdict = PointVerdict::Fail;
+        sweep_point(&sweep, &kernel, &builds, &mut failed, &ledger).expect("step");
+        let mut untimed = timed("same-T=4096", 0.0);
+        untimed.change = Change::unavailable("not timed");
+        assert!(!sweep_point(&sweep, &kernel, &builds, &mut untimed, &ledger).expect("step"));
+        assert_eq!(std::fs::read_to_string(&ledger).expect("ledger"), lines);
+        // The matrix states the floor beside its point.
+        let m = kernelab_model::sweep::SweepMatrix::merge(
+            "s.toml",
+            "kernel",
+            &sweep.ids(),
+            vec![r.clone()],
+            builds.clone(),
+        );
+        assert!(
+            m.lines.iter().any(|l| l.contains(
+                "noise floor of identical machine code on this GPU, beside 1 timed configs: \
+                 retuned-T=4096 ±0.30% (5 controls)"
+            )),
+            "{:?}",
+            m.lines
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod config;
 pub mod git;
 mod kernel_bench;
 pub mod publish;
+mod sweep_bench;
 
 use crate::{Hooks, Outcome, View};
 use anyhow::{anyhow, Context, Result};
@@ -41,6 +42,8 @@ pub struct GateSettings {
     /// The ledger of identical-code runs (`--controls`) a `[kernel]` or `[python]` benchmark
     /// reads its noise floor from and adds to.
     pub controls: Option<PathBuf>,
+    /// The kernelab program, which runs a `[sweep]` benchmark's points (`sweep run-point`).
+    pub exe: Option<PathBuf>,
 }
 
 /// What a gate produced: the outcome to emit (the `ab` record and view, under the gate's
@@ -247,8 +250,8 @@ fn decide(plan: &Plan, body: &AbBody, bias: bool) -> (Decision, Vec<MetricVerdic
 }
 
 /// `gate`: builds base and head in temporary work trees, measures them with the benchmark the
-/// configuration names (the `ab` engine, `kernel run` of a launch spec, or a Python kernel
-/// comparison) and decides. An error (bad configuration, git, a failed build, no GPU) is exit
+/// configuration names (the `ab` engine, `kernel run` of a launch spec, a Python kernel
+/// comparison, or a sweep) and decides. An error (bad configuration, git, a failed build, no GPU) is exit
 /// status 2 to the caller; the work trees are removed whatever happens.
 pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
     let repo = s.repo.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -301,6 +304,18 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
             )?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")
+        }
+        Benchmark::Sweep(w) => {
+            let measured = sweep_bench::run(
+                w,
+                s.controls.as_deref(),
+                s.exe.as_deref(),
+                &base_dir,
+                &head_dir,
+                hooks,
+            )?;
+            drop(trees);
+            (sweep_bench::report(&plan, measured)?, "sweep")
         }
     };
     let changed = match &plan.config.annotate {

@@ -214,21 +214,36 @@ pub struct LocalSettings {
     pub jobs: usize,
     /// Seconds one point may take.
     pub timeout: f64,
+    /// The ledger of identical-code runs (`--controls`): timed points of builds with identical
+    /// machine code join it; a point whose key has enough controls states their noise floor.
+    pub controls: Option<PathBuf>,
+    /// Where the baseline's files are resolved, when not beside the sweep file
+    /// ([`Sweep::read_sides`]: the gate's base work tree).
+    pub baseline_dir: Option<PathBuf>,
 }
 
 /// `sweep`: every point not done yet run by a pool of `exe` workers (one per GPU, or `jobs`),
 /// then the results merged into the matrix.
 pub fn local(a: &LocalSettings, exe: &Path, hooks: &dyn Hooks) -> Result<Outcome> {
     let path = &a.sweep;
-    let sweep = Sweep::read(path, None)?;
+    let sweep = Sweep::read_sides(path, None, a.baseline_dir.as_deref())?;
     let dir = absolute(&results_dir(path, a.dir.as_deref(), hooks)?)?;
     let todo = pending(&sweep, &dir)?;
+    // A ledger that cannot be read is refused before any point runs.
+    if let Some(l) = &a.controls {
+        crate::controls::read_all(l)?;
+    }
     // A GPU sweep on a machine without the GPU's runtime is one error, before any worker.
-    if let Some(k) = kernel_points(&sweep)? {
+    let kernel = kernel_points(&sweep)?;
+    if let Some(k) = &kernel {
         if !todo.is_empty() {
             kernelab_launcher::runtime_present(k.spec().backend)?;
         }
     }
+    let sides: Vec<String> = match &sweep.baseline_dir {
+        Some(b) => vec!["--baseline-dir".into(), absolute(b)?.display().to_string()],
+        None => Vec::new(),
+    };
     let mut slots: Vec<Slot> = if a.gpus.is_empty() {
         (0..a.jobs.max(1))
             .map(|i| Slot {
@@ -264,6 +279,9 @@ pub fn local(a: &LocalSettings, exe: &Path, hooks: &dyn Hooks) -> Result<Outcome
                 "--timeout".into(),
                 a.timeout.to_string(),
             ]
+            .into_iter()
+            .chain(sides.iter().cloned())
+            .collect()
         })
         .collect();
     let start = Instant::now();
@@ -307,7 +325,19 @@ pub fn local(a: &LocalSettings, exe: &Path, hooks: &dyn Hooks) -> Result<Outcome
             sweep.points.len() - todo.len()
         ));
     }
-    collect(path, &dir)
+    let mut results = read_results(&dir)?;
+    if let (Some(ledger), Some(kernel)) = (&a.controls, &kernel) {
+        let ran: std::collections::BTreeSet<&String> = todo.iter().collect();
+        let builds = sweep.code_changes()?;
+        for r in &mut results {
+            if ran.contains(&r.id)
+                && crate::controls::sweep_point(&sweep, kernel, &builds, r, ledger)?
+            {
+                write_result(&dir, r)?;
+            }
+        }
+    }
+    outcome(&sweep, results, Some(&dir))
 }
 
 /// `sweep collect`: the results in `dir` merged into the matrix of the sweep `path`.

@@ -26,6 +26,9 @@ impl KernelSweep {
             return Ok(None);
         };
         let mut spec = Spec::read(&k.spec)?;
+        if let Some(d) = &k.baseline_spec_dir {
+            spec.baseline_in(d);
+        }
         if let Some((r, line)) = k.rounds {
             if !(2..=crate::spec::MAX_ROUNDS).contains(&r) {
                 return Err(Error::Spec {
@@ -61,6 +64,24 @@ impl KernelSweep {
     /// The spec (its backend, for the runtime check before any worker starts).
     pub fn spec(&self) -> &Spec {
         &self.spec
+    }
+
+    /// The baseline's kernel symbol and every size of `point` (the spec's, with the point's
+    /// own): what names the point's kernel in a ledger of identical-code controls, as
+    /// `kernel run` names its own. The symbol is resolved as the launch resolves it (the
+    /// spec's, else the Triton metadata's).
+    pub fn kernel_and_sizes(
+        &self,
+        point: &Point,
+    ) -> Result<(String, std::collections::BTreeMap<String, i64>)> {
+        let spec = self.spec.with_overrides(&overrides(point))?;
+        let plan = crate::plan::plan(&spec)?;
+        let symbol = plan
+            .builds
+            .first()
+            .map(|b| b.symbol.clone())
+            .unwrap_or_default();
+        Ok((symbol, spec.sizes))
     }
 }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Version of every JSON layout kernelab writes (documents and bundle records). Bumped when any
 /// command's layout changes in a way that breaks readers; `docs/json.md` lists the changes.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// The kernelab version that writes documents.
 pub const KERNELAB_VERSION: &str = env!("CARGO_PKG_VERSION");

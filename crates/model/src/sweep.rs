@@ -58,6 +58,10 @@ pub struct PointResult {
     /// conditions changed has its change refused (`unavailable`, naming the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<crate::fingerprint::Conditions>,
+    /// The noise floor of the point's kernel, sizes and GPU from earlier identical-code
+    /// controls (`sweep --controls`), when the ledger holds enough (schema version 11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<crate::kernel_run::NoiseFloor>,
 }
 
 impl PointResult {
@@ -283,6 +287,25 @@ impl SweepMatrix {
                 timed_identical.len()
             ));
         }
+        let floors: Vec<String> = points
+            .iter()
+            .filter_map(|p| {
+                let f = p.noise_floor.as_ref()?;
+                Some(format!(
+                    "{} ±{} ({} controls)",
+                    p.id,
+                    kernelab_stats::percent(f.largest_change, false),
+                    f.controls
+                ))
+            })
+            .collect();
+        if !floors.is_empty() {
+            lines.push(format!(
+                "noise floor of identical machine code on this GPU, beside {} timed configs: {}",
+                floors.len(),
+                floors.join(", ")
+            ));
+        }
         let shifted: Vec<&str> = points
             .iter()
             .filter(|p| p.conditions.as_ref().is_some_and(|c| !c.changed.is_empty()))
@@ -348,6 +371,7 @@ mod tests {
             error: None,
             run: None,
             conditions: None,
+            noise_floor: None,
         }
     }
 
@@ -398,6 +422,7 @@ mod tests {
                 }),
             ),
             conditions: c,
+            noise_floor: None,
             ..point(id, "new", PointVerdict::Pass, true)
         };
         let steady = Conditions::of([

@@ -45,7 +45,7 @@ pub fn upgrade(kind: &mut String, version: u32, result: &mut Value) -> Result<()
     // `report_verify`'s `recorded_conditions` and `rerun_conditions`) and 8 to 9 (`gate`'s
     // `benchmark` and `code`, `kernel_run`'s `noise_floor`, `sweep`'s
     // `identical_code_calls`) and 9 to 10 (`profile` graphs' `operators_from`, `sweep` points'
-    // `conditions`): nothing to undo.
+    // `conditions`) and 10 to 11 (`sweep` points' `noise_floor`): nothing to undo.
     Ok(())
 }
 
@@ -220,6 +220,7 @@ fn config_point(c: &Value) -> Result<kernelab_model::sweep::PointResult, String>
         error: (!errors.is_empty()).then(|| errors.join("; ")),
         run: None,
         conditions: None,
+        noise_floor: None,
     })
 }
 

@@ -33,6 +33,8 @@ struct File {
     #[serde(default)]
     python: Option<PythonBench>,
     #[serde(default)]
+    sweep: Option<SweepBench>,
+    #[serde(default)]
     metrics: Metrics,
     #[serde(default)]
     annotate: Option<Annotate>,
@@ -140,6 +142,28 @@ pub struct PythonBench {
     pub interpreter: Option<String>,
 }
 
+/// `[sweep]`: a sweep file of the repository (docs/sweep.md) run over the base's build against
+/// the head's: each build's `baseline` files (and the spec's own baseline build, and a
+/// `[tensor]` baseline template) are found in the base's work tree, everything else in the
+/// head's; every point's gates must hold and no timed point may be slower beyond the threshold.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepBench {
+    /// The sweep file, relative to the top of the repository (read from the head's work tree).
+    pub file: PathBuf,
+    /// Practical threshold of each timed point: smaller changes are no regression.
+    pub threshold: String,
+    /// GPUs to spread the points over, one worker each (default: one worker).
+    #[serde(default)]
+    pub gpus: Vec<u32>,
+    /// Workers of a CPU (tensor) sweep (default 1).
+    #[serde(default)]
+    pub jobs: Option<usize>,
+    /// Seconds a point may wait on the GPU before its worker gives up on it (default 600).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
 /// The options of `kernel run --python` the gate sets itself.
 const PYTHON_OWN: [&str; 10] = [
     "--python",
@@ -163,6 +187,8 @@ pub enum Benchmark {
     Kernel(KernelBench),
     /// A Python kernel comparison (`[python]`).
     Python(PythonBench),
+    /// A sweep of configurations (`[sweep]`).
+    Sweep(SweepBench),
 }
 
 /// A path relative to the top of the repository that stays inside it (`key` names it).
@@ -195,6 +221,7 @@ impl Config {
             Benchmark::Ab(b) => ("[bench]", &b.threshold),
             Benchmark::Kernel(k) => ("[kernel]", &k.threshold),
             Benchmark::Python(p) => ("[python]", &p.threshold),
+            Benchmark::Sweep(w) => ("[sweep]", &w.threshold),
         }
     }
 
@@ -216,13 +243,14 @@ impl Config {
     /// Parses and checks `text`.
     pub fn parse(text: &str) -> Result<Config> {
         let f: File = toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
-        let benchmark = match (f.bench, f.kernel, f.python) {
-            (Some(b), None, None) => Benchmark::Ab(b),
-            (None, Some(k), None) => Benchmark::Kernel(k),
-            (None, None, Some(p)) => Benchmark::Python(p),
+        let benchmark = match (f.bench, f.kernel, f.python, f.sweep) {
+            (Some(b), None, None, None) => Benchmark::Ab(b),
+            (None, Some(k), None, None) => Benchmark::Kernel(k),
+            (None, None, Some(p), None) => Benchmark::Python(p),
+            (None, None, None, Some(w)) => Benchmark::Sweep(w),
             _ => bail!(
-                "expected exactly one benchmark: [bench] (a command), [kernel] (a launch spec) \
-                 or [python] (a Python kernel comparison)"
+                "expected exactly one benchmark: [bench] (a command), [kernel] (a launch spec), \
+                 [python] (a Python kernel comparison) or [sweep] (a sweep file)"
             ),
         };
         match &benchmark {
@@ -239,6 +267,15 @@ impl Config {
                 }
             }
             Benchmark::Kernel(k) => inside("[kernel] spec", &k.spec)?,
+            Benchmark::Sweep(w) => {
+                inside("[sweep] file", &w.file)?;
+                if w.jobs == Some(0) {
+                    bail!("[sweep] jobs = 0: expected at least one worker");
+                }
+                if let Some(t) = w.timeout.filter(|t| !(t.is_finite() && *t > 0.0)) {
+                    bail!("[sweep] timeout = {t}: expected a positive number of seconds");
+                }
+            }
             Benchmark::Python(p) => {
                 inside("[python] module", &p.module)?;
                 for (key, name) in [("function", &p.function), ("inputs", &p.inputs)] {
@@ -260,8 +297,8 @@ impl Config {
         }
         if !matches!(benchmark, Benchmark::Ab(_)) && !f.metrics.must_not_regress.is_empty() {
             bail!(
-                "[metrics] must_not_regress is for [bench]: a [kernel] or [python] benchmark \
-                 gates its one time"
+                "[metrics] must_not_regress is for [bench]: a [kernel], [python] or [sweep] \
+                 benchmark gates its one time"
             );
         }
         let c = Config {
@@ -303,6 +340,7 @@ impl Config {
             Benchmark::Ab(b) => b,
             Benchmark::Kernel(_) => return vec!["kernel_time".into()],
             Benchmark::Python(_) => return vec!["call_time".into()],
+            Benchmark::Sweep(_) => return vec!["kernel_time".into()],
         };
         let mut names: Vec<String> = b
             .metric_regex
@@ -387,6 +425,12 @@ mod tests {
         )
         .expect("a Python comparison");
         assert_eq!(c.gated(), vec!["call_time".to_string()]);
+        let c = Config::parse(
+            "[sweep]\nfile = \"bench/sweep.toml\"\nthreshold = \"2%\"\ngpus = [0, 1]\n",
+        )
+        .expect("a sweep");
+        assert_eq!(c.threshold(), ("[sweep]", "2%"));
+        assert!(matches!(&c.benchmark, Benchmark::Sweep(w) if w.gpus == [0, 1]));
         for (text, says) in [
             ("", "exactly one benchmark"),
             (
@@ -406,6 +450,12 @@ mod tests {
             (
                 "[kernel]\nspec = \"k.toml\"\nthreshold = \"1%\"\n[metrics]\nmust_not_regress = [\"x\"]\n",
                 "is for [bench]",
+            ),
+            ("[sweep]\nfile = \"../s.toml\"\nthreshold = \"1%\"\n", "inside it"),
+            ("[sweep]\nfile = \"s.toml\"\nthreshold = \"1%\"\njobs = 0\n", "jobs = 0"),
+            (
+                "[sweep]\nfile = \"s.toml\"\nthreshold = \"1%\"\ntimeout = -1.0\n",
+                "positive number of seconds",
             ),
         ] {
             let e = Config::parse(text).expect_err(text);

@@ -56,8 +56,10 @@ impl Publish for GateReport {
         if let Some(c) = &self.code {
             s.push_str(&format!("Machine code: {}.\n\n", md_escape(c)));
         }
-        s.push_str("| metric | verdict | change | interval | pairs | gate |\n");
-        s.push_str("|---|---|---:|---|---:|---|\n");
+        if !self.metrics.is_empty() {
+            s.push_str("| metric | verdict | change | interval | pairs | gate |\n");
+            s.push_str("|---|---|---:|---|---:|---|\n");
+        }
         for m in &self.metrics {
             s.push_str(&format!(
                 "| {} | **{}** | {} | {} ({:.1}%) | {} | {} |\n",

@@ -35,8 +35,9 @@ pub(crate) struct GateArgs {
     /// GitHub Actions.
     #[arg(long, value_name = "FILE")]
     pub annotations: Option<PathBuf>,
-    /// A `[kernel]` benchmark's ledger of identical-code runs (`kernel run --controls`): its
-    /// noise floor is read from it, and an identical-code run is added to it.
+    /// A ledger of identical-code runs (`kernel run --controls`) for a `[kernel]`, `[python]`
+    /// or `[sweep]` benchmark: its noise floor is read from it, and an identical-code run (or
+    /// timed config) is added to it.
     #[arg(long, value_name = "FILE")]
     pub controls: Option<PathBuf>,
     /// Where and how to write the result (table, md or json).

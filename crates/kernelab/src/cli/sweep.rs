@@ -29,6 +29,11 @@ pub(crate) struct SweepArgs {
     /// Seconds a point may wait on the GPU before its worker gives up on it.
     #[arg(long, default_value_t = 600.0)]
     pub timeout: f64,
+    /// A ledger of identical-code runs (JSON lines, as `kernel run --controls`): each timed
+    /// point of a build whose machine code is identical on both sides joins it, and a point
+    /// whose kernel, sizes and GPU have 5 such controls states their noise floor.
+    #[arg(long, value_name = "FILE")]
+    pub controls: Option<PathBuf>,
     /// Output options.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -72,6 +77,10 @@ pub(crate) struct RunPointArgs {
     /// Seconds the point may wait on the GPU.
     #[arg(long, default_value_t = 600.0)]
     pub timeout: f64,
+    /// Where the baseline's files are resolved (the same relative paths in another tree, as
+    /// `kernelab gate` runs a sweep); default: the sweep file's folder.
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub baseline_dir: Option<PathBuf>,
 }
 
 /// Arguments of `kernelab sweep run-chunk`.

@@ -62,6 +62,7 @@ pub(crate) fn run(args: GateArgs, session: &mut Session) -> Result<ExitStatus> {
             .or_else(|| env("CI_MERGE_REQUEST_TARGET_BRANCH_NAME")),
         on_gpu_hang: Some(super::kernel::gpu_wait_expired),
         controls: args.controls.clone(),
+        exe: Some(crate::self_exe()?),
     };
     let result = {
         let hooks = CliHooks::in_place();

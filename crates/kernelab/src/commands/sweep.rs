@@ -54,6 +54,8 @@ pub(crate) fn run(a: SweepArgs, session: &mut Session) -> Result<ExitStatus> {
                 gpus: a.gpus,
                 jobs: a.jobs,
                 timeout: a.timeout,
+                controls: a.controls,
+                baseline_dir: None,
             };
             matrix(
                 sweep::local(&settings, &crate::self_exe()?, &hooks),
@@ -89,7 +91,7 @@ fn watchdog(sweep: &Sweep, seconds: f64) {
 }
 
 fn run_point_cmd(a: RunPointArgs, hooks: &CliHooks) -> Result<ExitStatus> {
-    let sweep = Sweep::read(&a.at.sweep, None)?;
+    let sweep = Sweep::read_sides(&a.at.sweep, None, a.baseline_dir.as_deref())?;
     let dir = sweep::results_dir(&a.at.sweep, a.at.dir.as_deref(), hooks)?;
     let point = sweep.point(&a.point)?;
     watchdog(&sweep, a.timeout);

@@ -877,3 +877,206 @@ fn a_kernel_or_python_benchmark_that_does_not_resolve_is_exit_2_naming_it() {
         }
     }
 }
+
+/// An `.npy` file of `values` (f32, one dimension).
+fn npy_f32(values: &[f32]) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}",
+        values.len()
+    );
+    // Magic, version 1.0, the header length, the header padded with spaces to a multiple of
+    // 64 bytes (with its newline).
+    let pad = 64 - (10 + dict.len() + 1) % 64;
+    let header = format!("{dict}{}\n", " ".repeat(pad % 64));
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    for v in values {
+        out.extend(v.to_le_bytes());
+    }
+    out
+}
+
+/// A repository whose build "computes" a kernel's outputs per size (copies `src/T1.npy` and
+/// `src/T2.npy` to `out/`) and whose `bench/sweep.toml` holds them bitwise, the base's against
+/// the head's: `main`, `same` (a change that does not touch the outputs) and `wrong` (the T=2
+/// output differs in one element). `None` when git is absent.
+fn tensor_sweep_repo(root: &Path) -> Option<PathBuf> {
+    if Command::new("git").arg("--version").output().is_err() {
+        kernelab_testkit::skip("git", "git is not installed");
+        return None;
+    }
+    let r = root.join("sweep-repo");
+    std::fs::create_dir_all(r.join("src")).expect("mkdir");
+    git(&r, &["init", "--quiet", "-b", "main"]);
+    git(&r, &["config", "user.name", "kernelab tests"]);
+    git(&r, &["config", "user.email", "tests@kernelab.invalid"]);
+    git(&r, &["config", "commit.gpgsign", "false"]);
+    std::fs::write(r.join("src/T1.npy"), npy_f32(&[1.0, 2.0])).expect("write");
+    std::fs::write(r.join("src/T2.npy"), npy_f32(&[1.0, 2.0, 3.0, 4.0])).expect("write");
+    write(
+        &r,
+        "build.sh",
+        "mkdir -p out && cp src/T1.npy src/T2.npy out/\n",
+    );
+    write(
+        &r,
+        "bench/sweep.toml",
+        "[tensor]\ngate = \"bitwise\"\nbaseline = \"../out/T{T}.npy\"\ncandidate = \"../out/T{T}.npy\"\n\n[grid.sizes]\nT = [1, 2]\n",
+    );
+    write(&r, ".gitignore", "out/\n");
+    write(
+        &r,
+        ".kernelab/gate.toml",
+        "[build]\ncommand = \"sh build.sh\"\n\n[sweep]\nfile = \"bench/sweep.toml\"\nthreshold = \"2%\"\n",
+    );
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "--quiet", "-m", "the kernel"]);
+    git(&r, &["checkout", "--quiet", "-b", "same", "main"]);
+    write(&r, "README", "a change that does not touch the kernel\n");
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "--quiet", "-m", "same"]);
+    git(&r, &["checkout", "--quiet", "-b", "wrong", "main"]);
+    std::fs::write(r.join("src/T2.npy"), npy_f32(&[1.0, 2.0, 3.5, 4.0])).expect("write");
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "--quiet", "-m", "wrong"]);
+    git(&r, &["checkout", "--quiet", "main"]);
+    Some(r)
+}
+
+#[test]
+fn a_sweep_gate_holds_every_config_of_the_heads_build_against_the_bases() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = tensor_sweep_repo(root.path()) else {
+        return;
+    };
+    let bundle = root.path().join("bundle-same");
+    let same = gate(
+        root.path(),
+        &repo,
+        "same",
+        &[
+            "--base",
+            "main",
+            "--record",
+            bundle.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
+    for says in [
+        "2 of 2 configs bitwise equal",
+        "no config was timed: the gates decide",
+        "sweep bench/sweep.toml of 2 configs, the base's build against the head's",
+    ] {
+        assert!(same.summary.contains(says), "{says}: {}", same.summary);
+    }
+    // The bundle holds the decision and the matrix, and its report passes its own audit.
+    let md = root.path().join("report.md");
+    let r = kernelab()
+        .args(["report", "--format", "md", "--out"])
+        .arg(&md)
+        .arg(&bundle)
+        .output()
+        .expect("report");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let c = kernelab()
+        .args(["report", "check", "--bundle"])
+        .arg(&bundle)
+        .arg(&md)
+        .output()
+        .expect("report check");
+    assert!(
+        c.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&c.stdout),
+        String::from_utf8_lossy(&c.stderr)
+    );
+    let kinds: Vec<String> = std::fs::read_dir(&bundle)
+        .expect("bundle")
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.ok()?.path()).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+            Some(v["kind"].as_str()?.to_string())
+        })
+        .collect();
+    assert!(
+        kinds.contains(&"gate".to_string()) && kinds.contains(&"sweep".to_string()),
+        "{kinds:?}"
+    );
+    // One element of the head's T=2 output differs from the base's: the bitwise gate fails
+    // there, exit 1, the config named.
+    let wrong = gate(root.path(), &repo, "wrong", &["--base", "main"]);
+    assert_eq!(wrong.code, 1, "{}\n{}", wrong.stdout, wrong.stderr);
+    assert!(
+        wrong
+            .summary
+            .contains("a correctness gate failed in 1 of 2 configs: T=2"),
+        "{}",
+        wrong.summary
+    );
+    assert!(
+        wrong.summary.contains("1 of 2 configs bitwise equal"),
+        "{}",
+        wrong.summary
+    );
+}
+
+#[test]
+fn a_kernel_sweep_gate_compares_each_configs_machine_code_before_it_needs_the_gpu() {
+    let root = tempfile::tempdir().expect("tmp");
+    let Some(repo) = kernel_repo(root.path()) else {
+        return;
+    };
+    let config = root.path().join("gate.toml");
+    std::fs::write(
+        &config,
+        "[build]\ncommand = \"sh build.sh\"\n\n[sweep]\nfile = \"bench/sweep.toml\"\nthreshold = \"1%\"\n",
+    )
+    .expect("write");
+    // The sweep lives in the repository: each branch gets it (the base's copy is not read).
+    for branch in ["main", "same", "retuned"] {
+        git(&repo, &["checkout", "--quiet", branch]);
+        write(
+            &repo,
+            "bench/sweep.toml",
+            "spec = \"k.toml\"\ntiming = true\nrounds = 4\n\n[grid.sizes]\nT = [4096, 8192]\n\n[[grid.build]]\nkey = \"build\"\nbaseline = \"../build/kernel.cubin\"\ncandidate = \"../build/kernel.cubin\"\n",
+        );
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "--quiet", "-m", "the sweep"]);
+    }
+    git(&repo, &["checkout", "--quiet", "main"]);
+    let args = [
+        "--base",
+        "main",
+        "--force",
+        "--config",
+        config.to_str().expect("utf-8"),
+    ];
+    let same = gate(root.path(), &repo, "same", &args);
+    assert!(
+        same.stderr
+            .contains("identical machine code in all 2 configs: any difference is noise"),
+        "{}",
+        same.stderr
+    );
+    let retuned = gate(root.path(), &repo, "retuned", &args);
+    assert!(
+        retuned
+            .stderr
+            .contains("machine code differs in 2 of 2 configs"),
+        "{}",
+        retuned.stderr
+    );
+    if std::path::Path::new("/dev/nvidia0").exists() {
+        assert_ne!(same.code, 1, "{}\n{}", same.stdout, same.stderr);
+        return;
+    }
+    for r in [&same, &retuned] {
+        assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.summary.contains("could not run (exit 2)"),
+            "{}",
+            r.summary
+        );
+    }
+}

@@ -151,6 +151,9 @@ pub struct KernelMode {
     pub rounds: Option<(usize, Option<u64>)>,
     /// Time each point.
     pub timing: bool,
+    /// Where the spec's own baseline build is resolved, when the baseline's files are in
+    /// another tree ([`Sweep::read_sides`]); none: the spec's folder.
+    pub baseline_spec_dir: Option<PathBuf>,
 }
 
 /// What a sweep's points run.
@@ -214,6 +217,9 @@ pub struct Sweep {
     pub builds: Vec<BuildKey>,
     /// The points.
     pub points: Vec<Point>,
+    /// The folder the baseline's files were resolved against, when not the sweep file's
+    /// ([`Sweep::read_sides`]; a gate's base work tree).
+    pub baseline_dir: Option<PathBuf>,
 }
 
 /// Most points of a sweep: a grid's size (the product of its value lists and build keys) is
@@ -270,6 +276,19 @@ impl Sweep {
     /// Reads a sweep file and expands its points; compressed members of tensor points' files
     /// inflate to at most `max_decompressed` bytes each (default 4 GiB).
     pub fn read(path: &Path, max_decompressed: Option<u64>) -> Result<Sweep> {
+        Self::read_sides(path, max_decompressed, None)
+    }
+
+    /// Reads a sweep file whose baseline files (each build's `baseline`, `build_dirs.baseline`,
+    /// the tensor `baseline` template and the spec's own baseline build) are resolved against
+    /// `baseline_dir` instead of the sweep file's folder: the same relative paths, another
+    /// tree (`kernelab gate` measures the base's build against the head's). The candidate's
+    /// files, the spec, repeats and oracles stay where the sweep file is.
+    pub fn read_sides(
+        path: &Path,
+        max_decompressed: Option<u64>,
+        baseline_dir: Option<&Path>,
+    ) -> Result<Sweep> {
         let text = kernelab_model::read_regular_text(path, MAX_SWEEP_BYTES).map_err(|source| {
             Error::Read {
                 path: path.to_path_buf(),
@@ -287,8 +306,12 @@ impl Sweep {
             bad(path, line, e.message().to_string())
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
+        let sides = Sides {
+            dir,
+            baseline: baseline_dir.unwrap_or(dir),
+        };
         if !f.configs.is_empty() {
-            return Self::configs(path, dir, &text, f, max_decompressed);
+            return Self::configs(path, sides, &text, f, max_decompressed);
         }
         let grid = f.grid.clone().unwrap_or_default();
         if f.dtype.is_some() || f.tolerance.is_some() {
@@ -306,6 +329,8 @@ impl Sweep {
                 spec: dir.join(s),
                 rounds: f.rounds.map(|r| (r, key_line(&text, "rounds"))),
                 timing: f.timing,
+                baseline_spec_dir: baseline_dir
+                    .map(|b| b.join(s.parent().unwrap_or(Path::new("")))),
             }),
             (None, Some(_)) if f.timing || f.rounds.is_some() => {
                 return Err(bad(
@@ -336,7 +361,7 @@ impl Sweep {
                 ))
             }
         };
-        let builds = builds(path, dir, &grid)?;
+        let builds = builds(path, sides, &grid)?;
         let count = grid_size(&grid, &builds);
         if count > MAX_POINTS as u128 {
             return Err(bad(
@@ -352,7 +377,7 @@ impl Sweep {
             for p in &mut points {
                 let fill = |template: &str| dir.join(fill(template, p));
                 p.files = Some(TensorFiles {
-                    baseline: fill(&t.baseline),
+                    baseline: sides.baseline.join(self::fill(&t.baseline, p)),
                     candidate: fill(&t.candidate),
                     repeats: t.repeats.iter().map(|r| fill(r)).collect(),
                     oracle: t.oracle.as_deref().map(fill),
@@ -364,13 +389,14 @@ impl Sweep {
             mode,
             builds,
             points,
+            baseline_dir: baseline_dir.map(Path::to_path_buf),
         })
     }
 
     /// A sweep of explicit `[[config]]` points (`check sweep`'s manifest).
     fn configs(
         path: &Path,
-        dir: &Path,
+        sides: Sides<'_>,
         text: &str,
         f: SweepFile,
         max_decompressed: Option<u64>,
@@ -424,10 +450,10 @@ impl Sweep {
                 sizes: BTreeMap::new(),
                 values: BTreeMap::new(),
                 files: Some(TensorFiles {
-                    baseline: dir.join(c.baseline),
-                    candidate: dir.join(c.candidate),
-                    repeats: c.repeats.iter().map(|r| dir.join(r)).collect(),
-                    oracle: c.oracle.map(|o| dir.join(o)),
+                    baseline: sides.baseline.join(c.baseline),
+                    candidate: sides.dir.join(c.candidate),
+                    repeats: c.repeats.iter().map(|r| sides.dir.join(r)).collect(),
+                    oracle: c.oracle.map(|o| sides.dir.join(o)),
                 }),
             });
         }
@@ -436,6 +462,7 @@ impl Sweep {
             mode,
             builds: Vec::new(),
             points,
+            baseline_dir: (sides.baseline != sides.dir).then(|| sides.baseline.to_path_buf()),
         })
     }
 
@@ -509,14 +536,22 @@ impl Sweep {
     }
 }
 
-fn builds(path: &Path, dir: &Path, g: &GridFile) -> Result<Vec<BuildKey>> {
+/// The folders a sweep's relative paths are resolved against: the sweep file's, and the
+/// baseline's (the same folder, or the same place in another tree).
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    dir: &'a Path,
+    baseline: &'a Path,
+}
+
+fn builds(path: &Path, sides: Sides<'_>, g: &GridFile) -> Result<Vec<BuildKey>> {
     let mut out: Vec<BuildKey> = g
         .builds
         .iter()
         .map(|b| BuildKey {
             key: b.key.clone(),
-            baseline: b.baseline.as_ref().map(|p| dir.join(p)),
-            candidate: b.candidate.as_ref().map(|p| dir.join(p)),
+            baseline: b.baseline.as_ref().map(|p| sides.baseline.join(p)),
+            candidate: b.candidate.as_ref().map(|p| sides.dir.join(p)),
         })
         .collect();
     if let Some(d) = &g.build_dirs {
@@ -527,15 +562,15 @@ fn builds(path: &Path, dir: &Path, g: &GridFile) -> Result<Vec<BuildKey>> {
             .transpose()
             .map_err(|e| bad(path, None, format!("grid.build_dirs.key: {e}")))?;
         let opts = LoadOptions::default();
-        let load = |p: &Path, label| {
-            load_build(Some(&dir.join(p)), &[], key.as_ref(), &opts).map_err(|e| Error::Code {
+        let load = |p: PathBuf, label| {
+            load_build(Some(&p), &[], key.as_ref(), &opts).map_err(|e| Error::Code {
                 label,
                 source: Box::new(e),
             })
         };
         let (base, cand) = (
-            load(&d.baseline, "baseline")?,
-            load(&d.candidate, "candidate")?,
+            load(sides.baseline.join(&d.baseline), "baseline")?,
+            load(sides.dir.join(&d.candidate), "candidate")?,
         );
         for (k, (label, _)) in &base {
             if let Some((clabel, _)) = cand.get(k) {

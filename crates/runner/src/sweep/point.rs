@@ -94,6 +94,7 @@ pub fn unfinished(point: &Point, worker: &str, wall_ns: u64, error: Option<Strin
         error,
         run: None,
         conditions: None,
+        noise_floor: None,
     }
 }
 

@@ -190,6 +190,7 @@ mod tests {
             error: None,
             run: None,
             conditions: None,
+            noise_floor: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! `sweep`: every gate (and timing) over a grid of configurations.
 
 use super::{gate_mark, pass_word, Ctx, Place, RecordKind, Rendered, Summary};
-use crate::sink::Sink;
+use crate::sink::{Kind as FigureKind, Sink};
 use crate::table::Align;
 use crate::table::Block;
 use crate::table::Table;
@@ -50,6 +50,24 @@ impl RecordKind for SweepBody {
         );
         for g in &self.gates {
             sink.count_of(g.passed, g.total, &format!("configs: {}", g.gate));
+        }
+        // The noise floors beside timed points (`sweep --controls`).
+        for p in &self.points {
+            if let Some(f) = &p.noise_floor {
+                let id = &p.id;
+                sink.add(
+                    FigureKind::Change,
+                    f.largest_change,
+                    &format!("{id} noise floor"),
+                    None,
+                );
+                sink.add(
+                    FigureKind::Count,
+                    f.controls as f64,
+                    &format!("{id} identical-code runs of the noise floor"),
+                    None,
+                );
+            }
         }
         // The counts a failed gate's detail records (`2 of 2048 elements differ`), as the
         // failed points' table and the first failure's line show them.
