@@ -5,8 +5,8 @@
 //! (schemas declared in `kernelab_export::schema`). Files are read with the GIL released.
 
 use anyhow::Context;
-use arrow_array::{ArrayRef, RecordBatch, StructArray};
-use arrow_schema::{Field, SchemaRef};
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use kernelab_commands::profile::ProfileReads;
 use kernelab_commands::rank::RankSettings;
 use kernelab_commands::{
@@ -22,12 +22,11 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule};
-use pyo3_arrow::ffi::{to_schema_pycapsule, to_stream_pycapsule, ArrayIterator};
-use pyo3_arrow::PyArray;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod capsule;
 mod kernel;
 mod optional;
 
@@ -187,7 +186,7 @@ impl Table {
         for (i, field) in this.schema.fields().iter().enumerate() {
             let mut chunks = Vec::with_capacity(this.batches.len());
             for b in &this.batches {
-                let column = Bound::new(py, PyArray::new(b.column(i).clone(), field.clone()))?;
+                let column = Bound::new(py, capsule::Column::new(b.column(i).clone(), field.clone()))?;
                 chunks.push(pa.call_method1("array", (column,))?);
             }
             columns.push(pa.call_method1("chunked_array", (chunks,))?);
@@ -213,29 +212,20 @@ impl Table {
 impl Table {
     /// The schema as an Arrow PyCapsule (`arrow_schema`).
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        Ok(to_schema_pycapsule(py, self.schema.as_ref())?)
+        capsule::schema(py, self.schema.as_ref())
     }
 
-    /// The rows as an Arrow C stream PyCapsule (`arrow_array_stream`).
+    /// The rows as an Arrow C stream PyCapsule (`arrow_array_stream`). A requested schema is
+    /// a hint the producer may ignore (the PyCapsule interface): the table is exported as it
+    /// is.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &self,
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyCapsule>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let fields = self.schema.fields().clone();
-        let arrays = self
-            .batches
-            .clone()
-            .into_iter()
-            .map(|b| Ok(Arc::new(StructArray::from(b)) as ArrayRef));
-        let reader = Box::new(ArrayIterator::new(
-            arrays,
-            Field::new_struct("", fields, false)
-                .with_metadata(self.schema.metadata.clone())
-                .into(),
-        ));
-        Ok(to_stream_pycapsule(py, reader, requested_schema)?)
+        let _ = requested_schema;
+        capsule::stream(py, self.schema.clone(), self.batches.clone())
     }
 
     /// Number of rows.

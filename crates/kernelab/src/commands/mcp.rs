@@ -4,11 +4,12 @@
 use crate::cli::tools::McpArgs;
 use crate::record::Session;
 use crate::ExitStatus;
-use anyhow::{Context, Result};
-use clap::CommandFactory;
-use std::path::PathBuf;
+use anyhow::Result;
+#[cfg(feature = "mcp")]
+use {anyhow::Context, clap::CommandFactory, std::path::PathBuf};
 
 /// Runs the command.
+#[cfg(feature = "mcp")]
 pub(crate) fn run(args: McpArgs, _session: &mut Session) -> Result<ExitStatus> {
     let root = match args.root {
         Some(r) => r,
@@ -30,4 +31,14 @@ pub(crate) fn run(args: McpArgs, _session: &mut Session) -> Result<ExitStatus> {
         },
     )?;
     Ok(ExitStatus::Success)
+}
+
+/// Without the server (the Python wheel's command line): exit 2, saying where it is.
+#[cfg(not(feature = "mcp"))]
+pub(crate) fn run(_args: McpArgs, _session: &mut Session) -> Result<ExitStatus> {
+    anyhow::bail!(
+        "this kernelab was built without the MCP server (the Python wheel leaves it out to \
+         install in minutes): run `kernelab mcp` of the kernelab binary (`cargo install --path \
+         crates/kernelab`, docs/mcp.md)"
+    )
 }
