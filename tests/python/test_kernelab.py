@@ -316,3 +316,25 @@ def test_cli_command_and_help():
     assert out.startswith("kernelab ")
     assert "profile" in (kernelab.profile.__doc__ or "")
     assert "Arrow" in (kernelab.Table.__doc__ or "")
+
+
+def test_arrow_capsules_keep_the_schema_and_ignore_a_requested_one():
+    os.chdir(ROOT)
+    p = kernelab.profile("tests/fixtures/kineto_two_stream_h200.json.gz")
+    d = p.dispatches
+    # The schema capsule and the stream's schema are the same, field metadata included.
+    s = pa.schema(d)
+    t = pa.table(d)
+    assert t.schema == s and t.schema.metadata == s.metadata
+    assert t.num_rows == d.num_rows and t.column_names == d.column_names
+    # A requested schema is a hint the producer may ignore (the PyCapsule interface): the
+    # stream comes back as it is, readable by pyarrow.
+    capsule = d.__arrow_c_stream__(pa.schema([("other", pa.int8())]).__arrow_c_schema__())
+    assert pa.RecordBatchReader._import_from_c_capsule(capsule).read_all() == t
+    # Each capsule is consumed once: a second stream is a fresh export.
+    assert pa.table(d) == t
+
+
+def test_the_wheels_command_leaves_out_the_mcp_server():
+    code, _, err = cli("mcp", ok=(2,))
+    assert "built without the MCP server" in err and "cargo install --path crates/kernelab" in err

@@ -46,11 +46,11 @@ git checkout --quiet -b w8s2 main; put w8s2; git add -A; git commit --quiet -m w
 git checkout --quiet main
 ledger="$out/controls.jsonl"
 gate() { # name head
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   kernelab gate --repo $r --base main --head "$2" --controls "$ledger" --format json --out "$out/$1.json" \
     --summary "$out/$1.md" --record "$out/bundle_$1" > "$out/$1.txt" 2>&1
   local code=$?
-  echo "== $1 (head $2): exit $code in $(echo "$(date +%s.%N) - $t0" | bc) s"
+  echo "== $1 (head $2): exit $code in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   python3 - "$out/$1.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -55,6 +55,30 @@ pub struct GateOutcome {
     pub report: GateReport,
     /// The kernel source lines the head changed (`[annotate] paths`), for annotations.
     pub changed: Vec<annotate::ChangedLines>,
+    /// What the measurement itself found, in its own words (a sweep's matrix lines): shown
+    /// under the decision in the summary and the comment, and held against the measurement's
+    /// record in the bundle (not the gate's).
+    pub details: Vec<String>,
+}
+
+impl GateOutcome {
+    /// The Markdown summary: the decision, then the measurement's own lines.
+    pub fn summary_markdown(&self) -> String {
+        use publish::Publish;
+        let mut s = self.report.summary_markdown();
+        if !self.details.is_empty() {
+            s.push_str("\nWhat the measurement found:\n\n");
+            for d in &self.details {
+                s.push_str(&format!("- {}\n", publish::md_escape(d)));
+            }
+        }
+        s
+    }
+
+    /// The pull-request comment body: the marker on its first line, then the summary.
+    pub fn comment(&self) -> String {
+        format!("{}\n{}", publish::COMMENT_MARKER, self.summary_markdown())
+    }
 }
 
 /// The configuration and both sides, resolved before anything is built.
@@ -68,6 +92,15 @@ struct Plan {
 }
 
 impl Plan {
+    /// The benchmark's primary metric (`kernel_time`, `call_time`, or `[bench]`'s first).
+    fn metric(&self) -> String {
+        self.config
+            .metric_names()
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    }
+
     /// The report of `decision` on this plan's sides at its threshold, with `metrics` and
     /// `reasons`; what was measured and how is the caller's to fill in.
     fn report(
@@ -269,6 +302,7 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
             git::build(dir, &b.command, side)?;
         }
     }
+    let mut details = Vec::new();
     let ((outcome, report), key) = match &plan.config.benchmark {
         Benchmark::Ab(b) => {
             let settings = ab_settings(&plan, b, &base_dir, &head_dir)?;
@@ -315,6 +349,7 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
                 hooks,
             )?;
             drop(trees);
+            details = measured.lines();
             (sweep_bench::report(&plan, measured)?, "sweep")
         }
     };
@@ -328,6 +363,7 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
         outcome: wrap(outcome, &report, key, Some(plan.config_path.clone()))?,
         report,
         changed,
+        details,
     })
 }
 

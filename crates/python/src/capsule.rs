@@ -34,7 +34,11 @@ fn arrow(e: ArrowError) -> PyErr {
 
 /// The schema as an `arrow_schema` capsule.
 pub(crate) fn schema<'py>(py: Python<'py>, schema: &Schema) -> PyResult<Bound<'py, PyCapsule>> {
-    capsule(py, FFI_ArrowSchema::try_from(schema).map_err(arrow)?, "arrow_schema")
+    capsule(
+        py,
+        FFI_ArrowSchema::try_from(schema).map_err(arrow)?,
+        "arrow_schema",
+    )
 }
 
 /// The batches as an `arrow_array_stream` capsule (each batch a struct array of the schema,

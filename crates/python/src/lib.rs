@@ -186,7 +186,8 @@ impl Table {
         for (i, field) in this.schema.fields().iter().enumerate() {
             let mut chunks = Vec::with_capacity(this.batches.len());
             for b in &this.batches {
-                let column = Bound::new(py, capsule::Column::new(b.column(i).clone(), field.clone()))?;
+                let column =
+                    Bound::new(py, capsule::Column::new(b.column(i).clone(), field.clone()))?;
                 chunks.push(pa.call_method1("array", (column,))?);
             }
             columns.push(pa.call_method1("chunked_array", (chunks,))?);

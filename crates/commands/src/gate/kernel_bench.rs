@@ -209,22 +209,18 @@ pub(super) fn python(
 }
 
 /// The gate's decision on a kernel benchmark: a failed correctness gate (1), changed
-/// conditions (2), a build above the device's roof (2), SLOWER beyond the threshold (1, unless
-/// the machine code is identical: then a false positive of the timing setup), INCONCLUSIVE (3),
-/// else pass (0).
+/// conditions (2), a build above the device's roof (2), SLOWER beyond the threshold (1),
+/// INCONCLUSIVE (3), else pass (0). On identical machine code the timing decides nothing: a
+/// call is a false positive of the timing setup, and an undecided one passes too.
 pub(super) fn report(plan: &Plan, m: Measured) -> Result<(Outcome, GateReport)> {
     let run = &m.body.run;
     let identical = m.code.as_ref().is_some_and(|(_, same)| *same);
-    let metric = plan
-        .config
-        .metric_names()
-        .into_iter()
-        .next()
-        .unwrap_or_default();
+    let metric = plan.metric();
     let metrics: Vec<MetricVerdict> = run
         .analysis
         .iter()
-        .map(|a| MetricVerdict::of(&metric, a, true))
+        // On identical machine code the time is shown, and decides nothing.
+        .map(|a| MetricVerdict::of(&metric, a, !identical))
         .collect();
     let mut reasons = Vec::new();
     let failed: Vec<&str> = run
@@ -253,6 +249,14 @@ pub(super) fn report(plan: &Plan, m: Measured) -> Result<(Outcome, GateReport)> 
                     "{} on identical machine code is a false positive of the timing setup \
                      (order, clocks, warm-up, co-tenants), not a change of the kernel",
                     v.name()
+                ));
+                Decision::Pass
+            }
+            Some(Verdict::Inconclusive) if identical => {
+                reasons.push(format!(
+                    "not decided after {} rounds, on identical machine code: no change of the \
+                     kernel is possible, so the timing decides nothing",
+                    run.rounds.len()
                 ));
                 Decision::Pass
             }

@@ -29,6 +29,13 @@ pub trait Publish {
 /// one step.
 pub const MAX_SOURCE_ANNOTATIONS: usize = 10;
 
+/// The most metrics named one error each: GitHub shows ten errors of one step, so past nine
+/// (a sweep's configs) one more error counts the rest.
+pub const MAX_METRIC_ANNOTATIONS: usize = 9;
+
+/// The gated metrics of a source-line annotation named one by one, past which they are counted.
+const MAX_METRICS_NAMED: usize = 8;
+
 impl Publish for GateReport {
     /// The Markdown summary (GitHub-flavoured).
     fn summary_markdown(&self) -> String {
@@ -101,20 +108,34 @@ impl Publish for GateReport {
             self.base.short()
         );
         let mut out = Vec::new();
-        for m in &self.metrics {
-            if m.gated && m.verdict == Verdict::Slower {
-                out.push(workflow_command(
-                    "error",
-                    &format!("kernelab gate - {} regressed", m.metric),
-                    &format!(
-                        "{} is worse by {} (interval {}), beyond the ±{:.1}% threshold ({range})",
-                        m.metric,
-                        m.change_text(),
-                        m.interval_text(),
-                        self.threshold * 100.0
-                    ),
-                ));
-            }
+        let regressed: Vec<&MetricVerdict> = self
+            .metrics
+            .iter()
+            .filter(|m| m.gated && m.verdict == Verdict::Slower)
+            .collect();
+        for m in regressed.iter().take(MAX_METRIC_ANNOTATIONS) {
+            out.push(workflow_command(
+                "error",
+                &format!("kernelab gate - {} regressed", m.metric),
+                &format!(
+                    "{} is worse by {} (interval {}), beyond the ±{:.1}% threshold ({range})",
+                    m.metric,
+                    m.change_text(),
+                    m.interval_text(),
+                    self.threshold * 100.0
+                ),
+            ));
+        }
+        if regressed.len() > MAX_METRIC_ANNOTATIONS {
+            let more = regressed.len() - MAX_METRIC_ANNOTATIONS;
+            out.push(workflow_command(
+                "error",
+                "kernelab gate - more metrics regressed",
+                &format!(
+                    "{more} more metrics are worse beyond the ±{:.1}% threshold: see the summary ({range})",
+                    self.threshold * 100.0
+                ),
+            ));
         }
         match self.decision {
             Decision::Regression => {}
@@ -143,11 +164,15 @@ impl Publish for GateReport {
     }
     fn source_annotations(&self, changed: &[super::annotate::ChangedLines]) -> Vec<String> {
         let gated: Vec<&MetricVerdict> = self.metrics.iter().filter(|m| m.gated).collect();
-        let what = gated
+        let mut what = gated
             .iter()
+            .take(MAX_METRICS_NAMED)
             .map(|m| format!("{} {} {}", m.metric, m.verdict.name(), m.change_text()))
             .collect::<Vec<_>>()
             .join(", ");
+        if gated.len() > MAX_METRICS_NAMED {
+            what.push_str(&format!(" and {} more", gated.len() - MAX_METRICS_NAMED));
+        }
         let (kind, title) = match self.decision {
             Decision::Regression => ("warning", "kernelab gate - regression in this change"),
             Decision::GatesFailed => ("warning", "kernelab gate - a correctness gate failed"),
@@ -212,7 +237,7 @@ pub fn escape_property(s: &str) -> String {
 
 /// Text safe inside a Markdown table cell or list line: `|`, `<`, `>` and backquotes escaped,
 /// line breaks as spaces.
-fn md_escape(s: &str) -> String {
+pub(crate) fn md_escape(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace('<', "&lt;")
@@ -289,5 +314,34 @@ mod tests {
             "{}",
             a[0]
         );
+        // A sweep of 12 regressed configs and one shown (identical code): nine errors by
+        // name, one counting the other three, none for the shown config; a source line names
+        // eight and counts the rest.
+        let config = |i: usize, gated: bool| MetricVerdict {
+            metric: format!("kernel_time at T={i}"),
+            gated,
+            ..r.metrics[0].clone()
+        };
+        let mut sweep = r.clone();
+        sweep.metrics = (0..12).map(|i| config(i, true)).collect();
+        sweep.metrics.push(config(99, false));
+        let a = sweep.annotations();
+        assert_eq!(a.len(), MAX_METRIC_ANNOTATIONS + 1, "{a:?}");
+        assert!(
+            a[MAX_METRIC_ANNOTATIONS].contains("3 more metrics are worse"),
+            "{a:?}"
+        );
+        assert!(!a.iter().any(|l| l.contains("T=99")), "{a:?}");
+        let at = super::super::annotate::ChangedLines {
+            file: "k.cu".into(),
+            line: 1,
+            end_line: 1,
+        };
+        let lines = sweep.source_annotations(&[at]);
+        assert!(
+            lines[0].contains("T=7 SLOWER") && lines[0].contains("and 4 more"),
+            "{lines:?}"
+        );
+        assert!(!lines[0].contains("T=8 SLOWER"), "{lines:?}");
     }
 }

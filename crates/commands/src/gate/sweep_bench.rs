@@ -102,6 +102,13 @@ pub(super) fn run(
     })
 }
 
+impl Measured {
+    /// What the matrix found, as `kernelab sweep` says it.
+    pub(super) fn lines(&self) -> Vec<String> {
+        self.matrix.lines.clone()
+    }
+}
+
 /// `identical machine code in 3 of 4 configs` (none for a tensor sweep: no code is compared).
 fn code_line(identical: &[(String, bool)], sweep: &Sweep) -> Option<String> {
     if !matches!(sweep.mode, Mode::Kernel(_)) {
@@ -155,12 +162,7 @@ pub(super) fn report(plan: &Plan, m: Measured) -> Result<(Outcome, GateReport)> 
             x.pending.len()
         );
     }
-    let metric = plan
-        .config
-        .metric_names()
-        .into_iter()
-        .next()
-        .unwrap_or_default();
+    let metric = plan.metric();
     let same = |p: &PointResult| m.identical.iter().any(|(id, s)| id == &p.id && *s);
     let timed: Vec<(&PointResult, Verdict)> = x
         .points
@@ -175,7 +177,8 @@ pub(super) fn report(plan: &Plan, m: Measured) -> Result<(Outcome, GateReport)> 
         .iter()
         .map(|(p, v)| MetricVerdict {
             metric: format!("{metric} at {}", p.id),
-            gated: true,
+            // A config of identical machine code is shown, and decides nothing.
+            gated: !same(p),
             verdict: *v,
             change: p.change.change(),
             interval: p.change.change_interval().map(|i| (i.low, i.high)),
@@ -204,7 +207,7 @@ pub(super) fn report(plan: &Plan, m: Measured) -> Result<(Outcome, GateReport)> 
         .collect();
     let slower = ids(&|p, v| v == Verdict::Slower && !same(p));
     let false_calls = ids(&|p, v| v.is_call() && same(p));
-    let open = ids(&|_, v| v == Verdict::Inconclusive);
+    let open = ids(&|p, v| v == Verdict::Inconclusive && !same(p));
     let mut reasons = Vec::new();
     let decision = if !failed.is_empty() {
         reasons.push(format!(
@@ -240,6 +243,16 @@ pub(super) fn report(plan: &Plan, m: Measured) -> Result<(Outcome, GateReport)> 
     } else {
         Decision::Pass
     };
+    let undecided_same = ids(&|p, v| v == Verdict::Inconclusive && same(p));
+    if !undecided_same.is_empty() {
+        reasons.push(format!(
+            "{} of {} timed configs on identical machine code were not decided ({}): no change \
+             of their kernel is possible, so they decide nothing",
+            undecided_same.len(),
+            timed.len(),
+            named(&undecided_same)
+        ));
+    }
     if !false_calls.is_empty() {
         reasons.push(format!(
             "{} of {} timed configs on identical machine code were called FASTER or SLOWER \
@@ -252,8 +265,6 @@ pub(super) fn report(plan: &Plan, m: Measured) -> Result<(Outcome, GateReport)> 
     if timed.is_empty() && decision == Decision::Pass {
         reasons.push("no config was timed: the gates decide".into());
     }
-    // What the matrix found, as `kernelab sweep` says it.
-    reasons.extend(x.lines.iter().cloned());
     let conditions = x
         .points
         .iter()

@@ -107,11 +107,10 @@ pub(crate) fn run(args: GateArgs, session: &mut Session) -> Result<ExitStatus> {
         output::write_file(a, text.as_bytes(), args.output.force).context("--annotations")?;
     }
     if let Some(s) = &summary {
-        append(s, &g.report.summary_markdown())?;
+        append(s, &g.summary_markdown())?;
     }
     if let Some(c) = &args.comment {
-        output::write_file(c, g.report.comment().as_bytes(), args.output.force)
-            .context("--comment")?;
+        output::write_file(c, g.comment().as_bytes(), args.output.force).context("--comment")?;
     }
     let code = g.report.exit_status;
     emit(g.outcome, &args.output, session)?;

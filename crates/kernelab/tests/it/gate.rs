@@ -23,6 +23,22 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
+/// A new git repository `root/name` (with `src/`) on branch `main`, committing as the tests;
+/// `None` when git is absent.
+fn new_repo(root: &Path, name: &str) -> Option<PathBuf> {
+    if Command::new("git").arg("--version").output().is_err() {
+        kernelab_testkit::skip("git", "git is not installed");
+        return None;
+    }
+    let r = root.join(name);
+    std::fs::create_dir_all(r.join("src")).expect("mkdir");
+    git(&r, &["init", "--quiet", "-b", "main"]);
+    git(&r, &["config", "user.name", "kernelab tests"]);
+    git(&r, &["config", "user.email", "tests@kernelab.invalid"]);
+    git(&r, &["config", "commit.gpgsign", "false"]);
+    Some(r)
+}
+
 /// Writes `text` to `dir/name`.
 fn write(dir: &Path, name: &str, text: &str) {
     let p = dir.join(name);
@@ -54,16 +70,7 @@ const BIMODAL: &str = "#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0)\necho $((
 /// does not touch the kernel), `broken` (a build that fails) and `bimodal` (a kernel at two
 /// clocks). `None` when git is absent.
 fn repo(root: &Path) -> Option<PathBuf> {
-    if Command::new("git").arg("--version").output().is_err() {
-        kernelab_testkit::skip("git", "git is not installed");
-        return None;
-    }
-    let r = root.join("repo");
-    std::fs::create_dir_all(&r).expect("mkdir");
-    git(&r, &["init", "--quiet", "-b", "main"]);
-    git(&r, &["config", "user.name", "kernelab tests"]);
-    git(&r, &["config", "user.email", "tests@kernelab.invalid"]);
-    git(&r, &["config", "commit.gpgsign", "false"]);
+    let r = new_repo(root, "repo")?;
     write(&r, "kernel.sh.in", "#!/bin/sh\nsleep 0.1\n");
     write(
         &r,
@@ -743,17 +750,8 @@ fn the_changed_kernel_source_lines_are_annotated_with_the_decision() {
 /// change that does not touch the kernel) and `retuned` (the kernel compiled with another
 /// config, w4s4 for w4s3). `None` when git is absent.
 fn kernel_repo(root: &Path) -> Option<PathBuf> {
-    if Command::new("git").arg("--version").output().is_err() {
-        kernelab_testkit::skip("git", "git is not installed");
-        return None;
-    }
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
-    let r = root.join("kernel-repo");
-    std::fs::create_dir_all(r.join("src")).expect("mkdir");
-    git(&r, &["init", "--quiet", "-b", "main"]);
-    git(&r, &["config", "user.name", "kernelab tests"]);
-    git(&r, &["config", "user.email", "tests@kernelab.invalid"]);
-    git(&r, &["config", "commit.gpgsign", "false"]);
+    let r = new_repo(root, "kernel-repo")?;
     let put = |config: &str| {
         for ext in ["cubin", "json"] {
             std::fs::copy(
@@ -902,16 +900,7 @@ fn npy_f32(values: &[f32]) -> Vec<u8> {
 /// the head's: `main`, `same` (a change that does not touch the outputs) and `wrong` (the T=2
 /// output differs in one element). `None` when git is absent.
 fn tensor_sweep_repo(root: &Path) -> Option<PathBuf> {
-    if Command::new("git").arg("--version").output().is_err() {
-        kernelab_testkit::skip("git", "git is not installed");
-        return None;
-    }
-    let r = root.join("sweep-repo");
-    std::fs::create_dir_all(r.join("src")).expect("mkdir");
-    git(&r, &["init", "--quiet", "-b", "main"]);
-    git(&r, &["config", "user.name", "kernelab tests"]);
-    git(&r, &["config", "user.email", "tests@kernelab.invalid"]);
-    git(&r, &["config", "commit.gpgsign", "false"]);
+    let r = new_repo(root, "sweep-repo")?;
     std::fs::write(r.join("src/T1.npy"), npy_f32(&[1.0, 2.0])).expect("write");
     std::fs::write(r.join("src/T2.npy"), npy_f32(&[1.0, 2.0, 3.0, 4.0])).expect("write");
     write(
