@@ -29,6 +29,15 @@ def cli(*args, ok=(0,)):
     return p.returncode, p.stdout, p.stderr
 
 
+def binary():
+    """The kernelab binary cargo built (`KERNELAB_BINARY`, set by .ci/run), for what the wheel
+    leaves out (`export --parquet`, `mcp`); the test skips without it."""
+    exe = os.environ.get("KERNELAB_BINARY", "")
+    if not exe or not os.access(exe, os.X_OK):
+        pytest.skip("KERNELAB_BINARY names no kernelab binary (cargo build -p kernelab; .ci/run sets it)")
+    return exe
+
+
 def cli_json(*args, ok=(0,)):
     """`kernelab ARGS... --format json` as a dict."""
     _, out, _ = cli(*args, "--format", "json", ok=ok)

@@ -14,6 +14,7 @@ use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, DictionaryArray, Int32Array, RecordBatch, StringArray};
 use kernelab_model::{family_key, Profile};
 use kernelab_trace::{read_file, NoProgress, ReadOptions};
+#[cfg(feature = "parquet")]
 use parquet::arrow::ArrowWriter;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,12 @@ use std::sync::Arc;
 
 pub mod schema;
 use schema::Table;
+
+/// What `export` says in a build without the Parquet writer (the Python wheel's).
+pub const NO_PARQUET: &str = "this kernelab was built without the Parquet writer (the Python \
+    wheel leaves it out to install in minutes): write a table with pyarrow \
+    (`pyarrow.parquet.write_table(pyarrow.table(kernelab.profile(TRACE).dispatches), FILE)`), or \
+    run `kernelab export --parquet` of the kernelab binary (`cargo install --path crates/kernelab`)";
 
 /// File name of the dispatch table.
 pub const DISPATCHES: &str = "dispatches.parquet";
@@ -459,6 +466,12 @@ fn new_file(path: &Path, replace: bool) -> Result<kernelab_model::NewFile> {
     })
 }
 
+#[cfg(not(feature = "parquet"))]
+fn write_batch(_path: &Path, _batch: &RecordBatch, _replace: bool) -> Result<()> {
+    bail!(NO_PARQUET)
+}
+
+#[cfg(feature = "parquet")]
 fn write_batch(path: &Path, batch: &RecordBatch, replace: bool) -> Result<()> {
     let mut w = ArrowWriter::try_new(new_file(path, replace)?, batch.schema(), None)?;
     w.write(batch)?;
@@ -507,6 +520,9 @@ fn read_inputs(
 /// the first pass counts the rows and finds the columns, the second writes them in row groups
 /// of [`schema::BATCH_ROWS`]; a file is put in place only once complete.
 pub fn export(out_dir: &Path, inputs: &[PathBuf], replace: bool) -> Result<Vec<Written>> {
+    if cfg!(not(feature = "parquet")) {
+        bail!(NO_PARQUET);
+    }
     let mut tables = Tables::default();
     let mut dispatches = Dispatches::default();
     read_inputs(inputs, &mut tables, Some(&mut dispatches))?;

@@ -173,8 +173,55 @@ pub type Declared = &'static [(&'static str, Column)];
 /// Rows per Parquet row group when streaming.
 pub const BATCH_ROWS: usize = 65_536;
 
+/// The Parquet writer of a streamed table.
+#[cfg(feature = "parquet")]
+type Writer = parquet::arrow::ArrowWriter<kernelab_model::NewFile>;
+/// No Parquet writer in this build (the Python wheel's): no table is ever streamed.
+#[cfg(not(feature = "parquet"))]
+enum Writer {}
+
+/// A Parquet writer of `schema` into `file`, a row group per batch (the writer keeps no more
+/// than one batch encoded).
+#[cfg(feature = "parquet")]
+fn writer(file: kernelab_model::NewFile, schema: arrow_schema::SchemaRef) -> Result<Writer> {
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(BATCH_ROWS)
+        .build();
+    Ok(Writer::try_new(file, schema, Some(props))?)
+}
+
+/// Writes `batch` as one row group.
+#[cfg(feature = "parquet")]
+fn write(w: &mut Writer, batch: &RecordBatch) -> Result<()> {
+    Ok(w.write(batch)?)
+}
+
+/// Closes the Parquet file and puts it in place.
+#[cfg(feature = "parquet")]
+fn close(w: Writer) -> Result<()> {
+    Ok(w.into_inner()?.finish()?)
+}
+
+/// No Parquet writer in this build.
+#[cfg(not(feature = "parquet"))]
+fn writer(_file: kernelab_model::NewFile, _schema: arrow_schema::SchemaRef) -> Result<Writer> {
+    bail!(crate::NO_PARQUET)
+}
+
+/// No writer exists in this build to write with.
+#[cfg(not(feature = "parquet"))]
+fn write(w: &mut Writer, _batch: &RecordBatch) -> Result<()> {
+    match *w {}
+}
+
+/// No writer exists in this build to close.
+#[cfg(not(feature = "parquet"))]
+fn close(w: Writer) -> Result<()> {
+    match w {}
+}
+
 struct Sink {
-    writer: parquet::arrow::ArrowWriter<kernelab_model::NewFile>,
+    writer: Writer,
     schema: Declared,
     /// The columns the first pass found: a second pass that meets another is an error.
     frozen: std::collections::BTreeSet<String>,
@@ -243,11 +290,7 @@ impl Table {
             ..Table::default()
         };
         let arrow_schema = empty.batch(schema)?.schema();
-        // A row group per batch: the writer keeps no more than one batch encoded.
-        let props = parquet::file::properties::WriterProperties::builder()
-            .set_max_row_group_size(BATCH_ROWS)
-            .build();
-        let writer = parquet::arrow::ArrowWriter::try_new(file, arrow_schema, Some(props))?;
+        let writer = writer(file, arrow_schema)?;
         self.sink = Some(Sink {
             writer,
             schema,
@@ -270,7 +313,7 @@ impl Table {
         self.pending_bytes = 0;
         if let Some(s) = self.sink.as_mut() {
             debug_assert_eq!(s.frozen, self.extra);
-            s.writer.write(&batch)?;
+            write(&mut s.writer, &batch)?;
         }
         Ok(())
     }
@@ -286,8 +329,7 @@ impl Table {
         let Some(s) = self.sink.take() else {
             bail!("a table finished without being written");
         };
-        let file = s.writer.into_inner()?;
-        file.finish()?;
+        close(s.writer)?;
         Ok(self.count)
     }
 
