@@ -95,6 +95,10 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
         let mut serve_state = State::Ready;
         let mut serve_slower = false;
         let mut timed_by = String::new();
+        // A gate's decision is the state of its change; a sweep's timed configs carry no
+        // verdict of their own (a gate over the sweep judges them).
+        let mut decided: Option<(State, String)> = None;
+        let mut timed_configs = 0;
         for e in &mine {
             let ctx = Ctx {
                 label,
@@ -121,6 +125,25 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
                         ab = Some(&m.analysis);
                     }
                 }
+                Evidence::Gate(g) => {
+                    use crate::kinds::gate::Decision;
+                    let state = match g.decision {
+                        Decision::Pass => State::Ready,
+                        Decision::Regression => State::Regression,
+                        Decision::GatesFailed => State::Blocked,
+                        Decision::Inconclusive | Decision::Unreliable | Decision::Refused => {
+                            State::Inconclusive
+                        }
+                    };
+                    decided = Some((state, format!("gate {label}: {}", s.verdict)));
+                }
+                Evidence::Sweep(m) => {
+                    timed_configs += m
+                        .points
+                        .iter()
+                        .filter(|p| p.change.ratio().is_some())
+                        .count();
+                }
                 Evidence::Serve(_) => {
                     serving = Some(s.verdict.clone());
                     if s.verdict.starts_with("INCONCLUSIVE") {
@@ -135,7 +158,11 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
         if timed_by.is_empty() && ab.is_some() {
             timed_by = format!("ab {label}");
         }
-        let changed = run > 0 || !code.is_empty() || timing.is_some() || serving.is_some();
+        let changed = run > 0
+            || !code.is_empty()
+            || timing.is_some()
+            || serving.is_some()
+            || decided.is_some();
         if !changed {
             continue;
         }
@@ -179,16 +206,27 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
             })
             .collect();
         let slower = timing.is_some_and(|a| a.verdict == Verdict::Slower);
-        let state = if !failed.is_empty() {
+        let state = if let Some((g, _)) = &decided {
+            (*g).max(if failed.is_empty() {
+                State::Ready
+            } else {
+                State::Blocked
+            })
+        } else if !failed.is_empty() {
             State::Blocked
         } else if slower || serve_slower {
             State::Regression
+        } else if timing.is_none() && timed_configs > 0 {
+            serve_state
         } else if timing.is_none_or(|a| a.verdict == Verdict::Inconclusive) {
             State::Inconclusive
         } else {
             serve_state
         };
         let why = match state {
+            _ if decided.is_some() && failed.is_empty() => {
+                decided.as_ref().map(|(_, w)| w.clone()).unwrap_or_default()
+            }
             State::Blocked => format!("a gate failed: {}", failed.join(", ")),
             State::Inconclusive if timing.is_none() => "no kernel timing".to_string(),
             State::Inconclusive if timing.is_some_and(|a| a.verdict == Verdict::Inconclusive) => {
@@ -214,7 +252,11 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
             } else {
                 code.join("; ")
             },
-            timing.map(ratio_text).unwrap_or_else(|| "–".into()),
+            match (timing, timed_configs) {
+                (Some(a), _) => ratio_text(a),
+                (None, 0) => "–".into(),
+                (None, n) => format!("{n} timed configs, no verdict of their own"),
+            },
             if impact.is_empty() {
                 "–".into()
             } else {

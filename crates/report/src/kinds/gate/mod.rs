@@ -247,7 +247,15 @@ impl RecordKind for GateReport {
             Decision::Regression | Decision::GatesFailed => Mark::Fail,
             _ => Mark::Warn,
         };
-        match self.metrics.first().and_then(|m| Some((m, m.change?))) {
+        // The metric that decided: a regressed one for a regression, else the first gated.
+        let decisive = self
+            .metrics
+            .iter()
+            .find(|m| {
+                m.gated && (self.decision != Decision::Regression || m.verdict == Verdict::Slower)
+            })
+            .or(self.metrics.first());
+        match decisive.and_then(|m| Some((m, m.change?))) {
             Some((m, c)) => Summary {
                 gates: None,
                 verdict: format!(
