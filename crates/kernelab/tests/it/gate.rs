@@ -23,6 +23,12 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
+/// Stages everything in `dir` and commits it as `message`.
+fn commit(dir: &Path, message: &str) {
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", message]);
+}
+
 /// A new git repository `root/name` (with `src/`) on branch `main`, committing as the tests;
 /// `None` when git is absent.
 fn new_repo(root: &Path, name: &str) -> Option<PathBuf> {
@@ -79,8 +85,7 @@ fn repo(root: &Path) -> Option<PathBuf> {
     );
     write(&r, ".gitignore", "kernel.sh\n");
     write(&r, ".kernelab/gate.toml", CONFIG);
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "--quiet", "-m", "the kernel"]);
+    commit(&r, "the kernel");
     for (branch, file, text) in [
         ("slow", "kernel.sh.in", "#!/bin/sh\nsleep 0.2\n"),
         (
@@ -97,8 +102,7 @@ fn repo(root: &Path) -> Option<PathBuf> {
     ] {
         git(&r, &["checkout", "--quiet", "-b", branch, "main"]);
         write(&r, file, text);
-        git(&r, &["add", "."]);
-        git(&r, &["commit", "--quiet", "-m", branch]);
+        commit(&r, branch);
     }
     git(&r, &["checkout", "--quiet", "main"]);
     Some(r)
@@ -651,8 +655,7 @@ fn a_slowdown_at_one_of_the_base_clocks_only_is_inconclusive_with_why() {
     for (branch, fast) in [("clock-base", "0.05"), ("clock-head", "0.1")] {
         git(&repo, &["checkout", "--quiet", "-b", branch, "main"]);
         write(&repo, "kernel.sh.in", &clocked_kernel(&clock, fast));
-        git(&repo, &["add", "."]);
-        git(&repo, &["commit", "--quiet", "-m", branch]);
+        commit(&repo, branch);
     }
     git(&repo, &["checkout", "--quiet", "main"]);
     let run = gate(root.path(), &repo, "clock-head", &["--base", "clock-base"]);
@@ -780,16 +783,13 @@ fn kernel_repo(root: &Path) -> Option<PathBuf> {
         ".kernelab/gate.toml",
         "[build]\ncommand = \"sh build.sh\"\n\n[kernel]\nspec = \"bench/k.toml\"\nthreshold = \"1%\"\nrounds = 4\n",
     );
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "--quiet", "-m", "the kernel"]);
+    commit(&r, "the kernel");
     git(&r, &["checkout", "--quiet", "-b", "same", "main"]);
     write(&r, "README", "a change that does not touch the kernel\n");
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "--quiet", "-m", "same"]);
+    commit(&r, "same");
     git(&r, &["checkout", "--quiet", "-b", "retuned", "main"]);
     put("w4s4");
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "--quiet", "-m", "retuned"]);
+    commit(&r, "retuned");
     git(&r, &["checkout", "--quiet", "main"]);
     Some(r)
 }
@@ -919,16 +919,13 @@ fn tensor_sweep_repo(root: &Path) -> Option<PathBuf> {
         ".kernelab/gate.toml",
         "[build]\ncommand = \"sh build.sh\"\n\n[sweep]\nfile = \"bench/sweep.toml\"\nthreshold = \"2%\"\n",
     );
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "--quiet", "-m", "the kernel"]);
+    commit(&r, "the kernel");
     git(&r, &["checkout", "--quiet", "-b", "same", "main"]);
     write(&r, "README", "a change that does not touch the kernel\n");
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "--quiet", "-m", "same"]);
+    commit(&r, "same");
     git(&r, &["checkout", "--quiet", "-b", "wrong", "main"]);
     std::fs::write(r.join("src/T2.npy"), npy_f32(&[1.0, 2.0, 3.5, 4.0])).expect("write");
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "--quiet", "-m", "wrong"]);
+    commit(&r, "wrong");
     git(&r, &["checkout", "--quiet", "main"]);
     Some(r)
 }
@@ -1030,8 +1027,7 @@ fn a_kernel_sweep_gate_compares_each_configs_machine_code_before_it_needs_the_gp
             "bench/sweep.toml",
             "spec = \"k.toml\"\ntiming = true\nrounds = 4\n\n[grid.sizes]\nT = [4096, 8192]\n\n[[grid.build]]\nkey = \"build\"\nbaseline = \"../build/kernel.cubin\"\ncandidate = \"../build/kernel.cubin\"\n",
         );
-        git(&repo, &["add", "."]);
-        git(&repo, &["commit", "--quiet", "-m", "the sweep"]);
+        commit(&repo, "the sweep");
     }
     git(&repo, &["checkout", "--quiet", "main"]);
     let args = [
