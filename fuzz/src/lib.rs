@@ -865,11 +865,15 @@ pub fn controls_ledger(data: &[u8]) {
     use kernelab_commands::controls;
     if let Ok(text) = std::str::from_utf8(data) {
         let path = std::path::Path::new("controls.jsonl");
-        if let Ok(all) = controls::parse(text, path, "") {
-            assert!(all.iter().all(|c| c.key.is_empty() && c.change.is_finite()));
+        if let Ok(none) = controls::parse(text, path, Some("")) {
+            assert!(none.iter().all(|c| c.key.is_empty() && c.change.is_finite()));
+        }
+        if let Ok(all) = controls::parse(text, path, None) {
+            assert!(all.iter().all(|c| c.change.is_finite()));
         }
         if let Some(key) = text.split('"').nth(3) {
-            if let Ok(found) = controls::parse(text, path, key) {
+            if let Ok(found) = controls::parse(text, path, Some(key)) {
+                assert!(found.iter().all(|c| c.key == key));
                 let _ = controls::floor(&found, key, path);
             }
         }

@@ -101,47 +101,56 @@ pub fn floor(controls: &[Control], key: &str, ledger: &Path) -> Option<NoiseFloo
     })
 }
 
-/// The ledger step of one timed point of a kernel sweep, run now (`sweep --controls`): keyed
-/// as `kernel run` keys its runs (the baseline's kernel, every size of the point's spec, the
-/// GPU's UUID), the noise floor of its earlier controls is kept on the point, then the point
-/// joins the ledger when its build carries identical machine code on both sides, its gates
-/// passed and its timing is a verdict (conditions unchanged). Whether the point changed.
-pub fn sweep_point(
+/// The ledger step of the timed points of a kernel sweep that ran now (`sweep --controls`):
+/// keyed as `kernel run` keys its runs (the baseline's kernel, every size of the point's spec,
+/// the GPU's UUID), each point first gets the noise floor of the ledger as it was before this
+/// sweep; then the points whose machine code is identical on both sides (their build's, or
+/// the spec's own builds' for a point without one), whose gates passed and whose timing is a
+/// verdict (conditions unchanged) join the ledger. The points given a floor are returned.
+pub fn sweep_points<'a>(
     sweep: &kernelab_runner::sweep::Sweep,
     kernel: &kernelab_launcher::sweep::KernelSweep,
-    builds: &[kernelab_model::sweep::BuildChange],
-    r: &mut kernelab_model::sweep::PointResult,
+    points: Vec<&'a mut kernelab_model::sweep::PointResult>,
     ledger: &Path,
-) -> Result<bool> {
+) -> Result<Vec<&'a mut kernelab_model::sweep::PointResult>> {
     use kernelab_model::sweep::PointVerdict;
-    let Some(change) = r.change.change() else {
-        return Ok(false);
-    };
-    let point = sweep.point(&r.id)?;
-    // A point whose spec no longer resolves ran as an error; it has no key.
-    let Ok((symbol, sizes)) = kernel.kernel_and_sizes(point) else {
-        return Ok(false);
-    };
-    let key = key(&symbol, &sizes, &point_gpu(r, kernel.spec().device));
-    r.noise_floor = floor(&read(ledger, &key)?, &key, ledger);
-    let identical = r
-        .build
-        .as_ref()
-        .is_some_and(|b| builds.iter().any(|c| &c.key == b && !c.changed));
-    if identical && r.verdict == PointVerdict::Pass {
-        append(
-            ledger,
-            &Control {
+    let earlier = read_all(ledger)?;
+    let builds = sweep.code_changes()?;
+    let spec_identical = crate::kernel::code_sameness(kernel.spec()).identical;
+    let mut joined = Vec::new();
+    let mut changed = Vec::new();
+    for r in points {
+        let Some(change) = r.change.change() else {
+            continue;
+        };
+        let point = sweep.point(&r.id)?;
+        // A point whose spec no longer resolves ran as an error; it has no key.
+        let Ok((symbol, sizes)) = kernel.kernel_and_sizes(point) else {
+            continue;
+        };
+        let key = key(&symbol, &sizes, &point_gpu(r, kernel.spec().device));
+        let of_key: Vec<Control> = earlier.iter().filter(|c| c.key == key).cloned().collect();
+        r.noise_floor = floor(&of_key, &key, ledger);
+        let identical = match &r.build {
+            Some(b) => builds.iter().any(|c| &c.key == b && !c.changed),
+            None => spec_identical,
+        };
+        if identical && r.verdict == PointVerdict::Pass {
+            joined.push(Control {
                 key,
                 change,
                 interval: r.change.change_interval().map(|i| (i.low, i.high)),
                 rounds: kernel.spec().timing.rounds,
                 at: kernelab_runner::provenance::rfc3339(std::time::SystemTime::now()),
                 spec: format!("{} point {}", sweep.path.display(), r.id),
-            },
-        )?;
+            });
+        }
+        changed.push(r);
     }
-    Ok(true)
+    for c in &joined {
+        append(ledger, c)?;
+    }
+    Ok(changed)
 }
 
 /// The GPU a sweep point ran on, by its UUID where its fingerprint says which: the only GPU
@@ -251,13 +260,18 @@ mod tests {
             r.change = Change::from_ratio(1.0 + change, Some(i));
             r
         };
+        let step = |r: &mut kernelab_model::sweep::PointResult| {
+            sweep_points(&sweep, &kernel, vec![r], &ledger)
+                .expect("step")
+                .len()
+        };
         // Five sweeps' identical-code points join; none states a floor yet.
         for (n, c) in [0.001, -0.003, 0.002, 0.0005, -0.001]
             .into_iter()
             .enumerate()
         {
             let mut r = timed("same-T=4096", c);
-            assert!(sweep_point(&sweep, &kernel, &builds, &mut r, &ledger).expect("step"));
+            assert_eq!(step(&mut r), 1);
             assert!(r.noise_floor.is_none(), "sweep {n}");
         }
         let lines = std::fs::read_to_string(&ledger).expect("ledger");
@@ -270,7 +284,7 @@ mod tests {
         );
         // A point on changed code reads the floor of its key and does not join.
         let mut r = timed("retuned-T=4096", 0.02);
-        assert!(sweep_point(&sweep, &kernel, &builds, &mut r, &ledger).expect("step"));
+        assert_eq!(step(&mut r), 1);
         let f = r.noise_floor.clone().expect("a floor of five controls");
         assert_eq!(f.controls, 5);
         assert!((f.largest_change - 0.003).abs() < 1e-12, "{f:?}");
@@ -278,11 +292,26 @@ mod tests {
         // A failed or untimed point neither joins nor changes.
         let mut failed = timed("same-T=4096", 0.0);
         failed.verdict = PointVerdict::Fail;
-        sweep_point(&sweep, &kernel, &builds, &mut failed, &ledger).expect("step");
+        step(&mut failed);
         let mut untimed = timed("same-T=4096", 0.0);
         untimed.change = Change::unavailable("not timed");
-        assert!(!sweep_point(&sweep, &kernel, &builds, &mut untimed, &ledger).expect("step"));
+        assert_eq!(step(&mut untimed), 0);
         assert_eq!(std::fs::read_to_string(&ledger).expect("ledger"), lines);
+        // Points of one sweep read the ledger as it was before it: the sixth identical-code
+        // run, given with the changed one, does not count itself.
+        let mut sixth = timed("same-T=4096", 0.05);
+        let mut other = timed("retuned-T=4096", 0.0);
+        sweep_points(&sweep, &kernel, vec![&mut sixth, &mut other], &ledger).expect("step");
+        let f = other.noise_floor.clone().expect("floor");
+        assert_eq!(f.controls, 5, "{f:?}");
+        assert!((f.largest_change - 0.003).abs() < 1e-12, "{f:?}");
+        assert_eq!(
+            std::fs::read_to_string(&ledger)
+                .expect("ledger")
+                .lines()
+                .count(),
+            6
+        );
         // The matrix states the floor beside its point.
         let m = kernelab_model::sweep::SweepMatrix::merge(
             "s.toml",

@@ -229,12 +229,21 @@ pub fn local(a: &LocalSettings, exe: &Path, hooks: &dyn Hooks) -> Result<Outcome
     let sweep = Sweep::read_sides(path, None, a.baseline_dir.as_deref())?;
     let dir = absolute(&results_dir(path, a.dir.as_deref(), hooks)?)?;
     let todo = pending(&sweep, &dir)?;
-    // A ledger that cannot be read is refused before any point runs.
-    if let Some(l) = &a.controls {
-        crate::controls::read_all(l)?;
-    }
     // A GPU sweep on a machine without the GPU's runtime is one error, before any worker.
     let kernel = kernel_points(&sweep)?;
+    // A ledger that cannot be read, or that a sweep could not add to, is refused before any
+    // point runs.
+    if let Some(l) = &a.controls {
+        if kernel.is_none() {
+            bail!(
+                "--controls {}: a ledger of identical-code timings needs a kernel sweep; {} is a \
+                 tensor sweep (its points are not timed)",
+                l.display(),
+                path.display()
+            );
+        }
+        crate::controls::read_all(l)?;
+    }
     if let Some(k) = &kernel {
         if !todo.is_empty() {
             kernelab_launcher::runtime_present(k.spec().backend)?;
@@ -328,13 +337,10 @@ pub fn local(a: &LocalSettings, exe: &Path, hooks: &dyn Hooks) -> Result<Outcome
     let mut results = read_results(&dir)?;
     if let (Some(ledger), Some(kernel)) = (&a.controls, &kernel) {
         let ran: std::collections::BTreeSet<&String> = todo.iter().collect();
-        let builds = sweep.code_changes()?;
-        for r in &mut results {
-            if ran.contains(&r.id)
-                && crate::controls::sweep_point(&sweep, kernel, &builds, r, ledger)?
-            {
-                write_result(&dir, r)?;
-            }
+        let mine: Vec<&mut PointResult> =
+            results.iter_mut().filter(|r| ran.contains(&r.id)).collect();
+        for r in crate::controls::sweep_points(&sweep, kernel, mine, ledger)? {
+            write_result(&dir, r)?;
         }
     }
     outcome(&sweep, results, Some(&dir))

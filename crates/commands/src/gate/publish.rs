@@ -30,7 +30,8 @@ pub trait Publish {
 pub const MAX_SOURCE_ANNOTATIONS: usize = 10;
 
 /// The most metrics named one error each: GitHub shows ten errors of one step, so past nine
-/// (a sweep's configs) one more error counts the rest.
+/// (a sweep's configs; eight beside a failed correctness gate's error) one more error counts
+/// the rest.
 pub const MAX_METRIC_ANNOTATIONS: usize = 9;
 
 /// The gated metrics of a source-line annotation named one by one, past which they are counted.
@@ -107,36 +108,9 @@ impl Publish for GateReport {
             self.head.short(),
             self.base.short()
         );
+        // The decision first: GitHub shows the first ten errors of a step, and the one that
+        // says why the check failed must be among them.
         let mut out = Vec::new();
-        let regressed: Vec<&MetricVerdict> = self
-            .metrics
-            .iter()
-            .filter(|m| m.gated && m.verdict == Verdict::Slower)
-            .collect();
-        for m in regressed.iter().take(MAX_METRIC_ANNOTATIONS) {
-            out.push(workflow_command(
-                "error",
-                &format!("kernelab gate - {} regressed", m.metric),
-                &format!(
-                    "{} is worse by {} (interval {}), beyond the ±{:.1}% threshold ({range})",
-                    m.metric,
-                    m.change_text(),
-                    m.interval_text(),
-                    self.threshold * 100.0
-                ),
-            ));
-        }
-        if regressed.len() > MAX_METRIC_ANNOTATIONS {
-            let more = regressed.len() - MAX_METRIC_ANNOTATIONS;
-            out.push(workflow_command(
-                "error",
-                "kernelab gate - more metrics regressed",
-                &format!(
-                    "{more} more metrics are worse beyond the ±{:.1}% threshold: see the summary ({range})",
-                    self.threshold * 100.0
-                ),
-            ));
-        }
         match self.decision {
             Decision::Regression => {}
             Decision::GatesFailed => out.push(workflow_command(
@@ -159,6 +133,36 @@ impl Publish for GateReport {
                     &format!("{} ({range})", self.reasons.join("; ")),
                 ))
             }
+        }
+        let regressed: Vec<&MetricVerdict> = self
+            .metrics
+            .iter()
+            .filter(|m| m.gated && m.verdict == Verdict::Slower)
+            .collect();
+        let named = MAX_METRIC_ANNOTATIONS - usize::from(self.decision == Decision::GatesFailed);
+        for m in regressed.iter().take(named) {
+            out.push(workflow_command(
+                "error",
+                &format!("kernelab gate - {} regressed", m.metric),
+                &format!(
+                    "{} is worse by {} (interval {}), beyond the ±{:.1}% threshold ({range})",
+                    m.metric,
+                    m.change_text(),
+                    m.interval_text(),
+                    self.threshold * 100.0
+                ),
+            ));
+        }
+        if regressed.len() > named {
+            out.push(workflow_command(
+                "error",
+                "kernelab gate - more metrics regressed",
+                &format!(
+                    "{} more metrics are worse beyond the ±{:.1}% threshold: see the summary ({range})",
+                    regressed.len() - named,
+                    self.threshold * 100.0
+                ),
+            ));
         }
         out
     }

@@ -71,9 +71,15 @@ pub(super) fn run(
     if let Some(c) = &code {
         hooks.say(&format!("kernelab gate: {c}"));
     }
+    // The points' results live as long as the gate: the bundle keeps the matrix (and the
+    // samples' figures), and a gate's sweep is never resumed.
+    let results = tempfile::Builder::new()
+        .prefix("kernelab-gate-sweep-")
+        .tempdir()
+        .context("[sweep] a folder for the points' results")?;
     let settings = crate::sweep::LocalSettings {
         sweep: path.clone(),
-        dir: None,
+        dir: Some(results.path().to_path_buf()),
         gpus: w.gpus.clone(),
         jobs: w.jobs.unwrap_or(1),
         timeout: w.timeout.unwrap_or(600.0),
@@ -81,6 +87,8 @@ pub(super) fn run(
         baseline_dir: Some(baseline_dir),
     };
     let mut outcome = crate::sweep::local(&settings, exe, hooks)?;
+    // `matrix.json` belongs to a results folder a user keeps; this one goes with the gate.
+    outcome.files.clear();
     let lazy = std::mem::take(&mut outcome.records);
     for make in lazy {
         let record = make()?.hashed_now();

@@ -135,7 +135,10 @@ pub(super) fn headline(entries: &[Entry], impacts: &[(String, String, Impact)]) 
                             State::Inconclusive
                         }
                     };
-                    decided = Some((state, format!("gate {label}: {}", s.verdict)));
+                    // Several gates of one change: the worst decides.
+                    if decided.as_ref().is_none_or(|(d, _)| state > *d) {
+                        decided = Some((state, format!("gate {label}: {}", s.verdict)));
+                    }
                 }
                 Evidence::Sweep(m) => {
                     timed_configs += m
