@@ -104,18 +104,19 @@ pub fn floor(controls: &[Control], key: &str, ledger: &Path) -> Option<NoiseFloo
 /// The ledger step of the timed points of a kernel sweep that ran now (`sweep --controls`):
 /// keyed as `kernel run` keys its runs (the baseline's kernel, every size of the point's spec,
 /// the GPU's UUID), each point first gets the noise floor of the ledger as it was before this
-/// sweep; then the points whose machine code is identical on both sides (their build's, or
-/// the spec's own builds' for a point without one), whose gates passed and whose timing is a
-/// verdict (conditions unchanged) join the ledger. The points given a floor are returned.
+/// sweep; then the points whose machine code is identical on both sides (their build's in
+/// `builds`, the sweep's code comparison, or the spec's own builds' for a point without one),
+/// whose gates passed and whose timing is a verdict (conditions unchanged) join the ledger.
+/// The points given a floor are returned.
 pub fn sweep_points<'a>(
     sweep: &kernelab_runner::sweep::Sweep,
     kernel: &kernelab_launcher::sweep::KernelSweep,
+    builds: &[kernelab_model::sweep::BuildChange],
     points: Vec<&'a mut kernelab_model::sweep::PointResult>,
     ledger: &Path,
 ) -> Result<Vec<&'a mut kernelab_model::sweep::PointResult>> {
     use kernelab_model::sweep::PointVerdict;
     let earlier = read_all(ledger)?;
-    let builds = sweep.code_changes()?;
     let spec_identical = crate::kernel::code_sameness(kernel.spec()).identical;
     let mut joined = Vec::new();
     let mut changed = Vec::new();
@@ -261,7 +262,7 @@ mod tests {
             r
         };
         let step = |r: &mut kernelab_model::sweep::PointResult| {
-            sweep_points(&sweep, &kernel, vec![r], &ledger)
+            sweep_points(&sweep, &kernel, &builds, vec![r], &ledger)
                 .expect("step")
                 .len()
         };
@@ -301,7 +302,14 @@ mod tests {
         // run, given with the changed one, does not count itself.
         let mut sixth = timed("same-T=4096", 0.05);
         let mut other = timed("retuned-T=4096", 0.0);
-        sweep_points(&sweep, &kernel, vec![&mut sixth, &mut other], &ledger).expect("step");
+        sweep_points(
+            &sweep,
+            &kernel,
+            &builds,
+            vec![&mut sixth, &mut other],
+            &ledger,
+        )
+        .expect("step");
         let f = other.noise_floor.clone().expect("floor");
         assert_eq!(f.controls, 5, "{f:?}");
         assert!((f.largest_change - 0.003).abs() < 1e-12, "{f:?}");

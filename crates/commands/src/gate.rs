@@ -81,6 +81,16 @@ impl GateOutcome {
     }
 }
 
+/// What a kernel, Python or sweep benchmark measures with: both work trees (the base's files
+/// are the baseline, the head's the candidate), the gate's threshold and the ledger of
+/// identical-code controls.
+struct Trees<'a> {
+    base: &'a Path,
+    head: &'a Path,
+    threshold: f64,
+    controls: Option<&'a Path>,
+}
+
 /// The configuration and both sides, resolved before anything is built.
 struct Plan {
     config: Config,
@@ -302,6 +312,12 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
             git::build(dir, &b.command, side)?;
         }
     }
+    let sides = Trees {
+        base: &base_dir,
+        head: &head_dir,
+        threshold: plan.threshold,
+        controls: s.controls.as_deref(),
+    };
     let mut details = Vec::new();
     let ((outcome, report), key) = match &plan.config.benchmark {
         Benchmark::Ab(b) => {
@@ -316,38 +332,17 @@ pub fn run(s: &GateSettings, hooks: &dyn Hooks) -> Result<GateOutcome> {
                 let wait = kernelab_model::duration_clamped(k.timeout.unwrap_or(60.0));
                 kernelab_launcher::watchdog::install(wait, f);
             }
-            let measured = kernel_bench::spec(
-                k,
-                s.controls.as_deref(),
-                plan.threshold,
-                &base_dir,
-                &head_dir,
-                hooks,
-            )?;
+            let measured = kernel_bench::spec(k, &sides, hooks)?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")
         }
         Benchmark::Python(p) => {
-            let measured = kernel_bench::python(
-                p,
-                s.controls.as_deref(),
-                plan.threshold,
-                &base_dir,
-                &head_dir,
-                hooks,
-            )?;
+            let measured = kernel_bench::python(p, &sides, hooks)?;
             drop(trees);
             (kernel_bench::report(&plan, measured)?, "kernel_run")
         }
         Benchmark::Sweep(w) => {
-            let measured = sweep_bench::run(
-                w,
-                s.controls.as_deref(),
-                s.exe.as_deref(),
-                &base_dir,
-                &head_dir,
-                hooks,
-            )?;
+            let measured = sweep_bench::run(w, &sides, s.exe.as_deref(), hooks)?;
             drop(trees);
             details = measured.lines();
             (sweep_bench::report(&plan, measured)?, "sweep")

@@ -335,15 +335,17 @@ pub fn local(a: &LocalSettings, exe: &Path, hooks: &dyn Hooks) -> Result<Outcome
         ));
     }
     let mut results = read_results(&dir)?;
+    // The code objects are loaded and compared once, for the ledger and the matrix.
+    let builds = sweep.code_changes()?;
     if let (Some(ledger), Some(kernel)) = (&a.controls, &kernel) {
         let ran: std::collections::BTreeSet<&String> = todo.iter().collect();
         let mine: Vec<&mut PointResult> =
             results.iter_mut().filter(|r| ran.contains(&r.id)).collect();
-        for r in crate::controls::sweep_points(&sweep, kernel, mine, ledger)? {
+        for r in crate::controls::sweep_points(&sweep, kernel, &builds, mine, ledger)? {
             write_result(&dir, r)?;
         }
     }
-    outcome(&sweep, results, Some(&dir))
+    outcome_of(&sweep, results, Some(&dir), builds)
 }
 
 /// `sweep collect`: the results in `dir` merged into the matrix of the sweep `path`.
@@ -390,7 +392,16 @@ pub fn check(path: &Path, max_decompressed: Option<u64>, hooks: &dyn Hooks) -> R
 /// incomplete (with a note saying why) when a point could not run or has not run: the sweep's
 /// answer is not known yet, even where another point failed.
 pub fn outcome(sweep: &Sweep, results: Vec<PointResult>, dir: Option<&Path>) -> Result<Outcome> {
-    let builds = sweep.code_changes()?;
+    outcome_of(sweep, results, dir, sweep.code_changes()?)
+}
+
+/// [`outcome`] with the builds' code comparison already made (`builds`).
+fn outcome_of(
+    sweep: &Sweep,
+    results: Vec<PointResult>,
+    dir: Option<&Path>,
+    builds: Vec<kernelab_model::sweep::BuildChange>,
+) -> Result<Outcome> {
     let m = SweepMatrix::merge(
         &sweep.path.display().to_string(),
         sweep.mode_name(),

@@ -5,7 +5,7 @@
 //! where it is known: a FASTER or SLOWER call on identical code is no change.
 
 use super::config::{KernelBench, PythonBench};
-use super::{GateReport, Plan};
+use super::{GateReport, Plan, Trees};
 use crate::{Hooks, Outcome};
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_report::documents::KernelRunBody;
@@ -53,14 +53,13 @@ impl Measured {
 /// `[kernel]`: the spec read from the head's work tree, its baseline build's files resolved in
 /// the base's, both builds resolved and their machine code compared before the GPU is opened;
 /// then `kernel run` at the gate's threshold.
-pub(super) fn spec(
-    k: &KernelBench,
-    controls: Option<&Path>,
-    threshold: f64,
-    base: &Path,
-    head: &Path,
-    hooks: &dyn Hooks,
-) -> Result<Measured> {
+pub(super) fn spec(k: &KernelBench, sides: &Trees<'_>, hooks: &dyn Hooks) -> Result<Measured> {
+    let Trees {
+        base,
+        head,
+        threshold,
+        controls,
+    } = *sides;
     let path = head.join(&k.spec);
     let mut spec = crate::kernel::read_spec(&path, k.rounds)
         .with_context(|| format!("[kernel] spec {} in the head", k.spec.display()))?;
@@ -98,14 +97,13 @@ fn interpreter(p: &PythonBench) -> String {
 /// `[python]`: `kernel run --python BASE/FILE:FUNCTION HEAD/FILE:FUNCTION --inputs
 /// HEAD/FILE:INPUTS` run by the Python module in the head's work tree; its JSON document read
 /// back (exit 0 or 1), its error said (exit 2 or anything else).
-pub(super) fn python(
-    p: &PythonBench,
-    controls: Option<&Path>,
-    threshold: f64,
-    base: &Path,
-    head: &Path,
-    hooks: &dyn Hooks,
-) -> Result<Measured> {
+pub(super) fn python(p: &PythonBench, sides: &Trees<'_>, hooks: &dyn Hooks) -> Result<Measured> {
+    let Trees {
+        base,
+        head,
+        threshold,
+        controls,
+    } = *sides;
     use kernelab_runner::process::{Keep, PipeReader};
     use std::process::{Command, Stdio};
     let file = |tree: &Path, side: &str| -> Result<PathBuf> {

@@ -5,7 +5,7 @@
 //! whose machine code is identical on both sides is a false positive of the timing setup.
 
 use super::config::SweepBench;
-use super::{GateReport, Plan};
+use super::{GateReport, Plan, Trees};
 use crate::{Hooks, Outcome};
 use anyhow::{anyhow, bail, Context, Result};
 use kernelab_model::sweep::{PointResult, PointVerdict, SweepMatrix};
@@ -30,12 +30,17 @@ pub(super) struct Measured {
 /// matrix merged; the records hashed while the trees exist.
 pub(super) fn run(
     w: &SweepBench,
-    controls: Option<&Path>,
+    sides: &Trees<'_>,
     exe: Option<&Path>,
-    base: &Path,
-    head: &Path,
     hooks: &dyn Hooks,
 ) -> Result<Measured> {
+    // The threshold judges the matrix afterwards ([`report`]).
+    let Trees {
+        base,
+        head,
+        controls,
+        ..
+    } = *sides;
     let exe = exe.ok_or_else(|| {
         anyhow!("[sweep] the points run as `kernelab sweep run-point`: run the gate from the kernelab program")
     })?;

@@ -748,6 +748,16 @@ fn the_changed_kernel_source_lines_are_annotated_with_the_decision() {
     assert!(!same.stdout.contains(" file="), "{}", same.stdout);
 }
 
+/// A gate that could not run (no GPU here): exit 2, saying so in the summary.
+fn could_not_run(r: &Run) {
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.summary.contains("could not run (exit 2)"),
+        "{}",
+        r.summary
+    );
+}
+
 /// A repository of a Triton kernel "built" by copying its cubin and metadata to `build/`, with
 /// the launch spec `bench/k.toml` naming the build's files for both sides: `main`, `same` (a
 /// change that does not touch the kernel) and `retuned` (the kernel compiled with another
@@ -823,12 +833,7 @@ fn a_kernel_spec_gate_compares_each_sides_own_build_before_it_needs_the_gpu() {
     }
     // Without one, exit 2 naming why, in the summary, the comment and an error annotation.
     for r in [&same, &retuned] {
-        assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-        assert!(
-            r.summary.contains("could not run (exit 2)"),
-            "{}",
-            r.summary
-        );
+        could_not_run(r);
         assert!(
             r.comment.starts_with("<!-- kernelab-gate -->\n"),
             "{}",
@@ -1057,11 +1062,6 @@ fn a_kernel_sweep_gate_compares_each_configs_machine_code_before_it_needs_the_gp
         return;
     }
     for r in [&same, &retuned] {
-        assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
-        assert!(
-            r.summary.contains("could not run (exit 2)"),
-            "{}",
-            r.summary
-        );
+        could_not_run(r);
     }
 }
